@@ -1,0 +1,13 @@
+import { apiRoute, json, readJson } from "@/lib/api/handler";
+import { getPrisma } from "@/lib/db/prisma";
+import { ZUpdateSubscription } from "@/lib/subscriptions/schema";
+import { getSubscription, updateSubscription } from "@/lib/subscriptions/service";
+
+export const dynamic = "force-dynamic";
+
+export const GET = apiRoute("subscriptions.read", async ({ params }) => json(await getSubscription(getPrisma(), params.id)));
+
+export const PATCH = apiRoute("subscriptions.update", async ({ req, params, principal }) => {
+  const { value } = await readJson(req, ZUpdateSubscription);
+  return json(await updateSubscription(getPrisma(), params.id, value, principal));
+});

@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+// Runs a TypeScript entry point (bench, chaos) with the project's tsx loader.
+import { register } from "tsx/esm/api";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+register();
+const [entry, ...rest] = process.argv.slice(2);
+if (!entry) {
+  console.error("usage: run-ts.mjs <file.ts> [args…]");
+  process.exit(2);
+}
+process.argv = [process.argv[0], entry, ...rest];
+await import(pathToFileURL(path.resolve(entry)).href);

