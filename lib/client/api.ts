@@ -1,0 +1,41 @@
+"use client";
+// Client-side calls to /api/v1 from dashboard components. The session cookie
+// authenticates; the CSRF token (double-submit: the readable `hl_csrf` cookie
+// echoed in the `x-hookledger-csrf` header) proves the request came from our page.
+export class ApiError extends Error {
+  constructor(
+    public status: number,
+    public code: string,
+    message: string,
+    public details?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+function csrfToken(): string {
+  const m = typeof document !== "undefined" ? document.cookie.match(/(?:^|;\s*)hl_csrf=([^;]+)/) : null;
+  return m ? decodeURIComponent(m[1]) : "";
+}
+
+export async function apiFetch<T = unknown>(path: string, init: { method?: string; body?: unknown; signal?: AbortSignal } = {}): Promise<T> {
+  const method = init.method ?? (init.body === undefined ? "GET" : "POST");
+  const res = await fetch(path, {
+    method,
+    credentials: "same-origin",
+    signal: init.signal,
+    headers: {
+      accept: "application/json",
+      ...(init.body === undefined ? {} : { "content-type": "application/json" }),
+      ...(method === "GET" ? {} : { "x-hookledger-csrf": csrfToken() }),
+    },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
+  const text = await res.text();
+  const json = text ? JSON.parse(text) : null;
+  if (!res.ok) {
+    const e = json?.error;
+    throw new ApiError(res.status, e?.code ?? "error", e?.message ?? `Request failed with HTTP ${res.status}.`, e?.details);
+  }
+  return json as T;
+}
