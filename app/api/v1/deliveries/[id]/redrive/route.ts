@@ -1,0 +1,12 @@
+import { apiRoute, json, readJson } from "@/lib/api/handler";
+import { getPrisma } from "@/lib/db/prisma";
+import { ZRedriveDelivery } from "@/lib/redrive/schema";
+import { redriveDelivery } from "@/lib/redrive/service";
+
+export const dynamic = "force-dynamic";
+
+/** Redrive one dead-lettered delivery (or retry a scheduled one now). Body: {reason}. */
+export const POST = apiRoute("deliveries.redrive", async ({ req, params, principal }) => {
+  const { value } = await readJson(req, ZRedriveDelivery);
+  return json(await redriveDelivery(getPrisma(), { id: params.id, reason: value.reason, principal }));
+});
