@@ -48,9 +48,3 @@ CREATE TABLE dashboard_rollups (
   last_id    bigint NOT NULL DEFAULT 0,
   updated_at timestamptz NOT NULL DEFAULT now()
 );
-
--- Live (not yet finished) deliveries per subscription: the queue counts on the
--- subscriptions page ("12 queued, 3 retrying, 1 sending") without touching the
--- delivered rows, which never enter this partial index.
-CREATE INDEX deliveries_sub_live ON deliveries (subscription_id, state)
-  WHERE state IN ('pending', 'scheduled', 'in_flight');
