@@ -1,27 +1,67 @@
 import { execFileSync } from "node:child_process";
-import type { APIRequestContext } from "@playwright/test";
+import { randomBytes } from "node:crypto";
+import { expect, type APIRequestContext, type Page } from "@playwright/test";
 import { E2E_DATA_DIR } from "../playwright.config";
 
+type Role = "admin" | "producer" | "support" | "manager" | "engineer";
 const tokens = new Map<string, string>();
 
-/** An API token for a role, created through the real CLI against the e2e database. */
-export function tokenFor(role: "admin" | "producer" | "support" | "manager" | "engineer"): string {
-  const cached = tokens.get(role);
-  if (cached) return cached;
-  const out = execFileSync(process.execPath, ["bin/hookledger.mjs", "token", "create", "--role", role, "--name", `e2e-${role}`], {
+function cli(args: string[]): string {
+  return execFileSync(process.execPath, ["bin/hookledger.mjs", ...args], {
     env: { ...process.env, HOOKLEDGER_DATA_DIR: E2E_DATA_DIR, DATABASE_URL: "" },
     encoding: "utf8",
   });
-  const token = out.trim().split("\n").pop()!;
+}
+
+/** An API token for a role, created through the real CLI against the e2e database. */
+export function tokenFor(role: Role): string {
+  const cached = tokens.get(role);
+  if (cached) return cached;
+  const token = cli(["token", "create", "--role", role, "--name", `e2e-${role}`]).trim().split("\n").pop()!;
   tokens.set(role, token);
   return token;
 }
 
-export async function api(request: APIRequestContext, method: "GET" | "POST" | "PATCH", path: string, body?: unknown, role: Parameters<typeof tokenFor>[0] = "admin") {
+export async function api(request: APIRequestContext, method: "GET" | "POST" | "PATCH", path: string, body?: unknown, role: Role = "admin") {
   const res = await request.fetch(path, {
     method,
     headers: { authorization: `Bearer ${tokenFor(role)}`, "content-type": "application/json" },
     data: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status(), json: await res.json().catch(() => null) };
+}
+
+export type E2EUser = { email: string; password: string; role: Exclude<Role, "producer"> };
+const users = new Map<string, E2EUser>();
+
+/** A dashboard user of a role (one per role per run), created through the real CLI (`hookledger user create`). */
+export function userFor(role: E2EUser["role"]): E2EUser {
+  const cached = users.get(role);
+  if (cached) return cached;
+  const email = `e2e-${role}-${randomBytes(3).toString("hex")}@example.test`;
+  const password = cli(["user", "create", "--email", email, "--role", role]).trim().split("\n").pop()!;
+  const u = { email, password, role };
+  users.set(role, u);
+  return u;
+}
+
+/**
+ * Signs `page` in as a user of `role` through the sign-in form, and waits for
+ * the dashboard. The page's context then carries the session cookie and the
+ * readable hl_csrf cookie (so `page.request` calls are authenticated as that user).
+ */
+export async function signIn(page: Page, role: E2EUser["role"] = "admin", opts: { next?: string } = {}): Promise<E2EUser> {
+  const user = userFor(role);
+  await page.goto(opts.next ? `/signin?next=${encodeURIComponent(opts.next)}` : "/signin");
+  await page.getByLabel("Email").fill(user.email);
+  await page.getByLabel("Password").fill(user.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page).not.toHaveURL(/\/signin/);
+  return user;
+}
+
+/** The CSRF header a same-origin mutation needs when calling the API through the page's session (page.request). */
+export async function csrfHeader(page: Page): Promise<Record<string, string>> {
+  const c = (await page.context().cookies()).find((k) => k.name === "hl_csrf");
+  return c ? { "x-hookledger-csrf": decodeURIComponent(c.value) } : {};
 }

@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { api } from "./helpers";
+import { api, signIn } from "./helpers";
 
 test("the dashboard shell loads and lists subscriptions created through the API", async ({ page, request }) => {
   const name = `Lincoln USD ${Date.now()}`;
@@ -11,6 +11,7 @@ test("the dashboard shell loads and lists subscriptions created through the API"
   });
   expect(created.status).toBe(201);
 
+  await signIn(page, "support");
   await page.goto("/subscriptions");
   await expect(page.getByRole("heading", { name: "Subscriptions" })).toBeVisible();
   await expect(page.getByRole("link", { name })).toBeVisible();

@@ -4,6 +4,7 @@ import { ZodError, type ZodType } from "zod";
 import { AppError, fromZod } from "../errors";
 import { can, type Permission } from "../auth/permissions";
 import { principalFromRequest, type Principal } from "../auth/principal";
+import { SAFE_METHODS, assertCsrf } from "../auth/csrf";
 import { logger } from "../log";
 
 export type RouteContext = { params: Promise<Record<string, string>> };
@@ -17,7 +18,9 @@ export function json(body: unknown, status = 200, headers: Record<string, string
 }
 
 export function errorResponse(err: AppError): Response {
-  return json({ error: { code: err.code, message: err.message, details: err.details ?? null } }, err.status);
+  const retryAfter = (err.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
+  const headers: Record<string, string> = err.code === "rate_limited" && retryAfter ? { "retry-after": String(retryAfter) } : {};
+  return json({ error: { code: err.code, message: err.message, details: err.details ?? null } }, err.status, headers);
 }
 
 export function toErrorResponse(err: unknown): Response {
@@ -27,12 +30,21 @@ export function toErrorResponse(err: unknown): Response {
   return json({ error: { code: "internal", message: "Internal error; the server log has the details.", details: null } }, 500);
 }
 
-export function apiRoute(permission: Permission, handler: Handler) {
-  return async (req: Request, ctx?: RouteContext): Promise<Response> => {
+export type ApiRoute = ((req: Request, ctx?: RouteContext) => Promise<Response>) & { permission: Permission };
+
+/**
+ * A route handler that authenticates (bearer token, or the dashboard's session
+ * cookie plus the CSRF check on mutations), enforces `permission` from the one
+ * table, and maps errors. The permission is attached as `.permission` so the
+ * permission-matrix test can find every route's rule.
+ */
+export function apiRoute(permission: Permission, handler: Handler): ApiRoute {
+  const route = async (req: Request, ctx?: RouteContext): Promise<Response> => {
     try {
       const principal = await principalFromRequest(req);
       if (!principal)
-        throw new AppError("unauthorized", "Missing or invalid credentials: send `Authorization: Bearer <token>` (create one with `npx hookledger token create`).");
+        throw new AppError("unauthorized", "Missing or invalid credentials: sign in to the dashboard, or send `Authorization: Bearer <token>` (create one with `npx hookledger token create`).");
+      if (principal.kind === "user" && !SAFE_METHODS.has(req.method.toUpperCase())) assertCsrf(req, principal.csrf ?? "");
       if (!can(principal.role, permission))
         throw new AppError("forbidden", `The ${principal.role} role may not ${permission}.`, { permission, role: principal.role });
       const params = ctx?.params ? await ctx.params : {};
@@ -41,6 +53,7 @@ export function apiRoute(permission: Permission, handler: Handler) {
       return toErrorResponse(err);
     }
   };
+  return Object.assign(route, { permission });
 }
 
 export const MAX_BODY_BYTES = Number(process.env.HOOKLEDGER_MAX_PAYLOAD_BYTES ?? 256 * 1024);

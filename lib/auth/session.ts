@@ -1,8 +1,39 @@
-// The signed-in viewer of a dashboard page or server action. The access-control
-// work replaces this body with a real session (iron-session); until then the
-// dashboard has no sign-in and every viewer is treated as a read-only support user.
-import type { Principal } from "./principal";
+// The signed-in viewer of a dashboard page, layout or server action.
+//
+//   const viewer = await getViewer();                         // Principal | null
+//   const viewer = await requireViewer();                     // or redirect to /signin
+//   const viewer = await requireViewer("deliveries.redrive"); // or the 403 page
+//   can(viewer.role, "deliveries.redrive")                    // to hide a button
+//
+// Server actions: `await authorizeAction("subscriptions.pause")` throws an
+// AppError (401/403) instead of redirecting. Next checks a server action's
+// Origin against the Host itself, which is the CSRF defence for actions.
+import { cache } from "react";
+import { cookies } from "next/headers";
+import { forbidden, redirect } from "next/navigation";
+import { AppError } from "../errors";
+import { can, type Permission } from "./permissions";
+import { principalFromSessionCookie, type Principal } from "./principal";
+import { SESSION_COOKIE } from "./cookies";
 
-export async function getViewer(): Promise<Principal | null> {
-  return { kind: "user", id: "anonymous", role: "support", actor: "user:anonymous" };
+/** The signed-in user (role, actor "user:<email>"), or null. Cached for the request. */
+export const getViewer = cache(async (): Promise<Principal | null> => {
+  const jar = await cookies();
+  return principalFromSessionCookie(jar.get(SESSION_COOKIE)?.value);
+});
+
+/** For pages and layouts: the viewer, else a redirect to /signin; with a permission the viewer lacks, the 403 page. */
+export async function requireViewer(permission?: Permission): Promise<Principal> {
+  const viewer = await getViewer();
+  if (!viewer) redirect("/signin");
+  if (permission && !can(viewer.role, permission)) forbidden();
+  return viewer;
+}
+
+/** For server actions: the viewer, else an AppError (unauthorized / forbidden) the action can return as a message. */
+export async function authorizeAction(permission: Permission): Promise<Principal> {
+  const viewer = await getViewer();
+  if (!viewer) throw new AppError("unauthorized", "Your session has ended; sign in again.");
+  if (!can(viewer.role, permission)) throw new AppError("forbidden", `The ${viewer.role} role may not ${permission}.`, { permission, role: viewer.role });
+  return viewer;
 }

@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { ROLES, type Role } from "../auth/permissions";
 import { migrate } from "../db/migrate";
 import { openDatabase, withDatabase } from "./db";
+import { registerUserCommands } from "./user";
 import pkg from "../../package.json" with { type: "json" };
 
 const program = new Command()
@@ -74,6 +75,8 @@ token
       console.log(t.token);
     });
   });
+
+registerUserCommands(program);
 
 export { program };
 

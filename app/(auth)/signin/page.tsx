@@ -1,0 +1,30 @@
+import { redirect } from "next/navigation";
+import { getPrisma } from "@/lib/db/prisma";
+import { getViewer } from "@/lib/auth/session";
+import { FIRST_ADMIN_COMMAND, countUsers } from "@/lib/auth/users";
+import { safeNext } from "@/lib/auth/signin";
+import { SignInForm } from "./signin-form";
+
+export const dynamic = "force-dynamic";
+export const metadata = { title: "Sign in · hookledger" };
+
+export default async function SignInPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const sp = await searchParams;
+  const next = safeNext(typeof sp.next === "string" ? sp.next : undefined);
+  if (await getViewer()) redirect(next);
+  const users = await countUsers(getPrisma());
+  return (
+    <div>
+      <h1 className="text-2xl font-semibold tracking-tight">Sign in to hookledger</h1>
+      <p className="mt-1 text-sm text-slate-600">Webhook deliveries, their receipts and the dead-letter queue.</p>
+      {users === 0 ? (
+        <div role="note" className="mt-6 rounded-md border border-amber-300 bg-amber-50 p-4 text-sm text-amber-900">
+          <p className="font-medium">No users yet.</p>
+          <p className="mt-1">Create the first admin on the server, then sign in with the password it prints:</p>
+          <pre className="mt-2 overflow-x-auto rounded bg-white px-2 py-1 font-mono text-xs text-slate-900">{FIRST_ADMIN_COMMAND}</pre>
+        </div>
+      ) : null}
+      <SignInForm next={next} />
+    </div>
+  );
+}

@@ -1,0 +1,5 @@
+import { handleSignIn } from "@/lib/auth/signin";
+
+export const dynamic = "force-dynamic";
+
+export const POST = handleSignIn;

@@ -1,0 +1,5 @@
+import { handleSignOut } from "@/lib/auth/signin";
+
+export const dynamic = "force-dynamic";
+
+export const POST = handleSignOut;

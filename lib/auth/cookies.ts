@@ -1,0 +1,87 @@
+// Session cookies, sealed with iron-session (AES-256-CBC + HMAC under a key
+// derived from HOOKLEDGER_SECRET_KEY). Framework-free on purpose: the API
+// handler, the proxy and server components all read the same cookie header.
+import { randomBytes } from "node:crypto";
+import { sealData, unsealData } from "iron-session";
+import { sessionPassword } from "./keys";
+
+export const SESSION_COOKIE = "hl_session";
+/** Readable by our page's script, echoed in CSRF_HEADER on every mutation (double submit). */
+export const CSRF_COOKIE = "hl_csrf";
+export const CSRF_HEADER = "x-hookledger-csrf";
+/** A session lasts 12 hours from sign-in: a working day, not a week. */
+export const SESSION_TTL_SECONDS = 12 * 3600;
+
+export type SessionData = { uid: string; csrf: string; iat: number };
+
+export function parseCookies(header: string | null | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (header ?? "").split(";")) {
+    const i = part.indexOf("=");
+    if (i < 0) continue;
+    const k = part.slice(0, i).trim();
+    if (!k || k in out) continue;
+    try {
+      out[k] = decodeURIComponent(part.slice(i + 1).trim());
+    } catch {
+      out[k] = part.slice(i + 1).trim();
+    }
+  }
+  return out;
+}
+
+export function newSession(uid: string): SessionData {
+  return { uid, csrf: randomBytes(24).toString("base64url"), iat: Math.floor(Date.now() / 1000) };
+}
+
+export async function sealSession(data: SessionData): Promise<string> {
+  return sealData(data, { password: sessionPassword(), ttl: SESSION_TTL_SECONDS });
+}
+
+/** The session in a sealed cookie value; null if absent, forged, expired or sealed under another key. */
+export async function unsealSession(sealed: string | undefined | null): Promise<SessionData | null> {
+  if (!sealed) return null;
+  try {
+    const data = await unsealData<Partial<SessionData>>(sealed, { password: sessionPassword(), ttl: SESSION_TTL_SECONDS });
+    if (typeof data?.uid !== "string" || typeof data.csrf !== "string") return null;
+    return data as SessionData;
+  } catch {
+    return null;
+  }
+}
+
+export async function sessionFromCookieHeader(header: string | null | undefined): Promise<SessionData | null> {
+  return unsealSession(parseCookies(header)[SESSION_COOKIE]);
+}
+
+/** HTTPS as the browser saw it (directly or through a proxy that sets x-forwarded-proto). */
+export function isSecureRequest(req: Request): boolean {
+  const proto = req.headers.get("x-forwarded-proto")?.split(",")[0].trim();
+  if (proto) return proto === "https";
+  return new URL(req.url).protocol === "https:";
+}
+
+function cookie(name: string, value: string, opts: { httpOnly: boolean; secure: boolean; maxAge: number }): string {
+  return [
+    `${name}=${encodeURIComponent(value)}`,
+    "Path=/",
+    `Max-Age=${opts.maxAge}`,
+    "SameSite=Lax",
+    opts.httpOnly ? "HttpOnly" : "",
+    opts.secure ? "Secure" : "",
+  ]
+    .filter(Boolean)
+    .join("; ");
+}
+
+/** Set-Cookie values for a new session: the sealed session (httpOnly) and the CSRF token (readable). */
+export async function sessionSetCookies(data: SessionData, secure: boolean): Promise<string[]> {
+  return [
+    cookie(SESSION_COOKIE, await sealSession(data), { httpOnly: true, secure, maxAge: SESSION_TTL_SECONDS }),
+    cookie(CSRF_COOKIE, data.csrf, { httpOnly: false, secure, maxAge: SESSION_TTL_SECONDS }),
+  ];
+}
+
+export function clearSessionCookies(secure: boolean): string[] {
+  return [cookie(SESSION_COOKIE, "", { httpOnly: true, secure, maxAge: 0 }), cookie(CSRF_COOKIE, "", { httpOnly: false, secure, maxAge: 0 })];
+}

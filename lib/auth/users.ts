@@ -1,0 +1,78 @@
+// Dashboard users: created by `hookledger user create` (or the demo), signed in
+// with email and password. Producers are API tokens only, never users.
+import { randomBytes } from "node:crypto";
+import { z } from "zod";
+import type { PrismaClient } from "../db/prisma";
+import { AppError } from "../errors";
+import type { Role } from "./permissions";
+import { dummyHash, generatePassword, hashPassword, verifyPassword } from "./password";
+
+export const USER_ROLES = ["support", "manager", "engineer", "admin"] as const satisfies readonly Role[];
+export type UserRole = (typeof USER_ROLES)[number];
+
+export const ZEmail = z.string().trim().toLowerCase().max(254).email("an email address such as you@example.com");
+export const MIN_PASSWORD_LENGTH = 12;
+/** What a fresh install tells the operator (sign-in page, `hookledger start`). */
+export const FIRST_ADMIN_COMMAND = "npx hookledger user create --email you@example.com --role admin";
+
+export type CreatedUser = { id: string; email: string; role: UserRole; password: string };
+
+/**
+ * Creates a user. Without `password` a random one is generated; either way it is
+ * returned once, and only its scrypt hash is stored.
+ */
+export async function createUser(
+  prisma: PrismaClient,
+  opts: { email: string; role: Role | string; password?: string },
+): Promise<CreatedUser> {
+  const email = ZEmail.safeParse(opts.email);
+  if (!email.success) throw new AppError("validation_failed", `--email: ${email.error.issues[0].message} (got "${opts.email}").`);
+  if (!(USER_ROLES as readonly string[]).includes(opts.role))
+    throw new AppError(
+      "validation_failed",
+      opts.role === "producer"
+        ? "producer is for API tokens that publish events; create one with `hookledger token create --role producer`."
+        : `The role must be one of ${USER_ROLES.join(", ")} (got ${opts.role}).`,
+    );
+  const password = opts.password ?? generatePassword();
+  if (password.length < MIN_PASSWORD_LENGTH) throw new AppError("validation_failed", `A password needs at least ${MIN_PASSWORD_LENGTH} characters.`);
+  const exists = await prisma.user.findUnique({ where: { email: email.data }, select: { id: true } });
+  if (exists) throw new AppError("conflict", `A user with email ${email.data} already exists.`);
+  const id = `usr_${randomBytes(8).toString("hex")}`;
+  await prisma.user.create({ data: { id, email: email.data, role: opts.role, passwordHash: await hashPassword(password) } });
+  return { id, email: email.data, role: opts.role as UserRole, password };
+}
+
+export async function countUsers(prisma: PrismaClient): Promise<number> {
+  return prisma.user.count({ where: { disabledAt: null } });
+}
+
+/** The active user with this id, or null (deleted or disabled users lose their sessions at once). */
+export async function findActiveUser(prisma: PrismaClient, id: string) {
+  const u = await prisma.user.findUnique({ where: { id } });
+  return u && !u.disabledAt ? u : null;
+}
+
+export type UserView = { id: string; email: string; role: string; createdAt: string; lastSignInAt: string | null; disabled: boolean };
+
+export async function listUsers(prisma: PrismaClient): Promise<UserView[]> {
+  const rows = await prisma.user.findMany({ orderBy: { email: "asc" } });
+  return rows.map((u) => ({
+    id: u.id,
+    email: u.email,
+    role: u.role,
+    createdAt: u.createdAt.toISOString(),
+    lastSignInAt: u.lastSignInAt?.toISOString() ?? null,
+    disabled: Boolean(u.disabledAt),
+  }));
+}
+
+/** Checks email and password; the same work and the same answer for an unknown email as for a wrong password. */
+export async function verifyCredentials(prisma: PrismaClient, emailInput: string, password: string) {
+  const email = emailInput.trim().toLowerCase();
+  const user = await prisma.user.findUnique({ where: { email } });
+  const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash()));
+  if (!user || !ok || user.disabledAt) return null;
+  await prisma.user.update({ where: { id: user.id }, data: { lastSignInAt: new Date() } });
+  return user;
+}
