@@ -1,0 +1,43 @@
+// Latency histogram buckets for attempt_stats_minute.latency_hist. Fixed bounds
+// (upper edges, ms) so per-minute rows can be summed and p50/p95 estimated over
+// any window without scanning attempts. Roughly log-spaced like prom-client's
+// defaults, finer below a second where most endpoints answer.
+export const LATENCY_BOUNDS_MS = [5, 10, 25, 50, 75, 100, 150, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 5000, 10000, 15000, 30000] as const;
+/** Number of buckets: one per bound plus the overflow bucket. */
+export const LATENCY_BUCKETS = LATENCY_BOUNDS_MS.length + 1;
+
+/** The bucket index (0-based) of a duration: the first bound it does not exceed. */
+export function latencyBucket(ms: number): number {
+  for (let i = 0; i < LATENCY_BOUNDS_MS.length; i++) if (ms <= LATENCY_BOUNDS_MS[i]) return i;
+  return LATENCY_BOUNDS_MS.length;
+}
+
+/** Sums histograms element-wise (missing entries count as 0). */
+export function addHistograms(a: number[], b: number[]): number[] {
+  const out = new Array(Math.max(a.length, b.length, LATENCY_BUCKETS)).fill(0);
+  for (let i = 0; i < out.length; i++) out[i] = (a[i] ?? 0) + (b[i] ?? 0);
+  return out;
+}
+
+/**
+ * The q-quantile (0..1) estimated from a histogram, interpolating linearly
+ * inside the bucket it falls in (as Prometheus' histogram_quantile does).
+ * Null for an empty histogram.
+ */
+export function quantileFromHistogram(hist: number[], q: number): number | null {
+  const total = hist.reduce((s, n) => s + n, 0);
+  if (total === 0) return null;
+  const rank = q * total;
+  let seen = 0;
+  for (let i = 0; i < hist.length; i++) {
+    const n = hist[i] ?? 0;
+    if (n > 0 && seen + n >= rank) {
+      const lo = i === 0 ? 0 : LATENCY_BOUNDS_MS[i - 1];
+      if (i >= LATENCY_BOUNDS_MS.length) return lo; // overflow bucket: report its lower edge
+      const hi = LATENCY_BOUNDS_MS[i];
+      return Math.round(lo + ((hi - lo) * (rank - seen)) / n);
+    }
+    seen += n;
+  }
+  return LATENCY_BOUNDS_MS[LATENCY_BOUNDS_MS.length - 1];
+}
