@@ -1,14 +1,247 @@
-// The demo stack: for now a seeded subscription; the demo issue adds simulated
-// districts and live traffic.
-import { createPrisma } from "../lib/db/prisma";
+// The demo stack (`npm run demo` = `hookledger start --demo`): simulated school
+// districts on 127.0.0.1, subscriptions pointing at them, a demo admin, a
+// traffic generator and the simulator control page. `hookledger start` has
+// already started the database, migrations, dashboard and workers; this adds
+// everything that pretends to be the outside world, and stops it on stop().
+//
+// Re-running with the same data directory carries on: subscriptions are
+// upserted (a moved port updates the URL), district state (what each applied,
+// its fix switch) is reloaded from <data dir>/demo/districts.json, and event ids
+// carry a per-run id.
+import fs from "node:fs";
+import path from "node:path";
+import { createPrisma, type PrismaClient } from "../lib/db/prisma";
+import { dataDir } from "../lib/db/embedded";
+import { SYSTEM } from "../lib/auth/principal";
+import { createSubscription, updateSubscription } from "../lib/subscriptions/service";
+import { openSecret } from "../lib/subscriptions/secrets";
+import type { TRetryPolicy } from "../lib/subscriptions/schema";
+import type { DistrictSlug } from "./catalog";
+import { District, DISTRICTS, secretVerifier, type DistrictKnobs, type DistrictSnapshot } from "./districts";
+import { Traffic } from "./traffic";
+import { startControlServer, stateJson } from "./control";
 
-export async function startDemo(opts: { databaseUrl: string; dashboardUrl: string }) {
+export type DemoOptions = {
+  databaseUrl: string;
+  dashboardUrl: string;
+  /** Events published per second (default 4; HOOKLEDGER_DEMO_RATE overrides). */
+  eventsPerSecond?: number;
+  /** Share of assignment.graded events without term_id (default 0.25). */
+  missingTermIdRate?: number;
+  /** Control page port; the districts take the next seven. 0: ephemeral ports. Default 4700 (HOOKLEDGER_DEMO_PORT). */
+  basePort?: number;
+  /** Where district state persists; null keeps it in memory. Default <data dir>/demo. */
+  stateDir?: string | null;
+  /** The demo subscriptions' retry policy when first created. */
+  retryPolicy?: TRetryPolicy;
+  /** Per-district behaviour overrides (tests make failures more frequent). */
+  knobs?: Partial<Record<DistrictSlug, Partial<DistrictKnobs>>>;
+  /** Traffic weights per district. */
+  weights?: Partial<Record<DistrictSlug, number>>;
+  /** Create (or reuse) the demo admin and print the sign-in. Default true. */
+  seedUser?: boolean;
+  /** Wait for the dashboard to answer before printing the banner. Default true. */
+  waitForDashboard?: boolean;
+  log?: (line: string) => void;
+};
+
+export type Demo = {
+  stop: () => Promise<void>;
+  controlUrl: string;
+  districts: District[];
+  traffic: Traffic;
+  state: () => ReturnType<typeof stateJson>;
+};
+
+// A short ladder so a new user sees retries and exhaustion within two minutes
+// (production default is 30 s … 24 h); a 3 s timeout so the legacy handler's
+// hangs show as timeouts quickly.
+export const DEMO_RETRY_POLICY: TRetryPolicy = { ladderSeconds: [2, 5, 10, 20, 40], timeoutMs: 3000 };
+
+export const DEMO_USER = { email: "demo@hookledger.local", password: "hookledger-demo-2026" };
+
+export async function startDemo(opts: DemoOptions): Promise<Demo> {
+  const log = opts.log ?? ((line: string) => console.log(line));
+  // The districts listen on 127.0.0.1; the worker in this process tree needs this too.
+  process.env.HOOKLEDGER_ALLOW_PRIVATE_TARGETS ??= "1";
   const prisma = createPrisma(opts.databaseUrl);
-  await prisma.subscription.upsert({
-    where: { id: "sub_demo" },
-    update: {},
-    create: { id: "sub_demo", name: "Demo district", tenant: "demo", url: "http://127.0.0.1:9/hook", eventTypes: ["assignment.graded"] },
+  const basePort = opts.basePort ?? numberEnv("HOOKLEDGER_DEMO_PORT") ?? 4700;
+  const stateDir = opts.stateDir === undefined ? path.join(dataDir(), "demo") : opts.stateDir;
+  const statePath = stateDir ? path.join(stateDir, "districts.json") : null;
+  const saved = readState(statePath, log);
+
+  const oakridge = secretVerifier(() => loadSecrets(prisma, "sub_demo_oakridge"));
+  const districts = DISTRICTS.map((info) => {
+    const d = new District(info, opts.knobs?.[info.slug], info.slug === "oakridge" ? oakridge.verify : undefined);
+    d.restore(saved[info.slug]);
+    return d;
   });
-  console.log(`Demo: seeded subscription sub_demo. Open ${opts.dashboardUrl}`);
-  return { stop: () => prisma.$disconnect() };
+
+  const cleanup: (() => Promise<unknown>)[] = [];
+  const stopAll = async () => {
+    for (const f of cleanup.reverse()) await f().catch(() => {});
+  };
+  try {
+    for (const [i, d] of districts.entries()) {
+      await d.listen(basePort === 0 ? 0 : basePort + 1 + i);
+      cleanup.push(() => d.close());
+    }
+    cleanup.push(() => prisma.$disconnect());
+    await seedSubscriptions(prisma, districts, opts.retryPolicy ?? DEMO_RETRY_POLICY, log);
+    const signIn = opts.seedUser === false ? undefined : await ensureDemoUser(prisma, log);
+
+    const traffic = new Traffic(
+      prisma,
+      {
+        eventsPerSecond: opts.eventsPerSecond ?? numberEnv("HOOKLEDGER_DEMO_RATE") ?? 4,
+        missingTermIdRate: opts.missingTermIdRate ?? 0.25,
+        weights: opts.weights,
+      },
+      log,
+    );
+
+    const save = () => writeState(statePath, districts);
+    const control = await startControlServer(
+      { districts, traffic, dashboardUrl: opts.dashboardUrl, signIn, signatureLibrary: await oakridge.library(), onChange: save },
+      basePort,
+    );
+    cleanup.push(() => control.close());
+
+    traffic.start();
+    cleanup.push(() => traffic.stop());
+    if (statePath) {
+      const timer = setInterval(() => {
+        if (districts.some((d) => d.dirty)) save();
+      }, 5_000);
+      timer.unref();
+      // Runs after the servers closed (cleanup runs in reverse), so the last requests are saved.
+      cleanup.unshift(async () => {
+        clearInterval(timer);
+        save();
+      });
+    }
+
+    const banner = () => {
+      const lines = [
+        "",
+        "hookledger demo is running.",
+        `  Dashboard:          ${opts.dashboardUrl}`,
+        signIn ? `  Sign in:            ${signIn.email}${signIn.password ? ` / ${signIn.password}` : " (password unchanged from the first run)"}` : null,
+        `  Simulator controls: ${control.url}   (fix switches, traffic, what each district applied)`,
+        `  Districts:          ${districts.map((d) => `${d.info.slug} ${d.statusUrl}`).join("\n                      ")}`,
+        `  Traffic:            about ${traffic.eventsPerSecond} events/s; run id ${traffic.runId}. Ctrl-C stops everything; run again to carry on.`,
+        "",
+      ];
+      log(lines.filter((l) => l !== null).join("\n"));
+    };
+    let bannerTimer: NodeJS.Timeout | undefined;
+    if (opts.waitForDashboard === false) banner();
+    else {
+      // Printed once the dashboard answers, so it is the last thing on the screen.
+      const until = Date.now() + 120_000;
+      const poll = async () => {
+        const ok = await fetch(`${opts.dashboardUrl}/api/health`).then((r) => r.status < 500 || r.status === 503, () => false);
+        if (ok || Date.now() > until) return banner();
+        bannerTimer = setTimeout(() => void poll(), 500);
+      };
+      bannerTimer = setTimeout(() => void poll(), 250);
+      cleanup.push(async () => clearTimeout(bannerTimer));
+    }
+
+    let stopped: Promise<void> | undefined;
+    return {
+      controlUrl: control.url,
+      districts,
+      traffic,
+      state: () => stateJson({ districts, traffic, dashboardUrl: opts.dashboardUrl, signIn, signatureLibrary: "", onChange: () => {} }),
+      stop: () => (stopped ??= stopAll()),
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+function numberEnv(name: string): number | undefined {
+  const v = process.env[name];
+  if (v === undefined || v === "") return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number (got ${JSON.stringify(v)}).`);
+  return n;
+}
+
+/** Creates the demo subscriptions, or points existing ones at where the districts listen now. */
+async function seedSubscriptions(prisma: PrismaClient, districts: District[], retryPolicy: TRetryPolicy, log: (l: string) => void) {
+  for (const d of districts) {
+    const { subscriptionId: id, name, slug, eventTypes } = d.info;
+    const existing = await prisma.subscription.findUnique({ where: { id }, select: { url: true } });
+    if (!existing) {
+      await createSubscription(prisma, { id, name, url: d.url, eventTypes, tenant: slug, retryPolicy }, SYSTEM).catch(async (err) => {
+        // Another demo process created it first: fine, it exists now.
+        if (!(await prisma.subscription.findUnique({ where: { id } }))) throw err;
+      });
+    } else if (existing.url !== d.url) {
+      await updateSubscription(prisma, id, { url: d.url, reason: "demo restarted: the simulated district listens on a new port" }, SYSTEM);
+    }
+  }
+  // The placeholder the first scaffold seeded pointed at a dead port; drop it if nothing was ever sent to it.
+  await prisma.$executeRaw`DELETE FROM subscriptions s WHERE s.id = 'sub_demo' AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = s.id)`.catch(() => {});
+  void log;
+}
+
+async function loadSecrets(prisma: PrismaClient, subscriptionId: string): Promise<string[]> {
+  const rows = await prisma.subscriptionSecret.findMany({
+    where: { subscriptionId, OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }] },
+    select: { secret: true },
+  });
+  const out: string[] = [];
+  for (const r of rows) {
+    try {
+      out.push(await openSecret(r.secret));
+    } catch {
+      /* a secret this process cannot open: verification is skipped rather than failing every request */
+    }
+  }
+  return out;
+}
+
+type CreateUser = (prisma: PrismaClient, input: { email: string; role: string; password?: string }) => Promise<{ email: string; password: string }>;
+
+/** The demo admin: created on the first run with a fixed demo password, reused afterwards. */
+async function ensureDemoUser(prisma: PrismaClient, log: (l: string) => void): Promise<{ email: string; password: string | null } | undefined> {
+  let createUser: CreateUser | undefined;
+  try {
+    const modPath = "../lib/auth/users";
+    createUser = ((await import(/* @vite-ignore */ modPath)) as { createUser?: CreateUser }).createUser;
+  } catch {
+    /* the access-control work has not landed: the dashboard has no sign-in yet */
+  }
+  if (!createUser) return undefined;
+  try {
+    const u = await createUser(prisma, { email: DEMO_USER.email, role: "admin", password: DEMO_USER.password });
+    return { email: u.email, password: u.password };
+  } catch (err) {
+    if (/exist|conflict|unique|duplicate/i.test((err as Error).message)) return { email: DEMO_USER.email, password: DEMO_USER.password };
+    log(`Demo: could not create the demo user (${(err as Error).message}); create one with \`npx hookledger user create --email you@example.com --role admin\`.`);
+    return undefined;
+  }
+}
+
+function readState(file: string | null, log: (l: string) => void): Partial<Record<DistrictSlug, DistrictSnapshot>> {
+  if (!file || !fs.existsSync(file)) return {};
+  try {
+    return JSON.parse(fs.readFileSync(file, "utf8")).districts ?? {};
+  } catch (err) {
+    log(`Demo: ignoring unreadable district state ${file} (${(err as Error).message}); the districts start empty.`);
+    return {};
+  }
+}
+
+function writeState(file: string | null, districts: District[]) {
+  if (!file) return;
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify({ savedAt: new Date().toISOString(), districts: Object.fromEntries(districts.map((d) => [d.info.slug, d.snapshot()])) }));
+  fs.renameSync(tmp, file);
+  for (const d of districts) d.dirty = false;
 }
