@@ -158,7 +158,8 @@ export const DISTRICTS: DistrictInfo[] = [
   },
 ];
 
-export type AppliedRow = { n: number; eventId: string; type: string; studentId?: string; at: string };
+/** One delivery as the district saw it: `n` times applied, `seen` requests carrying its webhook-id. */
+export type AppliedRow = { n: number; seen: number; eventId: string; type: string; studentId?: string; at: string };
 
 export type DistrictStats = {
   received: number;
@@ -342,6 +343,7 @@ export class District {
   /** Writes the gradebook row; a de-duplicating importer skips a webhook-id it already applied. */
   private apply(key: string, ev: ParsedEvent, dedupe = this.info.dedupe): "applied" | "duplicate" {
     const prior = this.applied.get(key);
+    if (prior) prior.seen = (prior.seen ?? prior.n) + 1;
     if (prior && dedupe) {
       this.stats.duplicatesIgnored++;
       return "duplicate";
@@ -351,7 +353,7 @@ export class District {
       prior.n++;
       this.stats.duplicatesApplied++;
     } else {
-      this.applied.set(key, { n: 1, eventId: ev.id, type: ev.type, studentId: ev.studentId, at: new Date().toISOString() });
+      this.applied.set(key, { n: 1, seen: 1, eventId: ev.id, type: ev.type, studentId: ev.studentId, at: new Date().toISOString() });
       this.stats.uniqueApplied++;
     }
     this.dirty = true;

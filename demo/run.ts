@@ -15,6 +15,8 @@ import { dataDir } from "../lib/db/embedded";
 import { SYSTEM } from "../lib/auth/principal";
 import { createSubscription, updateSubscription } from "../lib/subscriptions/service";
 import { openSecret } from "../lib/subscriptions/secrets";
+import { createUser, FIRST_ADMIN_COMMAND } from "../lib/auth/users";
+import { AppError } from "../lib/errors";
 import type { TRetryPolicy } from "../lib/subscriptions/schema";
 import type { DistrictSlug } from "./catalog";
 import { District, DISTRICTS, secretVerifier, type DistrictKnobs, type DistrictSnapshot } from "./districts";
@@ -126,7 +128,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
         "",
         "hookledger demo is running.",
         `  Dashboard:          ${opts.dashboardUrl}`,
-        signIn ? `  Sign in:            ${signIn.email}${signIn.password ? ` / ${signIn.password}` : " (password unchanged from the first run)"}` : null,
+        signIn ? `  Sign in:            ${signIn.email}${signIn.password ? `  password ${signIn.password}` : ""}` : null,
         `  Simulator controls: ${control.url}   (fix switches, traffic, what each district applied)`,
         `  Districts:          ${districts.map((d) => `${d.info.slug} ${d.statusUrl}`).join("\n                      ")}`,
         `  Traffic:            about ${traffic.eventsPerSecond} events/s; run id ${traffic.runId}. Ctrl-C stops everything; run again to carry on.`,
@@ -205,24 +207,17 @@ async function loadSecrets(prisma: PrismaClient, subscriptionId: string): Promis
   return out;
 }
 
-type CreateUser = (prisma: PrismaClient, input: { email: string; role: string; password?: string }) => Promise<{ email: string; password: string }>;
-
 /** The demo admin: created on the first run with a fixed demo password, reused afterwards. */
 async function ensureDemoUser(prisma: PrismaClient, log: (l: string) => void): Promise<{ email: string; password: string | null } | undefined> {
-  let createUser: CreateUser | undefined;
-  try {
-    const modPath = "../lib/auth/users";
-    createUser = ((await import(/* @vite-ignore */ modPath)) as { createUser?: CreateUser }).createUser;
-  } catch {
-    /* the access-control work has not landed: the dashboard has no sign-in yet */
-  }
-  if (!createUser) return undefined;
   try {
     const u = await createUser(prisma, { email: DEMO_USER.email, role: "admin", password: DEMO_USER.password });
     return { email: u.email, password: u.password };
   } catch (err) {
-    if (/exist|conflict|unique|duplicate/i.test((err as Error).message)) return { email: DEMO_USER.email, password: DEMO_USER.password };
-    log(`Demo: could not create the demo user (${(err as Error).message}); create one with \`npx hookledger user create --email you@example.com --role admin\`.`);
+    if (err instanceof AppError && err.code === "conflict") {
+      // Reused: the password is the demo's unless someone changed it.
+      return { email: DEMO_USER.email, password: DEMO_USER.password };
+    }
+    log(`Demo: could not create the demo user (${(err as Error).message}); create one with \`${FIRST_ADMIN_COMMAND}\`.`);
     return undefined;
   }
 }
