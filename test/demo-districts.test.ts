@@ -52,7 +52,8 @@ function event(overrides: { data?: Record<string, unknown> } = {}) {
 }
 
 /** POSTs an event the way the worker would: signed with the subscription's secret. */
-async function send(slug: string, ev: ReturnType<typeof event>, opts: { id?: string; badSignature?: boolean } = {}) {
+type WireEvent = { id: string; type: string; timestamp: string; data: Record<string, unknown> };
+async function send(slug: string, ev: WireEvent, opts: { id?: string; badSignature?: boolean } = {}) {
   const d = district(slug);
   const body = JSON.stringify(ev);
   const id = opts.id ?? deliveryKey(d.info.subscriptionId, ev.id);
