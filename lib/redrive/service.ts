@@ -274,8 +274,10 @@ export async function createRedriveBatch(
           "No dead-lettered delivery on an active subscription matches this filter; nothing to redrive. Preview with dryRun to see what matches.",
           { filter },
         );
-      // Pacing starts now: the first items move one interval from now, not in a burst.
-      const updated = await tx.redriveBatch.update({ where: { id: batch.id }, data: { matched, pacedUntil: new Date() } });
+      // Pacing starts now, in database time (the pacers' clock): the first
+      // items move one tick from now, not in a burst.
+      await tx.$executeRawUnsafe(`UPDATE redrive_batches SET matched = $2, paced_until = clock_timestamp() WHERE id = $1`, batch.id, matched);
+      const updated = await tx.redriveBatch.findUniqueOrThrow({ where: { id: batch.id } });
       await writeAudit(tx, {
         actor: principal.actor,
         action: "redrive.create",

@@ -71,42 +71,24 @@ export function filterWhere(f: TRedriveFilter, params: unknown[]): string {
 }
 
 /**
- * One pacer step for one batch, in one statement: take the next `$3` items
- * after position `$2`, move those still dead-lettered (and not superseded when
- * `$4` latest-state-wins) back to pending as `$5` actor, and record each
- * item's outcome. Returns the items handled with their outcomes.
+ * The next `$3` items of batch `$1` after position `$2`, with what the pacer
+ * needs to decide each: the subscription's state and, when `$4`
+ * (latest-state-wins), whether a newer event has superseded it.
  */
-export const ADVANCE_ITEMS_SQL = `
-  WITH next AS (
-    SELECT i.seq, i.delivery_id FROM redrive_batch_items i
-     WHERE i.batch_id = $1 AND i.seq > $2
-     ORDER BY i.seq LIMIT $3
-  ), info AS (
-    SELECT n.seq, n.delivery_id, s.state AS sub_state,
-           ($4::boolean AND ${SUPERSEDED_SQL}) AS superseded
-      FROM next n
-      JOIN deliveries d ON d.id = n.delivery_id
-      JOIN events e ON e.id = d.event_id
-      JOIN subscriptions s ON s.id = d.subscription_id
-  ), moved AS (
-    UPDATE deliveries d
-       SET state = 'pending', attempt_count = 0, run_started_at = now(), next_attempt_at = now(),
-           next_trigger = 'redrive', next_actor = $5,
-           dead_letter_reason = NULL, dead_lettered_at = NULL,
-           lease_owner = NULL, lease_until = NULL, updated_at = now()
-      FROM info
-     WHERE d.id = info.delivery_id AND NOT info.superseded
-       AND d.state = 'dead_letter'
-       AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = d.subscription_id AND s.state = 'active')
-    RETURNING d.id
-  )
+export const NEXT_ITEMS_SQL = `
+  SELECT n.seq, n.delivery_id, s.state AS sub_state,
+         ($4::boolean AND ${SUPERSEDED_SQL}) AS superseded
+    FROM (SELECT i.seq, i.delivery_id FROM redrive_batch_items i
+           WHERE i.batch_id = $1 AND i.seq > $2
+           ORDER BY i.seq LIMIT $3) n
+    JOIN deliveries d ON d.id = n.delivery_id
+    JOIN events e ON e.id = d.event_id
+    JOIN subscriptions s ON s.id = d.subscription_id
+   ORDER BY n.seq`;
+
+/** Records each handled item's outcome in one statement. $1 batch, $2 int[] seqs, $3 text[] outcomes. */
+export const RECORD_ITEMS_SQL = `
   UPDATE redrive_batch_items i
-     SET processed_at = now(),
-         outcome = CASE
-           WHEN m.id IS NOT NULL THEN 'redriven'
-           WHEN info.superseded THEN 'skipped_superseded'
-           WHEN info.sub_state <> 'active' THEN 'skipped_subscription_inactive'
-           ELSE 'skipped_not_dead_lettered' END
-    FROM info LEFT JOIN moved m ON m.id = info.delivery_id
-   WHERE i.batch_id = $1 AND i.seq = info.seq
-  RETURNING i.seq, i.outcome`;
+     SET outcome = x.outcome, processed_at = now()
+    FROM unnest($2::int[], $3::text[]) AS x(seq, outcome)
+   WHERE i.batch_id = $1 AND i.seq = x.seq`;

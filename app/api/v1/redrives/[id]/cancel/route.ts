@@ -1,0 +1,13 @@
+import { apiRoute, json, readJson } from "@/lib/api/handler";
+import { getPrisma } from "@/lib/db/prisma";
+import { ZCancelRedrive } from "@/lib/redrive/schema";
+import { cancelRedriveBatch } from "@/lib/redrive/service";
+
+export const dynamic = "force-dynamic";
+
+/** Stops a running batch where it is; what was not reached stays dead-lettered. Body (optional): {reason}. */
+export const POST = apiRoute("redrives.cancel", async ({ req, params, principal }) => {
+  const hasBody = Number(req.headers.get("content-length") ?? "0") > 0 || req.headers.get("content-type");
+  const reason = hasBody ? (await readJson(req, ZCancelRedrive)).value.reason : undefined;
+  return json(await cancelRedriveBatch(getPrisma(), { id: params.id, principal, reason }));
+});

@@ -1,0 +1,8 @@
+import { apiRoute, json } from "@/lib/api/handler";
+import { getPrisma } from "@/lib/db/prisma";
+import { getRedriveBatch } from "@/lib/redrive/service";
+
+export const dynamic = "force-dynamic";
+
+/** A batch's progress: matched, redriven, skipped, remaining, delivered since, failed again, status. */
+export const GET = apiRoute("dlq.read", async ({ params }) => json(await getRedriveBatch(getPrisma(), params.id)));

@@ -1,0 +1,24 @@
+import { apiRoute, json, parseQuery, readJson } from "@/lib/api/handler";
+import { getPrisma } from "@/lib/db/prisma";
+import { ZCreateRedrive, ZListRedrives } from "@/lib/redrive/schema";
+import { createRedriveBatch, listRedriveBatches, previewRedrive } from "@/lib/redrive/service";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * A bulk redrive. With `dryRun: true`, the preview only (exact count, a
+ * sample, what is held back): `{id: null, matched, status: "preview", …}`.
+ * Otherwise 201 with the persisted batch `{id, matched, status: "running", …}`.
+ */
+export const POST = apiRoute("redrives.create", async ({ req, principal }) => {
+  const { value } = await readJson(req, ZCreateRedrive);
+  const prisma = getPrisma();
+  if (value.dryRun) {
+    const preview = await previewRedrive(prisma, { filter: value.filter, latestStateWins: value.latestStateWins });
+    return json({ id: null, status: "preview", ...preview });
+  }
+  const batch = await createRedriveBatch(prisma, { ...value, reason: value.reason! }, principal);
+  return json(batch, 201);
+});
+
+export const GET = apiRoute("dlq.read", async ({ req }) => json({ items: await listRedriveBatches(getPrisma(), parseQuery(req, ZListRedrives)) }));
