@@ -1,4 +1,37 @@
-// Placeholder until the delivery worker lands (issue: delivery worker).
-export async function runWorker(_opts: { databaseUrl: string }): Promise<void> {
-  throw new Error("The delivery worker is not built yet.");
+// `hookledger worker`: one delivery worker process. runWorker resolves after a
+// graceful shutdown (SIGTERM/SIGINT, or `signal`).
+import { logger } from "../lib/log";
+import { startWorker } from "./worker";
+import type { WorkerOptions } from "./config";
+
+export type { WorkerOptions } from "./config";
+export { startWorker, DeliveryWorker } from "./worker";
+
+/** Something that runs beside the delivery loop in the worker process and stops with it. */
+export type Companion = { stop: () => Promise<void> | void };
+
+export async function runWorker(opts: WorkerOptions & { signal?: AbortSignal }): Promise<void> {
+  const worker = startWorker(opts);
+  const log = worker.log;
+
+  // Companions of the delivery loop, one line each, e.g.
+  //   companions.push(startRedrivePacer({ databaseUrl: opts.databaseUrl, log }));
+  //   companions.push(await startMetricsServer({ log }));
+  const companions: Companion[] = [];
+  void log;
+
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    if (opts.signal) {
+      if (opts.signal.aborted) return resolve();
+      opts.signal.addEventListener("abort", stop, { once: true });
+    }
+    if (opts.handleSignals !== false) {
+      process.once("SIGTERM", stop);
+      process.once("SIGINT", stop);
+    }
+  });
+  logger.info("shutdown requested");
+  await Promise.allSettled(companions.map((c) => c.stop()));
+  await worker.stop();
 }

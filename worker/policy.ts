@@ -1,0 +1,35 @@
+// A subscription's retry_policy as the worker reads it. The API validates it on
+// the way in (lib/subscriptions/schema.ts); here anything malformed falls back
+// to the defaults field by field rather than stopping deliveries.
+import type { BackoffPolicy } from "../lib/ledger/backoff";
+import type { ClassifyOverrides } from "../lib/ledger/classify";
+import { DEFAULT_TIMEOUT_MS } from "./sender";
+
+export type WorkerPolicy = BackoffPolicy & { timeoutMs: number; classify: ClassifyOverrides };
+
+const cache = new Map<string, WorkerPolicy>();
+
+export function readPolicy(raw: unknown): WorkerPolicy {
+  const key = JSON.stringify(raw ?? {});
+  const hit = cache.get(key);
+  if (hit) return hit;
+  const p = (raw && typeof raw === "object" ? raw : {}) as Record<string, unknown>;
+  const posInt = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : undefined);
+  const ladder =
+    Array.isArray(p.ladderSeconds) && p.ladderSeconds.length > 0 && p.ladderSeconds.every((n) => typeof n === "number" && n >= 0)
+      ? (p.ladderSeconds as number[])
+      : undefined;
+  const classify: ClassifyOverrides = {};
+  if (p.classify && typeof p.classify === "object")
+    for (const [k, v] of Object.entries(p.classify as Record<string, unknown>)) if (v === "retry" || v === "dead_letter") classify[k] = v;
+  const policy: WorkerPolicy = {
+    ladderSeconds: ladder,
+    maxAgeSeconds: posInt(p.maxAgeSeconds),
+    maxAttempts: posInt(p.maxAttempts),
+    timeoutMs: posInt(p.timeoutMs) ?? DEFAULT_TIMEOUT_MS,
+    classify,
+  };
+  if (cache.size > 10_000) cache.clear();
+  cache.set(key, policy);
+  return policy;
+}

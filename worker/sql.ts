@@ -1,0 +1,261 @@
+// The hot-path SQL of the delivery worker, raw `pg` (PLATFORM.md: batched raw
+// statements are what reach thousands of deliveries a second). Every
+// transition is guarded in SQL by state and lease owner (DESIGN.md #3).
+import type pg from "pg";
+
+export type ClaimedRow = {
+  id: string;
+  deliveryKey: string;
+  subscriptionId: string;
+  eventId: string;
+  prevState: "pending" | "scheduled";
+  attemptCount: number;
+  totalAttempts: number;
+  runStartedAt: Date;
+  dueAt: Date;
+  trigger: string;
+  actor: string | null;
+  url: string;
+  retryPolicy: Record<string, unknown>;
+  rateLimitPerSecond: number | null;
+  payload: Buffer;
+};
+
+/**
+ * Claims up to `limit` due deliveries of active subscriptions and leases them to
+ * `owner`, in one statement (its own transaction: committed before any HTTP).
+ * Subscriptions are visited in random order, each contributing at most
+ * `perSubscription` rows and no more than its free `max_concurrency` (counted
+ * over every worker's in-flight rows), so one district cannot fill the batch.
+ * The lease is the subscription's timeout plus `leaseSlackSeconds`.
+ */
+export async function claimDeliveries(
+  db: pg.Pool | pg.PoolClient,
+  opts: { owner: string; limit: number; perSubscription: number; leaseSlackSeconds: number; excludeSubscriptions: string[] },
+): Promise<ClaimedRow[]> {
+  const { rows } = await db.query(
+    `WITH subs AS MATERIALIZED (
+       SELECT s.id, s.url, s.retry_policy, s.rate_limit_per_second,
+              s.max_concurrency - (SELECT count(*) FROM deliveries f WHERE f.subscription_id = s.id AND f.state = 'in_flight') AS room
+       FROM subscriptions s
+       WHERE s.state = 'active' AND NOT (s.id = ANY($4::text[]))
+       ORDER BY random()
+     ),
+     cand AS (
+       SELECT c.id, c.state AS prev_state, c.event_id, subs.id AS sub_id
+       FROM subs CROSS JOIN LATERAL (
+         SELECT d.id, d.state, d.event_id FROM deliveries d
+         WHERE d.subscription_id = subs.id AND d.state IN ('pending', 'scheduled') AND d.next_attempt_at <= now()
+         ORDER BY d.next_attempt_at
+         LIMIT LEAST(subs.room, $3::int, COALESCE(subs.rate_limit_per_second, $3::int))
+         FOR UPDATE SKIP LOCKED
+       ) c
+       WHERE subs.room > 0
+       LIMIT $2
+     )
+     UPDATE deliveries d
+        SET state = 'in_flight', lease_owner = $1, leased_at = now(),
+            lease_until = now() + make_interval(secs => COALESCE((s.retry_policy->>'timeoutMs')::numeric, 15000) / 1000 + $5::numeric),
+            updated_at = now()
+       FROM cand
+       JOIN subs s ON s.id = cand.sub_id
+       JOIN events e ON e.id = cand.event_id
+      WHERE d.id = cand.id AND d.state IN ('pending', 'scheduled')
+     RETURNING d.id, d.delivery_key AS "deliveryKey", d.subscription_id AS "subscriptionId", d.event_id AS "eventId",
+               cand.prev_state AS "prevState", d.attempt_count AS "attemptCount", d.total_attempts AS "totalAttempts",
+               d.run_started_at AS "runStartedAt", d.next_attempt_at AS "dueAt", d.next_trigger AS trigger, d.next_actor AS actor,
+               s.url, s.retry_policy AS "retryPolicy", s.rate_limit_per_second AS "rateLimitPerSecond", e.payload`,
+    [opts.owner, opts.limit, opts.perSubscription, opts.excludeSubscriptions, opts.leaseSlackSeconds],
+  );
+  return rows as ClaimedRow[];
+}
+
+export type AttemptResult = {
+  id: string;
+  state: "delivered" | "scheduled" | "dead_letter";
+  nextAttemptAt: Date | null;
+  statusCode: number | null;
+  errorClass: string | null;
+  errorMessage: string | null;
+  deadLetterReason: string | null;
+  startedAt: Date;
+  durationMs: number;
+  retryAfterSeconds: number | null;
+  responseHeaders: Record<string, string> | null;
+  responseExcerpt: string | null;
+  ambiguous: boolean;
+  trigger: string;
+  actor: string | null;
+};
+
+const OUTCOME = { delivered: "delivered", scheduled: "retry", dead_letter: "dead_letter" } as const;
+
+/**
+ * Writes a batch of attempt results in one statement: the guarded delivery
+ * updates, one attempt row each, and for a 410 the subscription disabled with
+ * its audit row (same statement, so same transaction). Rows whose lease this
+ * worker no longer holds are left alone (the reaper recorded them). Returns
+ * the ids that were applied.
+ */
+export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, results: AttemptResult[]): Promise<Set<string>> {
+  if (results.length === 0) return new Set();
+  const col = <K extends keyof AttemptResult>(k: K) => results.map((r) => r[k]);
+  const { rows } = await db.query<{ id: string }>(
+    `WITH r AS (
+       SELECT * FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::int[], $6::text[], $7::text[], $8::text[],
+                            $9::timestamptz[], $10::int[], $11::text[], $12::int[], $13::jsonb[], $14::text[], $15::bool[], $16::text[], $17::text[])
+         AS r(id, state, next_at, status_code, error_class, error_message, dl_reason, started_at, duration_ms, outcome,
+              retry_after, headers, excerpt, ambiguous, trig, actor)
+     ),
+     upd AS (
+       UPDATE deliveries d
+          SET state = r.state,
+              next_attempt_at = COALESCE(r.next_at, d.next_attempt_at),
+              lease_owner = NULL, lease_until = NULL, leased_at = NULL,
+              attempt_count = d.attempt_count + 1,
+              total_attempts = d.total_attempts + 1,
+              last_attempt_at = r.started_at,
+              last_status_code = r.status_code,
+              last_error_class = r.error_class,
+              last_error_message = r.error_message,
+              dead_letter_reason = r.dl_reason,
+              dead_lettered_at = CASE WHEN r.state = 'dead_letter' THEN now() END,
+              delivered_at = CASE WHEN r.state = 'delivered' THEN now() ELSE d.delivered_at END,
+              next_trigger = 'scheduled', next_actor = NULL,
+              updated_at = now()
+         FROM r
+        WHERE d.id = r.id AND d.state = 'in_flight' AND d.lease_owner = $1
+       RETURNING d.id, d.subscription_id, d.total_attempts AS attempt_number, r.dl_reason
+     ),
+     ins AS (
+       INSERT INTO attempts (delivery_id, subscription_id, attempt_number, trigger, actor, started_at, duration_ms, outcome,
+                             status_code, error_class, error_message, retry_after_seconds, response_headers, response_excerpt, worker_id, ambiguous)
+       SELECT u.id, u.subscription_id, u.attempt_number, r.trig, r.actor, r.started_at, r.duration_ms, r.outcome,
+              r.status_code, r.error_class, r.error_message, r.retry_after, r.headers, r.excerpt, $1, r.ambiguous
+         FROM upd u JOIN r ON r.id = u.id
+       RETURNING 1
+     ),
+     gone AS (
+       UPDATE subscriptions s
+          SET state = 'disabled', state_reason = 'The endpoint answered 410 Gone (delivery ' || g.id || ').', updated_at = now()
+         FROM (SELECT DISTINCT ON (subscription_id) subscription_id, id FROM upd WHERE dl_reason = 'gone' ORDER BY subscription_id, id) g
+        WHERE s.id = g.subscription_id AND s.state <> 'disabled'
+       RETURNING s.id, g.id AS delivery_id
+     ),
+     aud AS (
+       INSERT INTO audit_entries (actor, action, target_type, target_id, reason, details)
+       SELECT 'system', 'subscription.disable', 'subscription', gone.id, 'The endpoint answered 410 Gone.',
+              jsonb_build_object('deliveryId', gone.delivery_id, 'statusCode', 410, 'to', 'disabled')
+         FROM gone
+       RETURNING 1
+     )
+     SELECT id FROM upd`,
+    [
+      owner,
+      col("id"),
+      col("state"),
+      col("nextAttemptAt"),
+      col("statusCode"),
+      col("errorClass"),
+      col("errorMessage"),
+      col("deadLetterReason"),
+      col("startedAt"),
+      col("durationMs"),
+      results.map((r) => OUTCOME[r.state]),
+      col("retryAfterSeconds"),
+      results.map((r) => (r.responseHeaders ? JSON.stringify(r.responseHeaders) : null)),
+      col("responseExcerpt"),
+      col("ambiguous"),
+      col("trigger"),
+      col("actor"),
+    ],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * Returns leased rows to due, recording the abandoned attempt (outcome
+ * 'abandoned', ambiguous: the request may have been on the wire). With `owner`
+ * and `ids`: this worker's own rows at shutdown; without: every expired lease
+ * (the reaper). SKIP LOCKED lets several reapers run at once.
+ */
+export async function abandonLeases(
+  db: pg.Pool | pg.PoolClient,
+  opts: { errorClass: "lease_expired" | "shutdown"; owner?: string; ids?: string[]; limit?: number },
+): Promise<{ id: string; subscriptionId: string; owner: string | null }[]> {
+  const own = opts.owner !== undefined;
+  const { rows } = await db.query(
+    `WITH x AS (
+       SELECT id, lease_owner, leased_at, lease_until, next_trigger, next_actor FROM deliveries
+        WHERE state = 'in_flight' AND ${own ? "lease_owner = $4 AND id = ANY($5::text[])" : "lease_until < now()"}
+        ORDER BY lease_until
+        LIMIT $1
+        FOR UPDATE SKIP LOCKED
+     ),
+     upd AS (
+       UPDATE deliveries d
+          SET state = 'scheduled', next_attempt_at = now(),
+              lease_owner = NULL, lease_until = NULL, leased_at = NULL,
+              attempt_count = d.attempt_count + 1, total_attempts = d.total_attempts + 1,
+              last_attempt_at = COALESCE(x.leased_at, now()), last_status_code = NULL,
+              last_error_class = $2::text, last_error_message = $3::text || ' (worker ' || COALESCE(x.lease_owner, '?') || ')',
+              next_trigger = 'scheduled', next_actor = NULL, updated_at = now()
+         FROM x WHERE d.id = x.id
+       RETURNING d.id, d.subscription_id, d.total_attempts, x.lease_owner, x.leased_at, x.next_trigger, x.next_actor
+     ),
+     ins AS (
+       INSERT INTO attempts (delivery_id, subscription_id, attempt_number, trigger, actor, started_at, duration_ms, outcome,
+                             error_class, error_message, worker_id, ambiguous)
+       SELECT id, subscription_id, total_attempts, next_trigger, next_actor, COALESCE(leased_at, now()),
+              (extract(epoch FROM now() - COALESCE(leased_at, now())) * 1000)::int, 'abandoned',
+              $2::text, $3::text || ' (worker ' || COALESCE(lease_owner, '?') || ')', lease_owner, true
+         FROM upd
+       RETURNING 1
+     )
+     SELECT id, subscription_id AS "subscriptionId", lease_owner AS owner FROM upd`,
+    own
+      ? [opts.limit ?? 10_000, opts.errorClass, shutdownMessage, opts.owner, opts.ids ?? []]
+      : [opts.limit ?? 1000, opts.errorClass, reapMessage],
+  );
+  return rows;
+}
+
+const reapMessage = "The lease expired before a result was written: the worker crashed or stalled; the request may have been sent";
+const shutdownMessage = "The worker shut down while the request was in flight; the request may have been sent";
+
+/** Returns leased rows that were never sent to their prior state, unchanged otherwise. */
+export async function releaseUnsent(db: pg.Pool | pg.PoolClient, owner: string, rows: { id: string; prevState: string }[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const r = await db.query(
+    `UPDATE deliveries d SET state = u.prev_state, lease_owner = NULL, lease_until = NULL, leased_at = NULL, updated_at = now()
+       FROM unnest($2::text[], $3::text[]) AS u(id, prev_state)
+      WHERE d.id = u.id AND d.state = 'in_flight' AND d.lease_owner = $1`,
+    [owner, rows.map((r) => r.id), rows.map((r) => r.prevState)],
+  );
+  return r.rowCount ?? 0;
+}
+
+/** Stored (sealed) secrets that are still valid, newest first. */
+export async function activeSecrets(db: pg.Pool | pg.PoolClient, subscriptionIds: string[]): Promise<Map<string, string[]>> {
+  const { rows } = await db.query<{ subscription_id: string; secret: string }>(
+    `SELECT subscription_id, secret FROM subscription_secrets
+      WHERE subscription_id = ANY($1::text[]) AND (expires_at IS NULL OR expires_at > now())
+      ORDER BY created_at DESC, id`,
+    [subscriptionIds],
+  );
+  const out = new Map<string, string[]>(subscriptionIds.map((id) => [id, []]));
+  for (const r of rows) out.get(r.subscription_id)!.push(r.secret);
+  return out;
+}
+
+export async function beat(db: pg.Pool, w: { workerId: string; hostname: string; pid: number; startedAt: Date }) {
+  await db.query(
+    `INSERT INTO worker_heartbeats (worker_id, hostname, pid, started_at, beat_at) VALUES ($1, $2, $3, $4, now())
+     ON CONFLICT (worker_id) DO UPDATE SET beat_at = now(), stopped_at = NULL`,
+    [w.workerId, w.hostname, w.pid, w.startedAt],
+  );
+}
+
+export async function markStopped(db: pg.Pool, workerId: string) {
+  await db.query("UPDATE worker_heartbeats SET stopped_at = now(), beat_at = now() WHERE worker_id = $1", [workerId]);
+}

@@ -1,0 +1,444 @@
+// The delivery loop: claim a batch (leased, committed), send each request with
+// no transaction open, write results back in batches, reap expired leases,
+// heartbeat. One instance per process; any number of processes share a database.
+import os from "node:os";
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import type { Logger } from "pino";
+import { logger as rootLogger } from "../lib/log";
+import { classifyAttempt, DEAD_LETTER_REASONS } from "../lib/ledger/classify";
+import { maxAttempts, nextAttempt, parseRetryAfter } from "../lib/ledger/backoff";
+import { openSecret } from "../lib/subscriptions/secrets";
+import { attemptDuration, attemptsTotal, claimBatchSize, schedulingLateness, workerHeartbeat } from "../lib/metrics/worker";
+import { Sender } from "./sender";
+import { readPolicy } from "./policy";
+import { workerConfig, type WorkerConfig, type WorkerOptions } from "./config";
+import {
+  abandonLeases,
+  activeSecrets,
+  beat,
+  claimDeliveries,
+  markStopped,
+  releaseUnsent,
+  writeResults,
+  type AttemptResult,
+  type ClaimedRow,
+} from "./sql";
+import { RateLimiter } from "./rate-limit";
+
+export const NOTIFY_CHANNEL = "hookledger_deliveries";
+const SECRET_TTL_MS = 5_000;
+
+type InFlight = { row: ClaimedRow; controller: AbortController; started: boolean };
+
+/** Resolves on poke() or after a timeout, whichever comes first. */
+class Wakeup {
+  private resolve: (() => void) | null = null;
+  private pending = false;
+  poke() {
+    if (this.resolve) {
+      const r = this.resolve;
+      this.resolve = null;
+      r();
+    } else this.pending = true;
+  }
+  wait(ms: number): Promise<void> {
+    if (this.pending) {
+      this.pending = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const t = setTimeout(() => {
+        this.resolve = null;
+        resolve();
+      }, ms);
+      this.resolve = () => {
+        clearTimeout(t);
+        resolve();
+      };
+    });
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Retry delay after n consecutive database failures: 0.5 s doubling to 30 s. */
+const dbBackoff = (n: number) => Math.min(30_000, 500 * 2 ** Math.min(n, 6));
+
+export class DeliveryWorker {
+  readonly config: WorkerConfig;
+  readonly workerId: string;
+  readonly log: Logger;
+  readonly pool: pg.Pool;
+  readonly sender: Sender;
+  private readonly limiter = new RateLimiter();
+  private readonly wake = new Wakeup();
+  private readonly inflight = new Map<string, InFlight>();
+  private results: AttemptResult[] = [];
+  private flushing: Promise<void> | null = null;
+  private secrets = new Map<string, { at: number; plain: string[] }>();
+  private listener: pg.Client | null = null;
+  private timers: NodeJS.Timeout[] = [];
+  private stopping = false;
+  private loopDone: Promise<void> | null = null;
+  private stopped: Promise<void> | null = null;
+  private readonly startedAt = new Date();
+  private dbFailures = 0;
+
+  constructor(opts: WorkerOptions) {
+    this.config = workerConfig(opts);
+    this.workerId = this.config.workerId ?? `${os.hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+    this.log = rootLogger.child({ worker: this.workerId });
+    this.pool = new pg.Pool({ connectionString: this.config.databaseUrl, max: 6, statement_timeout: 30_000 });
+    // A dropped connection must not crash the worker; the next query reconnects.
+    this.pool.on("error", (err) => this.log.warn({ err: err.message }, "database connection lost; reconnecting"));
+    this.sender = new Sender({
+      allowPrivate: this.config.allowPrivateTargets,
+      lookup: this.config.lookup,
+      connectionsPerOrigin: this.config.connectionsPerOrigin,
+    });
+  }
+
+  start(): this {
+    this.log.info(
+      { batch: this.config.batchSize, maxInFlight: this.config.maxInFlight, allowPrivateTargets: this.config.allowPrivateTargets },
+      "worker started",
+    );
+    void this.listen();
+    this.every(this.config.heartbeatIntervalMs, () => this.heartbeat(), true);
+    this.every(this.config.reapIntervalMs, () => this.reap(), true);
+    this.loopDone = this.loop();
+    return this;
+  }
+
+  /** Stops claiming, lets in-flight requests finish within the grace period, releases the rest. */
+  stop(): Promise<void> {
+    if (!this.stopped) this.stopped = this.shutdown();
+    return this.stopped;
+  }
+
+  get inFlightCount() {
+    return this.inflight.size;
+  }
+
+  private every(ms: number, fn: () => Promise<void>, now = false) {
+    let running = false;
+    const tick = () => {
+      if (running || this.stopping) return;
+      running = true;
+      fn().finally(() => (running = false));
+    };
+    const t = setInterval(tick, ms);
+    t.unref();
+    this.timers.push(t);
+    if (now) tick();
+  }
+
+  // ---- the claim loop ----
+
+  private async loop() {
+    const { batchSize, maxInFlight, pollIntervalMs } = this.config;
+    while (!this.stopping) {
+      const room = maxInFlight - this.inflight.size;
+      // Claim when a useful batch fits; otherwise wait for results to free room.
+      if (room < Math.min(batchSize, maxInFlight) / 4 && this.inflight.size > 0) {
+        await this.wake.wait(pollIntervalMs);
+        continue;
+      }
+      let rows: ClaimedRow[];
+      try {
+        rows = await claimDeliveries(this.pool, {
+          owner: this.workerId,
+          limit: Math.min(batchSize, room),
+          perSubscription: this.config.perSubscription,
+          leaseSlackSeconds: this.config.leaseSlackMs / 1000,
+          excludeSubscriptions: this.limiter.exhausted(),
+        });
+        this.dbOk();
+      } catch (err) {
+        await this.dbFailed(err, "claim");
+        continue;
+      }
+      claimBatchSize.observe(rows.length);
+      if (rows.length > 0) {
+        await this.refreshSecrets(rows);
+        for (const row of rows) this.dispatch(row);
+      }
+      if (rows.length < Math.min(batchSize, room)) await this.wake.wait(pollIntervalMs);
+    }
+  }
+
+  private dispatch(row: ClaimedRow) {
+    const entry: InFlight = { row, controller: new AbortController(), started: false };
+    this.inflight.set(row.id, entry);
+    void this.process(entry).catch((err) => {
+      // process() does not throw by design; if it does, the lease expires and the reaper recovers the row.
+      this.log.error({ err, delivery: row.id }, "unexpected error processing a delivery");
+      this.inflight.delete(row.id);
+    });
+  }
+
+  private async process(entry: InFlight) {
+    const { row, controller } = entry;
+    if (row.rateLimitPerSecond) {
+      const ok = await this.limiter.take(row.subscriptionId, row.rateLimitPerSecond, controller.signal);
+      if (!ok) return; // shutting down: released unsent
+    }
+    if (controller.signal.aborted) return;
+    const policy = readPolicy(row.retryPolicy);
+    const secrets = this.secrets.get(row.subscriptionId)?.plain ?? [];
+    entry.started = true;
+    const startedAt = new Date();
+    schedulingLateness.observe(Math.max(0, (startedAt.getTime() - new Date(row.dueAt).getTime()) / 1000));
+    const res = await this.sender.send({
+      url: row.url,
+      deliveryKey: row.deliveryKey,
+      body: row.payload,
+      secrets,
+      timeoutMs: policy.timeoutMs,
+      signal: controller.signal,
+    });
+    if (res.errorClass === "shutdown") return; // released as abandoned by shutdown()
+
+    const now = new Date();
+    const attemptInRun = row.attemptCount + 1;
+    const max = maxAttempts(policy);
+    const verdict = classifyAttempt(res, policy.classify);
+    const retryAfterSeconds = parseRetryAfter(res.retryAfter, now);
+    let state: AttemptResult["state"];
+    let nextAt: Date | null = null;
+    let reason: string | null = null;
+    if (verdict.verdict === "delivered") state = "delivered";
+    else if (verdict.verdict === "dead_letter") {
+      state = "dead_letter";
+      reason = verdict.reason;
+    } else {
+      const next = nextAttempt({
+        attemptNumber: attemptInRun,
+        runStartedAt: new Date(row.runStartedAt),
+        now,
+        retryAfterSeconds,
+        policy,
+        random: this.config.random,
+      });
+      if (next.kind === "exhausted") {
+        state = "dead_letter";
+        reason = DEAD_LETTER_REASONS.exhausted;
+      } else {
+        state = "scheduled";
+        nextAt = next.at;
+      }
+    }
+    const errorMessage =
+      res.errorMessage ?? (res.statusCode !== null && (res.statusCode < 200 || res.statusCode >= 300) ? `HTTP ${res.statusCode}` : null);
+    this.enqueue({
+      id: row.id,
+      state,
+      nextAttemptAt: nextAt,
+      statusCode: res.statusCode,
+      errorClass: verdict.errorClass,
+      errorMessage,
+      deadLetterReason: reason,
+      startedAt,
+      durationMs: res.durationMs,
+      retryAfterSeconds: res.retryAfter !== null ? retryAfterSeconds : null,
+      responseHeaders: res.responseHeaders,
+      responseExcerpt: res.responseExcerpt,
+      ambiguous: res.ambiguous,
+      trigger: row.trigger,
+      actor: row.actor,
+    });
+    this.inflight.delete(row.id);
+
+    const outcome = state === "scheduled" ? "retry" : state;
+    attemptsTotal.inc({ subscription: row.subscriptionId, outcome, error_class: verdict.errorClass ?? "none" });
+    attemptDuration.observe({ outcome }, res.durationMs / 1000);
+    // One line per attempt. Successes at debug: at thousands a second, info would drown the failures.
+    const line = {
+      delivery: row.id,
+      subscription: row.subscriptionId,
+      attempt: `${attemptInRun}/${max}`,
+      status: res.statusCode,
+      errorClass: verdict.errorClass,
+      durationMs: res.durationMs,
+      outcome,
+      ...(res.ambiguous ? { ambiguous: true } : {}),
+      ...(nextAt ? { nextAttemptAt: nextAt.toISOString() } : {}),
+      ...(reason ? { reason } : {}),
+      ...(row.trigger !== "scheduled" ? { trigger: row.trigger } : {}),
+    };
+    if (state === "delivered") this.log.debug(line, "delivered");
+    else if (state === "dead_letter") this.log.warn({ ...line, error: errorMessage }, "dead-lettered");
+    else this.log.info({ ...line, error: errorMessage }, "attempt failed; retry scheduled");
+  }
+
+  private async refreshSecrets(rows: ClaimedRow[]) {
+    const now = Date.now();
+    const stale = [...new Set(rows.map((r) => r.subscriptionId))].filter((id) => {
+      const s = this.secrets.get(id);
+      return !s || now - s.at > SECRET_TTL_MS;
+    });
+    if (stale.length === 0) return;
+    try {
+      const stored = await activeSecrets(this.pool, stale);
+      for (const [id, list] of stored) this.secrets.set(id, { at: now, plain: await Promise.all(list.map((s) => openSecret(s))) });
+    } catch (err) {
+      // Claimed rows still go out with the cached secrets, or unsigned never: a row without any is held to its lease.
+      this.log.warn({ err: (err as Error).message }, "could not load signing secrets");
+    }
+  }
+
+  // ---- results ----
+
+  private enqueue(r: AttemptResult) {
+    this.results.push(r);
+    if (!this.flushing) this.flushing = this.flush().finally(() => (this.flushing = null));
+  }
+
+  /** Group commit: while one batch is being written, the next accumulates. */
+  private async flush() {
+    let failures = 0;
+    while (this.results.length > 0) {
+      const batch = this.results.splice(0, 1000);
+      try {
+        const applied = await writeResults(this.pool, this.workerId, batch);
+        if (applied.size < batch.length)
+          this.log.warn(
+            { lost: batch.filter((r) => !applied.has(r.id)).map((r) => r.id) },
+            "results for deliveries whose lease this worker no longer held were discarded (the reaper recorded them)",
+          );
+        failures = 0;
+        this.dbOk();
+        this.wake.poke();
+      } catch (err) {
+        this.results.unshift(...batch);
+        failures++;
+        this.log.warn({ err: (err as Error).message, pending: this.results.length }, "could not write results; retrying");
+        if (this.stopping && failures > 5) return;
+        await sleep(dbBackoff(failures));
+      }
+    }
+  }
+
+  private async drainResults() {
+    while (this.flushing) await this.flushing;
+    if (this.results.length > 0) {
+      this.flushing = this.flush().finally(() => (this.flushing = null));
+      await this.flushing;
+    }
+  }
+
+  // ---- reaper, heartbeat, LISTEN ----
+
+  private async reap() {
+    try {
+      for (;;) {
+        const rows = await abandonLeases(this.pool, { errorClass: "lease_expired", limit: 1000 });
+        if (rows.length > 0) {
+          this.log.warn({ count: rows.length, owners: [...new Set(rows.map((r) => r.owner))] }, "reaped expired leases back to due");
+          this.wake.poke();
+        }
+        if (rows.length < 1000) break;
+      }
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, "reaper: database unavailable");
+    }
+  }
+
+  private async heartbeat() {
+    try {
+      await beat(this.pool, { workerId: this.workerId, hostname: os.hostname(), pid: process.pid, startedAt: this.startedAt });
+      workerHeartbeat.set(Date.now() / 1000);
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, "heartbeat: database unavailable");
+    }
+  }
+
+  private async listen() {
+    let failures = 0;
+    while (!this.stopping) {
+      const client = new pg.Client({ connectionString: this.config.databaseUrl });
+      const ended = new Promise<void>((resolve) => {
+        client.on("error", (err) => {
+          this.log.warn({ err: err.message }, "LISTEN connection lost; reconnecting");
+          resolve();
+        });
+        client.on("end", () => resolve());
+      });
+      try {
+        await client.connect();
+        client.on("notification", () => this.wake.poke());
+        await client.query(`LISTEN ${NOTIFY_CHANNEL}`);
+        this.listener = client;
+        failures = 0;
+        this.wake.poke(); // notifications may have been missed while disconnected
+        await ended;
+      } catch (err) {
+        this.log.warn({ err: (err as Error).message }, "could not LISTEN; polling meanwhile");
+      }
+      this.listener = null;
+      await client.end().catch(() => {});
+      if (this.stopping) break;
+      await sleep(dbBackoff(failures++));
+    }
+  }
+
+  private dbOk() {
+    if (this.dbFailures > 0) this.log.info("database reachable again");
+    this.dbFailures = 0;
+  }
+
+  private async dbFailed(err: unknown, what: string) {
+    this.dbFailures++;
+    const delay = dbBackoff(this.dbFailures);
+    this.log.warn({ err: (err as Error).message, retryInMs: delay }, `${what}: database unavailable; retrying`);
+    await Promise.race([sleep(delay), this.stopSignal]);
+  }
+
+  private stopResolve: (() => void) | null = null;
+  private stopSignal = new Promise<void>((r) => (this.stopResolve = r));
+
+  // ---- shutdown ----
+
+  private async shutdown() {
+    this.stopping = true;
+    this.stopResolve?.();
+    for (const t of this.timers) clearInterval(t);
+    this.wake.poke();
+    await this.loopDone;
+    const graceUntil = Date.now() + this.config.shutdownGraceMs;
+    // Not yet on the wire (waiting on a rate limit): released untouched at once.
+    const unsent = [...this.inflight.values()].filter((e) => !e.started);
+    for (const e of unsent) e.controller.abort();
+    this.log.info({ inFlight: this.inflight.size - unsent.length, graceMs: this.config.shutdownGraceMs }, "stopping: waiting for in-flight requests");
+    while ([...this.inflight.values()].some((e) => e.started) && Date.now() < graceUntil) await sleep(25);
+    const late = [...this.inflight.values()].filter((e) => e.started);
+    for (const e of late) e.controller.abort(new Error("shutdown"));
+    if (late.length) await sleep(50); // let aborted sends settle before the last flush
+    await this.drainResults();
+    try {
+      const released = await releaseUnsent(
+        this.pool,
+        this.workerId,
+        unsent.map((e) => ({ id: e.row.id, prevState: e.row.prevState })),
+      );
+      const abandoned = late.length
+        ? await abandonLeases(this.pool, { errorClass: "shutdown", owner: this.workerId, ids: late.map((e) => e.row.id) })
+        : [];
+      await markStopped(this.pool, this.workerId);
+      this.log.info({ released, abandoned: abandoned.length }, "worker stopped");
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, "could not release leases at shutdown; the reaper will return them when they expire");
+    }
+    this.inflight.clear();
+    const l = this.listener;
+    this.listener = null;
+    await l?.end().catch(() => {});
+    await this.sender.close();
+    await this.pool.end().catch(() => {});
+  }
+}
+
+export function startWorker(opts: WorkerOptions): DeliveryWorker {
+  return new DeliveryWorker(opts).start();
+}
