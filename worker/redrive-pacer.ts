@@ -7,6 +7,7 @@
 //   const pacer = startRedrivePacer({ databaseUrl });   // in the worker
 //   await pacer.stop();                                 // on shutdown
 import pg from "pg";
+import type { Logger } from "pino";
 import { createPool } from "../lib/db/pool";
 import { advanceBatch, listRunningBatchIds, type StepResult } from "../lib/redrive/pacer";
 import { logger } from "../lib/log";
@@ -16,11 +17,13 @@ export const DEFAULT_PACER_INTERVAL_MS = 200;
 
 export type RedrivePacer = { stop: () => Promise<void>; tick: () => Promise<StepResult[]> };
 
-export function startRedrivePacer(opts: { databaseUrl?: string; pool?: pg.Pool; intervalMs?: number; onStep?: (r: StepResult) => void } = {}): RedrivePacer {
+export function startRedrivePacer(
+  opts: { databaseUrl?: string; pool?: pg.Pool; intervalMs?: number; log?: Logger; onStep?: (r: StepResult) => void } = {},
+): RedrivePacer {
   const owned = !opts.pool;
   const pool = opts.pool ?? createPool({ url: opts.databaseUrl, max: 2, statementTimeoutMs: 30_000 });
   const interval = opts.intervalMs ?? DEFAULT_PACER_INTERVAL_MS;
-  const log = logger.child({ component: "redrive-pacer" });
+  const log = (opts.log ?? logger).child({ component: "redrive-pacer" });
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<StepResult[]> | undefined;

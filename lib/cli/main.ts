@@ -2,6 +2,8 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { ROLES, type Role } from "../auth/permissions";
 import { migrate } from "../db/migrate";
 import { openDatabase, withDatabase } from "./db";
+import { registerRedriveCommand } from "./redrive";
+import { registerDlqCommand } from "./dlq";
 import { registerUserCommands } from "./user";
 import pkg from "../../package.json" with { type: "json" };
 
@@ -77,6 +79,9 @@ token
   });
 
 registerUserCommands(program);
+
+registerRedriveCommand(program);
+registerDlqCommand(program);
 
 export { program };
 
