@@ -18,7 +18,7 @@ export type Receiver = {
 
 /** A node:http receiver on 127.0.0.1; `handle` answers (default 204). */
 export async function startReceiver(
-  handle: (req: http.IncomingMessage, res: http.ServerResponse, r: Received) => void | Promise<void> = (_q, res) => {
+  handle: (req: http.IncomingMessage, res: http.ServerResponse, r: Received) => unknown = (_q, res) => {
     res.statusCode = 204;
     res.end();
   },
