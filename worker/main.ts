@@ -18,6 +18,7 @@ export async function runWorker(opts: WorkerOptions & { signal?: AbortSignal }):
   //   companions.push(startRedrivePacer({ databaseUrl: opts.databaseUrl, log }));
   //   companions.push(await startMetricsServer({ log }));
   const companions: Companion[] = [];
+  companions.push(await (await import("./metrics-server")).startMetricsServer({ log })); // HOOKLEDGER_METRICS_PORT; off when unset
   void log;
 
   await new Promise<void>((resolve) => {
