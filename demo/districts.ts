@@ -35,7 +35,7 @@ export const DEFAULT_KNOBS: DistrictKnobs = {
   error500Rate: 0.08,
   hangRate: 0.06,
   hangMs: 10_000,
-  ratePerWindow: 8,
+  ratePerWindow: 6,
   windowSeconds: 10,
   dropRate: 0.3,
   failAfterCommitRate: 0.15,

@@ -44,6 +44,8 @@ export type DemoOptions = {
   seedUser?: boolean;
   /** Wait for the dashboard to answer before printing the banner. Default true. */
   waitForDashboard?: boolean;
+  /** A one-line summary this often (default 30 s; 0: never). */
+  summaryIntervalMs?: number;
   log?: (line: string) => void;
 };
 
@@ -150,6 +152,19 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
       cleanup.push(async () => clearTimeout(bannerTimer));
     }
 
+    // One line every 30 s, so the terminal says the demo is alive and where to look.
+    const summaryEvery = opts.summaryIntervalMs ?? 30_000;
+    if (summaryEvery > 0) {
+      const summaryTimer = setInterval(() => {
+        void summarize(prisma, traffic).then(
+          (line) => log(`[demo ${new Date().toISOString().slice(11, 19)}] ${line} · controls ${control.url} · dashboard ${opts.dashboardUrl}`),
+          () => {},
+        );
+      }, summaryEvery);
+      summaryTimer.unref();
+      cleanup.push(async () => clearInterval(summaryTimer));
+    }
+
     let stopped: Promise<void> | undefined;
     return {
       controlUrl: control.url,
@@ -162,6 +177,20 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     await stopAll();
     throw err;
   }
+}
+
+/** "N events published · deliveries: … · DLQ n (reason n, …)", from the trigger-kept counters (no scan of deliveries). */
+async function summarize(prisma: PrismaClient, traffic: Traffic): Promise<string> {
+  const rows = await prisma.$queryRaw<{ state: string; reason: string; n: number }[]>`
+    SELECT state, reason, sum(n)::int AS n FROM delivery_state_counts
+    WHERE subscription_id LIKE 'sub_demo_%' GROUP BY 1, 2 HAVING sum(n) <> 0`;
+  const by = (st: string) => rows.filter((r) => r.state === st).reduce((a, r) => a + r.n, 0);
+  const dlq = rows.filter((r) => r.state === "dead_letter");
+  const reasons = dlq.map((r) => `${r.reason || "?"} ${r.n}`).join(", ");
+  return (
+    `${traffic.published} events published this run · deliveries: ${by("delivered")} delivered, ${by("scheduled")} retrying, ` +
+    `${by("in_flight")} in flight, ${by("pending")} pending · DLQ ${by("dead_letter")}${reasons ? ` (${reasons})` : ""}`
+  );
 }
 
 function numberEnv(name: string): number | undefined {

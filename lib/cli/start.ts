@@ -48,7 +48,11 @@ export async function start(opts: StartOptions) {
   ensureBuilt(opts.build);
 
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: db.url, HOOKLEDGER_DATA_DIR: dataDir(), NEXT_TELEMETRY_DISABLED: "1", PORT: String(opts.port) };
-  if (opts.demo) env.HOOKLEDGER_ALLOW_PRIVATE_TARGETS = "1";
+  if (opts.demo) {
+    env.HOOKLEDGER_ALLOW_PRIVATE_TARGETS = "1";
+    // The demo prints its own summary; per-attempt worker logs would bury it (LOG_LEVEL=info shows them).
+    env.LOG_LEVEL = process.env.LOG_LEVEL ?? "error";
+  }
   const children: ChildProcess[] = [];
   let stopping = false;
 
