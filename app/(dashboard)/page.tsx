@@ -1,10 +1,14 @@
+import { requireViewer } from "@/lib/auth/session";
+import { findLookupResults, type LookupResult } from "@/lib/dashboard/lookup";
+import { LookupClient } from "./page-client";
+
 export const dynamic = "force-dynamic";
 
-export default function LookupPage() {
-  return (
-    <section>
-      <h1 className="text-2xl font-semibold">Lookup</h1>
-      <p className="mt-2 text-slate-600">Search by event id, delivery key, student id, assignment id, district or subscription.</p>
-    </section>
-  );
+export default async function LookupPage({ searchParams }: { searchParams: Promise<{ q?: string }> }) {
+  await requireViewer("deliveries.read");
+  const { q } = await searchParams;
+  const query = typeof q === "string" ? q.trim().slice(0, 200) : "";
+  let initial: LookupResult | null = null;
+  if (query) initial = await findLookupResults({ q: query });
+  return <LookupClient initialQuery={query} initial={initial} initialAt={Date.now()} />;
 }

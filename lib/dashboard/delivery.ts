@@ -18,7 +18,7 @@ export type AttemptDetail = DeliveryLite["attempts"][number] & {
 
 export type AuditItem = { id: string; at: string; actor: string; action: string; reason: string | null; details: unknown };
 
-export type DeliveryDetail = DeliveryLite & {
+export type DeliveryDetail = Omit<DeliveryLite, "attempts"> & {
   subscriptionUrl: string;
   totalAttempts: number;
   attempts: AttemptDetail[];

@@ -1,0 +1,205 @@
+"use client";
+import Link from "next/link";
+import { useState } from "react";
+import type { DeliveryDetail } from "@/lib/dashboard/delivery";
+import { deliveryReceipt, describeDelivery, formatAbsolute } from "@/lib/dashboard/describe";
+import { usePolled } from "@/components/dashboard/usePolled";
+import { shortTime, Time, UpdatedAgo, useTimeZone } from "@/components/dashboard/time";
+import { CopyButton } from "@/components/dashboard/CopyButton";
+import { Card, StateBadge, SubLink, btn } from "@/components/dashboard/ui";
+
+type Item =
+  | { kind: "created"; at: string }
+  | { kind: "attempt"; at: string; a: DeliveryDetail["attempts"][number] }
+  | { kind: "audit"; at: string; e: DeliveryDetail["history"][number] };
+
+function outcomeText(a: DeliveryDetail["attempts"][number]): string {
+  switch (a.outcome) {
+    case "delivered":
+      return "Delivered";
+    case "retry":
+      return "Failed, will retry";
+    case "dead_letter":
+      return "Failed, dead-lettered";
+    case "abandoned":
+      return "Abandoned: the worker's lease expired";
+    default:
+      return a.outcome;
+  }
+}
+
+function AttemptRow({ a }: { a: DeliveryDetail["attempts"][number] }) {
+  const facts: [string, React.ReactNode][] = [
+    ["Status", a.statusCode ? `HTTP ${a.statusCode}` : "no HTTP answer"],
+    ["Error class", a.errorClass ?? "—"],
+    ["Duration", a.durationMs != null ? `${a.durationMs} ms` : "—"],
+    ["Trigger", `${a.trigger}${a.actor ? ` by ${a.actor}` : ""}`],
+    ["Retry-After", a.retryAfterSeconds != null ? `${a.retryAfterSeconds} s` : "—"],
+    ["Worker", a.workerId ?? "—"],
+  ];
+  return (
+    <div>
+      <p className="font-medium text-slate-900">
+        Attempt {a.attemptNumber}: {outcomeText(a)}
+        {a.ambiguous && (
+          <span className="ml-2 rounded bg-amber-100 px-1.5 py-0.5 text-xs font-medium text-amber-900" title="The request may have reached the receiver (timeout or reset after sending); retried with the same key">
+            ambiguous
+          </span>
+        )}
+      </p>
+      <dl className="mt-1 grid grid-cols-2 gap-x-4 gap-y-0.5 text-sm sm:grid-cols-3">
+        {facts.map(([k, v]) => (
+          <div key={k} className="min-w-0">
+            <dt className="inline text-slate-500">{k}: </dt>
+            <dd className="inline break-words text-slate-800">{v}</dd>
+          </div>
+        ))}
+      </dl>
+      {a.errorMessage && <p className="mt-1 text-sm text-red-900">{a.errorMessage}</p>}
+      {a.responseExcerpt && (
+        <details className="mt-1 text-sm">
+          <summary className="cursor-pointer text-slate-600 hover:text-slate-900">Response excerpt</summary>
+          <pre className="mt-1 max-h-60 overflow-auto whitespace-pre-wrap break-all rounded bg-slate-50 p-2 text-xs">{a.responseExcerpt}</pre>
+        </details>
+      )}
+    </div>
+  );
+}
+
+export function DeliveryClient({ initial, initialAt, redrive }: { initial: DeliveryDetail; initialAt: number; redrive?: React.ReactNode }) {
+  const tz = useTimeZone();
+  const res = usePolled<DeliveryDetail>(`/api/v1/dashboard/deliveries/${initial.id}`, { initialData: initial, initialAt });
+  const d = res.data ?? initial;
+  const [raw, setRaw] = useState(false);
+  const sentence = describeDelivery(d, (iso) => shortTime(iso, tz));
+  const items: Item[] = [
+    { kind: "created" as const, at: d.createdAt },
+    ...d.attempts.map((a) => ({ kind: "attempt" as const, at: a.startedAt, a })),
+    ...d.history.map((e) => ({ kind: "audit" as const, at: e.at, e })),
+  ].sort((x, y) => x.at.localeCompare(y.at));
+  const rawText = typeof window === "undefined" ? "" : new TextDecoder().decode(Uint8Array.from(atob(d.payload.base64), (c) => c.charCodeAt(0)));
+
+  return (
+    <div className="space-y-6">
+      <nav aria-label="Breadcrumb" className="text-sm text-slate-600">
+        <Link href={`/?q=${encodeURIComponent(d.eventId)}`} className="hover:underline">
+          Lookup
+        </Link>{" "}
+        / <SubLink id={d.subscriptionId} name={d.subscriptionName} /> / delivery
+      </nav>
+      <div className="flex flex-wrap items-start justify-between gap-3">
+        <div className="min-w-0">
+          <h1 className="text-2xl font-semibold">Delivery of {d.eventId}</h1>
+          <p className="mt-1 text-lg text-slate-800">{sentence.text}</p>
+        </div>
+        <div className="flex flex-col items-end gap-2">
+          <StateBadge state={d.state} />
+          <UpdatedAgo at={res.dataUpdatedAt} fetching={res.isFetching} error={res.isError ? res.error : undefined} />
+        </div>
+      </div>
+
+      <div className="flex flex-wrap items-center gap-2">
+        <CopyButton text={deliveryReceipt(d, (iso) => formatAbsolute(iso, tz))} label="Copy receipt" />
+        {/* Redrive: components/redrive/RedriveDeliveryButton (the redrive engineer's), rendered by page.tsx */}
+        {redrive}
+      </div>
+
+      <Card title="Summary" id="summary">
+        <dl className="grid grid-cols-1 gap-x-6 gap-y-2 text-sm sm:grid-cols-2">
+          {(
+            [
+              ["Subscription", <SubLink key="s" id={d.subscriptionId} name={d.subscriptionName} />],
+              ["Endpoint", <span key="u" className="break-all font-mono text-xs">{d.subscriptionUrl}</span>],
+              ["Tenant", d.tenant ?? "—"],
+              ["Event", <span key="e" className="break-all font-mono text-xs">{d.eventId} ({d.eventType})</span>],
+              ["Delivery key", <span key="k" className="break-all font-mono text-xs">{d.deliveryKey}</span>],
+              ["Delivery id", <span key="i" className="break-all font-mono text-xs">{d.id}</span>],
+              ["Created", <Time key="c" iso={d.createdAt} />],
+              ["Attempts", `${d.attemptCount} in this run of at most ${d.maxAttempts}; ${d.totalAttempts} in all`],
+              ["Next attempt", d.nextAttemptAt ? <Time key="n" iso={d.nextAttemptAt} /> : "—"],
+              ["Dead-letter reason", d.deadLetterReason ?? "—"],
+            ] as [string, React.ReactNode][]
+          ).map(([k, v]) => (
+            <div key={k} className="min-w-0">
+              <dt className="text-xs font-medium uppercase tracking-wide text-slate-500">{k}</dt>
+              <dd className="text-slate-900">{v}</dd>
+            </div>
+          ))}
+        </dl>
+      </Card>
+
+      <Card title="Timeline" id="timeline">
+        <ol className="relative space-y-4 border-l-2 border-slate-200 pl-5">
+          {items.map((it, i) => (
+            <li key={i} className="relative">
+              <span
+                aria-hidden
+                className={`absolute -left-[27px] top-1.5 h-3 w-3 rounded-full ring-2 ring-white ${
+                  it.kind === "attempt"
+                    ? it.a.outcome === "delivered"
+                      ? "bg-emerald-600"
+                      : it.a.outcome === "dead_letter"
+                        ? "bg-red-600"
+                        : "bg-amber-500"
+                    : it.kind === "audit"
+                      ? "bg-blue-600"
+                      : "bg-slate-400"
+                }`}
+              />
+              <Time iso={it.at} className="text-xs text-slate-600" />
+              {it.kind === "created" && <p className="font-medium text-slate-900">Event published; delivery queued</p>}
+              {it.kind === "attempt" && <AttemptRow a={it.a} />}
+              {it.kind === "audit" && (
+                <div>
+                  <p className="font-medium text-slate-900">
+                    {it.e.action === "delivery.redrive" ? "Redriven" : it.e.action} by {it.e.actor.replace(/^user:/, "")}
+                  </p>
+                  {it.e.reason && <p className="text-sm text-slate-700">Why: {it.e.reason}</p>}
+                </div>
+              )}
+            </li>
+          ))}
+          <li className="relative">
+            <span aria-hidden className="absolute -left-[27px] top-1.5 h-3 w-3 rounded-full bg-slate-900 ring-2 ring-white" />
+            <p className="font-medium text-slate-900">
+              Now: <StateBadge state={d.state} /> <span className="font-normal text-slate-700">{sentence.text}</span>
+            </p>
+          </li>
+        </ol>
+      </Card>
+
+      <div className="grid grid-cols-1 gap-6 lg:grid-cols-2">
+        <Card title="Request headers as sent" id="headers">
+          <table className="w-full text-left text-sm">
+            <caption className="sr-only">Request headers; the signature is redacted</caption>
+            <tbody>
+              {d.requestHeaders.map(([k, v]) => (
+                <tr key={k} className="border-t border-slate-100 first:border-0">
+                  <th scope="row" className="py-1 pr-3 align-top font-mono text-xs font-medium text-slate-600">
+                    {k}
+                  </th>
+                  <td className="break-all py-1 font-mono text-xs text-slate-900">{v}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <p className="mt-2 text-xs text-slate-600">The signature is never shown. webhook-timestamp is the latest attempt&apos;s.</p>
+        </Card>
+        <Card
+          title={`Payload (${d.payload.bytes.toLocaleString()} bytes)`}
+          id="payload"
+          actions={
+            <button type="button" className={btn} onClick={() => setRaw((r) => !r)} aria-pressed={raw}>
+              {raw ? "Show pretty-printed" : "Show raw bytes"}
+            </button>
+          }
+        >
+          <pre className="max-h-96 overflow-auto whitespace-pre-wrap break-all rounded bg-slate-50 p-3 text-xs text-slate-900" data-testid="payload">
+            {raw ? rawText : (d.payload.pretty ?? rawText)}
+          </pre>
+          {raw && <p className="mt-2 text-xs text-slate-600">Exactly the bytes that were signed and sent, decoded as UTF-8.</p>}
+        </Card>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,233 @@
+"use client";
+import Link from "next/link";
+import { useState } from "react";
+import type { DlqGroup, DlqPoint, DlqSummary } from "@/lib/dashboard/dlq";
+import { formatAge } from "@/lib/dashboard/describe";
+import { usePolled } from "@/components/dashboard/usePolled";
+import { Time, UpdatedAgo } from "@/components/dashboard/time";
+import { Card, EmptyState, ErrorState, Skeleton, Stat, SubLink, btn, btnPrimary, input } from "@/components/dashboard/ui";
+import { DlqCharts } from "@/components/charts/DlqCharts";
+
+type History = { points: DlqPoint[]; bucketSeconds: number };
+const RANGES = [
+  [1, "1 h"],
+  [6, "6 h"],
+  [24, "24 h"],
+  [168, "7 d"],
+] as const;
+const REASONS: Record<string, string> = {
+  exhausted: "retries exhausted",
+  permanent: "permanent error",
+  gone: "410 Gone",
+  target_blocked: "target blocked",
+};
+
+/** The redrive page, pre-filtered (the redrive engineer's /redrive takes these parameters). */
+function redriveHref(f: { subscriptionId?: string; reason?: string | null; errorClass?: string | null; statusCode?: number | null }) {
+  const qs = new URLSearchParams();
+  if (f.subscriptionId) qs.set("subscriptionId", f.subscriptionId);
+  if (f.reason) qs.set("reason", f.reason);
+  if (f.errorClass) qs.set("errorClass", f.errorClass);
+  if (f.statusCode) qs.set("statusCode", String(f.statusCode));
+  return `/redrive?${qs}`;
+}
+
+export function DlqClient({
+  initial,
+  initialAt,
+  canRedrive,
+  initialFilter,
+}: {
+  initial: { summary: DlqSummary; history: History };
+  initialAt: number;
+  canRedrive: boolean;
+  initialFilter: { subscriptionId: string; reason: string };
+}) {
+  const [hours, setHours] = useState<number>(24);
+  const [filter, setFilter] = useState(initialFilter);
+  const summary = usePolled<DlqSummary>("/api/v1/dlq", { initialData: initial.summary, initialAt });
+  const history = usePolled<History>(`/api/v1/dlq/history?hours=${hours}`, { initialData: hours === 24 ? initial.history : undefined, initialAt, intervalMs: 15_000 });
+  const s = summary.data ?? initial.summary;
+  const groups: DlqGroup[] = s.groups.filter((g) => (!filter.subscriptionId || g.subscriptionId === filter.subscriptionId) && (!filter.reason || (g.reason ?? "") === filter.reason));
+  const filteredDepth = groups.reduce((n, g) => n + g.depth, 0);
+  const filtered = Boolean(filter.subscriptionId || filter.reason);
+
+  return (
+    <div className="space-y-6">
+      <div className="flex flex-wrap items-end justify-between gap-3">
+        <div>
+          <h1 className="text-2xl font-semibold">Dead letters</h1>
+          <p className="mt-1 text-sm text-slate-700">Deliveries that stopped trying: how many, how old, why, and where to redrive them.</p>
+        </div>
+        <UpdatedAgo at={summary.dataUpdatedAt} fetching={summary.isFetching} error={summary.isError ? summary.error : undefined} />
+      </div>
+
+      <Card>
+        <dl className="grid grid-cols-2 gap-4 sm:grid-cols-4">
+          <Stat label="Depth now" value={<span data-testid="dlq-depth">{s.depth.toLocaleString()}</span>} hint={`${s.bySubscription.length} subscription${s.bySubscription.length === 1 ? "" : "s"}`} />
+          <Stat label="Oldest" value={formatAge(s.oldestAgeSeconds)} hint="age of the oldest dead letter" />
+          <Stat label="Reasons" value={s.byReason.length} hint={s.byReason.map((r) => REASONS[r.reason ?? ""] ?? r.reason ?? "unknown").join(", ") || "—"} />
+          <Stat label={s.source === "sample" ? "Sampled" : "Counted live"} value={<Time iso={s.sampledAt} relative={false} className="text-sm font-normal" />} hint={s.source === "sample" ? "sampler runs every 15 s" : "no recent sample; counted from the ledger"} />
+        </dl>
+      </Card>
+
+      <Card
+        title="Over time"
+        id="dlq-history"
+        actions={
+          <div role="group" aria-label="Time range" className="flex gap-1">
+            {RANGES.map(([h, l]) => (
+              <button key={h} type="button" aria-pressed={hours === h} className={`${btn} px-2 py-1 ${hours === h ? "bg-slate-900 text-white hover:bg-slate-800" : ""}`} onClick={() => setHours(h)}>
+                {l}
+              </button>
+            ))}
+          </div>
+        }
+      >
+        {history.isPending && <Skeleton lines={6} />}
+        {history.isError && !history.data && <ErrorState error={history.error} retry={() => history.refetch()} />}
+        {history.data &&
+          (history.data.points.length === 0 ? (
+            <EmptyState title="No samples in this range yet">The sampler records depth and age every 15 seconds while the dashboard runs.</EmptyState>
+          ) : (
+            <DlqCharts points={history.data.points} />
+          ))}
+      </Card>
+
+      <div className="grid grid-cols-1 gap-6 lg:grid-cols-2">
+        <Card title="By subscription" id="by-sub">
+          {s.bySubscription.length === 0 ? (
+            <EmptyState title="The dead-letter queue is empty" />
+          ) : (
+            <table className="w-full text-left text-sm">
+              <thead className="text-slate-600">
+                <tr>
+                  <th scope="col" className="py-1 font-medium">Subscription</th>
+                  <th scope="col" className="py-1 text-right font-medium">Depth</th>
+                  <th scope="col" className="py-1 text-right font-medium">Oldest</th>
+                </tr>
+              </thead>
+              <tbody>
+                {s.bySubscription.map((r) => (
+                  <tr key={r.subscriptionId} className="border-t border-slate-100">
+                    <td className="py-1.5">
+                      <SubLink id={r.subscriptionId} name={r.subscriptionName} />
+                    </td>
+                    <td className="py-1.5 text-right tabular-nums">{r.depth.toLocaleString()}</td>
+                    <td className="py-1.5 text-right">{formatAge(r.oldestAgeSeconds)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </Card>
+        <Card title="By reason" id="by-reason">
+          {s.byReason.length === 0 ? (
+            <EmptyState title="Nothing dead-lettered" />
+          ) : (
+            <table className="w-full text-left text-sm">
+              <thead className="text-slate-600">
+                <tr>
+                  <th scope="col" className="py-1 font-medium">Reason</th>
+                  <th scope="col" className="py-1 text-right font-medium">Depth</th>
+                  <th scope="col" className="py-1 text-right font-medium">Oldest</th>
+                </tr>
+              </thead>
+              <tbody>
+                {s.byReason.map((r) => (
+                  <tr key={r.reason ?? ""} className="border-t border-slate-100">
+                    <td className="py-1.5">
+                      {REASONS[r.reason ?? ""] ?? r.reason ?? "unknown"} <span className="font-mono text-xs text-slate-500">{r.reason}</span>
+                    </td>
+                    <td className="py-1.5 text-right tabular-nums">{r.depth.toLocaleString()}</td>
+                    <td className="py-1.5 text-right">{formatAge(r.oldestAgeSeconds)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </Card>
+      </div>
+
+      <Card title="Redrive by filter" id="groups">
+        <form className="mb-3 flex flex-wrap items-end gap-3 text-sm" onSubmit={(e) => e.preventDefault()} aria-label="Filter dead letters">
+          <label className="flex flex-col gap-1">
+            Subscription
+            <select className={input} value={filter.subscriptionId} onChange={(e) => setFilter({ ...filter, subscriptionId: e.target.value })}>
+              <option value="">All subscriptions</option>
+              {s.bySubscription.map((r) => (
+                <option key={r.subscriptionId} value={r.subscriptionId}>
+                  {r.subscriptionName ?? r.subscriptionId}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label className="flex flex-col gap-1">
+            Reason
+            <select className={input} value={filter.reason} onChange={(e) => setFilter({ ...filter, reason: e.target.value })}>
+              <option value="">All reasons</option>
+              {s.byReason.map((r) => (
+                <option key={r.reason ?? ""} value={r.reason ?? ""}>
+                  {REASONS[r.reason ?? ""] ?? r.reason ?? "unknown"}
+                </option>
+              ))}
+            </select>
+          </label>
+          {canRedrive && filtered && filteredDepth > 0 && (
+            <Link className={btnPrimary} href={redriveHref({ subscriptionId: filter.subscriptionId, reason: filter.reason })}>
+              Redrive these {filteredDepth.toLocaleString()}…
+            </Link>
+          )}
+        </form>
+        {groups.length === 0 ? (
+          <EmptyState title={filtered ? "No dead letters match" : "The dead-letter queue is empty"} />
+        ) : (
+          <div className="overflow-x-auto">
+            <table className="w-full min-w-[36rem] text-left text-sm">
+              <caption className="sr-only">Dead letters grouped by subscription, reason, error class and last status</caption>
+              <thead className="text-slate-600">
+                <tr>
+                  <th scope="col" className="py-1 font-medium">Subscription</th>
+                  <th scope="col" className="py-1 font-medium">Reason</th>
+                  <th scope="col" className="py-1 font-medium">Last answer</th>
+                  <th scope="col" className="py-1 text-right font-medium">Depth</th>
+                  <th scope="col" className="py-1 text-right font-medium">Oldest</th>
+                  <th scope="col" className="py-1">
+                    <span className="sr-only">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {groups.map((g, i) => (
+                  <tr key={i} className="border-t border-slate-100">
+                    <td className="py-1.5">
+                      <SubLink id={g.subscriptionId} name={g.subscriptionName} />
+                    </td>
+                    <td className="py-1.5">{REASONS[g.reason ?? ""] ?? g.reason ?? "—"}</td>
+                    <td className="py-1.5">
+                      {g.statusCode ? `HTTP ${g.statusCode}` : "no HTTP answer"} <span className="font-mono text-xs text-slate-500">{g.errorClass}</span>
+                    </td>
+                    <td className="py-1.5 text-right tabular-nums">{g.depth.toLocaleString()}</td>
+                    <td className="py-1.5 text-right">{formatAge(g.oldestAt ? (Date.parse(s.sampledAt) - Date.parse(g.oldestAt)) / 1000 : null)}</td>
+                    <td className="py-1.5 text-right">
+                      {canRedrive ? (
+                        <Link className="text-blue-700 hover:underline" href={redriveHref(g)}>
+                          Redrive these…
+                        </Link>
+                      ) : (
+                        <Link className="text-blue-700 hover:underline" href={`/subscriptions/${encodeURIComponent(g.subscriptionId)}`}>
+                          View
+                        </Link>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        {!canRedrive && <p className="mt-2 text-xs text-slate-600">Redrive is for engineers; ask one with the filter above.</p>}
+      </Card>
+    </div>
+  );
+}

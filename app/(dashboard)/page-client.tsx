@@ -1,0 +1,159 @@
+"use client";
+import Link from "next/link";
+import { useRouter } from "next/navigation";
+import { useState } from "react";
+import type { LookupResult } from "@/lib/dashboard/lookup";
+import { deliveryReceipt, describeDelivery, formatAbsolute, type DeliveryLite } from "@/lib/dashboard/describe";
+import { usePolled } from "@/components/dashboard/usePolled";
+import { shortTime, tzLabel, UpdatedAgo, useTimeZone } from "@/components/dashboard/time";
+import { CopyButton } from "@/components/dashboard/CopyButton";
+import { EmptyState, ErrorState, Skeleton, StateBadge, SubLink, btn, btnPrimary, input } from "@/components/dashboard/ui";
+
+const TONE: Record<string, string> = {
+  ok: "border-l-emerald-600",
+  wait: "border-l-amber-500",
+  held: "border-l-slate-500",
+  bad: "border-l-red-600",
+};
+const TONE_TEXT: Record<string, string> = { ok: "text-emerald-900", wait: "text-amber-900", held: "text-slate-800", bad: "text-red-900" };
+
+export function DeliveryResult({ d, tz }: { d: DeliveryLite; tz: string }) {
+  const fmt = (iso: string) => shortTime(iso, tz);
+  const sentence = describeDelivery(d, fmt);
+  const receipt = deliveryReceipt(d, (iso) => formatAbsolute(iso, tz));
+  return (
+    <li className={`rounded-lg border border-l-4 border-slate-200 bg-white p-4 shadow-sm ${TONE[sentence.tone]}`} data-testid="delivery-result">
+      <div className="flex flex-wrap items-start justify-between gap-2">
+        <p className={`text-base font-semibold ${TONE_TEXT[sentence.tone]}`}>{sentence.text}</p>
+        <StateBadge state={d.state} />
+      </div>
+      <dl className="mt-2 grid grid-cols-1 gap-x-6 gap-y-1 text-sm text-slate-700 sm:grid-cols-2 lg:grid-cols-3">
+        <div className="min-w-0">
+          <dt className="inline text-slate-500">Event </dt>
+          <dd className="inline break-all font-mono text-xs">{d.eventId}</dd> <span className="text-xs text-slate-500">({d.eventType})</span>
+        </div>
+        <div className="min-w-0">
+          <dt className="inline text-slate-500">Subscription </dt>
+          <dd className="inline">
+            <SubLink id={d.subscriptionId} name={d.subscriptionName} />
+            {d.tenant && <span className="text-slate-500"> · {d.tenant}</span>}
+          </dd>
+        </div>
+        <div className="min-w-0">
+          <dt className="inline text-slate-500">Attempts </dt>
+          <dd className="inline">{d.attempts.length}</dd>
+        </div>
+        <div className="min-w-0 sm:col-span-2 lg:col-span-3">
+          <dt className="inline text-slate-500">Delivery key </dt>
+          <dd className="inline break-all font-mono text-xs" data-testid="delivery-key">
+            {d.deliveryKey}
+          </dd>
+        </div>
+      </dl>
+      <div className="mt-3 flex flex-wrap items-center gap-2">
+        <Link href={`/deliveries/${d.id}`} className={btn}>
+          View timeline
+        </Link>
+        <CopyButton text={receipt} label="Copy receipt" />
+        <details className="w-full text-sm">
+          <summary className="cursor-pointer text-slate-600 hover:text-slate-900">Show receipt</summary>
+          <pre className="mt-2 overflow-x-auto rounded bg-slate-50 p-3 text-xs text-slate-800" data-testid="receipt">
+            {receipt}
+          </pre>
+        </details>
+      </div>
+    </li>
+  );
+}
+
+export function LookupClient({ initialQuery, initial, initialAt }: { initialQuery: string; initial: LookupResult | null; initialAt: number }) {
+  const router = useRouter();
+  const tz = useTimeZone();
+  const [text, setText] = useState(initialQuery);
+  const [q, setQ] = useState(initialQuery);
+  const url = q ? `/api/v1/dashboard/lookup?q=${encodeURIComponent(q)}` : null;
+  const res = usePolled<LookupResult>(url, { initialData: q === initialQuery && initial ? initial : undefined, initialAt });
+
+  function submit(e: React.FormEvent) {
+    e.preventDefault();
+    const v = text.trim();
+    setQ(v);
+    router.replace(v ? `/?q=${encodeURIComponent(v)}` : "/", { scroll: false });
+  }
+
+  return (
+    <div className="space-y-6">
+      <div>
+        <h1 className="text-2xl font-semibold">Did it arrive?</h1>
+        <p className="mt-1 text-slate-700">Search one thing: an event id, a student or assignment id, a district, a subscription, or a delivery key.</p>
+      </div>
+      <form onSubmit={submit} role="search" className="flex flex-col gap-2 sm:flex-row">
+        <label htmlFor="lookup-q" className="sr-only">
+          Search deliveries
+        </label>
+        <input
+          id="lookup-q"
+          name="q"
+          type="search"
+          autoFocus
+          autoComplete="off"
+          spellCheck={false}
+          value={text}
+          onChange={(e) => setText(e.target.value)}
+          placeholder="e.g. stu_881, evt_1001, lincoln, asg_7"
+          className={`${input} w-full py-2.5 text-base sm:flex-1`}
+        />
+        <button type="submit" className={`${btnPrimary} py-2.5 text-base`}>
+          Search
+        </button>
+      </form>
+
+      {!q && (
+        <EmptyState title="Start with whatever the ticket mentions">
+          A parent&apos;s ticket usually names a student and an assignment; paste either. Times are shown in {tzLabel(tz)}.
+        </EmptyState>
+      )}
+      {q && res.isPending && (
+        <div className="rounded-lg border border-slate-200 bg-white p-4" role="status" aria-label="Searching">
+          <Skeleton lines={4} />
+        </div>
+      )}
+      {q && res.isError && !res.data && <ErrorState error={res.error} retry={() => res.refetch()} />}
+      {q && res.data && (
+        <div className="space-y-4">
+          <div className="flex flex-wrap items-center justify-between gap-2">
+            <p className="text-sm text-slate-700" aria-live="polite">
+              {res.data.deliveries.length === 0
+                ? `No deliveries match “${res.data.q}”.`
+                : `${res.data.deliveries.length}${res.data.truncated ? "+" : ""} deliver${res.data.deliveries.length === 1 ? "y" : "ies"} for “${res.data.q}”, newest first. Times in ${tzLabel(tz)}.`}
+            </p>
+            <UpdatedAgo at={res.dataUpdatedAt} fetching={res.isFetching} error={res.isError ? res.error : undefined} />
+          </div>
+          {res.data.subscriptions.length > 0 && (
+            <div className="rounded-lg border border-slate-200 bg-white p-3 text-sm">
+              <span className="text-slate-600">Matching subscriptions: </span>
+              {res.data.subscriptions.map((s, i) => (
+                <span key={s.id}>
+                  {i > 0 && ", "}
+                  <SubLink id={s.id} name={s.name} /> <StateBadge state={s.state} />
+                </span>
+              ))}
+            </div>
+          )}
+          {res.data.deliveries.length === 0 ? (
+            <EmptyState title="Nothing found">
+              Nothing was published with that id or subject value. Check the spelling, or try the student id instead of the name.
+            </EmptyState>
+          ) : (
+            <ul className="space-y-3">
+              {res.data.deliveries.map((d) => (
+                <DeliveryResult key={d.id} d={d} tz={tz} />
+              ))}
+            </ul>
+          )}
+          {res.data.truncated && <p className="text-sm text-slate-600">Showing the newest {res.data.deliveries.length}. Search a more specific id to narrow it.</p>}
+        </div>
+      )}
+    </div>
+  );
+}

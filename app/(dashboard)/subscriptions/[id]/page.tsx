@@ -1,0 +1,27 @@
+import { notFound } from "next/navigation";
+import { requireViewer } from "@/lib/auth/session";
+import { can } from "@/lib/auth/permissions";
+import { AppError } from "@/lib/errors";
+import { findEndpointAnswers, findSubscriptionDeliveries, getSubscriptionOverview } from "@/lib/dashboard/subscriptions";
+import { SubscriptionClient } from "./page-client";
+
+export const dynamic = "force-dynamic";
+
+export default async function SubscriptionPage({ params }: { params: Promise<{ id: string }> }) {
+  const viewer = await requireViewer("subscriptions.read");
+  const { id } = await params;
+  const overview = await getSubscriptionOverview({ id, range: "24h" }).catch((err) => {
+    if (err instanceof AppError && err.code === "not_found") notFound();
+    throw err;
+  });
+  const [answers, deliveries] = await Promise.all([findEndpointAnswers({ subscriptionId: id }), findSubscriptionDeliveries({ subscriptionId: id, limit: 25 })]);
+  return (
+    <SubscriptionClient
+      initial={{ overview, answers, deliveries }}
+      initialAt={Date.now()}
+      canPause={can(viewer.role, "subscriptions.pause")}
+      canEdit={can(viewer.role, "subscriptions.update")}
+      canRedrive={can(viewer.role, "redrives.create")}
+    />
+  );
+}

@@ -1,0 +1,249 @@
+"use client";
+import Link from "next/link";
+import { useRouter } from "next/navigation";
+import { useMemo, useState } from "react";
+import type { SubscriptionHealth } from "@/lib/dashboard/subscriptions";
+import { formatAge, answerOf } from "@/lib/dashboard/describe";
+import { usePolled } from "@/components/dashboard/usePolled";
+import { UpdatedAgo, useNow } from "@/components/dashboard/time";
+import { EmptyState, ErrorState, StateBadge, input, ms, pct } from "@/components/dashboard/ui";
+
+type SortKey = "name" | "state" | "success1h" | "success24h" | "p95" | "queued" | "dlq" | "oldest";
+const SORTS: { key: SortKey; label: string; get: (s: SubscriptionHealth, now: number) => number | string }[] = [
+  { key: "name", label: "Name", get: (s) => s.name.toLowerCase() },
+  { key: "state", label: "State", get: (s) => s.state },
+  // Unknown rates sort as healthy so real problems rise to the top.
+  { key: "success1h", label: "Success 1 h", get: (s) => s.h1.successRate ?? 2 },
+  { key: "success24h", label: "Success 24 h", get: (s) => s.h24.successRate ?? 2 },
+  { key: "p95", label: "p95 1 h", get: (s) => s.h1.p95Ms ?? -1 },
+  { key: "queued", label: "Queued", get: (s) => s.counts.pending + s.counts.scheduled + s.counts.inFlight },
+  { key: "dlq", label: "DLQ", get: (s) => s.counts.deadLetter },
+  { key: "oldest", label: "Oldest DLQ", get: (s, now) => (s.dlqOldestAt ? now - new Date(s.dlqOldestAt).getTime() : -1) },
+];
+
+function Rate({ w }: { w: SubscriptionHealth["h1"] }) {
+  const r = w.successRate;
+  const color = r === null ? "text-slate-500" : r >= 0.99 ? "text-emerald-800" : r >= 0.9 ? "text-amber-800" : "text-red-800";
+  return (
+    <span className={`font-medium ${color}`} title={`${w.delivered} of ${w.attempts} attempts delivered`}>
+      {pct(r)}
+      <span className="block text-xs font-normal text-slate-500">{w.attempts.toLocaleString()} att.</span>
+    </span>
+  );
+}
+
+function Queue({ s }: { s: SubscriptionHealth }) {
+  const c = s.counts;
+  const parts = [
+    c.pending ? `${c.pending >= 10001 ? "10,000+" : c.pending.toLocaleString()} queued` : null,
+    c.scheduled ? `${c.scheduled.toLocaleString()} retrying` : null,
+    c.inFlight ? `${c.inFlight} sending` : null,
+  ].filter(Boolean);
+  return <span className="text-slate-800">{parts.length ? parts.join(", ") : <span className="text-slate-500">empty</span>}</span>;
+}
+
+function Dlq({ s, now }: { s: SubscriptionHealth; now: number }) {
+  if (!s.counts.deadLetter) return <span className="text-slate-500">0</span>;
+  return (
+    <span className="font-medium text-red-800">
+      {s.counts.deadLetter.toLocaleString()}
+      <span className="block text-xs font-normal text-slate-600">oldest {formatAge(s.dlqOldestAt ? (now - new Date(s.dlqOldestAt).getTime()) / 1000 : null)}</span>
+    </span>
+  );
+}
+
+function LastError({ s }: { s: SubscriptionHealth }) {
+  if (!s.lastError) return <span className="text-slate-500">none recently</span>;
+  return (
+    <span className="line-clamp-2 break-words text-slate-800" title={s.lastError.message ?? ""}>
+      {answerOf(s.lastError.statusCode, s.lastError.errorClass, s.lastError.message)}
+    </span>
+  );
+}
+
+export function SubscriptionsClient({ initial, initialAt, tenant, tenants }: { initial: SubscriptionHealth[]; initialAt: number; tenant: string; tenants: string[] }) {
+  const router = useRouter();
+  const now = useNow(15_000);
+  const [sort, setSort] = useState<{ key: SortKey; dir: 1 | -1 }>({ key: "name", dir: 1 });
+  const res = usePolled<{ items: SubscriptionHealth[] }>(`/api/v1/dashboard/subscriptions${tenant ? `?tenant=${encodeURIComponent(tenant)}` : ""}`, {
+    initialData: { items: initial },
+    initialAt,
+  });
+  const items = useMemo(() => {
+    const spec = SORTS.find((s) => s.key === sort.key)!;
+    return [...(res.data?.items ?? [])].sort((a, b) => {
+      const x = spec.get(a, now);
+      const y = spec.get(b, now);
+      return (x < y ? -1 : x > y ? 1 : 0) * sort.dir || a.name.localeCompare(b.name);
+    });
+  }, [res.data, sort, now]);
+
+  const header = (key: SortKey, label: string, className = "") => {
+    const active = sort.key === key;
+    return (
+      <th scope="col" className={`px-3 py-2 font-medium ${className}`} aria-sort={active ? (sort.dir === 1 ? "ascending" : "descending") : "none"}>
+        <button
+          type="button"
+          className="inline-flex items-center gap-1 rounded hover:text-slate-900 focus:outline-none focus-visible:ring-2 focus-visible:ring-blue-600"
+          onClick={() => setSort((s) => ({ key, dir: s.key === key ? ((-s.dir) as 1 | -1) : key === "name" ? 1 : -1 }))}
+        >
+          {label}
+          <span aria-hidden className="text-xs">{active ? (sort.dir === 1 ? "▲" : "▼") : "↕"}</span>
+        </button>
+      </th>
+    );
+  };
+
+  return (
+    <div className="space-y-4">
+      <div className="flex flex-wrap items-end justify-between gap-3">
+        <div>
+          <h1 className="text-2xl font-semibold">Subscriptions</h1>
+          <p className="mt-1 text-sm text-slate-700">Health of every endpoint: success rate and latency over the last hour and day, what is queued, what is dead-lettered.</p>
+        </div>
+        <div className="flex flex-wrap items-center gap-3">
+          <label className="flex items-center gap-2 text-sm text-slate-700">
+            Tenant
+            <select
+              className={input}
+              value={tenant}
+              onChange={(e) => router.replace(e.target.value ? `/subscriptions?tenant=${encodeURIComponent(e.target.value)}` : "/subscriptions")}
+            >
+              <option value="">All tenants</option>
+              {tenants.map((t) => (
+                <option key={t} value={t}>
+                  {t}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label className="flex items-center gap-2 text-sm text-slate-700 md:hidden">
+            Sort by
+            <select className={input} value={sort.key} onChange={(e) => setSort({ key: e.target.value as SortKey, dir: e.target.value === "name" ? 1 : -1 })}>
+              {SORTS.map((s) => (
+                <option key={s.key} value={s.key}>
+                  {s.label}
+                </option>
+              ))}
+            </select>
+          </label>
+          <UpdatedAgo at={res.dataUpdatedAt} fetching={res.isFetching} error={res.isError ? res.error : undefined} />
+        </div>
+      </div>
+      {res.isError && !res.data && <ErrorState error={res.error} retry={() => res.refetch()} />}
+      {items.length === 0 ? (
+        <EmptyState title={tenant ? `No subscriptions for tenant ${tenant}` : "No subscriptions yet"}>
+          {tenant ? "Choose another tenant, or all tenants." : "Create one with POST /api/v1/subscriptions (see the README)."}
+        </EmptyState>
+      ) : (
+        <>
+          <div className="hidden overflow-x-auto rounded-lg border border-slate-200 bg-white shadow-sm md:block">
+            <table className="w-full text-left text-sm">
+              <caption className="sr-only">Subscriptions, sortable by each column heading</caption>
+              <thead className="bg-slate-50 text-slate-700">
+                <tr>
+                  {header("name", "Subscription")}
+                  {header("state", "State")}
+                  {header("success1h", "Success 1 h")}
+                  {header("success24h", "Success 24 h")}
+                  {header("p95", "p50 / p95")}
+                  {header("queued", "Queue")}
+                  {header("dlq", "DLQ")}
+                  <th scope="col" className="px-3 py-2 font-medium">
+                    Last error
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {items.map((s) => (
+                  <tr key={s.id} className="border-t border-slate-200 align-top hover:bg-slate-50">
+                    <td className="px-3 py-2">
+                      <Link href={`/subscriptions/${encodeURIComponent(s.id)}`} className="font-medium text-blue-700 hover:underline">
+                        {s.name}
+                      </Link>
+                      <div className="font-mono text-xs text-slate-500">{s.id}</div>
+                      <div className="text-xs text-slate-600">{s.tenant ?? "all tenants"}</div>
+                    </td>
+                    <td className="px-3 py-2">
+                      <StateBadge state={s.state} />
+                    </td>
+                    <td className="px-3 py-2">
+                      <Rate w={s.h1} />
+                    </td>
+                    <td className="px-3 py-2">
+                      <Rate w={s.h24} />
+                    </td>
+                    <td className="whitespace-nowrap px-3 py-2 text-slate-800">
+                      {ms(s.h1.p50Ms)} / {ms(s.h1.p95Ms)}
+                      <span className="block text-xs text-slate-500">
+                        24 h: {ms(s.h24.p50Ms)} / {ms(s.h24.p95Ms)}
+                      </span>
+                    </td>
+                    <td className="px-3 py-2">
+                      <Queue s={s} />
+                      <span className="block text-xs text-slate-500">{s.counts.delivered24h.toLocaleString()} delivered 24 h</span>
+                    </td>
+                    <td className="px-3 py-2">
+                      <Dlq s={s} now={now} />
+                    </td>
+                    <td className="max-w-xs px-3 py-2">
+                      <LastError s={s} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <ul className="space-y-3 md:hidden">
+            {items.map((s) => (
+              <li key={s.id} className="rounded-lg border border-slate-200 bg-white p-3 shadow-sm">
+                <div className="flex items-start justify-between gap-2">
+                  <div className="min-w-0">
+                    <Link href={`/subscriptions/${encodeURIComponent(s.id)}`} className="font-medium text-blue-700 hover:underline">
+                      {s.name}
+                    </Link>
+                    <div className="truncate text-xs text-slate-600">
+                      {s.tenant ?? "all tenants"} · <span className="font-mono">{s.id}</span>
+                    </div>
+                  </div>
+                  <StateBadge state={s.state} />
+                </div>
+                <dl className="mt-2 grid grid-cols-3 gap-2 text-sm">
+                  <div>
+                    <dt className="text-xs text-slate-500">Success 1 h</dt>
+                    <dd>
+                      <Rate w={s.h1} />
+                    </dd>
+                  </div>
+                  <div>
+                    <dt className="text-xs text-slate-500">p95 1 h</dt>
+                    <dd>{ms(s.h1.p95Ms)}</dd>
+                  </div>
+                  <div>
+                    <dt className="text-xs text-slate-500">DLQ</dt>
+                    <dd>
+                      <Dlq s={s} now={now} />
+                    </dd>
+                  </div>
+                  <div className="col-span-3">
+                    <dt className="text-xs text-slate-500">Queue</dt>
+                    <dd>
+                      <Queue s={s} />
+                    </dd>
+                  </div>
+                  <div className="col-span-3">
+                    <dt className="text-xs text-slate-500">Last error</dt>
+                    <dd>
+                      <LastError s={s} />
+                    </dd>
+                  </div>
+                </dl>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      <p className="text-xs text-slate-600">Success rate and latency come from per-minute rollups refreshed every 15 s; queue and DLQ counts are live.</p>
+    </div>
+  );
+}

@@ -1,0 +1,13 @@
+import { z } from "zod";
+import { apiRoute, json, parseQuery } from "@/lib/api/handler";
+import { getDlqSummary } from "@/lib/dashboard/dlq";
+
+export const dynamic = "force-dynamic";
+
+// INTERFACES.md: {depth, oldestAgeSeconds, bySubscription, byReason}; also
+// sampledAt/source (the sampler's reading, or live when no fresh sample) and
+// groups (by subscription, reason, error class and status: redrive filters).
+export const GET = apiRoute("dlq.read", async ({ req }) => {
+  const q = parseQuery(req, z.object({ subscriptionId: z.string().max(64).optional() }).strict());
+  return json(await getDlqSummary({ subscriptionId: q.subscriptionId }));
+});

@@ -1,0 +1,113 @@
+// Small shared pieces: cards, state badges, empty/error states.
+import Link from "next/link";
+
+export function Card({ title, children, className, actions, id }: { title?: React.ReactNode; children: React.ReactNode; className?: string; actions?: React.ReactNode; id?: string }) {
+  return (
+    <section aria-labelledby={id} className={`rounded-lg border border-slate-200 bg-white p-4 shadow-sm ${className ?? ""}`}>
+      {(title || actions) && (
+        <div className="mb-3 flex flex-wrap items-center justify-between gap-2">
+          {title && (
+            <h2 id={id} className="text-base font-semibold text-slate-900">
+              {title}
+            </h2>
+          )}
+          {actions}
+        </div>
+      )}
+      {children}
+    </section>
+  );
+}
+
+const STATE_STYLE: Record<string, string> = {
+  delivered: "bg-emerald-100 text-emerald-900 ring-emerald-300",
+  scheduled: "bg-amber-100 text-amber-900 ring-amber-300",
+  in_flight: "bg-sky-100 text-sky-900 ring-sky-300",
+  pending: "bg-slate-100 text-slate-800 ring-slate-300",
+  dead_letter: "bg-red-100 text-red-900 ring-red-300",
+  active: "bg-emerald-100 text-emerald-900 ring-emerald-300",
+  paused: "bg-amber-100 text-amber-900 ring-amber-300",
+  disabled: "bg-red-100 text-red-900 ring-red-300",
+  retry: "bg-amber-100 text-amber-900 ring-amber-300",
+  abandoned: "bg-slate-100 text-slate-800 ring-slate-300",
+};
+const STATE_LABEL: Record<string, string> = {
+  scheduled: "retrying",
+  in_flight: "sending",
+  pending: "queued",
+  dead_letter: "dead-lettered",
+  retry: "will retry",
+};
+
+export function StateBadge({ state }: { state: string }) {
+  return (
+    <span className={`inline-flex items-center rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${STATE_STYLE[state] ?? "bg-slate-100 text-slate-800 ring-slate-300"}`}>
+      {STATE_LABEL[state] ?? state.replace(/_/g, " ")}
+    </span>
+  );
+}
+
+export function EmptyState({ title, children }: { title: string; children?: React.ReactNode }) {
+  return (
+    <div className="rounded-lg border border-dashed border-slate-300 bg-white px-4 py-8 text-center">
+      <p className="font-medium text-slate-800">{title}</p>
+      {children && <div className="mt-1 text-sm text-slate-600">{children}</div>}
+    </div>
+  );
+}
+
+export function ErrorState({ error, retry }: { error: unknown; retry?: () => void }) {
+  return (
+    <div role="alert" className="rounded-lg border border-red-300 bg-red-50 px-4 py-3 text-sm text-red-900">
+      <p className="font-medium">This could not be loaded.</p>
+      <p className="mt-1">{(error as Error)?.message ?? String(error)}</p>
+      {retry && (
+        <button type="button" onClick={retry} className="mt-2 rounded border border-red-300 bg-white px-2 py-1 text-red-900 hover:bg-red-100 focus:outline-none focus-visible:ring-2 focus-visible:ring-red-500">
+          Try again
+        </button>
+      )}
+    </div>
+  );
+}
+
+export function Skeleton({ lines = 3 }: { lines?: number }) {
+  return (
+    <div className="animate-pulse space-y-2" aria-hidden>
+      {Array.from({ length: lines }, (_, i) => (
+        <div key={i} className="h-4 rounded bg-slate-200" style={{ width: `${90 - i * 12}%` }} />
+      ))}
+    </div>
+  );
+}
+
+export function Stat({ label, value, hint }: { label: string; value: React.ReactNode; hint?: React.ReactNode }) {
+  return (
+    <div className="min-w-0">
+      <dt className="text-xs font-medium uppercase tracking-wide text-slate-600">{label}</dt>
+      <dd className="mt-0.5 text-xl font-semibold text-slate-900">{value}</dd>
+      {hint && <dd className="text-xs text-slate-600">{hint}</dd>}
+    </div>
+  );
+}
+
+export function SubLink({ id, name }: { id: string; name: string | null }) {
+  return (
+    <Link href={`/subscriptions/${encodeURIComponent(id)}`} className="font-medium text-blue-700 hover:underline">
+      {name ?? id}
+    </Link>
+  );
+}
+
+export const btn =
+  "inline-flex items-center justify-center gap-1 rounded-md border border-slate-300 bg-white px-3 py-1.5 text-sm font-medium text-slate-800 shadow-sm hover:bg-slate-50 focus:outline-none focus-visible:ring-2 focus-visible:ring-blue-600 disabled:opacity-50";
+export const btnPrimary =
+  "inline-flex items-center justify-center gap-1 rounded-md bg-blue-700 px-3 py-1.5 text-sm font-medium text-white shadow-sm hover:bg-blue-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-blue-600 focus-visible:ring-offset-2 disabled:opacity-50";
+export const input =
+  "rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm text-slate-900 shadow-sm focus:border-blue-600 focus:outline-none focus:ring-2 focus:ring-blue-600/30";
+
+export function pct(x: number | null): string {
+  return x === null ? "—" : `${(x * 100).toFixed(x >= 0.995 || x === 0 ? 0 : 1)}%`;
+}
+export function ms(x: number | null): string {
+  return x === null ? "—" : x >= 1000 ? `${(x / 1000).toFixed(1)} s` : `${x} ms`;
+}
