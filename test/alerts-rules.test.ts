@@ -1,11 +1,13 @@
 // deploy/prometheus/alerts.yml is valid (promtool check rules), behaves as
 // intended on sample series (promtool test rules alerts.test.yml), and uses
 // the same thresholds as the dashboard's alerts page (lib/metrics/thresholds.ts).
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { ALERT_THRESHOLDS } from "../lib/metrics/thresholds";
+import { findAlertConditions } from "../lib/metrics/alerts";
+import { createTestDatabase, type TestDb } from "./db";
 
 const DIR = path.resolve("deploy/prometheus");
 
@@ -85,5 +87,67 @@ describe("Prometheus alert rules", () => {
     for (const { expr } of rules().values()) for (const m of expr.matchAll(/\b(hookledger_[a-z_]+?)(?:_bucket)?\b[[{)]/g)) used.add(m[1]);
     expect(used.size).toBeGreaterThan(5);
     for (const name of used) expect(exported, name).toContain(name);
+  });
+});
+
+describe("the dashboard's alerts page conditions (same thresholds, from the database)", () => {
+  let db: TestDb;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    for (const id of ["sub_old", "sub_burst", "sub_failing", "sub_ok"])
+      await db.pool.query("INSERT INTO subscriptions (id, name, url, event_types) VALUES ($1, $2, 'https://x.example.test/h', '{assignment.graded}')", [id, `${id} SIS`]);
+    await db.pool.query("INSERT INTO worker_heartbeats (worker_id, hostname, pid, beat_at) VALUES ('w1', 'h', 1, now())");
+  });
+  afterAll(async () => db?.close());
+
+  async function deliveries(sub: string, n: number, sql: string, ageSeconds: number) {
+    await db.pool.query(
+      `WITH e AS (INSERT INTO events (id, type, payload, occurred_at)
+                  SELECT $1 || '_' || i || '_' || $4, 'assignment.graded', '\\x7b7d'::bytea, now() FROM generate_series(1, $2::int) i RETURNING id)
+       INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, dead_letter_reason, dead_lettered_at, next_attempt_at)
+       SELECT md5($1 || e.id), e.id, $1, 'assignment.graded', ${sql}, now() - make_interval(secs => $3)
+       FROM e`,
+      [sub, n, ageSeconds, Math.random().toString(36).slice(2)],
+    );
+  }
+  const holding = async () => {
+    const { conditions } = await findAlertConditions(db.pool);
+    return Object.fromEntries(conditions.map((c) => [c.id, c.holds ? c.offenders.map((o) => o.subscriptionId) : false]));
+  };
+
+  it("nothing holds on a healthy ledger", async () => {
+    await deliveries("sub_ok", 3, "'dead_letter', 'permanent', now() - interval '5 minutes'", 0);
+    expect(await holding()).toEqual({ dlq_oldest_age: false, dlq_growing: false, subscription_failing: false, no_worker_heartbeat: false, scheduling_late: false });
+  });
+
+  it("each condition holds exactly for the subscriptions over its threshold", async () => {
+    const t = ALERT_THRESHOLDS;
+    // sub_old: one dead letter just over the age threshold, one just under.
+    await deliveries("sub_old", 1, `'dead_letter', 'exhausted', now() - make_interval(secs => ${t.dlqOldestAgeSeconds + 120})`, 0);
+    await deliveries("sub_ok", 1, `'dead_letter', 'exhausted', now() - make_interval(secs => ${t.dlqOldestAgeSeconds - 120})`, 0);
+    // sub_burst: the growth threshold's worth of new dead letters; sub_ok has only 3 recent ones.
+    await deliveries("sub_burst", t.dlqGrowth, "'dead_letter', NULL, now() - interval '2 minutes'", 0);
+    // sub_failing: 80 % failing in every minute of the window; sub_ok: 20 %.
+    await db.pool.query(
+      `INSERT INTO attempt_stats_minute (subscription_id, bucket, attempts, delivered, retried)
+       SELECT s, date_trunc('minute', now()) - make_interval(mins => m), 10, CASE s WHEN 'sub_failing' THEN 2 ELSE 8 END, CASE s WHEN 'sub_failing' THEN 8 ELSE 2 END
+       FROM unnest(ARRAY['sub_failing', 'sub_ok']) s, generate_series(0, 14) m`,
+    );
+    // A delivery of an active subscription due 2 minutes ago and not claimed.
+    await deliveries("sub_ok", 1, "'pending', NULL, NULL", t.schedulingLatenessSeconds + 60);
+    // The only worker's last beat is older than the threshold.
+    await db.pool.query("UPDATE worker_heartbeats SET beat_at = now() - make_interval(secs => $1)", [t.heartbeatMaxAgeSeconds + 5]);
+    expect(await holding()).toEqual({
+      dlq_oldest_age: ["sub_old"],
+      dlq_growing: ["sub_burst"],
+      subscription_failing: ["sub_failing"],
+      no_worker_heartbeat: [null],
+      scheduling_late: [null],
+    });
+  });
+
+  it("a subscription failing only lately (not for the whole window) is not yet failing", async () => {
+    await db.pool.query("UPDATE attempt_stats_minute SET delivered = 10, retried = 0 WHERE subscription_id = 'sub_failing' AND bucket < now() - interval '8 minutes'");
+    expect((await holding()).subscription_failing).toBe(false);
   });
 });

@@ -1,0 +1,22 @@
+"use client";
+// Re-evaluates the alert conditions every 15 s (a server re-render) while the
+// tab is visible, and says when they were last evaluated.
+import { useEffect } from "react";
+import { useRouter } from "next/navigation";
+
+export const ALERTS_REFRESH_MS = 15_000;
+
+export function AutoRefresh({ evaluatedAt }: { evaluatedAt: string }) {
+  const router = useRouter();
+  useEffect(() => {
+    const t = setInterval(() => {
+      if (document.visibilityState === "visible") router.refresh();
+    }, ALERTS_REFRESH_MS);
+    return () => clearInterval(t);
+  }, [router]);
+  return (
+    <p className="text-xs text-slate-600" aria-live="polite">
+      Evaluated <time dateTime={evaluatedAt}>{new Date(evaluatedAt).toISOString().replace("T", " ").slice(0, 19)} UTC</time>; refreshes every 15 s
+    </p>
+  );
+}

@@ -1,0 +1,150 @@
+// Which alert conditions hold now, read from the database with the thresholds
+// of deploy/prometheus/alerts.yml (lib/metrics/thresholds.ts): the dashboard's
+// alerts page. Prometheus evaluates the rules over time; this answers "right
+// now" for someone who has the dashboard open and no Prometheus at hand.
+//
+// Every query is bounded by subscriptions, not by deliveries or attempts:
+// counts from delivery_state_counts, dead letters by index seeks on
+// deliveries_dlq, attempt outcomes from the per-minute rollup
+// attempt_stats_minute (lib/dlq/sampler.ts), the queue head from deliveries_due.
+import type pg from "pg";
+import { ALERT_THRESHOLDS } from "./thresholds";
+import { readLedgerSnapshot } from "./ledger";
+
+export type AlertId = "dlq_oldest_age" | "dlq_growing" | "subscription_failing" | "no_worker_heartbeat" | "scheduling_late";
+
+export type AlertCondition = {
+  id: AlertId;
+  /** The Prometheus alert name in deploy/prometheus/alerts.yml. */
+  rule: string;
+  title: string;
+  severity: "page" | "warning";
+  holds: boolean;
+  /** The threshold, in words. */
+  threshold: string;
+  /** How this page measures it (where that differs from the rule). */
+  measuredAs: string;
+  /** Subscriptions (or the one global value) over the threshold, worst first. */
+  offenders: { subscriptionId: string | null; subscriptionName: string | null; value: string }[];
+};
+
+const T = ALERT_THRESHOLDS;
+
+function duration(s: number): string {
+  if (!Number.isFinite(s)) return "never";
+  if (s < 90) return `${Math.round(s)} s`;
+  if (s < 5400) return `${Math.round(s / 60)} min`;
+  if (s < 172800) return `${(s / 3600).toFixed(1)} h`;
+  return `${(s / 86400).toFixed(1)} d`;
+}
+
+export async function findAlertConditions(pool: pg.Pool): Promise<{ evaluatedAt: string; conditions: AlertCondition[] }> {
+  const snap = await readLedgerSnapshot(pool);
+  const names = new Map<string, string>();
+  const [subs, growth, failing, now] = await Promise.all([
+    pool.query<{ id: string; name: string }>("SELECT id, name FROM subscriptions"),
+    // Dead letters of the last window still in the DLQ, per subscription: a
+    // range seek per (subscription, reason) on deliveries_dlq.
+    pool.query<{ subscription_id: string; n: number }>(
+      `SELECT g.subscription_id, sum(
+         (SELECT count(*) FROM deliveries d
+          WHERE d.subscription_id = g.subscription_id AND d.state = 'dead_letter' AND d.dead_letter_reason = g.reason
+            AND d.dead_lettered_at > now() - make_interval(mins => $1))
+         + (SELECT count(*) FROM deliveries d
+            WHERE g.reason = '' AND d.subscription_id = g.subscription_id AND d.state = 'dead_letter' AND d.dead_letter_reason IS NULL
+              AND d.dead_lettered_at > now() - make_interval(mins => $1)))::int AS n
+       FROM (SELECT subscription_id, reason FROM delivery_state_counts WHERE state = 'dead_letter'
+             GROUP BY 1, 2 HAVING sum(n) > 0) g
+       GROUP BY 1`,
+      [T.dlqGrowthWindowMinutes],
+    ),
+    // Failure share over the window from the per-minute rollup, and over its
+    // first and last thirds: failing "for 15 minutes" means failing at both
+    // ends of the window as well as over all of it.
+    pool
+      .query<{ subscription_id: string; attempts: number; failed: number; early: number | null; late: number | null }>(
+        `SELECT subscription_id, sum(attempts)::int AS attempts, sum(attempts - delivered)::int AS failed,
+                sum(attempts - delivered) FILTER (WHERE bucket < w.start + w.third)::float8
+                  / nullif(sum(attempts) FILTER (WHERE bucket < w.start + w.third), 0) AS early,
+                sum(attempts - delivered) FILTER (WHERE bucket >= now() - w.third)::float8
+                  / nullif(sum(attempts) FILTER (WHERE bucket >= now() - w.third), 0) AS late
+         FROM attempt_stats_minute,
+              LATERAL (SELECT now() - make_interval(mins => $1) AS start, make_interval(mins => $1) / 3 AS third) w
+         WHERE bucket >= w.start
+         GROUP BY subscription_id`,
+        [T.subscriptionFailingWindowMinutes],
+      )
+      .catch(() => ({ rows: [] as { subscription_id: string; attempts: number; failed: number; early: number | null; late: number | null }[] })),
+    pool.query<{ now: Date }>("SELECT now()"),
+  ]);
+  for (const s of subs.rows) names.set(s.id, s.name);
+  const named = (id: string) => ({ subscriptionId: id, subscriptionName: names.get(id) ?? null });
+
+  const oldest = snap.dlq.filter((d) => d.oldestAgeSeconds > T.dlqOldestAgeSeconds).sort((a, b) => b.oldestAgeSeconds - a.oldestAgeSeconds);
+  const growing = growth.rows.filter((g) => g.n >= T.dlqGrowth).sort((a, b) => b.n - a.n);
+  const failingSubs = failing.rows
+    .filter(
+      (f) =>
+        f.attempts >= T.subscriptionFailingMinAttempts &&
+        f.failed / f.attempts > T.subscriptionFailureRatio &&
+        (f.early ?? 0) > T.subscriptionFailureRatio &&
+        (f.late ?? 0) > T.subscriptionFailureRatio,
+    )
+    .sort((a, b) => b.failed / b.attempts - a.failed / a.attempts);
+  const heartbeat = snap.newestHeartbeatAgeSeconds;
+  const late = snap.oldestDueAgeSeconds;
+
+  const conditions: AlertCondition[] = [
+    {
+      id: "dlq_oldest_age",
+      rule: "HookledgerDlqOldestAge",
+      title: "Dead letters waiting too long",
+      severity: "page",
+      holds: oldest.length > 0,
+      threshold: `oldest dead letter of a subscription older than ${duration(T.dlqOldestAgeSeconds)}`,
+      measuredAs: "the same gauge the rule reads (hookledger_dlq_oldest_age_seconds)",
+      offenders: oldest.map((d) => ({ ...named(d.subscription), value: `oldest ${duration(d.oldestAgeSeconds)}, depth ${d.depth}` })),
+    },
+    {
+      id: "dlq_growing",
+      rule: "HookledgerDlqGrowing",
+      title: "Dead-letter queue growing",
+      severity: "page",
+      holds: growing.length > 0,
+      threshold: `${T.dlqGrowth} or more new dead letters in ${T.dlqGrowthWindowMinutes} min`,
+      measuredAs: `dead letters of the last ${T.dlqGrowthWindowMinutes} min still in the DLQ (the rule: net change of the depth)`,
+      offenders: growing.map((g) => ({ ...named(g.subscription_id), value: `+${g.n} in ${T.dlqGrowthWindowMinutes} min` })),
+    },
+    {
+      id: "subscription_failing",
+      rule: "HookledgerSubscriptionFailing",
+      title: "Subscription failing",
+      severity: "warning",
+      holds: failingSubs.length > 0,
+      threshold: `over ${Math.round(T.subscriptionFailureRatio * 100)}% of attempts not delivered for ${T.subscriptionFailingWindowMinutes} min (at least ${T.subscriptionFailingMinAttempts} attempts)`,
+      measuredAs: `per-minute attempt rollup: over the whole ${T.subscriptionFailingWindowMinutes} min and in its first and last thirds`,
+      offenders: failingSubs.map((f) => ({ ...named(f.subscription_id), value: `${Math.round((f.failed / f.attempts) * 100)}% of ${f.attempts} attempts failed` })),
+    },
+    {
+      id: "no_worker_heartbeat",
+      rule: "HookledgerNoWorkerHeartbeat",
+      title: "No worker heartbeat",
+      severity: "page",
+      holds: heartbeat > T.heartbeatMaxAgeSeconds,
+      threshold: `no running worker has beaten for ${T.heartbeatMaxAgeSeconds} s`,
+      measuredAs: "worker_heartbeats, as GET /api/health does",
+      offenders: [{ subscriptionId: null, subscriptionName: null, value: Number.isFinite(heartbeat) ? `newest heartbeat ${duration(heartbeat)} ago (${snap.workers.length} worker${snap.workers.length === 1 ? "" : "s"} registered)` : "no running worker has ever beaten" }],
+    },
+    {
+      id: "scheduling_late",
+      rule: "HookledgerSchedulingLate",
+      title: "Deliveries starting late",
+      severity: "page",
+      holds: late > T.schedulingLatenessSeconds,
+      threshold: `due deliveries waiting over ${T.schedulingLatenessSeconds} s`,
+      measuredAs: "the wait of the oldest due delivery of an active subscription (the rule also uses the workers' p99 lateness)",
+      offenders: [{ subscriptionId: null, subscriptionName: null, value: late > 0 ? `oldest due delivery waiting ${duration(late)}` : "nothing overdue" }],
+    },
+  ];
+  return { evaluatedAt: now.rows[0].now.toISOString(), conditions };
+}
