@@ -19,6 +19,7 @@ export async function runWorker(opts: WorkerOptions & { signal?: AbortSignal }):
   //   companions.push(await startMetricsServer({ log }));
   const companions: Companion[] = [];
   companions.push(await (await import("./metrics-server")).startMetricsServer({ log })); // HOOKLEDGER_METRICS_PORT; off when unset
+  companions.push((await import("./redrive-pacer")).startRedrivePacer({ databaseUrl: opts.databaseUrl, log })); // redrive batches at their rate
   void log;
 
   await new Promise<void>((resolve) => {

@@ -1,0 +1,47 @@
+// The Audit page's query: operator actions, newest first, filtered by actor,
+// action, target and time; paged by id (audit ids grow with time).
+import { z } from "zod";
+import type { PrismaClient } from "@/lib/db/prisma";
+import type { Prisma } from "@/lib/generated/prisma/client";
+
+export const ZAuditQuery = z.object({
+  actor: z.string().trim().max(200).optional().catch(undefined),
+  action: z.string().trim().max(100).optional().catch(undefined),
+  targetType: z.string().trim().max(100).optional().catch(undefined),
+  targetId: z.string().trim().max(200).optional().catch(undefined),
+  from: z.iso.datetime({ offset: true, local: true }).optional().catch(undefined),
+  to: z.iso.datetime({ offset: true, local: true }).optional().catch(undefined),
+  before: z.coerce.number().int().positive().optional().catch(undefined),
+});
+export type TAuditQuery = z.infer<typeof ZAuditQuery>;
+
+export type AuditRow = { id: string; createdAt: string; actor: string; action: string; targetType: string; targetId: string; reason: string | null; details: unknown };
+
+export const AUDIT_PAGE_SIZE = 50;
+
+export async function findAuditEntries(prisma: PrismaClient, q: TAuditQuery): Promise<{ items: AuditRow[]; nextBefore: string | null; actions: string[] }> {
+  const where: Prisma.AuditEntryWhereInput = {};
+  if (q.actor) where.actor = { contains: q.actor, mode: "insensitive" };
+  if (q.action) where.action = q.action;
+  if (q.targetType) where.targetType = q.targetType;
+  if (q.targetId) where.targetId = q.targetId;
+  // The page's datetime-local inputs carry no zone: they are UTC, as labelled.
+  const utc = (v: string) => new Date(/[zZ]|[+-]\d\d:\d\d$/.test(v) ? v : `${v}Z`);
+  if (q.from || q.to) where.createdAt = { ...(q.from ? { gte: utc(q.from) } : {}), ...(q.to ? { lt: utc(q.to) } : {}) };
+  if (q.before) where.id = { lt: BigInt(q.before) };
+  const [rows, actions] = await Promise.all([
+    prisma.auditEntry.findMany({ where, orderBy: { id: "desc" }, take: AUDIT_PAGE_SIZE + 1 }),
+    prisma.auditEntry.findMany({ distinct: ["action"], select: { action: true }, orderBy: { action: "asc" } }),
+  ]);
+  const items = rows.slice(0, AUDIT_PAGE_SIZE).map((r) => ({
+    id: String(r.id),
+    createdAt: r.createdAt.toISOString(),
+    actor: r.actor,
+    action: r.action,
+    targetType: r.targetType,
+    targetId: r.targetId,
+    reason: r.reason,
+    details: r.details,
+  }));
+  return { items, nextBefore: rows.length > AUDIT_PAGE_SIZE ? items[items.length - 1].id : null, actions: actions.map((a) => a.action) };
+}

@@ -1,0 +1,286 @@
+"use client";
+import { useEffect, useMemo, useRef, useState } from "react";
+import { useRouter } from "next/navigation";
+import Link from "next/link";
+import { apiFetch, ApiError } from "@/lib/client/api";
+import type { RedrivePreview, RedriveBatchView } from "@/lib/redrive/service";
+import { btn, btnPrimary, card, describeFilter, fmtTime, input, label } from "@/components/redrive/ui";
+
+export type InitialFilter = { subscriptionId: string; deadLetterReason: string; errorClass: string; statusCode: string; from: string; to: string };
+type Sub = { id: string; name: string; state: string };
+
+const REASONS = [
+  ["", "Any reason"],
+  ["exhausted", "exhausted (retries used up)"],
+  ["permanent", "permanent (4xx, rejected)"],
+  ["gone", "gone (410)"],
+  ["target_blocked", "target blocked"],
+] as const;
+
+/** ISO → the value of a datetime-local input, in the viewer's time zone. */
+function toLocalInput(iso: string): string {
+  const d = new Date(iso);
+  if (!iso || Number.isNaN(d.getTime())) return "";
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+}
+
+function buildFilter(f: InitialFilter) {
+  const out: Record<string, unknown> = {};
+  if (f.subscriptionId) out.subscriptionId = f.subscriptionId;
+  if (f.deadLetterReason) out.deadLetterReason = f.deadLetterReason;
+  if (f.errorClass.trim()) out.errorClass = f.errorClass.trim();
+  if (f.statusCode.trim()) out.statusCode = Number(f.statusCode);
+  if (f.from) out.deadLetteredFrom = new Date(f.from).toISOString();
+  if (f.to) out.deadLetteredTo = new Date(f.to).toISOString();
+  return out;
+}
+
+export function BulkRedriveClient({ initial, subscriptions, defaultRate, maxRate }: { initial: InitialFilter; subscriptions: Sub[]; defaultRate: number; maxRate: number }) {
+  const router = useRouter();
+  const [f, setF] = useState<InitialFilter>({ ...initial, from: toLocalInput(initial.from), to: toLocalInput(initial.to) });
+  const [latestStateWins, setLatestStateWins] = useState(false);
+  const [preview, setPreview] = useState<(RedrivePreview & { key: string }) | null>(null);
+  const [previewing, setPreviewing] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [reason, setReason] = useState("");
+  const [rate, setRate] = useState(String(defaultRate));
+  const [confirming, setConfirming] = useState(false);
+  const [creating, setCreating] = useState(false);
+
+  const filter = useMemo(() => buildFilter(f), [f]);
+  const key = JSON.stringify({ filter, latestStateWins });
+  const stale = preview !== null && preview.key !== key;
+  const rateN = Number(rate);
+  const rateOk = Number.isInteger(rateN) && rateN >= 1 && rateN <= maxRate;
+  const reasonOk = reason.trim().length >= 3;
+  const set = (k: keyof InitialFilter) => (e: React.ChangeEvent<HTMLInputElement | HTMLSelectElement>) => setF((x) => ({ ...x, [k]: e.target.value }));
+
+  async function runPreview() {
+    setPreviewing(true);
+    setError(null);
+    setConfirming(false);
+    try {
+      const p = await apiFetch<RedrivePreview>("/api/v1/redrives", { body: { filter, latestStateWins, dryRun: true } });
+      setPreview({ ...p, key });
+    } catch (err) {
+      setPreview(null);
+      setError(err instanceof ApiError ? err.message : "The preview failed; try again.");
+    } finally {
+      setPreviewing(false);
+    }
+  }
+
+  // Preview what the DLQ page linked here with, at once.
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      void runPreview();
+    }
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+
+  async function create() {
+    if (!preview) return;
+    setCreating(true);
+    setError(null);
+    try {
+      const b = await apiFetch<RedriveBatchView>("/api/v1/redrives", { body: { filter, reason: reason.trim(), ratePerSecond: rateN, latestStateWins } });
+      router.push(`/redrives/${b.id}`);
+    } catch (err) {
+      setError(err instanceof ApiError ? err.message : "The redrive could not be started; try again.");
+      setCreating(false);
+      setConfirming(false);
+    }
+  }
+
+  const matched = preview?.matched ?? 0;
+  const seconds = rateOk && matched ? Math.ceil(matched / rateN) : 0;
+  const plural = (n: number) => `${n.toLocaleString("en-US")} ${n === 1 ? "delivery" : "deliveries"}`;
+
+  return (
+    <div className="grid gap-4 lg:grid-cols-[22rem_1fr]">
+      <form
+        className={`${card} flex flex-col gap-3 self-start`}
+        aria-label="Filter dead letters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void runPreview();
+        }}
+      >
+        <h2 className="text-base font-semibold">1. What to redrive</h2>
+        <label className={label}>
+          Subscription
+          <select className={input} value={f.subscriptionId} onChange={set("subscriptionId")}>
+            <option value="">All active subscriptions</option>
+            {subscriptions.map((s) => (
+              <option key={s.id} value={s.id}>
+                {s.name} ({s.id}){s.state !== "active" ? ` — ${s.state}` : ""}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className={label}>
+          Dead-letter reason
+          <select className={input} value={f.deadLetterReason} onChange={set("deadLetterReason")}>
+            {REASONS.map(([v, l]) => (
+              <option key={v} value={v}>
+                {l}
+              </option>
+            ))}
+          </select>
+        </label>
+        <div className="grid grid-cols-2 gap-2">
+          <label className={label}>
+            Error class
+            <input className={input} value={f.errorClass} onChange={set("errorClass")} placeholder="http_4xx" />
+          </label>
+          <label className={label}>
+            Status code
+            <input className={input} value={f.statusCode} onChange={set("statusCode")} inputMode="numeric" pattern="[1-5][0-9][0-9]" placeholder="422" />
+          </label>
+        </div>
+        <label className={label}>
+          Dead-lettered from
+          <input type="datetime-local" className={input} value={f.from} onChange={set("from")} />
+        </label>
+        <label className={label}>
+          Dead-lettered before
+          <input type="datetime-local" className={input} value={f.to} onChange={set("to")} />
+        </label>
+        <label className="flex items-start gap-2 text-sm text-slate-800">
+          <input type="checkbox" className="mt-1" checked={latestStateWins} onChange={(e) => setLatestStateWins(e.target.checked)} />
+          <span>
+            <span className="font-medium">Latest state wins</span>
+            <span className="block text-slate-600">Skip an event when a newer one of the same type and subject (e.g. the same student and assignment) was already delivered, so a stale grade cannot overwrite a newer one.</span>
+          </span>
+        </label>
+        <button type="submit" className={btn} disabled={previewing}>
+          {previewing ? "Previewing…" : "Preview"}
+        </button>
+      </form>
+
+      <div className="flex min-w-0 flex-col gap-4">
+        {error && (
+          <div role="alert" className="rounded-lg border border-red-300 bg-red-50 px-4 py-3 text-sm text-red-900">
+            {error}
+          </div>
+        )}
+        <section className={card} aria-labelledby="preview-h" aria-busy={previewing}>
+          <h2 id="preview-h" className="text-base font-semibold">
+            2. Preview
+          </h2>
+          {!preview ? (
+            <p className="mt-2 text-sm text-slate-600">{previewing ? "Counting…" : "Choose filters and press Preview."}</p>
+          ) : (
+            <div className={`mt-2 space-y-3 ${stale ? "opacity-50" : ""}`}>
+              <p className="text-lg" data-testid="preview-count">
+                <strong>{plural(preview.matched)}</strong> match: {describeFilter(filter)}.
+              </p>
+              {stale && <p className="text-sm font-medium text-amber-800">The filters changed: preview again before redriving.</p>}
+              {preview.matched > 0 && (
+                <p className="text-sm text-slate-600">
+                  Dead-lettered between {fmtTime(preview.oldestDeadLetteredAt)} and {fmtTime(preview.newestDeadLetteredAt)}. Oldest go first.
+                </p>
+              )}
+              {preview.superseded !== null && preview.superseded > 0 && (
+                <p className="text-sm text-slate-700">
+                  {plural(preview.superseded)} would be skipped now: a newer event for the same subject was already delivered.
+                </p>
+              )}
+              {preview.held.map((h) => (
+                <p key={h.subscriptionId} className="rounded-md border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900">
+                  Not included: {plural(h.count)} on {h.subscriptionId} ({h.state}). {h.message}
+                </p>
+              ))}
+              {preview.sample.length > 0 && (
+                <div className="overflow-x-auto">
+                  <table className="w-full text-left text-sm">
+                    <caption className="mb-1 text-left text-xs font-medium uppercase tracking-wide text-slate-600">
+                      Sample: the first {preview.sample.length} of {preview.matched.toLocaleString("en-US")}
+                    </caption>
+                    <thead className="text-slate-600">
+                      <tr>
+                        <th className="py-1 pr-3 font-medium">Delivery</th>
+                        <th className="py-1 pr-3 font-medium">Event</th>
+                        <th className="py-1 pr-3 font-medium">Subscription</th>
+                        <th className="py-1 pr-3 font-medium">Reason</th>
+                        <th className="py-1 pr-3 font-medium">Last answer</th>
+                        <th className="py-1 font-medium">Dead-lettered</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {preview.sample.map((s) => (
+                        <tr key={s.id} className="border-t border-slate-200 align-top">
+                          <td className="py-1 pr-3 font-mono text-xs">
+                            <Link href={`/deliveries/${s.id}`} className="text-blue-700 hover:underline">
+                              {s.id}
+                            </Link>
+                          </td>
+                          <td className="py-1 pr-3 font-mono text-xs">{s.eventId}</td>
+                          <td className="py-1 pr-3">{s.subscriptionId}</td>
+                          <td className="py-1 pr-3">{s.deadLetterReason ?? "—"}</td>
+                          <td className="py-1 pr-3">
+                            {s.lastStatusCode ?? "—"} {s.lastErrorClass ?? ""}
+                          </td>
+                          <td className="py-1 whitespace-nowrap">{fmtTime(s.deadLetteredAt)}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
+              )}
+            </div>
+          )}
+        </section>
+
+        <section className={card} aria-labelledby="confirm-h">
+          <h2 id="confirm-h" className="text-base font-semibold">
+            3. Why, and how fast
+          </h2>
+          <div className="mt-2 grid gap-3 sm:grid-cols-[1fr_10rem]">
+            <label className={label}>
+              Reason (incident or ticket id)
+              <input className={input} value={reason} onChange={(e) => setReason(e.target.value)} required minLength={3} maxLength={500} placeholder="INC-2231: Lincoln fixed their importer" />
+            </label>
+            <label className={label}>
+              Rate (deliveries/s)
+              <input className={input} value={rate} onChange={(e) => setRate(e.target.value)} inputMode="numeric" aria-describedby="rate-help" />
+            </label>
+          </div>
+          <p id="rate-help" className="mt-1 text-xs text-slate-600">
+            Default {defaultRate}/s is gentle on a district that has just recovered. Up to {maxRate.toLocaleString("en-US")}/s.
+            {!rateOk && <span className="font-medium text-red-700"> Enter a whole number from 1 to {maxRate}.</span>}
+          </p>
+          {!confirming ? (
+            <button
+              type="button"
+              className={`${btnPrimary} mt-3`}
+              disabled={!preview || stale || matched === 0 || !reasonOk || !rateOk || previewing}
+              onClick={() => setConfirming(true)}
+            >
+              Redrive {preview && !stale ? plural(matched) : "…"}
+            </button>
+          ) : (
+            <div role="alertdialog" aria-labelledby="confirm-q" className="mt-3 rounded-md border border-blue-300 bg-blue-50 p-3">
+              <p id="confirm-q" className="text-sm text-slate-900">
+                Send <strong>{plural(matched)}</strong> again at {rateN}/s (about {seconds < 90 ? `${seconds} s` : `${Math.ceil(seconds / 60)} min`}), reason “{reason.trim()}”?
+                Each keeps its webhook-id; anything delivered meanwhile is skipped.
+              </p>
+              <div className="mt-2 flex gap-2">
+                <button type="button" className={btnPrimary} onClick={create} disabled={creating}>
+                  {creating ? "Starting…" : `Yes, redrive ${plural(matched)}`}
+                </button>
+                <button type="button" className={btn} onClick={() => setConfirming(false)} disabled={creating}>
+                  Back
+                </button>
+              </div>
+            </div>
+          )}
+          {preview && matched === 0 && !stale && <p className="mt-2 text-sm text-slate-600">Nothing matches, so there is nothing to redrive.</p>}
+        </section>
+      </div>
+    </div>
+  );
+}

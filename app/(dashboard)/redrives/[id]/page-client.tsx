@@ -1,0 +1,146 @@
+"use client";
+import { useState } from "react";
+import Link from "next/link";
+import { useQuery } from "@tanstack/react-query";
+import { apiFetch, ApiError } from "@/lib/client/api";
+import type { RedriveBatchProgress } from "@/lib/redrive/service";
+import { STATUS_STYLE, btn, btnDanger, card, describeFilter, fmtTime, input, label } from "@/components/redrive/ui";
+
+function Stat({ name, value, hint, tone }: { name: string; value: number; hint?: string; tone?: string }) {
+  return (
+    <div className="min-w-0">
+      <dt className="text-xs font-medium uppercase tracking-wide text-slate-600">{name}</dt>
+      <dd className={`mt-0.5 text-2xl font-semibold tabular-nums ${tone ?? "text-slate-900"}`} data-testid={`stat-${name.toLowerCase().replace(/\s+/g, "-")}`}>
+        {value.toLocaleString("en-US")}
+      </dd>
+      {hint && <dd className="text-xs text-slate-600">{hint}</dd>}
+    </div>
+  );
+}
+
+export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial: RedriveBatchProgress; initialAt: number; canCancel: boolean }) {
+  const url = `/api/v1/redrives/${encodeURIComponent(initial.id)}`;
+  const q = useQuery<RedriveBatchProgress>({
+    queryKey: [url],
+    queryFn: ({ signal }) => apiFetch<RedriveBatchProgress>(url, { signal }),
+    initialData: initial,
+    initialDataUpdatedAt: initialAt,
+    // Every second while it runs; then every 5 s while the redriven ones finish their attempts.
+    refetchInterval: (query) => (query.state.data?.status === "running" ? 1_000 : query.state.data && query.state.data.inProgress > 0 ? 5_000 : false),
+    refetchIntervalInBackground: false,
+  });
+  const b = q.data ?? initial;
+  const [confirmCancel, setConfirmCancel] = useState(false);
+  const [cancelReason, setCancelReason] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  async function cancel() {
+    setBusy(true);
+    setError(null);
+    try {
+      await apiFetch(`${url}/cancel`, { body: cancelReason.trim() ? { reason: cancelReason.trim() } : {} });
+      setConfirmCancel(false);
+      await q.refetch();
+    } catch (err) {
+      setError(err instanceof ApiError ? err.message : "The cancel failed; try again.");
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const handled = b.redriven + b.skipped;
+  const pct = b.matched ? Math.round((handled / b.matched) * 100) : 100;
+  const statusText = b.status === "running" ? `Running: ${handled.toLocaleString("en-US")} of ${b.matched.toLocaleString("en-US")} handled` : b.status === "done" ? "Done" : "Cancelled";
+
+  return (
+    <section className="space-y-4">
+      <div className="flex flex-wrap items-start justify-between gap-3">
+        <div>
+          <p className="text-sm">
+            <Link href="/redrives" className="text-blue-700 hover:underline">
+              Redrives
+            </Link>{" "}
+            / <span className="font-mono">{b.id}</span>
+          </p>
+          <h1 className="mt-1 text-2xl font-semibold">Redrive of {b.matched.toLocaleString("en-US")} {b.matched === 1 ? "delivery" : "deliveries"}</h1>
+          <p className="mt-1 text-sm text-slate-700">
+            “{b.reason}” by {b.actor.replace(/^user:/, "")} at {fmtTime(b.createdAt)}. {describeFilter(b.filter as Record<string, unknown>)}; {b.ratePerSecond}/s
+            {b.latestStateWins ? "; latest state wins" : ""}.
+          </p>
+        </div>
+        <span role="status" aria-live="polite" className={`rounded-full px-3 py-1 text-sm font-medium ring-1 ring-inset ${STATUS_STYLE[b.status] ?? ""}`} data-testid="batch-status">
+          {statusText}
+        </span>
+      </div>
+
+      <div className={card}>
+        <div className="h-3 w-full overflow-hidden rounded-full bg-slate-200" role="progressbar" aria-label="Handled" aria-valuemin={0} aria-valuemax={100} aria-valuenow={pct}>
+          <div className={`h-full ${b.status === "cancelled" ? "bg-amber-500" : "bg-blue-700"} transition-all`} style={{ width: `${pct}%` }} />
+        </div>
+        <p className="mt-1 text-xs text-slate-600">
+          {pct}% handled
+          {b.status === "running" && b.etaSeconds !== null ? `, about ${b.etaSeconds} s to go at ${b.ratePerSecond}/s` : ""}
+          {b.status === "cancelled" ? `; cancelled by ${b.cancelledBy?.replace(/^user:/, "")} at ${fmtTime(b.finishedAt)}: ${b.remaining.toLocaleString("en-US")} not reached stay dead-lettered` : ""}
+          {b.status === "done" ? ` at ${fmtTime(b.finishedAt)}` : ""}
+        </p>
+        <dl className="mt-4 grid grid-cols-2 gap-4 sm:grid-cols-4 lg:grid-cols-7">
+          <Stat name="Matched" value={b.matched} />
+          <Stat name="Redriven" value={b.redriven} hint="moved back to the queue" />
+          <Stat name="Skipped" value={b.skipped} hint={skippedHint(b)} />
+          <Stat name="Remaining" value={b.remaining} />
+          <Stat name="Delivered since" value={b.deliveredSince} tone="text-emerald-800" />
+          <Stat name="In progress" value={b.inProgress} hint="queued or retrying" />
+          <Stat name="Failed again" value={b.failedAgain} tone={b.failedAgain ? "text-red-800" : undefined} hint="dead-lettered again" />
+        </dl>
+        {q.isError && <p className="mt-2 text-sm text-red-800">Progress could not be refreshed: {(q.error as Error).message}</p>}
+      </div>
+
+      {canCancel && b.status === "running" && (
+        <div className={card}>
+          {error && (
+            <p role="alert" className="mb-2 text-sm text-red-800">
+              {error}
+            </p>
+          )}
+          {!confirmCancel ? (
+            <button type="button" className={btnDanger} onClick={() => setConfirmCancel(true)}>
+              Cancel this redrive…
+            </button>
+          ) : (
+            <div role="alertdialog" aria-labelledby="cancel-q" className="space-y-2">
+              <p id="cancel-q" className="text-sm text-slate-900">
+                Stop here? {b.remaining.toLocaleString("en-US")} not yet reached stay dead-lettered; the {b.redriven.toLocaleString("en-US")} already redriven go on.
+              </p>
+              <label className={`${label} max-w-md`}>
+                Why (optional)
+                <input className={input} value={cancelReason} onChange={(e) => setCancelReason(e.target.value)} placeholder="District asked us to stop" />
+              </label>
+              <div className="flex gap-2">
+                <button type="button" className={btnDanger} onClick={cancel} disabled={busy}>
+                  {busy ? "Cancelling…" : "Yes, cancel the redrive"}
+                </button>
+                <button type="button" className={btn} onClick={() => setConfirmCancel(false)} disabled={busy}>
+                  Keep it running
+                </button>
+              </div>
+            </div>
+          )}
+        </div>
+      )}
+      <p className="text-sm">
+        <Link href={`/audit?targetId=${encodeURIComponent(b.id)}`} className="text-blue-700 hover:underline">
+          This batch in the audit log
+        </Link>
+      </p>
+    </section>
+  );
+}
+
+function skippedHint(b: RedriveBatchProgress): string | undefined {
+  const parts: string[] = [];
+  if (b.skippedBy.notDeadLettered) parts.push(`${b.skippedBy.notDeadLettered} delivered or due meanwhile`);
+  if (b.skippedBy.superseded) parts.push(`${b.skippedBy.superseded} superseded`);
+  if (b.skippedBy.subscriptionInactive) parts.push(`${b.skippedBy.subscriptionInactive} subscription paused/disabled`);
+  return parts.length ? parts.join("; ") : undefined;
+}
