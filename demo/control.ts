@@ -20,6 +20,8 @@ export type ControlContext = {
   dashboardUrl: string;
   signIn?: { email: string; password: string | null };
   signatureLibrary: string;
+  /** hookledger's view of each demo subscription (state, reason), refreshed by the caller. */
+  subscriptions?: () => Map<string, { state: string; stateReason: string | null }>;
   onChange: () => void;
 };
 
@@ -41,7 +43,7 @@ export function stateJson(ctx: ControlContext) {
       lastError: ctx.traffic.lastError ?? null,
       recent: [...ctx.traffic.recent].reverse(),
     },
-    districts: ctx.districts.map((d) => d.status()),
+    districts: ctx.districts.map((d) => ({ ...d.status(), subscription: ctx.subscriptions?.().get(d.info.subscriptionId) ?? null })),
   };
 }
 
@@ -172,8 +174,14 @@ function renderLive(ctx: ControlContext): string {
         .map(([k, v]) => `<span class="pill">${esc(k)}: ${v}</span>`)
         .join(" ");
       const next = !s.fixed;
+      const sub = ctx.subscriptions?.().get(s.subscriptionId);
+      const subState = sub
+        ? sub.state === "active"
+          ? ""
+          : `<br><span class="state-broken">subscription ${esc(sub.state)}</span>${sub.stateReason ? `: <span class="muted">${esc(sub.stateReason)}</span>` : ""}${sub.state === "disabled" && s.fixed ? '<br><span class="muted">Reactivate it in the dashboard, then redrive.</span>' : ""}`
+        : "";
       return `<tr>
-<td><b>${esc(s.name)}</b><br><span class="muted">${esc(s.behaviour)}</span><br><a href="${esc(s.statusUrl)}">status page</a> · <code>${esc(s.subscriptionId)}</code></td>
+<td><b>${esc(s.name)}</b><br><span class="muted">${esc(s.behaviour)}</span><br><a href="${esc(s.statusUrl)}">status page</a> · <a href="${esc(ctx.dashboardUrl.replace(/\/$/, ""))}/subscriptions/${esc(s.subscriptionId)}"><code>${esc(s.subscriptionId)}</code></a>${subState}</td>
 <td><span class="${s.fixed ? "state-fixed" : "state-broken"}">${s.fixed ? "fixed" : "broken"}</span><br><span class="muted">${esc(s.fixed ? s.fixedBehaviour : s.brokenBehaviour)}</span></td>
 <td><form method="post" action="/api/districts/${s.slug}/fix"><input type="hidden" name="fixed" value="${next}"><button class="${next ? "fix" : ""}" type="submit">${esc(next ? s.fixLabel : s.breakLabel)}</button></form></td>
 <td>${st.received}</td><td>${st.uniqueApplied}</td><td>${st.duplicatesIgnored}</td>

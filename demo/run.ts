@@ -105,8 +105,18 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     );
 
     const save = () => writeState(statePath, districts);
+    // hookledger's view of the demo subscriptions (a 410 disables one), for the control page.
+    let subscriptions = new Map<string, { state: string; stateReason: string | null }>();
+    const refreshSubscriptions = async () => {
+      const rows = await prisma.subscription.findMany({ where: { id: { startsWith: "sub_demo_" } }, select: { id: true, state: true, stateReason: true } });
+      subscriptions = new Map(rows.map((r) => [r.id, { state: r.state, stateReason: r.stateReason }]));
+    };
+    await refreshSubscriptions();
+    const subsTimer = setInterval(() => void refreshSubscriptions().catch(() => {}), 3_000);
+    subsTimer.unref();
+    cleanup.push(async () => clearInterval(subsTimer));
     const control = await startControlServer(
-      { districts, traffic, dashboardUrl: opts.dashboardUrl, signIn, signatureLibrary: await oakridge.library(), onChange: save },
+      { districts, traffic, dashboardUrl: opts.dashboardUrl, signIn, signatureLibrary: await oakridge.library(), subscriptions: () => subscriptions, onChange: save },
       basePort,
     );
     cleanup.push(() => control.close());
@@ -170,7 +180,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
       controlUrl: control.url,
       districts,
       traffic,
-      state: () => stateJson({ districts, traffic, dashboardUrl: opts.dashboardUrl, signIn, signatureLibrary: "", onChange: () => {} }),
+      state: () => stateJson({ districts, traffic, dashboardUrl: opts.dashboardUrl, signIn, signatureLibrary: "", subscriptions: () => subscriptions, onChange: () => {} }),
       stop: () => (stopped ??= stopAll()),
     };
   } catch (err) {

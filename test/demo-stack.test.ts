@@ -102,6 +102,11 @@ describe("the demo stack with a real worker", () => {
     const gone = await db.prisma.delivery.findFirstOrThrow({ where: { subscriptionId: "sub_demo_westfield", state: "dead_letter" } });
     expect(gone.deadLetterReason).toBe("gone");
     expect(gone.lastStatusCode).toBe(410);
+    // The control page shows hookledger's side of it too.
+    await eventually("the control page showing the subscription disabled", async () => {
+      const w = demo.state().districts.find((d) => d.slug === "westfield");
+      return w?.subscription?.state === "disabled";
+    }, 10_000);
     const received = district("westfield").stats.received;
     await demo.traffic.publishOne("westfield");
     await demo.traffic.publishOne("westfield");
