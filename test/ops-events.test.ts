@@ -185,3 +185,11 @@ it("the exported type names are the ones the triggers publish", async () => {
   const { rows } = await db.pool.query<{ type: string }>("SELECT DISTINCT type FROM events WHERE type LIKE 'hookledger.%' ORDER BY 1");
   expect(rows.map((r) => r.type)).toEqual([...OPS_EVENT_TYPES].sort());
 });
+
+it("the Prisma models read the observability tables", async () => {
+  expect((await db.prisma.opsSettings.findFirstOrThrow()).dlqThreshold).toBe(4);
+  const st = await db.prisma.subscriptionOpsState.findUniqueOrThrow({ where: { subscriptionId: "sub_lincoln" } });
+  expect(st.dlqAlertedAt).toBeInstanceOf(Date);
+  const counts = await db.prisma.deliveryStateCount.groupBy({ by: ["state"], where: { subscriptionId: "sub_race" }, _sum: { n: true } });
+  expect(Number(counts.find((c) => c.state === "dead_letter")?._sum.n)).toBe(8);
+});
