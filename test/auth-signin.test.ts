@@ -5,7 +5,7 @@ import { call } from "./api";
 import { createUser } from "../lib/auth/users";
 import { verifyPassword } from "../lib/auth/password";
 import { handleSession, handleSignIn, handleSignOut } from "../lib/auth/signin";
-import { SIGN_IN_MAX_FAILURES } from "../lib/auth/rate-limit";
+import { SIGN_IN_MAX_FAILURES, SIGN_IN_MAX_FAILURES_PER_EMAIL } from "../lib/auth/rate-limit";
 import * as subs from "../app/api/v1/subscriptions/route";
 
 let db: TestDb;
@@ -108,6 +108,14 @@ describe("POST /api/auth/signin", () => {
     const other = await signIn({ email: "target@hq.example", password: "correct horse battery" }, { "x-forwarded-for": "198.51.100.9" });
     expect(other.status).toBe(200);
     expect(await db.prisma.signInAttempt.count({ where: { email: "target@hq.example", ip: "203.0.113.7" } })).toBe(SIGN_IN_MAX_FAILURES);
+  });
+
+  it(`caps failures per email from any address at ${SIGN_IN_MAX_FAILURES_PER_EMAIL} (rotating X-Forwarded-For buys nothing)`, async () => {
+    await createUser(db.prisma, { email: "rotating@hq.example", role: "admin", password: "correct horse battery" });
+    for (let i = 0; i < SIGN_IN_MAX_FAILURES_PER_EMAIL; i++)
+      expect((await signIn({ email: "rotating@hq.example", password: `guess-${i}-xxxxxxx` }, { "x-forwarded-for": `192.0.2.${i}` })).status).toBe(401);
+    const limited = await signIn({ email: "rotating@hq.example", password: "correct horse battery" }, { "x-forwarded-for": "192.0.2.250" });
+    expect(limited.status).toBe(429);
   });
 
   it("a form post (no JavaScript) is redirected to a local `next` only", async () => {

@@ -6,17 +6,30 @@ import { AppError } from "../errors";
 /** 5 failures per 15 minutes per email and IP (OWASP's guidance is a handful, then a lockout or delay). */
 export const SIGN_IN_MAX_FAILURES = Number(process.env.HOOKLEDGER_SIGNIN_MAX_FAILURES ?? 5);
 export const SIGN_IN_WINDOW_SECONDS = 15 * 60;
+/**
+ * A cap per email from any address, so rotating addresses (or a forged
+ * X-Forwarded-For) cannot buy unlimited guesses. It lets an attacker lock one
+ * account out for the window, the usual trade-off; the message says to wait.
+ */
+export const SIGN_IN_MAX_FAILURES_PER_EMAIL = Number(process.env.HOOKLEDGER_SIGNIN_MAX_FAILURES_PER_EMAIL ?? 20);
 
 export async function assertSignInAllowed(prisma: PrismaClient, email: string, ip: string): Promise<void> {
   const since = new Date(Date.now() - SIGN_IN_WINDOW_SECONDS * 1000);
   const recent = await prisma.signInAttempt.findMany({
-    where: { email, ip, attemptedAt: { gt: since } },
+    where: { email, attemptedAt: { gt: since } },
     orderBy: { attemptedAt: "asc" },
-    select: { attemptedAt: true },
+    select: { attemptedAt: true, ip: true },
   });
-  if (recent.length < SIGN_IN_MAX_FAILURES) return;
+  const fromIp = recent.filter((r) => r.ip === ip);
+  const blocking =
+    fromIp.length >= SIGN_IN_MAX_FAILURES
+      ? fromIp[fromIp.length - SIGN_IN_MAX_FAILURES]
+      : recent.length >= SIGN_IN_MAX_FAILURES_PER_EMAIL
+        ? recent[recent.length - SIGN_IN_MAX_FAILURES_PER_EMAIL]
+        : null;
+  if (!blocking) return;
   // Allowed again once the oldest failure that counts leaves the window.
-  const oldest = recent[recent.length - SIGN_IN_MAX_FAILURES].attemptedAt.getTime();
+  const oldest = blocking.attemptedAt.getTime();
   const retryAfter = Math.max(1, Math.ceil((oldest + SIGN_IN_WINDOW_SECONDS * 1000 - Date.now()) / 1000));
   throw new AppError(
     "rate_limited",

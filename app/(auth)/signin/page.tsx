@@ -21,7 +21,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
         <div role="note" className="mt-6 rounded-md border border-amber-300 bg-amber-50 p-4 text-sm text-amber-900">
           <p className="font-medium">No users yet.</p>
           <p className="mt-1">Create the first admin on the server, then sign in with the password it prints:</p>
-          <pre className="mt-2 overflow-x-auto rounded bg-white px-2 py-1 font-mono text-xs text-slate-900">{FIRST_ADMIN_COMMAND}</pre>
+          <pre className="mt-2 whitespace-pre-wrap break-all rounded bg-white px-2 py-1 font-mono text-xs text-slate-900">{FIRST_ADMIN_COMMAND}</pre>
         </div>
       ) : null}
       <SignInForm next={next} />
