@@ -42,6 +42,7 @@ export function stateJson(ctx: ControlContext) {
       errors: ctx.traffic.errors,
       lastError: ctx.traffic.lastError ?? null,
       recent: [...ctx.traffic.recent].reverse(),
+      tickets: [...ctx.traffic.ticketable].reverse(),
     },
     districts: ctx.districts.map((d) => ({ ...d.status(), subscription: ctx.subscriptions?.().get(d.info.subscriptionId) ?? null })),
   };
@@ -194,10 +195,16 @@ function renderLive(ctx: ControlContext): string {
     .slice(0, 12)
     .map(
       (e) =>
-        `<tr><td>${esc(e.at.slice(11, 19))}</td><td><code>${esc(e.eventId)}</code></td><td>${esc(e.type)}</td><td>${esc(e.tenant)}</td><td><code>${esc(e.studentId ?? "")}</code></td><td><code>${esc(e.assignmentId ?? "")}</code></td><td>${e.type === "assignment.graded" && !e.hasTermId ? "no term_id" : ""}</td></tr>`,
+        `<tr><td>${esc(e.at.slice(11, 19))}</td><td><code>${esc(e.eventId)}</code></td><td>${esc(e.type)}</td><td>${esc(e.tenant)}</td><td>${code(e.studentId)}</td><td>${code(e.assignmentId)}</td><td>${e.type === "assignment.graded" && !e.hasTermId ? "no term_id" : ""}</td></tr>`,
     )
     .join("");
-  return `<h2>Traffic</h2>
+  const t0 = t.ticketable.at(-1);
+  const district = t0 && ctx.districts.find((d) => d.info.slug === t0.tenant);
+  const ticket = t0
+    ? `<div class="card ticket"><b>A ticket to answer</b> (${esc(t0.at.slice(11, 19))} UTC): “Hi, my child ${esc(t0.studentName)} at ${esc(t0.school)} says the grade for <i>${esc(t0.assignmentTitle)}</i> never showed up in ${esc(district?.info.name ?? t0.tenant)}'s parent portal. Did you send it?”<br>
+<span class="muted">Search the dashboard for the student <code>${esc(t0.studentId)}</code> or the event <code>${esc(t0.eventId)}</code>: did it reach the district, when, and what did the district answer?</span></div>`
+    : "";
+  return `${ticket}<h2>Traffic</h2>
 <p>${t.published} events published this run (run id <code>${esc(t.runId)}</code>) · ${t.paused ? '<span class="state-broken">paused</span>' : `about ${t.eventsPerSecond} per second`}${t.errors ? ` · <span class="state-broken">${t.errors} publish errors: ${esc(t.lastError ?? "")}</span>` : ""}</p>
 <div class="row">
 <form method="post" action="/api/traffic"><input type="hidden" name="paused" value="${!t.paused}"><button type="submit">${t.paused ? "Resume traffic" : "Pause traffic"}</button></form>
@@ -210,13 +217,15 @@ ${[1, 4, 20].map((n) => `<form method="post" action="/api/traffic"><input type="
 <table><thead><tr><th>time (UTC)</th><th>event id</th><th>type</th><th>district</th><th>student</th><th>assignment</th><th></th></tr></thead><tbody>${recent || '<tr><td colspan="7" class="muted">nothing yet</td></tr>'}</tbody></table>`;
 }
 
+const code = (v: string | undefined) => (v ? `<code>${esc(v)}</code>` : "");
+
 function renderControlPage(ctx: ControlContext): string {
   const dash = ctx.dashboardUrl.replace(/\/$/, "");
   const signIn = ctx.signIn
     ? `Sign in as <code>${esc(ctx.signIn.email)}</code>${ctx.signIn.password ? ` with password <code>${esc(ctx.signIn.password)}</code>` : ""}.`
     : "";
   return `<!doctype html><html><head><meta charset="utf-8"><title>hookledger demo: simulated districts</title><style>${PAGE_CSS}
-.row{display:flex;gap:6px;flex-wrap:wrap}.row form{margin:0}ol li{margin:2px 0}</style></head><body>
+.row{display:flex;gap:6px;flex-wrap:wrap}.ticket{max-width:none;background:#fffbeb;border-color:#fcd34d;margin:12px 0}.row form{margin:0}ol li{margin:2px 0}</style></head><body>
 <h1>hookledger demo: simulated districts</h1>
 <p>Dashboard: <a href="${esc(dash)}">${esc(dash)}</a> · <a href="${esc(dash)}/dlq">dead-letter queue</a> · <a href="${esc(dash)}/subscriptions">subscriptions</a> · <a href="${esc(dash)}/redrive">redrive</a>. ${signIn}</p>
 <ol>

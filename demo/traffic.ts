@@ -6,7 +6,18 @@ import type { PrismaClient } from "../lib/db/prisma";
 import { publishEventStandalone } from "../lib/events/publish";
 import { buildRoster, generateEvent, pickWeighted, TRAFFIC_WEIGHTS, type DistrictSlug, type Roster } from "./catalog";
 
-export type PublishedSample = { at: string; eventId: string; type: string; tenant: string; studentId?: string; assignmentId?: string; hasTermId: boolean };
+export type PublishedSample = {
+  at: string;
+  eventId: string;
+  type: string;
+  tenant: string;
+  studentId?: string;
+  studentName?: string;
+  school?: string;
+  assignmentId?: string;
+  assignmentTitle?: string;
+  hasTermId: boolean;
+};
 
 export type TrafficOptions = {
   eventsPerSecond: number;
@@ -22,6 +33,8 @@ export class Traffic {
   errors = 0;
   lastError?: string;
   readonly recent: PublishedSample[] = [];
+  /** Grades that will not reach their district until someone acts: material for a support ticket. */
+  readonly ticketable: PublishedSample[] = [];
   readonly runId: string;
   private seq = 0;
   private timer?: NodeJS.Timeout;
@@ -61,16 +74,25 @@ export class Traffic {
       await publishEventStandalone(this.prisma, ev);
       this.published++;
       const d = ev.data as Record<string, unknown>;
-      this.recent.push({
+      const sample: PublishedSample = {
         at: new Date().toISOString(),
         eventId: ev.id,
         type: ev.type,
         tenant: district,
         studentId: d.studentId as string | undefined,
+        studentName: d.studentName as string | undefined,
+        school: d.school as string | undefined,
         assignmentId: d.assignmentId as string | undefined,
+        assignmentTitle: d.assignmentTitle as string | undefined,
         hasTermId: typeof d.term_id === "string",
-      });
+      };
+      this.recent.push(sample);
       if (this.recent.length > 30) this.recent.shift();
+      // Jefferson's PHP handler always fails on an apostrophe; Maple Grove rejects a grade without term_id.
+      if (ev.type === "assignment.graded" && ((district === "jefferson" && sample.studentName?.includes("'")) || (district === "maplegrove" && !sample.hasTermId))) {
+        this.ticketable.push(sample);
+        if (this.ticketable.length > 5) this.ticketable.shift();
+      }
       return ev.id;
     } catch (err) {
       this.errors++;

@@ -219,7 +219,15 @@ describe("control page", () => {
     expect(page.status).toBe(200);
     for (const d of demo.districts) expect(page.text).toContain(d.info.name.replace(/&/g, "&amp;"));
     expect(page.text).toContain("Accept a missing term_id");
+    // A grade Maple Grove will reject becomes a support ticket to try.
+    for (let i = 0; i < 200 && demo.traffic.ticketable.length === 0; i++) await demo.traffic.publishOne("maplegrove");
+    const t = demo.traffic.ticketable.at(-1)!;
+    expect(t.hasTermId).toBe(false);
+    const withTicket = await control("/");
+    expect(withTicket.text).toContain("A ticket to answer");
+    expect(withTicket.text).toContain(t.studentId);
     const state = await control("/api/state");
+    expect(state.json.traffic.tickets[0].eventId).toBe(t.eventId);
     expect(state.json.districts).toHaveLength(7);
     expect(state.json.traffic.published).toBeGreaterThan(0);
   });
