@@ -61,6 +61,15 @@ function LastError({ s }: { s: SubscriptionHealth }) {
   );
 }
 
+function Cell({ label, children, className = "" }: { label: string; children: React.ReactNode; className?: string }) {
+  return (
+    <td className={`flex items-start justify-between gap-3 border-t border-slate-100 py-1.5 md:table-cell md:border-0 md:px-3 md:py-2 ${className}`}>
+      <span className="shrink-0 text-xs text-slate-500 md:hidden">{label}</span>
+      <span className="min-w-0 text-right md:text-left">{children}</span>
+    </td>
+  );
+}
+
 export function SubscriptionsClient({ initial, initialAt, tenant, tenants }: { initial: SubscriptionHealth[]; initialAt: number; tenant: string; tenants: string[] }) {
   const router = useRouter();
   const now = useNow(15_000);
@@ -136,112 +145,65 @@ export function SubscriptionsClient({ initial, initialAt, tenant, tenants }: { i
           {tenant ? "Choose another tenant, or all tenants." : "Create one with POST /api/v1/subscriptions (see the README)."}
         </EmptyState>
       ) : (
-        <>
-          <div className="hidden overflow-x-auto rounded-lg border border-slate-200 bg-white shadow-sm md:block">
-            <table className="w-full text-left text-sm">
-              <caption className="sr-only">Subscriptions, sortable by each column heading</caption>
-              <thead className="bg-slate-50 text-slate-700">
-                <tr>
-                  {header("name", "Subscription")}
-                  {header("state", "State")}
-                  {header("success1h", "Success 1 h")}
-                  {header("success24h", "Success 24 h")}
-                  {header("p95", "p50 / p95")}
-                  {header("queued", "Queue")}
-                  {header("dlq", "DLQ")}
-                  <th scope="col" className="px-3 py-2 font-medium">
-                    Last error
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((s) => (
-                  <tr key={s.id} className="border-t border-slate-200 align-top hover:bg-slate-50">
-                    <td className="px-3 py-2">
-                      <Link href={`/subscriptions/${encodeURIComponent(s.id)}`} className="font-medium text-blue-700 hover:underline">
-                        {s.name}
-                      </Link>
-                      <div className="font-mono text-xs text-slate-500">{s.id}</div>
-                      <div className="text-xs text-slate-600">{s.tenant ?? "all tenants"}</div>
-                    </td>
-                    <td className="px-3 py-2">
-                      <StateBadge state={s.state} />
-                    </td>
-                    <td className="px-3 py-2">
-                      <Rate w={s.h1} />
-                    </td>
-                    <td className="px-3 py-2">
-                      <Rate w={s.h24} />
-                    </td>
-                    <td className="whitespace-nowrap px-3 py-2 text-slate-800">
-                      {ms(s.h1.p50Ms)} / {ms(s.h1.p95Ms)}
-                      <span className="block text-xs text-slate-500">
-                        24 h: {ms(s.h24.p50Ms)} / {ms(s.h24.p95Ms)}
-                      </span>
-                    </td>
-                    <td className="px-3 py-2">
-                      <Queue s={s} />
-                      <span className="block text-xs text-slate-500">{s.counts.delivered24h.toLocaleString()} delivered 24 h</span>
-                    </td>
-                    <td className="px-3 py-2">
-                      <Dlq s={s} now={now} />
-                    </td>
-                    <td className="max-w-xs px-3 py-2">
-                      <LastError s={s} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <ul className="space-y-3 md:hidden">
-            {items.map((s) => (
-              <li key={s.id} className="rounded-lg border border-slate-200 bg-white p-3 shadow-sm">
-                <div className="flex items-start justify-between gap-2">
-                  <div className="min-w-0">
+        // One table for every width: below md each row reflows into a card
+        // (the column name shown inline), so there is one copy of each row in the DOM.
+        <div className="md:overflow-x-auto md:rounded-lg md:border md:border-slate-200 md:bg-white md:shadow-sm">
+          <table className="block w-full text-left text-sm md:table">
+            <caption className="sr-only">Subscriptions, sortable by each column heading</caption>
+            <thead className="hidden bg-slate-50 text-slate-700 md:table-header-group">
+              <tr>
+                {header("name", "Subscription")}
+                {header("state", "State")}
+                {header("success1h", "Success 1 h")}
+                {header("success24h", "Success 24 h")}
+                {header("p95", "p50 / p95")}
+                {header("queued", "Queue")}
+                {header("dlq", "DLQ")}
+                <th scope="col" className="px-3 py-2 font-medium">
+                  Last error
+                </th>
+              </tr>
+            </thead>
+            <tbody className="block space-y-3 md:table-row-group md:space-y-0">
+              {items.map((s) => (
+                <tr key={s.id} className="block rounded-lg border border-slate-200 bg-white p-3 align-top shadow-sm md:table-row md:rounded-none md:border-0 md:border-t md:p-0 md:shadow-none md:hover:bg-slate-50">
+                  <td className="block pb-1 md:table-cell md:px-3 md:py-2">
                     <Link href={`/subscriptions/${encodeURIComponent(s.id)}`} className="font-medium text-blue-700 hover:underline">
                       {s.name}
                     </Link>
-                    <div className="truncate text-xs text-slate-600">
-                      {s.tenant ?? "all tenants"} · <span className="font-mono">{s.id}</span>
-                    </div>
-                  </div>
-                  <StateBadge state={s.state} />
-                </div>
-                <dl className="mt-2 grid grid-cols-3 gap-2 text-sm">
-                  <div>
-                    <dt className="text-xs text-slate-500">Success 1 h</dt>
-                    <dd>
-                      <Rate w={s.h1} />
-                    </dd>
-                  </div>
-                  <div>
-                    <dt className="text-xs text-slate-500">p95 1 h</dt>
-                    <dd>{ms(s.h1.p95Ms)}</dd>
-                  </div>
-                  <div>
-                    <dt className="text-xs text-slate-500">DLQ</dt>
-                    <dd>
-                      <Dlq s={s} now={now} />
-                    </dd>
-                  </div>
-                  <div className="col-span-3">
-                    <dt className="text-xs text-slate-500">Queue</dt>
-                    <dd>
-                      <Queue s={s} />
-                    </dd>
-                  </div>
-                  <div className="col-span-3">
-                    <dt className="text-xs text-slate-500">Last error</dt>
-                    <dd>
-                      <LastError s={s} />
-                    </dd>
-                  </div>
-                </dl>
-              </li>
-            ))}
-          </ul>
-        </>
+                    <div className="font-mono text-xs text-slate-500">{s.id}</div>
+                    <div className="text-xs text-slate-600">{s.tenant ?? "all tenants"}</div>
+                  </td>
+                  <Cell label="State">
+                    <StateBadge state={s.state} />
+                  </Cell>
+                  <Cell label="Success 1 h">
+                    <Rate w={s.h1} />
+                  </Cell>
+                  <Cell label="Success 24 h">
+                    <Rate w={s.h24} />
+                  </Cell>
+                  <Cell label="p50 / p95" className="whitespace-nowrap text-slate-800">
+                    {ms(s.h1.p50Ms)} / {ms(s.h1.p95Ms)}
+                    <span className="block text-xs text-slate-500">
+                      24 h: {ms(s.h24.p50Ms)} / {ms(s.h24.p95Ms)}
+                    </span>
+                  </Cell>
+                  <Cell label="Queue">
+                    <Queue s={s} />
+                    <span className="block text-xs text-slate-500">{s.counts.delivered24h.toLocaleString()} delivered 24 h</span>
+                  </Cell>
+                  <Cell label="DLQ">
+                    <Dlq s={s} now={now} />
+                  </Cell>
+                  <Cell label="Last error" className="md:max-w-xs">
+                    <LastError s={s} />
+                  </Cell>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <p className="text-xs text-slate-600">Success rate and latency come from per-minute rollups refreshed every 15 s; queue and DLQ counts are live.</p>
     </div>

@@ -1,0 +1,64 @@
+// SQL against the e2e database for ledger states the worker would produce (the
+// e2e server runs with --workers 0): attempts, delivered, dead-lettered, and
+// historical DLQ samples for the charts.
+import pg from "pg";
+import { findRunningEmbedded } from "../lib/db/embedded";
+import { E2E_DATA_DIR } from "../playwright.config";
+
+let pool: pg.Pool | undefined;
+
+export function e2eDb(): pg.Pool {
+  if (!pool) {
+    const url = findRunningEmbedded(E2E_DATA_DIR);
+    if (!url) throw new Error(`No e2e database is running under ${E2E_DATA_DIR}; run through \`npm run test:e2e\`.`);
+    pool = new pg.Pool({ connectionString: url, max: 2 });
+  }
+  return pool;
+}
+
+export async function closeE2eDb() {
+  await pool?.end();
+  pool = undefined;
+}
+
+type Attempt = { minutesAgo: number; status: number | null; errorClass?: string | null; outcome: "delivered" | "retry" | "dead_letter"; ms: number; excerpt?: string };
+
+/** Records attempts on a delivery and moves it to the state the last one implies. */
+export async function settleDelivery(deliveryId: string, attempts: Attempt[], opts: { reason?: string } = {}) {
+  const db = e2eDb();
+  const { rows } = await db.query("SELECT subscription_id FROM deliveries WHERE id = $1", [deliveryId]);
+  const sub = rows[0].subscription_id;
+  let n = 0;
+  for (const a of attempts) {
+    n++;
+    await db.query(
+      `INSERT INTO attempts (delivery_id, subscription_id, attempt_number, trigger, started_at, duration_ms, outcome, status_code, error_class, error_message, response_excerpt, worker_id)
+       VALUES ($1, $2, $3, 'scheduled', now() - make_interval(mins => $4), $5, $6, $7, $8, $9, $9, 'e2e-worker')`,
+      [deliveryId, sub, n, a.minutesAgo, a.ms, a.outcome, a.status, a.errorClass ?? null, a.excerpt ?? null],
+    );
+  }
+  const last = attempts[attempts.length - 1];
+  const state = last.outcome === "delivered" ? "delivered" : last.outcome === "dead_letter" ? "dead_letter" : "scheduled";
+  await db.query(
+    `UPDATE deliveries SET state = $2, attempt_count = $3, total_attempts = $3,
+       last_attempt_at = now() - make_interval(mins => $4), last_status_code = $5, last_error_class = $6, last_error_message = $7,
+       delivered_at = CASE WHEN $2 = 'delivered' THEN now() - make_interval(mins => $4) END,
+       dead_lettered_at = CASE WHEN $2 = 'dead_letter' THEN now() - make_interval(mins => $4) END,
+       dead_letter_reason = CASE WHEN $2 = 'dead_letter' THEN $8 END,
+       next_attempt_at = now() + interval '10 minutes'
+     WHERE id = $1`,
+    [deliveryId, state, attempts.length, last.minutesAgo, last.status, state === "delivered" ? null : (last.errorClass ?? null), state === "delivered" ? null : (last.excerpt ?? null), opts.reason ?? "permanent"],
+  );
+}
+
+/** Historical DLQ samples (what the sampler would have recorded over the last hours). */
+export async function seedDlqHistory(points: { minutesAgo: number; depth: number; oldestMinutes: number }[]) {
+  const db = e2eDb();
+  for (const p of points) {
+    await db.query(
+      `INSERT INTO dlq_samples (sampled_at, depth, oldest_at) VALUES (now() - make_interval(mins => $1), $2, now() - make_interval(mins => $1 + $3))
+       ON CONFLICT DO NOTHING`,
+      [p.minutesAgo, p.depth, p.oldestMinutes],
+    );
+  }
+}

@@ -1,0 +1,84 @@
+// Manager journey (issue 4): open a failing subscription, read what the
+// endpoint has been answering, pause it (new deliveries are held, not dropped),
+// resume it.
+import { expect, test } from "@playwright/test";
+import { api, signIn } from "./helpers";
+import { closeE2eDb, e2eDb, settleDelivery } from "./dashboard-seed";
+
+test.afterAll(closeE2eDb);
+
+test("failing subscription → grouped errors → pause → deliveries held → resume", async ({ page, request }) => {
+  const run = Date.now().toString(36);
+  const tenant = `jefferson_${run}`;
+  const sub = await api(request, "POST", "/api/v1/subscriptions", {
+    id: `sub_jeff_${run}`,
+    name: `Jefferson SIS ${run}`,
+    url: "http://127.0.0.1:9/webhooks",
+    eventTypes: ["assignment.graded"],
+    tenant,
+  });
+  expect(sub.status).toBe(201);
+  const publish = async (i: number) => {
+    const r = await api(
+      request,
+      "POST",
+      "/api/v1/events",
+      { id: `evt_${run}_${i}`, type: "assignment.graded", data: { score: i }, subject: { tenant, studentId: `stu_${run}_${i}` } },
+      "producer",
+    );
+    expect(r.status).toBe(202);
+    return r.json.deliveries[0].id as string;
+  };
+  for (let i = 0; i < 12; i++) {
+    const id = await publish(i);
+    await settleDelivery(id, [{ minutesAgo: 90 - i, status: 422, errorClass: "http_4xx", outcome: "dead_letter", ms: 40, excerpt: `missing field term_id (row ${1000 + i})` }]);
+  }
+  for (let i = 12; i < 15; i++) {
+    const id = await publish(i);
+    await settleDelivery(id, [{ minutesAgo: 20 - i, status: 503, errorClass: "http_5xx", outcome: "retry", ms: 5000, excerpt: "Service Unavailable" }]);
+  }
+
+  await signIn(page, "manager");
+  await page.goto("/subscriptions");
+  await page.getByRole("link", { name: `Jefferson SIS ${run}` }).click();
+  await expect(page.getByRole("heading", { name: `Jefferson SIS ${run}` })).toBeVisible();
+
+  const groups = page.getByTestId("answer-groups");
+  await expect(groups.locator("li").first()).toContainText("12 ×");
+  await expect(groups.locator("li").first()).toContainText("422");
+  await expect(groups.locator("li").first()).toContainText("missing field term_id (row #)");
+  await expect(groups).toContainText("3 ×");
+
+  // Filter the deliveries by the grouped answer.
+  await groups.locator("li").first().getByRole("button", { name: "Show deliveries" }).click();
+  await expect(page.getByTestId("deliveries-list").locator("li")).toHaveCount(12);
+  await page.screenshot({ path: "test-results/screens/subscription-1280.png", fullPage: true });
+
+  await page.getByLabel("Reason").fill("district SIS maintenance");
+  await page.getByRole("button", { name: "Pause deliveries" }).click();
+  await expect(page.getByRole("heading", { name: `Jefferson SIS ${run}` })).toContainText("paused");
+  await expect(page.getByText(/New deliveries are held, not dropped/)).toBeVisible();
+
+  // A grade published while paused is held: recorded, queued, not sent.
+  const heldId = await publish(99);
+  await expect(page.getByTestId("queued-count")).toHaveText("1", { timeout: 20_000 });
+  const { rows } = await e2eDb().query("SELECT state FROM deliveries WHERE id = $1", [heldId]);
+  expect(rows[0].state).toBe("pending");
+  await page.goto(`/?q=evt_${run}_99`);
+  await expect(page.getByTestId("delivery-result")).toContainText(`Held: Jefferson SIS ${run} is paused`);
+
+  await page.goBack();
+  await page.getByRole("button", { name: "Resume deliveries" }).click();
+  await expect(page.getByRole("heading", { name: `Jefferson SIS ${run}` })).toContainText("active");
+  const audit = await e2eDb().query("SELECT action, reason FROM audit_entries WHERE target_id = $1 AND action LIKE 'subscription.%' ORDER BY id", [sub.json.id]);
+  expect(audit.rows.map((r) => r.action)).toEqual(["subscription.create", "subscription.pause", "subscription.resume"]);
+  expect(audit.rows[1].reason).toBe("district SIS maintenance");
+
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: "test-results/screens/subscription-390.png", fullPage: true });
+  await page.goto("/subscriptions");
+  await expect(page.getByRole("link", { name: `Jefferson SIS ${run}` })).toBeVisible();
+  await page.screenshot({ path: "test-results/screens/subscriptions-390.png", fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.screenshot({ path: "test-results/screens/subscriptions-1280.png", fullPage: true });
+});

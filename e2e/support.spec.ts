@@ -1,0 +1,70 @@
+// Support journey (issue 4): a parent's ticket names a student; one search
+// answers "did the grade reach the district?" and the receipt goes into the ticket.
+import { expect, test } from "@playwright/test";
+import { api, signIn } from "./helpers";
+import { closeE2eDb, settleDelivery } from "./dashboard-seed";
+
+test.afterAll(closeE2eDb);
+
+test("search a student id, see Delivered, copy a receipt holding the delivery key", async ({ page, request, context }) => {
+  const run = Date.now().toString(36);
+  const student = `stu_${run}`;
+  const sub = await api(request, "POST", "/api/v1/subscriptions", {
+    id: `sub_lincoln_${run}`,
+    name: "Lincoln USD",
+    url: "http://127.0.0.1:9/webhooks",
+    eventTypes: ["assignment.graded"],
+    tenant: `lincoln_${run}`,
+  });
+  expect(sub.status).toBe(201);
+  const ev = await api(
+    request,
+    "POST",
+    "/api/v1/events",
+    { id: `evt_${run}`, type: "assignment.graded", data: { studentId: student, score: 93 }, subject: { tenant: `lincoln_${run}`, studentId: student, assignmentId: "asg_7" } },
+    "producer",
+  );
+  expect(ev.status).toBe(202);
+  const delivery = ev.json.deliveries.find((d: { subscriptionId: string }) => d.subscriptionId === sub.json.id);
+  await settleDelivery(delivery.id, [
+    { minutesAgo: 6, status: 503, errorClass: "http_5xx", outcome: "retry", ms: 2100, excerpt: "Service Unavailable" },
+    { minutesAgo: 5, status: 200, outcome: "delivered", ms: 143 },
+  ]);
+
+  await context.grantPermissions(["clipboard-read", "clipboard-write"]);
+  await signIn(page, "support");
+  await page.goto("/");
+  await page.getByRole("searchbox", { name: "Search deliveries" }).fill(student);
+  await page.getByRole("button", { name: "Search" }).click();
+
+  const result = page.getByTestId("delivery-result").filter({ hasText: "Lincoln USD" });
+  await expect(result).toContainText(/Delivered \d\d:\d\d:\d\d to Lincoln USD, HTTP 200 in 143 ms/);
+  await expect(result.getByTestId("delivery-key")).toHaveText(delivery.deliveryKey);
+  await expect(page.getByText(/Updated \d+ s ago/).first()).toBeVisible();
+
+  await result.getByRole("button", { name: "Copy receipt" }).click();
+  await expect(result.getByRole("button", { name: /Copied/ })).toBeVisible();
+  const receipt = await page.evaluate(() => navigator.clipboard.readText());
+  expect(receipt).toContain(delivery.deliveryKey);
+  expect(receipt).toContain(`evt_${run}`);
+  expect(receipt).toMatch(/#1 .*HTTP 503/);
+  expect(receipt).toMatch(/#2 .*HTTP 200/);
+  expect(receipt).not.toContain("score"); // no payload in a receipt
+  await page.screenshot({ path: "test-results/screens/lookup-1280.png", fullPage: true });
+
+  // The timeline behind the answer.
+  await result.getByRole("link", { name: "View timeline" }).click();
+  await expect(page.getByRole("heading", { name: `Delivery of evt_${run}` })).toBeVisible();
+  await expect(page.getByText("Attempt 1: Failed, will retry")).toBeVisible();
+  await expect(page.getByText("Attempt 2: Delivered")).toBeVisible();
+  await expect(page.getByText("v1,[redacted]")).toBeVisible();
+  await page.getByRole("button", { name: "Show raw bytes" }).click();
+  await expect(page.getByTestId("payload")).toContainText(`"studentId":"${student}"`);
+  await page.screenshot({ path: "test-results/screens/delivery-1280.png", fullPage: true });
+
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: "test-results/screens/delivery-390.png", fullPage: true });
+  await page.goto(`/?q=${student}`);
+  await expect(page.getByTestId("delivery-result").first()).toBeVisible();
+  await page.screenshot({ path: "test-results/screens/lookup-390.png", fullPage: true });
+});
