@@ -78,3 +78,20 @@ test("signing out ends the session", async ({ page }) => {
   await page.goto("/");
   await expect(page).toHaveURL(/\/signin/);
 });
+
+test("an admin adds a user on /admin/users and gets a one-time password; a support user gets the 403 page there", async ({ page, browser }) => {
+  await signIn(page, "admin", { next: "/admin/users" });
+  await expect(page.getByRole("heading", { name: "Users" })).toBeVisible();
+  const email = `added-${Date.now()}@example.test`;
+  await page.getByLabel("Email").fill(email);
+  await page.getByRole("button", { name: "Create user" }).click();
+  await expect(page.getByRole("status")).toContainText(`One-time password for ${email}`);
+  await expect(page.getByRole("cell", { name: email })).toBeVisible();
+
+  const other = await browser.newPage();
+  await signIn(other, "support");
+  const res = await other.goto("/admin/users");
+  expect(res?.status()).toBe(403);
+  await expect(other.getByRole("button", { name: "Create user" })).toHaveCount(0);
+  await other.close();
+});

@@ -44,7 +44,8 @@ describe("cookie-authenticated mutations", () => {
 
   it("a cross-site post is refused even if it somehow carries the right token (Origin / Sec-Fetch-Site)", async () => {
     const before = await tableCounts(db.pool);
-    for (const h of [{ origin: "https://evil.example" }, { "sec-fetch-site": "cross-site" }, { "sec-fetch-site": "same-site" }, { origin: "null" }]) {
+    const foreign: Record<string, string>[] = [{ origin: "https://evil.example" }, { "sec-fetch-site": "cross-site" }, { "sec-fetch-site": "same-site" }, { origin: "null" }];
+    for (const h of foreign) {
       const r = await call(sub.PATCH, { method: "PATCH", params: { id: "sub_csrf" }, body: { state: "paused" }, headers: { cookie, host: "hookledger.example", "x-hookledger-csrf": csrf, ...h } });
       expect(r.status, JSON.stringify(h)).toBe(403);
     }

@@ -2,7 +2,7 @@
 // with email and password. Producers are API tokens only, never users.
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import type { PrismaClient } from "../db/prisma";
+import type { PrismaClient, Tx } from "../db/prisma";
 import { AppError } from "../errors";
 import type { Role } from "./permissions";
 import { dummyHash, generatePassword, hashPassword, verifyPassword } from "./password";
@@ -22,7 +22,7 @@ export type CreatedUser = { id: string; email: string; role: UserRole; password:
  * returned once, and only its scrypt hash is stored.
  */
 export async function createUser(
-  prisma: PrismaClient,
+  prisma: PrismaClient | Tx,
   opts: { email: string; role: Role | string; password?: string },
 ): Promise<CreatedUser> {
   const email = ZEmail.safeParse(opts.email);
