@@ -12,8 +12,7 @@ export type Companion = { stop: () => Promise<void> | void };
 
 export async function runWorker(opts: WorkerOptions & { signal?: AbortSignal }): Promise<void> {
   const stopRequested = shutdownSignal(opts);
-  const worker = startWorker(opts);
-  const log = worker.log;
+  const log = logger;
 
   // Companions of the delivery loop, one line each, e.g.
   //   companions.push(startRedrivePacer({ databaseUrl: opts.databaseUrl, log }));
@@ -22,6 +21,8 @@ export async function runWorker(opts: WorkerOptions & { signal?: AbortSignal }):
   companions.push(await (await import("./metrics-server")).startMetricsServer({ log })); // HOOKLEDGER_METRICS_PORT; off when unset
   companions.push((await import("./redrive-pacer")).startRedrivePacer({ databaseUrl: opts.databaseUrl, log })); // redrive batches at their rate
   void log;
+  // The delivery loop starts last: a claim's lease must not tick while companions still load.
+  const worker = startWorker(opts);
 
   await stopRequested;
   logger.info("shutdown requested");

@@ -1,0 +1,211 @@
+// Several real worker processes (`node bin/hookledger.mjs worker`) on one
+// database: exactly-once to the receiver under SKIP LOCKED, kill -9 recovery
+// through the reaper, and graceful SIGTERM.
+import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDb } from "./db";
+import { createSub, seedEvents, startReceiver, waitFor, type Receiver } from "./worker-helpers";
+
+let db: TestDb;
+let r: Receiver;
+/** Per-subscription receiver delay in ms (by URL path). */
+const delays = new Map<string, number>();
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  r = await startReceiver(async (req, res) => {
+    const ms = delays.get(req.url ?? "") ?? 0;
+    if (ms) await new Promise((x) => setTimeout(x, ms));
+    res.writeHead(204).end();
+  });
+});
+afterEach(() => {
+  // A failed test must not leave workers claiming the next test's deliveries.
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+});
+afterAll(async () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  await r?.close();
+  await db?.close();
+});
+
+function spawnWorker(env: Record<string, string> = {}): ChildProcess & { output: string[] } {
+  const child = spawn(process.execPath, [path.resolve("bin/hookledger.mjs"), "worker"], {
+    cwd: process.cwd(),
+    env: {
+      ...process.env,
+      DATABASE_URL: db.url,
+      HOOKLEDGER_ALLOW_PRIVATE_TARGETS: "1",
+      LOG_LEVEL: "warn",
+      HOOKLEDGER_WORKER_POLL_MS: "100",
+      HOOKLEDGER_REAP_INTERVAL_MS: "200",
+      HOOKLEDGER_LEASE_SLACK_MS: "1000",
+      HOOKLEDGER_HEARTBEAT_MS: "500",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  }) as ChildProcess & { output: string[] };
+  child.output = [];
+  const keep = (b: Buffer) => {
+    child.output.push(b.toString());
+    if (child.output.length > 200) child.output.shift();
+  };
+  child.stdout!.on("data", keep);
+  child.stderr!.on("data", keep);
+  children.push(child);
+  return child;
+}
+
+const exited = (c: ChildProcess) =>
+  new Promise<number | string>((resolve) => {
+    if (c.exitCode !== null || c.signalCode !== null) return resolve(c.exitCode ?? String(c.signalCode));
+    c.once("exit", (code, sig) => resolve(code ?? String(sig)));
+  });
+
+/** Waits until each of these processes has a live heartbeat (it handles SIGTERM from then on). */
+async function heartbeats(cs: ChildProcess[]) {
+  return waitFor(
+    async () => {
+      const { rows } = await db.pool.query("SELECT worker_id FROM worker_heartbeats WHERE stopped_at IS NULL AND pid = ANY($1)", [cs.map((c) => c.pid)]);
+      return rows.length === cs.length ? rows.map((x) => x.worker_id as string) : null;
+    },
+    60_000,
+    `${cs.length} worker heartbeats`,
+  );
+}
+
+async function countByState(subs: string[]) {
+  const { rows } = await db.pool.query("SELECT state, count(*)::int AS n FROM deliveries WHERE subscription_id = ANY($1) GROUP BY state", [subs]);
+  return Object.fromEntries(rows.map((x) => [x.state, x.n])) as Record<string, number>;
+}
+
+async function allDelivered(subs: string[], n: number, timeoutMs = 60_000) {
+  await waitFor(async () => (await countByState(subs)).delivered === n, timeoutMs, `${n} deliveries delivered`);
+}
+
+/** Delivery keys of these subscriptions with how often the receiver got each. */
+async function receivedCounts(subs: string[]) {
+  const { rows } = await db.pool.query("SELECT delivery_key FROM deliveries WHERE subscription_id = ANY($1)", [subs]);
+  return rows.map((x) => [x.delivery_key as string, r.count(x.delivery_key)] as const);
+}
+
+async function stopAll(cs: ChildProcess[]) {
+  const codes = cs.map(exited);
+  for (const c of cs) c.kill("SIGTERM");
+  const out = await Promise.all(codes);
+  out.forEach((code, i) => code !== 0 && console.error(`worker exited ${code}:\n${(cs[i] as ChildProcess & { output: string[] }).output.join("")}`));
+  return out;
+}
+
+describe.each([2, 4])("%i worker processes on one database", (n) => {
+  it(`2,000 deliveries: each sent exactly once, counted at the receiver`, async () => {
+    const subs = [0, 1, 2, 3].map((i) => `sub_p${n}_${i}`);
+    for (const id of subs) await createSub(db.pool, { id, url: `${r.url}/${id}`, maxConcurrency: 50 });
+    // The default lease slack: this test is about SKIP LOCKED, not the reaper (a lease that
+    // expires on a starved machine is sent again by design, recorded as abandoned).
+    const cs = Array.from({ length: n }, () => spawnWorker({ HOOKLEDGER_LEASE_SLACK_MS: "30000" }));
+    const ids = await heartbeats(cs);
+    await seedEvents(db.pool, `evt_p${n}_`, 500, subs);
+    await allDelivered(subs, 2000);
+    const counts = await receivedCounts(subs);
+    expect(counts).toHaveLength(2000);
+    const dupes = counts.filter(([, c]) => c !== 1);
+    if (dupes.length) {
+      const diag = await db.pool.query(
+        "SELECT d.delivery_key, a.attempt_number, a.outcome, a.error_class, a.worker_id, a.started_at, a.duration_ms FROM attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.delivery_key = ANY($1) ORDER BY 1, 2 LIMIT 20",
+        [dupes.map(([k]) => k)],
+      );
+      console.error(`${dupes.length} duplicates`, diag.rows);
+    }
+    expect(dupes).toEqual([]);
+    const { rows } = await db.pool.query(
+      "SELECT worker_id, count(*)::int AS n FROM attempts WHERE subscription_id = ANY($1) GROUP BY worker_id",
+      [subs],
+    );
+    expect(rows.reduce((a, x) => a + x.n, 0)).toBe(2000);
+    for (const row of rows) expect(ids).toContain(row.worker_id);
+    expect(await stopAll(cs)).toEqual(Array(n).fill(0));
+    const hb = await db.pool.query("SELECT count(*)::int AS n FROM worker_heartbeats WHERE stopped_at IS NULL");
+    expect(hb.rows[0].n).toBe(0);
+  });
+});
+
+describe("kill -9 of a worker mid-batch", () => {
+  it("leases are reaped, every delivery ends delivered, only the abandoned ones are sent twice", async () => {
+    const subs = [0, 1, 2, 3].map((i) => `sub_k_${i}`);
+    for (const id of subs) {
+      delays.set(`/hooks/${id}`, 40);
+      await createSub(db.pool, { id, url: `${r.url}/${id}`, maxConcurrency: 40, retryPolicy: { timeoutMs: 2000 } });
+    }
+    const [a, b] = [spawnWorker(), spawnWorker()];
+    const ids = await heartbeats([a, b]);
+    await seedEvents(db.pool, "evt_k_", 400, subs);
+    // Mid-run: the victim holds leases with requests on the wire.
+    const victim = await waitFor(
+      async () => {
+        const { rows } = await db.pool.query(
+          "SELECT lease_owner, count(*)::int AS n FROM deliveries WHERE subscription_id = ANY($1) AND state = 'in_flight' GROUP BY lease_owner ORDER BY n DESC",
+          [subs],
+        );
+        const delivered = (await countByState(subs)).delivered ?? 0;
+        return rows[0] && rows[0].n >= 10 && delivered >= 100 ? (rows[0].lease_owner as string) : null;
+      },
+      60_000,
+      "a worker mid-batch",
+    );
+    const pid = Number(victim.split(":")[1]);
+    const [killed, survivor] = a.pid === pid ? [a, b] : [b, a];
+    expect(killed.pid).toBe(pid);
+    killed.kill("SIGKILL");
+    expect(await exited(killed)).toBe("SIGKILL");
+    await allDelivered(subs, 1600, 90_000);
+
+    const abandoned = await db.pool.query(
+      "SELECT d.delivery_key FROM attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE a.subscription_id = ANY($1) AND a.outcome = 'abandoned'",
+      [subs],
+    );
+    expect(abandoned.rows.length).toBeGreaterThan(0);
+    const reaped = new Set(abandoned.rows.map((x) => x.delivery_key as string));
+    const counts = await receivedCounts(subs);
+    expect(counts.filter(([, c]) => c === 0)).toEqual([]); // none lost
+    const twice = counts.filter(([, c]) => c > 1);
+    expect(twice.filter(([k]) => !reaped.has(k))).toEqual([]); // duplicates only where the outcome was ambiguous
+    expect(twice.every(([, c]) => c === 2)).toBe(true);
+    const ab = await db.pool.query(
+      "SELECT DISTINCT worker_id, error_class, ambiguous FROM attempts WHERE subscription_id = ANY($1) AND outcome = 'abandoned'",
+      [subs],
+    );
+    expect(ab.rows).toEqual([{ worker_id: victim, error_class: "lease_expired", ambiguous: true }]);
+    expect(ids).toContain(victim);
+    expect(await stopAll([survivor])).toEqual([0]);
+  });
+});
+
+describe("SIGTERM", () => {
+  it("lets in-flight requests finish within the grace period, then exits 0", async () => {
+    delays.set("/hooks/sub_grace", 1000);
+    await createSub(db.pool, { id: "sub_grace", url: `${r.url}/sub_grace`, maxConcurrency: 20 });
+    const c = spawnWorker({ HOOKLEDGER_SHUTDOWN_GRACE_MS: "8000" });
+    await heartbeats([c]);
+    await seedEvents(db.pool, "evt_g_", 20, ["sub_grace"]);
+    await waitFor(async () => (await countByState(["sub_grace"])).in_flight === 20, 30_000, "20 in flight");
+    expect(await stopAll([c])).toEqual([0]);
+    expect(await countByState(["sub_grace"])).toEqual({ delivered: 20 });
+  });
+
+  it("releases what is still in flight when the grace period ends", async () => {
+    delays.set("/hooks/sub_slowpoke", 5000);
+    await createSub(db.pool, { id: "sub_slowpoke", url: `${r.url}/sub_slowpoke`, maxConcurrency: 5, retryPolicy: { timeoutMs: 10_000 } });
+    const c = spawnWorker({ HOOKLEDGER_SHUTDOWN_GRACE_MS: "300" });
+    await heartbeats([c]);
+    await seedEvents(db.pool, "evt_s_", 5, ["sub_slowpoke"]);
+    await waitFor(async () => r.received.filter((x) => x.headers["user-agent"] && x.body.includes("evt_s_")).length === 5, 30_000, "5 on the wire");
+    expect(await stopAll([c])).toEqual([0]);
+    expect(await countByState(["sub_slowpoke"])).toEqual({ scheduled: 5 });
+    const a = await db.pool.query("SELECT outcome, error_class, ambiguous FROM attempts WHERE subscription_id = 'sub_slowpoke'");
+    expect(a.rows).toHaveLength(5);
+    for (const row of a.rows) expect(row).toEqual({ outcome: "abandoned", error_class: "shutdown", ambiguous: true });
+  });
+});
