@@ -1,0 +1,43 @@
+// What the database spent its time on: pg_stat_statements (when preloaded),
+// top statements by total execution time since the last reset.
+import type pg from "pg";
+
+export async function resetStatements(db: pg.Pool, enabled: boolean) {
+  if (enabled) await db.query("SELECT pg_stat_statements_reset()").catch(() => {});
+}
+
+export type StatementStat = { query: string; calls: number; totalMs: number; meanMs: number; rows: number; sharePct: number };
+
+export async function topStatements(db: pg.Pool, enabled: boolean, limit = 6): Promise<StatementStat[] | null> {
+  if (!enabled) return null;
+  try {
+    const { rows } = await db.query(
+      `WITH s AS (SELECT query, calls, total_exec_time, rows FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()))
+       SELECT regexp_replace(left(query, 4000), '\\s+', ' ', 'g') AS query, calls::int, total_exec_time AS total, rows::bigint,
+              100 * total_exec_time / nullif(sum(total_exec_time) OVER (), 0) AS share
+         FROM s ORDER BY total_exec_time DESC LIMIT $1`,
+      [limit],
+    );
+    return rows.map((r) => ({
+      query: summarize(r.query),
+      calls: r.calls,
+      totalMs: Math.round(r.total),
+      meanMs: Math.round((r.total / Math.max(1, r.calls)) * 100) / 100,
+      rows: Number(r.rows),
+      sharePct: Math.round(r.share * 10) / 10,
+    }));
+  } catch {
+    return null;
+  }
+}
+
+/** A recognisable name for a statement: its first 120 characters, with the hot-path ones named. */
+function summarize(q: string): string {
+  if (/WITH subs AS MATERIALIZED/.test(q)) return "claimDeliveries (worker/sql.ts)";
+  if (/INSERT INTO attempts/.test(q) && /unnest/.test(q)) return "writeResults (worker/sql.ts)";
+  if (/FROM subscription_secrets/.test(q)) return "activeSecrets (worker/sql.ts)";
+  if (/lease_until < now\(\)/.test(q)) return "abandonLeases/reaper (worker/sql.ts)";
+  if (/worker_heartbeats/.test(q)) return "heartbeat (worker/sql.ts)";
+  if (/delivery_state_counts/.test(q)) return `counts: ${q.slice(0, 100)}`;
+  return q.slice(0, 120);
+}

