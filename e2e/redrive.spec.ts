@@ -1,0 +1,125 @@
+// Bulk redrive (issue 5) as an engineer does it: a district's importer
+// rejected a batch of grades with 422; they fixed it; the engineer filters the
+// dead letters by reason, previews, confirms, and watches the batch reach done.
+// A real receiver in this test answers 422, then 204; a real worker process
+// delivers (the e2e server runs with --workers 0, so this test starts one).
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { spawn, type ChildProcess } from "node:child_process";
+import { expect, test } from "@playwright/test";
+import { api, signIn } from "./helpers";
+import { E2E_DATA_DIR } from "../playwright.config";
+
+let answer = 422;
+const seen = new Map<string, number>();
+let receiver: http.Server;
+let worker: ChildProcess | undefined;
+
+test.beforeAll(async () => {
+  receiver = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      const id = String(req.headers["webhook-id"] ?? "");
+      seen.set(id, (seen.get(id) ?? 0) + 1);
+      res.statusCode = answer;
+      res.end(answer === 422 ? '{"error":"term_id is required"}' : "");
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+  worker = spawn(process.execPath, ["bin/hookledger.mjs", "worker"], {
+    env: { ...process.env, HOOKLEDGER_DATA_DIR: E2E_DATA_DIR, DATABASE_URL: "", HOOKLEDGER_ALLOW_PRIVATE_TARGETS: "1", LOG_LEVEL: "warn" },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+});
+
+test.afterAll(async () => {
+  if (worker && worker.exitCode === null) {
+    const exited = new Promise((r) => worker!.once("exit", r));
+    worker.kill("SIGTERM");
+    await exited;
+  }
+  await new Promise((r) => receiver.close(r));
+});
+
+test("an engineer filters the DLQ by reason, previews, confirms and watches the redrive reach done", async ({ page, request }) => {
+  test.setTimeout(120_000);
+  const run = Date.now().toString(36);
+  const port = (receiver.address() as AddressInfo).port;
+  const sub = await api(request, "POST", "/api/v1/subscriptions", {
+    id: `sub_redrive_${run}`,
+    name: `Jefferson SIS ${run}`,
+    url: `http://127.0.0.1:${port}/hooks`,
+    eventTypes: ["assignment.graded"],
+    tenant: `jefferson_${run}`,
+  });
+  expect(sub.status, JSON.stringify(sub.json)).toBe(201);
+  for (let i = 0; i < 6; i++) {
+    const ev = await api(
+      request,
+      "POST",
+      "/api/v1/events",
+      { id: `evt_rd_${run}_${i}`, type: "assignment.graded", data: { studentId: `stu_${i}`, score: 80 + i }, subject: { tenant: `jefferson_${run}`, studentId: `stu_${i}`, assignmentId: "asg_7" } },
+      "producer",
+    );
+    expect(ev.status).toBe(202);
+  }
+  // The worker sends each once; the importer answers 422, so each is dead-lettered at once (permanent).
+  await expect(async () => {
+    const r = await api(request, "GET", `/api/v1/deliveries?subscriptionId=${sub.json.id}&state=dead_letter`, undefined, "support");
+    expect(r.json.items).toHaveLength(6);
+  }).toPass({ timeout: 30_000 });
+  answer = 204; // the district fixed its importer
+
+  await signIn(page, "engineer");
+  // The DLQ page's "Redrive these…" link carries the subscription; the reason is chosen here.
+  await page.goto(`/redrive?subscriptionId=${sub.json.id}`);
+  await expect(page.getByRole("heading", { name: "Redrive dead letters" })).toBeVisible();
+  await expect(page.getByLabel("Subscription")).toHaveValue(sub.json.id);
+  await page.getByLabel("Dead-letter reason").selectOption("permanent");
+  await page.getByRole("button", { name: "Preview" }).click();
+  await expect(page.getByTestId("preview-count")).toContainText("6 deliveries match");
+  await expect(page.getByRole("table")).toContainText(`evt_rd_${run}_0`);
+  const start = page.getByRole("button", { name: "Redrive 6 deliveries" });
+  await expect(start).toBeDisabled(); // no reason yet
+  await page.getByLabel("Reason (incident or ticket id)").fill(`INC-${run} Jefferson importer fixed`);
+  await page.getByLabel("Rate (deliveries/s)").fill("5");
+  await page.screenshot({ path: "test-results/screens/redrive-preview.png", fullPage: true });
+  await start.click();
+  const dialog = page.getByRole("alertdialog");
+  await expect(dialog).toContainText("Send 6 deliveries again at 5/s");
+  await dialog.getByRole("button", { name: "Yes, redrive 6 deliveries" }).click();
+
+  await expect(page).toHaveURL(/\/redrives\/rdb_/);
+  await expect(page.getByRole("heading", { name: "Redrive of 6 deliveries" })).toBeVisible();
+  await expect(page.getByTestId("batch-status")).toHaveText("Done", { timeout: 30_000 });
+  await expect(page.getByTestId("stat-redriven")).toHaveText("6");
+  await expect(page.getByTestId("stat-delivered-since")).toHaveText("6", { timeout: 30_000 });
+  await expect(page.getByTestId("stat-failed-again")).toHaveText("0");
+  await page.screenshot({ path: "test-results/screens/redrive-done.png", fullPage: true });
+  const batchId = page.url().split("/").pop()!;
+
+  // Same webhook-id both times: each delivery key was seen twice (the 422, then the 204).
+  const r = await api(request, "GET", `/api/v1/deliveries?subscriptionId=${sub.json.id}`, undefined, "support");
+  for (const d of r.json.items) {
+    expect(d.state).toBe("delivered");
+    expect(seen.get(d.deliveryKey)).toBe(2);
+  }
+
+  // The batches list and the audit log name it.
+  await page.goto("/redrives");
+  await expect(page.getByRole("row").filter({ hasText: batchId })).toContainText("done");
+  await page.goto(`/audit?targetId=${batchId}`);
+  const row = page.getByRole("row").filter({ hasText: "redrive.create" });
+  await expect(row).toContainText(`INC-${run} Jefferson importer fixed`);
+  await expect(row).toContainText("6 deliveries");
+  await page.screenshot({ path: "test-results/screens/redrive-audit.png", fullPage: true });
+});
+
+test("a support user sees no redrive controls and the API refuses them (403)", async ({ page, request }) => {
+  await signIn(page, "support");
+  await page.goto("/redrives");
+  await expect(page.getByRole("heading", { name: "Redrives" })).toBeVisible();
+  await expect(page.getByRole("link", { name: "New redrive…" })).toHaveCount(0);
+  const r = await api(request, "POST", "/api/v1/redrives", { dryRun: true, filter: {} }, "support");
+  expect(r.status).toBe(403);
+});
