@@ -278,6 +278,25 @@ describe("delivery worker: sequences", () => {
     expect(peak).toBeGreaterThanOrEqual(2);
   });
 
+  it("losing the database connections: the worker reconnects and keeps delivering", async () => {
+    const r = await receiver();
+    await createSub(db.pool, { id: "sub_reconnect", url: r.url });
+    await db.pool.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'hookledger-worker%'",
+    );
+    await seedEvents(db.pool, "evt_rc_", 3, ["sub_reconnect"]);
+    await waitFor(async () => {
+      const x = await db.pool.query("SELECT count(*)::int AS n FROM deliveries WHERE subscription_id = 'sub_reconnect' AND state = 'delivered'");
+      return x.rows[0].n === 3;
+    }, 30_000, "delivery after reconnect");
+    // LISTEN came back too: a NOTIFY wakes the worker well before a long poll would.
+    const listening = await waitFor(async () => {
+      const x = await db.pool.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'hookledger-worker-listen'");
+      return x.rows[0].n === 1;
+    }, 30_000, "LISTEN reconnected");
+    expect(listening).toBe(true);
+  });
+
   it("a heartbeat row is kept", async () => {
     const hb = (await db.pool.query("SELECT * FROM worker_heartbeats WHERE worker_id = $1", [w.workerId])).rows[0];
     expect(hb.stopped_at).toBeNull();

@@ -55,7 +55,8 @@ export async function claimDeliveries(
      )
      UPDATE deliveries d
         SET state = 'in_flight', lease_owner = $1, leased_at = now(),
-            lease_until = now() + make_interval(secs => COALESCE((s.retry_policy->>'timeoutMs')::numeric, 15000) / 1000 + $5::numeric),
+            lease_until = now() + make_interval(secs => (CASE WHEN jsonb_typeof(s.retry_policy->'timeoutMs') = 'number'
+                                                           THEN (s.retry_policy->>'timeoutMs')::numeric ELSE 15000 END) / 1000 + $5::numeric),
             updated_at = now()
        FROM cand
        JOIN subs s ON s.id = cand.sub_id

@@ -89,7 +89,7 @@ export class DeliveryWorker {
     this.config = workerConfig(opts);
     this.workerId = this.config.workerId ?? `${os.hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
     this.log = rootLogger.child({ worker: this.workerId });
-    this.pool = new pg.Pool({ connectionString: this.config.databaseUrl, max: 6, statement_timeout: 30_000 });
+    this.pool = new pg.Pool({ connectionString: this.config.databaseUrl, max: 6, statement_timeout: 30_000, application_name: "hookledger-worker" });
     // A dropped connection must not crash the worker; the next query reconnects.
     this.pool.on("error", (err) => this.log.warn({ err: err.message }, "database connection lost; reconnecting"));
     this.sender = new Sender({
@@ -357,7 +357,7 @@ export class DeliveryWorker {
   private async listen() {
     let failures = 0;
     while (!this.stopping) {
-      const client = new pg.Client({ connectionString: this.config.databaseUrl });
+      const client = new pg.Client({ connectionString: this.config.databaseUrl, application_name: "hookledger-worker-listen" });
       const ended = new Promise<void>((resolve) => {
         client.on("error", (err) => {
           this.log.warn({ err: err.message }, "LISTEN connection lost; reconnecting");
