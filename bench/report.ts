@@ -34,6 +34,17 @@ export function renderMarkdown(report: Any): string {
       w === 1 ? yes(ok) + (d.perSecond >= 10000 ? " (stretch met)" : "") : "—",
     );
   }
+  const mc = r.drain_1w_mc100;
+  if (mc)
+    add(
+      "2",
+      `Diagnostic: drain, 1 worker, max_concurrency raised from 10 to 100 per subscription`,
+      `${n(mc.perSecond)}/s (${n(mc.seconds, 2)} s)`,
+      `ceiling ${n(ceiling)}/s`,
+      ceiling ? pct(mc.perSecond / ceiling) : "—",
+      "—",
+      "—",
+    );
   const d1 = r.drain_1w;
   if (d1) {
     const peak = Math.max(...[1, 2, 4].flatMap((w) => (r[`drain_${w}w`]?.peakRssMb ?? []).filter((x: unknown) => typeof x === "number")));
@@ -95,7 +106,7 @@ export function renderMarkdown(report: Any): string {
   const ds = r.dashboard;
   if (ds)
     for (const [name, q] of Object.entries<Any>(ds.queries ?? {}))
-      add("7", `Dashboard: ${name}`, `p50 ${n(q.p50, 1)} ms, p95 ${n(q.p95, 1)} ms`, `${n(q.n)} calls`, `p95 / target ${n(q.p95 / 150, 2)}`, "p95 < 150 ms", yes(q.meetsTarget));
+      add("7", `Dashboard: ${name}`, `p50 ${n(q.p50, 1)} ms, p95 ${n(q.p95, 1)} ms${q.error ? `; error: ${String(q.error).slice(0, 80)}` : ""}`, `${n(q.n)} calls`, `p95 / target ${n(q.p95 / 150, 2)}`, "p95 < 150 ms", yes(q.meetsTarget));
   const ig = r.ingest;
   for (const [key, label] of [
     ["routeHandlerInNodeHttp", "route handler in node:http"],

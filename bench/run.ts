@@ -34,6 +34,7 @@ const mode = flag("--tiny") ? "tiny" : flag("--quick") ? "quick" : "full";
 const only = arg("--only")?.split(",");
 const outDir = path.resolve(arg("--out") ?? path.join(ROOT, "bench", "results"));
 const S = sizesFor(mode);
+if (arg("--time-limit")) S.hardLimitSeconds = Number(arg("--time-limit"));
 const want = (name: string) => !only || only.includes(name);
 const log = (m: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}`);
 
@@ -123,6 +124,8 @@ try {
     await step("drain_1w_profiled", () =>
       runDrain(bp, rc, { ...S.drain, workers: 1, label: "1w_prof", cpuProfDir: path.join(outDir, "profiles") }),
     );
+  if (mode === "full")
+    await step("drain_1w_mc100", () => runDrain(bp, rc, { ...S.drain, workers: 1, label: "1w_mc100", maxConcurrency: 100 }));
   if (arg("--max-concurrency"))
     await step(`drain_1w_mc${arg("--max-concurrency")}`, () =>
       runDrain(bp, rc, { ...S.drain, workers: 1, label: `1w_mc`, maxConcurrency: Number(arg("--max-concurrency")), cpuProfDir: flag("--profile") ? path.join(outDir, "profiles") : undefined }),

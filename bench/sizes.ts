@@ -20,7 +20,7 @@ export function sizesFor(mode: Mode) {
       baselineSeconds: full ? 10 : tiny ? 1 : 4,
       subscriptions: 10,
     },
-    ingest: { events: full ? 20_000 : tiny ? 200 : 3_000, concurrency: 32 },
+    ingest: { events: full ? 20_000 : tiny ? 200 : 2_000, concurrency: 32 },
     dashboard: { events: full ? 500_000 : tiny ? 2_000 : 50_000, subscriptions: 200, iterations: full ? 100 : tiny ? 5 : 30 },
   };
 }

@@ -16,7 +16,7 @@ import { createApiToken } from "../../lib/auth/tokens";
 import { freePort } from "../../lib/db/embedded";
 import { profileOf } from "../lib/cpuprofile";
 
-async function load(port: number, opts: { path: string; token: string; events: number; concurrency: number; prefix: string }) {
+async function load(port: number, opts: { path: string; token: string; events: number; concurrency: number; prefix: string; maxSeconds?: number }) {
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: opts.concurrency, pipelining: 1 });
   const statuses: Record<string, number> = {};
   const ms: number[] = [];
@@ -41,14 +41,16 @@ async function load(port: number, opts: { path: string; token: string; events: n
     statuses[r.statusCode] = (statuses[r.statusCode] ?? 0) + 1;
   };
   const t0 = performance.now();
+  // Bounded in count and in time: a slow server gets fewer events, not a longer run.
+  const deadline = t0 + (opts.maxSeconds ?? 30) * 1000;
   await Promise.all(
     Array.from({ length: opts.concurrency }, async () => {
-      while (next < opts.events) await one(next++);
+      while (next < opts.events && performance.now() < deadline) await one(next++);
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
   await pool.close();
-  return { events: opts.events, concurrency: opts.concurrency, seconds: round(seconds, 2), perSecond: round(opts.events / seconds), statuses, latencyMs: summary(ms) };
+  return { events: next, concurrency: opts.concurrency, seconds: round(seconds, 2), perSecond: round(next / seconds), statuses, latencyMs: summary(ms) };
 }
 
 async function measure(
@@ -58,19 +60,19 @@ async function measure(
   opts: { token: string; events: number; concurrency: number; label: string },
 ) {
   // Warm-up: connections, JIT, Prisma's first queries (and Next's route compilation).
-  await load(server.port, { path: "/api/v1/events", token: opts.token, events: 200, concurrency: 8, prefix: `warm_${opts.label}_` });
-  await load(server.port, { path: "/noop", token: opts.token, events: 200, concurrency: 8, prefix: `warmnoop_${opts.label}_` });
+  await load(server.port, { path: "/api/v1/events", token: opts.token, events: 200, concurrency: 8, prefix: `warm_${opts.label}_`, maxSeconds: 10 });
+  await load(server.port, { path: "/noop", token: opts.token, events: 200, concurrency: 8, prefix: `warmnoop_${opts.label}_`, maxSeconds: 5 });
   await resetStatements(db, benchPg.statStatements);
   const before = (await db.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n as number;
-  const real = await load(server.port, { path: "/api/v1/events", token: opts.token, events: opts.events, concurrency: opts.concurrency, prefix: `evt_${opts.label}_` });
+  const real = await load(server.port, { path: "/api/v1/events", token: opts.token, events: opts.events, concurrency: opts.concurrency, prefix: `evt_${opts.label}_`, maxSeconds: 20 });
   const statements = await topStatements(db, benchPg.statStatements, 8);
   const after = (await db.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n as number;
-  const reference = await load(server.port, { path: "/noop", token: opts.token, events: opts.events, concurrency: opts.concurrency, prefix: `noop_${opts.label}_` });
+  const reference = await load(server.port, { path: "/noop", token: opts.token, events: opts.events, concurrency: opts.concurrency, prefix: `noop_${opts.label}_`, maxSeconds: 10 });
   const peakRssMb = server.child.peakRssMb();
   return {
     ...real,
     deliveriesWritten: after - before,
-    fanOut: round((after - before) / opts.events, 2),
+    fanOut: round((after - before) / real.events, 2),
     referenceNoopPerSecond: reference.perSecond,
     ratioToReference: round(real.perSecond / reference.perSecond, 3),
     serverPeakRssMb: peakRssMb,
@@ -110,7 +112,7 @@ export async function runIngest(benchPg: BenchPg, opts: { events: number; concur
       });
       try {
         const port = Number((await prof.waitFor(/^READY (\d+)/, 60_000))[1]);
-        await load(port, { path: "/api/v1/events", token, events: Math.min(opts.events, 5_000), concurrency: opts.concurrency, prefix: "prof_" });
+        await load(port, { path: "/api/v1/events", token, events: Math.min(opts.events, 5_000), concurrency: opts.concurrency, prefix: "prof_", maxSeconds: 10 });
       } finally {
         await prof.stop(5000);
       }
