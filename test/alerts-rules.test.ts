@@ -146,6 +146,15 @@ describe("the dashboard's alerts page conditions (same thresholds, from the data
     });
   });
 
+  it("failures at both ends of the window with no attempts between are not failing for 15 minutes", async () => {
+    await db.pool.query("DELETE FROM attempt_stats_minute WHERE subscription_id = 'sub_failing' AND bucket BETWEEN now() - interval '10 minutes' AND now() - interval '5 minutes'");
+    expect((await holding()).subscription_failing).toBe(false);
+    await db.pool.query(
+      "INSERT INTO attempt_stats_minute (subscription_id, bucket, attempts, delivered, retried) VALUES ('sub_failing', date_trunc('minute', now()) - interval '7 minutes', 10, 0, 10)",
+    );
+    expect((await holding()).subscription_failing).toEqual(["sub_failing"]);
+  });
+
   it("a subscription failing only lately (not for the whole window) is not yet failing", async () => {
     await db.pool.query("UPDATE attempt_stats_minute SET delivered = 10, retried = 0 WHERE subscription_id = 'sub_failing' AND bucket < now() - interval '8 minutes'");
     expect((await holding()).subscription_failing).toBe(false);

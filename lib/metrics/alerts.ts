@@ -58,23 +58,28 @@ export async function findAlertConditions(pool: pg.Pool): Promise<{ evaluatedAt:
        GROUP BY 1`,
       [T.dlqGrowthWindowMinutes],
     ),
-    // Failure share over the window from the per-minute rollup, and over its
-    // first and last thirds: failing "for 15 minutes" means failing at both
-    // ends of the window as well as over all of it.
+    // Failure share over the window from the per-minute rollup, and in each
+    // of its thirds: failing "for 15 minutes" means failing in every third (a
+    // third with no attempts at all does not count as failing, as the rule's
+    // ratio of rates is then undefined and resets its `for`).
     pool
-      .query<{ subscription_id: string; attempts: number; failed: number; early: number | null; late: number | null }>(
+      .query<{ subscription_id: string; attempts: number; failed: number; thirds: (number | null)[] }>(
         `SELECT subscription_id, sum(attempts)::int AS attempts, sum(attempts - delivered)::int AS failed,
-                sum(attempts - delivered) FILTER (WHERE bucket < w.start + w.third)::float8
-                  / nullif(sum(attempts) FILTER (WHERE bucket < w.start + w.third), 0) AS early,
-                sum(attempts - delivered) FILTER (WHERE bucket >= now() - w.third)::float8
-                  / nullif(sum(attempts) FILTER (WHERE bucket >= now() - w.third), 0) AS late
+                ARRAY[
+                  sum(attempts - delivered) FILTER (WHERE bucket < w.start + w.third)::float8
+                    / nullif(sum(attempts) FILTER (WHERE bucket < w.start + w.third), 0),
+                  sum(attempts - delivered) FILTER (WHERE bucket >= w.start + w.third AND bucket < now() - w.third)::float8
+                    / nullif(sum(attempts) FILTER (WHERE bucket >= w.start + w.third AND bucket < now() - w.third), 0),
+                  sum(attempts - delivered) FILTER (WHERE bucket >= now() - w.third)::float8
+                    / nullif(sum(attempts) FILTER (WHERE bucket >= now() - w.third), 0)
+                ] AS thirds
          FROM attempt_stats_minute,
               LATERAL (SELECT now() - make_interval(mins => $1) AS start, make_interval(mins => $1) / 3 AS third) w
          WHERE bucket >= w.start
          GROUP BY subscription_id`,
         [T.subscriptionFailingWindowMinutes],
       )
-      .catch(() => ({ rows: [] as { subscription_id: string; attempts: number; failed: number; early: number | null; late: number | null }[] })),
+      .catch(() => ({ rows: [] as { subscription_id: string; attempts: number; failed: number; thirds: (number | null)[] }[] })),
     pool.query<{ now: Date }>("SELECT now()"),
   ]);
   for (const s of subs.rows) names.set(s.id, s.name);
@@ -87,8 +92,7 @@ export async function findAlertConditions(pool: pg.Pool): Promise<{ evaluatedAt:
       (f) =>
         f.attempts >= T.subscriptionFailingMinAttempts &&
         f.failed / f.attempts > T.subscriptionFailureRatio &&
-        (f.early ?? 0) > T.subscriptionFailureRatio &&
-        (f.late ?? 0) > T.subscriptionFailureRatio,
+        f.thirds.every((r) => r !== null && r > T.subscriptionFailureRatio),
     )
     .sort((a, b) => b.failed / b.attempts - a.failed / a.attempts);
   const heartbeat = snap.newestHeartbeatAgeSeconds;
@@ -101,7 +105,7 @@ export async function findAlertConditions(pool: pg.Pool): Promise<{ evaluatedAt:
       title: "Dead letters waiting too long",
       severity: "page",
       holds: oldest.length > 0,
-      threshold: `oldest dead letter of a subscription older than ${duration(T.dlqOldestAgeSeconds)}`,
+      threshold: `the oldest dead letter of a subscription is older than ${duration(T.dlqOldestAgeSeconds)}`,
       measuredAs: "the same gauge the rule reads (hookledger_dlq_oldest_age_seconds)",
       offenders: oldest.map((d) => ({ ...named(d.subscription), value: `oldest ${duration(d.oldestAgeSeconds)}, depth ${d.depth}` })),
     },
@@ -111,7 +115,7 @@ export async function findAlertConditions(pool: pg.Pool): Promise<{ evaluatedAt:
       title: "Dead-letter queue growing",
       severity: "page",
       holds: growing.length > 0,
-      threshold: `${T.dlqGrowth} or more new dead letters in ${T.dlqGrowthWindowMinutes} min`,
+      threshold: `a subscription gains ${T.dlqGrowth} or more dead letters in ${T.dlqGrowthWindowMinutes} min`,
       measuredAs: `dead letters of the last ${T.dlqGrowthWindowMinutes} min still in the DLQ (the rule: net change of the depth)`,
       offenders: growing.map((g) => ({ ...named(g.subscription_id), value: `+${g.n} in ${T.dlqGrowthWindowMinutes} min` })),
     },
@@ -121,8 +125,8 @@ export async function findAlertConditions(pool: pg.Pool): Promise<{ evaluatedAt:
       title: "Subscription failing",
       severity: "warning",
       holds: failingSubs.length > 0,
-      threshold: `over ${Math.round(T.subscriptionFailureRatio * 100)}% of attempts not delivered for ${T.subscriptionFailingWindowMinutes} min (at least ${T.subscriptionFailingMinAttempts} attempts)`,
-      measuredAs: `per-minute attempt rollup: over the whole ${T.subscriptionFailingWindowMinutes} min and in its first and last thirds`,
+      threshold: `over ${Math.round(T.subscriptionFailureRatio * 100)}% of a subscription's attempts fail for ${T.subscriptionFailingWindowMinutes} min (at least ${T.subscriptionFailingMinAttempts} attempts)`,
+      measuredAs: `the per-minute attempt rollup, over the whole ${T.subscriptionFailingWindowMinutes} min and in each third of it`,
       offenders: failingSubs.map((f) => ({ ...named(f.subscription_id), value: `${Math.round((f.failed / f.attempts) * 100)}% of ${f.attempts} attempts failed` })),
     },
     {
@@ -141,7 +145,7 @@ export async function findAlertConditions(pool: pg.Pool): Promise<{ evaluatedAt:
       title: "Deliveries starting late",
       severity: "page",
       holds: late > T.schedulingLatenessSeconds,
-      threshold: `due deliveries waiting over ${T.schedulingLatenessSeconds} s`,
+      threshold: `due deliveries wait over ${T.schedulingLatenessSeconds} s to start`,
       measuredAs: "the wait of the oldest due delivery of an active subscription (the rule also uses the workers' p99 lateness)",
       offenders: [{ subscriptionId: null, subscriptionName: null, value: late > 0 ? `oldest due delivery waiting ${duration(late)}` : "nothing overdue" }],
     },
