@@ -1,0 +1,165 @@
+// The chaos receivers: node:http servers on 127.0.0.1 that behave like the
+// districts that break webhook systems. Every one of them de-duplicates on
+// webhook-id the way a careful receiver does (that is what the stable key is
+// for, DESIGN.md #1 and #4), and records every request it saw and every key it
+// applied, so the end-of-run checks can compare the wire with the ledger.
+import http from "node:http";
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import { secretKey, signOne } from "../lib/signing/standard-webhooks";
+
+export type Behavior = "dedup" | "drop" | "flaky503" | "reject422" | "throttle429";
+
+/** What each behavior does besides de-duplicating (the issue's list of districts). */
+export const BEHAVIORS: Record<Behavior, string> = {
+  dedup: "applies each webhook-id once, answers 200 (a duplicate is suppressed and answered 200 too)",
+  drop: "applies, then drops 5% of connections without answering (committed, but the sender sees a reset)",
+  flaky503: "answers 503 to 10% of requests (nothing applied)",
+  reject422: "answers 422 to 2% of requests (permanent: nothing applied)",
+  throttle429: "answers 429 with Retry-After: 1 to 15% of requests (nothing applied)",
+};
+
+export type Rng = () => number;
+
+/** mulberry32: a small seeded PRNG, so a run's random choices are reproducible from its seed. */
+export function rng(seed: number): Rng {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export type WireProblem = { key: string; problem: string };
+
+export class ChaosReceiver {
+  readonly behavior: Behavior;
+  readonly subscriptionId: string;
+  url = "";
+  /** Complete requests seen, per webhook-id (every request, duplicates included). */
+  readonly requests = new Map<string, number>();
+  /** Keys applied (committed), each once: a repeat is suppressed, as the stable key allows. */
+  readonly applied = new Set<string>();
+  /** Requests for a key already applied: answered 200, not applied again. */
+  suppressed = 0;
+  /** Arrival times (ms since epoch) of every request, for the pause check. */
+  readonly arrivals: number[] = [];
+  /** Signature, identity or header problems (DESIGN.md #1, #10). */
+  readonly problems: WireProblem[] = [];
+  answered = { ok: 0, dropped: 0, s503: 0, s422: 0, s429: 0 };
+  private server: http.Server | null = null;
+  private readonly random: Rng;
+  private readonly keys: Buffer[];
+  private readonly latency: { slowShare: number; fastMs: number; slowMs: [number, number] };
+
+  constructor(opts: {
+    behavior: Behavior;
+    subscriptionId: string;
+    /** Plaintext whsec_ secrets the signature must verify against (any one). */
+    secrets: string[];
+    seed: number;
+    /** Most answers take 0..fastMs; slowShare of them take slowMs: long enough to be mid-send when a lease is expired under them. */
+    latency?: { slowShare: number; fastMs: number; slowMs: [number, number] };
+  }) {
+    this.behavior = opts.behavior;
+    this.subscriptionId = opts.subscriptionId;
+    this.keys = opts.secrets.map(secretKey);
+    this.random = rng(opts.seed);
+    this.latency = opts.latency ?? { slowShare: 0.05, fastMs: 15, slowMs: [200, 800] };
+  }
+
+  get requestCount() {
+    let n = 0;
+    for (const c of this.requests.values()) n += c;
+    return n;
+  }
+
+  async start(): Promise<this> {
+    this.server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => this.handle(req, res, Buffer.concat(chunks)));
+      req.on("error", () => {});
+    });
+    this.server.keepAliveTimeout = 60_000;
+    this.server.on("clientError", (_err, socket) => socket.destroy());
+    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks/${this.behavior}`;
+    return this;
+  }
+
+  async close() {
+    const s = this.server;
+    this.server = null;
+    if (!s) return;
+    await new Promise<void>((resolve) => {
+      s.closeAllConnections();
+      s.close(() => resolve());
+    });
+  }
+
+  private check(req: http.IncomingMessage, body: Buffer): string {
+    const key = String(req.headers["webhook-id"] ?? "");
+    if (!/^[0-9a-f]{64}$/.test(key)) {
+      this.problems.push({ key, problem: `webhook-id ${JSON.stringify(key)} is not a delivery key` });
+      return key;
+    }
+    if (req.headers["idempotency-key"] !== key)
+      this.problems.push({ key, problem: `Idempotency-Key ${JSON.stringify(req.headers["idempotency-key"])} differs from webhook-id` });
+    // Identity (DESIGN.md #1): the key is sha256(subscription id ":" event id) of the event in the body.
+    let eventId = "";
+    try {
+      eventId = String((JSON.parse(body.toString("utf8")) as { id?: unknown }).id ?? "");
+    } catch {
+      this.problems.push({ key, problem: "the body is not JSON" });
+    }
+    const expected = createHash("sha256").update(`${this.subscriptionId}:${eventId}`, "utf8").digest("hex");
+    if (eventId && expected !== key) this.problems.push({ key, problem: `webhook-id is not sha256("${this.subscriptionId}:${eventId}")` });
+    // Signature over the exact bytes received (DESIGN.md #10).
+    const ts = Number(req.headers["webhook-timestamp"]);
+    const sigs = String(req.headers["webhook-signature"] ?? "").split(" ").filter(Boolean);
+    if (!Number.isInteger(ts) || Math.abs(Date.now() / 1000 - ts) > 300) this.problems.push({ key, problem: `webhook-timestamp ${JSON.stringify(req.headers["webhook-timestamp"])} is not now` });
+    else {
+      const good = this.keys.some((k) => {
+        const want = Buffer.from(signOne(k, key, ts, body));
+        return sigs.some((s) => s.length === want.length && timingSafeEqual(Buffer.from(s), want));
+      });
+      if (!good) this.problems.push({ key, problem: "no webhook-signature verifies against the subscription's secret" });
+    }
+    return key;
+  }
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer) {
+    const key = this.check(req, body);
+    this.arrivals.push(Date.now());
+    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
+    const r = this.random;
+    const l = this.latency;
+    const delay = r() < l.slowShare ? l.slowMs[0] + r() * (l.slowMs[1] - l.slowMs[0]) : r() * l.fastMs;
+    const roll = r();
+    setTimeout(() => {
+      if (res.destroyed) return;
+      // Refusals happen before anything is applied.
+      if (this.behavior === "flaky503" && roll < 0.1) return this.answer(res, 503, "s503", "try again later");
+      if (this.behavior === "reject422" && roll < 0.02) return this.answer(res, 422, "s422", '{"error":"grade rejected by importer"}');
+      if (this.behavior === "throttle429" && roll < 0.15) return this.answer(res, 429, "s429", "slow down", { "retry-after": "1" });
+      // Apply (once per key), then answer, or for `drop` sometimes commit and hang up.
+      if (this.applied.has(key)) this.suppressed++;
+      else this.applied.add(key);
+      if (this.behavior === "drop" && roll < 0.05) {
+        this.answered.dropped++;
+        req.socket.destroy();
+        return;
+      }
+      this.answer(res, 200, "ok", '{"ok":true}');
+    }, delay);
+  }
+
+  private answer(res: http.ServerResponse, status: number, counter: keyof ChaosReceiver["answered"], text: string, headers: Record<string, string> = {}) {
+    this.answered[counter]++;
+    res.writeHead(status, { "content-type": "application/json", ...headers }).end(text);
+  }
+}

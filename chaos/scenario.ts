@@ -1,0 +1,725 @@
+// The chaos scenario (issue 10): real worker processes over a Postgres of the
+// run's own, five misbehaving receivers, traffic published through the
+// transactional outbox, and faults injected while it flows. At the end, once
+// faults stop and retries drain, the invariants of DESIGN.md are checked
+// against the ledger and the wire. `npm run chaos` runs the full size;
+// test/chaos-scenario.test.ts runs the same code at CI size.
+import fs from "node:fs";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { migrate } from "../lib/db/migrate";
+import { createPrisma, type PrismaClient } from "../lib/db/prisma";
+import { publishEvent } from "../lib/events/publish";
+import { createSubscription, updateSubscription } from "../lib/subscriptions/service";
+import { createRedriveBatch } from "../lib/redrive/service";
+import { createApiToken } from "../lib/auth/tokens";
+import type { Principal } from "../lib/auth/principal";
+import { startRedrivePacer, type RedrivePacer } from "../worker/redrive-pacer";
+import { ChaosPostgres } from "./postgres";
+import { BEHAVIORS, ChaosReceiver, rng, type Behavior, type Rng } from "./receivers";
+import { WorkerFleet, cpuSeconds, type WorkerProc } from "./workers";
+import {
+  checkAudit,
+  checkDelivered2xx,
+  checkOneDeliveryPerPair,
+  checkPauseHeld,
+  checkTerminal,
+  checkWire,
+  ledgerRows,
+  type ExpectedAudit,
+  type InvariantResult,
+  type Offender,
+} from "./invariants";
+
+export type ChaosOptions = {
+  /** Events published (each fans out to the five subscriptions). */
+  events: number;
+  workers: number;
+  /** Events per second the producer publishes at (through publishEvent, the transactional outbox). */
+  publishRate: number;
+  publishConcurrency: number;
+  /** Events per producer transaction (publishEvent(tx, …) inside the producer's own transaction). */
+  publishBatch: number;
+  /** SIGKILL a random worker and start a new one, this many times. */
+  kills: number;
+  /** Seconds between faults. */
+  stepSeconds: number;
+  /** Rounds of "expire leases early under workers mid-send", and rows per round. */
+  leaseExpiries: number;
+  leaseExpiryRows: number;
+  pauseSeconds: number;
+  postgresDownMs: number;
+  redriveRatePerSecond: number;
+  /** Subscription retry policy: a short ladder and timeout so retries drain within the run. */
+  ladderSeconds: number[];
+  timeoutMs: number;
+  drainTimeoutSeconds: number;
+  seed: number;
+  log: (line: string) => void;
+};
+
+export const FULL: Omit<ChaosOptions, "seed" | "log"> = {
+  events: 20_000,
+  workers: 3,
+  publishRate: 350,
+  publishConcurrency: 4,
+  publishBatch: 10,
+  kills: 10,
+  stepSeconds: 4,
+  leaseExpiries: 5,
+  leaseExpiryRows: 100,
+  pauseSeconds: 10,
+  postgresDownMs: 3_000,
+  // Slow enough that the batch is still being paced when Postgres restarts.
+  redriveRatePerSecond: 20,
+  ladderSeconds: [1, 2, 4, 8],
+  timeoutMs: 2_000,
+  drainTimeoutSeconds: 180,
+};
+
+/** The CI size: the same scenario and checks, about a minute on a 2-core box. */
+export const CI: Omit<ChaosOptions, "seed" | "log"> = {
+  ...FULL,
+  events: 1_000,
+  publishRate: 100,
+  publishConcurrency: 2,
+  publishBatch: 5,
+  kills: 4,
+  stepSeconds: 2,
+  leaseExpiries: 3,
+  leaseExpiryRows: 30,
+  pauseSeconds: 4,
+  postgresDownMs: 2_000,
+  redriveRatePerSecond: 2,
+  drainTimeoutSeconds: 90,
+};
+
+type FaultKind = "kill" | "expire_leases" | "pause" | "resume" | "postgres_restart" | "redrive";
+type PlannedFault = { at: number; kind: FaultKind };
+
+export type FaultRecord = { kind: FaultKind; plannedAtSeconds: number; startedAtSeconds: number; endedAtSeconds: number; details: Record<string, unknown> };
+
+export type ChaosReport = {
+  ok: boolean;
+  runId: string;
+  seed: number;
+  startedAt: string;
+  finishedAt: string;
+  options: Omit<ChaosOptions, "log">;
+  subscriptions: { id: string; behavior: Behavior; does: string }[];
+  faults: {
+    injected: FaultRecord[];
+    counts: Record<string, number>;
+  };
+  traffic: {
+    eventsPublished: number;
+    publishSeconds: number;
+    publishRetries: number;
+    deliveries: Record<string, number>;
+    deadLetterReasons: Record<string, number>;
+    attemptsByOutcome: Record<string, number>;
+  };
+  receivers: {
+    subscriptionId: string;
+    behavior: Behavior;
+    requests: number;
+    keysSeen: number;
+    applied: number;
+    duplicatesSuppressed: number;
+    answered: ChaosReceiver["answered"];
+  }[];
+  duplicatesSuppressedTotal: number;
+  ambiguousAttempts: { total: number; byErrorClass: Record<string, number> };
+  forcedDuplicateClaims: { leasesExpired: number; keysSentTwiceOrMore: number };
+  redrive: Record<string, unknown> | null;
+  workers: {
+    spawned: number;
+    killed: number;
+    exitsAtEnd: { n: number; pid: number; exit: number | string }[];
+    unexpectedExits: { n: number; pid: number; exit: number | string | null; logTail: string }[];
+  };
+  timing: { lastFaultAtSeconds: number; drainedAtSeconds: number | null; timeToDrainSeconds: number | null; totalSeconds: number };
+  invariants: InvariantResult[];
+  findings: string[];
+  runDir: string;
+};
+
+const activeRuns = new Set<{ stop: () => Promise<void> }>();
+
+/** Stops the workers, receivers and Postgres of any run still in progress (after a test timeout, or on Ctrl-C). */
+export async function stopActiveRuns(): Promise<void> {
+  for (const r of [...activeRuns]) {
+    activeRuns.delete(r);
+    await r.stop();
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let t: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<T>((_, rej) => (t = setTimeout(() => rej(new Error(`${what}: no answer in ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(t);
+  }
+}
+
+/** Retries `fn` (a database call that a Postgres restart may interrupt) until it succeeds or `ms` pass. */
+async function persist<T>(fn: () => Promise<T>, ms: number, what: string, onRetry?: () => void): Promise<T> {
+  const until = Date.now() + ms;
+  for (let i = 0; ; i++) {
+    try {
+      return await withTimeout(fn(), 15_000, what);
+    } catch (err) {
+      if (Date.now() > until) throw new Error(`${what} kept failing for ${ms} ms: ${(err as Error).message}`);
+      onRetry?.();
+      await sleep(Math.min(2_000, 100 * 2 ** i));
+    }
+  }
+}
+
+/** The fault timeline, in seconds from the start of traffic. Pause and resume end before the redrive and the Postgres restart. */
+export function planFaults(o: Omit<ChaosOptions, "seed" | "log">): PlannedFault[] {
+  const step = o.stepSeconds;
+  const plan: PlannedFault[] = [];
+  const half = Math.ceil(o.kills / 2);
+  let t = step;
+  for (let i = 0; i < half; i++, t += step) plan.push({ at: t, kind: "kill" });
+  const pauseAt = step * 1.5;
+  plan.push({ at: pauseAt, kind: "pause" }, { at: pauseAt + o.pauseSeconds, kind: "resume" });
+  // The bulk redrive starts just before Postgres restarts, so the workers' pacers are mid-batch when it goes.
+  const restartAt = Math.max(t, pauseAt + o.pauseSeconds + step);
+  plan.push({ at: restartAt - step / 2, kind: "redrive" }, { at: restartAt, kind: "postgres_restart" });
+  t = restartAt + step * 1.5;
+  for (let i = half; i < o.kills; i++, t += step) plan.push({ at: t, kind: "kill" });
+  const end = t - step;
+  for (let i = 0; i < o.leaseExpiries; i++) {
+    let at = step * 0.75 + (i * (end - step * 0.75)) / Math.max(1, o.leaseExpiries - 1);
+    if (Math.abs(at - restartAt) < step) at = restartAt + step * 1.25;
+    plan.push({ at: Math.round(at * 100) / 100, kind: "expire_leases" });
+  }
+  return plan.sort((a, b) => a.at - b.at);
+}
+
+export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
+  const o = opts;
+  let driverLog: number | null = null;
+  const log = (line: string) => {
+    o.log(line);
+    if (driverLog !== null) fs.writeSync(driverLog, `${new Date().toISOString()} ${line}\n`);
+  };
+  const random: Rng = rng(o.seed);
+  const runId = `${new Date().toISOString().replace(/[-:.TZ]/g, "").slice(0, 14)}_${randomBytes(2).toString("hex")}`;
+  const started = Date.now();
+  const findings: string[] = [];
+  const faults: FaultRecord[] = [];
+  const secs = (t: number) => Math.round((t - started) / 100) / 10;
+
+  // Every process of the run shares this key: the driver seals the subscription secrets, the workers open them.
+  process.env.HOOKLEDGER_SECRET_KEY ??= randomBytes(32).toString("base64");
+  process.env.HOOKLEDGER_ALLOW_PRIVATE_TARGETS = "1";
+
+  const postgres = new ChaosPostgres();
+  const runDir = postgres.dir;
+  fs.mkdirSync(path.join(runDir, "logs"), { recursive: true });
+  driverLog = fs.openSync(path.join(runDir, "logs", "driver.log"), "a");
+  let fleet: WorkerFleet | null = null;
+  let prisma: PrismaClient | null = null;
+  let pool: pg.Pool | null = null;
+  const pacer: { current: RedrivePacer | null } = { current: null };
+  const receivers: ChaosReceiver[] = [];
+  const killOnExit = () => fleet?.killAllNow();
+  process.on("exit", killOnExit);
+  // stopActiveRuns() (a test's afterAll after a timeout, or Ctrl-C) stops what this run started.
+  const active = {
+    stop: async () => {
+      fleet?.killAllNow();
+      for (const r of receivers) await r.close().catch(() => {});
+      await postgres.stop().catch(() => {});
+    },
+  };
+  activeRuns.add(active);
+
+  try {
+    // ---- set-up: database, operator, subscriptions, receivers, workers ----
+    const url = await postgres.start();
+    process.env.DATABASE_URL = url;
+    await migrate(url);
+    log(`postgres ${new URL(url).host}, data in ${runDir}`);
+    prisma = createPrisma(url);
+    pool = new pg.Pool({ connectionString: url, max: 4 });
+    pool.on("error", () => {});
+    const db = pool;
+
+    const op = await createApiToken(prisma, { role: "admin", name: `chaos-operator-${runId}` });
+    const principal: Principal = { kind: "token", id: op.id, role: "admin", actor: `token:${op.name}` };
+    const expectedAudit: ExpectedAudit[] = [];
+
+    const behaviors: Behavior[] = ["dedup", "drop", "flaky503", "reject422", "throttle429"];
+    const subs: { id: string; behavior: Behavior; rc: ChaosReceiver }[] = [];
+    for (const [i, behavior] of behaviors.entries()) {
+      const id = `chaos_${behavior}`;
+      const secret = `whsec_${randomBytes(24).toString("base64")}`;
+      const rc = await new ChaosReceiver({ behavior, subscriptionId: id, secrets: [secret], seed: o.seed + i + 1 }).start();
+      receivers.push(rc);
+      const t0 = new Date();
+      await createSubscription(
+        prisma,
+        {
+          id,
+          name: `Chaos ${behavior}`,
+          url: rc.url,
+          eventTypes: ["assignment.graded"],
+          secret,
+          retryPolicy: { ladderSeconds: o.ladderSeconds, timeoutMs: o.timeoutMs },
+          maxConcurrency: 50,
+        },
+        principal,
+      );
+      expectedAudit.push({ action: "subscription.create", targetType: "subscription", targetId: id, actor: principal.actor, after: t0 });
+      subs.push({ id, behavior, rc });
+    }
+    const subIds = subs.map((s) => s.id);
+    const pauseTarget = subs.find((s) => s.behavior === "flaky503")!;
+
+    fleet = new WorkerFleet({
+      databaseUrl: url,
+      logDir: path.join(runDir, "logs"),
+      env: {
+        HOOKLEDGER_SECRET_KEY: process.env.HOOKLEDGER_SECRET_KEY!,
+        HOOKLEDGER_DATA_DIR: runDir,
+        LOG_LEVEL: "info",
+        HOOKLEDGER_WORKER_POLL_MS: "200",
+        HOOKLEDGER_REAP_INTERVAL_MS: "500",
+        // Lease = timeout + 5 s: a SIGKILLed worker's rows come back within seconds, and a
+        // worker starved of CPU on a busy 2-core box still writes its results in time.
+        HOOKLEDGER_LEASE_SLACK_MS: "5000",
+        HOOKLEDGER_HEARTBEAT_MS: "1000",
+        HOOKLEDGER_SHUTDOWN_GRACE_MS: "5000",
+      },
+    });
+    const fl = fleet;
+    for (let i = 0; i < o.workers; i++) fl.spawn();
+    await persist(
+      async () => {
+        const { rows } = await db.query("SELECT count(*)::int AS n FROM worker_heartbeats WHERE stopped_at IS NULL AND beat_at > now() - interval '5 seconds'");
+        if (rows[0].n < o.workers) throw new Error(`${rows[0].n} of ${o.workers} workers up`);
+      },
+      60_000,
+      "waiting for the workers' first heartbeats",
+    );
+    log(`${o.workers} workers up; ${subs.length} subscriptions: ${subs.map((s) => s.behavior).join(", ")}`);
+
+    const workerIdOf = async (pid: number): Promise<string | null> => {
+      const { rows } = await db.query<{ worker_id: string }>("SELECT worker_id FROM worker_heartbeats WHERE pid = $1 ORDER BY started_at DESC LIMIT 1", [pid]);
+      return rows[0]?.worker_id ?? null;
+    };
+
+    // ---- traffic: the producer publishes through the outbox, retrying through the Postgres restart ----
+    const trafficStart = Date.now();
+    const eventIds: string[] = Array.from({ length: o.events }, (_, i) => `evt_chaos_${runId}_${i + 1}`);
+    let published = 0;
+    let publishRetries = 0;
+    const publishFailed: string[] = [];
+    let next = 0;
+    const batches: string[][] = [];
+    for (let i = 0; i < eventIds.length; i += o.publishBatch) batches.push(eventIds.slice(i, i + o.publishBatch));
+    const px = prisma;
+    // Several events per transaction, as a producer publishing inside its own transaction does; a batch
+    // that fails (the Postgres restart) rolls back whole and is retried whole, with the same event ids.
+    const publisher = Promise.all(
+      Array.from({ length: o.publishConcurrency }, async () => {
+        for (;;) {
+          const b = next++;
+          if (b >= batches.length) return;
+          const due = trafficStart + ((b * o.publishBatch) / o.publishRate) * 1000;
+          if (due > Date.now()) await sleep(due - Date.now());
+          const ids = batches[b];
+          try {
+            await persist(
+              () =>
+                px.$transaction(async (tx) => {
+                  for (const id of ids) {
+                    const i = Number(id.slice(id.lastIndexOf("_") + 1));
+                    await publishEvent(tx, {
+                      id,
+                      type: "assignment.graded",
+                      data: { studentId: `stu_${i % 977}`, assignmentId: `asg_${i % 13}`, score: i % 101 },
+                      subject: { studentId: `stu_${i % 977}`, assignmentId: `asg_${i % 13}` },
+                    });
+                  }
+                }),
+              120_000,
+              `publishing ${ids[0]}…`,
+              () => publishRetries++,
+            );
+            published += ids.length;
+          } catch (err) {
+            publishFailed.push(...ids);
+            log(`could not publish ${ids[0]}… (${ids.length} events): ${(err as Error).message}`);
+          }
+        }
+      }),
+    ).then(() => Date.now());
+
+    // ---- a supervisor, as production has: a worker that exits on its own is recorded (an invariant fails) and replaced ----
+    let supervising = true;
+    const replaced = new Set<number>();
+    const supervisor = (async () => {
+      while (supervising) {
+        await sleep(1_000);
+        if (!postgres.running) continue;
+        for (const w of fl.all)
+          if (w.exit !== null && !w.killedByUs && !replaced.has(w.n)) {
+            replaced.add(w.n);
+            const fresh = fl.spawn();
+            log(`worker ${w.n} (pid ${w.pid}) exited by itself (${w.exit}); the supervisor started worker ${fresh.n} (pid ${fresh.pid})`);
+          }
+      }
+    })();
+
+    // ---- a progress line every 5 s ----
+    let progressStop = false;
+    const progress = (async () => {
+      while (!progressStop) {
+        await sleep(5_000);
+        if (progressStop) break;
+        try {
+          const { rows } = await withTimeout(
+            db.query<{ state: string; n: number }>("SELECT state, count(*)::int AS n FROM deliveries WHERE subscription_id = ANY($1) GROUP BY state", [subIds]),
+            5_000,
+            "progress",
+          );
+          const byState = Object.fromEntries(rows.map((r) => [r.state, r.n]));
+          log(
+            `t=${secs(Date.now())}s published ${published}/${o.events} · ${JSON.stringify(byState)} · workers alive ${fl.alive.length} · requests ${receivers.reduce((a, r) => a + r.requestCount, 0)}`,
+          );
+        } catch {
+          log(`t=${secs(Date.now())}s published ${published}/${o.events} · (database unavailable)`);
+        }
+      }
+    })();
+
+    // ---- faults ----
+    const plan = planFaults(o);
+    let pauseWindow: { from: number; to: number } | null = null;
+    let pausedAt = 0;
+    let redriveBatchId: string | null = null;
+    const expiredKeys = new Set<string>();
+    let restartInfo: { stoppedAt: number; startedAt: number; workerIds: { pid: number; workerId: string | null }[] } | null = null;
+    let lastFaultEnd = Date.now();
+    const cpuDuringOutage: { pid: number; cpuShare: number | null }[] = [];
+
+    // The bulk redrive must be paced by someone: the workers or, as `hookledger redrive` does, this process.
+    let pacedBy = "workers";
+    let pacerCheck: Promise<void> = Promise.resolve();
+    const watchRedrive = async (batchId: string, createdAt: number) => {
+      await sleep(3_000);
+      const { rows } = await db.query<{ position: number; status: string }>("SELECT position, status FROM redrive_batches WHERE id = $1", [batchId]).catch(() => ({ rows: [] as { position: number; status: string }[] }));
+      if (!rows[0] || rows[0].position > 0 || rows[0].status !== "running") return;
+      pacedBy = "the chaos driver (startRedrivePacer, as `hookledger redrive` does): the workers did not advance it";
+      findings.push(
+        `Bulk redrive ${batchId} had not advanced ${Math.round((Date.now() - createdAt) / 100) / 10} s after it was created: ` +
+          "worker processes (`hookledger worker`, runWorker in worker/main.ts) do not run the redrive pacer (worker/redrive-pacer.ts), so a batch created through " +
+          "POST /api/v1/redrives or the dashboard is never drained unless a `hookledger redrive` CLI happens to be running. The chaos driver paced it instead. " +
+          "Proposed fix: in worker/main.ts, `companions.push(startRedrivePacer({ databaseUrl: opts.databaseUrl, log }))` (the comment there already names it).",
+      );
+      log("the workers did not advance the bulk redrive; pacing it from the chaos driver");
+      pacer.current = startRedrivePacer({ databaseUrl: url, intervalMs: 200 });
+    };
+
+    for (const f of plan) {
+      const due = trafficStart + f.at * 1000;
+      if (due > Date.now()) await sleep(due - Date.now());
+      const t0 = Date.now();
+      const details: Record<string, unknown> = {};
+      try {
+        if (f.kind === "kill") {
+          // A worker that is up (has a heartbeat), so the kill costs leases, not a start-up.
+          const { rows: up } = await db.query<{ pid: number }>("SELECT pid FROM worker_heartbeats WHERE stopped_at IS NULL");
+          const upPids = new Set(up.map((r) => Number(r.pid)));
+          const live = fl.alive.filter((w) => upPids.has(w.pid)).length > 0 ? fl.alive.filter((w) => upPids.has(w.pid)) : fl.alive;
+          const victim = live[Math.floor(random() * live.length)];
+          const workerId = await workerIdOf(victim.pid).catch(() => null);
+          const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM deliveries WHERE state = 'in_flight' AND lease_owner = $1", [workerId]);
+          await fl.kill9(victim);
+          const fresh = fl.spawn();
+          Object.assign(details, { killedPid: victim.pid, workerId, leasesHeld: rows[0].n, replacementPid: fresh.pid });
+          log(`fault: SIGKILL worker ${victim.n} (pid ${victim.pid}, ${rows[0].n} leases held); started worker ${fresh.n} (pid ${fresh.pid})`);
+        } else if (f.kind === "expire_leases") {
+          const { rows } = await db.query<{ id: string; delivery_key: string; lease_owner: string }>(
+            `UPDATE deliveries SET lease_until = now() - interval '1 second'
+              WHERE id IN (SELECT id FROM deliveries WHERE state = 'in_flight' AND subscription_id = ANY($1) ORDER BY random() LIMIT $2)
+                AND state = 'in_flight'
+             RETURNING id, delivery_key, lease_owner`,
+            [subIds, o.leaseExpiryRows],
+          );
+          for (const r of rows) expiredKeys.add(r.delivery_key);
+          Object.assign(details, { leasesExpired: rows.length, owners: [...new Set(rows.map((r) => r.lease_owner))].length });
+          log(`fault: expired ${rows.length} leases early under ${details.owners} worker(s) mid-send`);
+        } else if (f.kind === "pause") {
+          const at = new Date();
+          await updateSubscription(prisma, pauseTarget.id, { state: "paused", reason: `chaos ${runId}: pause for ${o.pauseSeconds} s` }, principal);
+          pausedAt = Date.now();
+          expectedAudit.push({ action: "subscription.pause", targetType: "subscription", targetId: pauseTarget.id, actor: principal.actor, after: at });
+          Object.assign(details, { subscriptionId: pauseTarget.id });
+          log(`fault: paused ${pauseTarget.id}`);
+        } else if (f.kind === "resume") {
+          const at = new Date();
+          // In-flight requests finish within the timeout; after that, nothing may reach the paused receiver.
+          pauseWindow = { from: pausedAt + o.timeoutMs + 1_000, to: Date.now() };
+          await updateSubscription(prisma, pauseTarget.id, { state: "active", reason: `chaos ${runId}: resume` }, principal);
+          expectedAudit.push({ action: "subscription.resume", targetType: "subscription", targetId: pauseTarget.id, actor: principal.actor, after: at });
+          Object.assign(details, { subscriptionId: pauseTarget.id, pausedSeconds: Math.round((Date.now() - pausedAt) / 100) / 10 });
+          log(`fault: resumed ${pauseTarget.id} after ${details.pausedSeconds} s`);
+        } else if (f.kind === "postgres_restart") {
+          // Restart under workers that are running (a worker still starting up when the database vanishes is another case, below).
+          await persist(
+            async () => {
+              const { rows: up } = await db.query<{ pid: number }>("SELECT pid FROM worker_heartbeats WHERE stopped_at IS NULL AND beat_at > now() - interval '5 seconds'");
+              const upPids = new Set(up.map((r) => Number(r.pid)));
+              const starting = fl.alive.filter((w) => !upPids.has(w.pid));
+              if (starting.length) throw new Error(`${starting.length} worker(s) still starting`);
+            },
+            90_000,
+            "waiting for every worker to be up before restarting Postgres",
+          );
+          const before = fl.alive.map((w) => ({ w, cpu: cpuSeconds(w.pid) }));
+          const workerIds = await Promise.all(before.map(async ({ w }) => ({ pid: w.pid, workerId: await workerIdOf(w.pid).catch(() => null) })));
+          const r = await postgres.restart(o.postgresDownMs);
+          const outage = (r.startedAt - r.stoppedAt) / 1000;
+          for (const { w, cpu } of before) {
+            const now = cpuSeconds(w.pid);
+            cpuDuringOutage.push({ pid: w.pid, cpuShare: cpu !== null && now !== null ? Math.round(((now - cpu) / outage) * 100) / 100 : null });
+          }
+          restartInfo = { ...r, workerIds };
+          Object.assign(details, { downSeconds: outage, workersAcrossRestart: workerIds.length, workerCpuShareWhileDown: cpuDuringOutage });
+          log(`fault: restarted postgres (down ${outage} s); worker CPU share while down: ${cpuDuringOutage.map((c) => c.cpuShare).join(", ")}`);
+        } else if (f.kind === "redrive") {
+          const at = new Date();
+          const batch = await persist(
+            () => createRedriveBatch(px, { filter: {}, reason: `chaos ${runId}: redrive the DLQ while traffic flows`, ratePerSecond: o.redriveRatePerSecond, latestStateWins: false }, principal),
+            20_000,
+            "creating the bulk redrive",
+          );
+          redriveBatchId = batch.id;
+          expectedAudit.push({ action: "redrive.create", targetType: "redrive_batch", targetId: batch.id, actor: principal.actor, after: at });
+          Object.assign(details, { batchId: batch.id, matched: batch.matched, ratePerSecond: o.redriveRatePerSecond });
+          log(`fault: bulk redrive ${batch.id} of ${batch.matched} dead letters at ${o.redriveRatePerSecond}/s`);
+          pacerCheck = watchRedrive(batch.id, Date.now());
+        }
+      } catch (err) {
+        details.error = (err as Error).message;
+        findings.push(`fault ${f.kind} at ${f.at}s failed: ${(err as Error).message}`);
+        log(`fault ${f.kind} failed: ${(err as Error).message}`);
+      }
+      lastFaultEnd = Date.now();
+      faults.push({ kind: f.kind, plannedAtSeconds: f.at, startedAtSeconds: secs(t0), endedAtSeconds: secs(lastFaultEnd), details });
+    }
+
+    // ---- after the restart: no exit, no hang (each surviving worker writes again) ----
+    const rs = restartInfo as { stoppedAt: number; startedAt: number; workerIds: { pid: number; workerId: string | null }[] } | null;
+
+    // ---- drain: traffic ends, retries run out, every row terminal ----
+    await pacerCheck;
+    const publishEnded = await publisher;
+    log(`published ${published} events in ${Math.round((publishEnded - trafficStart) / 100) / 10} s (${publishRetries} retries); draining`);
+    let drainedAt: number | null = null;
+    const drainUntil = Date.now() + o.drainTimeoutSeconds * 1000;
+    while (Date.now() < drainUntil) {
+      try {
+        const { rows } = await withTimeout(
+          db.query<{ open: number }>(
+            `SELECT (SELECT count(*) FROM deliveries WHERE subscription_id = ANY($1) AND state NOT IN ('delivered', 'dead_letter'))::int
+                  + (SELECT count(*) FROM redrive_batches WHERE status = 'running')::int AS open`,
+            [subIds],
+          ),
+          10_000,
+          "drain check",
+        );
+        if (rows[0].open === 0) {
+          drainedAt = Date.now();
+          break;
+        }
+      } catch {
+        /* checked again */
+      }
+      await sleep(500);
+    }
+    progressStop = true;
+    await progress;
+    log(drainedAt ? `drained ${Math.round((drainedAt - lastFaultEnd) / 100) / 10} s after the last fault` : `NOT drained within ${o.drainTimeoutSeconds} s`);
+
+    // ---- stop: SIGTERM every worker; each must exit 0 within its grace period ----
+    supervising = false;
+    await supervisor;
+    await pacer.current?.stop();
+    pacer.current = null;
+    // Workers started by the last faults must be up first: SIGTERM during start-up is a separate case (see chaos/README.md).
+    await persist(
+      async () => {
+        const { rows: up } = await db.query<{ pid: number }>("SELECT pid FROM worker_heartbeats WHERE stopped_at IS NULL");
+        const upPids = new Set(up.map((r) => Number(r.pid)));
+        const starting = fl.alive.filter((w) => !upPids.has(w.pid));
+        if (starting.length) throw new Error(`worker(s) ${starting.map((w) => w.n).join(", ")} still starting`);
+      },
+      90_000,
+      "waiting for every worker to be up before SIGTERM",
+    ).catch((err) => findings.push((err as Error).message));
+    const unexpectedExits = fl.all
+      .filter((w) => !w.killedByUs && w.exit !== null)
+      .map((w) => ({ n: w.n, pid: w.pid, exit: w.exit, logTail: fl.tail(w) }));
+    const exitsAtEnd = await fl.stopAll(15_000);
+
+    // ---- invariants ----
+    const rows = await ledgerRows(db, subIds);
+    const invariants: InvariantResult[] = [];
+    invariants.push(await checkOneDeliveryPerPair(db, eventIds.filter((id) => !publishFailed.includes(id)), subIds));
+    invariants.push(checkTerminal(rows));
+    invariants.push(checkDelivered2xx(rows));
+    invariants.push(...checkWire(rows, receivers));
+    invariants.push(await checkAudit(db, expectedAudit));
+    invariants.push(checkPauseHeld(pauseTarget.rc, pauseWindow));
+    invariants.push(
+      workerCheck(
+        "workers_survive_and_stop",
+        "no worker exits on its own (Postgres restart included), and every worker exits 0 on SIGTERM",
+        [
+          ...unexpectedExits.map((w) => ({ detail: `worker ${w.n} (pid ${w.pid}) exited by itself with ${w.exit}: ${w.logTail.slice(-600)}` })),
+          ...exitsAtEnd.filter((e) => e.exit !== 0).map((e) => ({ detail: `worker ${e.n} (pid ${e.pid}) exited with ${e.exit} on SIGTERM` })),
+        ],
+      ),
+    );
+    const reconnect: Offender[] = [];
+    if (rs) {
+      const killedPids = new Set(fl.all.filter((w) => w.killedByUs).map((w) => w.pid));
+      for (const { pid, workerId } of rs.workerIds) {
+        if (killedPids.has(pid)) continue; // killed by a later fault; nothing to conclude
+        const { rows: a } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM attempts WHERE worker_id = $1 AND created_at > $2", [
+          workerId,
+          new Date(rs.startedAt),
+        ]);
+        if (a[0].n === 0) reconnect.push({ detail: `worker pid ${pid} (${workerId}) recorded no attempt after Postgres came back (hung?)` });
+      }
+      for (const c of cpuDuringOutage)
+        if (c.cpuShare !== null && c.cpuShare > 0.6) reconnect.push({ detail: `worker pid ${c.pid} used ${Math.round(c.cpuShare * 100)}% of a core while Postgres was down (spinning?)` });
+    } else reconnect.push({ detail: "Postgres was not restarted (the fault failed)" });
+    invariants.push(workerCheck("reconnect_no_hang_no_spin", "across the Postgres restart each worker carries on: attempts after, and no busy loop while down", reconnect));
+    const publishCheck = publishFailed.map((id) => ({ detail: `event ${id} could not be published within 120 s of retries` }));
+    invariants.push(workerCheck("producer_publishes", "every event is published (the producer retries through the restart; publishing is idempotent)", publishCheck));
+
+    // ---- the report ----
+    const counts = async (sql: string) => Object.fromEntries((await db.query<{ k: string; n: number }>(sql, [subIds])).rows.map((r) => [r.k ?? "null", r.n]));
+    const deliveries = await counts("SELECT state AS k, count(*)::int AS n FROM deliveries WHERE subscription_id = ANY($1) GROUP BY 1 ORDER BY 1");
+    const deadLetterReasons = await counts(
+      "SELECT dead_letter_reason AS k, count(*)::int AS n FROM deliveries WHERE subscription_id = ANY($1) AND state = 'dead_letter' GROUP BY 1 ORDER BY 1",
+    );
+    const attemptsByOutcome = await counts("SELECT outcome AS k, count(*)::int AS n FROM attempts WHERE subscription_id = ANY($1) GROUP BY 1 ORDER BY 1");
+    const ambiguousByClass = await counts(
+      "SELECT COALESCE(error_class, 'none') AS k, count(*)::int AS n FROM attempts WHERE subscription_id = ANY($1) AND ambiguous GROUP BY 1 ORDER BY 1",
+    );
+    let redrive: Record<string, unknown> | null = null;
+    if (redriveBatchId) {
+      const { rows: b } = await db.query(
+        `SELECT b.id, b.status, b.matched, b.redriven, b.skipped, b.rate_per_second AS "ratePerSecond",
+                extract(epoch FROM b.finished_at - b.created_at)::float AS "seconds",
+                (SELECT count(*)::int FROM redrive_batch_items i JOIN deliveries d ON d.id = i.delivery_id WHERE i.batch_id = b.id AND i.outcome = 'redriven' AND d.state = 'delivered') AS "deliveredSince",
+                (SELECT count(*)::int FROM redrive_batch_items i JOIN deliveries d ON d.id = i.delivery_id WHERE i.batch_id = b.id AND i.outcome = 'redriven' AND d.state = 'dead_letter') AS "failedAgain"
+           FROM redrive_batches b WHERE b.id = $1`,
+        [redriveBatchId],
+      );
+      redrive = { ...b[0], pacedBy };
+    }
+    const sentTwice = [...expiredKeys].filter((k) => receivers.some((r) => (r.requests.get(k) ?? 0) > 1)).length;
+    const faultCounts: Record<string, number> = {};
+    for (const f of faults) if (!f.details.error) faultCounts[f.kind] = (faultCounts[f.kind] ?? 0) + 1;
+    faultCounts.leases_expired = faults.reduce((a, f) => a + Number(f.details.leasesExpired ?? 0), 0);
+    const report: ChaosReport = {
+      ok: invariants.every((i) => i.ok),
+      runId,
+      seed: o.seed,
+      startedAt: new Date(started).toISOString(),
+      finishedAt: new Date().toISOString(),
+      options: { ...o, log: undefined } as unknown as Omit<ChaosOptions, "log">,
+      subscriptions: subs.map((s) => ({ id: s.id, behavior: s.behavior, does: BEHAVIORS[s.behavior] })),
+      faults: { injected: faults, counts: faultCounts },
+      traffic: {
+        eventsPublished: published,
+        publishSeconds: Math.round((publishEnded - trafficStart) / 100) / 10,
+        publishRetries,
+        deliveries,
+        deadLetterReasons,
+        attemptsByOutcome,
+      },
+      receivers: receivers.map((r) => ({
+        subscriptionId: r.subscriptionId,
+        behavior: r.behavior,
+        requests: r.requestCount,
+        keysSeen: r.requests.size,
+        applied: r.applied.size,
+        duplicatesSuppressed: r.suppressed,
+        answered: r.answered,
+      })),
+      duplicatesSuppressedTotal: receivers.reduce((a, r) => a + r.suppressed, 0),
+      ambiguousAttempts: { total: Object.values(ambiguousByClass).reduce((a, n) => a + Number(n), 0), byErrorClass: ambiguousByClass },
+      forcedDuplicateClaims: { leasesExpired: faultCounts.leases_expired, keysSentTwiceOrMore: sentTwice },
+      redrive,
+      workers: { spawned: fl.all.length, killed: fl.all.filter((w) => w.killedByUs).length, exitsAtEnd, unexpectedExits },
+      timing: {
+        lastFaultAtSeconds: secs(lastFaultEnd),
+        drainedAtSeconds: drainedAt ? secs(drainedAt) : null,
+        timeToDrainSeconds: drainedAt ? Math.round((drainedAt - Math.max(lastFaultEnd, 0)) / 100) / 10 : null,
+        totalSeconds: secs(Date.now()),
+      },
+      invariants,
+      findings,
+      runDir,
+    };
+    return report;
+  } finally {
+    await pacer.current?.stop().catch(() => {});
+    fleet?.killAllNow();
+    process.off("exit", killOnExit);
+    activeRuns.delete(active);
+    if (driverLog !== null) fs.closeSync(driverLog);
+    driverLog = null;
+    for (const r of receivers) await r.close().catch(() => {});
+    await prisma?.$disconnect().catch(() => {});
+    await pool?.end().catch(() => {});
+    await postgres.stop().catch(() => {});
+  }
+}
+
+function workerCheck(name: string, description: string, offenders: Offender[]): InvariantResult {
+  return { name, description, ok: offenders.length === 0, count: offenders.length, offenders };
+}
+
+/** The report as text: the numbers, then every broken invariant with the deliveries that broke it. */
+export function formatReport(r: ChaosReport, maxOffenders = 20): string {
+  const out: string[] = [];
+  out.push(`chaos run ${r.runId} (seed ${r.seed}): ${r.ok ? "PASS" : "FAIL"}`);
+  out.push(
+    `  traffic: ${r.traffic.eventsPublished} events × ${r.subscriptions.length} subscriptions in ${r.traffic.publishSeconds} s; deliveries ${JSON.stringify(r.traffic.deliveries)}; dead letters ${JSON.stringify(r.traffic.deadLetterReasons)}`,
+  );
+  out.push(`  attempts: ${JSON.stringify(r.traffic.attemptsByOutcome)}; ambiguous ${r.ambiguousAttempts.total} ${JSON.stringify(r.ambiguousAttempts.byErrorClass)}`);
+  out.push(`  faults: ${JSON.stringify(r.faults.counts)}; workers spawned ${r.workers.spawned}, SIGKILLed ${r.workers.killed}`);
+  const restart = r.faults.injected.find((f) => f.kind === "postgres_restart");
+  if (restart) out.push(`  postgres restart: ${JSON.stringify(restart.details)}`);
+  out.push(`  forced duplicate claims: ${r.forcedDuplicateClaims.leasesExpired} leases expired early, ${r.forcedDuplicateClaims.keysSentTwiceOrMore} of those keys sent twice or more`);
+  out.push(`  duplicates suppressed at the receivers: ${r.duplicatesSuppressedTotal} (${r.receivers.map((x) => `${x.behavior} ${x.duplicatesSuppressed}`).join(", ")})`);
+  out.push(`  requests seen: ${r.receivers.map((x) => `${x.behavior} ${x.requests}`).join(", ")}`);
+  if (r.redrive) out.push(`  redrive: ${JSON.stringify(r.redrive)}`);
+  out.push(
+    `  timing: last fault at ${r.timing.lastFaultAtSeconds} s; drained ${r.timing.timeToDrainSeconds === null ? "NOT within the bound" : `${r.timing.timeToDrainSeconds} s after it`}; total ${r.timing.totalSeconds} s`,
+  );
+  for (const i of r.invariants) {
+    out.push(`  ${i.ok ? "ok  " : "FAIL"} ${i.name}: ${i.description}${i.ok ? "" : ` (${i.count} offenders)`}`);
+    if (!i.ok)
+      for (const x of i.offenders.slice(0, maxOffenders))
+        out.push(`         ${x.deliveryId ? `delivery ${x.deliveryId} ` : ""}${x.key ? `key ${x.key.slice(0, 16)}… ` : ""}${x.detail}`);
+  }
+  for (const f of r.findings) out.push(`  finding: ${f}`);
+  return out.join("\n");
+}
