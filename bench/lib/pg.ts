@@ -56,6 +56,8 @@ export async function openBenchPg(opts: { log?: (m: string) => void } = {}): Pro
     // bench can say which statements the time went to. Needs a restart.
     try {
       await adminQuery(server.url, "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'");
+      // Nested statements too (the triggers' upserts), marked as such in the tables.
+      await adminQuery(server.url, "ALTER SYSTEM SET pg_stat_statements.track = 'all'");
       await server.stop();
       server = await startEmbedded({ dir: tmp });
     } catch (err) {

@@ -6,20 +6,22 @@ export async function resetStatements(db: pg.Pool, enabled: boolean) {
   if (enabled) await db.query("SELECT pg_stat_statements_reset()").catch(() => {});
 }
 
-export type StatementStat = { query: string; calls: number; totalMs: number; meanMs: number; rows: number; sharePct: number };
+/** sharePct: of all top-level statement time; nested statements (inside triggers or functions) are marked and counted inside their caller too. */
+export type StatementStat = { query: string; calls: number; totalMs: number; meanMs: number; rows: number; sharePct: number; nested: boolean };
 
-export async function topStatements(db: pg.Pool, enabled: boolean, limit = 6): Promise<StatementStat[] | null> {
+export async function topStatements(db: pg.Pool, enabled: boolean, limit = 8): Promise<StatementStat[] | null> {
   if (!enabled) return null;
   try {
     const { rows } = await db.query(
-      `WITH s AS (SELECT query, calls, total_exec_time, rows FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()))
-       SELECT regexp_replace(left(query, 4000), '\\s+', ' ', 'g') AS query, calls::int, total_exec_time AS total, rows::bigint,
-              100 * total_exec_time / nullif(sum(total_exec_time) OVER (), 0) AS share
+      `WITH s AS (SELECT query, calls, total_exec_time, rows, toplevel FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()))
+       SELECT regexp_replace(left(query, 4000), '\\s+', ' ', 'g') AS query, calls::int, total_exec_time AS total, rows::bigint, NOT toplevel AS nested,
+              100 * total_exec_time / nullif((SELECT sum(total_exec_time) FROM s WHERE toplevel), 0) AS share
          FROM s ORDER BY total_exec_time DESC LIMIT $1`,
       [limit],
     );
     return rows.map((r) => ({
-      query: summarize(r.query),
+      query: (r.nested ? "(nested) " : "") + summarize(r.query),
+      nested: r.nested,
       calls: r.calls,
       totalMs: Math.round(r.total),
       meanMs: Math.round((r.total / Math.max(1, r.calls)) * 100) / 100,
