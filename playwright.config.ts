@@ -25,7 +25,7 @@ export default defineConfig({
   projects: [{ name: "chromium", use: { ...devices["Desktop Chrome"], channel: undefined } }],
   webServer: {
     // A fresh embedded database for every run; the build comes from `npm run test:e2e`.
-    command: `rm -rf ${E2E_DATA_DIR} && node bin/hookledger.mjs start --workers 0 --port ${PORT}`,
+    command: `rm -rf ${E2E_DATA_DIR} && node bin/hookledger.mjs start --workers 1 --port ${PORT}`,
     url: `http://localhost:${PORT}/api/health`,
     timeout: 180_000,
     reuseExistingServer: false,
