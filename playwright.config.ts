@@ -26,7 +26,8 @@ export default defineConfig({
   webServer: {
     // A fresh embedded database for every run; the build comes from `npm run test:e2e`.
     command: `rm -rf ${E2E_DATA_DIR} && node bin/hookledger.mjs start --workers 1 --port ${PORT}`,
-    url: `http://localhost:${PORT}/api/health`,
+    // ?scope=db: ready when the dashboard and database are; the worker heartbeats a moment later.
+    url: `http://localhost:${PORT}/api/health?scope=db`,
     timeout: 180_000,
     reuseExistingServer: false,
     env: { HOOKLEDGER_DATA_DIR: E2E_DATA_DIR, HOOKLEDGER_ALLOW_PRIVATE_TARGETS: "1", LOG_LEVEL: "warn", DATABASE_URL: "" },
