@@ -2,6 +2,8 @@
 // e2e server runs with --workers 0): attempts, delivered, dead-lettered, and
 // historical DLQ samples for the charts.
 import pg from "pg";
+import { expect, type APIRequestContext } from "@playwright/test";
+import { api } from "./helpers";
 import { findRunningEmbedded } from "../lib/db/embedded";
 import { E2E_DATA_DIR } from "../playwright.config";
 
@@ -19,6 +21,18 @@ export function e2eDb(): pg.Pool {
 export async function closeE2eDb() {
   await pool?.end();
   pool = undefined;
+}
+
+/**
+ * The e2e server may run a real worker, which would attempt (and fail) our
+ * deliveries before the SQL below settles them. Seed while the subscription is
+ * paused (held deliveries are never claimed), then resume.
+ */
+export async function whilePaused(request: APIRequestContext, subscriptionId: string, seed: () => Promise<void>) {
+  const path = `/api/v1/subscriptions/${subscriptionId}`;
+  expect((await api(request, "PATCH", path, { state: "paused", reason: "e2e seeding" })).status).toBe(200);
+  await seed();
+  expect((await api(request, "PATCH", path, { state: "active" })).status).toBe(200);
 }
 
 type Attempt = { minutesAgo: number; status: number | null; errorClass?: string | null; outcome: "delivered" | "retry" | "dead_letter"; ms: number; excerpt?: string };

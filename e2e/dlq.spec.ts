@@ -3,9 +3,11 @@
 // lead into redrive.
 import { expect, test } from "@playwright/test";
 import { api, signIn } from "./helpers";
-import { closeE2eDb, seedDlqHistory, settleDelivery } from "./dashboard-seed";
+import { closeE2eDb, seedDlqHistory, settleDelivery, whilePaused } from "./dashboard-seed";
 
 test.afterAll(closeE2eDb);
+// Sign-in (scrypt) and several page loads: generous on a shared 2-core machine.
+test.setTimeout(180_000);
 
 test("DLQ charts render with data; depth by subscription and reason; redrive links carry the filter", async ({ page, request }) => {
   const run = Date.now().toString(36);
@@ -17,16 +19,18 @@ test("DLQ charts render with data; depth by subscription and reason; redrive lin
     tenant: `roosevelt_${run}`,
   });
   expect(sub.status).toBe(201);
-  for (let i = 0; i < 4; i++) {
-    const r = await api(request, "POST", "/api/v1/events", { id: `evt_dlq_${run}_${i}`, type: "assignment.graded", data: {}, subject: { tenant: `roosevelt_${run}` } }, "producer");
-    await settleDelivery(
-      r.json.deliveries[0].id,
-      i < 3
-        ? [{ minutesAgo: 200 - i, status: 500, errorClass: "http_5xx", outcome: "dead_letter", ms: 300, excerpt: "Internal Server Error" }]
-        : [{ minutesAgo: 30, status: 404, errorClass: "http_4xx", outcome: "dead_letter", ms: 20, excerpt: "Not Found" }],
-      { reason: i < 3 ? "exhausted" : "permanent" },
-    );
-  }
+  await whilePaused(request, sub.json.id, async () => {
+    for (let i = 0; i < 4; i++) {
+      const r = await api(request, "POST", "/api/v1/events", { id: `evt_dlq_${run}_${i}`, type: "assignment.graded", data: {}, subject: { tenant: `roosevelt_${run}` } }, "producer");
+      await settleDelivery(
+        r.json.deliveries[0].id,
+        i < 3
+          ? [{ minutesAgo: 200 - i, status: 500, errorClass: "http_5xx", outcome: "dead_letter", ms: 300, excerpt: "Internal Server Error" }]
+          : [{ minutesAgo: 30, status: 404, errorClass: "http_4xx", outcome: "dead_letter", ms: 20, excerpt: "Not Found" }],
+        { reason: i < 3 ? "exhausted" : "permanent" },
+      );
+    }
+  });
   // What the sampler recorded over the last six hours (it samples every 15 s while the dashboard runs).
   await seedDlqHistory(Array.from({ length: 24 }, (_, k) => ({ minutesAgo: 360 - k * 15, depth: Math.max(0, Math.round(8 * Math.sin(k / 4)) + 4), oldestMinutes: 30 + k * 10 })));
 
@@ -49,14 +53,16 @@ test("DLQ charts render with data; depth by subscription and reason; redrive lin
   await expect(page.getByTestId("chart-depth").locator("svg.recharts-surface")).toBeVisible();
 
   await expect(page.getByRole("region", { name: "By subscription" })).toContainText(`Roosevelt ${run}`);
-  await page.getByLabel("Subscription").selectOption(sub.json.id);
-  await page.getByLabel("Reason").selectOption("exhausted");
+  await page.getByRole("combobox", { name: "Filter by subscription" }).selectOption(sub.json.id);
+  await page.getByRole("combobox", { name: "Filter by reason" }).selectOption("exhausted");
   const redrive = page.getByRole("link", { name: "Redrive these 3…" });
   await expect(redrive).toHaveAttribute("href", `/redrive?subscriptionId=${sub.json.id}&reason=exhausted`);
   const row = page.getByRole("row").filter({ hasText: "HTTP 500" });
   await expect(row.getByRole("link", { name: "Redrive these…" })).toHaveAttribute("href", `/redrive?subscriptionId=${sub.json.id}&reason=exhausted&errorClass=http_5xx&statusCode=500`);
   await page.screenshot({ path: "test-results/screens/dlq-1280.png", fullPage: true });
   await page.setViewportSize({ width: 390, height: 844 });
+  await page.reload();
+  await expect(page.getByTestId("chart-depth").locator("svg.recharts-surface")).toBeVisible();
   await page.screenshot({ path: "test-results/screens/dlq-390.png", fullPage: true });
 
   // The API answers the same summary (INTERFACES.md GET /api/v1/dlq).

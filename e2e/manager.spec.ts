@@ -3,9 +3,11 @@
 // resume it.
 import { expect, test } from "@playwright/test";
 import { api, signIn } from "./helpers";
-import { closeE2eDb, e2eDb, settleDelivery } from "./dashboard-seed";
+import { closeE2eDb, e2eDb, settleDelivery, whilePaused } from "./dashboard-seed";
 
 test.afterAll(closeE2eDb);
+// Sign-in (scrypt) and several page loads: generous on a shared 2-core machine.
+test.setTimeout(180_000);
 
 test("failing subscription → grouped errors → pause → deliveries held → resume", async ({ page, request }) => {
   const run = Date.now().toString(36);
@@ -29,14 +31,16 @@ test("failing subscription → grouped errors → pause → deliveries held → 
     expect(r.status).toBe(202);
     return r.json.deliveries[0].id as string;
   };
-  for (let i = 0; i < 12; i++) {
-    const id = await publish(i);
-    await settleDelivery(id, [{ minutesAgo: 90 - i, status: 422, errorClass: "http_4xx", outcome: "dead_letter", ms: 40, excerpt: `missing field term_id (row ${1000 + i})` }]);
-  }
-  for (let i = 12; i < 15; i++) {
-    const id = await publish(i);
-    await settleDelivery(id, [{ minutesAgo: 20 - i, status: 503, errorClass: "http_5xx", outcome: "retry", ms: 5000, excerpt: "Service Unavailable" }]);
-  }
+  await whilePaused(request, sub.json.id, async () => {
+    for (let i = 0; i < 12; i++) {
+      const id = await publish(i);
+      await settleDelivery(id, [{ minutesAgo: 90 - i, status: 422, errorClass: "http_4xx", outcome: "dead_letter", ms: 40, excerpt: `missing field term_id (row ${1000 + i})` }]);
+    }
+    for (let i = 12; i < 15; i++) {
+      const id = await publish(i);
+      await settleDelivery(id, [{ minutesAgo: 20 - i, status: 503, errorClass: "http_5xx", outcome: "retry", ms: 5000, excerpt: "Service Unavailable" }]);
+    }
+  });
 
   await signIn(page, "manager");
   await page.goto("/subscriptions");
@@ -48,6 +52,7 @@ test("failing subscription → grouped errors → pause → deliveries held → 
   await expect(groups.locator("li").first()).toContainText("422");
   await expect(groups.locator("li").first()).toContainText("missing field term_id (row #)");
   await expect(groups).toContainText("3 ×");
+  await expect(groups.locator("li")).toHaveCount(2);
 
   // Filter the deliveries by the grouped answer.
   await groups.locator("li").first().getByRole("button", { name: "Show deliveries" }).click();
@@ -67,14 +72,23 @@ test("failing subscription → grouped errors → pause → deliveries held → 
   await page.goto(`/?q=evt_${run}_99`);
   await expect(page.getByTestId("delivery-result")).toContainText(`Held: Jefferson SIS ${run} is paused`);
 
-  await page.goBack();
-  await page.getByRole("button", { name: "Resume deliveries" }).click();
-  await expect(page.getByRole("heading", { name: `Jefferson SIS ${run}` })).toContainText("active");
-  const audit = await e2eDb().query("SELECT action, reason FROM audit_entries WHERE target_id = $1 AND action LIKE 'subscription.%' ORDER BY id", [sub.json.id]);
-  expect(audit.rows.map((r) => r.action)).toEqual(["subscription.create", "subscription.pause", "subscription.resume"]);
+  await page.goto(`/subscriptions/${sub.json.id}`);
+  const heading = page.getByRole("heading", { name: `Jefferson SIS ${run}` });
+  // A click that lands before hydration does nothing: click again until the state changes.
+  await expect(async () => {
+    if (!(await heading.textContent())?.includes("active")) await page.getByRole("button", { name: "Resume deliveries" }).click({ timeout: 3_000 });
+    await expect(heading).toContainText("active", { timeout: 5_000 });
+  }).toPass({ timeout: 45_000 });
+  const audit = await e2eDb().query(
+    "SELECT action, reason FROM audit_entries WHERE target_id = $1 AND action IN ('subscription.pause', 'subscription.resume') ORDER BY id DESC LIMIT 2",
+    [sub.json.id],
+  );
+  expect(audit.rows.map((r) => r.action)).toEqual(["subscription.resume", "subscription.pause"]);
   expect(audit.rows[1].reason).toBe("district SIS maintenance");
 
   await page.setViewportSize({ width: 390, height: 844 });
+  await page.reload();
+  await expect(heading).toBeVisible();
   await page.screenshot({ path: "test-results/screens/subscription-390.png", fullPage: true });
   await page.goto("/subscriptions");
   await expect(page.getByRole("link", { name: `Jefferson SIS ${run}` })).toBeVisible();

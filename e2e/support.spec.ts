@@ -2,9 +2,11 @@
 // answers "did the grade reach the district?" and the receipt goes into the ticket.
 import { expect, test } from "@playwright/test";
 import { api, signIn } from "./helpers";
-import { closeE2eDb, settleDelivery } from "./dashboard-seed";
+import { closeE2eDb, settleDelivery, whilePaused } from "./dashboard-seed";
 
 test.afterAll(closeE2eDb);
+// Sign-in (scrypt) and several page loads: generous on a shared 2-core machine.
+test.setTimeout(180_000);
 
 test("search a student id, see Delivered, copy a receipt holding the delivery key", async ({ page, request, context }) => {
   const run = Date.now().toString(36);
@@ -17,19 +19,22 @@ test("search a student id, see Delivered, copy a receipt holding the delivery ke
     tenant: `lincoln_${run}`,
   });
   expect(sub.status).toBe(201);
-  const ev = await api(
-    request,
-    "POST",
-    "/api/v1/events",
-    { id: `evt_${run}`, type: "assignment.graded", data: { studentId: student, score: 93 }, subject: { tenant: `lincoln_${run}`, studentId: student, assignmentId: "asg_7" } },
-    "producer",
-  );
-  expect(ev.status).toBe(202);
-  const delivery = ev.json.deliveries.find((d: { subscriptionId: string }) => d.subscriptionId === sub.json.id);
-  await settleDelivery(delivery.id, [
-    { minutesAgo: 6, status: 503, errorClass: "http_5xx", outcome: "retry", ms: 2100, excerpt: "Service Unavailable" },
-    { minutesAgo: 5, status: 200, outcome: "delivered", ms: 143 },
-  ]);
+  let delivery: { id: string; subscriptionId: string; deliveryKey: string } = { id: "", subscriptionId: "", deliveryKey: "" };
+  await whilePaused(request, sub.json.id, async () => {
+    const ev = await api(
+      request,
+      "POST",
+      "/api/v1/events",
+      { id: `evt_${run}`, type: "assignment.graded", data: { studentId: student, score: 93 }, subject: { tenant: `lincoln_${run}`, studentId: student, assignmentId: "asg_7" } },
+      "producer",
+    );
+    expect(ev.status).toBe(202);
+    delivery = ev.json.deliveries.find((d: { subscriptionId: string }) => d.subscriptionId === sub.json.id);
+    await settleDelivery(delivery.id, [
+      { minutesAgo: 6, status: 503, errorClass: "http_5xx", outcome: "retry", ms: 2100, excerpt: "Service Unavailable" },
+      { minutesAgo: 5, status: 200, outcome: "delivered", ms: 143 },
+    ]);
+  });
 
   await context.grantPermissions(["clipboard-read", "clipboard-write"]);
   await signIn(page, "support");
@@ -63,6 +68,8 @@ test("search a student id, see Delivered, copy a receipt holding the delivery ke
   await page.screenshot({ path: "test-results/screens/delivery-1280.png", fullPage: true });
 
   await page.setViewportSize({ width: 390, height: 844 });
+  await page.reload();
+  await expect(page.getByTestId("payload")).toBeVisible();
   await page.screenshot({ path: "test-results/screens/delivery-390.png", fullPage: true });
   await page.goto(`/?q=${student}`);
   await expect(page.getByTestId("delivery-result").first()).toBeVisible();

@@ -5,7 +5,7 @@ import type { DlqGroup, DlqPoint, DlqSummary } from "@/lib/dashboard/dlq";
 import { formatAge } from "@/lib/dashboard/describe";
 import { usePolled } from "@/components/dashboard/usePolled";
 import { Time, UpdatedAgo } from "@/components/dashboard/time";
-import { Card, EmptyState, ErrorState, Skeleton, Stat, SubLink, btn, btnPrimary, input } from "@/components/dashboard/ui";
+import { Card, EmptyState, ErrorState, Skeleton, Stat, segBtn, SubLink, btn, btnPrimary, input } from "@/components/dashboard/ui";
 import { DlqCharts } from "@/components/charts/DlqCharts";
 
 type History = { points: DlqPoint[]; bucketSeconds: number };
@@ -77,7 +77,7 @@ export function DlqClient({
         actions={
           <div role="group" aria-label="Time range" className="flex gap-1">
             {RANGES.map(([h, l]) => (
-              <button key={h} type="button" aria-pressed={hours === h} className={`${btn} px-2 py-1 ${hours === h ? "bg-slate-900 text-white hover:bg-slate-800" : ""}`} onClick={() => setHours(h)}>
+              <button key={h} type="button" aria-pressed={hours === h} className={segBtn(hours === h)} onClick={() => setHours(h)}>
                 {l}
               </button>
             ))}
@@ -153,7 +153,7 @@ export function DlqClient({
         <form className="mb-3 flex flex-wrap items-end gap-3 text-sm" onSubmit={(e) => e.preventDefault()} aria-label="Filter dead letters">
           <label className="flex flex-col gap-1">
             Subscription
-            <select className={input} value={filter.subscriptionId} onChange={(e) => setFilter({ ...filter, subscriptionId: e.target.value })}>
+            <select aria-label="Filter by subscription" className={input} value={filter.subscriptionId} onChange={(e) => setFilter({ ...filter, subscriptionId: e.target.value })}>
               <option value="">All subscriptions</option>
               {s.bySubscription.map((r) => (
                 <option key={r.subscriptionId} value={r.subscriptionId}>
@@ -164,7 +164,7 @@ export function DlqClient({
           </label>
           <label className="flex flex-col gap-1">
             Reason
-            <select className={input} value={filter.reason} onChange={(e) => setFilter({ ...filter, reason: e.target.value })}>
+            <select aria-label="Filter by reason" className={input} value={filter.reason} onChange={(e) => setFilter({ ...filter, reason: e.target.value })}>
               <option value="">All reasons</option>
               {s.byReason.map((r) => (
                 <option key={r.reason ?? ""} value={r.reason ?? ""}>

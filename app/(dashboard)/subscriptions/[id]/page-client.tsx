@@ -8,7 +8,7 @@ import { describeDelivery, formatAge } from "@/lib/dashboard/describe";
 import { apiFetch } from "@/lib/client/api";
 import { usePolled } from "@/components/dashboard/usePolled";
 import { shortTime, Time, tzLabel, UpdatedAgo, useNow, useTimeZone } from "@/components/dashboard/time";
-import { Card, EmptyState, ErrorState, Skeleton, Stat, StateBadge, btn, btnPrimary, input, ms, pct } from "@/components/dashboard/ui";
+import { Card, EmptyState, ErrorState, Skeleton, Stat, segBtn, StateBadge, btn, btnPrimary, input, ms, pct } from "@/components/dashboard/ui";
 import { OutcomesChart } from "@/components/charts/OutcomesChart";
 
 type Initial = {
@@ -360,7 +360,7 @@ export function SubscriptionClient({ initial, initialAt, canPause, canEdit, canR
         actions={
           <div role="group" aria-label="Time range" className="flex gap-1">
             {RANGES.map((r) => (
-              <button key={r} type="button" aria-pressed={range === r} className={`${btn} px-2 py-1 ${range === r ? "bg-slate-900 text-white hover:bg-slate-800" : ""}`} onClick={() => setRange(r)}>
+              <button key={r} type="button" aria-pressed={range === r} className={segBtn(range === r)} onClick={() => setRange(r)}>
                 {r}
               </button>
             ))}
