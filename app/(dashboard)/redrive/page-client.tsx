@@ -204,7 +204,7 @@ export function BulkRedriveClient({ initial, subscriptions, defaultRate, maxRate
                       <tr>
                         <th className="py-1 pr-3 font-medium">Delivery</th>
                         <th className="py-1 pr-3 font-medium">Event</th>
-                        <th className="py-1 pr-3 font-medium">Subscription</th>
+                        {!filter.subscriptionId && <th className="py-1 pr-3 font-medium">Subscription</th>}
                         <th className="py-1 pr-3 font-medium">Reason</th>
                         <th className="py-1 pr-3 font-medium">Last answer</th>
                         <th className="py-1 font-medium">Dead-lettered</th>
@@ -219,9 +219,9 @@ export function BulkRedriveClient({ initial, subscriptions, defaultRate, maxRate
                             </Link>
                           </td>
                           <td className="py-1 pr-3 font-mono text-xs">{s.eventId}</td>
-                          <td className="py-1 pr-3">{s.subscriptionId}</td>
+                          {!filter.subscriptionId && <td className="py-1 pr-3">{s.subscriptionId}</td>}
                           <td className="py-1 pr-3">{s.deadLetterReason ?? "—"}</td>
-                          <td className="py-1 pr-3">
+                          <td className="py-1 pr-3 whitespace-nowrap">
                             {s.lastStatusCode ?? "—"} {s.lastErrorClass ?? ""}
                           </td>
                           <td className="py-1 whitespace-nowrap">{fmtTime(s.deadLetteredAt)}</td>

@@ -65,7 +65,7 @@ export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial:
           </p>
           <h1 className="mt-1 text-2xl font-semibold">Redrive of {b.matched.toLocaleString("en-US")} {b.matched === 1 ? "delivery" : "deliveries"}</h1>
           <p className="mt-1 text-sm text-slate-700">
-            “{b.reason}” by {b.actor.replace(/^user:/, "")} at {fmtTime(b.createdAt)}. {describeFilter(b.filter as Record<string, unknown>)}; {b.ratePerSecond}/s
+            “{b.reason}” by {b.actor.replace(/^user:/, "")} at {fmtTime(b.createdAt)}. Filter: {describeFilter(b.filter as Record<string, unknown>)}; {b.ratePerSecond}/s
             {b.latestStateWins ? "; latest state wins" : ""}.
           </p>
         </div>
@@ -76,7 +76,7 @@ export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial:
 
       <div className={card}>
         <div className="h-3 w-full overflow-hidden rounded-full bg-slate-200" role="progressbar" aria-label="Handled" aria-valuemin={0} aria-valuemax={100} aria-valuenow={pct}>
-          <div className={`h-full ${b.status === "cancelled" ? "bg-amber-500" : "bg-blue-700"} transition-all`} style={{ width: `${pct}%` }} />
+          <div className={`h-full ${b.status === "cancelled" ? "bg-amber-500" : b.status === "done" ? "bg-emerald-600" : "bg-blue-700"} transition-all`} style={{ width: `${pct}%` }} />
         </div>
         <p className="mt-1 text-xs text-slate-600">
           {pct}% handled
