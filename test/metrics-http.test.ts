@@ -22,7 +22,8 @@ describe("HTTP API metrics", () => {
   });
 
   it("counts requests by method, route and status, and /metrics shows them", async () => {
-    const get = withHttpMetrics(sub.GET);
+    // apiRoute wraps every /api/v1 handler with withHttpMetrics already.
+    const get = sub.GET;
     const support = await tokenFor(db.prisma, "support");
     await call(get, { path: "/api/v1/subscriptions/sub_nope_1", token: support, params: { id: "sub_nope_1" } });
     await call(get, { path: "/api/v1/subscriptions/sub_nope_2", token: support, params: { id: "sub_nope_2" } });

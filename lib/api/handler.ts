@@ -6,6 +6,7 @@ import { can, type Permission } from "../auth/permissions";
 import { principalFromRequest, type Principal } from "../auth/principal";
 import { SAFE_METHODS, assertCsrf } from "../auth/csrf";
 import { logger } from "../log";
+import { withHttpMetrics } from "../metrics/http";
 
 export type RouteContext = { params: Promise<Record<string, string>> };
 export type Handler = (args: { req: Request; principal: Principal; params: Record<string, string> }) => Promise<Response>;
@@ -39,7 +40,7 @@ export type ApiRoute = ((req: Request, ctx?: RouteContext) => Promise<Response>)
  * permission-matrix test can find every route's rule.
  */
 export function apiRoute(permission: Permission, handler: Handler): ApiRoute {
-  const route = async (req: Request, ctx?: RouteContext): Promise<Response> => {
+  const route = withHttpMetrics(async (req: Request, ctx?: RouteContext): Promise<Response> => {
     try {
       const principal = await principalFromRequest(req);
       if (!principal)
@@ -52,7 +53,7 @@ export function apiRoute(permission: Permission, handler: Handler): ApiRoute {
     } catch (err) {
       return toErrorResponse(err);
     }
-  };
+  });
   return Object.assign(route, { permission });
 }
 

@@ -17,7 +17,9 @@ export const ZCreateEvent = z
       .min(1)
       .max(200)
       .regex(/^[A-Za-z0-9._:\-]+$/, "event ids are letters, digits and . _ : -"),
-    type: ZEventTypeName,
+    // hookledger.* is the namespace of hookledger's own operational events
+    // (written by the ledger's triggers); producers cannot forge them.
+    type: ZEventTypeName.refine((t) => !t.startsWith("hookledger."), "event types starting with hookledger. are reserved for hookledger's operational events"),
     data: z.record(z.string(), z.unknown()),
     subject: ZSubject.optional(),
     occurredAt: z.iso.datetime({ offset: true }).optional(),
