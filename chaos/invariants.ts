@@ -2,7 +2,7 @@
 // They read the ledger with plain SQL and compare it with what the receivers
 // recorded on the wire; nothing here trusts the worker's own bookkeeping.
 import type pg from "pg";
-import type { ChaosReceiver } from "./receivers";
+import type { ReceiverRecord } from "./receivers";
 
 export type Offender = { deliveryId?: string; key?: string; detail: string };
 export type InvariantResult = { name: string; description: string; ok: boolean; count: number; offenders: Offender[] };
@@ -94,6 +94,47 @@ export function checkDelivered2xx(rows: LedgerRow[]): InvariantResult {
 }
 
 /**
+ * 3b. At-most-once in effect from the sender's side (DESIGN.md #3): once a worker has a 2xx back, nobody sends the
+ * delivery again; and each attempt number is written once (two rows with one number mean two results were
+ * applied to one claim).
+ */
+export async function checkNoSendAfter2xx(pool: pg.Pool, subs: string[]): Promise<InvariantResult[]> {
+  const after = await pool.query<{ id: string; key: string; ok_id: number; ok_end: Date; later_id: number; later_start: Date; later_outcome: string; later_worker: string }>(
+    `SELECT d.id, d.delivery_key AS key, ok.id AS ok_id, ok.started_at + make_interval(secs => ok.duration_ms / 1000.0) AS ok_end,
+            later.id AS later_id, later.started_at AS later_start, later.outcome AS later_outcome, later.worker_id AS later_worker
+       FROM deliveries d
+       JOIN attempts ok ON ok.delivery_id = d.id AND ok.status_code BETWEEN 200 AND 299
+       JOIN attempts later ON later.delivery_id = d.id AND later.id <> ok.id
+                          AND later.started_at > ok.started_at + make_interval(secs => ok.duration_ms / 1000.0)
+      WHERE d.subscription_id = ANY($1::text[])
+      ORDER BY d.id, later.id`,
+    [subs],
+  );
+  const sentAgain = after.rows.map((r) => ({
+    deliveryId: r.id,
+    key: r.key,
+    detail: `attempt ${r.ok_id} got a 2xx back at ${r.ok_end.toISOString()}, yet attempt ${r.later_id} (${r.later_outcome}, worker ${r.later_worker}) was started after it, at ${r.later_start.toISOString()}`,
+  }));
+  const dup = await pool.query<{ id: string; key: string; n: number; attempt_number: number; outcomes: string[]; ids: string[] }>(
+    `SELECT a.delivery_id AS id, d.delivery_key AS key, a.attempt_number, count(*)::int AS n,
+            array_agg(a.outcome || COALESCE(' ' || a.status_code, '') ORDER BY a.id) AS outcomes, array_agg(a.id::text ORDER BY a.id) AS ids
+       FROM attempts a JOIN deliveries d ON d.id = a.delivery_id
+      WHERE a.subscription_id = ANY($1::text[])
+      GROUP BY a.delivery_id, d.delivery_key, a.attempt_number HAVING count(*) > 1`,
+    [subs],
+  );
+  const twice = dup.rows.map((r) => ({
+    deliveryId: r.id,
+    key: r.key,
+    detail: `attempt number ${r.attempt_number} was written ${r.n} times (attempt rows ${r.ids.join(", ")}: ${r.outcomes.join(" / ")})`,
+  }));
+  return [
+    result("no_send_after_2xx", "once a worker has a 2xx back for a delivery, no attempt of it starts afterwards (a delivered row is never sent again)", sentAgain),
+    result("one_result_per_attempt", "each attempt number of a delivery is written once: no claim has two results applied", twice),
+  ];
+}
+
+/**
  * 4. The wire against the ledger, per receiver and key:
  *   - the receiver saw no key the ledger does not know for that subscription;
  *   - every delivered key was applied at the receiver (nothing lost), once (de-duplicated);
@@ -101,7 +142,7 @@ export function checkDelivered2xx(rows: LedgerRow[]): InvariantResult {
  *   - requests seen R vs attempt rows: responded ≤ R ≤ responded + ambiguous (every request has its attempt row; a request sent twice is one marked ambiguous or reaped);
  *   - every request carried the right key, Idempotency-Key and a signature that verifies.
  */
-export function checkWire(rows: LedgerRow[], receivers: ChaosReceiver[]): InvariantResult[] {
+export function checkWire(rows: LedgerRow[], receivers: ReceiverRecord[]): InvariantResult[] {
   const bySub = new Map<string, Map<string, LedgerRow>>();
   for (const r of rows) {
     if (!bySub.has(r.sub)) bySub.set(r.sub, new Map());
@@ -167,9 +208,10 @@ export async function checkAudit(pool: pg.Pool, expected: ExpectedAudit[]): Prom
 }
 
 /** 6. A paused subscription holds its deliveries: nothing reaches its receiver while paused. */
-export function checkPauseHeld(rc: ChaosReceiver, window: { from: number; to: number } | null): InvariantResult {
+export function checkPauseHeld(rc: ReceiverRecord | undefined, window: { from: number; to: number } | null): InvariantResult {
   const off: Offender[] = [];
-  if (window) {
+  if (!rc) off.push({ detail: "the paused subscription's receiver recorded nothing" });
+  else if (window) {
     const during = rc.arrivals.filter((t) => t > window.from && t < window.to);
     if (during.length > 0)
       off.push({ detail: `${during.length} request(s) reached the paused ${rc.behavior} receiver (${rc.subscriptionId}) between ${new Date(window.from).toISOString()} and ${new Date(window.to).toISOString()}` });

@@ -71,11 +71,8 @@ export class ChaosReceiver {
     this.latency = opts.latency ?? { slowShare: 0.05, fastMs: 15, slowMs: [200, 800] };
   }
 
-  get requestCount() {
-    let n = 0;
-    for (const c of this.requests.values()) n += c;
-    return n;
-  }
+  /** Every request seen, duplicates included. */
+  requestCount = 0;
 
   async start(): Promise<this> {
     this.server = http.createServer((req, res) => {
@@ -135,6 +132,7 @@ export class ChaosReceiver {
   private handle(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer) {
     const key = this.check(req, body);
     this.arrivals.push(Date.now());
+    this.requestCount++;
     this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
     const r = this.random;
     const l = this.latency;
@@ -161,5 +159,90 @@ export class ChaosReceiver {
   private answer(res: http.ServerResponse, status: number, counter: keyof ChaosReceiver["answered"], text: string, headers: Record<string, string> = {}) {
     this.answered[counter]++;
     res.writeHead(status, { "content-type": "application/json", ...headers }).end(text);
+  }
+}
+
+/** What a receiver recorded, as the end-of-run checks read it. */
+export type ReceiverRecord = {
+  behavior: Behavior;
+  subscriptionId: string;
+  requests: Map<string, number>;
+  applied: Set<string>;
+  suppressed: number;
+  arrivals: number[];
+  problems: WireProblem[];
+  answered: ChaosReceiver["answered"];
+  requestCount: number;
+};
+
+export type ReceiverSpec = { behavior: Behavior; subscriptionId: string; secrets: string[]; seed: number };
+
+type Wire =
+  | { type: "started"; urls: string[] }
+  | { type: "counts"; id: number; counts: number[] }
+  | {
+      type: "snapshot";
+      id: number;
+      records: (Omit<ReceiverRecord, "requests" | "applied"> & { requests: [string, number][]; applied: string[] })[];
+    };
+
+/**
+ * The receivers run in a process of their own (chaos/receiver-process.ts): the
+ * driver's publishing (Prisma) must not starve them of CPU, or every answer
+ * would be late and every attempt a timeout. The host talks to it over IPC.
+ */
+export class ReceiverHost {
+  private child: import("node:child_process").ChildProcess | null = null;
+  private seq = 0;
+  private waiting = new Map<number, (m: Wire) => void>();
+  urls: string[] = [];
+
+  async start(specs: ReceiverSpec[]): Promise<string[]> {
+    const { fork } = await import("node:child_process");
+    const path = await import("node:path");
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    for (const k of Object.keys(env)) if (k.startsWith("VITEST") || k === "NODE_OPTIONS") delete env[k];
+    const child = fork(path.resolve("bin/run-ts.mjs"), ["chaos/receiver-process.ts"], { execArgv: [], env, stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    this.child = child;
+    const started = new Promise<string[]>((resolve, reject) => {
+      child.once("exit", (code, sig) => reject(new Error(`the receiver process exited (${code ?? sig}) before it started`)));
+      child.on("message", (m: Wire) => {
+        if (m.type === "started") resolve(m.urls);
+        else this.waiting.get(m.id)?.(m);
+      });
+    });
+    child.send({ type: "start", specs });
+    this.urls = await started;
+    return this.urls;
+  }
+
+  private ask<T extends Wire>(type: "counts" | "snapshot"): Promise<T> {
+    const id = ++this.seq;
+    return new Promise<T>((resolve) => {
+      this.waiting.set(id, (m) => {
+        this.waiting.delete(id);
+        resolve(m as T);
+      });
+      this.child!.send({ type, id });
+    });
+  }
+
+  /** Requests seen so far by each receiver. */
+  async counts(): Promise<number[]> {
+    return (await this.ask<Extract<Wire, { type: "counts" }>>("counts")).counts;
+  }
+
+  async snapshot(): Promise<ReceiverRecord[]> {
+    const m = await this.ask<Extract<Wire, { type: "snapshot" }>>("snapshot");
+    return m.records.map((r) => ({ ...r, requests: new Map(r.requests), applied: new Set(r.applied) }));
+  }
+
+  async stop() {
+    const c = this.child;
+    this.child = null;
+    if (!c || c.exitCode !== null || c.signalCode !== null) return;
+    const gone = new Promise((r) => c.once("exit", r));
+    c.kill("SIGKILL");
+    await gone;
   }
 }

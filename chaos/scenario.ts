@@ -17,11 +17,12 @@ import { createApiToken } from "../lib/auth/tokens";
 import type { Principal } from "../lib/auth/principal";
 import { startRedrivePacer, type RedrivePacer } from "../worker/redrive-pacer";
 import { ChaosPostgres } from "./postgres";
-import { BEHAVIORS, ChaosReceiver, rng, type Behavior, type Rng } from "./receivers";
+import { BEHAVIORS, ReceiverHost, rng, type Behavior, type ReceiverRecord, type Rng } from "./receivers";
 import { WorkerFleet, cpuSeconds, type WorkerProc } from "./workers";
 import {
   checkAudit,
   checkDelivered2xx,
+  checkNoSendAfter2xx,
   checkOneDeliveryPerPair,
   checkPauseHeld,
   checkTerminal,
@@ -63,7 +64,7 @@ export const FULL: Omit<ChaosOptions, "seed" | "log"> = {
   events: 20_000,
   workers: 3,
   publishRate: 350,
-  publishConcurrency: 4,
+  publishConcurrency: 6,
   publishBatch: 10,
   kills: 10,
   stepSeconds: 4,
@@ -91,7 +92,7 @@ export const CI: Omit<ChaosOptions, "seed" | "log"> = {
   leaseExpiryRows: 30,
   pauseSeconds: 4,
   postgresDownMs: 2_000,
-  redriveRatePerSecond: 2,
+  redriveRatePerSecond: 1,
   drainTimeoutSeconds: 90,
 };
 
@@ -127,7 +128,7 @@ export type ChaosReport = {
     keysSeen: number;
     applied: number;
     duplicatesSuppressed: number;
-    answered: ChaosReceiver["answered"];
+    answered: ReceiverRecord["answered"];
   }[];
   duplicatesSuppressedTotal: number;
   ambiguousAttempts: { total: number; byErrorClass: Record<string, number> };
@@ -139,7 +140,16 @@ export type ChaosReport = {
     exitsAtEnd: { n: number; pid: number; exit: number | string }[];
     unexpectedExits: { n: number; pid: number; exit: number | string | null; logTail: string }[];
   };
-  timing: { lastFaultAtSeconds: number; drainedAtSeconds: number | null; timeToDrainSeconds: number | null; totalSeconds: number };
+  timing: {
+    lastFaultAtSeconds: number;
+    publishEndedAtSeconds: number;
+    drainedAtSeconds: number | null;
+    /** From the end of the last fault until every delivery is terminal (and the redrive batch done). */
+    timeToDrainSeconds: number | null;
+    /** From the last event published until every delivery is terminal: the retry tail alone. */
+    timeToDrainAfterTrafficSeconds: number | null;
+    totalSeconds: number;
+  };
   invariants: InvariantResult[];
   findings: string[];
   runDir: string;
@@ -229,14 +239,14 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   let prisma: PrismaClient | null = null;
   let pool: pg.Pool | null = null;
   const pacer: { current: RedrivePacer | null } = { current: null };
-  const receivers: ChaosReceiver[] = [];
+  const host = new ReceiverHost();
   const killOnExit = () => fleet?.killAllNow();
   process.on("exit", killOnExit);
   // stopActiveRuns() (a test's afterAll after a timeout, or Ctrl-C) stops what this run started.
   const active = {
     stop: async () => {
       fleet?.killAllNow();
-      for (const r of receivers) await r.close().catch(() => {});
+      await host.stop().catch(() => {});
       await postgres.stop().catch(() => {});
     },
   };
@@ -258,28 +268,31 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const expectedAudit: ExpectedAudit[] = [];
 
     const behaviors: Behavior[] = ["dedup", "drop", "flaky503", "reject422", "throttle429"];
-    const subs: { id: string; behavior: Behavior; rc: ChaosReceiver }[] = [];
-    for (const [i, behavior] of behaviors.entries()) {
-      const id = `chaos_${behavior}`;
-      const secret = `whsec_${randomBytes(24).toString("base64")}`;
-      const rc = await new ChaosReceiver({ behavior, subscriptionId: id, secrets: [secret], seed: o.seed + i + 1 }).start();
-      receivers.push(rc);
+    const specs = behaviors.map((behavior, i) => ({
+      behavior,
+      subscriptionId: `chaos_${behavior}`,
+      secrets: [`whsec_${randomBytes(24).toString("base64")}`],
+      seed: o.seed + i + 1,
+    }));
+    const urls = await host.start(specs);
+    const subs: { id: string; behavior: Behavior }[] = [];
+    for (const [i, spec] of specs.entries()) {
       const t0 = new Date();
       await createSubscription(
         prisma,
         {
-          id,
-          name: `Chaos ${behavior}`,
-          url: rc.url,
+          id: spec.subscriptionId,
+          name: `Chaos ${spec.behavior}`,
+          url: urls[i],
           eventTypes: ["assignment.graded"],
-          secret,
+          secret: spec.secrets[0],
           retryPolicy: { ladderSeconds: o.ladderSeconds, timeoutMs: o.timeoutMs },
           maxConcurrency: 50,
         },
         principal,
       );
-      expectedAudit.push({ action: "subscription.create", targetType: "subscription", targetId: id, actor: principal.actor, after: t0 });
-      subs.push({ id, behavior, rc });
+      expectedAudit.push({ action: "subscription.create", targetType: "subscription", targetId: spec.subscriptionId, actor: principal.actor, after: t0 });
+      subs.push({ id: spec.subscriptionId, behavior: spec.behavior });
     }
     const subIds = subs.map((s) => s.id);
     const pauseTarget = subs.find((s) => s.behavior === "flaky503")!;
@@ -350,7 +363,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
                       subject: { studentId: `stu_${i % 977}`, assignmentId: `asg_${i % 13}` },
                     });
                   }
-                }),
+                }, { maxWait: 10_000, timeout: 14_000 }),
               120_000,
               `publishing ${ids[0]}…`,
               () => publishRetries++,
@@ -393,8 +406,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
             "progress",
           );
           const byState = Object.fromEntries(rows.map((r) => [r.state, r.n]));
+          const seen = (await withTimeout(host.counts(), 5_000, "receiver counts")).reduce((a, n) => a + n, 0);
           log(
-            `t=${secs(Date.now())}s published ${published}/${o.events} · ${JSON.stringify(byState)} · workers alive ${fl.alive.length} · requests ${receivers.reduce((a, r) => a + r.requestCount, 0)}`,
+            `t=${secs(Date.now())}s published ${published}/${o.events} · ${JSON.stringify(byState)} · workers alive ${fl.alive.length} · requests ${seen}`,
           );
         } catch {
           log(`t=${secs(Date.now())}s published ${published}/${o.events} · (database unavailable)`);
@@ -437,10 +451,19 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       const details: Record<string, unknown> = {};
       try {
         if (f.kind === "kill") {
-          // A worker that is up (has a heartbeat), so the kill costs leases, not a start-up.
-          const { rows: up } = await db.query<{ pid: number }>("SELECT pid FROM worker_heartbeats WHERE stopped_at IS NULL");
-          const upPids = new Set(up.map((r) => Number(r.pid)));
-          const live = fl.alive.filter((w) => upPids.has(w.pid)).length > 0 ? fl.alive.filter((w) => upPids.has(w.pid)) : fl.alive;
+          // A worker that is up (has a heartbeat), so the kill costs leases, not a start-up; and never the
+          // last one running: on a busy box a replacement can take longer to start than a fault step.
+          const running = async () => {
+            const { rows: up } = await db.query<{ pid: number }>("SELECT pid FROM worker_heartbeats WHERE stopped_at IS NULL");
+            const upPids = new Set(up.map((r) => Number(r.pid)));
+            return fl.alive.filter((w) => upPids.has(w.pid));
+          };
+          let live = await running();
+          for (let i = 0; i < 60 && live.length < Math.min(2, o.workers); i++) {
+            await sleep(500);
+            live = await running();
+          }
+          if (live.length === 0) live = fl.alive;
           const victim = live[Math.floor(random() * live.length)];
           const workerId = await workerIdOf(victim.pid).catch(() => null);
           const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM deliveries WHERE state = 'in_flight' AND lease_owner = $1", [workerId]);
@@ -574,14 +597,16 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const exitsAtEnd = await fl.stopAll(15_000);
 
     // ---- invariants ----
+    const receivers = await host.snapshot();
     const rows = await ledgerRows(db, subIds);
     const invariants: InvariantResult[] = [];
     invariants.push(await checkOneDeliveryPerPair(db, eventIds.filter((id) => !publishFailed.includes(id)), subIds));
     invariants.push(checkTerminal(rows));
     invariants.push(checkDelivered2xx(rows));
+    invariants.push(...(await checkNoSendAfter2xx(db, subIds)));
     invariants.push(...checkWire(rows, receivers));
     invariants.push(await checkAudit(db, expectedAudit));
-    invariants.push(checkPauseHeld(pauseTarget.rc, pauseWindow));
+    invariants.push(checkPauseHeld(receivers.find((r) => r.subscriptionId === pauseTarget.id), pauseWindow));
     invariants.push(
       workerCheck(
         "workers_survive_and_stop",
@@ -669,7 +694,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       workers: { spawned: fl.all.length, killed: fl.all.filter((w) => w.killedByUs).length, exitsAtEnd, unexpectedExits },
       timing: {
         lastFaultAtSeconds: secs(lastFaultEnd),
+        publishEndedAtSeconds: secs(publishEnded),
         drainedAtSeconds: drainedAt ? secs(drainedAt) : null,
+        timeToDrainAfterTrafficSeconds: drainedAt ? Math.round((drainedAt - publishEnded) / 100) / 10 : null,
         timeToDrainSeconds: drainedAt ? Math.round((drainedAt - Math.max(lastFaultEnd, 0)) / 100) / 10 : null,
         totalSeconds: secs(Date.now()),
       },
@@ -685,7 +712,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     activeRuns.delete(active);
     if (driverLog !== null) fs.closeSync(driverLog);
     driverLog = null;
-    for (const r of receivers) await r.close().catch(() => {});
+    await host.stop().catch(() => {});
     await prisma?.$disconnect().catch(() => {});
     await pool?.end().catch(() => {});
     await postgres.stop().catch(() => {});
@@ -712,7 +739,11 @@ export function formatReport(r: ChaosReport, maxOffenders = 20): string {
   out.push(`  requests seen: ${r.receivers.map((x) => `${x.behavior} ${x.requests}`).join(", ")}`);
   if (r.redrive) out.push(`  redrive: ${JSON.stringify(r.redrive)}`);
   out.push(
-    `  timing: last fault at ${r.timing.lastFaultAtSeconds} s; drained ${r.timing.timeToDrainSeconds === null ? "NOT within the bound" : `${r.timing.timeToDrainSeconds} s after it`}; total ${r.timing.totalSeconds} s`,
+    `  timing: last fault at ${r.timing.lastFaultAtSeconds} s, last event published at ${r.timing.publishEndedAtSeconds} s; ` +
+      (r.timing.timeToDrainSeconds === null
+        ? "NOT drained within the bound"
+        : `drained ${r.timing.timeToDrainSeconds} s after the last fault (${r.timing.timeToDrainAfterTrafficSeconds} s after the last event)`) +
+      `; total ${r.timing.totalSeconds} s`,
   );
   for (const i of r.invariants) {
     out.push(`  ${i.ok ? "ok  " : "FAIL"} ${i.name}: ${i.description}${i.ok ? "" : ` (${i.count} offenders)`}`);
