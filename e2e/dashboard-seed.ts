@@ -2,7 +2,7 @@
 // e2e server runs with --workers 0): attempts, delivered, dead-lettered, and
 // historical DLQ samples for the charts.
 import pg from "pg";
-import { expect, type APIRequestContext } from "@playwright/test";
+import { expect, type APIRequestContext, type Page } from "@playwright/test";
 import { api } from "./helpers";
 import { findRunningEmbedded } from "../lib/db/embedded";
 import { E2E_DATA_DIR } from "../playwright.config";
@@ -33,6 +33,11 @@ export async function whilePaused(request: APIRequestContext, subscriptionId: st
   expect((await api(request, "PATCH", path, { state: "paused", reason: "e2e seeding" })).status).toBe(200);
   await seed();
   expect((await api(request, "PATCH", path, { state: "active" })).status).toBe(200);
+}
+
+/** A full-page screenshot for the README and for looking at (HOOKLEDGER_SCREENS_DIR, else test-results/screens). */
+export async function shot(page: Page, name: string) {
+  await page.screenshot({ path: `${process.env.HOOKLEDGER_SCREENS_DIR ?? "test-results/screens"}/${name}.png`, fullPage: true });
 }
 
 type Attempt = { minutesAgo: number; status: number | null; errorClass?: string | null; outcome: "delivered" | "retry" | "dead_letter"; ms: number; excerpt?: string };

@@ -3,7 +3,7 @@
 // lead into redrive.
 import { expect, test } from "@playwright/test";
 import { api, signIn } from "./helpers";
-import { closeE2eDb, seedDlqHistory, settleDelivery, whilePaused } from "./dashboard-seed";
+import { closeE2eDb, seedDlqHistory, settleDelivery, whilePaused, shot } from "./dashboard-seed";
 
 test.afterAll(closeE2eDb);
 // Sign-in (scrypt) and several page loads: generous on a shared 2-core machine.
@@ -59,11 +59,11 @@ test("DLQ charts render with data; depth by subscription and reason; redrive lin
   await expect(redrive).toHaveAttribute("href", `/redrive?subscriptionId=${sub.json.id}&reason=exhausted`);
   const row = page.getByRole("row").filter({ hasText: "HTTP 500" });
   await expect(row.getByRole("link", { name: "Redrive these…" })).toHaveAttribute("href", `/redrive?subscriptionId=${sub.json.id}&reason=exhausted&errorClass=http_5xx&statusCode=500`);
-  await page.screenshot({ path: "test-results/screens/dlq-1280.png", fullPage: true });
+  await shot(page, "dlq-1280");
   await page.setViewportSize({ width: 390, height: 844 });
   await page.reload();
   await expect(page.getByTestId("chart-depth").locator("svg.recharts-surface")).toBeVisible();
-  await page.screenshot({ path: "test-results/screens/dlq-390.png", fullPage: true });
+  await shot(page, "dlq-390");
 
   // The API answers the same summary (INTERFACES.md GET /api/v1/dlq).
   const r = await api(request, "GET", "/api/v1/dlq", undefined, "support");

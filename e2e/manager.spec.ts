@@ -3,7 +3,7 @@
 // resume it.
 import { expect, test } from "@playwright/test";
 import { api, signIn } from "./helpers";
-import { closeE2eDb, e2eDb, settleDelivery, whilePaused } from "./dashboard-seed";
+import { closeE2eDb, e2eDb, settleDelivery, whilePaused, shot } from "./dashboard-seed";
 
 test.afterAll(closeE2eDb);
 // Sign-in (scrypt) and several page loads: generous on a shared 2-core machine.
@@ -57,7 +57,7 @@ test("failing subscription → grouped errors → pause → deliveries held → 
   // Filter the deliveries by the grouped answer.
   await groups.locator("li").first().getByRole("button", { name: "Show deliveries" }).click();
   await expect(page.getByTestId("deliveries-list").locator("li")).toHaveCount(12);
-  await page.screenshot({ path: "test-results/screens/subscription-1280.png", fullPage: true });
+  await shot(page, "subscription-1280");
 
   await page.getByLabel("Reason").fill("district SIS maintenance");
   await page.getByRole("button", { name: "Pause deliveries" }).click();
@@ -89,10 +89,10 @@ test("failing subscription → grouped errors → pause → deliveries held → 
   await page.setViewportSize({ width: 390, height: 844 });
   await page.reload();
   await expect(heading).toBeVisible();
-  await page.screenshot({ path: "test-results/screens/subscription-390.png", fullPage: true });
+  await shot(page, "subscription-390");
   await page.goto("/subscriptions");
   await expect(page.getByRole("link", { name: `Jefferson SIS ${run}` })).toBeVisible();
-  await page.screenshot({ path: "test-results/screens/subscriptions-390.png", fullPage: true });
+  await shot(page, "subscriptions-390");
   await page.setViewportSize({ width: 1280, height: 900 });
-  await page.screenshot({ path: "test-results/screens/subscriptions-1280.png", fullPage: true });
+  await shot(page, "subscriptions-1280");
 });

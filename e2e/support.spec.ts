@@ -2,7 +2,7 @@
 // answers "did the grade reach the district?" and the receipt goes into the ticket.
 import { expect, test } from "@playwright/test";
 import { api, signIn } from "./helpers";
-import { closeE2eDb, settleDelivery, whilePaused } from "./dashboard-seed";
+import { closeE2eDb, settleDelivery, whilePaused, shot } from "./dashboard-seed";
 
 test.afterAll(closeE2eDb);
 // Sign-in (scrypt) and several page loads: generous on a shared 2-core machine.
@@ -55,7 +55,7 @@ test("search a student id, see Delivered, copy a receipt holding the delivery ke
   expect(receipt).toMatch(/#1 .*HTTP 503/);
   expect(receipt).toMatch(/#2 .*HTTP 200/);
   expect(receipt).not.toContain("score"); // no payload in a receipt
-  await page.screenshot({ path: "test-results/screens/lookup-1280.png", fullPage: true });
+  await shot(page, "lookup-1280");
 
   // The timeline behind the answer.
   await result.getByRole("link", { name: "View timeline" }).click();
@@ -65,13 +65,13 @@ test("search a student id, see Delivered, copy a receipt holding the delivery ke
   await expect(page.getByText("v1,[redacted]")).toBeVisible();
   await page.getByRole("button", { name: "Show raw bytes" }).click();
   await expect(page.getByTestId("payload")).toContainText(`"studentId":"${student}"`);
-  await page.screenshot({ path: "test-results/screens/delivery-1280.png", fullPage: true });
+  await shot(page, "delivery-1280");
 
   await page.setViewportSize({ width: 390, height: 844 });
   await page.reload();
   await expect(page.getByTestId("payload")).toBeVisible();
-  await page.screenshot({ path: "test-results/screens/delivery-390.png", fullPage: true });
+  await shot(page, "delivery-390");
   await page.goto(`/?q=${student}`);
   await expect(page.getByTestId("delivery-result").first()).toBeVisible();
-  await page.screenshot({ path: "test-results/screens/lookup-390.png", fullPage: true });
+  await shot(page, "lookup-390");
 });
