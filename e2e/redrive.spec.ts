@@ -7,8 +7,9 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { spawn, type ChildProcess } from "node:child_process";
 import { expect, test } from "@playwright/test";
-import { api, signIn } from "./helpers";
+import { api, signIn, tokenFor } from "./helpers";
 import { E2E_DATA_DIR } from "../playwright.config";
+import { closeE2eDb, settleDelivery } from "./dashboard-seed";
 
 let answer = 422;
 const seen = new Map<string, number>();
@@ -16,6 +17,9 @@ let receiver: http.Server;
 let worker: ChildProcess | undefined;
 
 test.beforeAll(async () => {
+  // Tokens come from the CLI (seconds each): make them before any request, so a
+  // kept-alive connection does not sit idle past the server's timeout mid-call.
+  for (const role of ["admin", "producer", "support", "engineer"] as const) tokenFor(role);
   receiver = http.createServer((req, res) => {
     req.resume();
     req.on("end", () => {
@@ -39,6 +43,7 @@ test.afterAll(async () => {
     await exited;
   }
   await new Promise((r) => receiver.close(r));
+  await closeE2eDb();
 });
 
 test("an engineer filters the DLQ by reason, previews, confirms and watches the redrive reach done", async ({ page, request }) => {
@@ -113,6 +118,36 @@ test("an engineer filters the DLQ by reason, previews, confirms and watches the 
   await expect(row).toContainText(`INC-${run} Jefferson importer fixed`);
   await expect(row).toContainText("6 deliveries");
   await page.screenshot({ path: "test-results/screens/redrive-audit.png", fullPage: true });
+});
+
+test("an engineer cancels a running redrive part-way from its page", async ({ page, request }) => {
+  const run = Date.now().toString(36);
+  const sub = await api(request, "POST", "/api/v1/subscriptions", {
+    id: `sub_cancel_${run}`,
+    name: `Madison ${run}`,
+    url: "http://127.0.0.1:9/hooks",
+    eventTypes: ["assignment.graded"],
+    tenant: `madison_${run}`,
+  });
+  for (let i = 0; i < 30; i++) {
+    const ev = await api(request, "POST", "/api/v1/events", { id: `evt_cx_${run}_${i}`, type: "assignment.graded", data: {}, subject: { tenant: `madison_${run}` } }, "producer");
+    await settleDelivery(ev.json.deliveries[0].id, [{ minutesAgo: 20, status: 500, errorClass: "http_5xx", outcome: "dead_letter", ms: 30 }], { reason: "exhausted" });
+  }
+  const b = await api(request, "POST", "/api/v1/redrives", { reason: `INC-${run} slow`, ratePerSecond: 1, filter: { subscriptionId: sub.json.id } }, "engineer");
+  expect(b.status).toBe(201);
+  expect(b.json.matched).toBe(30);
+
+  await signIn(page, "engineer");
+  await page.goto(`/redrives/${b.json.id}`);
+  await expect(page.getByTestId("batch-status")).toContainText("Running");
+  await page.getByRole("button", { name: "Cancel this redrive…" }).click();
+  await page.getByLabel("Why (optional)").fill("district asked us to wait");
+  await page.getByRole("button", { name: "Yes, cancel the redrive" }).click();
+  await expect(page.getByTestId("batch-status")).toHaveText("Cancelled");
+  const redriven = Number(await page.getByTestId("stat-redriven").innerText());
+  expect(redriven).toBeLessThan(30);
+  await expect(page.getByTestId("stat-remaining")).toHaveText(String(30 - redriven));
+  await expect(page.getByRole("button", { name: "Cancel this redrive…" })).toHaveCount(0);
 });
 
 test("a support user sees no redrive controls and the API refuses them (403)", async ({ page, request }) => {
