@@ -9,11 +9,12 @@ import { FIRST_ADMIN_COMMAND, countUsers } from "./users";
  * the embedded install's key file; tells the operator how to create the first
  * admin when there is no user.
  */
-export async function prepareAuth(db: { url: string; embedded: boolean }): Promise<void> {
+export async function prepareAuth(db: { url: string; embedded: boolean }, opts: { demo?: boolean } = {}): Promise<void> {
   ensureSecretKey({ embedded: db.embedded });
   const prisma = createPrisma(db.url);
   try {
-    if ((await countUsers(prisma)) === 0) console.error(`No dashboard users yet. Create the first admin with:\n  ${FIRST_ADMIN_COMMAND}`);
+    // The demo creates and prints its own admin.
+    if (!opts.demo && (await countUsers(prisma)) === 0) console.error(`No dashboard users yet. Create the first admin with:\n  ${FIRST_ADMIN_COMMAND}`);
   } finally {
     await prisma.$disconnect();
   }

@@ -44,7 +44,7 @@ export async function start(opts: StartOptions) {
   const db = await openDatabase();
   const applied = await migrate(db.url);
   if (applied.length) console.error(`Applied migrations: ${applied.join(", ")}`);
-  await (await import("../auth/startup")).prepareAuth(db); // fail fast without HOOKLEDGER_SECRET_KEY; say how to create the first admin
+  await (await import("../auth/startup")).prepareAuth(db, { demo: opts.demo }); // fail fast without HOOKLEDGER_SECRET_KEY; say how to create the first admin
   ensureBuilt(opts.build);
 
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: db.url, HOOKLEDGER_DATA_DIR: dataDir(), NEXT_TELEMETRY_DISABLED: "1", PORT: String(opts.port) };
