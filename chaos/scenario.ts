@@ -593,7 +593,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     ).catch((err) => findings.push((err as Error).message));
     const unexpectedExits = fl.all
       .filter((w) => !w.killedByUs && w.exit !== null)
-      .map((w) => ({ n: w.n, pid: w.pid, exit: w.exit, logTail: fl.tail(w) }));
+      .map((w) => ({ n: w.n, pid: w.pid, exit: w.exit, logTail: fl.crash(w) }));
     const exitsAtEnd = await fl.stopAll(15_000);
 
     // ---- invariants ----
@@ -612,7 +612,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         "workers_survive_and_stop",
         "no worker exits on its own (Postgres restart included), and every worker exits 0 on SIGTERM",
         [
-          ...unexpectedExits.map((w) => ({ detail: `worker ${w.n} (pid ${w.pid}) exited by itself with ${w.exit}: ${w.logTail.slice(-600)}` })),
+          ...unexpectedExits.map((w) => ({ detail: `worker ${w.n} (pid ${w.pid}) exited by itself with ${w.exit}: ${w.logTail}` })),
           ...exitsAtEnd.filter((e) => e.exit !== 0).map((e) => ({ detail: `worker ${e.n} (pid ${e.pid}) exited with ${e.exit} on SIGTERM` })),
         ],
       ),

@@ -115,6 +115,21 @@ export class WorkerFleet {
     }
   }
 
+  /** Why a worker died, from its log: the uncaught error and where it was emitted, on one line. */
+  crash(w: WorkerProc): string {
+    let lines: string[];
+    try {
+      lines = fs.readFileSync(w.logFile, "utf8").split("\n").filter((l) => l && !l.startsWith("{"));
+    } catch {
+      return "";
+    }
+    const at = lines.findIndex((l) => /Unhandled|Error|error:/.test(l));
+    const pick = (at < 0 ? lines.slice(-12) : lines.slice(at, at + 40))
+      .filter((l) => !/^\s+at (node:|.*node_modules\/pg-protocol|.*node:internal)/.test(l) && !/^\s*[a-zA-Z]+: undefined,?$/.test(l))
+      .map((l) => l.trim());
+    return pick.join(" | ").slice(0, 900);
+  }
+
   tail(w: WorkerProc, lines = 20): string {
     try {
       return fs.readFileSync(w.logFile, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
