@@ -20,6 +20,17 @@ export function renderMarkdown(report: Any): string {
   const add = (...c: string[]) => rows.push(c);
 
   if (r.ceiling) add("1", "Ceiling: undici Pool POSTs/s to the local receiver, no DB", `${n(ceiling)}/s`, "—", "—", "reference", "—");
+  const cl = r.commit_latency;
+  if (cl)
+    add(
+      "1",
+      "Reference: one small INSERT + commit, sequential, synchronous_commit on",
+      `p50 ${n(cl.synchronousCommitOnMs?.p50, 2)} ms, p99 ${n(cl.synchronousCommitOnMs?.p99, 2)} ms`,
+      `synchronous_commit off: p50 ${n(cl.synchronousCommitOffMs?.p50, 2)} ms`,
+      "—",
+      "reference",
+      "—",
+    );
   for (const w of [1, 2, 4]) {
     const d = r[`drain_${w}w`];
     if (!d) continue;
@@ -139,6 +150,17 @@ export function renderMarkdown(report: Any): string {
       "≥ 2,000 events/s",
       yes(x.perSecond >= 2000),
     );
+    const w = x.whatIf?.oneStatementRawPg;
+    if (w)
+      add(
+        "8",
+        `What-if: one statement over raw pg, same validation and bytes (bench/ingest-server.ts; proposed fix)`,
+        `${n(w.perSecond)} events/s (p50 ${n(w.latencyMs?.p50, 1)} ms, fan-out ${n(w.fanOut, 1)})`,
+        `same server, no-op handler ${n(x.referenceNoopPerSecond)}/s`,
+        pct(w.ratioToReference),
+        "≥ 2,000 events/s",
+        "(what-if)",
+      );
   }
 
   const out: string[] = [];

@@ -21,6 +21,7 @@ const { runFairness } = await import("./scenarios/fairness");
 const { runRedrivePacing } = await import("./scenarios/redrive");
 const { runDashboard } = await import("./scenarios/dashboard");
 const { runIngest } = await import("./scenarios/ingest");
+const { runCommitLatency } = await import("./scenarios/commit");
 const { sizesFor } = await import("./sizes");
 const { renderMarkdown, writeBenchmarksMd } = await import("./report");
 
@@ -116,6 +117,7 @@ try {
   const rc = receiver;
 
   await step("ceiling", () => runCeiling(rc, S.ceiling));
+  await step("commit_latency", () => runCommitLatency(bp, { commits: mode === "tiny" ? 50 : 300 }));
   for (const w of S.drainWorkers)
     await step(`drain_${w}w`, () =>
       runDrain(bp, rc, { ...S.drain, workers: w, label: `${w}w` }),

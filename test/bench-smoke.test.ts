@@ -30,6 +30,7 @@ describe("npm run bench -- --tiny", () => {
 
     const res = report.results;
     expect(isNum(res.ceiling.perSecond)).toBe(true);
+    expect(isNum(res.commit_latency.synchronousCommitOnMs.p50)).toBe(true);
     expect(res.drain_1w.completed).toBe(true);
     expect(res.drain_1w.attemptRows).toBe(res.drain_1w.deliveries);
     expect(isNum(res.drain_1w.perSecond)).toBe(true);

@@ -57,7 +57,7 @@ async function measure(
   server: { port: number; child: Child },
   db: pg.Pool,
   benchPg: BenchPg,
-  opts: { token: string; events: number; concurrency: number; label: string },
+  opts: { token: string; events: number; concurrency: number; label: string; whatIf?: boolean },
 ) {
   // Warm-up: connections, JIT, Prisma's first queries (and Next's route compilation).
   await load(server.port, { path: "/api/v1/events", token: opts.token, events: 200, concurrency: 8, prefix: `warm_${opts.label}_`, maxSeconds: 10 });
@@ -68,8 +68,20 @@ async function measure(
   const statements = await topStatements(db, benchPg.statStatements, 8);
   const after = (await db.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n as number;
   const reference = await load(server.port, { path: "/noop", token: opts.token, events: opts.events, concurrency: opts.concurrency, prefix: `noop_${opts.label}_`, maxSeconds: 10 });
+  let whatIf: Record<string, unknown> | undefined;
+  if (opts.whatIf) {
+    await load(server.port, { path: "/what-if/one-statement", token: opts.token, events: 200, concurrency: 8, prefix: `warmone_${opts.label}_`, maxSeconds: 5 });
+    const b2 = (await db.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n as number;
+    const one = await load(server.port, { path: "/what-if/one-statement", token: opts.token, events: opts.events, concurrency: opts.concurrency, prefix: `one_${opts.label}_`, maxSeconds: 10 });
+    const a2 = (await db.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n as number;
+    whatIf = {
+      oneStatementRawPg: { ...one, fanOut: round((a2 - b2) / one.events, 2), ratioToReference: round(one.perSecond / reference.perSecond, 3) },
+      note: "bench/ingest-server.ts /what-if/one-statement: a sketch of the proposed fix, not the product's route",
+    };
+  }
   const peakRssMb = server.child.peakRssMb();
   return {
+    ...(whatIf ? { whatIf } : {}),
     ...real,
     deliveriesWritten: after - before,
     fanOut: round((after - before) / real.events, 2),
@@ -98,7 +110,7 @@ export async function runIngest(benchPg: BenchPg, opts: { events: number; concur
       const port = Number((await handler.waitFor(/^READY (\d+)/, 60_000))[1]);
       out.routeHandlerInNodeHttp = {
         server: "app/api/v1/events/route.ts POST mounted in node:http (bench/ingest-server.ts), separate process",
-        ...(await measure({ port, child: handler }, db, benchPg, { token, events: opts.events, concurrency: opts.concurrency, label: "h" })),
+        ...(await measure({ port, child: handler }, db, benchPg, { token, events: opts.events, concurrency: opts.concurrency, label: "h", whatIf: true })),
       };
     } finally {
       await handler.stop(3000);
