@@ -25,6 +25,7 @@ process.on("message", async (m: { type: string; id?: number; specs?: ReceiverSpe
         problems: r.problems,
         answered: r.answered,
         requestCount: r.requestCount,
+        earlyAfter429: r.earlyAfter429,
       })),
     });
   }

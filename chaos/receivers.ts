@@ -50,6 +50,9 @@ export class ChaosReceiver {
   /** Signature, identity or header problems (DESIGN.md #1, #10). */
   readonly problems: WireProblem[] = [];
   answered = { ok: 0, dropped: 0, s503: 0, s422: 0, s429: 0 };
+  /** Requests that came back sooner than the Retry-After: 1 of a 429 to the same key (informational: a reaped lease legitimately retries at once). */
+  earlyAfter429 = 0;
+  private last429 = new Map<string, number>();
   private server: http.Server | null = null;
   private readonly random: Rng;
   private readonly keys: Buffer[];
@@ -133,6 +136,8 @@ export class ChaosReceiver {
     const key = this.check(req, body);
     this.arrivals.push(Date.now());
     this.requestCount++;
+    const t429 = this.last429.get(key);
+    if (t429 !== undefined && Date.now() - t429 < 950) this.earlyAfter429++;
     this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
     const r = this.random;
     const l = this.latency;
@@ -143,7 +148,10 @@ export class ChaosReceiver {
       // Refusals happen before anything is applied.
       if (this.behavior === "flaky503" && roll < 0.1) return this.answer(res, 503, "s503", "try again later");
       if (this.behavior === "reject422" && roll < 0.02) return this.answer(res, 422, "s422", '{"error":"grade rejected by importer"}');
-      if (this.behavior === "throttle429" && roll < 0.15) return this.answer(res, 429, "s429", "slow down", { "retry-after": "1" });
+      if (this.behavior === "throttle429" && roll < 0.15) {
+        this.last429.set(key, Date.now());
+        return this.answer(res, 429, "s429", "slow down", { "retry-after": "1" });
+      }
       // Apply (once per key), then answer, or for `drop` sometimes commit and hang up.
       if (this.applied.has(key)) this.suppressed++;
       else this.applied.add(key);
@@ -173,6 +181,7 @@ export type ReceiverRecord = {
   problems: WireProblem[];
   answered: ChaosReceiver["answered"];
   requestCount: number;
+  earlyAfter429: number;
 };
 
 export type ReceiverSpec = { behavior: Behavior; subscriptionId: string; secrets: string[]; seed: number };

@@ -15,7 +15,6 @@ import { createSubscription, updateSubscription } from "../lib/subscriptions/ser
 import { createRedriveBatch } from "../lib/redrive/service";
 import { createApiToken } from "../lib/auth/tokens";
 import type { Principal } from "../lib/auth/principal";
-import { startRedrivePacer, type RedrivePacer } from "../worker/redrive-pacer";
 import { ChaosPostgres } from "./postgres";
 import { BEHAVIORS, ReceiverHost, rng, type Behavior, type ReceiverRecord, type Rng } from "./receivers";
 import { WorkerFleet, cpuSeconds, type WorkerProc } from "./workers";
@@ -129,6 +128,8 @@ export type ChaosReport = {
     applied: number;
     duplicatesSuppressed: number;
     answered: ReceiverRecord["answered"];
+    /** Requests sooner than Retry-After: 1 after a 429 to the same key (informational; a reaped lease retries at once). */
+    earlyAfter429: number;
   }[];
   duplicatesSuppressedTotal: number;
   ambiguousAttempts: { total: number; byErrorClass: Record<string, number> };
@@ -238,7 +239,6 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   let fleet: WorkerFleet | null = null;
   let prisma: PrismaClient | null = null;
   let pool: pg.Pool | null = null;
-  const pacer: { current: RedrivePacer | null } = { current: null };
   const host = new ReceiverHost();
   const killOnExit = () => fleet?.killAllNow();
   process.on("exit", killOnExit);
@@ -426,24 +426,6 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     let lastFaultEnd = Date.now();
     const cpuDuringOutage: { pid: number; cpuShare: number | null }[] = [];
 
-    // The bulk redrive must be paced by someone: the workers or, as `hookledger redrive` does, this process.
-    let pacedBy = "workers";
-    let pacerCheck: Promise<void> = Promise.resolve();
-    const watchRedrive = async (batchId: string, createdAt: number) => {
-      await sleep(3_000);
-      const { rows } = await db.query<{ position: number; status: string }>("SELECT position, status FROM redrive_batches WHERE id = $1", [batchId]).catch(() => ({ rows: [] as { position: number; status: string }[] }));
-      if (!rows[0] || rows[0].position > 0 || rows[0].status !== "running") return;
-      pacedBy = "the chaos driver (startRedrivePacer, as `hookledger redrive` does): the workers did not advance it";
-      findings.push(
-        `Bulk redrive ${batchId} had not advanced ${Math.round((Date.now() - createdAt) / 100) / 10} s after it was created: ` +
-          "worker processes (`hookledger worker`, runWorker in worker/main.ts) do not run the redrive pacer (worker/redrive-pacer.ts), so a batch created through " +
-          "POST /api/v1/redrives or the dashboard is never drained unless a `hookledger redrive` CLI happens to be running. The chaos driver paced it instead. " +
-          "Proposed fix: in worker/main.ts, `companions.push(startRedrivePacer({ databaseUrl: opts.databaseUrl, log }))` (the comment there already names it).",
-      );
-      log("the workers did not advance the bulk redrive; pacing it from the chaos driver");
-      pacer.current = startRedrivePacer({ databaseUrl: url, intervalMs: 200 });
-    };
-
     for (const f of plan) {
       const due = trafficStart + f.at * 1000;
       if (due > Date.now()) await sleep(due - Date.now());
@@ -531,7 +513,6 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
           expectedAudit.push({ action: "redrive.create", targetType: "redrive_batch", targetId: batch.id, actor: principal.actor, after: at });
           Object.assign(details, { batchId: batch.id, matched: batch.matched, ratePerSecond: o.redriveRatePerSecond });
           log(`fault: bulk redrive ${batch.id} of ${batch.matched} dead letters at ${o.redriveRatePerSecond}/s`);
-          pacerCheck = watchRedrive(batch.id, Date.now());
         }
       } catch (err) {
         details.error = (err as Error).message;
@@ -546,7 +527,6 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const rs = restartInfo as { stoppedAt: number; startedAt: number; workerIds: { pid: number; workerId: string | null }[] } | null;
 
     // ---- drain: traffic ends, retries run out, every row terminal ----
-    await pacerCheck;
     const publishEnded = await publisher;
     log(`published ${published} events in ${Math.round((publishEnded - trafficStart) / 100) / 10} s (${publishRetries} retries); draining`);
     let drainedAt: number | null = null;
@@ -578,8 +558,6 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     // ---- stop: SIGTERM every worker; each must exit 0 within its grace period ----
     supervising = false;
     await supervisor;
-    await pacer.current?.stop();
-    pacer.current = null;
     // Workers started by the last faults must be up first: SIGTERM during start-up is a separate case (see chaos/README.md).
     await persist(
       async () => {
@@ -632,6 +610,19 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         if (c.cpuShare !== null && c.cpuShare > 0.6) reconnect.push({ detail: `worker pid ${c.pid} used ${Math.round(c.cpuShare * 100)}% of a core while Postgres was down (spinning?)` });
     } else reconnect.push({ detail: "Postgres was not restarted (the fault failed)" });
     invariants.push(workerCheck("reconnect_no_hang_no_spin", "across the Postgres restart each worker carries on: attempts after, and no busy loop while down", reconnect));
+    const batchCheck: Offender[] = [];
+    if (redriveBatchId) {
+      const { rows: b } = await db.query<{ status: string; matched: number; redriven: number; skipped: number; unhandled: number }>(
+        `SELECT status, matched, redriven, skipped,
+                (SELECT count(*)::int FROM redrive_batch_items i WHERE i.batch_id = b.id AND i.outcome IS NULL) AS unhandled
+           FROM redrive_batches b WHERE id = $1`,
+        [redriveBatchId],
+      );
+      const x = b[0];
+      if (!x || x.status !== "done" || x.redriven + x.skipped !== x.matched || x.unhandled > 0)
+        batchCheck.push({ detail: `redrive batch ${redriveBatchId}: ${JSON.stringify(x)} (want status done, redriven + skipped = matched, no item unhandled)` });
+    } else batchCheck.push({ detail: "no bulk redrive was created (the fault failed)" });
+    invariants.push(workerCheck("redrive_batch_completes", "the bulk redrive, paced by the workers through the Postgres restart, handles every item and finishes", batchCheck));
     const publishCheck = publishFailed.map((id) => ({ detail: `event ${id} could not be published within 120 s of retries` }));
     invariants.push(workerCheck("producer_publishes", "every event is published (the producer retries through the restart; publishing is idempotent)", publishCheck));
 
@@ -655,7 +646,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
            FROM redrive_batches b WHERE b.id = $1`,
         [redriveBatchId],
       );
-      redrive = { ...b[0], pacedBy };
+      redrive = b[0];
     }
     const sentTwice = [...expiredKeys].filter((k) => receivers.some((r) => (r.requests.get(k) ?? 0) > 1)).length;
     const faultCounts: Record<string, number> = {};
@@ -686,6 +677,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         applied: r.applied.size,
         duplicatesSuppressed: r.suppressed,
         answered: r.answered,
+        earlyAfter429: r.earlyAfter429,
       })),
       duplicatesSuppressedTotal: receivers.reduce((a, r) => a + r.suppressed, 0),
       ambiguousAttempts: { total: Object.values(ambiguousByClass).reduce((a, n) => a + Number(n), 0), byErrorClass: ambiguousByClass },
@@ -706,7 +698,6 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     };
     return report;
   } finally {
-    await pacer.current?.stop().catch(() => {});
     fleet?.killAllNow();
     process.off("exit", killOnExit);
     activeRuns.delete(active);
@@ -737,6 +728,8 @@ export function formatReport(r: ChaosReport, maxOffenders = 20): string {
   out.push(`  forced duplicate claims: ${r.forcedDuplicateClaims.leasesExpired} leases expired early, ${r.forcedDuplicateClaims.keysSentTwiceOrMore} of those keys sent twice or more`);
   out.push(`  duplicates suppressed at the receivers: ${r.duplicatesSuppressedTotal} (${r.receivers.map((x) => `${x.behavior} ${x.duplicatesSuppressed}`).join(", ")})`);
   out.push(`  requests seen: ${r.receivers.map((x) => `${x.behavior} ${x.requests}`).join(", ")}`);
+  const t429 = r.receivers.find((x) => x.behavior === "throttle429");
+  if (t429) out.push(`  429 with Retry-After: 1: ${t429.answered.s429} answered; ${t429.earlyAfter429} requests came back sooner than 1 s (reaped leases retry at once)`);
   if (r.redrive) out.push(`  redrive: ${JSON.stringify(r.redrive)}`);
   out.push(
     `  timing: last fault at ${r.timing.lastFaultAtSeconds} s, last event published at ${r.timing.publishEndedAtSeconds} s; ` +
