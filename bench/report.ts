@@ -14,6 +14,7 @@ const yes = (ok: boolean | null | undefined) => (ok === null || ok === undefined
 
 export function renderMarkdown(report: Any): string {
   const r = report.results ?? {};
+  const ig = r.ingest;
   const m = report.machine ?? {};
   const ceiling = r.ceiling?.perSecond as number | undefined;
   const rows: string[][] = [];
@@ -130,7 +131,6 @@ export function renderMarkdown(report: Any): string {
       add("7", `Dashboard: ${name}`, `p50 ${n(q.p50, 1)} ms, p95 ${n(q.p95, 1)} ms${q.error ? `; error: ${String(q.error).slice(0, 80)}` : ""}`, `${n(q.n)} calls`, `p95 / target ${n(q.p95 / 150, 2)}`, "p95 < 150 ms", yes(q.meetsTarget));
   for (const [name, q] of Object.entries<Any>(ds?.whatIf ?? {}))
     if (typeof q === "object") add("7", `What-if: ${name} (proposed migration)`, `p50 ${n(q.p50, 1)} ms, p95 ${n(q.p95, 1)} ms`, `${n(q.n)} calls`, `p95 / target ${n(q.p95 / 150, 2)}`, "p95 < 150 ms", "(what-if)");
-  const ig = r.ingest;
   for (const [key, label] of [
     ["routeHandlerInNodeHttp", "route handler in node:http"],
     ["nextStart", "next start"],
@@ -192,7 +192,7 @@ export function renderMarkdown(report: Any): string {
   const prof = (title: string, p: Any) => {
     if (!p?.byFunction) return;
     out.push("");
-    out.push(`${title}: \`${p.file}\`, busy ${n(p.busyPct, 1)}% of ${n(p.wallMs)} ms wall. Self time, share of busy time:`);
+    out.push(`${title}: \`${p.file}\`, ${p.window ?? "the whole process"}: busy ${n(p.busyPct, 1)}% of ${n(p.wallMs)} ms wall. Self time, share of busy time:`);
     out.push("");
     out.push("| where (file) | share | | function | share |");
     out.push("|---|---|---|---|---|");
@@ -204,6 +204,18 @@ export function renderMarkdown(report: Any): string {
   };
   out.push("");
   out.push("### Where the time goes");
+  const cpuLine = (label: string, c: Any) => {
+    if (!c?.coresUsed) return;
+    const parts = Object.entries<number>(c.coresUsed).map(([k, v]) => `${k} ${n(v, 2)}`);
+    out.push(`- ${label}: ${parts.join(", ")} cores; the whole machine ${n(c.machineCoresBusy, 2)} of ${m.cpus} cores busy, of which ${n(c.otherCoresBusy, 2)} by processes outside the bench.`);
+  };
+  out.push("");
+  out.push("CPU used during each measurement (from /proc: the worker processes, the receiver, the bench process, our PostgreSQL's postmaster and backends):");
+  out.push("");
+  for (const w of [1, 2, 4]) cpuLine(`drain, ${w} worker${w > 1 ? "s" : ""}`, r[`drain_${w}w`]?.cpuDuringDrain);
+  cpuLine("drain, 1 worker, max_concurrency 100", r.drain_1w_mc100?.cpuDuringDrain);
+  cpuLine("ingest via the route handler", ig?.routeHandlerInNodeHttp?.cpuDuringRun);
+  cpuLine("ingest via next start", ig?.nextStart?.cpuDuringRun);
   stmts("Drain, 1 worker: database statements", d1?.topStatements);
   prof("Drain, 1 worker, profiled run (`node --cpu-prof`) of the worker process", r.drain_1w_profiled?.cpuProfile);
   if (r.drain_1w_profiled) out.push(`\n(The profiled run drained at ${n(r.drain_1w_profiled.perSecond)}/s.)`);

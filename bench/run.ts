@@ -124,7 +124,7 @@ try {
     );
   if (flag("--profile") || mode === "full")
     await step("drain_1w_profiled", () =>
-      runDrain(bp, rc, { ...S.drain, workers: 1, label: "1w_prof", cpuProfDir: path.join(outDir, "profiles") }),
+      runDrain(bp, rc, { ...S.drain, deliveries: Math.min(S.drain.deliveries, 20_000), workers: 1, label: "1w_prof", cpuProfDir: path.join(outDir, "profiles") }),
     );
   if (mode === "full")
     await step("drain_1w_mc100", () => runDrain(bp, rc, { ...S.drain, workers: 1, label: "1w_mc100", maxConcurrency: 100 }));

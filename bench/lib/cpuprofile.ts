@@ -14,12 +14,19 @@ function where(url: string): string {
   return i >= 0 ? url.slice(i + "/work/main/".length) : url.replace(/^file:\/\//, "");
 }
 
-export function summarizeProfile(file: string, top = 12) {
+/** `lastSeconds`: only the samples of the profile's last N seconds (e.g. the drain, not the process's start-up). */
+export function summarizeProfile(file: string, top = 12, lastSeconds?: number) {
   const p = JSON.parse(fs.readFileSync(file, "utf8")) as Profile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
-  for (let i = 0; i < p.samples.length; i++) self.set(p.samples[i], (self.get(p.samples[i]) ?? 0) + (p.timeDeltas[i] ?? 0));
-  const totalUs = p.endTime - p.startTime;
+  const from = lastSeconds ? Math.max(p.startTime, p.endTime - lastSeconds * 1e6) : p.startTime;
+  let t = p.startTime;
+  for (let i = 0; i < p.samples.length; i++) {
+    t += p.timeDeltas[i] ?? 0;
+    if (t < from) continue;
+    self.set(p.samples[i], (self.get(p.samples[i]) ?? 0) + (p.timeDeltas[i] ?? 0));
+  }
+  const totalUs = p.endTime - from;
   const fn = new Map<string, number>();
   const pkg = new Map<string, number>();
   let idle = 0;
@@ -48,7 +55,7 @@ export function summarizeProfile(file: string, top = 12) {
 }
 
 /** The profile a process wrote on exit (its main thread: the largest file of that pid), summarised. */
-export function profileOf(dir: string, pid: number, top = 12) {
+export function profileOf(dir: string, pid: number, top = 12, lastSeconds?: number) {
   let files: string[] = [];
   try {
     files = fs.readdirSync(dir).filter((f) => f.endsWith(".cpuprofile") && f.includes(`.${pid}.`));
@@ -57,7 +64,7 @@ export function profileOf(dir: string, pid: number, top = 12) {
   }
   if (files.length === 0) return null;
   const biggest = files.map((f) => ({ f, size: fs.statSync(`${dir}/${f}`).size })).sort((a, b) => b.size - a.size)[0].f;
-  return { file: `${dir}/${biggest}`.replace(/^.*\/bench\//, "bench/"), ...summarizeProfile(`${dir}/${biggest}`, top) };
+  return { file: `${dir}/${biggest}`.replace(/^.*\/bench\//, "bench/"), window: lastSeconds ? `the last ${lastSeconds} s of the process` : "the whole process", ...summarizeProfile(`${dir}/${biggest}`, top, lastSeconds) };
 }
 
 if (process.argv[1]?.endsWith("cpuprofile.ts")) {

@@ -21,6 +21,8 @@ export type BenchPg = {
   create: (name: string) => Promise<string>;
   drop: (url: string) => Promise<void>;
   info: () => Promise<Record<string, string>>;
+  /** The embedded server's postmaster pid (null with DATABASE_URL), for CPU accounting. */
+  postmasterPid: () => number | null;
   close: () => Promise<void>;
 };
 
@@ -94,6 +96,14 @@ export async function openBenchPg(opts: { log?: (m: string) => void } = {}): Pro
     async drop(url) {
       const db = new URL(url).pathname.slice(1);
       await adminQuery(admin, `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`).catch(() => {});
+    },
+    postmasterPid() {
+      if (!tmp) return null;
+      try {
+        return Number(fs.readFileSync(path.join(tmp, "postgres", "postmaster.pid"), "utf8").split("\n")[0]) || null;
+      } catch {
+        return null;
+      }
     },
     async info() {
       const c = new pg.Client({ connectionString: templateUrl });

@@ -11,6 +11,7 @@ import { startWorkers } from "../lib/workers";
 import { resetStatements, topStatements } from "../lib/pgstat";
 import { round } from "../lib/stats";
 import { profileOf } from "../lib/cpuprofile";
+import { cpuMeter } from "../lib/cpu";
 import { signatureHeader } from "../../lib/signing/standard-webhooks";
 import { openSecret } from "../../lib/subscriptions/secrets";
 
@@ -49,9 +50,11 @@ export async function runDrain(benchPg: BenchPg, receiver: Receiver, opts: Drain
   let result: Record<string, unknown> | undefined;
   try {
     await resetStatements(db, benchPg.statStatements);
+    const meter = cpuMeter({ workers: workers.children.map((c) => c.pid), receiver: [receiver.child.pid], bench: [process.pid] }, benchPg.postmasterPid());
     const t0 = (await db.query("UPDATE subscriptions SET state = 'active' RETURNING clock_timestamp() AS t")).rows[0].t as Date;
     await db.query("SELECT pg_notify('hookledger_deliveries', '')");
     done = await pollUntil(async () => (await countState(db, "delivered")) >= opts.deliveries, opts.timeoutMs, 100);
+    const cpu = meter();
     const statements = await topStatements(db, benchPg.statStatements);
     const peak = workers.peakRssMb();
     const { rows } = await db.query(
@@ -84,6 +87,7 @@ export async function runDrain(benchPg: BenchPg, receiver: Receiver, opts: Drain
       perSecond: round(r.delivered / seconds),
       perSecondFromOpen: round(r.delivered / fromOpen),
       peakRssMb: peak,
+      cpuDuringDrain: cpu,
       topStatements: statements,
     };
   } finally {
@@ -91,7 +95,8 @@ export async function runDrain(benchPg: BenchPg, receiver: Receiver, opts: Drain
     await db.end();
     await benchPg.drop(url);
   }
-  if (opts.cpuProfDir) result.cpuProfile = profileOf(opts.cpuProfDir, workers.children[0].pid);
+  // The drain and the worker's shutdown, not its start-up (module loading).
+  if (opts.cpuProfDir) result.cpuProfile = profileOf(opts.cpuProfDir, workers.children[0].pid, 12, Math.ceil(Number(result.seconds) + 2));
   return result;
 }
 

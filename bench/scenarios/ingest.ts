@@ -15,6 +15,7 @@ import { createPrisma } from "../../lib/db/prisma";
 import { createApiToken } from "../../lib/auth/tokens";
 import { freePort } from "../../lib/db/embedded";
 import { profileOf } from "../lib/cpuprofile";
+import { cpuMeter } from "../lib/cpu";
 
 async function load(port: number, opts: { path: string; token: string; events: number; concurrency: number; prefix: string; maxSeconds?: number }) {
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: opts.concurrency, pipelining: 1 });
@@ -64,7 +65,9 @@ async function measure(
   await load(server.port, { path: "/noop", token: opts.token, events: 200, concurrency: 8, prefix: `warmnoop_${opts.label}_`, maxSeconds: 5 });
   await resetStatements(db, benchPg.statStatements);
   const before = (await db.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n as number;
+  const meter = cpuMeter({ server: [server.child.pid], bench: [process.pid] }, benchPg.postmasterPid());
   const real = await load(server.port, { path: "/api/v1/events", token: opts.token, events: opts.events, concurrency: opts.concurrency, prefix: `evt_${opts.label}_`, maxSeconds: 20 });
+  const cpu = meter();
   const statements = await topStatements(db, benchPg.statStatements, 8);
   const after = (await db.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n as number;
   const reference = await load(server.port, { path: "/noop", token: opts.token, events: opts.events, concurrency: opts.concurrency, prefix: `noop_${opts.label}_`, maxSeconds: 10 });
@@ -88,6 +91,7 @@ async function measure(
     referenceNoopPerSecond: reference.perSecond,
     ratioToReference: round(real.perSecond / reference.perSecond, 3),
     serverPeakRssMb: peakRssMb,
+    cpuDuringRun: cpu,
     topStatements: statements,
   };
 }
@@ -124,7 +128,7 @@ export async function runIngest(benchPg: BenchPg, opts: { events: number; concur
       });
       try {
         const port = Number((await prof.waitFor(/^READY (\d+)/, 60_000))[1]);
-        await load(port, { path: "/api/v1/events", token, events: Math.min(opts.events, 5_000), concurrency: opts.concurrency, prefix: "prof_", maxSeconds: 10 });
+        await load(port, { path: "/api/v1/events", token, events: Math.min(opts.events, 5_000), concurrency: opts.concurrency, prefix: "prof_", maxSeconds: 6 });
       } finally {
         await prof.stop(5000);
       }
