@@ -36,6 +36,7 @@ const only = arg("--only")?.split(",");
 const outDir = path.resolve(arg("--out") ?? path.join(ROOT, "bench", "results"));
 const S = sizesFor(mode);
 if (arg("--time-limit")) S.hardLimitSeconds = Number(arg("--time-limit"));
+if (arg("--dashboard-events")) S.dashboard.events = Number(arg("--dashboard-events"));
 const want = (name: string) => !only || only.includes(name);
 const log = (m: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}`);
 

@@ -72,7 +72,7 @@ async function load(db: pg.Pool, s: DashboardSizes, log: (m: string) => void) {
                       'dist_' || lpad(t::text, 3, '0') AS tenant,
                       'stu_' || lpad(t::text, 3, '0') || '_' || lpad(floor(random() * 2000)::int::text, 4, '0') AS stu,
                       'asg_' || (g % 400) AS asg
-                 FROM generate_series(1, $1::int) g, LATERAL (SELECT 1 + floor($2 * random() ^ 2)::int AS t) tt) x`,
+                 FROM generate_series(1, $1::int) g, LATERAL (SELECT 1 + floor($2 * random() ^ 2 + 0 * g)::int AS t) tt) x`,
       [s.events, tenants],
     );
     // Two deliveries per event (the district's two subscriptions). Older rows
