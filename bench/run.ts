@@ -139,8 +139,8 @@ try {
   await step("fairness", () => runFairness(bp, rc, badReceiver!, S.fairness));
   await step("redrive_pacing", () => runRedrivePacing(bp, rc, S.redrive));
 
-  await step("ingest", () => runIngest(bp, { ...S.ingest, tryNext: !flag("--no-next") && mode !== "tiny", cpuProfDir: flag("--profile") || mode === "full" ? path.join(outDir, "profiles") : undefined }, log));
   await step("dashboard", () => runDashboard(bp, S.dashboard, log));
+  await step("ingest", () => runIngest(bp, { ...S.ingest, tryNext: !flag("--no-next") && mode !== "tiny", cpuProfDir: flag("--profile") || mode === "full" ? path.join(outDir, "profiles") : undefined }, log));
 
   writeReport(true);
   log(`wrote ${path.join(outDir, "latest.json")}${Object.keys(errors).length ? `; failed: ${Object.keys(errors).join(", ")}` : ""}`);
