@@ -51,6 +51,7 @@ try {
     "w1",
     claimed.map((r) => ({
       id: r.id,
+      claimToken: r.claimToken,
       state: "delivered" as const,
       nextAttemptAt: null,
       statusCode: 204,

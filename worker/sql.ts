@@ -9,6 +9,13 @@ export type ClaimedRow = {
   subscriptionId: string;
   eventId: string;
   prevState: "pending" | "scheduled";
+  /**
+   * The claim token: leased_at of this claim as Postgres text (microseconds
+   * kept). Result writes match on it as well as on the owner, so a result can
+   * only land on the claim it belongs to, never on a later claim of the same
+   * row by the same worker after a reap.
+   */
+  claimToken: string;
   attemptCount: number;
   totalAttempts: number;
   runStartedAt: Date;
@@ -63,7 +70,7 @@ export async function claimDeliveries(
        JOIN events e ON e.id = cand.event_id
       WHERE d.id = cand.id AND d.state IN ('pending', 'scheduled')
      RETURNING d.id, d.delivery_key AS "deliveryKey", d.subscription_id AS "subscriptionId", d.event_id AS "eventId",
-               cand.prev_state AS "prevState", d.attempt_count AS "attemptCount", d.total_attempts AS "totalAttempts",
+               cand.prev_state AS "prevState", d.leased_at::text AS "claimToken", d.attempt_count AS "attemptCount", d.total_attempts AS "totalAttempts",
                d.run_started_at AS "runStartedAt", d.next_attempt_at AS "dueAt", d.next_trigger AS trigger, d.next_actor AS actor,
                s.url, s.retry_policy AS "retryPolicy", s.rate_limit_per_second AS "rateLimitPerSecond", e.payload`,
     [opts.owner, opts.limit, opts.perSubscription, opts.excludeSubscriptions, opts.leaseSlackSeconds],
@@ -73,6 +80,7 @@ export async function claimDeliveries(
 
 export type AttemptResult = {
   id: string;
+  claimToken: string;
   state: "delivered" | "scheduled" | "dead_letter";
   nextAttemptAt: Date | null;
   statusCode: number | null;
@@ -104,9 +112,10 @@ export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, r
   const { rows } = await db.query<{ id: string }>(
     `WITH r AS (
        SELECT * FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::int[], $6::text[], $7::text[], $8::text[],
-                            $9::timestamptz[], $10::int[], $11::text[], $12::int[], $13::jsonb[], $14::text[], $15::bool[], $16::text[], $17::text[])
+                            $9::timestamptz[], $10::int[], $11::text[], $12::int[], $13::jsonb[], $14::text[], $15::bool[], $16::text[], $17::text[],
+                            $18::timestamptz[])
          AS r(id, state, next_at, status_code, error_class, error_message, dl_reason, started_at, duration_ms, outcome,
-              retry_after, headers, excerpt, ambiguous, trig, actor)
+              retry_after, headers, excerpt, ambiguous, trig, actor, claim_token)
      ),
      upd AS (
        UPDATE deliveries d
@@ -125,7 +134,7 @@ export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, r
               next_trigger = 'scheduled', next_actor = NULL,
               updated_at = now()
          FROM r
-        WHERE d.id = r.id AND d.state = 'in_flight' AND d.lease_owner = $1
+        WHERE d.id = r.id AND d.state = 'in_flight' AND d.lease_owner = $1 AND d.leased_at = r.claim_token
        RETURNING d.id, d.subscription_id, d.total_attempts AS attempt_number, r.dl_reason
      ),
      ins AS (
@@ -169,6 +178,7 @@ export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, r
       col("ambiguous"),
       col("trigger"),
       col("actor"),
+      col("claimToken"),
     ],
   );
   return new Set(rows.map((r) => r.id));
@@ -182,13 +192,13 @@ export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, r
  */
 export async function abandonLeases(
   db: pg.Pool | pg.PoolClient,
-  opts: { errorClass: "lease_expired" | "shutdown"; owner?: string; ids?: string[]; limit?: number },
+  opts: { errorClass: "lease_expired" | "shutdown"; owner?: string; ids?: string[]; claimTokens?: string[]; limit?: number },
 ): Promise<{ id: string; subscriptionId: string; owner: string | null }[]> {
   const own = opts.owner !== undefined;
   const { rows } = await db.query(
     `WITH x AS (
        SELECT id, lease_owner, leased_at, lease_until, next_trigger, next_actor FROM deliveries
-        WHERE state = 'in_flight' AND ${own ? "lease_owner = $4 AND id = ANY($5::text[])" : "lease_until < now()"}
+        WHERE state = 'in_flight' AND ${own ? "lease_owner = $4 AND (id, leased_at) IN (SELECT * FROM unnest($5::text[], $6::timestamptz[]))" : "lease_until < now()"}
         ORDER BY lease_until
         LIMIT $1
         FOR UPDATE SKIP LOCKED
@@ -215,7 +225,7 @@ export async function abandonLeases(
      )
      SELECT id, subscription_id AS "subscriptionId", lease_owner AS owner FROM upd`,
     own
-      ? [opts.limit ?? 10_000, opts.errorClass, shutdownMessage, opts.owner, opts.ids ?? []]
+      ? [opts.limit ?? 10_000, opts.errorClass, shutdownMessage, opts.owner, opts.ids ?? [], opts.claimTokens ?? []]
       : [opts.limit ?? 1000, opts.errorClass, reapMessage],
   );
   return rows;
@@ -225,13 +235,17 @@ const reapMessage = "The lease expired before a result was written: the worker c
 const shutdownMessage = "The worker shut down while the request was in flight; the request may have been sent";
 
 /** Returns leased rows that were never sent to their prior state, unchanged otherwise. */
-export async function releaseUnsent(db: pg.Pool | pg.PoolClient, owner: string, rows: { id: string; prevState: string }[]): Promise<number> {
+export async function releaseUnsent(
+  db: pg.Pool | pg.PoolClient,
+  owner: string,
+  rows: { id: string; prevState: string; claimToken: string }[],
+): Promise<number> {
   if (rows.length === 0) return 0;
   const r = await db.query(
     `UPDATE deliveries d SET state = u.prev_state, lease_owner = NULL, lease_until = NULL, leased_at = NULL, updated_at = now()
-       FROM unnest($2::text[], $3::text[]) AS u(id, prev_state)
-      WHERE d.id = u.id AND d.state = 'in_flight' AND d.lease_owner = $1`,
-    [owner, rows.map((r) => r.id), rows.map((r) => r.prevState)],
+       FROM unnest($2::text[], $3::text[], $4::timestamptz[]) AS u(id, prev_state, claim_token)
+      WHERE d.id = u.id AND d.state = 'in_flight' AND d.lease_owner = $1 AND d.leased_at = u.claim_token`,
+    [owner, rows.map((r) => r.id), rows.map((r) => r.prevState), rows.map((r) => r.claimToken)],
   );
   return r.rowCount ?? 0;
 }

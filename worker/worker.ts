@@ -170,11 +170,12 @@ export class DeliveryWorker {
 
   private dispatch(row: ClaimedRow) {
     const entry: InFlight = { row, controller: new AbortController(), started: false };
-    this.inflight.set(row.id, entry);
+    // Keyed by claim, not by row: after a reap this worker may hold a newer claim of the same row.
+    this.inflight.set(claimKey(row), entry);
     void this.process(entry).catch((err) => {
       // process() does not throw by design; if it does, the lease expires and the reaper recovers the row.
       this.log.error({ err, delivery: row.id }, "unexpected error processing a delivery");
-      this.inflight.delete(row.id);
+      this.inflight.delete(claimKey(row));
     });
   }
 
@@ -233,6 +234,7 @@ export class DeliveryWorker {
       res.errorMessage ?? (res.statusCode !== null && (res.statusCode < 200 || res.statusCode >= 300) ? `HTTP ${res.statusCode}` : null);
     this.enqueue({
       id: row.id,
+      claimToken: row.claimToken,
       state,
       nextAttemptAt: nextAt,
       statusCode: res.statusCode,
@@ -248,7 +250,7 @@ export class DeliveryWorker {
       trigger: row.trigger,
       actor: row.actor,
     });
-    this.inflight.delete(row.id);
+    this.inflight.delete(claimKey(row));
 
     const outcome = state === "scheduled" ? "retry" : state;
     attemptsTotal.inc({ subscription: row.subscriptionId, outcome, error_class: verdict.errorClass ?? "none" });
@@ -420,10 +422,10 @@ export class DeliveryWorker {
       const released = await releaseUnsent(
         this.pool,
         this.workerId,
-        unsent.map((e) => ({ id: e.row.id, prevState: e.row.prevState })),
+        unsent.map((e) => ({ id: e.row.id, prevState: e.row.prevState, claimToken: e.row.claimToken })),
       );
       const abandoned = late.length
-        ? await abandonLeases(this.pool, { errorClass: "shutdown", owner: this.workerId, ids: late.map((e) => e.row.id) })
+        ? await abandonLeases(this.pool, { errorClass: "shutdown", owner: this.workerId, ids: late.map((e) => e.row.id), claimTokens: late.map((e) => e.row.claimToken) })
         : [];
       await markStopped(this.pool, this.workerId);
       this.log.info({ released, abandoned: abandoned.length }, "worker stopped");
@@ -441,4 +443,8 @@ export class DeliveryWorker {
 
 export function startWorker(opts: WorkerOptions): DeliveryWorker {
   return new DeliveryWorker(opts).start();
+}
+
+function claimKey(row: ClaimedRow): string {
+  return `${row.id}@${row.claimToken}`;
 }

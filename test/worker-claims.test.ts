@@ -1,0 +1,69 @@
+// The claim token: a result lands only on the claim it belongs to. Found by the
+// fault-injection suite: with leases expired early, the reaper returned a row
+// to due, the same worker claimed it again, and the first (stale) send's result
+// was applied to the second claim, so two results were written for one claim.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDb } from "./db";
+import { createSub, seedEvents } from "./worker-helpers";
+import { abandonLeases, claimDeliveries, releaseUnsent, writeResults, type AttemptResult, type ClaimedRow } from "../worker/sql";
+
+let db: TestDb;
+beforeAll(async () => {
+  db = await createTestDatabase();
+  await createSub(db.pool, { id: "sub_claims", url: "http://127.0.0.1:9/hooks" });
+  await seedEvents(db.pool, "evt_claim", 1, ["sub_claims"]);
+});
+afterAll(async () => db?.close());
+
+const claimOpts = { owner: "w1", limit: 10, perSubscription: 10, leaseSlackSeconds: 30, excludeSubscriptions: [] as string[] };
+
+function delivered(row: ClaimedRow): AttemptResult {
+  return {
+    id: row.id,
+    claimToken: row.claimToken,
+    state: "delivered",
+    nextAttemptAt: null,
+    statusCode: 204,
+    errorClass: null,
+    errorMessage: null,
+    deadLetterReason: null,
+    startedAt: new Date(),
+    durationMs: 3,
+    retryAfterSeconds: null,
+    responseHeaders: null,
+    responseExcerpt: null,
+    ambiguous: false,
+    trigger: row.trigger,
+    actor: row.actor,
+  };
+}
+
+describe("claim tokens", () => {
+  it("a stale result of an earlier claim by the same worker is discarded; the current claim's result applies", async () => {
+    const [first] = await claimDeliveries(db.pool, claimOpts);
+    expect(first).toBeDefined();
+    // The lease runs out while the request is still on the wire; the reaper returns the row.
+    await db.pool.query("UPDATE deliveries SET lease_until = now() - interval '1 second' WHERE id = $1", [first.id]);
+    expect((await abandonLeases(db.pool, { errorClass: "lease_expired" })).map((r) => r.id)).toEqual([first.id]);
+    const [second] = await claimDeliveries(db.pool, claimOpts);
+    expect(second.id).toBe(first.id);
+    expect(second.claimToken).not.toBe(first.claimToken);
+
+    // The first send's result arrives late: same owner, same row, old claim.
+    expect((await writeResults(db.pool, "w1", [delivered(first)])).size).toBe(0);
+    const mid = await db.pool.query("SELECT state FROM deliveries WHERE id = $1", [first.id]);
+    expect(mid.rows[0].state).toBe("in_flight");
+    // Shutdown release of the stale claim does nothing either.
+    expect(await releaseUnsent(db.pool, "w1", [{ id: first.id, prevState: "pending", claimToken: first.claimToken }])).toBe(0);
+
+    expect((await writeResults(db.pool, "w1", [delivered(second)])).size).toBe(1);
+    const { rows: attempts } = await db.pool.query(
+      "SELECT attempt_number, outcome FROM attempts WHERE delivery_id = $1 ORDER BY attempt_number",
+      [first.id],
+    );
+    expect(attempts).toEqual([
+      { attempt_number: 1, outcome: "abandoned" },
+      { attempt_number: 2, outcome: "delivered" },
+    ]);
+  });
+});
