@@ -62,6 +62,7 @@ test("a manager's session mutation needs the CSRF header: without it 403, with i
     name: `CSRF district ${Date.now()}`,
     url: "http://127.0.0.1:9/webhooks",
     eventTypes: ["assignment.graded"],
+    tenant: "csrf-e2e",
   });
   const id = created.json.id as string;
   await signIn(page, "manager");

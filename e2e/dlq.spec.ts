@@ -2,7 +2,7 @@
 // sampler's samples, depth now by subscription and reason, and filters that
 // lead into redrive.
 import { expect, test } from "@playwright/test";
-import { api, signIn } from "./helpers";
+import { api, signIn, deliveryFor } from "./helpers";
 import { closeE2eDb, seedDlqHistory, settleDelivery, whilePaused, shot } from "./dashboard-seed";
 
 test.afterAll(closeE2eDb);
@@ -23,7 +23,7 @@ test("DLQ charts render with data; depth by subscription and reason; redrive lin
     for (let i = 0; i < 4; i++) {
       const r = await api(request, "POST", "/api/v1/events", { id: `evt_dlq_${run}_${i}`, type: "assignment.graded", data: {}, subject: { tenant: `roosevelt_${run}` } }, "producer");
       await settleDelivery(
-        r.json.deliveries[0].id,
+        deliveryFor(r, sub.json.id),
         i < 3
           ? [{ minutesAgo: 200 - i, status: 500, errorClass: "http_5xx", outcome: "dead_letter", ms: 300, excerpt: "Internal Server Error" }]
           : [{ minutesAgo: 30, status: 404, errorClass: "http_4xx", outcome: "dead_letter", ms: 20, excerpt: "Not Found" }],

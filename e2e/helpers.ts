@@ -65,3 +65,14 @@ export async function csrfHeader(page: Page): Promise<Record<string, string>> {
   const c = (await page.context().cookies()).find((k) => k.name === "hl_csrf");
   return c ? { "x-hookledger-csrf": decodeURIComponent(c.value) } : {};
 }
+
+/**
+ * The delivery a publish answer made for one subscription. An event fans out to
+ * every matching subscription (others created by earlier specs may match too),
+ * so never take deliveries[0].
+ */
+export function deliveryFor(published: { json: { deliveries: { id: string; subscriptionId: string }[] } }, subscriptionId: string): string {
+  const d = published.json.deliveries.find((x) => x.subscriptionId === subscriptionId);
+  if (!d) throw new Error(`The event made no delivery for ${subscriptionId}: ${JSON.stringify(published.json.deliveries)}`);
+  return d.id;
+}

@@ -2,7 +2,7 @@
 // endpoint has been answering, pause it (new deliveries are held, not dropped),
 // resume it.
 import { expect, test } from "@playwright/test";
-import { api, signIn } from "./helpers";
+import { api, deliveryFor, signIn } from "./helpers";
 import { closeE2eDb, e2eDb, settleDelivery, whilePaused, shot } from "./dashboard-seed";
 
 test.afterAll(closeE2eDb);
@@ -29,7 +29,7 @@ test("failing subscription → grouped errors → pause → deliveries held → 
       "producer",
     );
     expect(r.status).toBe(202);
-    return r.json.deliveries[0].id as string;
+    return deliveryFor(r, sub.json.id);
   };
   await whilePaused(request, sub.json.id, async () => {
     for (let i = 0; i < 12; i++) {

@@ -7,7 +7,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { spawn, type ChildProcess } from "node:child_process";
 import { expect, test } from "@playwright/test";
-import { api, signIn, tokenFor } from "./helpers";
+import { api, signIn, tokenFor, deliveryFor } from "./helpers";
 import { E2E_DATA_DIR } from "../playwright.config";
 import { closeE2eDb, settleDelivery } from "./dashboard-seed";
 
@@ -131,7 +131,7 @@ test("an engineer cancels a running redrive part-way from its page", async ({ pa
   });
   for (let i = 0; i < 30; i++) {
     const ev = await api(request, "POST", "/api/v1/events", { id: `evt_cx_${run}_${i}`, type: "assignment.graded", data: {}, subject: { tenant: `madison_${run}` } }, "producer");
-    await settleDelivery(ev.json.deliveries[0].id, [{ minutesAgo: 20, status: 500, errorClass: "http_5xx", outcome: "dead_letter", ms: 30 }], { reason: "exhausted" });
+    await settleDelivery(deliveryFor(ev, sub.json.id), [{ minutesAgo: 20, status: 500, errorClass: "http_5xx", outcome: "dead_letter", ms: 30 }], { reason: "exhausted" });
   }
   const b = await api(request, "POST", "/api/v1/redrives", { reason: `INC-${run} slow`, ratePerSecond: 1, filter: { subscriptionId: sub.json.id } }, "engineer");
   expect(b.status).toBe(201);
