@@ -137,7 +137,11 @@ try {
 
   await step("retry_timing", () => runRetryTiming(bp, rc, S.retry));
   await step("fairness", () => runFairness(bp, rc, badReceiver!, S.fairness));
-  await step("redrive_pacing", () => runRedrivePacing(bp, rc, S.redrive));
+  // Fresh traffic the worker can carry (half the one-worker drain rate of this run, at most the
+  // configured rate): otherwise "throughput unchanged" compares two overloads, not the redrive's effect.
+  const carry = (results.drain_1w as { perSecond?: number } | undefined)?.perSecond;
+  const freshPerSecond = carry ? Math.min(S.redrive.freshPerSecond, Math.max(100, Math.round(carry / 2 / 100) * 100)) : S.redrive.freshPerSecond;
+  await step("redrive_pacing", () => runRedrivePacing(bp, rc, { ...S.redrive, freshPerSecond }));
 
   await step("dashboard", () => runDashboard(bp, S.dashboard, log));
   await step("ingest", () => runIngest(bp, { ...S.ingest, tryNext: !flag("--no-next") && mode !== "tiny", cpuProfDir: flag("--profile") || mode === "full" ? path.join(outDir, "profiles") : undefined }, log));
