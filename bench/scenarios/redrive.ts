@@ -106,8 +106,10 @@ export async function runRedrivePacing(
     const b = br[0];
     const pacedSeconds = (b.finished_at.getTime() - b.created_at.getTime()) / 1000;
     // Steady-state rate: the items moved after the pacer's first step, over the time from that step to its last.
-    const achieved = b.after_first_step / ((b.last_item.getTime() - b.first_item.getTime()) / 1000);
+    const stepSpan = (b.last_item.getTime() - b.first_item.getTime()) / 1000;
     const overall = b.redriven / pacedSeconds;
+    // A batch moved in one step (tiny sizes, or a late tick) has no span: its overall rate is the answer.
+    const achieved = stepSpan > 0 && b.after_first_step > 0 ? b.after_first_step / stepSpan : overall;
     const sentRate = (b.sent - 1) / ((b.last_sent.getTime() - b.first_sent.getTime()) / 1000);
     const before = await window(a0, a1);
     const during = await window(b0, b1);
