@@ -21,7 +21,9 @@ export async function createApiToken(
 export async function findTokenPrincipal(prisma: PrismaClient, token: string) {
   const row = await prisma.apiToken.findUnique({ where: { tokenHash: hashToken(token) } });
   if (!row || row.revokedAt) return null;
-  // last_used_at is informational; a failure to write it must not fail the call.
-  prisma.apiToken.update({ where: { id: row.id }, data: { lastUsedAt: new Date() } }).catch(() => {});
+  // last_used_at is informational, to the minute: writing it on every call made a
+  // hot-row update per published event (BENCHMARKS.md F5). A failure must not fail the call.
+  if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() > 60_000)
+    prisma.apiToken.update({ where: { id: row.id }, data: { lastUsedAt: new Date() } }).catch(() => {});
   return { kind: "token" as const, id: row.id, name: row.name, role: row.role as Role, actor: `token:${row.name}` };
 }

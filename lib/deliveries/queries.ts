@@ -78,12 +78,14 @@ export async function listDeliveries(prisma: PrismaClient, opts: TListDeliveries
   if (opts.state) where.state = opts.state;
   if (opts.eventId) where.eventId = opts.eventId;
   if (opts.q) {
-    where.OR = [
-      { eventId: opts.q },
-      { deliveryKey: opts.q },
-      { id: opts.q },
-      { event: { subjectValues: { has: opts.q } } },
-    ];
+    // Each branch on its own index (events by id and by the subject_values GIN
+    // index; deliveries by key and id), then deliveries by event_id: a Prisma OR
+    // with a relation filter would scan every delivery (BENCHMARKS.md F4).
+    const events = await prisma.$queryRaw<{ id: string }[]>`
+      SELECT id FROM events WHERE id = ${opts.q}
+      UNION SELECT id FROM events WHERE subject_values @> ARRAY[${opts.q}]::text[]`;
+    where.OR = [{ deliveryKey: opts.q }, { id: opts.q }];
+    if (events.length > 0) where.OR.push({ eventId: { in: events.map((e) => e.id) } });
   }
   if (opts.cursor) {
     where.AND = [{ id: { lt: decodeCursor(opts.cursor) } }];
