@@ -33,7 +33,7 @@ type Fuzz = {
   path: string;
   params?: Record<string, string>;
   role: "producer" | "admin" | "support" | "none" | "bad";
-  body?: string | Uint8Array;
+  body?: string | ArrayBuffer;
   contentType?: string | null;
 };
 
@@ -170,7 +170,7 @@ const eventRequests: fc.Arbitrary<Fuzz> = fc.oneof(
   fc.integer({ min: 257, max: 400 }).map((kb) =>
     body("event: over 256 KB", events.POST, "POST", "/api/v1/events", { ...validEvent(), data: { blob: "x".repeat(kb * 1024) } }),
   ),
-  fc.constant(null).map(() => ({ ...body("event: invalid UTF-8 bytes", events.POST, "POST", "/api/v1/events", null), body: new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]) })),
+  fc.constant(null).map(() => ({ ...body("event: invalid UTF-8 bytes", events.POST, "POST", "/api/v1/events", null), body: new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]).buffer as ArrayBuffer })),
   fc.constantFrom<Fuzz["role"]>("support", "none", "bad").map((role) => body(`event: as ${role}`, events.POST, "POST", "/api/v1/events", validEvent(), { role })),
 );
 
@@ -390,7 +390,7 @@ describe("bad-input sweep over the public API", () => {
         code = undefined;
       }
       if (r.status < 400 || r.status >= 500 || typeof code !== "string") {
-        const shown = typeof f.body === "string" ? f.body.slice(0, 200) : f.body ? `<${f.body.length} bytes>` : "";
+        const shown = typeof f.body === "string" ? f.body.slice(0, 200) : f.body ? `<${f.body.byteLength} bytes>` : "";
         wrong.push(`#${i} ${f.name}: ${f.method} ${f.path} params=${JSON.stringify(f.params ?? {})} as ${f.role} body=${shown} → ${r.status} ${r.text.slice(0, 200)}`);
       }
     }
