@@ -1,6 +1,6 @@
 // Subscription health: success rate and latency from attempt_stats_minute (the
 // sampler's per-minute rollup), queue counts from the partial indexes on the
-// live rows (deliveries_due, deliveries_leased, deliveries_dlq), last error
+// live rows (deliveries_sub_due, deliveries_sub_in_flight, deliveries_dlq), last error
 // from the newest attempts (attempts_sub_started). No scan of delivered rows.
 import { z } from "zod";
 import { AppError, notFound } from "../errors";

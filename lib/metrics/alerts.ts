@@ -6,7 +6,7 @@
 // Every query is bounded by subscriptions, not by deliveries or attempts:
 // counts from delivery_state_counts, dead letters by index seeks on
 // deliveries_dlq, attempt outcomes from the per-minute rollup
-// attempt_stats_minute (lib/dlq/sampler.ts), the queue head from deliveries_due.
+// attempt_stats_minute (lib/dlq/sampler.ts), the queue head from deliveries_sub_due.
 import type pg from "pg";
 import { ALERT_THRESHOLDS } from "./thresholds";
 import { readLedgerSnapshot } from "./ledger";

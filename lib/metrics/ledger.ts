@@ -3,7 +3,7 @@
 // deliveries: counts come from delivery_state_counts (kept by triggers,
 // migration 0006), the oldest dead letter per subscription is one index seek
 // per (subscription, reason) on deliveries_dlq, and the head of the due queue
-// is the first entry of deliveries_due.
+// is the first due entry of deliveries_sub_due per active subscription.
 import type pg from "pg";
 import { DELIVERY_STATES } from "../ledger/states";
 
@@ -75,12 +75,15 @@ export async function readLedgerSnapshot(pool: pg.Pool): Promise<LedgerSnapshot>
     ),
     // The head of the due queue, skipping subscriptions that hold their
     // deliveries on purpose (paused, disabled).
+    // One index probe per active subscription on deliveries_sub_due (0007 dropped the global index).
     pool.query<{ age: number | null }>(
-      `SELECT EXTRACT(EPOCH FROM now() - d.next_attempt_at)::float8 AS age
-       FROM deliveries d
-       WHERE d.state IN ('pending', 'scheduled') AND d.next_attempt_at <= now()
-         AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = d.subscription_id AND s.state = 'active')
-       ORDER BY d.next_attempt_at LIMIT 1`,
+      `SELECT EXTRACT(EPOCH FROM now() - min(x.next_attempt_at))::float8 AS age
+       FROM subscriptions s
+       CROSS JOIN LATERAL (
+         SELECT d.next_attempt_at FROM deliveries d
+         WHERE d.subscription_id = s.id AND d.state IN ('pending', 'scheduled') AND d.next_attempt_at <= now()
+         ORDER BY d.next_attempt_at LIMIT 1) x
+       WHERE s.state = 'active'`,
     ),
   ]);
 
