@@ -206,8 +206,13 @@ export async function runDashboard(benchPg: BenchPg, s: DashboardSizes, log: (m:
     log(`dashboard: loaded ${JSON.stringify(counts[0])} in ${loadSeconds} s ${JSON.stringify(timings)}`);
 
     // Inputs: real student ids, subscriptions weighted by size (as support would land on them).
-    const { rows: students } = await db.query(`SELECT subject->>'studentId' AS s FROM events TABLESAMPLE SYSTEM (1) LIMIT 200`);
-    const { rows: eventIds } = await db.query(`SELECT id FROM events TABLESAMPLE SYSTEM (1) LIMIT 200`);
+    // A 1% page sample of a large table; a small table may sample no page at all, so fall back to a plain read.
+    const sample = async (col: string) => {
+      const { rows } = await db.query(`SELECT ${col} FROM events TABLESAMPLE SYSTEM (1) LIMIT 200`);
+      return rows.length >= 10 ? rows : (await db.query(`SELECT ${col} FROM events ORDER BY id LIMIT 200`)).rows;
+    };
+    const students = await sample(`subject->>'studentId' AS s`);
+    const eventIds = await sample("id");
     const { rows: subIds } = await db.query(`SELECT id FROM subscriptions ORDER BY id`);
     const pick = <T>(a: T[], i: number) => a[(i * 7919) % a.length];
     const cursors = new Map<string, string>();
