@@ -263,7 +263,7 @@ export async function runDashboard(benchPg: BenchPg, s: DashboardSizes, log: (m:
     // plan makes queueCounts walk every due row once per subscription.
     let whatIf: Record<string, unknown> | undefined;
     if (s.whatIf) {
-      await db.query("DROP INDEX deliveries_due");
+      await db.query("DROP INDEX IF EXISTS deliveries_due"); // gone since migration 0007; kept for older schemas
       await db.query("ANALYZE deliveries");
       const ms: number[] = [];
       for (let i = 0; i < 3; i++) await findSubscriptionHealth({}, db);

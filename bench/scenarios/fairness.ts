@@ -28,7 +28,7 @@ async function healthyDrain(
   await seedDeliveries(db, { prefix: "ok_", count: opts.healthy, subs });
   // What-if (BENCHMARKS.md): without 0001's global deliveries_due index, the claim's per-subscription
   // LATERAL can only use 0002's deliveries_sub_due.
-  if (opts.dropDueIndex) await db.query("DROP INDEX deliveries_due");
+  if (opts.dropDueIndex) await db.query("DROP INDEX IF EXISTS deliveries_due"); // gone since migration 0007; kept for older schemas
   await db.query("VACUUM ANALYZE");
   await db.query("CHECKPOINT").catch(() => {});
   const workers = await startWorkers(db, url, 1);
