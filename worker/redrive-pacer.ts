@@ -11,6 +11,7 @@ import type { Logger } from "pino";
 import { createPool } from "../lib/db/pool";
 import { advanceBatch, listRunningBatchIds, type StepResult } from "../lib/redrive/pacer";
 import { logger } from "../lib/log";
+import { connectGuarded, releaseGuarded } from "../lib/db/client";
 
 /** A tick of 200 ms moves a 10/s batch two rows at a time: smooth for the receiver, cheap for Postgres. */
 export const DEFAULT_PACER_INTERVAL_MS = 200;
@@ -30,7 +31,7 @@ export function startRedrivePacer(
 
   async function tick(): Promise<StepResult[]> {
     const results: StepResult[] = [];
-    const client = await pool.connect();
+    const client = await connectGuarded(pool);
     try {
       for (const id of await listRunningBatchIds(client)) {
         if (stopped) break;
@@ -42,7 +43,7 @@ export function startRedrivePacer(
         if (r.done) log.info({ batch: id }, "redrive batch done");
       }
     } finally {
-      client.release();
+      releaseGuarded(client);
     }
     return results;
   }

@@ -11,6 +11,7 @@ import type pg from "pg";
 import { getPool } from "../db/pool";
 import { logger } from "../log";
 import { latencyBucket, LATENCY_BUCKETS } from "../dashboard/latency";
+import { connectGuarded, releaseGuarded } from "../db/client";
 
 const DLQ_LOCK = 7_431_401;
 const ROLLUP_LOCK = 7_431_402;
@@ -30,7 +31,7 @@ export type DlqSampleResult = { sampled: boolean; depth?: number };
 /** Takes one DLQ sample unless another instance took one within minGapMs. */
 export async function sampleDlq(pool: pg.Pool = getPool(), opts: { minGapMs?: number; now?: Date } = {}): Promise<DlqSampleResult> {
   const minGapMs = opts.minGapMs ?? SAMPLE_INTERVAL_MS / 2;
-  const client = await pool.connect();
+  const client = await connectGuarded(pool);
   try {
     await client.query("BEGIN");
     const { rows: lock } = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_xact_lock($1) AS ok", [DLQ_LOCK]);
@@ -74,7 +75,7 @@ export async function sampleDlq(pool: pg.Pool = getPool(), opts: { minGapMs?: nu
     await client.query("ROLLBACK").catch(() => {});
     throw err;
   } finally {
-    client.release();
+    releaseGuarded(client);
   }
 }
 
@@ -93,7 +94,7 @@ export async function rollupAttemptStats(
   const chunk = opts.chunk ?? ROLLUP_CHUNK;
   let total = 0;
   for (let i = 0; i < (opts.maxChunks ?? 20); i++) {
-    const client = await pool.connect();
+    const client = await connectGuarded(pool);
     let folded = 0;
     try {
       await client.query("BEGIN");
@@ -169,7 +170,7 @@ export async function rollupAttemptStats(
       await client.query("ROLLBACK").catch(() => {});
       throw err;
     } finally {
-      client.release();
+      releaseGuarded(client);
     }
     total += folded;
     if (folded === 0) break;

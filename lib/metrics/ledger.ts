@@ -6,6 +6,7 @@
 // is the first due entry of deliveries_sub_due per active subscription.
 import type pg from "pg";
 import { DELIVERY_STATES } from "../ledger/states";
+import { connectGuarded, releaseGuarded } from "../db/client";
 
 const FOLD_LOCK = 7_431_801;
 
@@ -31,7 +32,7 @@ export type LedgerSnapshot = {
  * already running elsewhere makes this one a no-op.
  */
 export async function foldDeliveryCounts(pool: pg.Pool): Promise<boolean> {
-  const client = await pool.connect();
+  const client = await connectGuarded(pool);
   try {
     await client.query("BEGIN");
     const { rows } = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_xact_lock($1) AS ok", [FOLD_LOCK]);
@@ -42,7 +43,7 @@ export async function foldDeliveryCounts(pool: pg.Pool): Promise<boolean> {
     await client.query("ROLLBACK").catch(() => {});
     throw err;
   } finally {
-    client.release();
+    releaseGuarded(client);
   }
 }
 
