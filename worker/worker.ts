@@ -187,7 +187,13 @@ export class DeliveryWorker {
     }
     if (controller.signal.aborted) return;
     const policy = readPolicy(row.retryPolicy);
-    const secrets = this.secrets.get(row.subscriptionId)?.plain ?? [];
+    const secrets = await this.secretsFor(row.subscriptionId, controller.signal);
+    if (secrets.length === 0) {
+      // Never send unsigned. The lease runs out and the reaper returns the row.
+      this.log.error({ delivery: row.id, subscription: row.subscriptionId }, "no signing secret could be loaded; not sending");
+      this.inflight.delete(claimKey(row));
+      return;
+    }
     entry.started = true;
     const startedAt = new Date();
     schedulingLateness.observe(Math.max(0, (startedAt.getTime() - new Date(row.dueAt).getTime()) / 1000));
@@ -272,6 +278,25 @@ export class DeliveryWorker {
     if (state === "delivered") this.log.debug(line, "delivered");
     else if (state === "dead_letter") this.log.warn({ ...line, error: errorMessage }, "dead-lettered");
     else this.log.info({ ...line, error: errorMessage }, "attempt failed; retry scheduled");
+  }
+
+  /**
+   * The subscription's signing secrets, reloading while the database is away
+   * (the chaos suite caught requests sent unsigned when a claim was followed by
+   * a Postgres restart before the secrets were read). Empty only when they
+   * could not be had before shutdown or within ~20 s.
+   */
+  private async secretsFor(subscriptionId: string, signal: AbortSignal): Promise<string[]> {
+    for (let i = 1; ; i++) {
+      const cached = this.secrets.get(subscriptionId)?.plain;
+      if (cached && cached.length > 0) return cached;
+      // At most ~20 s in all: well inside the lease (timeout + 30 s slack), so a
+      // row given up on here is not being sent by another worker yet.
+      if (signal.aborted || i > 10) return [];
+      await sleep(Math.min(2_000, dbBackoff(i)));
+      this.secrets.delete(subscriptionId);
+      await this.refreshSecrets([{ subscriptionId } as ClaimedRow]);
+    }
   }
 
   private async refreshSecrets(rows: ClaimedRow[]) {
