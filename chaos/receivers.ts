@@ -7,6 +7,7 @@ import http from "node:http";
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { secretKey, signOne } from "../lib/signing/standard-webhooks";
+import { rng, type Rng } from "../lib/random";
 
 export type Behavior = "dedup" | "drop" | "flaky503" | "reject422" | "throttle429";
 
@@ -19,19 +20,7 @@ export const BEHAVIORS: Record<Behavior, string> = {
   throttle429: "answers 429 with Retry-After: 1 to 15% of requests (nothing applied)",
 };
 
-export type Rng = () => number;
-
-/** mulberry32: a small seeded PRNG, so a run's random choices are reproducible from its seed. */
-export function rng(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { rng, type Rng } from "../lib/random";
 
 export type WireProblem = { key: string; problem: string };
 

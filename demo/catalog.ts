@@ -3,6 +3,7 @@
 // Deterministic rosters (a seeded PRNG) so a restarted demo talks about the
 // same students; random choices per event so traffic looks alive.
 import type { TCreateEvent } from "../lib/events/schema";
+import { rng } from "../lib/random"; // seeded: rosters are the same on every run
 
 export type DistrictSlug = "lincoln" | "jefferson" | "riverside" | "maplegrove" | "cedarfalls" | "westfield" | "oakridge";
 
@@ -52,20 +53,9 @@ export const ASSIGNMENTS = [
 
 export const CURRENT_TERM = "fall-2026";
 
-/** mulberry32: a tiny seeded PRNG, so rosters are the same on every run. */
-function seeded(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export function buildRoster(slug: DistrictSlug, studentsPerSchool = 40): Roster {
-  const rnd = seeded([...slug].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7));
+  const rnd = rng([...slug].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7));
   const prefix = slug.slice(0, 3);
   let n = 1000;
   const schools = SCHOOLS[slug].map((name, i) => ({

@@ -1,0 +1,13 @@
+export type Rng = () => number;
+
+/** mulberry32: a small seeded PRNG, so a run's random choices are reproducible from its seed (demo rosters, chaos runs). */
+export function rng(seed: number): Rng {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
