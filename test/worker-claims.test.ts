@@ -12,10 +12,12 @@ beforeAll(async () => {
   db = await createTestDatabase();
   await createSub(db.pool, { id: "sub_claims", url: "http://127.0.0.1:9/hooks" });
   await seedEvents(db.pool, "evt_claim", 1, ["sub_claims"]);
+  await createSub(db.pool, { id: "sub_claims_batch", url: "http://127.0.0.1:9/hooks" });
+  await seedEvents(db.pool, "evt_claim_batch", 1, ["sub_claims_batch"]);
 });
 afterAll(async () => db?.close());
 
-const claimOpts = { owner: "w1", limit: 10, perSubscription: 10, leaseSlackSeconds: 30, excludeSubscriptions: [] as string[] };
+const claimOpts = { owner: "w1", limit: 10, perSubscription: 10, leaseSlackSeconds: 30, excludeSubscriptions: ["sub_claims_batch"] };
 
 function delivered(row: ClaimedRow): AttemptResult {
   return {
@@ -50,13 +52,13 @@ describe("claim tokens", () => {
     expect(second.claimToken).not.toBe(first.claimToken);
 
     // The first send's result arrives late: same owner, same row, old claim.
-    expect((await writeResults(db.pool, "w1", [delivered(first)])).size).toBe(0);
+    expect(await writeResults(db.pool, "w1", [delivered(first)])).toEqual([]);
     const mid = await db.pool.query("SELECT state FROM deliveries WHERE id = $1", [first.id]);
     expect(mid.rows[0].state).toBe("in_flight");
     // Shutdown release of the stale claim does nothing either.
     expect(await releaseUnsent(db.pool, "w1", [{ id: first.id, prevState: "pending", claimToken: first.claimToken }])).toBe(0);
 
-    expect((await writeResults(db.pool, "w1", [delivered(second)])).size).toBe(1);
+    expect((await writeResults(db.pool, "w1", [delivered(second)])).map((r) => r.id)).toEqual([second.id]);
     const { rows: attempts } = await db.pool.query(
       "SELECT attempt_number, outcome FROM attempts WHERE delivery_id = $1 ORDER BY attempt_number",
       [first.id],
@@ -65,5 +67,30 @@ describe("claim tokens", () => {
       { attempt_number: 1, outcome: "abandoned" },
       { attempt_number: 2, outcome: "delivered" },
     ]);
+  });
+
+  it("a stale result and the current claim's result in one batch write one attempt, not two", async () => {
+    // Found by CI's chaos run: both sends of a reaped-and-reclaimed row answered 2xx and were
+    // written in the same batch; the attempt insert joined results by delivery id, so the
+    // stale result was recorded as a second delivered attempt beside the current one.
+    const opts = { ...claimOpts, excludeSubscriptions: ["sub_claims"] };
+    const [first] = await claimDeliveries(db.pool, opts);
+    await db.pool.query("UPDATE deliveries SET lease_until = now() - interval '1 second' WHERE id = $1", [first.id]);
+    await abandonLeases(db.pool, { errorClass: "lease_expired" });
+    const [second] = await claimDeliveries(db.pool, opts);
+    expect(second.id).toBe(first.id);
+
+    const stale = { ...delivered(first), durationMs: 111 };
+    const current = { ...delivered(second), durationMs: 222 };
+    for (const batch of [[stale, current], [current, stale]]) {
+      await db.pool.query("DELETE FROM attempts WHERE delivery_id = $1 AND outcome = 'delivered'", [first.id]);
+      await db.pool.query("UPDATE deliveries SET state = 'in_flight', lease_owner = 'w1', leased_at = $2::timestamptz WHERE id = $1", [
+        first.id,
+        second.claimToken,
+      ]);
+      expect(await writeResults(db.pool, "w1", batch)).toEqual([current]);
+      const { rows } = await db.pool.query("SELECT outcome, duration_ms FROM attempts WHERE delivery_id = $1 AND outcome = 'delivered'", [first.id]);
+      expect(rows).toEqual([{ outcome: "delivered", duration_ms: 222 }]);
+    }
   });
 });

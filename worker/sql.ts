@@ -103,19 +103,22 @@ const OUTCOME = { delivered: "delivered", scheduled: "retry", dead_letter: "dead
  * Writes a batch of attempt results in one statement: the guarded delivery
  * updates, one attempt row each, and for a 410 the subscription disabled with
  * its audit row (same statement, so same transaction). Rows whose lease this
- * worker no longer holds are left alone (the reaper recorded them). Returns
- * the ids that were applied.
+ * worker no longer holds are left alone (the reaper recorded them). A batch
+ * may hold two results for one delivery (a claim reaped mid-send and the row
+ * claimed again by this worker): only the result of the current claim lands,
+ * and the attempt row is joined to that result by position, never by id.
+ * Returns the results that were applied.
  */
-export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, results: AttemptResult[]): Promise<Set<string>> {
-  if (results.length === 0) return new Set();
+export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, results: AttemptResult[]): Promise<AttemptResult[]> {
+  if (results.length === 0) return [];
   const col = <K extends keyof AttemptResult>(k: K) => results.map((r) => r[k]);
-  const { rows } = await db.query<{ id: string }>(
+  const { rows } = await db.query<{ ord: string }>(
     `WITH r AS (
        SELECT * FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::int[], $6::text[], $7::text[], $8::text[],
                             $9::timestamptz[], $10::int[], $11::text[], $12::int[], $13::jsonb[], $14::text[], $15::bool[], $16::text[], $17::text[],
-                            $18::timestamptz[])
+                            $18::timestamptz[]) WITH ORDINALITY
          AS r(id, state, next_at, status_code, error_class, error_message, dl_reason, started_at, duration_ms, outcome,
-              retry_after, headers, excerpt, ambiguous, trig, actor, claim_token)
+              retry_after, headers, excerpt, ambiguous, trig, actor, claim_token, ord)
      ),
      upd AS (
        UPDATE deliveries d
@@ -135,14 +138,14 @@ export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, r
               updated_at = now()
          FROM r
         WHERE d.id = r.id AND d.state = 'in_flight' AND d.lease_owner = $1 AND d.leased_at = r.claim_token
-       RETURNING d.id, d.subscription_id, d.total_attempts AS attempt_number, r.dl_reason
+       RETURNING d.id, d.subscription_id, d.total_attempts AS attempt_number, r.dl_reason, r.ord
      ),
      ins AS (
        INSERT INTO attempts (delivery_id, subscription_id, attempt_number, trigger, actor, started_at, duration_ms, outcome,
                              status_code, error_class, error_message, retry_after_seconds, response_headers, response_excerpt, worker_id, ambiguous)
        SELECT u.id, u.subscription_id, u.attempt_number, r.trig, r.actor, r.started_at, r.duration_ms, r.outcome,
               r.status_code, r.error_class, r.error_message, r.retry_after, r.headers, r.excerpt, $1, r.ambiguous
-         FROM upd u JOIN r ON r.id = u.id
+         FROM upd u JOIN r ON r.ord = u.ord
        RETURNING 1
      ),
      gone AS (
@@ -159,7 +162,7 @@ export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, r
          FROM gone
        RETURNING 1
      )
-     SELECT id FROM upd`,
+     SELECT ord FROM upd`,
     [
       owner,
       col("id"),
@@ -181,7 +184,7 @@ export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, r
       col("claimToken"),
     ],
   );
-  return new Set(rows.map((r) => r.id));
+  return rows.map((r) => results[Number(r.ord) - 1]);
 }
 
 /**

@@ -329,9 +329,9 @@ export class DeliveryWorker {
       const batch = this.results.splice(0, 1000);
       try {
         const applied = await writeResults(this.pool, this.workerId, batch);
-        if (applied.size < batch.length)
+        if (applied.length < batch.length)
           this.log.warn(
-            { lost: batch.filter((r) => !applied.has(r.id)).map((r) => r.id) },
+            { lost: batch.filter((r) => !applied.includes(r)).map((r) => r.id) },
             "results for deliveries whose lease this worker no longer held were discarded (the reaper recorded them)",
           );
         failures = 0;
