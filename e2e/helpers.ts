@@ -1,4 +1,5 @@
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { randomBytes } from "node:crypto";
 import { expect, type APIRequestContext, type Page } from "@playwright/test";
 import { E2E_DATA_DIR } from "../playwright.config";
@@ -6,26 +7,34 @@ import { E2E_DATA_DIR } from "../playwright.config";
 type Role = "admin" | "producer" | "support" | "manager" | "engineer";
 const tokens = new Map<string, string>();
 
-function cli(args: string[]): string {
-  return execFileSync(process.execPath, ["bin/hookledger.mjs", ...args], {
+/**
+ * Runs the real CLI against the e2e database. Asynchronously on purpose: a
+ * synchronous child process (seconds) froze this process's event loop, so the
+ * dashboard's close of an idle kept-alive connection went unnoticed and the
+ * next API request was written to a dead socket (CI: a failed fetch).
+ */
+async function cli(args: string[]): Promise<string> {
+  const { stdout } = await promisify(execFile)(process.execPath, ["bin/hookledger.mjs", ...args], {
     env: { ...process.env, HOOKLEDGER_DATA_DIR: E2E_DATA_DIR, DATABASE_URL: "" },
     encoding: "utf8",
   });
+  return stdout;
 }
 
 /** An API token for a role, created through the real CLI against the e2e database. */
-export function tokenFor(role: Role): string {
+export async function tokenFor(role: Role): Promise<string> {
   const cached = tokens.get(role);
   if (cached) return cached;
-  const token = cli(["token", "create", "--role", role, "--name", `e2e-${role}`]).trim().split("\n").pop()!;
+  const token = (await cli(["token", "create", "--role", role, "--name", `e2e-${role}`])).trim().split("\n").pop()!;
   tokens.set(role, token);
   return token;
 }
 
 export async function api(request: APIRequestContext, method: "GET" | "POST" | "PATCH", path: string, body?: unknown, role: Role = "admin") {
+  const token = await tokenFor(role);
   const res = await request.fetch(path, {
     method,
-    headers: { authorization: `Bearer ${tokenFor(role)}`, "content-type": "application/json" },
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
     data: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status(), json: await res.json().catch(() => null) };
@@ -35,11 +44,11 @@ export type E2EUser = { email: string; password: string; role: Exclude<Role, "pr
 const users = new Map<string, E2EUser>();
 
 /** A dashboard user of a role (one per role per run), created through the real CLI (`hookledger user create`). */
-export function userFor(role: E2EUser["role"]): E2EUser {
+export async function userFor(role: E2EUser["role"]): Promise<E2EUser> {
   const cached = users.get(role);
   if (cached) return cached;
   const email = `e2e-${role}-${randomBytes(3).toString("hex")}@example.test`;
-  const password = cli(["user", "create", "--email", email, "--role", role]).trim().split("\n").pop()!;
+  const password = (await cli(["user", "create", "--email", email, "--role", role])).trim().split("\n").pop()!;
   const u = { email, password, role };
   users.set(role, u);
   return u;
@@ -51,7 +60,7 @@ export function userFor(role: E2EUser["role"]): E2EUser {
  * readable hl_csrf cookie (so `page.request` calls are authenticated as that user).
  */
 export async function signIn(page: Page, role: E2EUser["role"] = "admin", opts: { next?: string } = {}): Promise<E2EUser> {
-  const user = userFor(role);
+  const user = await userFor(role);
   await page.goto(opts.next ? `/signin?next=${encodeURIComponent(opts.next)}` : "/signin");
   await page.getByLabel("Email").fill(user.email);
   await page.getByLabel("Password").fill(user.password);

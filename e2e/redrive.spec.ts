@@ -17,9 +17,8 @@ let receiver: http.Server;
 let worker: ChildProcess | undefined;
 
 test.beforeAll(async () => {
-  // Tokens come from the CLI (seconds each): make them before any request, so a
-  // kept-alive connection does not sit idle past the server's timeout mid-call.
-  for (const role of ["admin", "producer", "support", "engineer"] as const) tokenFor(role);
+  // Tokens come from the CLI (seconds each): make them up front.
+  for (const role of ["admin", "producer", "support", "engineer"] as const) await tokenFor(role);
   receiver = http.createServer((req, res) => {
     req.resume();
     req.on("end", () => {
