@@ -29,7 +29,7 @@ import { RateLimiter } from "./rate-limit";
 export const NOTIFY_CHANNEL = "hookledger_deliveries";
 const SECRET_TTL_MS = 5_000;
 
-type InFlight = { row: ClaimedRow; controller: AbortController; started: boolean };
+type InFlight = { row: ClaimedRow; started: boolean };
 
 /** Resolves on poke() or after a timeout, whichever comes first. */
 class Wakeup {
@@ -84,6 +84,8 @@ export class DeliveryWorker {
   private stopped: Promise<void> | null = null;
   private readonly startedAt = new Date();
   private dbFailures = 0;
+  /** Aborted at shutdown: claimed rows not yet on the wire stay unsent (released untouched). */
+  private readonly holding = new AbortController();
 
   constructor(opts: WorkerOptions) {
     this.config = workerConfig(opts);
@@ -169,7 +171,7 @@ export class DeliveryWorker {
   }
 
   private dispatch(row: ClaimedRow) {
-    const entry: InFlight = { row, controller: new AbortController(), started: false };
+    const entry: InFlight = { row, started: false };
     // Keyed by claim, not by row: after a reap this worker may hold a newer claim of the same row.
     this.inflight.set(claimKey(row), entry);
     void this.process(entry).catch((err) => {
@@ -180,14 +182,13 @@ export class DeliveryWorker {
   }
 
   private async process(entry: InFlight) {
-    const { row, controller } = entry;
-    if (row.rateLimitPerSecond) {
-      const ok = await this.limiter.take(row.subscriptionId, row.rateLimitPerSecond, controller.signal);
-      if (!ok) return; // shutting down: released unsent
-    }
-    if (controller.signal.aborted) return;
+    const { row } = entry;
+    const hold = this.holding.signal;
+    if (row.rateLimitPerSecond && !(await this.limiter.take(row.subscriptionId, row.rateLimitPerSecond, hold))) return;
     const policy = readPolicy(row.retryPolicy);
-    const secrets = await this.secretsFor(row.subscriptionId, controller.signal);
+    const cached = this.secrets.get(row.subscriptionId)?.plain;
+    const secrets = cached && cached.length > 0 ? cached : await this.secretsFor(row.subscriptionId, hold);
+    if (hold.aborted) return; // shutting down: released unsent
     if (secrets.length === 0) {
       // Never send unsigned. The lease runs out and the reaper returns the row.
       this.log.error({ delivery: row.id, subscription: row.subscriptionId }, "no signing secret could be loaded; not sending");
@@ -203,7 +204,6 @@ export class DeliveryWorker {
       body: row.payload,
       secrets,
       timeoutMs: policy.timeoutMs,
-      signal: controller.signal,
     });
     if (res.errorClass === "shutdown") return; // released as abandoned by shutdown()
 
@@ -436,12 +436,14 @@ export class DeliveryWorker {
     const graceUntil = Date.now() + this.config.shutdownGraceMs;
     // Not yet on the wire (waiting on a rate limit): released untouched at once.
     const unsent = [...this.inflight.values()].filter((e) => !e.started);
-    for (const e of unsent) e.controller.abort();
+    this.holding.abort();
     this.log.info({ inFlight: this.inflight.size - unsent.length, graceMs: this.config.shutdownGraceMs }, "stopping: waiting for in-flight requests");
     while ([...this.inflight.values()].some((e) => e.started) && Date.now() < graceUntil) await sleep(25);
     const late = [...this.inflight.values()].filter((e) => e.started);
-    for (const e of late) e.controller.abort(new Error("shutdown"));
-    if (late.length) await sleep(50); // let aborted sends settle before the last flush
+    if (late.length) {
+      this.sender.abortAll();
+      await sleep(50); // let aborted sends settle before the last flush
+    }
     await this.drainResults();
     try {
       const released = await releaseUnsent(
