@@ -41,3 +41,14 @@ export function quantileFromHistogram(hist: number[], q: number): number | null 
   }
   return LATENCY_BOUNDS_MS[LATENCY_BOUNDS_MS.length - 1];
 }
+
+/**
+ * SQL for the element-wise sum of a latency_hist column over the rows of a
+ * GROUP BY, as an int[] of LATENCY_BUCKETS entries. One built-in sum() per
+ * bucket: no unnest, no per-row function call, so summing a day of rows per
+ * subscription stays in the database and one array per group leaves it.
+ */
+export function sumHistogramsSql(column: string): string {
+  const parts = Array.from({ length: LATENCY_BUCKETS }, (_, i) => `coalesce(sum(${column}[${i + 1}]), 0)`);
+  return `ARRAY[${parts.join(", ")}]::int[]`;
+}

@@ -1,7 +1,8 @@
 // The dashboard's sampler: every ~15 s it records the DLQ's depth and oldest age
 // (dlq_samples, dlq_sample_groups) and folds new attempts into per-minute stats
-// (attempt_stats_minute). The DLQ charts and subscription health read only
-// these tables, so no dashboard request scans the queue or the attempts.
+// (attempt_stats_minute) and their hourly sums (attempt_stats_hour). The DLQ
+// charts and subscription health read only these tables, so no dashboard
+// request scans the queue or the attempts.
 //
 // It runs inside each Next server process (instrumentation.ts). Several
 // dashboard instances are safe: each step takes a transaction-scoped advisory
@@ -10,7 +11,7 @@
 import type pg from "pg";
 import { getPool } from "../db/pool";
 import { logger } from "../log";
-import { latencyBucket, LATENCY_BUCKETS } from "../dashboard/latency";
+import { latencyBucket, LATENCY_BUCKETS, sumHistogramsSql } from "../dashboard/latency";
 import { connectGuarded, releaseGuarded } from "../db/client";
 
 const DLQ_LOCK = 7_431_401;
@@ -79,10 +80,40 @@ export async function sampleDlq(pool: pg.Pool = getPool(), opts: { minGapMs?: nu
   }
 }
 
+const HOUR_MS = 3600_000;
+
+/**
+ * Recomputes attempt_stats_hour rows from attempt_stats_minute: the given
+ * (subscription, UTC hour) pairs, or every hour when `keys` is null. Each hour
+ * row is replaced by the sum of its minute rows, never incremented, so it is
+ * right whatever it held before (a rollup from a version that did not know
+ * the hour table, a hand-fixed minute row). Run inside the rollup's
+ * transaction: readers never see the two tables disagree.
+ */
+export async function refreshHourlyStats(client: pg.PoolClient | pg.Pool, keys: { subs: string[]; hours: Date[] } | null): Promise<void> {
+  const hour = "date_bin('1 hour', m.bucket, TIMESTAMPTZ '2000-01-01 00:00:00+00')";
+  const source = keys
+    ? `FROM unnest($1::text[], $2::timestamptz[]) AS k(sub, hour)
+       JOIN attempt_stats_minute m ON m.subscription_id = k.sub AND m.bucket >= k.hour AND m.bucket < k.hour + interval '1 hour'`
+    : "FROM attempt_stats_minute m";
+  await client.query(
+    `INSERT INTO attempt_stats_hour AS h (subscription_id, bucket, attempts, delivered, retried, dead_lettered, abandoned, latency_hist)
+     SELECT m.subscription_id, ${hour}, sum(m.attempts), sum(m.delivered), sum(m.retried), sum(m.dead_lettered), sum(m.abandoned),
+            ${sumHistogramsSql("m.latency_hist")}
+     ${source}
+     GROUP BY 1, 2
+     ON CONFLICT (subscription_id, bucket) DO UPDATE SET
+       attempts = EXCLUDED.attempts, delivered = EXCLUDED.delivered, retried = EXCLUDED.retried,
+       dead_lettered = EXCLUDED.dead_lettered, abandoned = EXCLUDED.abandoned, latency_hist = EXCLUDED.latency_hist`,
+    keys ? [keys.subs, keys.hours] : [],
+  );
+}
+
 type Agg = { sub: string; bucket: string; attempts: number; delivered: number; retried: number; dead: number; abandoned: number; hist: number[] };
 
 /**
- * Folds attempts newer than the watermark into attempt_stats_minute, in chunks,
+ * Folds attempts newer than the watermark into attempt_stats_minute (and the
+ * hours it touched into attempt_stats_hour), in chunks,
  * each chunk and its watermark in one transaction (so a crash never counts an
  * attempt twice). Returns the number of attempts folded in.
  */
@@ -162,9 +193,17 @@ export async function rollupAttemptStats(
             list.map((a) => `{${a.hist.join(",")}}`),
           ],
         );
+        const hours = new Map<string, { sub: string; hour: Date }>();
+        for (const a of list) {
+          const hour = new Date(Math.floor(Date.parse(a.bucket) / HOUR_MS) * HOUR_MS);
+          hours.set(`${a.sub}\u0000${hour.getTime()}`, { sub: a.sub, hour });
+        }
+        const touched = [...hours.values()];
+        await refreshHourlyStats(client, { subs: touched.map((t) => t.sub), hours: touched.map((t) => t.hour) });
       }
       await client.query("UPDATE dashboard_rollups SET last_id = $1, updated_at = now() WHERE name = 'attempt_stats'", [hi]);
       await client.query(`DELETE FROM attempt_stats_minute WHERE bucket < now() - interval '${STATS_RETENTION}'`);
+      await client.query(`DELETE FROM attempt_stats_hour WHERE bucket < now() - interval '${STATS_RETENTION}'`);
       await client.query("COMMIT");
     } catch (err) {
       await client.query("ROLLBACK").catch(() => {});
