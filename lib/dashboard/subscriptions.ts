@@ -1,10 +1,11 @@
-// Subscription health: success rate and latency from attempt_stats_minute (the
-// sampler's per-minute rollup), queue counts from the partial indexes on the
-// live rows (deliveries_sub_due, deliveries_sub_in_flight, deliveries_dlq), last error
-// from the newest attempts (attempts_sub_started). No scan of delivered rows.
+// Subscription health: success rate and latency from attempt_stats_hour and
+// attempt_stats_minute (the sampler's rollups), queue counts from
+// delivery_state_counts (trigger-kept, migration 0006) with the oldest dead
+// letter from deliveries_dlq, last error from the newest attempts
+// (attempts_sub_started). No scan of queue or delivered rows.
 import { z } from "zod";
 import { AppError, notFound } from "../errors";
-import { addHistograms, quantileFromHistogram } from "./latency";
+import { quantileFromHistogram, sumHistogramsSql } from "./latency";
 import { attemptsFor, db, DELIVERY_COLUMNS, iso, toDeliveryLite, type Db, type DeliveryRow } from "./sql";
 import type { DeliveryLite } from "./describe";
 import { DELIVERY_STATES } from "../ledger/states";
@@ -24,7 +25,7 @@ export type SubscriptionHealth = {
   lastError: { at: string; statusCode: number | null; errorClass: string | null; message: string | null } | null;
 };
 
-// Queue counts stop at this many: a 10,000-row backlog is "10,000+" without counting further.
+// Pending and scheduled counts are reported up to COUNT_CAP + 1: the pages show a bigger backlog as "10,000+".
 export const COUNT_CAP = 10_000;
 
 type StatRow = { subscription_id: string; attempts: number; delivered: number; hist: number[] | null };
@@ -41,55 +42,73 @@ function toWindow(r: StatRow | undefined): WindowStats {
   };
 }
 
-/** Per-subscription attempt totals and latency histograms since `since` (attempt_stats_minute pk). */
+const HOUR_MS = 3600_000;
+
+/**
+ * Per-subscription attempt totals and summed latency histograms since `since`:
+ * whole UTC hours from attempt_stats_hour, the partial hour before the first
+ * whole one from attempt_stats_minute (both by primary key). The same sums as
+ * reading every minute row since `since`, because an hour row is the sum of
+ * its minute rows; one row per subscription leaves the database.
+ */
 async function statsSince(pool: Db, ids: string[], since: Date): Promise<Map<string, StatRow>> {
-  const { rows } = await pool.query<{ subscription_id: string; attempts: number; delivered: number; hists: number[][] }>(
+  const firstWholeHour = new Date(Math.ceil(since.getTime() / HOUR_MS) * HOUR_MS);
+  const { rows } = await pool.query<StatRow>(
     `SELECT subscription_id, sum(attempts)::int AS attempts, sum(delivered)::int AS delivered,
-            array_agg(latency_hist) AS hists
-     FROM attempt_stats_minute WHERE subscription_id = ANY($1::text[]) AND bucket >= $2
+            ${sumHistogramsSql("latency_hist")} AS hist
+     FROM (
+       SELECT subscription_id, attempts, delivered, latency_hist FROM attempt_stats_minute
+       WHERE subscription_id = ANY($1::text[]) AND bucket >= $2 AND bucket < $3
+       UNION ALL
+       SELECT subscription_id, attempts, delivered, latency_hist FROM attempt_stats_hour
+       WHERE subscription_id = ANY($1::text[]) AND bucket >= $3
+     ) w
      GROUP BY subscription_id`,
-    [ids, since],
+    [ids, since, firstWholeHour],
   );
-  const out = new Map<string, StatRow>();
-  for (const r of rows) {
-    // array_agg of equal-length int[] arrives as a 2-D array
-    const hist = (r.hists ?? []).reduce<number[]>((acc, h) => addHistograms(acc, h ?? []), []);
-    out.set(r.subscription_id, { subscription_id: r.subscription_id, attempts: r.attempts, delivered: r.delivered, hist });
-  }
-  return out;
+  return new Map(rows.map((r) => [r.subscription_id, r]));
 }
 
 async function queueCounts(pool: Db, ids: string[]) {
-  // deliveries_sub_due and deliveries_sub_in_flight (0002) for the live
-  // states, deliveries_dlq for the DLQ; never the delivered rows.
-  const { rows } = await pool.query<{ subscription_id: string; state: string; n: number; oldest: Date | null }>(
-    `SELECT s.id AS subscription_id, q.state, q.n, q.oldest
-     FROM unnest($1::text[]) AS s(id)
-     CROSS JOIN LATERAL (
-       SELECT 'pending' AS state, count(*)::int AS n, NULL::timestamptz AS oldest FROM (
-         SELECT 1 FROM deliveries d WHERE d.subscription_id = s.id AND d.state IN ('pending', 'scheduled') AND d.state = 'pending' LIMIT $2) x
-       UNION ALL
-       SELECT 'scheduled', count(*)::int, NULL FROM (
-         SELECT 1 FROM deliveries d WHERE d.subscription_id = s.id AND d.state IN ('pending', 'scheduled') AND d.state = 'scheduled' LIMIT $2) x
-       UNION ALL
-       SELECT 'in_flight', count(*)::int, NULL FROM deliveries d WHERE d.subscription_id = s.id AND d.state = 'in_flight'
-       UNION ALL
-       SELECT 'dead_letter', count(*)::int, min(dead_lettered_at) FROM deliveries d
-       WHERE d.subscription_id = s.id AND d.state = 'dead_letter'
-     ) q`,
-    [ids, COUNT_CAP + 1],
+  // Counts from delivery_state_counts, summed over backends as every reader of
+  // it does (lib/metrics/ledger.ts); pending and scheduled still stop at
+  // COUNT_CAP + 1 so the pages show "10,000+" as before. The oldest dead
+  // letter: one seek per (subscription, reason) on deliveries_dlq
+  // (subscription_id, dead_letter_reason, dead_lettered_at); reason '' is a
+  // NULL reason (or, in principle, an empty one).
+  const { rows } = await pool.query<{ subscription_id: string; state: string; n: string; oldest: Date | null }>(
+    `SELECT c.subscription_id, c.state, c.n,
+            CASE WHEN c.state <> 'dead_letter' THEN NULL
+                 WHEN c.reason = '' THEN least(
+                   (SELECT min(d.dead_lettered_at) FROM deliveries d
+                    WHERE d.subscription_id = c.subscription_id AND d.state = 'dead_letter' AND d.dead_letter_reason IS NULL),
+                   (SELECT min(d.dead_lettered_at) FROM deliveries d
+                    WHERE d.subscription_id = c.subscription_id AND d.state = 'dead_letter' AND d.dead_letter_reason = ''))
+                 ELSE (SELECT min(d.dead_lettered_at) FROM deliveries d
+                       WHERE d.subscription_id = c.subscription_id AND d.state = 'dead_letter' AND d.dead_letter_reason = c.reason)
+            END AS oldest
+     FROM (SELECT subscription_id, state, reason, sum(n)::bigint AS n FROM delivery_state_counts
+           WHERE subscription_id = ANY($1::text[]) AND state IN ('pending', 'scheduled', 'in_flight', 'dead_letter')
+           GROUP BY 1, 2, 3 HAVING sum(n) <> 0) c`,
+    [ids],
   );
   const out = new Map<string, { pending: number; scheduled: number; inFlight: number; deadLetter: number; oldest: string | null }>();
   for (const id of ids) out.set(id, { pending: 0, scheduled: 0, inFlight: 0, deadLetter: 0, oldest: null });
   for (const r of rows) {
     const c = out.get(r.subscription_id)!;
-    if (r.state === "pending") c.pending = r.n;
-    else if (r.state === "scheduled") c.scheduled = r.n;
-    else if (r.state === "in_flight") c.inFlight = r.n;
+    const n = Number(r.n);
+    if (r.state === "pending") c.pending += n;
+    else if (r.state === "scheduled") c.scheduled += n;
+    else if (r.state === "in_flight") c.inFlight += n;
     else if (r.state === "dead_letter") {
-      c.deadLetter = r.n;
-      c.oldest = iso(r.oldest);
+      c.deadLetter += n;
+      const oldest = iso(r.oldest);
+      if (oldest && (!c.oldest || oldest < c.oldest)) c.oldest = oldest;
     }
+  }
+  for (const c of out.values()) {
+    c.pending = Math.min(c.pending, COUNT_CAP + 1);
+    c.scheduled = Math.min(c.scheduled, COUNT_CAP + 1);
   }
   return out;
 }
