@@ -9,11 +9,19 @@ export type WorkerPolicy = BackoffPolicy & { timeoutMs: number; classify: Classi
 
 const cache = new Map<string, WorkerPolicy>();
 
+/** `raw`: the stored JSON text (the claim returns it as text, so a cache hit costs no parse) or a parsed object. */
 export function readPolicy(raw: unknown): WorkerPolicy {
-  const key = JSON.stringify(raw ?? {});
+  const key = typeof raw === "string" ? raw : JSON.stringify(raw ?? {});
   const hit = cache.get(key);
   if (hit) return hit;
-  const p = (raw && typeof raw === "object" ? raw : {}) as Record<string, unknown>;
+  let parsed: unknown = raw;
+  if (typeof raw === "string")
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      parsed = {};
+    }
+  const p = (parsed && typeof parsed === "object" ? parsed : {}) as Record<string, unknown>;
   const posInt = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : undefined);
   const ladder =
     Array.isArray(p.ladderSeconds) && p.ladderSeconds.length > 0 && p.ladderSeconds.every((n) => typeof n === "number" && n >= 0)

@@ -23,7 +23,8 @@ export type ClaimedRow = {
   trigger: string;
   actor: string | null;
   url: string;
-  retryPolicy: Record<string, unknown>;
+  /** The subscription's retry_policy as JSON text (rows of one subscription share it; worker/policy.ts caches by it). */
+  retryPolicy: string;
   rateLimitPerSecond: number | null;
   payload: Buffer;
 };
@@ -40,8 +41,8 @@ export async function claimDeliveries(
   db: pg.Pool | pg.PoolClient,
   opts: { owner: string; limit: number; perSubscription: number; leaseSlackSeconds: number; excludeSubscriptions: string[] },
 ): Promise<ClaimedRow[]> {
-  const { rows } = await db.query(
-    `WITH subs AS MATERIALIZED (
+  const { rows } = await db.query({
+    text: `WITH subs AS MATERIALIZED (
        SELECT s.id, s.url, s.retry_policy, s.rate_limit_per_second,
               s.max_concurrency - (SELECT count(*) FROM deliveries f WHERE f.subscription_id = s.id AND f.state = 'in_flight') AS room
        FROM subscriptions s
@@ -72,9 +73,9 @@ export async function claimDeliveries(
      RETURNING d.id, d.delivery_key AS "deliveryKey", d.subscription_id AS "subscriptionId", d.event_id AS "eventId",
                cand.prev_state AS "prevState", d.leased_at::text AS "claimToken", d.attempt_count AS "attemptCount", d.total_attempts AS "totalAttempts",
                d.run_started_at AS "runStartedAt", d.next_attempt_at AS "dueAt", d.next_trigger AS trigger, d.next_actor AS actor,
-               s.url, s.retry_policy AS "retryPolicy", s.rate_limit_per_second AS "rateLimitPerSecond", e.payload`,
-    [opts.owner, opts.limit, opts.perSubscription, opts.excludeSubscriptions, opts.leaseSlackSeconds],
-  );
+               s.url, s.retry_policy::text AS "retryPolicy", s.rate_limit_per_second AS "rateLimitPerSecond", e.payload`,
+    values: [opts.owner, opts.limit, opts.perSubscription, opts.excludeSubscriptions, opts.leaseSlackSeconds],
+  });
   return rows as ClaimedRow[];
 }
 
@@ -112,8 +113,8 @@ const OUTCOME = { delivered: "delivered", scheduled: "retry", dead_letter: "dead
 export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, results: AttemptResult[]): Promise<AttemptResult[]> {
   if (results.length === 0) return [];
   const col = <K extends keyof AttemptResult>(k: K) => results.map((r) => r[k]);
-  const { rows } = await db.query<{ ord: string }>(
-    `WITH r AS (
+  const { rows } = await db.query<{ ord: string }>({
+    text: `WITH r AS (
        SELECT * FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::int[], $6::text[], $7::text[], $8::text[],
                             $9::timestamptz[], $10::int[], $11::text[], $12::int[], $13::jsonb[], $14::text[], $15::bool[], $16::text[], $17::text[],
                             $18::timestamptz[]) WITH ORDINALITY
@@ -163,7 +164,7 @@ export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, r
        RETURNING 1
      )
      SELECT ord FROM upd`,
-    [
+    values: [
       owner,
       col("id"),
       col("state"),
@@ -183,7 +184,7 @@ export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, r
       col("actor"),
       col("claimToken"),
     ],
-  );
+  });
   return rows.map((r) => results[Number(r.ord) - 1]);
 }
 

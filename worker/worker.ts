@@ -4,6 +4,7 @@
 import os from "node:os";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import type client from "prom-client";
 import type { Logger } from "pino";
 import { logger as rootLogger } from "../lib/log";
 import { classifyAttempt, DEAD_LETTER_REASONS } from "../lib/ledger/classify";
@@ -73,7 +74,8 @@ export class DeliveryWorker {
   readonly sender: Sender;
   private readonly limiter = new RateLimiter();
   private readonly wake = new Wakeup();
-  private readonly inflight = new Map<string, InFlight>();
+  /** One entry per claim (after a reap this worker may hold a newer claim of the same row). */
+  private readonly inflight = new Set<InFlight>();
   private results: AttemptResult[] = [];
   private flushing: Promise<void> | null = null;
   private secrets = new Map<string, { at: number; plain: string[] }>();
@@ -148,10 +150,11 @@ export class DeliveryWorker {
         continue;
       }
       let rows: ClaimedRow[];
+      const asked = Math.min(batchSize, room);
       try {
         rows = await claimDeliveries(this.pool, {
           owner: this.workerId,
-          limit: Math.min(batchSize, room),
+          limit: asked,
           perSubscription: this.config.perSubscription,
           leaseSlackSeconds: this.config.leaseSlackMs / 1000,
           excludeSubscriptions: this.limiter.exhausted(),
@@ -166,19 +169,33 @@ export class DeliveryWorker {
         await this.refreshSecrets(rows);
         for (const row of rows) this.dispatch(row);
       }
-      if (rows.length < Math.min(batchSize, room)) await this.wake.wait(pollIntervalMs);
+      if (rows.length < asked) await this.wake.wait(pollIntervalMs);
     }
   }
 
   private dispatch(row: ClaimedRow) {
     const entry: InFlight = { row, started: false };
-    // Keyed by claim, not by row: after a reap this worker may hold a newer claim of the same row.
-    this.inflight.set(claimKey(row), entry);
+    this.inflight.add(entry);
     void this.process(entry).catch((err) => {
       // process() does not throw by design; if it does, the lease expires and the reaper recovers the row.
       this.log.error({ err, delivery: row.id }, "unexpected error processing a delivery");
-      this.inflight.delete(claimKey(row));
+      this.inflight.delete(entry);
     });
+  }
+
+  /** prom-client children per label set, so a delivery's metrics do not hash their labels each time. */
+  private readonly attemptCounters = new Map<string, { total: client.Counter.Internal; duration: client.Histogram.Internal<string> }>();
+
+  private countAttempt(subscription: string, outcome: string, errorClass: string, seconds: number) {
+    const key = `${subscription}\u0000${outcome}\u0000${errorClass}`;
+    let c = this.attemptCounters.get(key);
+    if (!c) {
+      if (this.attemptCounters.size > 10_000) this.attemptCounters.clear();
+      c = { total: attemptsTotal.labels(subscription, outcome, errorClass), duration: attemptDuration.labels(outcome) };
+      this.attemptCounters.set(key, c);
+    }
+    c.total.inc();
+    c.duration.observe(seconds);
   }
 
   private async process(entry: InFlight) {
@@ -192,7 +209,7 @@ export class DeliveryWorker {
     if (secrets.length === 0) {
       // Never send unsigned. The lease runs out and the reaper returns the row.
       this.log.error({ delivery: row.id, subscription: row.subscriptionId }, "no signing secret could be loaded; not sending");
-      this.inflight.delete(claimKey(row));
+      this.inflight.delete(entry);
       return;
     }
     entry.started = true;
@@ -209,7 +226,6 @@ export class DeliveryWorker {
 
     const now = new Date();
     const attemptInRun = row.attemptCount + 1;
-    const max = maxAttempts(policy);
     const verdict = classifyAttempt(res, policy.classify);
     const retryAfterSeconds = parseRetryAfter(res.retryAfter, now);
     let state: AttemptResult["state"];
@@ -256,16 +272,16 @@ export class DeliveryWorker {
       trigger: row.trigger,
       actor: row.actor,
     });
-    this.inflight.delete(claimKey(row));
+    this.inflight.delete(entry);
 
     const outcome = state === "scheduled" ? "retry" : state;
-    attemptsTotal.inc({ subscription: row.subscriptionId, outcome, error_class: verdict.errorClass ?? "none" });
-    attemptDuration.observe({ outcome }, res.durationMs / 1000);
+    this.countAttempt(row.subscriptionId, outcome, verdict.errorClass ?? "none", res.durationMs / 1000);
     // One line per attempt. Successes at debug: at thousands a second, info would drown the failures.
+    if (state === "delivered" && !this.log.isLevelEnabled("debug")) return;
     const line = {
       delivery: row.id,
       subscription: row.subscriptionId,
-      attempt: `${attemptInRun}/${max}`,
+      attempt: `${attemptInRun}/${maxAttempts(policy)}`,
       status: res.statusCode,
       errorClass: verdict.errorClass,
       durationMs: res.durationMs,
@@ -435,11 +451,11 @@ export class DeliveryWorker {
     await this.loopDone;
     const graceUntil = Date.now() + this.config.shutdownGraceMs;
     // Not yet on the wire (waiting on a rate limit): released untouched at once.
-    const unsent = [...this.inflight.values()].filter((e) => !e.started);
+    const unsent = [...this.inflight].filter((e) => !e.started);
     this.holding.abort();
     this.log.info({ inFlight: this.inflight.size - unsent.length, graceMs: this.config.shutdownGraceMs }, "stopping: waiting for in-flight requests");
-    while ([...this.inflight.values()].some((e) => e.started) && Date.now() < graceUntil) await sleep(25);
-    const late = [...this.inflight.values()].filter((e) => e.started);
+    while ([...this.inflight].some((e) => e.started) && Date.now() < graceUntil) await sleep(25);
+    const late = [...this.inflight].filter((e) => e.started);
     if (late.length) {
       this.sender.abortAll();
       await sleep(50); // let aborted sends settle before the last flush
@@ -470,8 +486,4 @@ export class DeliveryWorker {
 
 export function startWorker(opts: WorkerOptions): DeliveryWorker {
   return new DeliveryWorker(opts).start();
-}
-
-function claimKey(row: ClaimedRow): string {
-  return `${row.id}@${row.claimToken}`;
 }
