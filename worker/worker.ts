@@ -77,6 +77,8 @@ export class DeliveryWorker {
   /** One entry per claim (after a reap this worker may hold a newer claim of the same row). */
   private readonly inflight = new Set<InFlight>();
   private results: AttemptResult[] = [];
+  /** The batch of results being written now. */
+  private writing: AttemptResult[] = [];
   private flushing: Promise<void> | null = null;
   private secrets = new Map<string, { at: number; plain: string[] }>();
   private listener: pg.Client | null = null;
@@ -158,6 +160,7 @@ export class DeliveryWorker {
           perSubscription: this.config.perSubscription,
           leaseSlackSeconds: this.config.leaseSlackMs / 1000,
           excludeSubscriptions: this.limiter.exhausted(),
+          answered: this.answered(),
         });
         this.dbOk();
       } catch (err) {
@@ -343,8 +346,9 @@ export class DeliveryWorker {
     let failures = 0;
     while (this.results.length > 0) {
       const batch = this.results.splice(0, 1000);
+      this.writing = batch;
       try {
-        const applied = await writeResults(this.pool, this.workerId, batch);
+        const applied = await writeResults(this.pool, this.workerId, batch).finally(() => (this.writing = []));
         if (applied.length < batch.length)
           this.log.warn(
             { lost: batch.filter((r) => !applied.includes(r)).map((r) => r.id) },
@@ -361,6 +365,14 @@ export class DeliveryWorker {
         await sleep(dbBackoff(failures));
       }
     }
+  }
+
+  /** Ids of claimed rows whose answer is in and whose result is not yet written. */
+  private answered(): string[] {
+    const ids: string[] = [];
+    for (const r of this.writing) ids.push(r.id);
+    for (const r of this.results) ids.push(r.id);
+    return ids;
   }
 
   private async drainResults() {
