@@ -18,12 +18,41 @@ export async function createApiToken(
   return { id, token, name, role: opts.role };
 }
 
-export async function findTokenPrincipal(prisma: PrismaClient, token: string) {
-  const row = await prisma.apiToken.findUnique({ where: { tokenHash: hashToken(token) } });
+export type TokenPrincipal = { kind: "token"; id: string; name: string; role: Role; actor: string };
+
+/**
+ * How long a producer token's lookup is reused in this process: a revoked
+ * producer token keeps publishing for at most this long (per process). Producers
+ * are the machine callers at thousands of requests a second (BENCHMARKS.md F5);
+ * the producer role can do nothing but publish. Every other role is read from
+ * the database on every request, so revoking a person's or an integration's
+ * token takes effect at once. Unknown tokens are never cached, so a new token
+ * works at once.
+ */
+export const TOKEN_CACHE_TTL_MS = 5_000;
+const CACHE_MAX = 1_000;
+const cache = new Map<string, { principal: TokenPrincipal; until: number }>();
+
+/** For tests: forget every cached lookup. */
+export function clearTokenCache(): void {
+  cache.clear();
+}
+
+export async function findTokenPrincipal(prisma: PrismaClient, token: string): Promise<TokenPrincipal | null> {
+  const hash = hashToken(token);
+  const hit = cache.get(hash);
+  if (hit && hit.until > Date.now()) return { ...hit.principal };
+  if (hit) cache.delete(hash);
+  const row = await prisma.apiToken.findUnique({ where: { tokenHash: hash } });
   if (!row || row.revokedAt) return null;
   // last_used_at is informational, to the minute: writing it on every call made a
   // hot-row update per published event (BENCHMARKS.md F5). A failure must not fail the call.
   if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() > 60_000)
     prisma.apiToken.update({ where: { id: row.id }, data: { lastUsedAt: new Date() } }).catch(() => {});
-  return { kind: "token" as const, id: row.id, name: row.name, role: row.role as Role, actor: `token:${row.name}` };
+  const principal: TokenPrincipal = { kind: "token", id: row.id, name: row.name, role: row.role as Role, actor: `token:${row.name}` };
+  if (principal.role === "producer") {
+    if (cache.size >= CACHE_MAX) cache.clear();
+    cache.set(hash, { principal, until: Date.now() + TOKEN_CACHE_TTL_MS });
+  }
+  return { ...principal };
 }
