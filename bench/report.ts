@@ -94,16 +94,6 @@ export function renderMarkdown(report: Any): string {
       "≥ 90%",
       yes(f.withBad?.completed && f.keptPct >= 90),
     );
-  if (f?.whatIfWithoutDeliveriesDueIndex)
-    add(
-      "5",
-      "What-if: the same with the global deliveries_due index dropped (proposed migration)",
-      `healthy ${n(f.whatIfWithoutDeliveriesDueIndex.perSecond)}/s with it`,
-      `${n(f.alone?.perSecond)}/s without it`,
-      `${n(f.whatIfWithoutDeliveriesDueIndex.keptPct, 1)}% kept`,
-      "≥ 90%",
-      "(what-if)",
-    );
   const rd = r.redrive_pacing;
   if (rd) {
     add(
@@ -131,8 +121,6 @@ export function renderMarkdown(report: Any): string {
   if (ds)
     for (const [name, q] of Object.entries<Any>(ds.queries ?? {}))
       add("7", `Dashboard: ${name}`, `p50 ${n(q.p50, 1)} ms, p95 ${n(q.p95, 1)} ms${q.error ? `; error: ${String(q.error).slice(0, 80)}` : ""}`, `${n(q.n)} calls`, `p95 / target ${n(q.p95 / 150, 2)}`, "p95 < 150 ms", yes(q.meetsTarget));
-  for (const [name, q] of Object.entries<Any>(ds?.whatIf ?? {}))
-    if (typeof q === "object") add("7", `What-if: ${name} (proposed migration)`, `p50 ${n(q.p50, 1)} ms, p95 ${n(q.p95, 1)} ms`, `${n(q.n)} calls`, `p95 / target ${n(q.p95 / 150, 2)}`, "p95 < 150 ms", "(what-if)");
   for (const [key, label] of [
     ["routeHandlerInNodeHttp", "route handler in node:http"],
     ["nextStart", "next start"],

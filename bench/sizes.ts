@@ -12,7 +12,7 @@ export function sizesFor(mode: Mode) {
     drainWorkers: tiny ? [1] : [1, 2, 4],
     cronSweepSeconds: full ? 20 : tiny ? 1 : 4,
     retry: { retries: full ? 5_000 : tiny ? 100 : 1_000, spreadSeconds: full ? 30 : tiny ? 2 : 8, freshPerSecond: full ? 2_000 : tiny ? 200 : 2_000, subscriptions: 20, leadInSeconds: tiny ? 1 : 3 },
-    fairness: { healthy: full ? 30_000 : tiny ? 500 : 8_000, healthySubs: 10, bad: full ? 10_000 : tiny ? 100 : 10_000, timeoutMs: full ? 90_000 : 40_000, whatIf: !tiny },
+    fairness: { healthy: full ? 30_000 : tiny ? 500 : 8_000, healthySubs: 10, bad: full ? 10_000 : tiny ? 100 : 10_000, timeoutMs: full ? 90_000 : 40_000 },
     redrive: {
       deadLetters: full ? 10_000 : tiny ? 100 : 2_000,
       ratePerSecond: full ? 500 : tiny ? 100 : 500,
@@ -21,7 +21,7 @@ export function sizesFor(mode: Mode) {
       subscriptions: 10,
     },
     ingest: { events: full ? 20_000 : tiny ? 200 : 2_000, concurrency: 32 },
-    dashboard: { events: full ? 500_000 : tiny ? 2_000 : 50_000, subscriptions: 200, iterations: full ? 100 : tiny ? 5 : 30, whatIf: !tiny },
+    dashboard: { events: full ? 500_000 : tiny ? 2_000 : 50_000, subscriptions: 200, iterations: full ? 100 : tiny ? 5 : 30 },
   };
 }
 export type Sizes = ReturnType<typeof sizesFor>;

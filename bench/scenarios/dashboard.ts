@@ -15,7 +15,7 @@ import { createPrisma } from "../../lib/db/prisma";
 import { refreshHourlyStats, rollupAttemptStats, sampleDlq } from "../../lib/dlq/sampler";
 import { LATENCY_BOUNDS_MS, LATENCY_BUCKETS } from "../../lib/dashboard/latency";
 
-export type DashboardSizes = { events: number; subscriptions: number; iterations: number; whatIf?: boolean };
+export type DashboardSizes = { events: number; subscriptions: number; iterations: number };
 
 async function load(db: pg.Pool, s: DashboardSizes, log: (m: string) => void) {
   const c = await db.connect();
@@ -262,25 +262,7 @@ export async function runDashboard(benchPg: BenchPg, s: DashboardSizes, log: (m:
       out[name] = { ...sm, meetsTarget: !slow, ...(error ? { error } : {}), ...(slow ? { topStatements: await topStatements(db, benchPg.statStatements, 3) } : {}) };
       log(`dashboard: ${name}: p50 ${sm.p50} ms, p95 ${sm.p95} ms${error ? ` (error: ${error})` : ""}`);
     }
-    // What-if (BENCHMARKS.md): the health list without 0001's deliveries_due index, whose
-    // plan makes queueCounts walk every due row once per subscription.
-    let whatIf: Record<string, unknown> | undefined;
-    if (s.whatIf) {
-      await db.query("DROP INDEX IF EXISTS deliveries_due"); // gone since migration 0007; kept for older schemas
-      await db.query("ANALYZE deliveries");
-      const ms: number[] = [];
-      for (let i = 0; i < 3; i++) await findSubscriptionHealth({}, db);
-      const end = performance.now() + 10_000;
-      for (let i = 0; i < Math.min(20, s.iterations) && performance.now() < end; i++) {
-        const t = performance.now();
-        await findSubscriptionHealth({}, db);
-        ms.push(performance.now() - t);
-      }
-      whatIf = { "subscription health list without deliveries_due": summary(ms), note: "DROP INDEX deliveries_due in this scratch database only: a proposed change" };
-      log(`dashboard: what-if health list without deliveries_due: ${JSON.stringify(summary(ms))}`);
-    }
     return {
-      ...(whatIf ? { whatIf } : {}),
       loaded: counts[0],
       loadSeconds,
       loadTimings: timings,

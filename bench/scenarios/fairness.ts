@@ -14,7 +14,7 @@ async function healthyDrain(
   benchPg: BenchPg,
   healthyRx: Receiver,
   badRx: Receiver | null,
-  opts: { healthy: number; healthySubs: number; bad: number; timeoutMs: number; label: string; dropDueIndex?: boolean },
+  opts: { healthy: number; healthySubs: number; bad: number; timeoutMs: number; label: string },
 ) {
   const url = await benchPg.create(`fair_${opts.label}`);
   const db = new pg.Pool({ connectionString: url, max: 3 });
@@ -26,9 +26,6 @@ async function healthyDrain(
     await seedDeliveries(db, { prefix: "bad_", count: opts.bad, subs: ["bad"] });
   }
   await seedDeliveries(db, { prefix: "ok_", count: opts.healthy, subs });
-  // What-if (BENCHMARKS.md): without 0001's global deliveries_due index, the claim's per-subscription
-  // LATERAL can only use 0002's deliveries_sub_due.
-  if (opts.dropDueIndex) await db.query("DROP INDEX IF EXISTS deliveries_due"); // gone since migration 0007; kept for older schemas
   await db.query("VACUUM ANALYZE");
   await db.query("CHECKPOINT").catch(() => {});
   const workers = await startWorkers(db, url, 1);
@@ -56,13 +53,10 @@ export async function runFairness(
   benchPg: BenchPg,
   receiver: Receiver,
   badReceiver: Receiver,
-  opts: { healthy: number; healthySubs: number; bad: number; timeoutMs: number; whatIf?: boolean },
+  opts: { healthy: number; healthySubs: number; bad: number; timeoutMs: number },
 ) {
   const alone = await healthyDrain(benchPg, receiver, null, { ...opts, label: "alone" });
   const withBad = await healthyDrain(benchPg, receiver, badReceiver, { ...opts, label: "with_bad" });
-  const whatIf = opts.whatIf
-    ? await healthyDrain(benchPg, receiver, badReceiver, { ...opts, label: "with_bad_no_due_index", dropDueIndex: true })
-    : undefined;
   return {
     worker: "one process: node bin/hookledger.mjs worker; defaults (max_concurrency 10 per subscription)",
     healthySubscriptions: opts.healthySubs,
@@ -72,8 +66,5 @@ export async function runFairness(
     withBad,
     keptPct: round((100 * withBad.perSecond) / alone.perSecond, 1),
     targetPct: 90,
-    ...(whatIf
-      ? { whatIfWithoutDeliveriesDueIndex: { ...whatIf, keptPct: round((100 * whatIf.perSecond) / alone.perSecond, 1), note: "DROP INDEX deliveries_due in this scratch database only: a proposed change, not the repository's schema" } }
-      : {}),
   };
 }
