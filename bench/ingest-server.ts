@@ -1,12 +1,13 @@
 // The ingest route handler (app/api/v1/events/route.ts, the same function
 // `next start` serves) mounted in a plain node:http server, in its own process.
-//   POST /api/v1/events   the real handler: bearer token, zod, publishEvent in a transaction
+//   POST /api/v1/events   the real handler: bearer token (producer lookups cached, lib/auth/tokens.ts),
+//                         zod, then group commit (lib/events/ingest.ts): concurrent events in one
+//                         raw-pg statement per group
 //   POST /noop            the same adapter (body read, web Request built, JSON Response written)
 //                         around a handler that does nothing: the reference for this server
-//   POST /what-if/one-statement   a sketch of the proposed fix (BENCHMARKS.md), not the product:
-//                         the same validation and bytes, the token checked and the event and its
-//                         deliveries written in ONE statement over raw pg (no interactive
-//                         transaction, no per-request last_used_at write)
+//   POST /what-if/one-statement   the earlier sketch (BENCHMARKS.md F5), kept for comparison with the
+//                         route: the same validation and bytes, the token checked and ONE event and
+//                         its deliveries written in one statement per request over raw pg, no grouping
 // Prints "READY <port>".
 import http from "node:http";
 import type { AddressInfo } from "node:net";

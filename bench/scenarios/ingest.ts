@@ -79,7 +79,7 @@ async function measure(
     const a2 = (await db.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n as number;
     whatIf = {
       oneStatementRawPg: { ...one, fanOut: round((a2 - b2) / one.events, 2), ratioToReference: round(one.perSecond / reference.perSecond, 3) },
-      note: "bench/ingest-server.ts /what-if/one-statement: a sketch of the proposed fix, not the product's route",
+      note: "bench/ingest-server.ts /what-if/one-statement: one statement per event, no grouping (the earlier sketch); the route groups concurrent events (lib/events/ingest.ts)",
     };
   }
   const peakRssMb = server.child.peakRssMb();
