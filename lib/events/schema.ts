@@ -4,7 +4,8 @@ import { ZEventTypeName } from "../subscriptions/schema";
 export const SUBJECT_KEY_RE = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 // Subject values are stored as PostgreSQL text and jsonb, which hold neither
 // U+0000 nor a lone UTF-16 surrogate: refused here as bad input (400), not
-// discovered by the INSERT (which would fail the caller with a 500).
+// discovered by the INSERT, where it would fail its whole group's statement
+// (lib/events/ingest.ts then retries that group event by event).
 const UNSTORABLE_RE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 export const ZSubject = z
