@@ -144,12 +144,12 @@ export function renderMarkdown(report: Any): string {
     if (w)
       add(
         "8",
-        `What-if: one statement over raw pg, same validation and bytes (bench/ingest-server.ts; proposed fix)`,
+        `Comparison: one statement per event over raw pg, ungrouped (bench/ingest-server.ts)`,
         `${n(w.perSecond)} events/s (p50 ${n(w.latencyMs?.p50, 1)} ms, fan-out ${n(w.fanOut, 1)})`,
         `same server, no-op handler ${n(x.referenceNoopPerSecond)}/s`,
         pct(w.ratioToReference),
         "≥ 2,000 events/s",
-        "(what-if)",
+        "(comparison)",
       );
   }
 
