@@ -1,9 +1,8 @@
 // EXPLAIN (ANALYZE, BUFFERS) of the worker's hot-path statements (worker/sql.ts)
 // on a fresh 40,000-row backlog over 20 subscriptions, each inside a rolled-back
 // transaction. The SQL is captured from the real functions, not copied.
-//   node bin/run-ts.mjs bench/explain-hot-path.ts [--skew] [--drop-due-index] [--full-plans]
+//   node bin/run-ts.mjs bench/explain-hot-path.ts [--skew] [--full-plans]
 //   --skew            10,000 older due rows on one subscription first (the fairness scenario's shape)
-//   --drop-due-index  DROP INDEX deliveries_due first (the proposed migration; scratch database only)
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 
@@ -21,7 +20,6 @@ try {
   await createSubs(db, subs.map((id) => ({ id, url: "http://127.0.0.1:9/ok", tenant: id })));
   if (flag("--skew")) await seedDeliveries(db, { prefix: "old_", count: 10_000, subs: [subs[0]] });
   await seedDeliveries(db, { prefix: "evt_", count: 40_000, subs });
-  if (flag("--drop-due-index")) await db.query("DROP INDEX deliveries_due");
   await db.query("VACUUM ANALYZE");
 
   let captured: { q: string; p: unknown[] } = { q: "", p: [] };
