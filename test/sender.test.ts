@@ -35,7 +35,10 @@ describe("Sender", () => {
   it("a hang is an ambiguous timeout; a request still queued for the one connection times out unsent and never reaches the endpoint", async () => {
     const sender = new Sender({ allowPrivate: true, connectionsPerOrigin: 1 });
     try {
-      const [onWire, queued] = await Promise.all([sender.send(req("/hang", "k-wire")), sender.send(req("/hang", "k-queued"))]);
+      // The queued request's deadline comes well before the first one's, so it is certainly still
+      // waiting for the only connection when it expires (equal deadlines raced on a loaded CI box:
+      // the first abort freed the connection and the second request went out before its own timer).
+      const [onWire, queued] = await Promise.all([sender.send(req("/hang", "k-wire", 1_500)), sender.send(req("/hang", "k-queued", 200))]);
       expect(onWire).toMatchObject({ outcome: "error", errorClass: "timeout", ambiguous: true, statusCode: null });
       expect(queued).toMatchObject({ outcome: "error", errorClass: "timeout", ambiguous: false, statusCode: null });
       expect(queued.errorMessage).toMatch(/not sent/);
