@@ -9,18 +9,16 @@ export type WorkerPolicy = BackoffPolicy & { timeoutMs: number; classify: Classi
 
 const cache = new Map<string, WorkerPolicy>();
 
-/** `raw`: the stored JSON text (the claim returns it as text, so a cache hit costs no parse) or a parsed object. */
-export function readPolicy(raw: unknown): WorkerPolicy {
-  const key = typeof raw === "string" ? raw : JSON.stringify(raw ?? {});
-  const hit = cache.get(key);
+/** `text`: the stored retry_policy as JSON text (the claim returns it as text, so a cache hit costs no parse). */
+export function readPolicy(text: string): WorkerPolicy {
+  const hit = cache.get(text);
   if (hit) return hit;
-  let parsed: unknown = raw;
-  if (typeof raw === "string")
-    try {
-      parsed = JSON.parse(raw);
-    } catch {
-      parsed = {};
-    }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = {};
+  }
   const p = (parsed && typeof parsed === "object" ? parsed : {}) as Record<string, unknown>;
   const posInt = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : undefined);
   const ladder =
@@ -38,6 +36,6 @@ export function readPolicy(raw: unknown): WorkerPolicy {
     classify,
   };
   if (cache.size > 10_000) cache.clear();
-  cache.set(key, policy);
+  cache.set(text, policy);
   return policy;
 }

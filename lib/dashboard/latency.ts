@@ -12,12 +12,8 @@ export function latencyBucket(ms: number): number {
   return LATENCY_BOUNDS_MS.length;
 }
 
-/** Sums histograms element-wise (missing entries count as 0). */
-export function addHistograms(a: number[], b: number[]): number[] {
-  const out = new Array(Math.max(a.length, b.length, LATENCY_BUCKETS)).fill(0);
-  for (let i = 0; i < out.length; i++) out[i] = (a[i] ?? 0) + (b[i] ?? 0);
-  return out;
-}
+/** The width of an attempt_stats_hour bucket (UTC hours). */
+export const STATS_HOUR_MS = 3_600_000;
 
 /**
  * The q-quantile (0..1) estimated from a histogram, interpolating linearly

@@ -5,7 +5,7 @@
 // (attempts_sub_started). No scan of queue or delivered rows.
 import { z } from "zod";
 import { AppError, notFound } from "../errors";
-import { quantileFromHistogram, sumHistogramsSql } from "./latency";
+import { quantileFromHistogram, STATS_HOUR_MS, sumHistogramsSql } from "./latency";
 import { attemptsFor, db, DELIVERY_COLUMNS, iso, toDeliveryLite, type Db, type DeliveryRow } from "./sql";
 import type { DeliveryLite } from "./describe";
 import { DELIVERY_STATES } from "../ledger/states";
@@ -42,8 +42,6 @@ function toWindow(r: StatRow | undefined): WindowStats {
   };
 }
 
-const HOUR_MS = 3600_000;
-
 /**
  * Per-subscription attempt totals and summed latency histograms since `since`:
  * whole UTC hours from attempt_stats_hour, the partial hour before the first
@@ -52,7 +50,7 @@ const HOUR_MS = 3600_000;
  * its minute rows; one row per subscription leaves the database.
  */
 async function statsSince(pool: Db, ids: string[], since: Date): Promise<Map<string, StatRow>> {
-  const firstWholeHour = new Date(Math.ceil(since.getTime() / HOUR_MS) * HOUR_MS);
+  const firstWholeHour = new Date(Math.ceil(since.getTime() / STATS_HOUR_MS) * STATS_HOUR_MS);
   const { rows } = await pool.query<StatRow>(
     `SELECT subscription_id, sum(attempts)::int AS attempts, sum(delivered)::int AS delivered,
             ${sumHistogramsSql("latency_hist")} AS hist

@@ -11,7 +11,7 @@
 import type pg from "pg";
 import { getPool } from "../db/pool";
 import { logger } from "../log";
-import { latencyBucket, LATENCY_BUCKETS, sumHistogramsSql } from "../dashboard/latency";
+import { latencyBucket, LATENCY_BUCKETS, STATS_HOUR_MS, sumHistogramsSql } from "../dashboard/latency";
 import { connectGuarded, releaseGuarded } from "../db/client";
 
 const DLQ_LOCK = 7_431_401;
@@ -79,8 +79,6 @@ export async function sampleDlq(pool: pg.Pool = getPool(), opts: { minGapMs?: nu
     releaseGuarded(client);
   }
 }
-
-const HOUR_MS = 3600_000;
 
 /**
  * Recomputes attempt_stats_hour rows from attempt_stats_minute: the given
@@ -195,7 +193,7 @@ export async function rollupAttemptStats(
         );
         const hours = new Map<string, { sub: string; hour: Date }>();
         for (const a of list) {
-          const hour = new Date(Math.floor(Date.parse(a.bucket) / HOUR_MS) * HOUR_MS);
+          const hour = new Date(Math.floor(Date.parse(a.bucket) / STATS_HOUR_MS) * STATS_HOUR_MS);
           hours.set(`${a.sub}\u0000${hour.getTime()}`, { sub: a.sub, hour });
         }
         const touched = [...hours.values()];
