@@ -165,7 +165,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     } else {
       this.finish(
         onWire
-          ? failure("timeout", `No answer within ${this.timeoutMs} ms; the request may have been received.`, true)
+          ? this.noAnswer()
           : failure("timeout", `No connection to the endpoint was free within ${this.timeoutMs} ms; the request was not sent.`, false),
       );
     }
@@ -206,10 +206,14 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (this.done) return;
     // The status line arrived; a broken body does not change what the receiver answered.
     if (this.headers) return this.respond();
-    if ((err as { code?: string }).code === "UND_ERR_HEADERS_TIMEOUT")
-      return this.finish(failure("timeout", `No answer within ${this.timeoutMs} ms; the request may have been received.`, true));
+    if ((err as { code?: string }).code === "UND_ERR_HEADERS_TIMEOUT") return this.finish(this.noAnswer());
     const [errorClass, ambiguous] = classifyError(err);
     this.finish(failure(errorClass, describe(err), ambiguous));
+  }
+
+  /** A timeout after the request went out: the receiver may have it. */
+  private noAnswer() {
+    return failure("timeout", `No answer within ${this.timeoutMs} ms; the request may have been received.`, true);
   }
 
   private respond() {
