@@ -22,7 +22,7 @@
 import type pg from "pg";
 import { getPool } from "../db/pool";
 import { AppError } from "../errors";
-import { envelopeBytes, subjectValues, type PublishedDelivery, type PublishResult } from "./publish";
+import { alreadyPublished, eventRow, type EventRow, type PublishedDelivery, type PublishResult } from "./publish";
 import type { TCreateEvent } from "./schema";
 
 /** Statements in flight at once. Two keep PostgreSQL's two cores busy: one group executes while the other waits for its flush. */
@@ -30,16 +30,7 @@ const MAX_IN_FLIGHT = 2;
 /** Events per statement at most (a group is whatever arrived during the previous write, up to this). */
 const MAX_GROUP = 256;
 
-type Row = {
-  id: string;
-  type: string;
-  payload: Buffer;
-  occurredAt: Date;
-  tenant: string | null;
-  subject: string;
-  subjectValues: string[];
-};
-type Waiter = { row: Row; resolve: (r: PublishResult) => void; reject: (e: unknown) => void };
+type Waiter = { row: EventRow; resolve: (r: PublishResult) => void; reject: (e: unknown) => void };
 
 // Ordered by id so that two groups racing on the same ids take their unique-index
 // locks in the same order (no deadlock between groups).
@@ -78,20 +69,6 @@ WHERE e.id = ANY($1::text[])`;
 
 type OutRow = { event_id: string; id: string | null; subscription_id: string | null; delivery_key: string | null };
 
-function toRow(event: TCreateEvent): Row {
-  const occurredAt = event.occurredAt ? new Date(event.occurredAt) : new Date();
-  const subject = event.subject ?? {};
-  return {
-    id: event.id,
-    type: event.type,
-    payload: envelopeBytes(event, occurredAt),
-    occurredAt,
-    tenant: subject.tenant !== undefined ? String(subject.tenant) : null,
-    subject: JSON.stringify(subject),
-    subjectValues: subjectValues(subject),
-  };
-}
-
 function byEvent(rows: OutRow[]): Map<string, PublishedDelivery[]> {
   const out = new Map<string, PublishedDelivery[]>();
   for (const r of rows) {
@@ -103,14 +80,10 @@ function byEvent(rows: OutRow[]): Map<string, PublishedDelivery[]> {
   return out;
 }
 
-function conflict(id: string, type: string): AppError {
-  return new AppError("conflict", `Event ${id} was already published with type ${type}; event ids are unique.`);
-}
-
 const RETRYABLE = new Set(["40P01", "40001"]); // deadlock, serialization failure
 
 /** The event ids of `group` written, and their deliveries, with one statement (one commit). */
-async function insertGroup(pool: pg.Pool, group: Row[]): Promise<Map<string, PublishedDelivery[]>> {
+async function insertGroup(pool: pg.Pool, group: EventRow[]): Promise<Map<string, PublishedDelivery[]>> {
   const cols: [string[], string[], Buffer[], Date[], (string | null)[], string[], string[], number[], number[]] = [[], [], [], [], [], [], [], [], []];
   for (const r of group) {
     cols[0].push(r.id);
@@ -165,7 +138,7 @@ async function writeGroup(pool: pg.Pool, waiters: Waiter[], attempt = 0): Promis
     }
     ws[0].resolve({ eventId: id, created: true, deliveries });
     for (const w of ws.slice(1)) {
-      if (w.row.type !== ws[0].row.type) w.reject(conflict(id, ws[0].row.type));
+      if (w.row.type !== ws[0].row.type) w.reject(alreadyPublished(id, ws[0].row.type));
       else w.resolve({ eventId: id, created: false, deliveries: deliveries.map((d) => ({ ...d })) });
     }
   }
@@ -186,7 +159,7 @@ async function writeGroup(pool: pg.Pool, waiters: Waiter[], attempt = 0): Promis
     const type = types.get(id);
     for (const w of leaders.get(id)!) {
       if (type === undefined) retry.push(w); // the conflicting row is gone again (cannot happen today: events are never deleted)
-      else if (type !== w.row.type) w.reject(conflict(id, type));
+      else if (type !== w.row.type) w.reject(alreadyPublished(id, type));
       else w.resolve({ eventId: id, created: false, deliveries: found.get(id)!.map((d) => ({ ...d })) });
     }
   }
@@ -205,7 +178,7 @@ export class GroupPublisher {
   constructor(private readonly pool: () => pg.Pool = getPool) {}
 
   publish(event: TCreateEvent): Promise<PublishResult> {
-    const row = toRow(event);
+    const row = eventRow(event);
     return new Promise<PublishResult>((resolve, reject) => {
       this.queue.push({ row, resolve, reject });
       // Requests parsed in the same turn of the event loop go out together.

@@ -23,25 +23,52 @@ export function subjectValues(subject: Record<string, string | number>): string[
   return [...out];
 }
 
+/** The events row for a validated event, as publishEvent and the grouped ingest (./ingest.ts) both store it. */
+export type EventRow = {
+  id: string;
+  type: string;
+  payload: Buffer;
+  occurredAt: Date;
+  tenant: string | null;
+  /** The subject as JSON text. */
+  subject: string;
+  subjectValues: string[];
+};
+
+export function eventRow(event: TCreateEvent): EventRow {
+  const occurredAt = event.occurredAt ? new Date(event.occurredAt) : new Date();
+  const subject = event.subject ?? {};
+  return {
+    id: event.id,
+    type: event.type,
+    payload: envelopeBytes(event, occurredAt),
+    occurredAt,
+    tenant: subject.tenant !== undefined ? String(subject.tenant) : null,
+    subject: JSON.stringify(subject),
+    subjectValues: subjectValues(subject),
+  };
+}
+
+/** The 409 for an id already published with another type. */
+export function alreadyPublished(id: string, type: string): AppError {
+  return new AppError("conflict", `Event ${id} was already published with type ${type}; event ids are unique.`);
+}
+
 export async function publishEvent(tx: Tx, input: TCreateEvent): Promise<PublishResult> {
   const parsed = ZCreateEvent.safeParse(input);
   if (!parsed.success) throw fromZod(parsed.error);
   const event = parsed.data;
-  const occurredAt = event.occurredAt ? new Date(event.occurredAt) : new Date();
-  const subject = event.subject ?? {};
-  const tenant = subject.tenant !== undefined ? String(subject.tenant) : null;
-  const payload = envelopeBytes(event, occurredAt);
+  const row = eventRow(event);
 
   const inserted = await tx.$queryRaw<{ id: string }[]>`
     INSERT INTO events (id, type, payload, occurred_at, tenant, subject, subject_values)
-    VALUES (${event.id}, ${event.type}, ${payload}, ${occurredAt}, ${tenant}, ${JSON.stringify(subject)}::jsonb, ${subjectValues(subject)}::text[])
+    VALUES (${row.id}, ${row.type}, ${row.payload}, ${row.occurredAt}, ${row.tenant}, ${row.subject}::jsonb, ${row.subjectValues}::text[])
     ON CONFLICT (id) DO NOTHING
     RETURNING id`;
 
   if (inserted.length === 0) {
     const existing = await tx.$queryRaw<{ type: string }[]>`SELECT type FROM events WHERE id = ${event.id}`;
-    if (existing[0] && existing[0].type !== event.type)
-      throw new AppError("conflict", `Event ${event.id} was already published with type ${existing[0].type}; event ids are unique.`);
+    if (existing[0] && existing[0].type !== event.type) throw alreadyPublished(event.id, existing[0].type);
     const deliveries = await tx.$queryRaw<PublishedDelivery[]>`
       SELECT id, subscription_id AS "subscriptionId", delivery_key AS "deliveryKey"
       FROM deliveries WHERE event_id = ${event.id} ORDER BY subscription_id`;
@@ -55,7 +82,7 @@ export async function publishEvent(tx: Tx, input: TCreateEvent): Promise<Publish
     SELECT encode(sha256(convert_to(s.id || ':' || ${event.id}, 'UTF8')), 'hex'), ${event.id}, s.id, ${event.type}
     FROM subscriptions s
     WHERE (s.event_types @> ARRAY[${event.type}]::text[] OR s.event_types @> ARRAY['*']::text[])
-      AND (s.tenant IS NULL OR s.tenant = ${tenant})
+      AND (s.tenant IS NULL OR s.tenant = ${row.tenant})
     ORDER BY s.id
     RETURNING id, subscription_id AS "subscriptionId", delivery_key AS "deliveryKey"`;
   if (deliveries.length > 0) await tx.$executeRaw`SELECT pg_notify('hookledger_deliveries', '')`;
