@@ -16,6 +16,7 @@ const benchPg = await openBenchPg({});
 try {
   const url = await benchPg.create("explain");
   const db = new pg.Pool({ connectionString: url, max: 2 });
+  db.on("error", () => {});
   const subs = Array.from({ length: 20 }, (_, i) => `sub_${String(i + 1).padStart(2, "0")}`);
   await createSubs(db, subs.map((id) => ({ id, url: "http://127.0.0.1:9/ok", tenant: id })));
   if (flag("--skew")) await seedDeliveries(db, { prefix: "old_", count: 10_000, subs: [subs[0]] });
@@ -23,8 +24,14 @@ try {
   await db.query("VACUUM ANALYZE");
 
   let captured: { q: string; p: unknown[] } = { q: "", p: [] };
-  const capture = { query: async (q: string, p: unknown[]) => ((captured = { q, p }), { rows: [] }) } as unknown as pg.Pool;
+  // The functions call query(text, values) or query({ text, values }).
+  const capture = {
+    query: async (q: string | { text: string; values: unknown[] }, p?: unknown[]) => (
+      (captured = typeof q === "string" ? { q, p: p ?? [] } : { q: q.text, p: q.values }), { rows: [] }
+    ),
+  } as unknown as pg.Pool;
   const c = await db.connect();
+  c.on("error", () => {});
   const explain = async (label: string) => {
     await c.query("BEGIN");
     const { rows } = await c.query(`EXPLAIN (ANALYZE, BUFFERS) ${captured.q}`, captured.p);
