@@ -4,7 +4,7 @@
 import { Agent, buildConnector } from "undici";
 import type { Dispatcher } from "undici";
 import type { IncomingHttpHeaders } from "node:http";
-import { signatureHeader } from "../lib/signing/standard-webhooks";
+import { secretKey, signatureHeader } from "../lib/signing/standard-webhooks";
 import type { ErrorClass, SendResult } from "../lib/ledger/classify";
 import { checkIpLiteral, checkedLookup, TargetBlockedError, type LookupFunction } from "../lib/net/ssrf";
 import pkg from "../package.json" with { type: "json" };
@@ -73,12 +73,8 @@ export class Sender {
   send(req: SendRequest): Promise<SendResult> {
     const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const timestamp = req.timestamp ?? Math.floor(Date.now() / 1000);
-    let url: URL;
-    try {
-      url = new URL(req.url);
-    } catch {
-      return Promise.resolve({ ...failure("network", `The subscription URL ${JSON.stringify(req.url)} is not a valid URL.`, false), durationMs: 0 });
-    }
+    const url = this.target(req.url);
+    if (!url) return Promise.resolve({ ...failure("network", `The subscription URL ${JSON.stringify(req.url)} is not a valid URL.`, false), durationMs: 0 });
     return new Promise<SendResult>((resolve) => {
       const x = new Exchange(timeoutMs, (r) => {
         this.active.delete(x);
@@ -89,7 +85,7 @@ export class Sender {
         this.agent.dispatch(
           {
             origin: url.origin,
-            path: url.pathname + url.search,
+            path: url.path,
             method: "POST",
             headers: {
               "content-type": "application/json",
@@ -97,7 +93,7 @@ export class Sender {
               "webhook-id": req.deliveryKey,
               "idempotency-key": req.deliveryKey,
               "webhook-timestamp": String(timestamp),
-              "webhook-signature": signatureHeader(req.secrets, req.deliveryKey, timestamp, req.body),
+              "webhook-signature": signatureHeader(req.secrets.map(this.key), req.deliveryKey, timestamp, req.body),
             },
             body: req.body,
             headersTimeout: timeoutMs,
@@ -111,6 +107,36 @@ export class Sender {
       }
     });
   }
+
+  // Per-request work that depends only on the subscription: its URL parsed and
+  // its secrets decoded once, not on every send (a drain sends thousands a
+  // second to the same few URLs). Bounded: cleared when they grow past 10,000.
+  private readonly targets = new Map<string, { origin: string; path: string } | null>();
+  private readonly keys = new Map<string, Buffer>();
+
+  private target(raw: string): { origin: string; path: string } | null {
+    let t = this.targets.get(raw);
+    if (t === undefined) {
+      try {
+        const u = new URL(raw);
+        t = { origin: u.origin, path: u.pathname + u.search };
+      } catch {
+        t = null;
+      }
+      if (this.targets.size >= 10_000) this.targets.clear();
+      this.targets.set(raw, t);
+    }
+    return t;
+  }
+
+  private readonly key = (secret: string): Buffer => {
+    let k = this.keys.get(secret);
+    if (!k) {
+      if (this.keys.size >= 10_000) this.keys.clear();
+      this.keys.set(secret, (k = secretKey(secret)));
+    }
+    return k;
+  };
 
   /** Ends every request still in flight (worker shutdown after its grace period): each reports `shutdown`. */
   abortAll() {
@@ -151,7 +177,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (this.done) return;
     this.done = true;
     clearTimeout(this.timer);
-    this.report({ ...r, durationMs: Math.round(performance.now() - this.started) });
+    (r as SendResult).durationMs = Math.round(performance.now() - this.started); // r is always a fresh object
+    this.report(r as SendResult);
   }
 
   abort(why: "timeout" | "shutdown") {
@@ -247,7 +274,10 @@ function failure(errorClass: ErrorClass, message: string, ambiguous: boolean): O
 
 function flattenHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k] = (Array.isArray(v) ? v.join(", ") : v).slice(0, 1024);
+  for (const k in h) {
+    const v = h[k];
+    if (v !== undefined) out[k] = (typeof v === "string" ? v : v.join(", ")).slice(0, 1024);
+  }
   return out;
 }
 
