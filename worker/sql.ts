@@ -18,8 +18,10 @@ export type ClaimedRow = {
   claimToken: string;
   attemptCount: number;
   totalAttempts: number;
-  runStartedAt: Date;
-  dueAt: Date;
+  /** Epoch milliseconds (a number, not a Date: parsing timestamps is measurable per delivery). */
+  runStartedAt: number;
+  /** Epoch milliseconds. */
+  dueAt: number;
   trigger: string;
   actor: string | null;
   url: string;
@@ -76,7 +78,7 @@ export async function claimDeliveries(
       WHERE d.ctid = cand.ctid AND d.state IN ('pending', 'scheduled')
      RETURNING d.id, d.delivery_key AS "deliveryKey", d.subscription_id AS "subscriptionId", d.event_id AS "eventId",
                cand.prev_state AS "prevState", d.leased_at::text AS "claimToken", d.attempt_count AS "attemptCount", d.total_attempts AS "totalAttempts",
-               d.run_started_at AS "runStartedAt", d.next_attempt_at AS "dueAt", d.next_trigger AS trigger, d.next_actor AS actor,
+               (extract(epoch FROM d.run_started_at) * 1000)::float8 AS "runStartedAt", (extract(epoch FROM d.next_attempt_at) * 1000)::float8 AS "dueAt", d.next_trigger AS trigger, d.next_actor AS actor,
                s.url, s.retry_policy::text AS "retryPolicy", s.rate_limit_per_second AS "rateLimitPerSecond", e.payload`,
     values: [opts.owner, opts.limit, opts.perSubscription, opts.excludeSubscriptions, opts.leaseSlackSeconds, opts.answered ?? []],
   });
@@ -131,6 +133,28 @@ function resultsJson(results: AttemptResult[]): string {
 }
 
 /**
+ * For a result batch with a 410 among it: the subscription disabled and the
+ * audit row, in the same statement (so the same transaction) as the result.
+ * Left out of the statement otherwise: planning and running it for every batch
+ * cost the hot path for what is rare.
+ */
+const GONE = `,
+     gone AS (
+       UPDATE subscriptions s
+          SET state = 'disabled', state_reason = 'The endpoint answered 410 Gone (delivery ' || g.id || ').', updated_at = now()
+         FROM (SELECT DISTINCT ON (subscription_id) subscription_id, id FROM upd WHERE dl_reason = 'gone' ORDER BY subscription_id, id) g
+        WHERE s.id = g.subscription_id AND s.state <> 'disabled'
+       RETURNING s.id, g.id AS delivery_id
+     ),
+     aud AS (
+       INSERT INTO audit_entries (actor, action, target_type, target_id, reason, details)
+       SELECT 'system', 'subscription.disable', 'subscription', gone.id, 'The endpoint answered 410 Gone.',
+              jsonb_build_object('deliveryId', gone.delivery_id, 'statusCode', 410, 'to', 'disabled')
+         FROM gone
+       RETURNING 1
+     )`;
+
+/**
  * Writes a batch of attempt results in one statement: the guarded delivery
  * updates, one attempt row each, and for a 410 the subscription disabled with
  * its audit row (same statement, so same transaction). Rows whose lease this
@@ -179,21 +203,7 @@ export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, r
               r.status_code, r.error_class, r.error_message, r.retry_after, r.headers, r.excerpt, $1, r.ambiguous
          FROM upd u JOIN r ON r.ord = u.ord
        RETURNING 1
-     ),
-     gone AS (
-       UPDATE subscriptions s
-          SET state = 'disabled', state_reason = 'The endpoint answered 410 Gone (delivery ' || g.id || ').', updated_at = now()
-         FROM (SELECT DISTINCT ON (subscription_id) subscription_id, id FROM upd WHERE dl_reason = 'gone' ORDER BY subscription_id, id) g
-        WHERE s.id = g.subscription_id AND s.state <> 'disabled'
-       RETURNING s.id, g.id AS delivery_id
-     ),
-     aud AS (
-       INSERT INTO audit_entries (actor, action, target_type, target_id, reason, details)
-       SELECT 'system', 'subscription.disable', 'subscription', gone.id, 'The endpoint answered 410 Gone.',
-              jsonb_build_object('deliveryId', gone.delivery_id, 'statusCode', 410, 'to', 'disabled')
-         FROM gone
-       RETURNING 1
-     )
+     )${results.some((r) => r.deadLetterReason === "gone") ? GONE : ""}
      SELECT ord FROM upd`,
     // One JSON parameter (a native stringify) rather than seventeen arrays escaped element by element.
     values: [owner, resultsJson(results)],

@@ -217,7 +217,7 @@ export class DeliveryWorker {
     }
     entry.started = true;
     const startedAt = new Date();
-    schedulingLateness.observe(Math.max(0, (startedAt.getTime() - new Date(row.dueAt).getTime()) / 1000));
+    schedulingLateness.observe(Math.max(0, (startedAt.getTime() - row.dueAt) / 1000));
     const res = await this.sender.send({
       url: row.url,
       deliveryKey: row.deliveryKey,
