@@ -36,12 +36,15 @@ export function renderMarkdown(report: Any): string {
     const d = r[`drain_${w}w`];
     if (!d) continue;
     const ok = w === 1 ? (d.completed && d.perSecond >= 5000) : null;
+    // A repeated drain (the one-worker target) is held against its own ceiling, measured just before it.
+    const ref = d.ceilingPerSecond ?? ceiling;
+    const reps = Array.isArray(d.repeats) && d.repeats.length > 1 ? d.repeats : null;
     add(
       "2",
-      `Drain ${n(d.deliveries)} deliveries, ${w} worker process${w > 1 ? "es" : ""} (attempt rows: ${n(d.attemptRows)})`,
-      `${n(d.perSecond)}/s (${n(d.seconds, 2)} s)`,
-      `ceiling ${n(ceiling)}/s`,
-      ceiling ? pct(d.perSecond / ceiling) : "—",
+      `Drain ${n(d.deliveries)} deliveries, ${w} worker process${w > 1 ? "es" : ""} (attempt rows: ${n(d.attemptRows)})${reps ? `: median of ${reps.length} runs` : ""}`,
+      `${n(d.perSecond)}/s (${n(d.seconds, 2)} s)${reps ? `; the ${reps.length} runs: ${reps.map((x: Any) => `${n(x.perSecond)}/s at a ${n(x.ceilingPerSecond)}/s ceiling`).join(", ")}` : ""}`,
+      `ceiling ${n(ref)}/s`,
+      ref ? pct(d.perSecond / ref) : "—",
       w === 1 ? "≥ 5,000/s (stretch 10,000/s)" : "—",
       w === 1 ? yes(ok) + (d.perSecond >= 10000 ? " (stretch met)" : "") : "—",
     );

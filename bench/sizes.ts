@@ -10,6 +10,8 @@ export function sizesFor(mode: Mode) {
     ceiling: { requests: full ? 100_000 : tiny ? 2_000 : 20_000, concurrency: 200, connections: 50 },
     drain: { deliveries: full ? 40_000 : tiny ? 1_000 : 10_000, subscriptions: 20, timeoutMs: full ? 120_000 : 40_000 },
     drainWorkers: tiny ? [1] : [1, 2, 4],
+    /** The one-worker drain (the target) is run this many times, each after its own ceiling measurement; the median is reported. */
+    drainRepeats: full ? 3 : 1,
     cronSweepSeconds: full ? 20 : tiny ? 1 : 4,
     retry: { retries: full ? 5_000 : tiny ? 100 : 1_000, spreadSeconds: full ? 30 : tiny ? 2 : 8, freshPerSecond: full ? 2_000 : tiny ? 200 : 2_000, subscriptions: 20, leadInSeconds: tiny ? 1 : 3 },
     fairness: { healthy: full ? 30_000 : tiny ? 500 : 8_000, healthySubs: 10, bad: full ? 10_000 : tiny ? 100 : 10_000, timeoutMs: full ? 90_000 : 40_000 },

@@ -6,15 +6,27 @@ import fs from "node:fs";
 
 const HZ = 100; // USER_HZ on Linux
 
-function procCpu(pid: number): { cpu: number; ppid: number } | null {
+function procCpu(pid: number): { cpu: number; ppid: number; reaped: number } | null {
   try {
     const s = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
     const rest = s.slice(s.lastIndexOf(")") + 2).split(" ");
-    // after "pid (comm) ": state ppid ... utime(14th field overall = rest[11]) stime(rest[12])
-    return { ppid: Number(rest[1]), cpu: (Number(rest[11]) + Number(rest[12])) / HZ };
+    // after "pid (comm) ": state ppid ... utime(14th field overall = rest[11]) stime(rest[12]) cutime cstime (children already reaped)
+    return { ppid: Number(rest[1]), cpu: (Number(rest[11]) + Number(rest[12])) / HZ, reaped: (Number(rest[13]) + Number(rest[14])) / HZ };
   } catch {
     return null;
   }
+}
+
+/** What a PostgreSQL child process is, from its title ("postgres: autovacuum worker …", "postgres: user db 127.0.0.1(…) idle"). */
+function pgRole(pid: number): string {
+  let title = "";
+  try {
+    title = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ");
+  } catch {
+    return "gone";
+  }
+  const m = /postgres: (autovacuum|walwriter|checkpointer|background writer|walsummarizer|logical replication|io worker)/.exec(title);
+  return m ? m[1].replace(" ", "_") : "backends";
 }
 
 function allPids(): number[] {
@@ -53,6 +65,7 @@ export function cpuMeter(groups: CpuGroups, postmasterPid: number | null) {
   const g0 = resolve();
   const c0 = read(g0);
   const m0 = machineBusy();
+  const reaped0 = postmasterPid ? (procCpu(postmasterPid)?.reaped ?? 0) : 0;
   return () => {
     const wall = (performance.now() - t0) / 1000;
     const g1 = resolve();
@@ -64,8 +77,24 @@ export function cpuMeter(groups: CpuGroups, postmasterPid: number | null) {
       for (const [pid, cpu] of c1[k]) used += cpu - (c0[k]?.get(pid) ?? 0); // backends born during the window count from 0
       cores[k] = Math.round((used / wall) * 100) / 100;
     }
+    // Postgres by role: client backends, autovacuum, WAL writer, checkpointer…; "reaped" is the CPU
+    // of children that exited inside the window (autovacuum workers mostly), which the postmaster's
+    // cutime/cstime collects.
+    let pgRoles: Record<string, number> | undefined;
+    if (postmasterPid && g1.postgres) {
+      const byRole: Record<string, number> = {};
+      for (const [pid, cpu] of c1.postgres) {
+        if (pid === postmasterPid) continue;
+        const role = pgRole(pid);
+        byRole[role] = (byRole[role] ?? 0) + (cpu - (c0.postgres?.get(pid) ?? 0)) / wall;
+      }
+      const reaped = ((procCpu(postmasterPid)?.reaped ?? 0) - reaped0) / wall;
+      if (reaped > 0) byRole.reaped = reaped;
+      cores.postgres = Math.round((cores.postgres + reaped) * 100) / 100;
+      pgRoles = Object.fromEntries(Object.entries(byRole).filter(([, v]) => v >= 0.005).map(([k, v]) => [k, Math.round(v * 100) / 100]));
+    }
     const machine = Math.round(((m1.busy - m0.busy) / wall) * 100) / 100;
     const ours = Object.values(cores).reduce((a, b) => a + b, 0);
-    return { wallSeconds: Math.round(wall * 100) / 100, coresUsed: cores, machineCoresBusy: machine, otherCoresBusy: Math.round(Math.max(0, machine - ours) * 100) / 100 };
+    return { wallSeconds: Math.round(wall * 100) / 100, coresUsed: cores, machineCoresBusy: machine, otherCoresBusy: Math.round(Math.max(0, machine - ours) * 100) / 100, ...(pgRoles ? { postgresByRole: pgRoles } : {}) };
   };
 }

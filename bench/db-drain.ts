@@ -1,0 +1,110 @@
+// The drain without HTTP: the real DeliveryWorker (claim loop, result group
+// commit, worker/sql.ts) in this process, its sender replaced by one that
+// answers 204 after `--answer-ms`, on the drain scenario's backlog. What it
+// measures is what Postgres spends per delivery, with nothing else on the
+// cores but this process: the way to compare hot-path SQL and schema variants
+// quickly (BENCHMARKS.md F1).
+//   node bin/run-ts.mjs bench/db-drain.ts [--deliveries N] [--answer-ms MS] [--runs K] [--variant SQL]…
+//   --variant "name=SQL"  run once more on a database the SQL was applied to first (repeatable)
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+
+process.env.HOOKLEDGER_SECRET_KEY ??= randomBytes(32).toString("base64");
+process.env.LOG_LEVEL ??= "warn";
+const { openBenchPg } = await import("./lib/pg");
+const { createSubs, seedDeliveries, countState, pollUntil } = await import("./lib/seed");
+const { cpuMeter } = await import("./lib/cpu");
+const { resetStatements, topStatements } = await import("./lib/pgstat");
+const { DeliveryWorker } = await import("../worker/worker");
+
+const arg = (f: string, d: string) => {
+  const i = process.argv.indexOf(f);
+  return i > 0 ? process.argv[i + 1] : d;
+};
+const deliveries = Number(arg("--deliveries", "40000"));
+const answerMs = Number(arg("--answer-ms", "2"));
+const runs = Number(arg("--runs", "2"));
+const variants: [string, string][] = [["as is", ""]];
+process.argv.forEach((a, i) => {
+  if (a === "--variant") {
+    const v = process.argv[i + 1];
+    const eq = v.indexOf("=");
+    variants.push([v.slice(0, eq), v.slice(eq + 1)]);
+  }
+});
+
+const benchPg = await openBenchPg({});
+try {
+  for (let run = 1; run <= runs; run++)
+    for (const [name, sql] of variants) {
+      const url = await benchPg.create(`dbdrain_${run}_${name}`);
+      const db = new pg.Pool({ connectionString: url, max: 2 });
+      const subs = Array.from({ length: 20 }, (_, i) => `sub_${String(i + 1).padStart(2, "0")}`);
+      await createSubs(db, subs.map((id) => ({ id, url: "http://127.0.0.1:9/ok", tenant: id, state: "paused" })));
+      await seedDeliveries(db, { prefix: "evt_", count: deliveries, subs, payloadBytes: 1024 });
+      if (sql) await db.query(sql);
+      await db.query("VACUUM ANALYZE");
+      await db.query("CHECKPOINT");
+      // The machine's speed right now: a fixed CPU-bound query, best of three.
+      let refMs = Infinity;
+      for (let i = 0; i < 3; i++) {
+        const t = performance.now();
+        await db.query("SELECT sum(hashtext(i::text)) FROM generate_series(1, 300000) i");
+        refMs = Math.min(refMs, performance.now() - t);
+      }
+      const worker = new DeliveryWorker({ databaseUrl: url, allowPrivateTargets: true, handleSignals: false });
+      (worker.sender as { send: unknown }).send = () =>
+        new Promise((resolve) =>
+          setTimeout(
+            () =>
+              resolve({
+                outcome: "response",
+                statusCode: 204,
+                errorClass: null,
+                errorMessage: null,
+                retryAfter: null,
+                durationMs: answerMs,
+                responseExcerpt: null,
+                responseHeaders: { date: new Date().toUTCString(), connection: "keep-alive", "keep-alive": "timeout=60" },
+                ambiguous: false,
+              }),
+            answerMs,
+          ),
+        );
+      worker.start();
+      await new Promise((r) => setTimeout(r, 300));
+      await resetStatements(db, benchPg.statStatements);
+      await db.query("SELECT pg_stat_reset_shared('wal')");
+      const meter = cpuMeter({ self: [process.pid] }, benchPg.postmasterPid());
+      const t0 = performance.now();
+      await db.query("UPDATE subscriptions SET state = 'active'");
+      await db.query("SELECT pg_notify('hookledger_deliveries', '')");
+      const done = await pollUntil(async () => (await countState(db, "delivered")) >= deliveries, 120_000, 50);
+      const secs = (performance.now() - t0) / 1000;
+      const cpu = meter();
+      const top = await topStatements(db, benchPg.statStatements);
+      // Deterministic proxies for Postgres's work, immune to the machine's speed: WAL and buffer accesses per delivery.
+      const w = (await db.query("SELECT wal_records, wal_fpi, wal_bytes FROM pg_stat_wal")).rows[0];
+      const b = (
+        await db.query(
+          "SELECT sum(shared_blks_hit + shared_blks_read)::float AS hit, sum(shared_blks_dirtied)::float AS dirtied FROM pg_stat_statements WHERE toplevel",
+        )
+      ).rows[0];
+      const proxies = `WAL ${(w.wal_records / deliveries).toFixed(1)} rec ${Math.round(w.wal_bytes / deliveries)} B (fpi ${w.wal_fpi}) buffers ${(b.hit / deliveries).toFixed(1)} dirtied ${(b.dirtied / deliveries).toFixed(2)} /delivery`;
+      await worker.stop();
+      const per = (cores: number) => Math.round(((cores * cpu.wallSeconds) / deliveries) * 1e6);
+      console.log(
+        `run ${run} ${name.padEnd(24)} ${done ? "" : "INCOMPLETE "}${Math.round(deliveries / secs)}/s  pg ${per(cpu.coresUsed.postgres)} µs/delivery (${((per(cpu.coresUsed.postgres) / refMs) * 100).toFixed(0)} per 100 ms of reference, ${Math.round(refMs)} ms)  this process ${per(cpu.coresUsed.self)} µs  ${proxies}  ` +
+          (top ?? [])
+            .filter((t) => !t.nested)
+            .slice(0, 2)
+            .map((t) => `${t.query.slice(0, 16)} ${t.calls}× ${t.meanMs} ms`)
+            .join(", "),
+      );
+      await db.end();
+      await benchPg.drop(url);
+    }
+} finally {
+  await benchPg.close();
+}
+process.exit(0);
