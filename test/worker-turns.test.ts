@@ -1,0 +1,74 @@
+// The claim and the result write take turns (worker/worker.ts inTurn): run
+// side by side they contended inside Postgres and cost ~25% more database CPU
+// per delivery (BENCHMARKS.md F1). A real drain against a real receiver; the
+// worker's pool is watched for how many hot-path statements run at once.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type pg from "pg";
+import { createTestDatabase, type TestDb } from "./db";
+import { createSub, FAST, seedEvents, startReceiver, waitFor, type Receiver } from "./worker-helpers";
+import { DeliveryWorker } from "../worker/worker";
+
+let db: TestDb;
+let r: Receiver;
+beforeAll(async () => {
+  db = await createTestDatabase();
+  // Answers within a few milliseconds, unevenly: results come back while claims run.
+  r = await startReceiver(async (_req, res) => {
+    await new Promise((x) => setTimeout(x, Math.floor(Math.random() * 4)));
+    res.writeHead(204).end();
+  });
+});
+afterAll(async () => {
+  await r?.close();
+  await db?.close();
+});
+
+describe("hot path", () => {
+  it("never runs a claim and a result write at the same time, and drains everything", async () => {
+    const subs = Array.from({ length: 10 }, (_, i) => `sub_turn_${i}`);
+    for (const id of subs) await createSub(db.pool, { id, url: `${r.url}/${id}` });
+    await seedEvents(db.pool, "evt_turn_", 200, subs); // 200 events × 10 subscriptions
+
+    const w = new DeliveryWorker({ databaseUrl: db.url, ...FAST });
+    const kind = (q: unknown) => {
+      const text = typeof q === "string" ? q : (q as { text?: string })?.text ?? "";
+      return text.includes("json_to_recordset") ? "write" : text.includes("WITH subs AS MATERIALIZED") ? "claim" : null;
+    };
+    let running = 0;
+    let maxRunning = 0;
+    const seen = { claim: 0, write: 0 };
+    const query = w.pool.query.bind(w.pool) as (...a: unknown[]) => Promise<unknown>;
+    (w.pool as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = async (...args: unknown[]) => {
+      const k = kind(args[0]);
+      if (!k) return query(...args);
+      seen[k]++;
+      maxRunning = Math.max(maxRunning, ++running);
+      try {
+        return await query(...args);
+      } finally {
+        running--;
+      }
+    };
+    w.start();
+    try {
+      await waitFor(
+        async () => {
+          const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM deliveries WHERE subscription_id = ANY($1) AND state = 'delivered'", [subs]);
+          return rows[0].n === 2_000;
+        },
+        60_000,
+        "2,000 deliveries delivered",
+      );
+    } finally {
+      await w.stop();
+    }
+    expect(seen.claim).toBeGreaterThan(5);
+    expect(seen.write).toBeGreaterThan(5);
+    expect(maxRunning).toBe(1);
+    const { rows } = await db.pool.query(
+      "SELECT count(*)::int AS n, count(DISTINCT delivery_id)::int AS d FROM attempts WHERE subscription_id = ANY($1)",
+      [subs],
+    );
+    expect(rows[0]).toEqual({ n: 2_000, d: 2_000 });
+  }, 90_000);
+});
