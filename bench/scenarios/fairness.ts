@@ -49,14 +49,26 @@ async function healthyDrain(
   }
 }
 
+type Drain = Awaited<ReturnType<typeof healthyDrain>>;
+
 export async function runFairness(
   benchPg: BenchPg,
   receiver: Receiver,
   badReceiver: Receiver,
-  opts: { healthy: number; healthySubs: number; bad: number; timeoutMs: number },
+  opts: { healthy: number; healthySubs: number; bad: number; timeoutMs: number; rounds?: number },
 ) {
-  const alone = await healthyDrain(benchPg, receiver, null, { ...opts, label: "alone" });
-  const withBad = await healthyDrain(benchPg, receiver, badReceiver, { ...opts, label: "with_bad" });
+  // The figure is a ratio of two drains, so it carries the machine's swings
+  // from one minute to the next twice. Rounds alternate which drain goes
+  // first; the median of the paired ratios is reported, with every round.
+  const rounds: { alone: Drain; withBad: Drain; keptPct: number }[] = [];
+  for (let i = 0; i < (opts.rounds ?? 1); i++) {
+    const first = i % 2 === 0 ? "alone" : "with_bad";
+    const a = await healthyDrain(benchPg, receiver, first === "alone" ? null : badReceiver, { ...opts, label: `${first}_${i + 1}` });
+    const b = await healthyDrain(benchPg, receiver, first === "alone" ? badReceiver : null, { ...opts, label: `${first === "alone" ? "with_bad" : "alone"}_${i + 1}` });
+    const [alone, withBad] = first === "alone" ? [a, b] : [b, a];
+    rounds.push({ alone, withBad, keptPct: round((100 * withBad.perSecond) / alone.perSecond, 1) });
+  }
+  const { alone, withBad, keptPct } = [...rounds].sort((x, y) => x.keptPct - y.keptPct)[Math.floor(rounds.length / 2)];
   return {
     worker: "one process: node bin/hookledger.mjs worker; defaults (max_concurrency 10 per subscription)",
     healthySubscriptions: opts.healthySubs,
@@ -64,7 +76,8 @@ export async function runFairness(
     badEndpoint: { deliveriesQueued: opts.bad, behaviour: "reads the request, never answers; subscription timeoutMs 10000" },
     alone,
     withBad,
-    keptPct: round((100 * withBad.perSecond) / alone.perSecond, 1),
+    keptPct,
+    rounds: rounds.length > 1 ? rounds.map((r) => ({ alonePerSecond: r.alone.perSecond, withBadPerSecond: r.withBad.perSecond, keptPct: r.keptPct })) : undefined,
     targetPct: 90,
   };
 }
