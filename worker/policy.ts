@@ -4,6 +4,7 @@
 import type { BackoffPolicy } from "../lib/ledger/backoff";
 import type { ClassifyOverrides } from "../lib/ledger/classify";
 import { DEFAULT_TIMEOUT_MS } from "./sender";
+import { memoized } from "./memo";
 
 export type WorkerPolicy = BackoffPolicy & { timeoutMs: number; classify: ClassifyOverrides };
 
@@ -11,8 +12,10 @@ const cache = new Map<string, WorkerPolicy>();
 
 /** `text`: the stored retry_policy as JSON text (the claim returns it as text, so a cache hit costs no parse). */
 export function readPolicy(text: string): WorkerPolicy {
-  const hit = cache.get(text);
-  if (hit) return hit;
+  return memoized(cache, text, () => parsePolicy(text));
+}
+
+function parsePolicy(text: string): WorkerPolicy {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -28,14 +31,11 @@ export function readPolicy(text: string): WorkerPolicy {
   const classify: ClassifyOverrides = {};
   if (p.classify && typeof p.classify === "object")
     for (const [k, v] of Object.entries(p.classify as Record<string, unknown>)) if (v === "retry" || v === "dead_letter") classify[k] = v;
-  const policy: WorkerPolicy = {
+  return {
     ladderSeconds: ladder,
     maxAgeSeconds: posInt(p.maxAgeSeconds),
     maxAttempts: posInt(p.maxAttempts),
     timeoutMs: posInt(p.timeoutMs) ?? DEFAULT_TIMEOUT_MS,
     classify,
   };
-  if (cache.size > 10_000) cache.clear();
-  cache.set(text, policy);
-  return policy;
 }

@@ -8,6 +8,7 @@ import { secretKey, signatureHeader } from "../lib/signing/standard-webhooks";
 import type { ErrorClass, SendResult } from "../lib/ledger/classify";
 import { checkIpLiteral, checkedLookup, TargetBlockedError, type LookupFunction } from "../lib/net/ssrf";
 import pkg from "../package.json" with { type: "json" };
+import { memoized } from "./memo";
 
 export const USER_AGENT = `hookledger/${pkg.version}`;
 /** attempts.response_excerpt holds at most 4 KB. */
@@ -110,33 +111,22 @@ export class Sender {
 
   // Per-request work that depends only on the subscription: its URL parsed and
   // its secrets decoded once, not on every send (a drain sends thousands a
-  // second to the same few URLs). Bounded: cleared when they grow past 10,000.
+  // second to the same few URLs).
   private readonly targets = new Map<string, { origin: string; path: string } | null>();
   private readonly keys = new Map<string, Buffer>();
 
   private target(raw: string): { origin: string; path: string } | null {
-    let t = this.targets.get(raw);
-    if (t === undefined) {
+    return memoized(this.targets, raw, () => {
       try {
         const u = new URL(raw);
-        t = { origin: u.origin, path: u.pathname + u.search };
+        return { origin: u.origin, path: u.pathname + u.search };
       } catch {
-        t = null;
+        return null;
       }
-      if (this.targets.size >= 10_000) this.targets.clear();
-      this.targets.set(raw, t);
-    }
-    return t;
+    });
   }
 
-  private readonly key = (secret: string): Buffer => {
-    let k = this.keys.get(secret);
-    if (!k) {
-      if (this.keys.size >= 10_000) this.keys.clear();
-      this.keys.set(secret, (k = secretKey(secret)));
-    }
-    return k;
-  };
+  private readonly key = (secret: string): Buffer => memoized(this.keys, secret, () => secretKey(secret));
 
   /** Ends every request still in flight (worker shutdown after its grace period): each reports `shutdown`. */
   abortAll() {

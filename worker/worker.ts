@@ -26,6 +26,7 @@ import {
   type ClaimedRow,
 } from "./sql";
 import { RateLimiter } from "./rate-limit";
+import { memoized } from "./memo";
 
 export const NOTIFY_CHANNEL = "hookledger_deliveries";
 const SECRET_TTL_MS = 5_000;
@@ -205,13 +206,10 @@ export class DeliveryWorker {
   private readonly attemptCounters = new Map<string, { total: client.Counter.Internal; duration: client.Histogram.Internal<string> }>();
 
   private countAttempt(subscription: string, outcome: string, errorClass: string, seconds: number) {
-    const key = `${subscription}\u0000${outcome}\u0000${errorClass}`;
-    let c = this.attemptCounters.get(key);
-    if (!c) {
-      if (this.attemptCounters.size > 10_000) this.attemptCounters.clear();
-      c = { total: attemptsTotal.labels(subscription, outcome, errorClass), duration: attemptDuration.labels(outcome) };
-      this.attemptCounters.set(key, c);
-    }
+    const c = memoized(this.attemptCounters, `${subscription}\u0000${outcome}\u0000${errorClass}`, () => ({
+      total: attemptsTotal.labels(subscription, outcome, errorClass),
+      duration: attemptDuration.labels(outcome),
+    }));
     c.total.inc();
     c.duration.observe(seconds);
   }
