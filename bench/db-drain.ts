@@ -45,13 +45,6 @@ try {
       if (sql) await db.query(sql);
       await db.query("VACUUM ANALYZE");
       await db.query("CHECKPOINT");
-      // The machine's speed right now: a fixed CPU-bound query, best of three.
-      let refMs = Infinity;
-      for (let i = 0; i < 3; i++) {
-        const t = performance.now();
-        await db.query("SELECT sum(hashtext(i::text)) FROM generate_series(1, 300000) i");
-        refMs = Math.min(refMs, performance.now() - t);
-      }
       const worker = new DeliveryWorker({ databaseUrl: url, allowPrivateTargets: true, handleSignals: false });
       (worker.sender as { send: unknown }).send = () =>
         new Promise((resolve) =>
@@ -94,7 +87,7 @@ try {
       await worker.stop();
       const per = (cores: number) => Math.round(((cores * cpu.wallSeconds) / deliveries) * 1e6);
       console.log(
-        `run ${run} ${name.padEnd(24)} ${done ? "" : "INCOMPLETE "}${Math.round(deliveries / secs)}/s  pg ${per(cpu.coresUsed.postgres)} µs/delivery (${((per(cpu.coresUsed.postgres) / refMs) * 100).toFixed(0)} per 100 ms of reference, ${Math.round(refMs)} ms)  this process ${per(cpu.coresUsed.self)} µs  ${proxies}  ` +
+        `run ${run} ${name.padEnd(24)} ${done ? "" : "INCOMPLETE "}${Math.round(deliveries / secs)}/s  pg ${per(cpu.coresUsed.postgres)} µs/delivery  this process ${per(cpu.coresUsed.self)} µs  ${proxies}  ` +
           (top ?? [])
             .filter((t) => !t.nested)
             .slice(0, 2)

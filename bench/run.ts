@@ -23,6 +23,7 @@ const { runDashboard } = await import("./scenarios/dashboard");
 const { runIngest } = await import("./scenarios/ingest");
 const { runCommitLatency } = await import("./scenarios/commit");
 const { sizesFor } = await import("./sizes");
+const { medianBy } = await import("./lib/stats");
 const { renderMarkdown, writeBenchmarksMd } = await import("./report");
 
 const argv = process.argv.slice(2);
@@ -130,7 +131,7 @@ try {
         const ceilingPerSecond = i === 0 && results.ceiling ? (results.ceiling as { perSecond: number }).perSecond : (await runCeiling(rc, S.ceiling)).perSecond;
         runs.push({ ...(await runDrain(bp, rc, { ...S.drain, workers: 1, label: `1w_${i + 1}` })), ceilingPerSecond });
       }
-      const median = [...runs].sort((a, b) => Number(a.perSecond) - Number(b.perSecond))[Math.floor(runs.length / 2)];
+      const median = medianBy(runs, (r) => Number(r.perSecond));
       return { ...median, repeats: runs.map((r) => ({ perSecond: r.perSecond, ceilingPerSecond: r.ceilingPerSecond, completed: r.completed, cpuDuringDrain: r.cpuDuringDrain })) };
     });
   if (flag("--profile") || mode === "full")

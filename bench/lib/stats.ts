@@ -10,6 +10,11 @@ export function summary(values: number[]) {
   return { n: s.length, p50: r(quantile(s, 0.5)), p95: r(quantile(s, 0.95)), p99: r(quantile(s, 0.99)), max: r(s.length ? s[s.length - 1] : null) };
 }
 
+/** The middle item by `value` (the upper middle of an even count): the run that is reported for repeated measurements. */
+export function medianBy<T>(items: T[], value: (x: T) => number): T {
+  return [...items].sort((a, b) => value(a) - value(b))[Math.floor(items.length / 2)];
+}
+
 export const round = (x: number, digits = 0) => {
   const f = 10 ** digits;
   return Math.round(x * f) / f;

@@ -8,7 +8,7 @@ import type { BenchPg } from "../lib/pg";
 import type { Receiver } from "../lib/proc";
 import { createSubs, countState, pollUntil, seedDeliveries } from "../lib/seed";
 import { startWorkers } from "../lib/workers";
-import { round } from "../lib/stats";
+import { medianBy, round } from "../lib/stats";
 
 async function healthyDrain(
   benchPg: BenchPg,
@@ -68,7 +68,7 @@ export async function runFairness(
     const [alone, withBad] = first === "alone" ? [a, b] : [b, a];
     rounds.push({ alone, withBad, keptPct: round((100 * withBad.perSecond) / alone.perSecond, 1) });
   }
-  const { alone, withBad, keptPct } = [...rounds].sort((x, y) => x.keptPct - y.keptPct)[Math.floor(rounds.length / 2)];
+  const { alone, withBad, keptPct } = medianBy(rounds, (r) => r.keptPct);
   return {
     worker: "one process: node bin/hookledger.mjs worker; defaults (max_concurrency 10 per subscription)",
     healthySubscriptions: opts.healthySubs,
