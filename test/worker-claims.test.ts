@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
 import { createSub, seedEvents } from "./worker-helpers";
-import { abandonLeases, claimDeliveries, releaseUnsent, writeResults, type AttemptResult, type ClaimedRow } from "../worker/sql";
+import { abandonLeases, claimDeliveries, releaseUnsent, writeAndClaim, writeResults, type AttemptResult, type ClaimedRow } from "../worker/sql";
 
 let db: TestDb;
 beforeAll(async () => {
@@ -92,5 +92,68 @@ describe("claim tokens", () => {
       const { rows } = await db.pool.query("SELECT outcome, duration_ms FROM attempts WHERE delivery_id = $1 AND outcome = 'delivered'", [first.id]);
       expect(rows).toEqual([{ outcome: "delivered", duration_ms: 222 }]);
     }
+  });
+});
+
+describe("write and claim in one statement", () => {
+  const claim = (answered: string[]) => ({ limit: 10, perSubscription: 10, leaseSlackSeconds: 30, excludeSubscriptions: [], answered });
+  const counts = async (sub: string) =>
+    (
+      await db.pool.query(
+        `SELECT c.state, c.n::int AS counted, (SELECT count(*)::int FROM deliveries d WHERE d.subscription_id = $1 AND d.state = c.state) AS actual
+           FROM (SELECT state, sum(n) AS n FROM delivery_state_counts WHERE subscription_id = $1 GROUP BY state HAVING sum(n) <> 0) c ORDER BY 1`,
+        [sub],
+      )
+    ).rows;
+  const only = async (sub: string) => {
+    // The other describe's subscriptions are left out of these claims.
+    await db.pool.query("UPDATE subscriptions SET state = 'paused' WHERE id <> $1 AND state = 'active'", [sub]);
+  };
+
+  it("writes the answered rows and claims the room they free, with one attempt each and the state counts kept", async () => {
+    await createSub(db.pool, { id: "sub_cycle", url: "http://127.0.0.1:9/hooks", maxConcurrency: 1 });
+    await seedEvents(db.pool, "evt_cycle", 3, ["sub_cycle"]);
+    await only("sub_cycle");
+    const [a] = await claimDeliveries(db.pool, { owner: "w1", ...claim([]) });
+    expect(a).toBeDefined();
+
+    // Its one slot is held by a, and a's answer is in: the same statement writes it and claims the next row.
+    const one = await writeAndClaim(db.pool, "w1", [delivered(a)], claim([a.id]));
+    expect(one.applied.map((r) => r.id)).toEqual([a.id]);
+    expect(one.claimed).toHaveLength(1);
+    const b = one.claimed[0];
+    expect(b.id).not.toBe(a.id);
+    expect(b.payload).toBeInstanceOf(Buffer);
+    expect(typeof b.claimToken).toBe("string");
+
+    // b's answer is in, but the claim is not told so: the snapshot still shows b in flight, so the slot is full.
+    const two = await writeAndClaim(db.pool, "w1", [delivered(b)], claim([]));
+    expect(two.applied.map((r) => r.id)).toEqual([b.id]);
+    expect(two.claimed).toEqual([]);
+
+    const { rows } = await db.pool.query(
+      "SELECT d.state, count(a.id)::int AS attempts FROM deliveries d LEFT JOIN attempts a ON a.delivery_id = d.id WHERE d.subscription_id = 'sub_cycle' GROUP BY d.id, d.state ORDER BY 1",
+    );
+    expect(rows).toEqual([
+      { state: "delivered", attempts: 1 },
+      { state: "delivered", attempts: 1 },
+      { state: "pending", attempts: 0 },
+    ]);
+    // Both updates of deliveries in one statement reach the statement-level counting trigger.
+    for (const c of await counts("sub_cycle")) expect(c.counted).toBe(c.actual);
+    expect((await counts("sub_cycle")).map((c) => c.state)).toEqual(["delivered", "pending"]);
+  });
+
+  it("a batch holding a 410 disables the subscription and claims nothing in the same statement", async () => {
+    await createSub(db.pool, { id: "sub_cycle_gone", url: "http://127.0.0.1:9/hooks" });
+    await seedEvents(db.pool, "evt_cycle_gone", 3, ["sub_cycle_gone"]);
+    await only("sub_cycle_gone");
+    const [a] = await claimDeliveries(db.pool, { owner: "w1", ...claim([]), limit: 1 });
+    const gone: AttemptResult = { ...delivered(a), state: "dead_letter", statusCode: 410, errorClass: "http_4xx", deadLetterReason: "gone" };
+    const out = await writeAndClaim(db.pool, "w1", [gone], claim([a.id]));
+    expect(out).toEqual({ applied: [gone], claimed: [] });
+    const { rows } = await db.pool.query("SELECT state FROM subscriptions WHERE id = 'sub_cycle_gone'");
+    expect(rows[0].state).toBe("disabled");
+    expect((await writeAndClaim(db.pool, "w1", [], claim([]))).claimed).toEqual([]);
   });
 });

@@ -31,28 +31,36 @@ export type ClaimedRow = {
   payload: Buffer;
 };
 
+export type ClaimOptions = {
+  owner: string;
+  limit: number;
+  perSubscription: number;
+  leaseSlackSeconds: number;
+  excludeSubscriptions: string[];
+  /**
+   * This worker's in-flight rows whose answer is in and whose result is
+   * waiting to be written (or is written by the same statement, whose snapshot
+   * still shows them in flight): they are off the wire, so they do not count
+   * against `max_concurrency` (counting them held a drain to the pace of the
+   * result writes: BENCHMARKS.md F1).
+   */
+  answered?: string[];
+};
+
 /**
- * Claims up to `limit` due deliveries of active subscriptions and leases them to
- * `owner`, in one statement (its own transaction: committed before any HTTP).
- * Subscriptions are visited in random order, each contributing at most
- * `perSubscription` rows and no more than its free `max_concurrency` (counted
- * over every worker's in-flight rows), so one district cannot fill the batch.
- * `answered`: this worker's in-flight rows whose answer is in and whose result
- * is waiting to be written; they are off the wire, so they do not count
- * against `max_concurrency` (counting them held a drain to the pace of the
- * result writes: BENCHMARKS.md F1).
- * The lease is the subscription's timeout plus `leaseSlackSeconds`.
+ * The claim as CTEs ending in `claimed`: up to `limit` due deliveries of
+ * active subscriptions, leased to the owner. Subscriptions are visited in
+ * random order, each contributing at most `perSubscription` rows and no more
+ * than its free `max_concurrency` (counted over every worker's in-flight
+ * rows), so one district cannot fill the batch. The lease is the
+ * subscription's timeout plus the slack. `p` names the statement's parameters.
  */
-export async function claimDeliveries(
-  db: pg.Pool | pg.PoolClient,
-  opts: { owner: string; limit: number; perSubscription: number; leaseSlackSeconds: number; excludeSubscriptions: string[]; answered?: string[] },
-): Promise<ClaimedRow[]> {
-  const { rows } = await db.query({
-    text: `WITH subs AS MATERIALIZED (
+const claimCtes = (p: { owner: string; limit: string; perSub: string; exclude: string; slack: string; answered: string }) => `
+     subs AS MATERIALIZED (
        SELECT s.id, s.url, s.retry_policy, s.rate_limit_per_second,
-              s.max_concurrency - (SELECT count(*) FROM deliveries f WHERE f.subscription_id = s.id AND f.state = 'in_flight' AND NOT (f.id = ANY($6::text[]))) AS room
+              s.max_concurrency - (SELECT count(*) FROM deliveries f WHERE f.subscription_id = s.id AND f.state = 'in_flight' AND NOT (f.id = ANY(${p.answered}::text[]))) AS room
        FROM subscriptions s
-       WHERE s.state = 'active' AND NOT (s.id = ANY($4::text[]))
+       WHERE s.state = 'active' AND NOT (s.id = ANY(${p.exclude}::text[]))
        ORDER BY random()
      ),
      cand AS (
@@ -61,26 +69,37 @@ export async function claimDeliveries(
          SELECT d.ctid, d.state, d.event_id FROM deliveries d
          WHERE d.subscription_id = subs.id AND d.state IN ('pending', 'scheduled') AND d.next_attempt_at <= now()
          ORDER BY d.next_attempt_at
-         LIMIT LEAST(subs.room, $3::int, COALESCE(subs.rate_limit_per_second, $3::int))
+         LIMIT LEAST(subs.room, ${p.perSub}::int, COALESCE(subs.rate_limit_per_second, ${p.perSub}::int))
          FOR UPDATE SKIP LOCKED
        ) c
        WHERE subs.room > 0
-       LIMIT $2
-     )
-     UPDATE deliveries d
-        SET state = 'in_flight', lease_owner = $1, leased_at = now(),
-            lease_until = now() + make_interval(secs => (CASE WHEN jsonb_typeof(s.retry_policy->'timeoutMs') = 'number'
-                                                           THEN (s.retry_policy->>'timeoutMs')::numeric ELSE 15000 END) / 1000 + $5::numeric),
-            updated_at = now()
-       FROM cand
-       JOIN subs s ON s.id = cand.sub_id
-       JOIN events e ON e.id = cand.event_id
-      WHERE d.ctid = cand.ctid AND d.state IN ('pending', 'scheduled')
-     RETURNING d.id, d.delivery_key AS "deliveryKey", d.subscription_id AS "subscriptionId", d.event_id AS "eventId",
-               cand.prev_state AS "prevState", d.leased_at::text AS "claimToken", d.attempt_count AS "attemptCount", d.total_attempts AS "totalAttempts",
-               (extract(epoch FROM d.run_started_at) * 1000)::float8 AS "runStartedAt", (extract(epoch FROM d.next_attempt_at) * 1000)::float8 AS "dueAt", d.next_trigger AS trigger, d.next_actor AS actor,
-               s.url, s.retry_policy::text AS "retryPolicy", s.rate_limit_per_second AS "rateLimitPerSecond", e.payload`,
-    values: [opts.owner, opts.limit, opts.perSubscription, opts.excludeSubscriptions, opts.leaseSlackSeconds, opts.answered ?? []],
+       LIMIT ${p.limit}
+     ),
+     claimed AS (
+       UPDATE deliveries d
+          SET state = 'in_flight', lease_owner = ${p.owner}, leased_at = now(),
+              lease_until = now() + make_interval(secs => (CASE WHEN jsonb_typeof(s.retry_policy->'timeoutMs') = 'number'
+                                                             THEN (s.retry_policy->>'timeoutMs')::numeric ELSE 15000 END) / 1000 + ${p.slack}::numeric),
+              updated_at = now()
+         FROM cand
+         JOIN subs s ON s.id = cand.sub_id
+         JOIN events e ON e.id = cand.event_id
+        WHERE d.ctid = cand.ctid AND d.state IN ('pending', 'scheduled')
+       RETURNING d.id, d.delivery_key AS "deliveryKey", d.subscription_id AS "subscriptionId", d.event_id AS "eventId",
+                 cand.prev_state AS "prevState", d.leased_at::text AS "claimToken", d.attempt_count AS "attemptCount", d.total_attempts AS "totalAttempts",
+                 (extract(epoch FROM d.run_started_at) * 1000)::float8 AS "runStartedAt", (extract(epoch FROM d.next_attempt_at) * 1000)::float8 AS "dueAt",
+                 d.next_trigger AS trigger, d.next_actor AS actor,
+                 s.url, s.retry_policy::text AS "retryPolicy", s.rate_limit_per_second AS "rateLimitPerSecond", e.payload
+     )`;
+
+const claimParams = (o: ClaimOptions) => [o.limit, o.perSubscription, o.excludeSubscriptions, o.leaseSlackSeconds, o.answered ?? []];
+
+/** Claims due deliveries (claimCtes) in one statement, its own transaction: committed before any HTTP. */
+export async function claimDeliveries(db: pg.Pool | pg.PoolClient, opts: ClaimOptions): Promise<ClaimedRow[]> {
+  const { rows } = await db.query({
+    text: `WITH ${claimCtes({ owner: "$1", limit: "$2", perSub: "$3", exclude: "$4", slack: "$5", answered: "$6" })}
+     SELECT * FROM claimed`,
+    values: [opts.owner, ...claimParams(opts)],
   });
   return rows as ClaimedRow[];
 }
@@ -154,20 +173,20 @@ const GONE = `,
        RETURNING 1
      )`;
 
+const hasGone = (results: AttemptResult[]) => results.some((r) => r.deadLetterReason === "gone");
+
 /**
- * Writes a batch of attempt results in one statement: the guarded delivery
- * updates, one attempt row each, and for a 410 the subscription disabled with
- * its audit row (same statement, so same transaction). Rows whose lease this
- * worker no longer holds are left alone (the reaper recorded them). A batch
- * may hold two results for one delivery (a claim reaped mid-send and the row
- * claimed again by this worker): only the result of the current claim lands,
- * and the attempt row is joined to that result by position, never by id.
- * Returns the results that were applied.
+ * The result write as CTEs ending in `upd` (the rows it updated, with each
+ * result's position `ord`): the guarded delivery updates, one attempt row
+ * each, and for a 410 the subscription disabled with its audit row. Rows whose
+ * lease this worker no longer holds are left alone (the reaper recorded them).
+ * A batch may hold two results for one delivery (a claim reaped mid-send and
+ * the row claimed again by this worker): only the result of the current claim
+ * lands, and the attempt row is joined to that result by position, never by
+ * id. $1 is the owner, $2 the results (resultsJson).
  */
-export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, results: AttemptResult[]): Promise<AttemptResult[]> {
-  if (results.length === 0) return [];
-  const { rows } = await db.query<{ ord: string }>({
-    text: `WITH r AS (
+const writeCtes = (gone: boolean) => `
+     r AS (
        SELECT o AS ord, id, state, next_at, status_code, error_class, error_message, dl_reason, started_at, duration_ms,
               CASE state WHEN 'scheduled' THEN 'retry' ELSE state END AS outcome, retry_after, headers, excerpt,
               COALESCE(ambiguous, false) AS ambiguous, COALESCE(trig, 'scheduled') AS trig, actor, claim_token
@@ -203,12 +222,56 @@ export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, r
               r.status_code, r.error_class, r.error_message, r.retry_after, r.headers, r.excerpt, $1, r.ambiguous
          FROM upd u JOIN r ON r.ord = u.ord
        RETURNING 1
-     )${results.some((r) => r.deadLetterReason === "gone") ? GONE : ""}
+     )${gone ? GONE : ""}`;
+
+/**
+ * Writes a batch of attempt results (writeCtes) in one statement, so one
+ * transaction. Returns the results that were applied.
+ */
+export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, results: AttemptResult[]): Promise<AttemptResult[]> {
+  if (results.length === 0) return [];
+  const { rows } = await db.query<{ ord: string }>({
+    text: `WITH ${writeCtes(hasGone(results))}
      SELECT ord FROM upd`,
     // One JSON parameter (a native stringify) rather than seventeen arrays escaped element by element.
     values: [owner, resultsJson(results)],
   });
   return rows.map((r) => results[Number(r.ord) - 1]);
+}
+
+/**
+ * One cycle of the hot path in one statement, so one transaction and one
+ * commit: the results written (writeCtes) and the next batch claimed
+ * (claimCtes). A commit is a WAL flush; paying one per cycle rather than one
+ * per claim and one per write is what the worker's concurrency slots wait on
+ * (BENCHMARKS.md F1). Both halves see the statement's one snapshot: the rows
+ * being written are still in flight in it, so they must be among `answered`,
+ * and the claim cannot see a subscription the write disables for a 410, so a
+ * batch holding a 410 claims nothing (`claim` null does the same).
+ * The claimed rows' leases are committed before any of them is sent.
+ */
+export async function writeAndClaim(
+  db: pg.Pool | pg.PoolClient,
+  owner: string,
+  results: AttemptResult[],
+  claim: Omit<ClaimOptions, "owner"> | null,
+): Promise<{ applied: AttemptResult[]; claimed: ClaimedRow[] }> {
+  if (!claim || hasGone(results)) return { applied: await writeResults(db, owner, results), claimed: [] };
+  if (results.length === 0) return { applied: [], claimed: await claimDeliveries(db, { owner, ...claim }) };
+  const { rows } = await db.query<ClaimedRow & { ord: number | null }>({
+    text: `WITH ${writeCtes(false)},${claimCtes({ owner: "$1", limit: "$3", perSub: "$4", exclude: "$5", slack: "$6", answered: "$7" })}
+     SELECT c.*, NULL::int AS ord FROM claimed c
+     UNION ALL
+     SELECT c.*, u.ord FROM upd u LEFT JOIN claimed c ON false`,
+    values: [owner, resultsJson(results), ...claimParams({ owner, ...claim })],
+  });
+  const applied: AttemptResult[] = [];
+  const claimed: ClaimedRow[] = [];
+  for (const row of rows) {
+    if (row.ord === null) claimed.push(row);
+    else applied.push(results[row.ord - 1]);
+  }
+  return { applied, claimed };
 }
 
 /**

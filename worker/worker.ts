@@ -18,9 +18,9 @@ import {
   abandonLeases,
   activeSecrets,
   beat,
-  claimDeliveries,
   markStopped,
   releaseUnsent,
+  writeAndClaim,
   writeResults,
   type AttemptResult,
   type ClaimedRow,
@@ -77,10 +77,10 @@ export class DeliveryWorker {
   private readonly wake = new Wakeup();
   /** One entry per claim (after a reap this worker may hold a newer claim of the same row). */
   private readonly inflight = new Set<InFlight>();
+  /** Answers whose result is not yet written. */
   private results: AttemptResult[] = [];
   /** The batch of results being written now. */
   private writing: AttemptResult[] = [];
-  private flushing: Promise<void> | null = null;
   private secrets = new Map<string, { at: number; plain: string[] }>();
   private listener: pg.Client | null = null;
   private timers: NodeJS.Timeout[] = [];
@@ -91,20 +91,6 @@ export class DeliveryWorker {
   private dbFailures = 0;
   /** Aborted at shutdown: claimed rows not yet on the wire stay unsent (released untouched). */
   private readonly holding = new AbortController();
-  /**
-   * The claim and the result write take turns: at most one of them runs at a
-   * time. Run side by side on two connections they contended for the same
-   * index pages, WAL insertion and cleanup horizon, and Postgres spent ~25%
-   * more CPU per delivery (BENCHMARKS.md F1: 131-134 µs against 165-202 µs,
-   * and a faster drain, though each statement now sometimes waits for the other).
-   */
-  private hotPath: Promise<unknown> = Promise.resolve();
-  private inTurn<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.hotPath.then(fn, fn);
-    this.hotPath = run.catch(() => {});
-    return run;
-  }
-
   constructor(opts: WorkerOptions) {
     this.config = workerConfig(opts);
     this.workerId = this.config.workerId ?? `${os.hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
@@ -156,39 +142,59 @@ export class DeliveryWorker {
 
   // ---- the claim loop ----
 
+  /**
+   * One cycle per turn, back to back while there is work: the results that
+   * came in since the last cycle are written and the next batch is claimed in
+   * one statement (worker/sql.ts writeAndClaim), so one commit. The loop is
+   * the only writer of the hot path: claim and result write never run side by
+   * side on two connections, where they contended inside Postgres for ~25%
+   * more CPU per delivery (BENCHMARKS.md F1). What arrives while a cycle runs
+   * goes with the next one: the group commit.
+   */
   private async loop() {
     const { batchSize, maxInFlight, pollIntervalMs } = this.config;
     while (!this.stopping) {
       const room = maxInFlight - this.inflight.size;
-      // Claim when a useful batch fits; otherwise wait for results to free room.
-      if (room < Math.min(batchSize, maxInFlight) / 4 && this.inflight.size > 0) {
+      // Claim when a useful batch fits; otherwise only write, or wait for answers to free room.
+      const asked = room >= Math.min(batchSize, maxInFlight) / 4 || this.inflight.size === 0 ? Math.min(batchSize, room) : 0;
+      if (asked === 0 && this.results.length === 0) {
         await this.wake.wait(pollIntervalMs);
         continue;
       }
-      let rows: ClaimedRow[];
-      const asked = Math.min(batchSize, room);
+      const batch = (this.writing = this.results.splice(0, 1000));
+      let claimed: ClaimedRow[];
       try {
-        rows = await this.inTurn(() =>
-          claimDeliveries(this.pool, {
-            owner: this.workerId,
-            limit: asked,
-            perSubscription: this.config.perSubscription,
-            leaseSlackSeconds: this.config.leaseSlackMs / 1000,
-            excludeSubscriptions: this.limiter.exhausted(),
-            answered: this.answered(),
-          }),
+        const out = await writeAndClaim(
+          this.pool,
+          this.workerId,
+          batch,
+          asked > 0
+            ? {
+                limit: asked,
+                perSubscription: this.config.perSubscription,
+                leaseSlackSeconds: this.config.leaseSlackMs / 1000,
+                excludeSubscriptions: this.limiter.exhausted(),
+                answered: this.answered(),
+              }
+            : null,
         );
         this.dbOk();
+        this.reportDiscarded(batch, out.applied);
+        claimed = out.claimed;
       } catch (err) {
-        await this.dbFailed(err, "claim");
+        this.results.unshift(...batch);
+        await this.dbFailed(err, batch.length > 0 ? "writing results" : "claim");
         continue;
+      } finally {
+        this.writing = [];
       }
-      claimBatchSize.observe(rows.length);
-      if (rows.length > 0) {
-        await this.refreshSecrets(rows);
-        for (const row of rows) this.dispatch(row);
+      if (asked > 0) claimBatchSize.observe(claimed.length);
+      if (claimed.length > 0) {
+        await this.refreshSecrets(claimed);
+        for (const row of claimed) this.dispatch(row);
       }
-      if (rows.length < asked) await this.wake.wait(pollIntervalMs);
+      // Nothing more due (or no room) and no result waiting: sleep until an answer, a NOTIFY or the poll.
+      if (this.results.length === 0 && claimed.length < asked) await this.wake.wait(pollIntervalMs);
     }
   }
 
@@ -351,33 +357,29 @@ export class DeliveryWorker {
 
   private enqueue(r: AttemptResult) {
     this.results.push(r);
-    if (!this.flushing) this.flushing = this.flush().finally(() => (this.flushing = null));
+    this.wake.poke();
   }
 
-  /** Group commit: while one batch is being written (or a claim runs), the next accumulates. */
-  private async flush() {
+  private reportDiscarded(batch: AttemptResult[], applied: AttemptResult[]) {
+    if (applied.length < batch.length)
+      this.log.warn(
+        { lost: batch.filter((r) => !applied.includes(r)).map((r) => r.id) },
+        "results for deliveries whose lease this worker no longer held were discarded (the reaper recorded them)",
+      );
+  }
+
+  /** At shutdown, once the loop has stopped: writes what is left, without claiming. */
+  private async drainResults() {
     let failures = 0;
     while (this.results.length > 0) {
-      let batch: AttemptResult[] = [];
+      const batch = this.results.splice(0, 1000);
       try {
-        // The batch is taken when its turn comes: what arrived while a claim ran goes with it.
-        const applied = await this.inTurn(() => {
-          batch = this.writing = this.results.splice(0, 1000);
-          return writeResults(this.pool, this.workerId, batch);
-        }).finally(() => (this.writing = []));
-        if (applied.length < batch.length)
-          this.log.warn(
-            { lost: batch.filter((r) => !applied.includes(r)).map((r) => r.id) },
-            "results for deliveries whose lease this worker no longer held were discarded (the reaper recorded them)",
-          );
+        this.reportDiscarded(batch, await writeResults(this.pool, this.workerId, batch));
         failures = 0;
-        this.dbOk();
-        this.wake.poke();
       } catch (err) {
         this.results.unshift(...batch);
-        failures++;
         this.log.warn({ err: (err as Error).message, pending: this.results.length }, "could not write results; retrying");
-        if (this.stopping && failures > 5) return;
+        if (++failures > 5) return;
         await sleep(dbBackoff(failures));
       }
     }
@@ -389,14 +391,6 @@ export class DeliveryWorker {
     for (const r of this.writing) ids.push(r.id);
     for (const r of this.results) ids.push(r.id);
     return ids;
-  }
-
-  private async drainResults() {
-    while (this.flushing) await this.flushing;
-    if (this.results.length > 0) {
-      this.flushing = this.flush().finally(() => (this.flushing = null));
-      await this.flushing;
-    }
   }
 
   // ---- reaper, heartbeat, LISTEN ----
@@ -482,7 +476,10 @@ export class DeliveryWorker {
     const unsent = [...this.inflight].filter((e) => !e.started);
     this.holding.abort();
     this.log.info({ inFlight: this.inflight.size - unsent.length, graceMs: this.config.shutdownGraceMs }, "stopping: waiting for in-flight requests");
-    while ([...this.inflight].some((e) => e.started) && Date.now() < graceUntil) await sleep(25);
+    while ([...this.inflight].some((e) => e.started) && Date.now() < graceUntil) {
+      await sleep(25);
+      await this.drainResults(); // answers that came in meanwhile, so their leases are not held to the end
+    }
     const late = [...this.inflight].filter((e) => e.started);
     if (late.length) {
       this.sender.abortAll();
