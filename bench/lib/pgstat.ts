@@ -35,7 +35,8 @@ export async function topStatements(db: pg.Pool, enabled: boolean, limit = 8): P
 
 /** A recognisable name for a statement: its first 120 characters, with the hot-path ones named. */
 function summarize(q: string): string {
-  if (/WITH subs AS MATERIALIZED/.test(q)) return "claimDeliveries (worker/sql.ts)";
+  if (/subs AS MATERIALIZED/.test(q) && /json_to_recordset/.test(q)) return "writeAndClaim (worker/sql.ts)";
+  if (/subs AS MATERIALIZED/.test(q)) return "claimDeliveries (worker/sql.ts)";
   if (/INSERT INTO attempts/.test(q) && /unnest|json_to_recordset/.test(q)) return "writeResults (worker/sql.ts)";
   if (/FROM subscription_secrets/.test(q)) return "activeSecrets (worker/sql.ts)";
   if (/lease_until < now\(\)/.test(q)) return "abandonLeases/reaper (worker/sql.ts)";
