@@ -1,6 +1,7 @@
 // The delivery loop: claim a batch (leased, committed), send each request with
-// no transaction open, write results back in batches, reap expired leases,
-// heartbeat. One instance per process; any number of processes share a database.
+// no transaction open, write the results back in the statement that claims the
+// next batch, reap expired leases, heartbeat. One instance per process; any
+// number of processes share a database.
 import os from "node:os";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
