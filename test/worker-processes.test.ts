@@ -11,13 +11,21 @@ let db: TestDb;
 let r: Receiver;
 /** Per-subscription receiver delay in ms (by URL path). */
 const delays = new Map<string, number>();
+/** Per URL path: requests open at the receiver now, and the most ever open at once. */
+const open = new Map<string, number>();
+const peak = new Map<string, number>();
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   db = await createTestDatabase();
   r = await startReceiver(async (req, res) => {
-    const ms = delays.get(req.url ?? "") ?? 0;
+    const path = req.url ?? "";
+    const now = (open.get(path) ?? 0) + 1;
+    open.set(path, now);
+    peak.set(path, Math.max(peak.get(path) ?? 0, now));
+    const ms = delays.get(path) ?? 0;
     if (ms) await new Promise((x) => setTimeout(x, ms));
+    open.set(path, open.get(path)! - 1);
     res.writeHead(204).end();
   });
 });
@@ -131,6 +139,22 @@ describe("several worker processes on one database", () => {
 
   it("four processes, 2,000 deliveries: each sent exactly once, counted at the receiver", async () => {
     await exactlyOnce(4);
+  });
+
+  it("four processes share one subscription's max_concurrency: never more requests on the wire, with rows prefetched", async () => {
+    // Each worker holds claimed rows back for its own requests to finish (worker/sql.ts claimCtes);
+    // held rows count as in flight for every worker's claim, so the receiver never sees more than the cap.
+    const sub = "sub_p_cap";
+    await createSub(db.pool, { id: sub, url: `${r.url}/${sub}`, maxConcurrency: 4 });
+    delays.set(`/hooks/${sub}`, 15);
+    await seedEvents(db.pool, "evt_p_cap_", 400, [sub]);
+    await allDelivered([sub], 400);
+    expect(peak.get(`/hooks/${sub}`)).toBeLessThanOrEqual(4);
+    expect(peak.get(`/hooks/${sub}`)).toBeGreaterThanOrEqual(3);
+    const counts = await receivedCounts([sub]);
+    expect(counts.filter(([, c]) => c !== 1)).toEqual([]);
+    const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM attempts WHERE subscription_id = $1", [sub]);
+    expect(rows[0].n).toBe(400);
   });
 
   it("kill -9 of a worker mid-batch: leases reaped, every delivery ends delivered, only the abandoned ones sent twice", async () => {

@@ -41,18 +41,21 @@ describe("hot path", () => {
     let running = 0;
     let maxRunning = 0;
     const seen = { claim: 0, write: 0, both: 0 };
-    const query = w.pool.query.bind(w.pool) as (...a: unknown[]) => Promise<unknown>;
-    (w.pool as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = async (...args: unknown[]) => {
-      const k = kind(args[0]);
-      if (!k) return query(...args);
-      seen[k]++;
-      maxRunning = Math.max(maxRunning, ++running);
-      try {
-        return await query(...args);
-      } finally {
-        running--;
-      }
-    };
+    // Every connection the worker's pool opens is watched (the cycle runs on a checked-out client).
+    w.pool.on("connect", (client) => {
+      const query = client.query.bind(client) as (...a: unknown[]) => Promise<unknown>;
+      (client as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = async (...args: unknown[]) => {
+        const k = kind(args[0]);
+        if (!k) return query(...args);
+        seen[k]++;
+        maxRunning = Math.max(maxRunning, ++running);
+        try {
+          return await query(...args);
+        } finally {
+          running--;
+        }
+      };
+    });
     w.start();
     try {
       await waitFor(

@@ -24,6 +24,8 @@ export type ClaimedRow = {
   dueAt: number;
   trigger: string;
   actor: string | null;
+  /** The subscription's free slots when the claim ran: its first `slotsFree` rows in the batch may go on the wire now, the rest are prefetched (held). */
+  slotsFree: number;
   url: string;
   /** The subscription's retry_policy as JSON text (rows of one subscription share it; worker/policy.ts caches by it). */
   retryPolicy: string;
@@ -45,21 +47,43 @@ export type ClaimOptions = {
    * result writes: BENCHMARKS.md F1).
    */
   answered?: string[];
+  /**
+   * This worker's claimed rows held back, waiting for one of its own requests
+   * to the same subscription to finish (prefetched). They are off the wire,
+   * and each backs one of this worker's requests on it. Without `held`, the
+   * claim prefetches nothing.
+   */
+  held?: string[];
 };
 
 /**
  * The claim as CTEs ending in `claimed`: up to `limit` due deliveries of
  * active subscriptions, leased to the owner. Subscriptions are visited in
- * random order, each contributing at most `perSubscription` rows and no more
- * than its free `max_concurrency` (counted over every worker's in-flight
- * rows), so one district cannot fill the batch. The lease is the
- * subscription's timeout plus the slack. `p` names the statement's parameters.
+ * random order, each contributing at most `perSubscription` rows, so one
+ * district cannot fill the batch. A subscription's `room` is its
+ * `max_concurrency` less its in-flight rows on every worker (this worker's
+ * answered ones left out): the rows that may go on the wire now (`slotsFree`).
+ * With `held` given, the claim also prefetches: up to one more row for each
+ * request this worker has on the wire to the subscription and has not yet
+ * backed with a held row. The worker holds those and sends one each time one
+ * of its own requests to that subscription finishes, so a freed slot is
+ * refilled without waiting for the next claim, and the requests on the wire
+ * never exceed `max_concurrency` (held rows count as in flight for every
+ * worker's room). The lease is the subscription's timeout plus the slack.
+ * `p` names the statement's parameters.
  */
-const claimCtes = (p: { owner: string; limit: string; perSub: string; exclude: string; slack: string; answered: string }) => `
+const claimCtes = (p: { owner: string; limit: string; perSub: string; exclude: string; slack: string; answered: string; held: string }) => `
      subs AS MATERIALIZED (
        SELECT s.id, s.url, s.retry_policy, s.rate_limit_per_second,
-              s.max_concurrency - (SELECT count(*) FROM deliveries f WHERE f.subscription_id = s.id AND f.state = 'in_flight' AND NOT (f.id = ANY(${p.answered}::text[]))) AS room
+              s.max_concurrency - f.busy AS room,
+              GREATEST(0, s.max_concurrency - f.busy) + CASE WHEN ${p.held}::text[] IS NULL THEN 0 ELSE GREATEST(0, f.mine_wire - f.mine_held) END AS take
        FROM subscriptions s
+       CROSS JOIN LATERAL (
+         SELECT count(*) FILTER (WHERE NOT (f.id = ANY(${p.answered}::text[]))) AS busy,
+                count(*) FILTER (WHERE f.lease_owner = ${p.owner} AND NOT (f.id = ANY(${p.answered}::text[])) AND NOT (f.id = ANY(${p.held}::text[]))) AS mine_wire,
+                count(*) FILTER (WHERE f.id = ANY(${p.held}::text[])) AS mine_held
+           FROM deliveries f WHERE f.subscription_id = s.id AND f.state = 'in_flight'
+       ) f
        WHERE s.state = 'active' AND NOT (s.id = ANY(${p.exclude}::text[]))
        ORDER BY random()
      ),
@@ -69,10 +93,10 @@ const claimCtes = (p: { owner: string; limit: string; perSub: string; exclude: s
          SELECT d.ctid, d.state, d.event_id FROM deliveries d
          WHERE d.subscription_id = subs.id AND d.state IN ('pending', 'scheduled') AND d.next_attempt_at <= now()
          ORDER BY d.next_attempt_at
-         LIMIT LEAST(subs.room, ${p.perSub}::int, COALESCE(subs.rate_limit_per_second, ${p.perSub}::int))
+         LIMIT LEAST(subs.take, ${p.perSub}::int, COALESCE(subs.rate_limit_per_second, ${p.perSub}::int))
          FOR UPDATE SKIP LOCKED
        ) c
-       WHERE subs.room > 0
+       WHERE subs.take > 0
        LIMIT ${p.limit}
      ),
      claimed AS (
@@ -88,16 +112,21 @@ const claimCtes = (p: { owner: string; limit: string; perSub: string; exclude: s
        RETURNING d.id, d.delivery_key AS "deliveryKey", d.subscription_id AS "subscriptionId", d.event_id AS "eventId",
                  cand.prev_state AS "prevState", d.leased_at::text AS "claimToken", d.attempt_count AS "attemptCount", d.total_attempts AS "totalAttempts",
                  (extract(epoch FROM d.run_started_at) * 1000)::float8 AS "runStartedAt", (extract(epoch FROM d.next_attempt_at) * 1000)::float8 AS "dueAt",
-                 d.next_trigger AS trigger, d.next_actor AS actor,
+                 d.next_trigger AS trigger, d.next_actor AS actor, GREATEST(0, s.room)::int AS "slotsFree",
                  s.url, s.retry_policy::text AS "retryPolicy", s.rate_limit_per_second AS "rateLimitPerSecond", e.payload
      )`;
 
-const claimParams = (o: ClaimOptions) => [o.limit, o.perSubscription, o.excludeSubscriptions, o.leaseSlackSeconds, o.answered ?? []];
+const claimParams = (o: ClaimOptions) => [o.limit, o.perSubscription, o.excludeSubscriptions, o.leaseSlackSeconds, o.answered ?? [], o.held ?? null];
 
-/** Claims due deliveries (claimCtes) in one statement, its own transaction: committed before any HTTP. */
+/**
+ * Claims due deliveries (claimCtes) in one statement. The worker runs it
+ * inside writeAndClaim's claim lock; called on its own (tests, bench) it is
+ * its own transaction and must not race another claim for the same
+ * subscriptions.
+ */
 export async function claimDeliveries(db: pg.Pool | pg.PoolClient, opts: ClaimOptions): Promise<ClaimedRow[]> {
   const { rows } = await db.query({
-    text: `WITH ${claimCtes({ owner: "$1", limit: "$2", perSub: "$3", exclude: "$4", slack: "$5", answered: "$6" })}
+    text: `WITH ${claimCtes({ owner: "$1", limit: "$2", perSub: "$3", exclude: "$4", slack: "$5", answered: "$6", held: "$7" })}
      SELECT * FROM claimed`,
     values: [opts.owner, ...claimParams(opts)],
   });
@@ -240,38 +269,77 @@ export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, r
 }
 
 /**
- * One cycle of the hot path in one statement, so one transaction and one
- * commit: the results written (writeCtes) and the next batch claimed
- * (claimCtes). A commit is a WAL flush; paying one per cycle rather than one
- * per claim and one per write is what the worker's concurrency slots wait on
- * (BENCHMARKS.md F1). Both halves see the statement's one snapshot: the rows
+ * One cycle of the hot path in one statement, under the claim lock
+ * (inClaimLock), so one transaction and one commit: the results written
+ * (writeCtes) and the next batch claimed (claimCtes). A commit is a WAL flush;
+ * paying one per cycle rather than one per claim and one per write is what
+ * the worker's concurrency slots wait on (BENCHMARKS.md F1). Both halves see
+ * the statement's one snapshot: the rows
  * being written are still in flight in it, so they must be among `answered`,
  * and the claim cannot see a subscription the write disables for a 410, so a
  * batch holding a 410 claims nothing (`claim` null does the same).
  * The claimed rows' leases are committed before any of them is sent.
  */
 export async function writeAndClaim(
-  db: pg.Pool | pg.PoolClient,
+  db: pg.Pool,
   owner: string,
   results: AttemptResult[],
   claim: Omit<ClaimOptions, "owner"> | null,
 ): Promise<{ applied: AttemptResult[]; claimed: ClaimedRow[] }> {
   if (!claim || hasGone(results)) return { applied: await writeResults(db, owner, results), claimed: [] };
-  if (results.length === 0) return { applied: [], claimed: await claimDeliveries(db, { owner, ...claim }) };
-  const { rows } = await db.query<ClaimedRow & { ord: number | null }>({
-    text: `WITH ${writeCtes(false)},${claimCtes({ owner: "$1", limit: "$3", perSub: "$4", exclude: "$5", slack: "$6", answered: "$7" })}
-     SELECT c.*, NULL::int AS ord FROM claimed c
-     UNION ALL
-     SELECT c.*, u.ord FROM upd u LEFT JOIN claimed c ON false`,
-    values: [owner, resultsJson(results), ...claimParams({ owner, ...claim })],
+  return inClaimLock(db, async (c) => {
+    if (results.length === 0) return { applied: [], claimed: await claimDeliveries(c, { owner, ...claim }) };
+    const { rows } = await c.query<ClaimedRow & { ord: number | null }>({
+      text: `WITH ${writeCtes(false)},${claimCtes({ owner: "$1", limit: "$3", perSub: "$4", exclude: "$5", slack: "$6", answered: "$7", held: "$8" })}
+       SELECT c.*, NULL::int AS ord FROM claimed c
+       UNION ALL
+       SELECT c.*, u.ord FROM upd u LEFT JOIN claimed c ON false`,
+      values: [owner, resultsJson(results), ...claimParams({ owner, ...claim })],
+    });
+    const applied: AttemptResult[] = [];
+    const claimed: ClaimedRow[] = [];
+    for (const row of rows) {
+      if (row.ord === null) claimed.push(row);
+      else applied.push(results[row.ord - 1]);
+    }
+    return { applied, claimed };
   });
-  const applied: AttemptResult[] = [];
-  const claimed: ClaimedRow[] = [];
-  for (const row of rows) {
-    if (row.ord === null) claimed.push(row);
-    else applied.push(results[row.ord - 1]);
+}
+
+const ignore = () => {};
+
+/** The advisory lock claims take (an arbitrary constant: "hlclaim" in ASCII). */
+const CLAIM_LOCK = 0x686c636c61696d;
+
+/**
+ * Runs `fn` in a transaction that first takes the claim lock, so that claims
+ * never overlap, across all workers. A claim counts each subscription's
+ * in-flight rows in its statement's snapshot: two claims side by side would
+ * each see the other's leases as free slots and together exceed
+ * `max_concurrency` (test/worker-processes.test.ts saw 12 requests on the wire
+ * for a cap of 4 with four workers). The lock is taken in its own statement,
+ * so the claim's snapshot, taken after it, sees every earlier claim committed.
+ * A worker waits at most for the other workers' cycles; one worker alone
+ * never waits.
+ */
+async function inClaimLock<T>(db: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  const c = await db.connect();
+  // A checked-out client has no pool listener: a connection lost meanwhile (Postgres restarted)
+  // must reject the query under way, not crash the process with an unhandled 'error' event.
+  c.on("error", ignore);
+  try {
+    await c.query(`BEGIN; SELECT pg_advisory_xact_lock(${CLAIM_LOCK})`);
+    const out = await fn(c);
+    await c.query("COMMIT");
+    c.off("error", ignore);
+    c.release();
+    return out;
+  } catch (err) {
+    // The connection may be gone or mid-transaction: drop it rather than return it to the pool
+    // (the no-op listener stays: the dropped client may still report its socket's end).
+    c.release(err as Error);
+    throw err;
   }
-  return { applied, claimed };
 }
 
 /**

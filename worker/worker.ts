@@ -32,7 +32,8 @@ import { memoized } from "./memo";
 export const NOTIFY_CHANNEL = "hookledger_deliveries";
 const SECRET_TTL_MS = 5_000;
 
-type InFlight = { row: ClaimedRow; started: boolean };
+/** A claimed row in this worker: on the wire (started), about to be, or held (prefetched, `heldAt` set). */
+type InFlight = { row: ClaimedRow; started: boolean; heldAt?: number };
 
 /** Resolves on poke() or after a timeout, whichever comes first. */
 class Wakeup {
@@ -78,6 +79,19 @@ export class DeliveryWorker {
   private readonly wake = new Wakeup();
   /** One entry per claim (after a reap this worker may hold a newer claim of the same row). */
   private readonly inflight = new Set<InFlight>();
+  /**
+   * Prefetched rows per subscription, oldest first: each waits for one of this
+   * worker's requests to that subscription to finish and takes its slot, so
+   * the slot is refilled without waiting for the next claim (worker/sql.ts
+   * claimCtes explains why the cap still holds).
+   */
+  private readonly held = new Map<string, InFlight[]>();
+  /**
+   * Per subscription, this worker's requests that finished with nothing held
+   * to take their slot since the current statement was sent: the statement
+   * could not count those slots free, so rows it brings back held may take them.
+   */
+  private credits = new Map<string, number>();
   /** Answers whose result is not yet written. */
   private results: AttemptResult[] = [];
   /** The batch of results being written now. */
@@ -164,6 +178,7 @@ export class DeliveryWorker {
       }
       const batch = (this.writing = this.results.splice(0, 1000));
       let claimed: ClaimedRow[];
+      this.credits = new Map(); // slots freed until now are free in this statement's snapshot
       try {
         const out = await writeAndClaim(
           this.pool,
@@ -176,6 +191,7 @@ export class DeliveryWorker {
                 leaseSlackSeconds: this.config.leaseSlackMs / 1000,
                 excludeSubscriptions: this.limiter.exhausted(),
                 answered: this.answered(),
+                held: this.heldIds(),
               }
             : null,
         );
@@ -192,21 +208,78 @@ export class DeliveryWorker {
       if (asked > 0) claimBatchSize.observe(claimed.length);
       if (claimed.length > 0) {
         await this.refreshSecrets(claimed);
-        for (const row of claimed) this.dispatch(row);
+        this.place(claimed);
       }
       // Nothing more due (or no room) and no result waiting: sleep until an answer, a NOTIFY or the poll.
       if (this.results.length === 0 && claimed.length < asked) await this.wake.wait(pollIntervalMs);
     }
   }
 
-  private dispatch(row: ClaimedRow) {
-    const entry: InFlight = { row, started: false };
-    this.inflight.add(entry);
+  /** Each subscription's first `slotsFree` rows go on the wire now; the rest are held for its next finished request. */
+  private place(claimed: ClaimedRow[]) {
+    const free = new Map<string, number>();
+    for (const row of claimed) {
+      const entry: InFlight = { row, started: false };
+      this.inflight.add(entry);
+      const left = free.get(row.subscriptionId) ?? row.slotsFree;
+      if (left > 0) {
+        free.set(row.subscriptionId, left - 1);
+        this.run(entry);
+      } else {
+        entry.heldAt = performance.now();
+        const q = this.held.get(row.subscriptionId);
+        if (q) q.push(entry);
+        else this.held.set(row.subscriptionId, [entry]);
+      }
+    }
+    for (const [sub, n] of this.credits) for (let i = 0; i < n && this.takeHeld(sub); i++);
+    this.credits.clear();
+  }
+
+  private run(entry: InFlight) {
     void this.process(entry).catch((err) => {
       // process() does not throw by design; if it does, the lease expires and the reaper recovers the row.
-      this.log.error({ err, delivery: row.id }, "unexpected error processing a delivery");
-      this.inflight.delete(entry);
+      this.log.error({ err, delivery: entry.row.id }, "unexpected error processing a delivery");
+      this.finished(entry);
     });
+  }
+
+  /** A request is off the wire (or never went): its slot passes to the subscription's oldest held row. */
+  private finished(entry: InFlight) {
+    this.inflight.delete(entry);
+    if (this.stopping) return;
+    const sub = entry.row.subscriptionId;
+    if (!this.takeHeld(sub)) this.credits.set(sub, (this.credits.get(sub) ?? 0) + 1);
+  }
+
+  /**
+   * Sends the subscription's oldest held row, if any. One held longer than half
+   * the lease slack is released unsent instead: its request could otherwise
+   * outlive the lease and be claimed again while still on the wire.
+   */
+  private takeHeld(sub: string): boolean {
+    const q = this.held.get(sub);
+    const entry = q?.shift();
+    if (!entry) return false;
+    if (q!.length === 0) this.held.delete(sub);
+    const heldFor = performance.now() - entry.heldAt!;
+    entry.heldAt = undefined;
+    if (heldFor > this.config.leaseSlackMs / 2) {
+      this.inflight.delete(entry);
+      const { id, prevState, claimToken } = entry.row;
+      void releaseUnsent(this.pool, this.workerId, [{ id, prevState, claimToken }]).catch((err) =>
+        this.log.warn({ err: (err as Error).message, delivery: id }, "could not release a held delivery; its lease will expire"),
+      );
+      return this.takeHeld(sub);
+    }
+    this.run(entry);
+    return true;
+  }
+
+  private heldIds(): string[] {
+    const ids: string[] = [];
+    for (const q of this.held.values()) for (const e of q) ids.push(e.row.id);
+    return ids;
   }
 
   /** prom-client children per label set, so a delivery's metrics do not hash their labels each time. */
@@ -232,7 +305,7 @@ export class DeliveryWorker {
     if (secrets.length === 0) {
       // Never send unsigned. The lease runs out and the reaper returns the row.
       this.log.error({ delivery: row.id, subscription: row.subscriptionId }, "no signing secret could be loaded; not sending");
-      this.inflight.delete(entry);
+      this.finished(entry);
       return;
     }
     entry.started = true;
@@ -295,7 +368,7 @@ export class DeliveryWorker {
       trigger: row.trigger,
       actor: row.actor,
     });
-    this.inflight.delete(entry);
+    this.finished(entry);
 
     const outcome = state === "scheduled" ? "retry" : state;
     this.countAttempt(row.subscriptionId, outcome, verdict.errorClass ?? "none", res.durationMs / 1000);
@@ -502,6 +575,7 @@ export class DeliveryWorker {
       this.log.warn({ err: (err as Error).message }, "could not release leases at shutdown; the reaper will return them when they expire");
     }
     this.inflight.clear();
+    this.held.clear();
     const l = this.listener;
     this.listener = null;
     await l?.end().catch(() => {});
