@@ -278,6 +278,33 @@ describe("delivery worker: sequences", () => {
     expect(peak).toBeGreaterThanOrEqual(2);
   });
 
+  it("a prefetched row held past half the lease slack is released unsent, not sent on a lease that would run out mid-send", async () => {
+    // Lease = timeout 5 s + slack 3 s (FAST). The row claimed behind the first request waits for it
+    // ~4.5 s, more than half the slack: sent then, its own 4.5 s request would end past its lease and
+    // the reaper would hand it to a second send. Released instead, it is claimed again and sent once.
+    const r = await receiver(async (_q, res) => {
+      await new Promise((x) => setTimeout(x, 4_500));
+      res.writeHead(204).end();
+    });
+    await createSub(db.pool, { id: "sub_held", url: r.url, maxConcurrency: 1, retryPolicy: { timeoutMs: 5_000 } });
+    await seedEvents(db.pool, "evt_held_", 2, ["sub_held"]);
+    // Both leased at once with max_concurrency 1: the second is held, not on the wire.
+    await waitFor(
+      async () => (await db.pool.query("SELECT count(*)::int AS n FROM deliveries WHERE subscription_id = 'sub_held' AND state = 'in_flight'")).rows[0].n === 2,
+      4_000,
+      "the second delivery prefetched while the first is on the wire",
+    );
+    expect(r.received).toHaveLength(1);
+    await waitFor(
+      async () => (await db.pool.query("SELECT count(*)::int AS n FROM deliveries WHERE subscription_id = 'sub_held' AND state = 'delivered'")).rows[0].n === 2,
+      30_000,
+      "both delivered",
+    );
+    expect(r.received.map((x) => r.count(x.id))).toEqual([1, 1]);
+    const { rows } = await db.pool.query("SELECT outcome, count(*)::int AS n FROM attempts WHERE subscription_id = 'sub_held' GROUP BY 1");
+    expect(rows).toEqual([{ outcome: "delivered", n: 2 }]);
+  }, 45_000);
+
   it("losing the database connections: the worker reconnects and keeps delivering", async () => {
     const r = await receiver();
     await createSub(db.pool, { id: "sub_reconnect", url: r.url });
