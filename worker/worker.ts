@@ -91,7 +91,7 @@ export class DeliveryWorker {
    * to take their slot since the current statement was sent: the statement
    * could not count those slots free, so rows it brings back held may take them.
    */
-  private credits = new Map<string, number>();
+  private readonly credits = new Map<string, number>();
   /** Answers whose result is not yet written. */
   private results: AttemptResult[] = [];
   /** The batch of results being written now. */
@@ -106,6 +106,7 @@ export class DeliveryWorker {
   private dbFailures = 0;
   /** Aborted at shutdown: claimed rows not yet on the wire stay unsent (released untouched). */
   private readonly holding = new AbortController();
+
   constructor(opts: WorkerOptions) {
     this.config = workerConfig(opts);
     this.workerId = this.config.workerId ?? `${os.hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
@@ -178,7 +179,7 @@ export class DeliveryWorker {
       }
       const batch = (this.writing = this.results.splice(0, 1000));
       let claimed: ClaimedRow[];
-      this.credits = new Map(); // slots freed until now are free in this statement's snapshot
+      this.credits.clear(); // slots freed until now are free in this statement's snapshot
       try {
         const out = await writeAndClaim(
           this.pool,
@@ -233,7 +234,6 @@ export class DeliveryWorker {
       }
     }
     for (const [sub, n] of this.credits) for (let i = 0; i < n && this.takeHeld(sub); i++);
-    this.credits.clear();
   }
 
   private run(entry: InFlight) {
@@ -266,9 +266,8 @@ export class DeliveryWorker {
     entry.heldAt = undefined;
     if (heldFor > this.config.leaseSlackMs / 2) {
       this.inflight.delete(entry);
-      const { id, prevState, claimToken } = entry.row;
-      void releaseUnsent(this.pool, this.workerId, [{ id, prevState, claimToken }]).catch((err) =>
-        this.log.warn({ err: (err as Error).message, delivery: id }, "could not release a held delivery; its lease will expire"),
+      void releaseUnsent(this.pool, this.workerId, [entry.row]).catch((err) =>
+        this.log.warn({ err: (err as Error).message, delivery: entry.row.id }, "could not release a held delivery; its lease will expire"),
       );
       return this.takeHeld(sub);
     }
@@ -564,7 +563,7 @@ export class DeliveryWorker {
       const released = await releaseUnsent(
         this.pool,
         this.workerId,
-        unsent.map((e) => ({ id: e.row.id, prevState: e.row.prevState, claimToken: e.row.claimToken })),
+        unsent.map((e) => e.row),
       );
       const abandoned = late.length
         ? await abandonLeases(this.pool, { errorClass: "shutdown", owner: this.workerId, ids: late.map((e) => e.row.id), claimTokens: late.map((e) => e.row.claimToken) })
