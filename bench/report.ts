@@ -92,8 +92,8 @@ export function renderMarkdown(report: Any): string {
       "5",
       `Fairness: ${f.healthySubscriptions} healthy subscriptions (${n(f.healthyDeliveries)} deliveries) + 1 endpoint that hangs to the 10 s timeout (${n(f.badEndpoint?.deliveriesQueued)} queued)`,
       `healthy ${n(f.withBad?.perSecond)}/s with it`,
-      `${n(f.alone?.perSecond)}/s without it`,
-      `${n(f.keptPct, 1)}% kept${Array.isArray(f.rounds) ? ` (median of ${f.rounds.length} alternated rounds: ${f.rounds.map((x: Any) => `${n(x.keptPct, 1)}%`).join(", ")})` : ""}`,
+      `${n(f.alone?.perSecond)}/s without it${Array.isArray(f.alone?.bracket) ? ` (mean of the drains before and after: ${f.alone.bracket.map((x: number) => `${n(x)}/s`).join(", ")})` : ""}`,
+      `${n(f.keptPct, 1)}% kept${Array.isArray(f.rounds) && f.rounds.length > 1 ? ` (median of ${f.rounds.length} bracketed rounds: ${f.rounds.map((x: Any) => `${n(x.keptPct, 1)}%`).join(", ")})` : ""}`,
       "≥ 90%",
       yes(f.withBad?.completed && f.keptPct >= 90),
     );
