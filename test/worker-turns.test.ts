@@ -12,11 +12,19 @@ import { DeliveryWorker } from "../worker/worker";
 
 let db: TestDb;
 let r: Receiver;
+/** Requests open at the receiver per subscription (its path), and the most seen at once. */
+const open = new Map<string, number>();
+let maxOpen = 0;
 beforeAll(async () => {
   db = await createTestDatabase();
   // Answers within a few milliseconds, unevenly: results come back while claims run.
-  r = await startReceiver(async (_req, res) => {
+  r = await startReceiver(async (req, res) => {
+    const path = req.url ?? "";
+    const n = (open.get(path) ?? 0) + 1;
+    open.set(path, n);
+    maxOpen = Math.max(maxOpen, n);
     await new Promise((x) => setTimeout(x, Math.floor(Math.random() * 4)));
+    open.set(path, open.get(path)! - 1);
     res.writeHead(204).end();
   });
 });
@@ -26,9 +34,10 @@ afterAll(async () => {
 });
 
 describe("hot path", () => {
-  it("runs one hot-path statement at a time, writes and claims in one statement under load, and drains everything", async () => {
+  it("runs one hot-path statement at a time, writes and claims in one statement under load, holds the cap and drains everything", async () => {
     const subs = Array.from({ length: 10 }, (_, i) => `sub_turn_${i}`);
-    for (const id of subs) await createSub(db.pool, { id, url: `${r.url}/${id}` });
+    // A small cap: slots change hands (a finished request passing its slot to a prefetched row) many times a second.
+    for (const id of subs) await createSub(db.pool, { id, url: `${r.url}/${id}`, maxConcurrency: 3 });
     await seedEvents(db.pool, "evt_turn_", 200, subs); // 200 events × 10 subscriptions
 
     const w = new DeliveryWorker({ databaseUrl: db.url, ...FAST });
@@ -72,6 +81,7 @@ describe("hot path", () => {
     expect(seen.claim).toBeGreaterThan(0); // the first claim, with nothing to write yet
     expect(seen.both).toBeGreaterThan(5);
     expect(maxRunning).toBe(1);
+    expect(maxOpen).toBe(3); // each subscription's cap reached and held, with rows prefetched and slots handed over
     const { rows } = await db.pool.query(
       "SELECT count(*)::int AS n, count(DISTINCT delivery_id)::int AS d FROM attempts WHERE subscription_id = ANY($1)",
       [subs],
