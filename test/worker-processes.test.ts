@@ -2,6 +2,7 @@
 // database: exactly-once to the receiver under SKIP LOCKED, kill -9 recovery
 // through the reaper, and graceful SIGTERM.
 import { spawn, type ChildProcess } from "node:child_process";
+import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
@@ -235,5 +236,70 @@ describe("several worker processes on one database", () => {
     const a = await db.pool.query("SELECT outcome, error_class, ambiguous FROM attempts WHERE subscription_id = 'sub_slowpoke'");
     expect(a.rows).toHaveLength(5);
     for (const row of a.rows) expect(row).toEqual({ outcome: "abandoned", error_class: "shutdown", ambiguous: true });
+  });
+});
+
+describe("starting without the database", () => {
+  /** A port nothing listens on (yet). */
+  const freePort = () =>
+    new Promise<number>((resolve) => {
+      const srv = net.createServer().listen(0, "127.0.0.1", () => {
+        const { port } = srv.address() as net.AddressInfo;
+        srv.close(() => resolve(port));
+      });
+    });
+
+  it("a worker started while Postgres is unreachable waits for it, then delivers once it answers", async () => {
+    const target = new URL(db.url);
+    const port = await freePort();
+    const via = new URL(db.url);
+    via.hostname = "127.0.0.1";
+    via.port = String(port);
+    const c = spawnWorker({ DATABASE_URL: via.toString() });
+    await new Promise((x) => setTimeout(x, 1500));
+    expect(c.exitCode).toBeNull(); // still there, not exited
+    expect(c.output.join("")).toMatch(/database unavailable; waiting for it before starting/);
+
+    // The database "comes up": a TCP relay to the test database starts listening on that port.
+    const sockets = new Set<net.Socket>();
+    const relay = net
+      .createServer((client) => {
+        const server = net.connect(Number(target.port), target.hostname);
+        for (const s of [client, server]) {
+          sockets.add(s);
+          s.on("error", () => {});
+          s.on("close", () => (client.destroy(), server.destroy()));
+        }
+        client.pipe(server).pipe(client);
+      })
+      .listen(port, "127.0.0.1");
+    try {
+      await createSub(db.pool, { id: "sub_late_db", url: `${r.url}/sub_late_db` });
+      await seedEvents(db.pool, "evt_late_", 5, ["sub_late_db"]);
+      await waitFor(async () => (await countByState(["sub_late_db"])).delivered === 5, 30_000, "5 delivered through the relay");
+      expect(await stopAll([c])).toEqual([0]);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((x) => relay.close(x));
+    }
+  });
+
+  it("a database that refuses the password is not waited for: the worker exits 1 at once, saying why", async () => {
+    const wrong = new URL(db.url);
+    wrong.password = "not-the-password";
+    const c = spawnWorker({ DATABASE_URL: wrong.toString() });
+    expect(await exited(c)).toBe(1);
+    expect(c.output.join("")).toMatch(/password authentication failed/);
+    expect(c.output.join("")).not.toMatch(/waiting for it/);
+  });
+
+  it("SIGTERM while waiting for the database ends the process with 0", async () => {
+    const via = new URL(db.url);
+    via.hostname = "127.0.0.1";
+    via.port = String(await freePort());
+    const c = spawnWorker({ DATABASE_URL: via.toString() });
+    await waitFor(async () => c.output.join("").includes("database unavailable"), 15_000, "the worker waiting");
+    c.kill("SIGTERM");
+    expect(await exited(c)).toBe(0);
   });
 });
