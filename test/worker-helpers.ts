@@ -1,7 +1,7 @@
 // Shared by test/worker-*.test.ts and test/ssrf.test.ts: real local receivers,
 // subscriptions and deliveries written straight to the ledger, an in-process worker.
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import type pg from "pg";
 import { generateSecret, sealSecret } from "../lib/subscriptions/secrets";
 import { startWorker, type DeliveryWorker } from "../worker/worker";
@@ -146,4 +146,35 @@ export async function settled(pool: pg.Pool, subscriptionId: string, eventId: st
     timeoutMs,
     `${subscriptionId}/${eventId} to be delivered or dead-lettered`,
   );
+}
+
+/**
+ * A TCP relay to the test database on `port` (0: any free one): a worker given
+ * `url` reaches Postgres only through it, so `cut()` takes the database away
+ * from that worker alone (open connections dropped, new ones refused).
+ */
+export async function startDbRelay(dbUrl: string, port = 0): Promise<{ url: string; port: number; cut: () => Promise<void> }> {
+  const target = new URL(dbUrl);
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on("error", () => {});
+      s.on("close", () => (client.destroy(), upstream.destroy(), sockets.delete(s)));
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  const via = new URL(dbUrl);
+  via.hostname = "127.0.0.1";
+  via.port = String((server.address() as AddressInfo).port);
+  return {
+    url: via.toString(),
+    port: Number(via.port),
+    cut: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }

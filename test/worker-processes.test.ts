@@ -6,7 +6,7 @@ import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
-import { createSub, seedEvents, startReceiver, waitFor, type Receiver } from "./worker-helpers";
+import { createSub, seedEvents, startDbRelay, startReceiver, waitFor, type Receiver } from "./worker-helpers";
 
 let db: TestDb;
 let r: Receiver;
@@ -250,7 +250,6 @@ describe("starting without the database", () => {
     });
 
   it("a worker started while Postgres is unreachable waits for it, then delivers once it answers", async () => {
-    const target = new URL(db.url);
     const port = await freePort();
     const via = new URL(db.url);
     via.hostname = "127.0.0.1";
@@ -261,26 +260,14 @@ describe("starting without the database", () => {
     expect(c.output.join("")).toMatch(/database unavailable; waiting for it before starting/);
 
     // The database "comes up": a TCP relay to the test database starts listening on that port.
-    const sockets = new Set<net.Socket>();
-    const relay = net
-      .createServer((client) => {
-        const server = net.connect(Number(target.port), target.hostname);
-        for (const s of [client, server]) {
-          sockets.add(s);
-          s.on("error", () => {});
-          s.on("close", () => (client.destroy(), server.destroy()));
-        }
-        client.pipe(server).pipe(client);
-      })
-      .listen(port, "127.0.0.1");
+    const relay = await startDbRelay(db.url, port);
     try {
       await createSub(db.pool, { id: "sub_late_db", url: `${r.url}/sub_late_db` });
       await seedEvents(db.pool, "evt_late_", 5, ["sub_late_db"]);
       await waitFor(async () => (await countByState(["sub_late_db"])).delivered === 5, 30_000, "5 delivered through the relay");
       expect(await stopAll([c])).toEqual([0]);
     } finally {
-      for (const s of sockets) s.destroy();
-      await new Promise((x) => relay.close(x));
+      await relay.cut();
     }
   });
 

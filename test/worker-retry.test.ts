@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Webhook } from "standardwebhooks";
 import { createTestDatabase, type TestDb } from "./db";
-import { attemptsOf, createSub, deliveryOf, seedEvents, settled, startReceiver, waitFor, worker, type Receiver } from "./worker-helpers";
+import { attemptsOf, createSub, deliveryOf, seedEvents, settled, startDbRelay, startReceiver, waitFor, worker, type Receiver } from "./worker-helpers";
 import { deliveryKey } from "../lib/ledger/delivery-key";
 import { generateSecret } from "../lib/subscriptions/secrets";
 import { updateSubscription } from "../lib/subscriptions/service";
@@ -329,4 +329,30 @@ describe("delivery worker: sequences", () => {
     expect(hb.stopped_at).toBeNull();
     expect(Date.now() - new Date(hb.beat_at).getTime()).toBeLessThan(10_000);
   });
+});
+
+describe("delivery worker: shutdown without the database", () => {
+  it("is bounded by the grace period and a short last write, not by retries against a database that is gone", async () => {
+    const own = await createTestDatabase(); // its own database: the shared worker above must not take this delivery
+    const relay = await startDbRelay(own.url);
+    const r = await receiver(async (_req, res) => {
+      await new Promise((x) => setTimeout(x, 1_000));
+      res.writeHead(204).end();
+    });
+    const lone = worker(relay.url, { shutdownGraceMs: 3_000 });
+    try {
+      await createSub(own.pool, { id: "sub_db_gone", url: r.url });
+      await seedEvents(own.pool, "evt_db_gone_", 1, ["sub_db_gone"]);
+      await waitFor(async () => r.received.length === 1, 20_000, "the request on the wire");
+      await relay.cut(); // Postgres is gone for this worker; its answer arrives a moment later
+      const t0 = Date.now();
+      await lone.stop();
+      // Grace (3 s) + the last write (3 s) + the release attempts, refused at once. Retrying each write
+      // with backoff, as before, took over 30 s.
+      expect(Date.now() - t0).toBeLessThan(9_000);
+    } finally {
+      await lone.stop();
+      await own.close();
+    }
+  }, 60_000);
 });

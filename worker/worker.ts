@@ -31,6 +31,8 @@ import { memoized } from "./memo";
 
 export const NOTIFY_CHANNEL = "hookledger_deliveries";
 const SECRET_TTL_MS = 5_000;
+/** At shutdown, after the grace period: how long the last results may take to be written (the database may be away). */
+const FINAL_WRITE_MS = 3_000;
 
 /** A claimed row in this worker: on the wire (started), about to be, or held (prefetched, `heldAt` set). */
 type InFlight = { row: ClaimedRow; started: boolean; heldAt?: number };
@@ -441,8 +443,13 @@ export class DeliveryWorker {
       );
   }
 
-  /** At shutdown, once the loop has stopped: writes what is left, without claiming. */
-  private async drainResults() {
+  /**
+   * At shutdown, once the loop has stopped: writes what is left, without
+   * claiming, retrying until `until` (epoch ms) at the latest. What cannot be
+   * written by then stays unwritten: those leases expire and the reaper
+   * records the attempts as ambiguous.
+   */
+  private async drainResults(until: number) {
     let failures = 0;
     while (this.results.length > 0) {
       const batch = this.results.splice(0, 1000);
@@ -451,9 +458,10 @@ export class DeliveryWorker {
         failures = 0;
       } catch (err) {
         this.results.unshift(...batch);
-        this.log.warn({ err: (err as Error).message, pending: this.results.length }, "could not write results; retrying");
-        if (++failures > 5) return;
-        await sleep(dbBackoff(failures));
+        const wait = Math.min(dbBackoff(++failures), until - Date.now());
+        this.log.warn({ err: (err as Error).message, pending: this.results.length }, wait > 0 ? "could not write results; retrying" : "could not write results; giving up");
+        if (wait <= 0) return;
+        await sleep(wait);
       }
     }
   }
@@ -551,14 +559,14 @@ export class DeliveryWorker {
     this.log.info({ inFlight: this.inflight.size - unsent.length, graceMs: this.config.shutdownGraceMs }, "stopping: waiting for in-flight requests");
     while ([...this.inflight].some((e) => e.started) && Date.now() < graceUntil) {
       await sleep(25);
-      await this.drainResults(); // answers that came in meanwhile, so their leases are not held to the end
+      await this.drainResults(graceUntil); // answers that came in meanwhile, so their leases are not held to the end
     }
     const late = [...this.inflight].filter((e) => e.started);
     if (late.length) {
       this.sender.abortAll();
       await sleep(50); // let aborted sends settle before the last flush
     }
-    await this.drainResults();
+    await this.drainResults(Date.now() + FINAL_WRITE_MS);
     try {
       const released = await releaseUnsent(
         this.pool,
