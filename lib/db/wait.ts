@@ -3,6 +3,7 @@
 // that starts later) waits for it, as the worker already does for a database
 // lost while it runs, instead of exiting; a database that answers with a
 // mistake (wrong password, no such database) fails at once.
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import type { Logger } from "pino";
 
@@ -17,8 +18,8 @@ export function isTransientConnectError(err: unknown): boolean {
   return /Connection terminated|timeout expired/i.test((err as Error)?.message ?? "");
 }
 
-/** Retry delay after n failed attempts: 0.5 s doubling to 30 s. */
-const backoff = (n: number) => Math.min(30_000, 500 * 2 ** Math.min(n - 1, 6));
+/** Retry delay after n consecutive database failures: 500 ms × 2^n, at most 30 s (the worker's too). */
+export const dbBackoff = (n: number) => Math.min(30_000, 500 * 2 ** Math.min(n, 6));
 
 /**
  * Resolves once `SELECT 1` succeeds. Transient failures are logged and retried
@@ -37,12 +38,9 @@ export async function waitForDatabase(url: string, log: Logger, signal?: AbortSi
       return true;
     } catch (err) {
       if (!isTransientConnectError(err)) throw err;
-      const retryInMs = backoff(attempt);
+      const retryInMs = dbBackoff(attempt - 1); // 0.5 s doubling to 30 s
       log.warn({ err: (err as Error).message, code: (err as { code?: string }).code, retryInMs }, "database unavailable; waiting for it before starting");
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, retryInMs);
-        signal?.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
-      });
+      await sleep(retryInMs, undefined, { signal }).catch(() => {}); // an abort ends the sleep early
     } finally {
       await client.end().catch(() => {});
     }
