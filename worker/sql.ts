@@ -274,11 +274,11 @@ export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, r
  * (writeCtes) and the next batch claimed (claimCtes). A commit is a WAL flush;
  * paying one per cycle rather than one per claim and one per write is what
  * the worker's concurrency slots wait on (BENCHMARKS.md F1). Both halves see
- * the statement's one snapshot: the rows
- * being written are still in flight in it, so they must be among `answered`,
- * and the claim cannot see a subscription the write disables for a 410, so a
- * batch holding a 410 claims nothing (`claim` null does the same).
- * The claimed rows' leases are committed before any of them is sent.
+ * the statement's one snapshot: the rows being written are still in flight in
+ * it, so they must be among `answered`, and the claim cannot see a
+ * subscription the write disables for a 410, so a batch holding a 410 claims
+ * nothing (`claim` null does the same). The claimed rows' leases are committed
+ * before any of them is sent.
  */
 export async function writeAndClaim(
   db: pg.Pool,
