@@ -1,5 +1,5 @@
 // Worker settings: options passed to runWorker win, then the environment, then
-// the defaults. Bad values fail fast, naming the variable (STYLE.md #12).
+// the defaults. Bad values fail fast, naming the variable (docs/STYLE.md #12).
 import { z } from "zod";
 import type { LookupFunction } from "../lib/net/ssrf";
 import { privateTargetsAllowed } from "../lib/net/ssrf";

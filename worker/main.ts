@@ -20,6 +20,8 @@ export async function runWorker(opts: WorkerOptions & { signal?: AbortSignal }):
   const companions: Companion[] = [];
   companions.push(await (await import("./metrics-server")).startMetricsServer({ log })); // HOOKLEDGER_METRICS_PORT; off when unset
   companions.push((await import("./redrive-pacer")).startRedrivePacer({ databaseUrl: opts.databaseUrl, log })); // redrive batches at their rate
+  companions.push((await import("../lib/retention/scheduler")).startRetentionScheduler({ databaseUrl: opts.databaseUrl, log })); // the daily retention run, one across workers
+  companions.push((await import("./partition-maintenance")).startPartitionKeeper({ databaseUrl: opts.databaseUrl, log })); // month partitions ahead
   void log;
   // The delivery loop starts last: a claim's lease must not tick while companions still load.
   const worker = startWorker(opts);

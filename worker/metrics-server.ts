@@ -16,7 +16,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import client from "prom-client";
 import { workerRegistry } from "../lib/metrics/worker";
-import { metricsTokenAccepts } from "../lib/metrics/token";
+import { isLoopbackHost, metricsAccess } from "../lib/metrics/token";
 import { logger as rootLogger } from "../lib/log";
 
 /** How many consecutive ports from HOOKLEDGER_METRICS_PORT a worker tries. */
@@ -80,8 +80,9 @@ export async function startMetricsServer(opts: MetricsServerOptions = {}): Promi
       res.writeHead(404, { "content-type": "text/plain" }).end("Not found: the worker serves GET /metrics only.\n");
       return;
     }
-    if (!metricsTokenAccepts(req.headers.authorization, token)) {
-      res.writeHead(401, { "content-type": "text/plain", "www-authenticate": 'Bearer realm="hookledger metrics"' }).end("Unauthorized: send `Authorization: Bearer $HOOKLEDGER_METRICS_TOKEN`.\n");
+    const access = metricsAccess(req.headers.authorization, { token, loopback: isLoopbackHost(host) });
+    if (!access.ok) {
+      res.writeHead(401, { "content-type": "text/plain", "www-authenticate": 'Bearer realm="hookledger metrics"' }).end(`${access.message}\n`);
       return;
     }
     try {
@@ -114,6 +115,11 @@ export async function startMetricsServer(opts: MetricsServerOptions = {}): Promi
     return { port: null, url: null, stop: async () => {} };
   }
   const url = `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host}:${bound}/metrics`;
+  if (!token && !isLoopbackHost(host) && process.env.HOOKLEDGER_METRICS_PUBLIC !== "1")
+    log.warn(
+      { host, port: bound },
+      "worker metrics refuse every scrape: set HOOKLEDGER_METRICS_TOKEN, HOOKLEDGER_METRICS_HOST=127.0.0.1, or HOOKLEDGER_METRICS_PUBLIC=1",
+    );
   log.info({ port: bound, host, url }, "worker metrics listening");
   return {
     port: bound,

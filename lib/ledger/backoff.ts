@@ -1,19 +1,16 @@
-// When the next attempt happens (DESIGN.md invariant 6). Pure: the clock and
+// When the next attempt happens (docs/DESIGN.md invariant 6). Pure: the clock and
 // the randomness are arguments.
 
-/** Ladder from the retry design: 30 s, 2 m, 10 m, 1 h, 6 h, 24 h. */
-export const DEFAULT_LADDER_SECONDS = [30, 120, 600, 3600, 6 * 3600, 24 * 3600] as const;
-/** A receiver's Retry-After is honoured up to 7 days (DESIGN.md #6). */
+import { DEFAULT_LADDER_SECONDS, DEFAULT_MAX_AGE_SECONDS } from "./retry-policy";
+
+export { DEFAULT_LADDER_SECONDS, DEFAULT_MAX_AGE_SECONDS };
+/** A receiver's Retry-After is honoured up to 7 days (docs/DESIGN.md invariant 6). */
 export const MAX_RETRY_AFTER_SECONDS = 7 * 86400;
-/**
- * A run (from run_started_at) older than this dead-letters as exhausted. The
- * default ladder with jitter spans about 37 h; 3 days leaves room for Retry-After.
- */
-export const DEFAULT_MAX_AGE_SECONDS = 3 * 86400;
 /** ±20 %: spreads a failing district's retries so they do not arrive as one wave. */
 export const JITTER = 0.2;
 
-export type BackoffPolicy = { ladderSeconds?: number[]; maxAgeSeconds?: number; maxAttempts?: number };
+/** The parts of a RetryPolicy (./retry-policy.ts) that decide the next attempt; missing ones take the defaults. */
+export type BackoffPolicy = { ladderSeconds?: readonly number[]; maxAgeSeconds?: number; maxAttempts?: number };
 
 /** Attempts a run may make: one first try plus one per rung (or retry_policy.maxAttempts). */
 export function maxAttempts(policy: BackoffPolicy = {}): number {

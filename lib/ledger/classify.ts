@@ -1,6 +1,7 @@
-// What happens to an attempt's outcome (DESIGN.md invariant 5): one pure
-// function from the sender's result and the subscription's retry policy to
-// "delivered", "retry" or "dead_letter" with a reason. No I/O.
+// Classifying an attempt's result before any retry (docs/DESIGN.md invariant 5):
+// one pure function from the sender's result and the subscription's classify
+// overrides to "delivered", "retry" or "dead_letter" with a reason. No I/O.
+// lib/ledger/outcome.ts turns the verdict into the delivery's next state.
 
 /** Error classes stored on attempts.error_class and deliveries.last_error_class. */
 export const ERROR_CLASSES = [
@@ -34,10 +35,12 @@ export const DEAD_LETTER_REASONS = {
   gone: "gone",
   /** The SSRF guard refused the target. */
   target_blocked: "target_blocked",
+  /** Its lease was reaped (a worker died or stalled mid-send) on every attempt of its budget. */
+  abandoned: "abandoned",
 } as const;
 export type DeadLetterReason = (typeof DEAD_LETTER_REASONS)[keyof typeof DEAD_LETTER_REASONS];
 
-/** What the sender reports (STYLE.md #6): it never throws for a receiver's failure. */
+/** What the sender reports (docs/STYLE.md #6): it never throws for a receiver's failure. */
 export type SendResult = {
   outcome: "response" | "error";
   statusCode: number | null;

@@ -1,12 +1,45 @@
-export const DELIVERY_STATES = ["pending", "in_flight", "scheduled", "delivered", "dead_letter"] as const;
+// The ledger's names, exported once: every other module (the worker, the read
+// model, the API's validation, and the dashboard's filters and legends) imports
+// them from here instead of spelling them again. Client-safe: no I/O, no
+// server imports, so the UI can render its options from these lists.
+import { DEAD_LETTER_REASONS, ERROR_CLASSES, type DeadLetterReason, type ErrorClass } from "./classify";
+
+export const DELIVERY_STATES = ["pending", "in_flight", "scheduled", "delivered", "dead_letter", "resolved"] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
 
 /** States the claim query picks up once `next_attempt_at` has passed. */
 export const DUE_STATES: DeliveryState[] = ["pending", "scheduled"];
-export const TERMINAL_STATES: DeliveryState[] = ["delivered", "dead_letter"];
+export const TERMINAL_STATES: DeliveryState[] = ["delivered", "dead_letter", "resolved"];
+
+/** deliveries.resolution: an operator's decision that a dead letter will not be delivered (CHECK of migration 0013). */
+export const RESOLUTIONS = ["discarded", "fixed_at_source", "superseded"] as const;
+export type Resolution = (typeof RESOLUTIONS)[number];
+/**
+ * The resolution an erasure writes (lib/ledger/sql/erase.ts): the event's payload is gone, so the delivery can never be sent.
+ * Not among RESOLUTIONS, which are an operator's choices: nobody resolves a delivery as erased by hand.
+ */
+export const ERASED_RESOLUTION = "erased" as const;
+/** Every value deliveries.resolution can hold (CHECK of migration 0019), for labels and filters. */
+export const DELIVERY_RESOLUTIONS = [...RESOLUTIONS, ERASED_RESOLUTION] as const;
+export type DeliveryResolution = (typeof DELIVERY_RESOLUTIONS)[number];
+/** The states a resolve accepts, a resend accepts, and a redrive reopens (the 409s name them). */
+export const RESOLVABLE_STATES: DeliveryState[] = ["dead_letter"];
+export const RESENDABLE_STATES: DeliveryState[] = ["delivered", "resolved"];
+export const REDRIVABLE_STATES: DeliveryState[] = ["dead_letter", "resolved"];
 
 export const SUBSCRIPTION_STATES = ["active", "paused", "disabled"] as const;
 export type SubscriptionState = (typeof SUBSCRIPTION_STATES)[number];
 
-export const ATTEMPT_TRIGGERS = ["scheduled", "redrive", "manual"] as const;
+export const ATTEMPT_TRIGGERS = ["scheduled", "redrive", "manual", "resend"] as const;
 export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
+
+/** attempts.outcome (the CHECK constraint of migration 0001). */
+export const ATTEMPT_OUTCOMES = ["delivered", "retry", "dead_letter", "abandoned"] as const;
+export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
+
+/** Error classes (attempts.error_class, deliveries.last_error_class), defined beside the classifier that assigns them. */
+export { ERROR_CLASSES, type ErrorClass };
+
+/** deliveries.dead_letter_reason: the classifier's map, and the same values as a list for filters. */
+export { DEAD_LETTER_REASONS, type DeadLetterReason };
+export const DEAD_LETTER_REASON_LIST = Object.values(DEAD_LETTER_REASONS) as readonly DeadLetterReason[];

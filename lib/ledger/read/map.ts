@@ -1,0 +1,113 @@
+// Rows of deliveries (joined to their subscription) and attempts, mapped to
+// the one read shape (./types.ts). Every finder selects these columns.
+import { parseRetryPolicy } from "../retry-policy";
+import { iso, num, Prisma } from "./db";
+import type { AttemptRecord, DeliveryRecord } from "./types";
+
+/** Columns of a DeliveryRecord, d = deliveries, s = its subscription (a constant: no value is spliced). */
+export const DELIVERY_COLUMNS = Prisma.raw(`
+  d.id, d.delivery_key, d.event_id, d.event_type, d.subscription_id, s.name AS subscription_name, s.tenant,
+  s.state AS subscription_state, s.retry_policy, d.state, d.attempt_count, d.total_attempts, d.next_attempt_at,
+  d.last_attempt_at, d.last_status_code, d.last_error_class, d.last_error_message, d.dead_letter_reason,
+  d.dead_lettered_at, d.delivered_at, d.created_at, d.resolution, d.resolved_at, d.resolved_by, d.resolution_reason`);
+
+export type DeliveryRow = {
+  id: string;
+  delivery_key: string;
+  event_id: string;
+  event_type: string;
+  subscription_id: string;
+  subscription_name: string;
+  tenant: string | null;
+  subscription_state: string;
+  retry_policy: unknown;
+  state: string;
+  attempt_count: number;
+  total_attempts: number;
+  next_attempt_at: Date;
+  last_attempt_at: Date | null;
+  last_status_code: number | null;
+  last_error_class: string | null;
+  last_error_message: string | null;
+  dead_letter_reason: string | null;
+  dead_lettered_at: Date | null;
+  delivered_at: Date | null;
+  created_at: Date;
+  resolution: string | null;
+  resolved_at: Date | null;
+  resolved_by: string | null;
+  resolution_reason: string | null;
+};
+
+export function toDeliveryRecord(r: DeliveryRow): DeliveryRecord {
+  return {
+    id: r.id,
+    deliveryKey: r.delivery_key,
+    eventId: r.event_id,
+    eventType: r.event_type,
+    subscriptionId: r.subscription_id,
+    subscriptionName: r.subscription_name,
+    tenant: r.tenant,
+    subscriptionState: r.subscription_state,
+    state: r.state,
+    attemptCount: num(r.attempt_count),
+    totalAttempts: num(r.total_attempts),
+    maxAttempts: parseRetryPolicy(r.retry_policy).maxAttempts,
+    nextAttemptAt: r.state === "pending" || r.state === "scheduled" ? iso(r.next_attempt_at) : null,
+    lastAttemptAt: iso(r.last_attempt_at),
+    lastStatusCode: r.last_status_code,
+    lastErrorClass: r.last_error_class,
+    lastErrorMessage: r.last_error_message,
+    deadLetterReason: r.dead_letter_reason,
+    deadLetteredAt: iso(r.dead_lettered_at),
+    deliveredAt: iso(r.delivered_at),
+    createdAt: iso(r.created_at)!,
+    resolution: r.resolution ? { resolution: r.resolution, at: iso(r.resolved_at)!, by: r.resolved_by ?? "", reason: r.resolution_reason ?? "" } : null,
+  };
+}
+
+/** Columns of an AttemptRecord from attempts (unaliased); the excerpt cut to `excerptChars` when given. */
+export function attemptColumns(excerptChars?: number) {
+  const excerpt = excerptChars === undefined ? Prisma.sql`response_excerpt` : Prisma.sql`left(response_excerpt, ${excerptChars}::int) AS response_excerpt`;
+  return Prisma.sql`id, delivery_id, attempt_number, trigger, actor, started_at, duration_ms, outcome, status_code,
+    error_class, error_message, retry_after_seconds, response_headers, ${excerpt}, worker_id, ambiguous`;
+}
+
+export type AttemptRow = {
+  id: number | bigint | string;
+  delivery_id: string;
+  attempt_number: number;
+  trigger: string;
+  actor: string | null;
+  started_at: Date;
+  duration_ms: number | null;
+  outcome: string;
+  status_code: number | null;
+  error_class: string | null;
+  error_message: string | null;
+  retry_after_seconds: number | null;
+  response_headers: Record<string, unknown> | null;
+  response_excerpt: string | null;
+  worker_id: string | null;
+  ambiguous: boolean;
+};
+
+export function toAttemptRecord(a: AttemptRow): AttemptRecord {
+  return {
+    id: String(a.id),
+    attemptNumber: a.attempt_number,
+    trigger: a.trigger,
+    actor: a.actor,
+    startedAt: iso(a.started_at)!,
+    durationMs: a.duration_ms,
+    outcome: a.outcome,
+    statusCode: a.status_code,
+    errorClass: a.error_class,
+    errorMessage: a.error_message,
+    retryAfterSeconds: a.retry_after_seconds,
+    responseHeaders: a.response_headers,
+    responseExcerpt: a.response_excerpt,
+    workerId: a.worker_id,
+    ambiguous: a.ambiguous,
+  };
+}

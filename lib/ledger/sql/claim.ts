@@ -1,0 +1,138 @@
+// Claiming due deliveries, raw `pg` (docs/PLATFORM.md: batched raw statements
+// are what reach thousands of deliveries a second). The claim is guarded in SQL
+// by state (docs/DESIGN.md invariant 3) and leases each row it returns.
+import "server-only";
+import type pg from "pg";
+
+export type ClaimedRow = {
+  id: string;
+  deliveryKey: string;
+  subscriptionId: string;
+  eventId: string;
+  prevState: "pending" | "scheduled";
+  /**
+   * The claim token: leased_at of this claim as Postgres text (microseconds
+   * kept). Result writes match on it as well as on the owner, so a result can
+   * only land on the claim it belongs to, never on a later claim of the same
+   * row by the same worker after a reap.
+   */
+  claimToken: string;
+  attemptCount: number;
+  totalAttempts: number;
+  /** Epoch milliseconds (a number, not a Date: parsing timestamps is measurable per delivery). */
+  runStartedAt: number;
+  /** Epoch milliseconds. */
+  dueAt: number;
+  trigger: string;
+  actor: string | null;
+  /** The subscription's free slots when the claim ran: its first `slotsFree` rows in the batch may go on the wire now, the rest are prefetched (held). */
+  slotsFree: number;
+  url: string;
+  /** The subscription's retry_policy as JSON text (rows of one subscription share it; lib/ledger/retry-policy.ts caches by it). */
+  retryPolicy: string;
+  rateLimitPerSecond: number | null;
+  payload: Buffer;
+};
+
+export type ClaimOptions = {
+  owner: string;
+  limit: number;
+  perSubscription: number;
+  leaseSlackSeconds: number;
+  excludeSubscriptions: string[];
+  /**
+   * This worker's in-flight rows whose answer is in and whose result is
+   * waiting to be written (or is written by the same statement, whose snapshot
+   * still shows them in flight): they are off the wire, so they do not count
+   * against `max_concurrency` (counting them held a drain to the pace of the
+   * result writes: BENCHMARKS.md F1).
+   */
+  answered?: string[];
+  /**
+   * This worker's claimed rows held back, waiting for one of its own requests
+   * to the same subscription to finish (prefetched). They are off the wire,
+   * and each backs one of this worker's requests on it. Without `held`, the
+   * claim prefetches nothing.
+   */
+  held?: string[];
+};
+
+/**
+ * The claim as CTEs ending in `claimed`: up to `limit` due deliveries of
+ * active, unarchived subscriptions, leased to the owner. Subscriptions are visited in
+ * random order, each contributing at most `perSubscription` rows, so one
+ * district cannot fill the batch. A subscription's `room` is its
+ * `max_concurrency` less its in-flight rows on every worker (this worker's
+ * answered ones left out): the rows that may go on the wire now (`slotsFree`).
+ * With `held` given, the claim also prefetches: up to one more row for each
+ * request this worker has on the wire to the subscription and has not yet
+ * backed with a held row. The worker holds those and sends one each time one
+ * of its own requests to that subscription finishes, so a freed slot is
+ * refilled without waiting for the next claim, and the requests on the wire
+ * never exceed `max_concurrency` (held rows count as in flight for every
+ * worker's room). The lease is the subscription's timeout plus the slack.
+ * The payload is read through event_keys, whose created_at names the event's
+ * month partition, so the read of events probes one partition, not every
+ * month (test/partition-plans.test.ts). `p` names the statement's parameters.
+ */
+export const claimCtes = (p: { owner: string; limit: string; perSub: string; exclude: string; slack: string; answered: string; held: string }) => `
+     subs AS MATERIALIZED (
+       SELECT s.id, s.url, s.retry_policy, s.rate_limit_per_second,
+              s.max_concurrency - f.busy AS room,
+              GREATEST(0, s.max_concurrency - f.busy) + CASE WHEN ${p.held}::text[] IS NULL THEN 0 ELSE GREATEST(0, f.mine_wire - f.mine_held) END AS take
+       FROM subscriptions s
+       CROSS JOIN LATERAL (
+         SELECT count(*) FILTER (WHERE NOT (f.id = ANY(${p.answered}::text[]))) AS busy,
+                count(*) FILTER (WHERE f.lease_owner = ${p.owner} AND NOT (f.id = ANY(${p.answered}::text[])) AND NOT (f.id = ANY(${p.held}::text[]))) AS mine_wire,
+                count(*) FILTER (WHERE f.id = ANY(${p.held}::text[])) AS mine_held
+           FROM deliveries f WHERE f.subscription_id = s.id AND f.state = 'in_flight'
+       ) f
+       WHERE s.state = 'active' AND s.archived_at IS NULL AND NOT (s.id = ANY(${p.exclude}::text[]))
+       ORDER BY random()
+     ),
+     cand AS (
+       SELECT c.ctid, c.state AS prev_state, c.event_id, subs.id AS sub_id
+       FROM subs CROSS JOIN LATERAL (
+         SELECT d.ctid, d.state, d.event_id FROM deliveries d
+         WHERE d.subscription_id = subs.id AND d.state IN ('pending', 'scheduled') AND d.next_attempt_at <= now()
+         ORDER BY d.next_attempt_at
+         LIMIT LEAST(subs.take, ${p.perSub}::int, COALESCE(subs.rate_limit_per_second, ${p.perSub}::int))
+         FOR UPDATE SKIP LOCKED
+       ) c
+       WHERE subs.take > 0
+       LIMIT ${p.limit}
+     ),
+     claimed AS (
+       UPDATE deliveries d
+          SET state = 'in_flight', lease_owner = ${p.owner}, leased_at = now(),
+              lease_until = now() + make_interval(secs => (CASE WHEN jsonb_typeof(s.retry_policy->'timeoutMs') = 'number'
+                                                             THEN (s.retry_policy->>'timeoutMs')::numeric ELSE 15000 END) / 1000 + ${p.slack}::numeric),
+              updated_at = now()
+         FROM cand
+         JOIN subs s ON s.id = cand.sub_id
+         JOIN event_keys k ON k.id = cand.event_id
+         JOIN events e ON e.id = k.id AND e.created_at = k.created_at
+        WHERE d.ctid = cand.ctid AND d.state IN ('pending', 'scheduled')
+       RETURNING d.id, d.delivery_key AS "deliveryKey", d.subscription_id AS "subscriptionId", d.event_id AS "eventId",
+                 cand.prev_state AS "prevState", d.leased_at::text AS "claimToken", d.attempt_count AS "attemptCount", d.total_attempts AS "totalAttempts",
+                 (extract(epoch FROM d.run_started_at) * 1000)::float8 AS "runStartedAt", (extract(epoch FROM d.next_attempt_at) * 1000)::float8 AS "dueAt",
+                 d.next_trigger AS trigger, d.next_actor AS actor, GREATEST(0, s.room)::int AS "slotsFree",
+                 s.url, s.retry_policy::text AS "retryPolicy", s.rate_limit_per_second AS "rateLimitPerSecond", e.payload
+     )`;
+
+export const claimParams = (o: ClaimOptions) => [o.limit, o.perSubscription, o.excludeSubscriptions, o.leaseSlackSeconds, o.answered ?? [], o.held ?? null];
+
+/**
+ * Claims due deliveries (claimCtes) in one statement. The worker runs it
+ * inside writeAndClaim's claim lock; called on its own (tests, bench) it is
+ * its own transaction and must not race another claim for the same
+ * subscriptions.
+ */
+export async function claimDeliveries(db: pg.Pool | pg.PoolClient, opts: ClaimOptions): Promise<ClaimedRow[]> {
+  const { rows } = await db.query({
+    text: `WITH ${claimCtes({ owner: "$1", limit: "$2", perSub: "$3", exclude: "$4", slack: "$5", answered: "$6", held: "$7" })}
+     SELECT * FROM claimed`,
+    values: [opts.owner, ...claimParams(opts)],
+  });
+  return rows as ClaimedRow[];
+}

@@ -1,0 +1,143 @@
+// The dead-letter queue: sampled (dlq_samples, dlq_sample_groups, written by
+// the sampler so that no dashboard request scans the DLQ) and live (one pass
+// over the deliveries_dlq partial index, state = 'dead_letter').
+import "server-only";
+import { execute, queryRows, sql, type LedgerDb } from "../read/db";
+import { GLOBAL_SCOPE, isScoped, subscriptionInScope, type Scope } from "../../tenants/scope";
+
+export type DlqGroupRow = {
+  subscriptionId: string;
+  reason: string | null;
+  errorClass: string | null;
+  statusCode: number | null;
+  depth: number;
+  oldestAt: Date | null;
+};
+
+type GroupRow = { subscription_id: string; reason: string | null; error_class: string | null; status_code: number | null; depth: number; oldest_at: Date | null };
+const toGroup = (r: GroupRow): DlqGroupRow => ({
+  subscriptionId: r.subscription_id,
+  reason: r.reason,
+  errorClass: r.error_class,
+  statusCode: r.status_code,
+  depth: Number(r.depth),
+  oldestAt: r.oldest_at,
+});
+
+/** True when a sample was taken within `minGapMs` before `at`. */
+export async function hasFreshDlqSample(db: LedgerDb, at: Date, minGapMs: number): Promise<boolean> {
+  const rows = await queryRows<{ fresh: boolean | null }>(
+    db,
+    sql`SELECT max(sampled_at) > ${at}::timestamptz - make_interval(secs => ${minGapMs}::float8 / 1000) AS fresh FROM dlq_samples`,
+  );
+  return rows[0]?.fresh === true;
+}
+
+/**
+ * Records one sample at `at`: the total and the groups a redrive filters on
+ * (subscription, reason, error class, status), in one pass over the
+ * dead-letter rows. Returns the depth.
+ */
+export async function takeDlqSample(db: LedgerDb, at: Date): Promise<number> {
+  const rows = await queryRows<{ depth: number }>(
+    db,
+    sql`WITH g AS (
+          SELECT subscription_id, dead_letter_reason AS reason, last_error_class AS error_class,
+                 last_status_code AS status_code, count(*)::int AS depth, min(dead_lettered_at) AS oldest_at
+            FROM deliveries WHERE state = 'dead_letter'
+           GROUP BY 1, 2, 3, 4
+        ), total AS (
+          INSERT INTO dlq_samples (sampled_at, depth, oldest_at)
+          SELECT ${at}, coalesce(sum(depth), 0)::int, min(oldest_at) FROM g
+          RETURNING depth
+        ), groups AS (
+          INSERT INTO dlq_sample_groups (sampled_at, subscription_id, reason, error_class, status_code, depth, oldest_at)
+          SELECT ${at}, subscription_id, reason, error_class, status_code, depth, oldest_at FROM g
+        )
+        SELECT depth FROM total`,
+  );
+  return rows[0].depth;
+}
+
+/** Drops samples older than `retention` and group rows older than `groupRetention` (intervals, e.g. '7 days'). */
+export async function pruneDlqSamples(db: LedgerDb, at: Date, retention: string, groupRetention: string): Promise<void> {
+  await execute(db, sql`DELETE FROM dlq_samples WHERE sampled_at < ${at}::timestamptz - ${retention}::interval`);
+  await execute(db, sql`DELETE FROM dlq_sample_groups WHERE sampled_at < ${at}::timestamptz - ${groupRetention}::interval`);
+}
+
+/** When the newest sample was taken; null when there is none. */
+export async function findLatestDlqSampleAt(db: LedgerDb): Promise<Date | null> {
+  const rows = await queryRows<{ sampled_at: Date }>(db, sql`SELECT sampled_at FROM dlq_samples ORDER BY sampled_at DESC LIMIT 1`);
+  return rows[0]?.sampled_at ?? null;
+}
+
+/** The groups of the sample taken at `sampledAt` (dlq_sample_groups pk). */
+export async function findDlqSampleGroups(db: LedgerDb, sampledAt: Date, scope: Scope = GLOBAL_SCOPE): Promise<DlqGroupRow[]> {
+  const rows = await queryRows<GroupRow>(
+    db,
+    sql`SELECT subscription_id, reason, error_class, status_code, depth, oldest_at FROM dlq_sample_groups
+         WHERE sampled_at = ${sampledAt} AND ${subscriptionInScope(scope, "subscription_id")}`,
+  );
+  return rows.map(toGroup);
+}
+
+/** The same groups computed now from the dead-letter rows (deliveries_dlq). */
+export async function findDlqGroupsLive(db: LedgerDb, scope: Scope = GLOBAL_SCOPE): Promise<DlqGroupRow[]> {
+  const rows = await queryRows<GroupRow>(
+    db,
+    sql`SELECT subscription_id, dead_letter_reason AS reason, last_error_class AS error_class, last_status_code AS status_code,
+               count(*)::int AS depth, min(dead_lettered_at) AS oldest_at
+          FROM deliveries WHERE state = 'dead_letter' AND ${subscriptionInScope(scope, "subscription_id")} GROUP BY 1, 2, 3, 4`,
+  );
+  return rows.map(toGroup);
+}
+
+export type DlqHistoryRow = { at: Date; depth: number; oldestAgeSeconds: number | null };
+
+/**
+ * Samples between `since` and `until` in buckets of `bucketSeconds`: the deepest depth and oldest age of each (dlq_samples pk).
+ * For a scoped caller the totals are its tenant's: each sample's groups of its subscriptions summed (a sample where it
+ * had none counts 0), since dlq_samples holds the depth of every tenant together.
+ */
+export async function findDlqHistoryRows(db: LedgerDb, since: Date, until: Date, bucketSeconds: number, scope: Scope = GLOBAL_SCOPE): Promise<DlqHistoryRow[]> {
+  const source = isScoped(scope)
+    ? sql`(SELECT s.sampled_at, coalesce(sum(g.depth), 0)::int AS depth, min(g.oldest_at) AS oldest_at
+             FROM dlq_samples s
+             LEFT JOIN dlq_sample_groups g ON g.sampled_at = s.sampled_at AND ${subscriptionInScope(scope, "g.subscription_id")}
+            WHERE s.sampled_at >= ${since} AND s.sampled_at <= ${until}
+            GROUP BY s.sampled_at) dlq_samples`
+    : sql`dlq_samples`;
+  const rows = await queryRows<{ at: Date; depth: number; oldest_age: number | null }>(
+    db,
+    sql`SELECT date_bin(make_interval(secs => ${bucketSeconds}::float8), sampled_at, TIMESTAMPTZ '2000-01-01') AS at,
+               max(depth)::int AS depth,
+               max(EXTRACT(EPOCH FROM sampled_at - oldest_at))::float8 AS oldest_age
+          FROM ${source} WHERE sampled_at >= ${since} AND sampled_at <= ${until}
+         GROUP BY 1 ORDER BY 1`,
+  );
+  return rows.map((r) => ({ at: r.at, depth: r.depth, oldestAgeSeconds: r.oldest_age === null ? null : Number(r.oldest_age) }));
+}
+
+export type DlqReasonGroup = { subscriptionId: string; name: string; subscriptionState: string; reason: string | null; depth: number; oldestAgeSeconds: number };
+
+/** Live depth and oldest age by subscription and reason, with each subscription's name and state (the CLI's `hookledger dlq`). */
+export async function findDlqByReason(db: LedgerDb): Promise<DlqReasonGroup[]> {
+  const rows = await queryRows<{ subscription_id: string; name: string; state: string; reason: string | null; depth: number; oldest_age: number }>(
+    db,
+    sql`SELECT g.subscription_id, s.name, s.state, g.reason, g.depth, g.oldest_age
+          FROM (SELECT subscription_id, dead_letter_reason AS reason, count(*)::int AS depth,
+                       floor(extract(epoch FROM now() - min(dead_lettered_at)))::int AS oldest_age
+                  FROM deliveries WHERE state = 'dead_letter'
+                 GROUP BY subscription_id, dead_letter_reason) g
+          JOIN subscriptions s ON s.id = g.subscription_id
+         ORDER BY g.depth DESC, g.subscription_id, g.reason`,
+  );
+  return rows.map((r) => ({
+    subscriptionId: r.subscription_id,
+    name: r.name,
+    subscriptionState: r.state,
+    reason: r.reason,
+    depth: r.depth,
+    oldestAgeSeconds: r.oldest_age,
+  }));
+}

@@ -1,0 +1,132 @@
+// Enqueueing: new events and one delivery per matching subscription, through
+// the one SQL function hl_enqueue_events (migrations 0011, 0014), which derives the
+// delivery keys (hl_delivery_key), matches subscriptions (type, '*', tenant),
+// inserts the rows and NOTIFYs the workers. Callers: the HTTP ingest's group
+// commit (lib/events/ingest.ts: many events, one statement, a pooled pg
+// connection), publishEvent inside a producer's Prisma transaction
+// (lib/events/publish.ts), the operational-event trigger (in SQL), and the
+// test and bench seeders (./seed.ts).
+import "server-only";
+import type pg from "pg";
+import type { Tx } from "../../db/prisma";
+import type { EventTombstone } from "./erase";
+
+/** The events row for a validated event, as the enqueue stores it. */
+export type EventRow = {
+  id: string;
+  type: string;
+  /** The envelope bytes every receiver gets, stored once, never re-serialised (invariant 10). */
+  payload: Buffer;
+  occurredAt: Date;
+  tenant: string | null;
+  /** The subject as JSON text. */
+  subject: string;
+  subjectValues: string[];
+  /** sha256 of the canonical type, data and subject (lib/events/canonical.ts); compared when the id is published again. */
+  contentHash?: Buffer | null;
+};
+
+export type EnqueuedDelivery = { id: string; subscriptionId: string; deliveryKey: string };
+
+type OutRow = { event_id: string; id: string | null; subscription_id: string | null; delivery_key: string | null };
+
+/** The rows as the function's parallel arrays ($1..$9: ids, types, payloads, times, tenants, subjects, subject values, their from/to; then the hashes). */
+function columns(rows: EventRow[]) {
+  const cols: [string[], string[], Buffer[], Date[], (string | null)[], string[], string[], number[], number[]] = [[], [], [], [], [], [], [], [], []];
+  const hashes: (Buffer | null)[] = [];
+  for (const r of rows) {
+    cols[0].push(r.id);
+    cols[1].push(r.type);
+    cols[2].push(r.payload);
+    cols[3].push(r.occurredAt);
+    cols[4].push(r.tenant);
+    cols[5].push(r.subject);
+    cols[7].push(cols[6].length + 1);
+    for (const v of r.subjectValues) cols[6].push(v);
+    cols[8].push(cols[6].length);
+    hashes.push(r.contentHash ?? null);
+  }
+  return { cols, hashes };
+}
+
+const ENQUEUE = `SELECT event_id, delivery_id AS id, subscription_id, delivery_key
+  FROM hl_enqueue_events($1::text[], $2::text[], $3::bytea[], $4::timestamptz[], $5::text[], $6::jsonb[], $7::text[], $8::int[], $9::int[], $10::text[], $11::bytea[])`;
+
+/** Deliveries per event id, each list in subscription-id order. */
+function byEvent(rows: OutRow[]): Map<string, EnqueuedDelivery[]> {
+  const out = new Map<string, EnqueuedDelivery[]>();
+  for (const r of rows) {
+    let list = out.get(r.event_id);
+    if (!list) out.set(r.event_id, (list = []));
+    if (r.id) list.push({ id: r.id, subscriptionId: r.subscription_id!, deliveryKey: r.delivery_key! });
+  }
+  for (const list of out.values()) list.sort((a, b) => (a.subscriptionId < b.subscriptionId ? -1 : a.subscriptionId > b.subscriptionId ? 1 : 0));
+  return out;
+}
+
+/**
+ * Enqueues `rows` in one statement (so one transaction when autocommitted):
+ * the events written and their deliveries, by event id. An event whose id was
+ * already stored is absent from the map (see existingDeliveries).
+ * `onlySubscriptions` restricts the matching (tests and benches).
+ */
+export async function enqueueEvents(db: pg.Pool | pg.PoolClient, rows: EventRow[], onlySubscriptions: string[] | null = null): Promise<Map<string, EnqueuedDelivery[]>> {
+  // A named statement: parsed and planned once per connection.
+  const { cols, hashes } = columns(rows);
+  const { rows: out } = await db.query<OutRow>({ name: "hl_enqueue_v3", text: ENQUEUE, values: [...cols, onlySubscriptions, hashes] });
+  return byEvent(out);
+}
+
+/** enqueueEvents for one event inside a producer's Prisma transaction: its deliveries, or null if the id was already stored. */
+export async function enqueueEventTx(tx: Tx, row: EventRow): Promise<EnqueuedDelivery[] | null> {
+  const out = await tx.$queryRaw<OutRow[]>`
+    SELECT event_id, delivery_id AS id, subscription_id, delivery_key
+      FROM hl_enqueue_events(ARRAY[${row.id}]::text[], ARRAY[${row.type}]::text[], ARRAY[${row.payload}]::bytea[], ARRAY[${row.occurredAt}]::timestamptz[],
+                             ARRAY[${row.tenant}]::text[], ARRAY[${row.subject}]::jsonb[], ${row.subjectValues}::text[],
+                             ARRAY[1]::int[], ARRAY[${row.subjectValues.length}]::int[], NULL, ARRAY[${row.contentHash ?? null}]::bytea[])`;
+  return out.length === 0 ? null : (byEvent(out).get(row.id) ?? []);
+}
+
+type ExistingRow = OutRow & { type: string; content_hash: Buffer | null; tombstone: string | null; tombstoned_at: Date | null; erasure_id: string | null };
+
+/**
+ * An event already stored under an id: its type, content hash (null for events stored before hashes were kept, and for
+ * tombstones), deliveries, and its tombstone when its payload was erased (./erase.ts), which a republish may not revive.
+ */
+export type ExistingEvent = { type: string; contentHash: Buffer | null; deliveries: EnqueuedDelivery[]; tombstone: EventTombstone | null };
+
+// After the insert, in a statement of its own: a conflicting event committed by
+// another transaction is visible only to a new snapshot.
+const SELECT_EXISTING = `
+SELECT e.id AS event_id, e.type, e.content_hash, e.tombstone, e.tombstoned_at, e.erasure_id, d.id, d.subscription_id, d.delivery_key
+FROM events e LEFT JOIN deliveries d ON d.event_id = e.id
+WHERE e.id = ANY($1::text[])`;
+
+/** Events already stored under these ids: each one's type and deliveries (subscription-id order). */
+export async function existingDeliveries(db: pg.Pool | pg.PoolClient, ids: string[]): Promise<Map<string, ExistingEvent>> {
+  const { rows } = await db.query<ExistingRow>({ name: "hl_enqueue_existing_v3", text: SELECT_EXISTING, values: [ids] });
+  return existing(rows);
+}
+
+/** existingDeliveries of one id inside a producer's Prisma transaction. */
+export async function existingDeliveriesTx(tx: Tx, id: string): Promise<ExistingEvent | null> {
+  const rows = await tx.$queryRaw<ExistingRow[]>`
+    SELECT e.id AS event_id, e.type, e.content_hash, e.tombstone, e.tombstoned_at, e.erasure_id, d.id, d.subscription_id, d.delivery_key
+      FROM events e LEFT JOIN deliveries d ON d.event_id = e.id
+     WHERE e.id = ${id}`;
+  return existing(rows).get(id) ?? null;
+}
+
+function existing(rows: ExistingRow[]) {
+  const heads = new Map(rows.map((r) => [r.event_id, r]));
+  const found = byEvent(rows);
+  const out = new Map<string, ExistingEvent>();
+  for (const [id, r] of heads)
+    out.set(id, {
+      type: r.type,
+      contentHash: r.content_hash,
+      deliveries: found.get(id)!,
+      tombstone: r.tombstone ? { tombstone: r.tombstone, at: r.tombstoned_at!, erasureId: r.erasure_id } : null,
+    });
+  return out;
+}

@@ -1,0 +1,220 @@
+// Erasure (docs/DESIGN.md, Erasure): the statements that find the events a
+// subject names and turn them into tombstones (migration 0019). A tombstoned
+// event keeps its id, type, times and tenant, and its deliveries keep their
+// key, times and states, so the ledger still answers "was it sent, when, what
+// came back" by status; everything that held or could echo the payload goes:
+//   events      payload -> TOMBSTONE_PAYLOAD, subject -> {"erased": true},
+//               subject_values -> {} (so the lookup and the GIN index forget
+//               it), content_hash -> NULL (a hash of a student id and a grade
+//               is a dictionary attack away from them);
+//   deliveries  last_error_message -> NULL (a receiver may echo the body);
+//               pending, scheduled, in-flight and dead-lettered ones resolved
+//               `erased`, so nothing sends the tombstone;
+//   attempts    response_excerpt, response_headers, error_message -> NULL;
+//   test_sends  the same, for an operator's test send of the event's bytes;
+//   operational events about those deliveries (hookledger.delivery.dead_lettered
+//               carries the last error message) are tombstoned the same way.
+// The statements are chunked by the caller (lib/erasure/service.ts): one
+// transaction per chunk of events. tombstoneEvents takes the kind so that a
+// payload expunge by age can write the same tombstone as 'expunged'.
+import "server-only";
+import { empty, queryRows, sql, type LedgerDb } from "../read/db";
+
+/** What a tombstoned event's payload becomes: fixed bytes, so a reader that parses payloads still gets JSON. */
+export const TOMBSTONE_PAYLOAD = Buffer.from('{"erased":true}', "utf8");
+/** Events per transaction: 500 events at fan-out 3 is 1,500 delivery rows locked at a time, a few tens of ms. */
+export const ERASE_CHUNK = 500;
+
+/** One searchable subject key and value (the ingest stores `key:value` in subject_values), optionally within one tenant. */
+export type SubjectMatch = { key: string; value: string; tenant: string | null };
+
+/** The ingest's searchable form of a subject pair (lib/events/publish.ts subjectValues). */
+const searchable = (m: SubjectMatch) => `${m.key}:${m.value}`;
+
+/** Live (not yet tombstoned) events whose subject holds key = value, in the tenant when given: the GIN index on subject_values. */
+const matching = (m: SubjectMatch) =>
+  sql`SELECT e.id FROM events e
+       WHERE e.subject_values @> ARRAY[${searchable(m)}]::text[] AND e.tombstone IS NULL
+             ${m.tenant !== null ? sql`AND e.tenant = ${m.tenant}` : empty}`;
+
+/** The ids of the events a subject names, in id order. */
+export async function findSubjectEventIds(db: LedgerDb, m: SubjectMatch): Promise<string[]> {
+  const rows = await queryRows<{ id: string }>(db, sql`${matching(m)} ORDER BY e.id`);
+  return rows.map((r) => r.id);
+}
+
+/**
+ * The operational events about these events' deliveries: the ops trigger
+ * (migrations 0006, 0008) publishes hookledger.* events whose subject names the
+ * eventId and whose payload carries the delivery's last error message, which
+ * may echo the erased payload.
+ */
+export async function findOpsEventIds(db: LedgerDb, eventIds: string[]): Promise<string[]> {
+  if (eventIds.length === 0) return [];
+  const rows = await queryRows<{ id: string }>(
+    db,
+    sql`SELECT e.id FROM events e
+         WHERE e.subject_values && ${eventIds.map((id) => `eventId:${id}`)}::text[] AND e.type LIKE 'hookledger.%' AND e.tombstone IS NULL
+         ORDER BY e.id`,
+  );
+  return rows.map((r) => r.id);
+}
+
+export type ErasureCounts = { events: number; opsEvents: number; deliveries: number; resolved: number; attempts: number };
+
+/** What tombstoning these events would touch (a dry run): deliveries, those it would resolve, attempts holding an answer. */
+export async function countTombstone(db: LedgerDb, eventIds: string[]): Promise<Omit<ErasureCounts, "events" | "opsEvents">> {
+  if (eventIds.length === 0) return { deliveries: 0, resolved: 0, attempts: 0 };
+  const [r] = await queryRows<{ deliveries: number; resolved: number; attempts: number }>(
+    db,
+    sql`WITH d AS (SELECT id, state FROM deliveries WHERE event_id = ANY(${eventIds}::text[]))
+        SELECT (SELECT count(*) FROM d)::int AS deliveries,
+               (SELECT count(*) FROM d WHERE state IN ('pending', 'scheduled', 'in_flight', 'dead_letter'))::int AS resolved,
+               (SELECT count(*) FROM attempts a JOIN d ON a.delivery_id = d.id
+                 WHERE a.response_excerpt IS NOT NULL OR a.response_headers IS NOT NULL OR a.error_message IS NOT NULL)::int AS attempts`,
+  );
+  return r;
+}
+
+export type Tombstone = { kind: "erased"; erasureId: string; actor: string; reason: string };
+
+/**
+ * Tombstones the given events in one statement (so, inside the caller's
+ * transaction, atomically): their payload, subject and searchable values, the
+ * answers recorded for their deliveries, and their unfinished deliveries
+ * resolved `erased`. Delivery rows are locked in id order first. A worker
+ * holding one of them in flight finds its lease gone when it writes the
+ * result: the guarded result write (lib/ledger/sql/write-results.ts) matches
+ * no row, so the answer, which may echo the payload, is never stored and the
+ * row stays resolved. Events already tombstoned are left as they are.
+ */
+export async function tombstoneEvents(db: LedgerDb, eventIds: string[], t: Tombstone): Promise<Omit<ErasureCounts, "opsEvents"> & { opsEvents: number }> {
+  if (eventIds.length === 0) return { events: 0, opsEvents: 0, deliveries: 0, resolved: 0, attempts: 0 };
+  const [r] = await queryRows<ErasureCounts>(
+    db,
+    sql`WITH ev AS (
+          UPDATE events e
+             SET payload = ${TOMBSTONE_PAYLOAD}, subject = '{"erased": true}'::jsonb, subject_values = '{}', content_hash = NULL,
+                 tombstone = ${t.kind}, tombstoned_at = now(), erasure_id = ${t.erasureId}
+           WHERE e.id = ANY(${eventIds}::text[]) AND e.tombstone IS NULL
+          RETURNING e.id, e.type),
+        o AS (
+          SELECT d.id, d.state FROM deliveries d WHERE d.event_id IN (SELECT id FROM ev) ORDER BY d.id FOR UPDATE),
+        dl AS (
+          UPDATE deliveries d
+             SET last_error_message = NULL,
+                 state = 'resolved', resolution = 'erased', resolved_at = now(), resolved_by = ${t.actor},
+                 resolution_reason = ${`erasure ${t.erasureId}: ${t.reason}`},
+                 lease_owner = NULL, lease_until = NULL, leased_at = NULL, next_trigger = 'scheduled', next_actor = NULL, updated_at = now()
+            FROM o
+           WHERE d.id = o.id AND o.state IN ('pending', 'scheduled', 'in_flight', 'dead_letter')
+          RETURNING d.id),
+        msg AS (
+          UPDATE deliveries d SET last_error_message = NULL, updated_at = now()
+            FROM o
+           WHERE d.id = o.id AND o.state NOT IN ('pending', 'scheduled', 'in_flight', 'dead_letter') AND d.last_error_message IS NOT NULL
+          RETURNING d.id),
+        att AS (
+          UPDATE attempts a SET response_excerpt = NULL, response_headers = NULL, error_message = NULL
+            FROM o
+           WHERE a.delivery_id = o.id AND (a.response_excerpt IS NOT NULL OR a.response_headers IS NOT NULL OR a.error_message IS NOT NULL)
+          RETURNING a.id),
+        tst AS (
+          UPDATE test_sends t SET response_excerpt = NULL, response_headers = NULL, error_message = NULL
+            FROM ev
+           WHERE t.event_id = ev.id AND (t.response_excerpt IS NOT NULL OR t.response_headers IS NOT NULL OR t.error_message IS NOT NULL)
+          RETURNING t.id)
+        SELECT (SELECT count(*) FROM ev WHERE type NOT LIKE 'hookledger.%')::int AS events,
+               (SELECT count(*) FROM ev WHERE type LIKE 'hookledger.%')::int AS "opsEvents",
+               (SELECT count(*) FROM o)::int AS deliveries,
+               (SELECT count(*) FROM dl)::int AS resolved,
+               (SELECT count(*) FROM att)::int AS attempts,
+               (SELECT count(*) FROM msg)::int + (SELECT count(*) FROM tst)::int AS scrubbed`,
+  );
+  return { events: r.events, opsEvents: r.opsEvents, deliveries: r.deliveries, resolved: r.resolved, attempts: r.attempts };
+}
+
+export type ErasureRow = {
+  id: string;
+  subjectKey: string;
+  tenant: string | null;
+  reason: string;
+  actor: string;
+  status: "running" | "finished";
+  startedAt: Date;
+  finishedAt: Date | null;
+} & ErasureCounts;
+
+const ERASURE_COLUMNS = sql`id, subject_key AS "subjectKey", tenant, reason, actor, status, events_erased AS events, ops_events_erased AS "opsEvents",
+  deliveries_erased AS deliveries, deliveries_resolved AS resolved, attempts_scrubbed AS attempts, started_at AS "startedAt", finished_at AS "finishedAt"`;
+
+/** Records an erasure as running (its own short transaction: the record outlives a failure half-way, and a rerun finishes the rest). */
+export async function insertErasure(db: LedgerDb, e: { id: string; subjectKey: string; tenant: string | null; reason: string; actor: string }): Promise<ErasureRow> {
+  const [r] = await queryRows<ErasureRow>(
+    db,
+    sql`INSERT INTO erasures (id, subject_key, tenant, reason, actor) VALUES (${e.id}, ${e.subjectKey}, ${e.tenant}, ${e.reason}, ${e.actor})
+        RETURNING ${ERASURE_COLUMNS}`,
+  );
+  return r;
+}
+
+/** Adds a chunk's counts to the erasure's row (in the chunk's transaction, so the counts are what committed). */
+export async function addErasureCounts(db: LedgerDb, id: string, c: ErasureCounts): Promise<void> {
+  await queryRows(
+    db,
+    sql`UPDATE erasures SET events_erased = events_erased + ${c.events}::int, ops_events_erased = ops_events_erased + ${c.opsEvents}::int,
+               deliveries_erased = deliveries_erased + ${c.deliveries}::int, deliveries_resolved = deliveries_resolved + ${c.resolved}::int,
+               attempts_scrubbed = attempts_scrubbed + ${c.attempts}::int
+         WHERE id = ${id} RETURNING id`,
+  );
+}
+
+export async function finishErasure(db: LedgerDb, id: string): Promise<ErasureRow> {
+  const [r] = await queryRows<ErasureRow>(db, sql`UPDATE erasures SET status = 'finished', finished_at = now() WHERE id = ${id} RETURNING ${ERASURE_COLUMNS}`);
+  return r;
+}
+
+export async function getErasure(db: LedgerDb, id: string): Promise<ErasureRow | null> {
+  const [r] = await queryRows<ErasureRow>(db, sql`SELECT ${ERASURE_COLUMNS} FROM erasures WHERE id = ${id}`);
+  return r ?? null;
+}
+
+/** Whether any subscription or event names this tenant (until tenants have a table of their own): the events_tenant_created index. */
+export async function tenantExists(db: LedgerDb, tenant: string): Promise<boolean> {
+  const [r] = await queryRows<{ found: boolean }>(
+    db,
+    sql`SELECT EXISTS (SELECT 1 FROM subscriptions WHERE tenant = ${tenant}) OR EXISTS (SELECT 1 FROM events WHERE tenant = ${tenant}) AS found`,
+  );
+  return r.found;
+}
+
+export type EventTombstone = { tombstone: string; at: Date; erasureId: string | null };
+
+/** The tombstone of a delivery's event, or null for a live event: what the redrive and resend refusals and the timeline say. */
+export async function findDeliveryTombstone(db: LedgerDb, deliveryId: string): Promise<EventTombstone | null> {
+  const [r] = await queryRows<EventTombstone>(
+    db,
+    sql`SELECT e.tombstone, e.tombstoned_at AS at, e.erasure_id AS "erasureId"
+          FROM deliveries d JOIN events e ON e.id = d.event_id
+         WHERE d.id = ${deliveryId} AND e.tombstone IS NOT NULL`,
+  );
+  return r ?? null;
+}
+
+/** Tombstones of stored events by id (the republish refusal). */
+export async function findEventTombstones(db: LedgerDb, eventIds: string[]): Promise<Map<string, EventTombstone>> {
+  const out = new Map<string, EventTombstone>();
+  if (eventIds.length === 0) return out;
+  const rows = await queryRows<EventTombstone & { id: string }>(
+    db,
+    sql`SELECT id, tombstone, tombstoned_at AS at, erasure_id AS "erasureId" FROM events WHERE id = ANY(${eventIds}::text[]) AND tombstone IS NOT NULL`,
+  );
+  for (const r of rows) out.set(r.id, { tombstone: r.tombstone, at: r.at, erasureId: r.erasureId });
+  return out;
+}
+
+/** The refusal's sentence for a tombstoned event: "its payload was erased by erasure er_… on …". */
+export function tombstoneSentence(t: EventTombstone): string {
+  const on = new Date(t.at).toISOString();
+  return t.tombstone === "erased" ? `its payload was erased by erasure ${t.erasureId} on ${on}` : `its payload was ${t.tombstone} on ${on}`;
+}

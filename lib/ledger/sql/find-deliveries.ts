@@ -1,0 +1,143 @@
+// Finding deliveries: the filtered, cursor-paged list (the public
+// GET /api/v1/deliveries and a subscription's timeline on the dashboard), the
+// lookup box's search, and the attempts of a page of deliveries. Every
+// branch is an index lookup; the index each relies on is named beside it.
+import "server-only";
+import { join, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
+import { DELIVERY_COLUMNS, attemptColumns, toAttemptRecord, toDeliveryRecord, type AttemptRow, type DeliveryRow } from "../read/map";
+import type { AttemptRecord, DeliveryRecord, DeliveryWithAttempts } from "../read/types";
+import { GLOBAL_SCOPE, scopeWhere, type Scope } from "../../tenants/scope";
+
+export type DeliveryFilter = {
+  subscriptionId?: string;
+  state?: string;
+  eventId?: string;
+  eventType?: string;
+  lastStatusCode?: number;
+  lastErrorClass?: string;
+  /** An event id, a subject value (student id…), a delivery key or a delivery id. */
+  q?: string;
+  /** Ids are time-ordered (hl_new_id): a time range is an id range. */
+  idAtLeast?: string;
+  idBelow?: string;
+  /** The last id of the previous page, newest first. */
+  cursor?: string;
+  limit: number;
+  /** The caller's tenant boundary (lib/tenants/scope.ts); absent = global. */
+  scope?: Scope;
+};
+
+export type DeliveryPage<T = DeliveryRecord> = { items: T[]; nextCursor: string | null };
+
+/**
+ * Deliveries matching every given filter, newest first, `limit` at a time.
+ * With a subscription it walks deliveries_sub_timeline (subscription_id,
+ * id DESC). `q` looks up matching events first, each branch on its own index
+ * (events pk, the events_subject_values GIN), then deliveries by key, id or
+ * event_id: one OR over a subquery would scan every delivery.
+ */
+export async function findDeliveries(db: LedgerDb, f: DeliveryFilter): Promise<DeliveryPage> {
+  const where: Sql[] = [scopeWhere(f.scope ?? GLOBAL_SCOPE)];
+  if (f.subscriptionId) where.push(sql`d.subscription_id = ${f.subscriptionId}`);
+  if (f.state) where.push(sql`d.state = ${f.state}`);
+  if (f.eventId) where.push(sql`d.event_id = ${f.eventId}`);
+  if (f.eventType) where.push(sql`d.event_type = ${f.eventType}`);
+  if (f.lastStatusCode !== undefined) where.push(sql`d.last_status_code = ${f.lastStatusCode}::int`);
+  if (f.lastErrorClass) where.push(sql`d.last_error_class = ${f.lastErrorClass}`);
+  if (f.idAtLeast) where.push(sql`d.id >= ${f.idAtLeast}`);
+  if (f.idBelow) where.push(sql`d.id < ${f.idBelow}`);
+  if (f.cursor) where.push(sql`d.id < ${f.cursor}`);
+  if (f.q) {
+    const events = await queryRows<{ id: string }>(
+      db,
+      sql`SELECT id FROM events WHERE id = ${f.q}
+          UNION SELECT id FROM events WHERE subject_values @> ARRAY[${f.q}]::text[]`,
+    );
+    const branches = [sql`d.delivery_key = ${f.q}`, sql`d.id = ${f.q}`];
+    if (events.length > 0) branches.push(sql`d.event_id = ANY(${events.map((e) => e.id)}::text[])`);
+    where.push(sql`(${join(branches, " OR ")})`);
+  }
+  const rows = await queryRows<DeliveryRow>(
+    db,
+    sql`SELECT ${DELIVERY_COLUMNS}
+          FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
+         WHERE ${where.length ? join(where, " AND ") : sql`true`}
+         ORDER BY d.id DESC LIMIT ${f.limit + 1}::int`,
+  );
+  const page = rows.slice(0, f.limit).map(toDeliveryRecord);
+  return { items: page, nextCursor: rows.length > f.limit ? page[page.length - 1].id : null };
+}
+
+/**
+ * The lookup box: deliveries of an event id, a subject value (via the
+ * events_subject_values GIN index), a tenant's events, a delivery key or id,
+ * or a subscription's newest; newest first. `truncated` when more matched.
+ */
+export async function searchDeliveries(db: LedgerDb, q: string, limit: number, scope: Scope = GLOBAL_SCOPE): Promise<{ items: DeliveryRecord[]; truncated: boolean }> {
+  // Each branch is an index lookup: events pk, the subject GIN, events by
+  // tenant, delivery key/id, and a subscription's newest deliveries.
+  const rows = await queryRows<DeliveryRow>(
+    db,
+    sql`WITH ev AS (
+          (SELECT id FROM events WHERE id = ${q})
+          UNION (SELECT id FROM events WHERE subject_values @> ARRAY[${q}]::text[] ORDER BY created_at DESC LIMIT ${limit + 1}::int)
+          UNION (SELECT id FROM events WHERE tenant = ${q} ORDER BY created_at DESC LIMIT ${limit + 1}::int)
+        ), ids AS (
+          (SELECT d.id FROM deliveries d WHERE d.event_id IN (SELECT id FROM ev))
+          UNION (SELECT d.id FROM deliveries d WHERE d.delivery_key = ${q} OR d.id = ${q})
+          UNION (SELECT d.id FROM deliveries d WHERE d.subscription_id = ${q} ORDER BY d.id DESC LIMIT ${limit + 1}::int)
+        )
+        SELECT ${DELIVERY_COLUMNS}
+          FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
+         WHERE d.id IN (SELECT id FROM ids) AND ${scopeWhere(scope)}
+         ORDER BY d.id DESC LIMIT ${limit + 1}::int`,
+  );
+  return { items: rows.slice(0, limit).map(toDeliveryRecord), truncated: rows.length > limit };
+}
+
+/**
+ * The attempts of several deliveries, oldest first, grouped by delivery id
+ * (attempts_delivery). Lists pass `excerptChars` to carry only the start of
+ * each answer. No attempt is older than its delivery, so the oldest
+ * delivery's created_at bounds the months read: attempts is partitioned by
+ * month (migration 0021), and a page of recent deliveries reads the recent
+ * months' indexes only, not every month's.
+ */
+export async function findAttempts(db: LedgerDb, deliveryIds: string[], opts: { excerptChars?: number } = {}): Promise<Map<string, AttemptRecord[]>> {
+  const out = new Map<string, AttemptRecord[]>();
+  if (deliveryIds.length === 0) return out;
+  const rows = await queryRows<AttemptRow>(
+    db,
+    sql`SELECT ${attemptColumns(opts.excerptChars)}
+          FROM attempts WHERE delivery_id = ANY(${deliveryIds}::text[])
+           AND created_at >= (SELECT min(created_at) FROM deliveries WHERE id = ANY(${deliveryIds}::text[]))
+         ORDER BY delivery_id, attempt_number, id`,
+  );
+  for (const r of rows) {
+    const list = out.get(r.delivery_id) ?? [];
+    list.push(toAttemptRecord(r));
+    out.set(r.delivery_id, list);
+  }
+  return out;
+}
+
+/** Each delivery of a page with its attempts (excerpts cut to `excerptChars`). */
+export async function withAttempts(db: LedgerDb, items: DeliveryRecord[], opts: { excerptChars?: number } = {}): Promise<DeliveryWithAttempts[]> {
+  const attempts = await findAttempts(
+    db,
+    items.map((d) => d.id),
+    opts,
+  );
+  return items.map((d) => ({ ...d, attempts: attempts.get(d.id) ?? [] }));
+}
+
+/** Event types among a subscription's newest `window` deliveries (deliveries_sub_timeline), for a filter's options. */
+export async function findRecentEventTypes(db: LedgerDb, subscriptionId: string, window = 2000): Promise<string[]> {
+  const rows = await queryRows<{ event_type: string }>(
+    db,
+    sql`SELECT DISTINCT event_type
+          FROM (SELECT event_type FROM deliveries WHERE subscription_id = ${subscriptionId} ORDER BY id DESC LIMIT ${window}::int) x
+         ORDER BY 1`,
+  );
+  return rows.map((r) => r.event_type);
+}

@@ -1,0 +1,421 @@
+// Retention (docs/DESIGN.md, Retention): the statements that find and remove
+// finished work older than the policy, one bounded batch per statement, so each
+// runs in its own short transaction and no lock is held for the whole run.
+//
+//   deliveries  delivered or resolved, finished (greatest(delivered_at,
+//               resolved_at)) before the cutoff of their event's tenant, with
+//               their attempts and the items of finished redrive batches that
+//               name them. Walked by the partial index deliveries_finished
+//               (migration 0022), oldest first, with a keyset, so a batch reads
+//               only expired finished rows: pending, scheduled, in-flight and
+//               dead-lettered rows are never read, locked or removed. A row an
+//               operator resends while the batch runs is re-checked under its
+//               row lock (FOR UPDATE re-evaluates the state) and kept.
+//   events      older than their tenant's cutoff with no delivery left (so an
+//               event a dead letter or a pending delivery needs is kept), walked
+//               per tenant by events_tenant_created.
+//
+// The counters stay exact without help: delivery_state_counts is kept by the
+// statement-level delete trigger (migration 0006), so the delivered and
+// resolved counts fall by what was removed and every other state is untouched;
+// the per-minute and hourly attempt rollups (attempt_stats_minute/hour) are
+// aggregates written as attempts arrive and are never recomputed from the
+// attempts table, so removing old attempts leaves them as they were. An attempt
+// the rollup has not folded yet (its id above the rollup's watermark) keeps its
+// delivery for the next run, so no attempt is removed before it is counted.
+import "server-only";
+import { empty, iso, Prisma, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
+
+/** Deliveries read per batch: a few thousand rows locked for tens of milliseconds. */
+export const RETENTION_BATCH = 2_000;
+/** One retention runner at a time across processes: a session advisory lock held for the run. */
+export const RETENTION_LOCK = 7_431_901;
+
+/** The days that apply to each tenant: `overrides` by tenant id, `defaultDays` to the rest (and to events without a tenant). */
+export type TenantDays = { defaultDays: number; overrides: { tenant: string; days: number }[] };
+
+/** The cutoff of the tenant in `tenantExpr`: now() minus its override's days, or the default's. */
+function cutoffOf(p: TenantDays, tenantExpr: Sql): Sql {
+  const tenants = p.overrides.map((o) => o.tenant);
+  const days = p.overrides.map((o) => o.days);
+  return sql`(now() - make_interval(days => coalesce((SELECT o.days FROM unnest(${tenants}::text[], ${days}::int[]) AS o(tenant, days) WHERE o.tenant = ${tenantExpr}), ${p.defaultDays}::int)))`;
+}
+
+/** The latest cutoff of any tenant: rows finished after it are kept whatever their tenant. */
+const latestCutoff = (p: TenantDays) => sql`(now() - make_interval(days => ${Math.min(p.defaultDays, ...p.overrides.map((o) => o.days))}::int))`;
+
+/** The rollup's watermark: attempts at or below it are in attempt_stats_minute/hour (lib/dlq/sampler.ts). */
+const ROLLED_UP = sql`coalesce((SELECT r.last_id FROM dashboard_rollups r WHERE r.name = 'attempt_stats'), 0)`;
+
+/** Whether a delivery may go: finished before its event's tenant's cutoff, every attempt rolled up, not in a running batch. */
+const deliveryExpired = (p: TenantDays) =>
+  sql`d.state IN ('delivered', 'resolved')
+      AND greatest(d.delivered_at, d.resolved_at) < ${cutoffOf(p, sql`e.tenant`)}
+      AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.delivery_id = d.id AND a.id > ${ROLLED_UP})
+      AND NOT EXISTS (SELECT 1 FROM redrive_batch_items i JOIN redrive_batches b ON b.id = i.batch_id
+                       WHERE i.delivery_id = d.id AND b.status = 'running')`;
+
+/**
+ * Where a walk stands: the last row's time and id. The time is Postgres's own
+ * text of it (microseconds): a JS Date keeps milliseconds, so the last row
+ * would compare after itself and a row the batch kept (still needed, or
+ * locked) would be found again forever.
+ */
+export type Keyset = { at: string | null; id: string };
+export const KEYSET_START: Keyset = { at: null, id: "" };
+
+export type DeliveryBatch = { scanned: number; deliveries: number; attempts: number; items: number; next: Keyset };
+
+/**
+ * Removes one batch of expired deliveries (with their attempts and finished
+ * batches' items) after `after` in finish order; returns the counts and where
+ * the next batch starts (scanned = 0: the walk is done). Rows another
+ * transaction holds are skipped (SKIP LOCKED) and left for the next run.
+ */
+export async function removeExpiredDeliveries(db: LedgerDb, p: TenantDays, after: Keyset, limit = RETENTION_BATCH): Promise<DeliveryBatch> {
+  const [r] = await queryRows<{ scanned: number; deliveries: number; attempts: number; items: number; last_at: string | null; last_id: string | null }>(
+    db,
+    sql`WITH scan AS (
+          SELECT d.id, greatest(d.delivered_at, d.resolved_at) AS fin FROM deliveries d
+           WHERE d.state IN ('delivered', 'resolved')
+             AND greatest(d.delivered_at, d.resolved_at) < ${latestCutoff(p)}
+             AND (greatest(d.delivered_at, d.resolved_at), d.id) > (coalesce(${after.at}::timestamptz, '-infinity'), ${after.id}::text)
+           ORDER BY greatest(d.delivered_at, d.resolved_at), d.id
+           LIMIT ${limit}::int),
+        victims AS (
+          SELECT d.id FROM deliveries d JOIN events e ON e.id = d.event_id
+           WHERE d.id IN (SELECT id FROM scan) AND ${deliveryExpired(p)}
+           ORDER BY d.id
+             FOR UPDATE OF d SKIP LOCKED),
+        items AS (DELETE FROM redrive_batch_items i USING victims v WHERE i.delivery_id = v.id RETURNING 1),
+        att AS (DELETE FROM attempts a USING victims v WHERE a.delivery_id = v.id RETURNING 1),
+        del AS (DELETE FROM deliveries d USING victims v WHERE d.id = v.id RETURNING 1),
+        last AS (SELECT fin, id FROM scan ORDER BY fin DESC, id DESC LIMIT 1)
+        SELECT (SELECT count(*) FROM scan)::int AS scanned, (SELECT count(*) FROM del)::int AS deliveries,
+               (SELECT count(*) FROM att)::int AS attempts, (SELECT count(*) FROM items)::int AS items,
+               (SELECT fin::text FROM last) AS last_at, (SELECT id FROM last) AS last_id`,
+  );
+  return {
+    scanned: r.scanned,
+    deliveries: r.deliveries,
+    attempts: r.attempts,
+    items: r.items,
+    next: r.last_id ? { at: r.last_at, id: r.last_id } : after,
+  };
+}
+
+/** What removeExpiredDeliveries would remove, all batches together (a dry run; changes nothing). */
+export async function countExpiredDeliveries(db: LedgerDb, p: TenantDays): Promise<{ deliveries: number; attempts: number }> {
+  const [r] = await queryRows<{ deliveries: number; attempts: number }>(
+    db,
+    sql`WITH v AS (
+          SELECT d.id FROM deliveries d JOIN events e ON e.id = d.event_id
+           WHERE d.state IN ('delivered', 'resolved') AND greatest(d.delivered_at, d.resolved_at) < ${latestCutoff(p)} AND ${deliveryExpired(p)})
+        SELECT (SELECT count(*) FROM v)::int AS deliveries,
+               (SELECT count(*) FROM attempts a WHERE a.delivery_id IN (SELECT id FROM v))::int AS attempts`,
+  );
+  return r;
+}
+
+/** Every tenant named by an event, by a loose scan of events_tenant_created (one seek per tenant), and null for events without one. */
+export async function listEventTenants(db: LedgerDb): Promise<(string | null)[]> {
+  const rows = await queryRows<{ tenant: string }>(
+    db,
+    sql`WITH RECURSIVE t AS (
+          (SELECT e.tenant FROM events e WHERE e.tenant IS NOT NULL ORDER BY e.tenant LIMIT 1)
+          UNION ALL
+          SELECT (SELECT e.tenant FROM events e WHERE e.tenant > t.tenant ORDER BY e.tenant LIMIT 1) FROM t WHERE t.tenant IS NOT NULL)
+        SELECT tenant FROM t WHERE tenant IS NOT NULL`,
+  );
+  return [null, ...rows.map((r) => r.tenant)];
+}
+
+const tenantIs = (tenant: string | null) => (tenant === null ? sql`e.tenant IS NULL` : sql`e.tenant = ${tenant}`);
+
+/** One tenant's events older than its cutoff, in (created_at, id) order after the keyset: the walk both event steps share. */
+const eventScan = (tenant: string | null, cutoff: Sql, after: Keyset, limit: number, extra: Sql = empty) =>
+  sql`SELECT e.id, e.created_at FROM events e
+       WHERE ${tenantIs(tenant)} AND e.created_at < ${cutoff}
+         AND e.created_at >= coalesce(${after.at}::timestamptz, '-infinity')
+         AND (e.created_at, e.id) > (coalesce(${after.at}::timestamptz, '-infinity'), ${after.id}::text) ${extra}
+       ORDER BY e.created_at, e.id
+       LIMIT ${limit}::int`;
+
+/** An event nothing needs any more: no delivery left (whatever its state) and no running batch names it. */
+const EVENT_UNNEEDED = sql`NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id)
+  AND NOT EXISTS (SELECT 1 FROM redrive_batch_items i JOIN redrive_batches b ON b.id = i.batch_id WHERE i.event_id = e.id AND b.status = 'running')`;
+
+export type EventBatch = { scanned: number; events: number; items: number; next: Keyset };
+
+/** Removes one batch of a tenant's events older than `days` that no delivery needs; the keyset continues the walk. */
+export async function removeExpiredEvents(db: LedgerDb, tenant: string | null, days: number, after: Keyset, limit = RETENTION_BATCH): Promise<EventBatch> {
+  const cutoff = sql`(now() - make_interval(days => ${days}::int))`;
+  const [r] = await queryRows<{ scanned: number; events: number; items: number; last_at: string | null; last_id: string | null }>(
+    db,
+    sql`WITH scan AS (${eventScan(tenant, cutoff, after, limit)}),
+        victims AS (
+          SELECT e.id FROM events e WHERE e.id IN (SELECT id FROM scan) AND ${EVENT_UNNEEDED}
+           ORDER BY e.id
+             FOR UPDATE OF e SKIP LOCKED),
+        items AS (DELETE FROM redrive_batch_items i USING victims v WHERE i.event_id = v.id RETURNING 1),
+        del AS (DELETE FROM events e USING victims v WHERE e.id = v.id RETURNING 1),
+        -- The id's key goes with the event (migration 0021): the ledger forgets the id (a data-modifying CTE runs unreferenced).
+        keys AS (DELETE FROM event_keys k USING victims v WHERE k.id = v.id RETURNING 1),
+        last AS (SELECT created_at, id FROM scan ORDER BY created_at DESC, id DESC LIMIT 1)
+        SELECT (SELECT count(*) FROM scan)::int AS scanned, (SELECT count(*) FROM del)::int AS events,
+               (SELECT count(*) FROM items)::int AS items,
+               (SELECT created_at::text FROM last) AS last_at, (SELECT id FROM last) AS last_id`,
+  );
+  return { scanned: r.scanned, events: r.events, items: r.items, next: r.last_id ? { at: r.last_at, id: r.last_id } : after };
+}
+
+/**
+ * A dry run's count of a tenant's events that would go: those nothing needs
+ * now, plus those whose every delivery the delivery step would remove first.
+ */
+export async function countExpiredEvents(db: LedgerDb, p: TenantDays, tenant: string | null, days: number): Promise<number> {
+  const [r] = await queryRows<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM events e WHERE ${tenantIs(tenant)} AND ${eventRemovable(p, days)}`);
+  return r.n;
+}
+
+/** An event (alias e) a run would remove: older than `days`, nothing running names it, every delivery it has would go first. */
+export const eventRemovable = (p: TenantDays, days: number) =>
+  sql`(e.created_at < (now() - make_interval(days => ${days}::int))
+       AND NOT EXISTS (SELECT 1 FROM redrive_batch_items i JOIN redrive_batches b ON b.id = i.batch_id WHERE i.event_id = e.id AND b.status = 'running')
+       AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND NOT (${deliveryExpired(p)})))`;
+
+// ---- the policy's overrides ----
+
+export type TenantOverride = { tenant: string; retentionDays: number; payloadRetentionDays: number | null; updatedBy: string; updatedAt: string };
+
+export async function listOverrides(db: LedgerDb): Promise<TenantOverride[]> {
+  const rows = await queryRows<{ tenant: string; retention_days: number; payload_retention_days: number | null; updated_by: string; updated_at: Date }>(
+    db,
+    sql`SELECT tenant, retention_days, payload_retention_days, updated_by, updated_at FROM retention_policies ORDER BY tenant`,
+  );
+  return rows.map((r) => ({
+    tenant: r.tenant,
+    retentionDays: r.retention_days,
+    payloadRetentionDays: r.payload_retention_days,
+    updatedBy: r.updated_by,
+    updatedAt: iso(r.updated_at)!,
+  }));
+}
+
+/** Sets a tenant's override (null days: removes it); returns the override before the change, locked for the caller's transaction. */
+export async function putOverride(
+  db: LedgerDb,
+  tenant: string,
+  days: { retentionDays: number; payloadRetentionDays: number | null } | null,
+  actor: string,
+): Promise<{ retentionDays: number; payloadRetentionDays: number | null } | null> {
+  const [before] = await queryRows<{ retention_days: number; payload_retention_days: number | null }>(
+    db,
+    sql`SELECT retention_days, payload_retention_days FROM retention_policies WHERE tenant = ${tenant} FOR UPDATE`,
+  );
+  if (days === null) await queryRows(db, sql`DELETE FROM retention_policies WHERE tenant = ${tenant} RETURNING tenant`);
+  else
+    await queryRows(
+      db,
+      sql`INSERT INTO retention_policies (tenant, retention_days, payload_retention_days, updated_by) VALUES (${tenant}, ${days.retentionDays}::int, ${days.payloadRetentionDays}::int, ${actor})
+          ON CONFLICT (tenant) DO UPDATE SET retention_days = EXCLUDED.retention_days, payload_retention_days = EXCLUDED.payload_retention_days,
+                                             updated_by = EXCLUDED.updated_by, updated_at = now()
+          RETURNING tenant`,
+    );
+  return before ? { retentionDays: before.retention_days, payloadRetentionDays: before.payload_retention_days } : null;
+}
+
+// ---- the record of each run ----
+
+export type RetentionCounts = { deliveries: number; attempts: number; events: number; expunged: number; partitions: number };
+export const ZERO_COUNTS: RetentionCounts = { deliveries: 0, attempts: 0, events: 0, expunged: 0, partitions: 0 };
+
+export type RetentionRunRow = {
+  id: string;
+  trigger: "schedule" | "manual";
+  actor: string;
+  status: "running" | "finished" | "failed";
+  policy: unknown;
+  error: string | null;
+  startedAt: string;
+  finishedAt: string | null;
+} & RetentionCounts;
+
+const RUN_COLUMNS = sql`id, trigger, actor, status, policy, error, started_at, finished_at, deliveries_removed, attempts_removed, events_removed, events_expunged, partitions_dropped`;
+type RunDbRow = {
+  id: string;
+  trigger: "schedule" | "manual";
+  actor: string;
+  status: "running" | "finished" | "failed";
+  policy: unknown;
+  error: string | null;
+  started_at: Date;
+  finished_at: Date | null;
+  deliveries_removed: number;
+  attempts_removed: number;
+  events_removed: number;
+  events_expunged: number;
+  partitions_dropped: number;
+};
+const toRun = (r: RunDbRow): RetentionRunRow => ({
+  id: r.id,
+  trigger: r.trigger,
+  actor: r.actor,
+  status: r.status,
+  policy: r.policy,
+  error: r.error,
+  startedAt: iso(r.started_at)!,
+  finishedAt: iso(r.finished_at),
+  deliveries: r.deliveries_removed,
+  attempts: r.attempts_removed,
+  events: r.events_removed,
+  expunged: r.events_expunged,
+  partitions: r.partitions_dropped,
+});
+
+export async function insertRetentionRun(db: LedgerDb, r: { id: string; trigger: "schedule" | "manual"; actor: string; policy: unknown }): Promise<RetentionRunRow> {
+  const [row] = await queryRows<RunDbRow>(
+    db,
+    sql`INSERT INTO retention_runs (id, trigger, actor, policy) VALUES (${r.id}, ${r.trigger}, ${r.actor}, ${JSON.stringify(r.policy)}::jsonb) RETURNING ${RUN_COLUMNS}`,
+  );
+  return toRun(row);
+}
+
+/** Adds a batch's counts to its run (in the batch's transaction, so the record counts exactly what committed). */
+export async function addRetentionCounts(db: LedgerDb, id: string, c: Partial<RetentionCounts>): Promise<void> {
+  await queryRows(
+    db,
+    sql`UPDATE retention_runs SET deliveries_removed = deliveries_removed + ${c.deliveries ?? 0}::int, attempts_removed = attempts_removed + ${c.attempts ?? 0}::int,
+               events_removed = events_removed + ${c.events ?? 0}::int, events_expunged = events_expunged + ${c.expunged ?? 0}::int,
+               partitions_dropped = partitions_dropped + ${c.partitions ?? 0}::int
+         WHERE id = ${id} RETURNING id`,
+  );
+}
+
+export async function finishRetentionRun(db: LedgerDb, id: string, error: string | null = null): Promise<RetentionRunRow> {
+  const [row] = await queryRows<RunDbRow>(
+    db,
+    sql`UPDATE retention_runs SET status = ${error ? "failed" : "finished"}, error = ${error}, finished_at = now() WHERE id = ${id} RETURNING ${RUN_COLUMNS}`,
+  );
+  return toRun(row);
+}
+
+export async function listRetentionRuns(db: LedgerDb, limit = 10): Promise<RetentionRunRow[]> {
+  const rows = await queryRows<RunDbRow>(db, sql`SELECT ${RUN_COLUMNS} FROM retention_runs ORDER BY started_at DESC, id DESC LIMIT ${limit}::int`);
+  return rows.map(toRun);
+}
+
+/** When the daily run last started (finished or not), for the scheduler. */
+export async function lastScheduledRunAt(db: LedgerDb): Promise<Date | null> {
+  const [r] = await queryRows<{ at: Date | null }>(db, sql`SELECT max(started_at) AS at FROM retention_runs WHERE trigger = 'schedule'`);
+  return r?.at ?? null;
+}
+
+/** A run left `running` by a process that died (its lock is gone, so nothing is running): marked failed by the next runner. */
+export async function failAbandonedRuns(db: LedgerDb): Promise<number> {
+  const rows = await queryRows<{ id: string }>(
+    db,
+    sql`UPDATE retention_runs SET status = 'failed', error = 'the process running it stopped before it finished', finished_at = now()
+         WHERE status = 'running' RETURNING id`,
+  );
+  return rows.length;
+}
+
+// ---- what is kept ----
+
+export type OldestKept = { event: string | null; delivery: string | null; attempt: string | null; finishedDelivery: string | null };
+
+/** The oldest row of each ledger table (index seeks where there is an index; attempts by its smallest id, the oldest written). */
+export async function findOldestKept(db: LedgerDb): Promise<OldestKept> {
+  const [r] = await queryRows<{ event: Date | null; delivery: Date | null; attempt: Date | null; finished: Date | null }>(
+    db,
+    sql`SELECT (SELECT min(created_at) FROM events) AS event,
+               (SELECT created_at FROM deliveries ORDER BY id LIMIT 1) AS delivery,
+               (SELECT started_at FROM attempts ORDER BY id LIMIT 1) AS attempt,
+               (SELECT greatest(delivered_at, resolved_at) FROM deliveries WHERE state IN ('delivered', 'resolved')
+                 ORDER BY greatest(delivered_at, resolved_at), id LIMIT 1) AS finished`,
+  );
+  return { event: iso(r.event), delivery: iso(r.delivery), attempt: iso(r.attempt), finishedDelivery: iso(r.finished) };
+}
+
+/** rows: the planner's estimate (pg_class.reltuples), null until the table (or, partitioned, one of its partitions) is first analysed. */
+export type TableSize = { name: string; rows: number | null; bytes: number };
+
+/** The ledger tables' sizes (heap, indexes and TOAST; a partitioned table's summed over its partitions) and row estimates, from the catalog: no scan. */
+export async function findLedgerTableSizes(db: LedgerDb): Promise<TableSize[]> {
+  const rows = await queryRows<{ name: string; rows: number | string | null; bytes: number | string }>(
+    db,
+    sql`SELECT c.relname AS name,
+               CASE WHEN c.relkind = 'p' THEN (SELECT sum(k.reltuples) FILTER (WHERE k.reltuples >= 0) FROM pg_inherits i JOIN pg_class k ON k.oid = i.inhrelid WHERE i.inhparent = c.oid)
+                    WHEN c.reltuples >= 0 THEN c.reltuples END::bigint AS rows,
+               CASE WHEN c.relkind = 'p' THEN (SELECT coalesce(sum(pg_total_relation_size(i.inhrelid)), 0) FROM pg_inherits i WHERE i.inhparent = c.oid)
+                    ELSE pg_total_relation_size(c.oid) END::bigint AS bytes
+          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = current_schema() AND c.relname IN ('events', 'deliveries', 'attempts') AND c.relkind IN ('r', 'p')
+         ORDER BY c.relname`,
+  );
+  return rows.map((r) => ({ name: r.name, rows: r.rows === null ? null : Number(r.rows), bytes: Number(r.bytes) }));
+}
+
+/** Whether a tenant exists: in the tenants table where there is one, else named by a subscription or an event. */
+export async function retentionTenantExists(db: LedgerDb, tenant: string): Promise<boolean> {
+  const [t] = await queryRows<{ reg: string | null }>(db, sql`SELECT to_regclass('tenants')::text AS reg`);
+  if (t.reg) {
+    const [r] = await queryRows<{ found: boolean }>(db, sql`SELECT EXISTS (SELECT 1 FROM tenants WHERE id = ${tenant}) AS found`);
+    if (r.found) return true;
+  }
+  const [r] = await queryRows<{ found: boolean }>(
+    db,
+    sql`SELECT EXISTS (SELECT 1 FROM subscriptions WHERE tenant = ${tenant}) OR EXISTS (SELECT 1 FROM events WHERE tenant = ${tenant}) AS found`,
+  );
+  return r.found;
+}
+
+// ---- whole month partitions (migration 0021) ----
+
+/** True when every attempt in the partition belongs to a delivery a run would remove (so dropping it loses nothing kept). */
+export async function attemptPartitionExpired(db: LedgerDb, partition: string, p: TenantDays): Promise<boolean> {
+  const [r] = await queryRows<{ expired: boolean }>(
+    db,
+    sql`SELECT NOT EXISTS (
+          SELECT 1 FROM ${Prisma.raw(quoteIdent(partition))} a JOIN deliveries d ON d.id = a.delivery_id JOIN events e ON e.id = d.event_id
+           WHERE a.id > ${ROLLED_UP} OR NOT (${deliveryExpired(p)})) AS expired`,
+  );
+  return r.expired;
+}
+
+/** True when every event in the partition is one a run would remove: older than its tenant's cutoff, no delivery left, in no running batch. */
+export async function eventPartitionExpired(db: LedgerDb, partition: string, p: TenantDays): Promise<boolean> {
+  const [r] = await queryRows<{ expired: boolean }>(
+    db,
+    sql`SELECT NOT EXISTS (
+          SELECT 1 FROM ${Prisma.raw(quoteIdent(partition))} e
+           WHERE e.created_at >= ${cutoffOf(p, sql`e.tenant`)}
+              OR EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id)
+              OR EXISTS (SELECT 1 FROM redrive_batch_items i JOIN redrive_batches b ON b.id = i.batch_id WHERE i.event_id = e.id AND b.status = 'running')) AS expired`,
+  );
+  return r.expired;
+}
+
+/**
+ * Removes one batch of the event keys (and finished batches' items naming
+ * them) of an events month about to be dropped: the partition drop refuses
+ * while any key of the month remains. The deliveries' foreign key to
+ * event_keys is checked at commit, so a key a delivery still names fails the
+ * batch and nothing of it is removed.
+ */
+export async function removeMonthEventKeys(db: LedgerDb, from: Date, to: Date, limit = 10_000): Promise<number> {
+  const [r] = await queryRows<{ n: number }>(
+    db,
+    sql`WITH k AS (SELECT id FROM event_keys WHERE created_at >= ${from} AND created_at < ${to} LIMIT ${limit}::int),
+        items AS (DELETE FROM redrive_batch_items i USING k WHERE i.event_id = k.id RETURNING 1),
+        del AS (DELETE FROM event_keys x USING k WHERE x.id = k.id RETURNING 1)
+        SELECT (SELECT count(*) FROM del)::int AS n`,
+  );
+  return r.n;
+}
+
+const quoteIdent = (name: string) => {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a partition name: ${JSON.stringify(name)}`);
+  return `"${name}"`;
+};
