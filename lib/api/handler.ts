@@ -1,12 +1,14 @@
 // Every /api/v1 route goes through `apiRoute`: authentication, the permission
-// table, and the one mapping from errors to HTTP answers (STYLE.md #5).
+// table, and the one mapping from errors to HTTP answers (docs/STYLE.md #5).
+import "server-only";
 import { ZodError, type ZodType } from "zod";
 import { AppError, fromZod } from "../errors";
-import { can, type Permission } from "../auth/permissions";
+import { can, canAs, type Permission } from "../auth/permissions";
 import { principalFromRequest, type Principal } from "../auth/principal";
 import { SAFE_METHODS, assertCsrf } from "../auth/csrf";
 import { logger } from "../log";
 import { withHttpMetrics } from "../metrics/http";
+import { envInt } from "../env";
 
 export type RouteContext = { params: Promise<Record<string, string>> };
 export type Handler = (args: { req: Request; principal: Principal; params: Record<string, string> }) => Promise<Response>;
@@ -27,6 +29,12 @@ export function errorResponse(err: AppError): Response {
 export function toErrorResponse(err: unknown): Response {
   if (err instanceof AppError) return errorResponse(err);
   if (err instanceof ZodError) return errorResponse(fromZod(err));
+  // A RangeError that reaches here is the input's doing (a recursion or size
+  // limit hit while processing it): the caller's request, not a server fault.
+  if (err instanceof RangeError) {
+    logger.warn({ err: err.message }, "request refused: RangeError while processing it");
+    return errorResponse(new AppError("bad_request", `The request could not be processed (${err.message}); it is too deeply nested or too large.`));
+  }
   logger.error({ err }, "unhandled error in API route");
   return json({ error: { code: "internal", message: "Internal error; the server log has the details.", details: null } }, 500);
 }
@@ -44,10 +52,21 @@ export function apiRoute(permission: Permission, handler: Handler): ApiRoute {
     try {
       const principal = await principalFromRequest(req);
       if (!principal)
-        throw new AppError("unauthorized", "Missing or invalid credentials: sign in to the dashboard, or send `Authorization: Bearer <token>` (create one with `npx hookledger token create`).");
+        throw new AppError(
+          "unauthorized",
+          "Missing or invalid credentials: sign in to the dashboard, or send `Authorization: Bearer <token>` (create one with `npx hookledger token create`).",
+        );
+      if (principal.mustChangePassword)
+        throw new AppError("forbidden", "Choose your own password first (an admin set the current one): open /password in the dashboard.", {
+          passwordChangeRequired: true,
+        });
       if (principal.kind === "user" && !SAFE_METHODS.has(req.method.toUpperCase())) assertCsrf(req, principal.csrf ?? "");
-      if (!can(principal.role, permission))
-        throw new AppError("forbidden", `The ${principal.role} role may not ${permission}.`, { permission, role: principal.role });
+      if (!can(principal.role, permission)) throw new AppError("forbidden", `The ${principal.role} role may not ${permission}.`, { permission, role: principal.role });
+      if (!canAs(principal, permission))
+        throw new AppError("forbidden", `Your account is confined to tenant ${principal.tenantId}; ${permission} is a global account's.`, {
+          permission,
+          tenant: principal.tenantId,
+        });
       const params = ctx?.params ? await ctx.params : {};
       return await handler({ req, principal, params });
     } catch (err) {
@@ -57,18 +76,46 @@ export function apiRoute(permission: Permission, handler: Handler): ApiRoute {
   return Object.assign(route, { permission });
 }
 
-export const MAX_BODY_BYTES = Number(process.env.HOOKLEDGER_MAX_PAYLOAD_BYTES ?? 256 * 1024);
+/** HOOKLEDGER_MAX_PAYLOAD_BYTES: the largest API body (a malformed value stops the process; lib/env.ts). */
+export const MAX_BODY_BYTES = envInt("HOOKLEDGER_MAX_PAYLOAD_BYTES", { default: 256 * 1024, min: 1024, max: 64 * 1024 * 1024 });
+
+function assertDeclaredLength(req: Request, max: number): void {
+  const declared = req.headers.get("content-length");
+  if (declared !== null && Number(declared) > max) throw new AppError("payload_too_large", `The request body is ${declared} bytes; the limit is ${max}.`);
+}
+
+/**
+ * Reads a request body as a stream with a running count and stops at `max`
+ * (413), so a body without Content-Length (Transfer-Encoding: chunked) is never
+ * buffered whole before its size is known. A declared length over the limit is
+ * refused before anything is read.
+ */
+export async function readBodyLimited(req: Request, max: number): Promise<Buffer> {
+  assertDeclaredLength(req, max);
+  if (!req.body) return Buffer.alloc(0);
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      await reader.cancel().catch(() => {});
+      throw new AppError("payload_too_large", `The request body is over ${max} bytes; the limit is ${max}.`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, total);
+}
 
 /** Reads a JSON body: 413 over the limit, 415 if not JSON, 400 if malformed, then the schema. */
 export async function readJson<T>(req: Request, schema: ZodType<T>, opts: { maxBytes?: number } = {}): Promise<{ value: T; raw: string }> {
   const max = opts.maxBytes ?? MAX_BODY_BYTES;
-  const declared = Number(req.headers.get("content-length") ?? "0");
-  if (declared > max) throw new AppError("payload_too_large", `The request body is ${declared} bytes; the limit is ${max}.`);
+  assertDeclaredLength(req, max);
   const type = req.headers.get("content-type") ?? "";
-  if (type && !/^application\/(.+\+)?json\b/i.test(type))
-    throw new AppError("unsupported_media_type", `Send the body as application/json (got ${type}).`);
-  const buf = Buffer.from(await req.arrayBuffer());
-  if (buf.byteLength > max) throw new AppError("payload_too_large", `The request body is ${buf.byteLength} bytes; the limit is ${max}.`);
+  if (type && !/^application\/(.+\+)?json\b/i.test(type)) throw new AppError("unsupported_media_type", `Send the body as application/json (got ${type}).`);
+  const buf = await readBodyLimited(req, max);
   const raw = buf.toString("utf8");
   let parsed: unknown;
   try {

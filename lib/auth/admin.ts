@@ -3,16 +3,28 @@
 // depend on which page or action calls it, and each writes its audit row in
 // the same transaction as the change (invariant 7). Passwords and tokens are
 // returned once and never written to the audit log.
+import "server-only";
 import type { PrismaClient } from "../db/prisma";
 import { AppError, notFound } from "../errors";
 import { writeAudit } from "../audit";
 import { can, ROLES, type Permission, type Role } from "./permissions";
 import type { Principal } from "./principal";
-import { createUser, listUsers, type CreatedUser, type UserView } from "./users";
+import { USER_ROLES, bumpSessionVersion, createUser, listUsers, type CreatedUser, type UserView } from "./users";
 import { createApiToken } from "./tokens";
+import { generatePassword, hashPassword } from "./password";
+import { requireTenant } from "../tenants/service";
 
+/**
+ * The permission, and a global principal: a scoped admin manages nothing of accounts and tokens (it could otherwise
+ * mint a global token, or one for another tenant).
+ */
 function authorize(principal: Principal, permission: Permission) {
   if (!can(principal.role, permission)) throw new AppError("forbidden", `The ${principal.role} role may not ${permission}.`, { permission, role: principal.role });
+  if (principal.tenantId)
+    throw new AppError("forbidden", `Your account is confined to tenant ${principal.tenantId}; only a global admin may ${permission}.`, {
+      permission,
+      tenant: principal.tenantId,
+    });
 }
 
 export async function findUsers(prisma: PrismaClient, principal: Principal): Promise<UserView[]> {
@@ -20,16 +32,37 @@ export async function findUsers(prisma: PrismaClient, principal: Principal): Pro
   return listUsers(prisma);
 }
 
-export async function createUserAsAdmin(prisma: PrismaClient, input: { email: string; role: string }, principal: Principal): Promise<CreatedUser> {
+/** `tenantId` confines the new user to that tenant (it must exist: 400); null or absent = global. */
+export async function createUserAsAdmin(
+  prisma: PrismaClient,
+  input: { email: string; role: string; tenantId?: string | null },
+  principal: Principal,
+): Promise<CreatedUser> {
   authorize(principal, "users.manage");
+  const tenantId = await requireTenant(prisma, input.tenantId, "tenant");
+  // Hashed before the transaction: scrypt takes long enough to outlast its timeout on a busy machine.
+  const password = generatePassword();
+  const passwordHash = await hashPassword(password);
   return prisma.$transaction(async (tx) => {
-    const u = await createUser(tx, input);
-    await writeAudit(tx, { actor: principal.actor, action: "user.create", targetType: "user", targetId: u.id, details: { email: u.email, role: u.role } });
+    // The admin knows this password: the user must replace it at first sign-in.
+    const u = await createUser(tx, { email: input.email, role: input.role, tenantId, password, passwordHash, mustChangePassword: true });
+    await writeAudit(tx, {
+      actor: principal.actor,
+      action: "user.create",
+      targetType: "user",
+      targetId: u.id,
+      details: { email: u.email, role: u.role, tenant: tenantId },
+      tenantId,
+    });
     return u;
   });
 }
 
-/** Disabling ends the user's sessions at once (every request re-reads the user). */
+/**
+ * Disabling ends the user's sessions at once (every request re-reads the user),
+ * and moves the session version, so enabling the user again does not revive
+ * the sessions issued before.
+ */
 export async function setUserDisabled(prisma: PrismaClient, id: string, disabled: boolean, principal: Principal): Promise<void> {
   authorize(principal, "users.manage");
   if (disabled && principal.kind === "user" && principal.id === id) throw new AppError("bad_request", "You cannot disable yourself; ask another admin.");
@@ -37,11 +70,36 @@ export async function setUserDisabled(prisma: PrismaClient, id: string, disabled
     const u = await tx.user.findUnique({ where: { id } });
     if (!u) throw notFound("User", id);
     await tx.user.update({ where: { id }, data: { disabledAt: disabled ? new Date() : null } });
+    if (disabled) await bumpSessionVersion(tx, id);
     await writeAudit(tx, { actor: principal.actor, action: disabled ? "user.disable" : "user.enable", targetType: "user", targetId: id, details: { email: u.email } });
   });
 }
 
-export type TokenView = { id: string; name: string; role: string; createdAt: string; lastUsedAt: string | null; revokedAt: string | null };
+/** A new role ends the user's sessions, so no page keeps showing what the old role could do. */
+export async function setUserRole(prisma: PrismaClient, id: string, role: string, principal: Principal): Promise<void> {
+  authorize(principal, "users.manage");
+  if (!(USER_ROLES as readonly string[]).includes(role)) throw new AppError("validation_failed", `The role must be one of ${USER_ROLES.join(", ")} (got ${role}).`);
+  if (principal.kind === "user" && principal.id === id) throw new AppError("bad_request", "You cannot change your own role; ask another admin.");
+  await prisma.$transaction(async (tx) => {
+    const u = await tx.user.findUnique({ where: { id } });
+    if (!u) throw notFound("User", id);
+    if (u.role === role) return;
+    await tx.user.update({ where: { id }, data: { role } });
+    await bumpSessionVersion(tx, id);
+    await writeAudit(tx, { actor: principal.actor, action: "user.role", targetType: "user", targetId: id, details: { email: u.email, from: u.role, to: role } });
+  });
+}
+
+export type TokenView = {
+  id: string;
+  name: string;
+  role: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+  /** null = global */
+  tenantId: string | null;
+};
 
 export async function findTokens(prisma: PrismaClient, principal: Principal): Promise<TokenView[]> {
   authorize(principal, "tokens.manage");
@@ -53,17 +111,27 @@ export async function findTokens(prisma: PrismaClient, principal: Principal): Pr
     createdAt: t.createdAt.toISOString(),
     lastUsedAt: t.lastUsedAt?.toISOString() ?? null,
     revokedAt: t.revokedAt?.toISOString() ?? null,
+    tenantId: t.tenantId ?? null,
   }));
 }
 
-export async function createTokenAsAdmin(prisma: PrismaClient, input: { role: string; name?: string }, principal: Principal) {
+/** `tenantId` confines the token to that tenant (it must exist: 400); null or absent = global. */
+export async function createTokenAsAdmin(prisma: PrismaClient, input: { role: string; name?: string; tenantId?: string | null }, principal: Principal) {
   authorize(principal, "tokens.manage");
+  const tenantId = await requireTenant(prisma, input.tenantId, "tenant");
   if (!(ROLES as readonly string[]).includes(input.role)) throw new AppError("validation_failed", `The role must be one of ${ROLES.join(", ")}.`);
   const name = input.name?.trim();
   if (name && !/^[\w.@ -]{1,80}$/.test(name)) throw new AppError("validation_failed", "A token name is 1–80 letters, digits, spaces and . _ @ -.");
   return prisma.$transaction(async (tx) => {
-    const t = await createApiToken(tx as unknown as PrismaClient, { role: input.role as Role, name: name || undefined });
-    await writeAudit(tx, { actor: principal.actor, action: "token.create", targetType: "api_token", targetId: t.id, details: { name: t.name, role: t.role } });
+    const t = await createApiToken(tx as unknown as PrismaClient, { role: input.role as Role, name: name || undefined, tenantId });
+    await writeAudit(tx, {
+      actor: principal.actor,
+      action: "token.create",
+      targetType: "api_token",
+      targetId: t.id,
+      details: { name: t.name, role: t.role, tenant: tenantId },
+      tenantId,
+    });
     return t;
   });
 }
@@ -75,6 +143,13 @@ export async function revokeToken(prisma: PrismaClient, id: string, principal: P
     if (!t) throw notFound("Token", id);
     if (t.revokedAt) return;
     await tx.apiToken.update({ where: { id }, data: { revokedAt: new Date() } });
-    await writeAudit(tx, { actor: principal.actor, action: "token.revoke", targetType: "api_token", targetId: id, details: { name: t.name, role: t.role } });
+    await writeAudit(tx, {
+      actor: principal.actor,
+      action: "token.revoke",
+      targetType: "api_token",
+      targetId: id,
+      details: { name: t.name, role: t.role, tenant: t.tenantId ?? null },
+      tenantId: t.tenantId,
+    });
   });
 }

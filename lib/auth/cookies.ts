@@ -1,6 +1,7 @@
 // Session cookies, sealed with iron-session (AES-256-CBC + HMAC under a key
 // derived from HOOKLEDGER_SECRET_KEY). Framework-free on purpose: the API
 // handler, the proxy and server components all read the same cookie header.
+import "server-only";
 import { randomBytes } from "node:crypto";
 import { sealData, unsealData } from "iron-session";
 import { sessionPassword } from "./keys";
@@ -12,7 +13,12 @@ export const CSRF_HEADER = "x-hookledger-csrf";
 /** A session lasts 12 hours from sign-in: a working day, not a week. */
 export const SESSION_TTL_SECONDS = 12 * 3600;
 
-export type SessionData = { uid: string; csrf: string; iat: number };
+/**
+ * `ver` is the user's session_version when the session was issued: bumping the
+ * version (sign-out, disable, role or password change) ends every older
+ * session. `pwc` marks a session that must change its password first.
+ */
+export type SessionData = { uid: string; csrf: string; iat: number; ver: number; pwc?: boolean };
 
 export function parseCookies(header: string | null | undefined): Record<string, string> {
   const out: Record<string, string> = {};
@@ -30,8 +36,8 @@ export function parseCookies(header: string | null | undefined): Record<string, 
   return out;
 }
 
-export function newSession(uid: string): SessionData {
-  return { uid, csrf: randomBytes(24).toString("base64url"), iat: Math.floor(Date.now() / 1000) };
+export function newSession(uid: string, ver = 0, opts: { mustChangePassword?: boolean } = {}): SessionData {
+  return { uid, csrf: randomBytes(24).toString("base64url"), iat: Math.floor(Date.now() / 1000), ver, ...(opts.mustChangePassword ? { pwc: true } : {}) };
 }
 
 export async function sealSession(data: SessionData): Promise<string> {
@@ -43,7 +49,8 @@ export async function unsealSession(sealed: string | undefined | null): Promise<
   if (!sealed) return null;
   try {
     const data = await unsealData<Partial<SessionData>>(sealed, { password: sessionPassword(), ttl: SESSION_TTL_SECONDS });
-    if (typeof data?.uid !== "string" || typeof data.csrf !== "string") return null;
+    // A cookie without a version predates revocable sessions: no session.
+    if (typeof data?.uid !== "string" || typeof data.csrf !== "string" || typeof data.ver !== "number") return null;
     return data as SessionData;
   } catch {
     return null;
@@ -62,14 +69,7 @@ export function isSecureRequest(req: Request): boolean {
 }
 
 function cookie(name: string, value: string, opts: { httpOnly: boolean; secure: boolean; maxAge: number }): string {
-  return [
-    `${name}=${encodeURIComponent(value)}`,
-    "Path=/",
-    `Max-Age=${opts.maxAge}`,
-    "SameSite=Lax",
-    opts.httpOnly ? "HttpOnly" : "",
-    opts.secure ? "Secure" : "",
-  ]
+  return [`${name}=${encodeURIComponent(value)}`, "Path=/", `Max-Age=${opts.maxAge}`, "SameSite=Lax", opts.httpOnly ? "HttpOnly" : "", opts.secure ? "Secure" : ""]
     .filter(Boolean)
     .join("; ");
 }

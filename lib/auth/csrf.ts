@@ -5,6 +5,7 @@
 //     `hl_csrf` cookie and the token sealed in the session itself, so a cookie
 //     planted by a sibling subdomain cannot forge it.
 // A cross-site HTML form can set neither the header nor a same-origin Origin.
+import "server-only";
 import { timingSafeEqual } from "node:crypto";
 import { AppError } from "../errors";
 import { CSRF_COOKIE, CSRF_HEADER, parseCookies } from "./cookies";

@@ -1,7 +1,8 @@
 // The one server key: HOOKLEDGER_SECRET_KEY (32 bytes, base64 or hex). It
 // encrypts signing secrets at rest (lib/subscriptions/secrets.ts) and, through
 // HKDF, seals session cookies. With the embedded database and no variable set,
-// a key is generated once under the data directory (INTERFACES.md).
+// a key is generated once under the data directory (docs/API.md).
+import "server-only";
 import fs from "node:fs";
 import path from "node:path";
 import { createHash, hkdfSync, randomBytes } from "node:crypto";
@@ -14,7 +15,8 @@ function dataDir(): string {
 
 export const KEY_ENV = "HOOKLEDGER_SECRET_KEY";
 const KEY_FILE = "secret-key";
-const FIX = "Generate one with `openssl rand -base64 32` and set HOOKLEDGER_SECRET_KEY to it in the environment of every hookledger process (dashboard and workers); keep it safe: without it, stored signing secrets cannot be read.";
+const FIX =
+  "Generate one with `openssl rand -base64 32` and set HOOKLEDGER_SECRET_KEY to it in the environment of every hookledger process (dashboard and workers); keep it safe: without it, stored signing secrets cannot be read.";
 
 const g = globalThis as unknown as { __hookledgerKey?: { source: string; key: Buffer } };
 
@@ -26,8 +28,7 @@ export function keyFilePath(dir = dataDir()): string {
 export function parseKey(text: string, where: string): Buffer {
   const t = text.trim();
   const key = /^[0-9a-f]{64}$/i.test(t) ? Buffer.from(t, "hex") : Buffer.from(t, "base64");
-  if (key.length !== 32)
-    throw new Error(`${where} must be 32 random bytes as base64 or hex (got ${t.length} characters). ${FIX}`);
+  if (key.length !== 32) throw new Error(`${where} must be 32 random bytes as base64 or hex (got ${t.length} characters). ${FIX}`);
   return key;
 }
 
@@ -48,8 +49,9 @@ function usesEmbeddedDatabase(): boolean {
 function loadKey(): { source: string; key: Buffer } {
   const env = process.env[KEY_ENV];
   if (env) return { source: KEY_ENV, key: parseKey(env, KEY_ENV) };
-  // Test runs (vitest) use a fixed key so that every process of the run agrees.
-  if (process.env.VITEST) return { source: "test", key: createHash("sha256").update("hookledger test key").digest() };
+  // No built-in key of any kind: a fixed test key in the code would be one
+  // environment variable away from production. The test run generates a random
+  // key and passes it to every process it starts (test/global-setup.ts).
   const file = keyFilePath();
   if (fs.existsSync(file)) return { source: file, key: parseKey(fs.readFileSync(file, "utf8"), file) };
   if (!usesEmbeddedDatabase())
@@ -70,7 +72,7 @@ export function secretKey(): Buffer {
   return g.__hookledgerKey.key;
 }
 
-/** Where the key came from: the variable, the generated file, or "test". */
+/** Where the key came from: the variable or the generated file. */
 export function secretKeySource(): string {
   secretKey();
   return g.__hookledgerKey!.source;
@@ -86,6 +88,30 @@ export function deriveKey(purpose: "subscription-secrets" | "session"): Buffer {
   return Buffer.from(hkdfSync("sha256", secretKey(), Buffer.alloc(0), `hookledger ${purpose} v1`, 32));
 }
 
+export const PREVIOUS_KEYS_ENV = "HOOKLEDGER_SECRET_KEY_PREVIOUS";
+
+export type SecretsKey = { id: string; key: Buffer };
+
+function secretsKeyFrom(master: Buffer): SecretsKey {
+  const key = Buffer.from(hkdfSync("sha256", master, Buffer.alloc(0), "hookledger subscription-secrets v1", 32));
+  // Names the key in each sealed value (not secret: 32 bits of a hash of the subkey).
+  return { id: createHash("sha256").update(key).digest("hex").slice(0, 8), key };
+}
+
+/**
+ * The keys that open stored signing secrets: the current one (which seals)
+ * first, then any in HOOKLEDGER_SECRET_KEY_PREVIOUS (comma-separated), kept
+ * only while `hookledger secrets rekey` moves every row to the current key.
+ */
+export function secretsKeyring(): SecretsKey[] {
+  const previous = (process.env[PREVIOUS_KEYS_ENV] ?? "")
+    .split(",")
+    .map((k) => k.trim())
+    .filter(Boolean)
+    .map((k) => secretsKeyFrom(parseKey(k, PREVIOUS_KEYS_ENV)));
+  return [secretsKeyFrom(secretKey()), ...previous];
+}
+
 /** The iron-session password (≥ 32 characters). */
 export function sessionPassword(): string {
   return deriveKey("session").toString("hex");
@@ -97,7 +123,6 @@ export function sessionPassword(): string {
  * now, so the dashboard and workers never race to create it.
  */
 export function ensureSecretKey(opts: { embedded: boolean }): string {
-  if (!opts.embedded && !process.env[KEY_ENV])
-    throw new Error(`${KEY_ENV} is not set, and DATABASE_URL points at an external database. ${FIX}`);
+  if (!opts.embedded && !process.env[KEY_ENV]) throw new Error(`${KEY_ENV} is not set, and DATABASE_URL points at an external database. ${FIX}`);
   return secretKeySource();
 }

@@ -1,31 +1,67 @@
-// Password hashing with node:crypto scrypt (N=2^15, r=8, p=1: OWASP's minimum
-// for scrypt), a 16-byte salt, compared in constant time.
+// Password hashing with node:crypto scrypt at OWASP's minimum for scrypt
+// (N=2^17, r=8, p=1: 128 MiB and a few hundred milliseconds per hash), a
+// 16-byte salt, compared in constant time. Hashes made with weaker parameters
+// still verify and are replaced at the user's next sign-in (needsRehash).
+import "server-only";
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from "node:crypto";
 
-const N = 32768;
-const R = 8;
-const P = 1;
+export const SCRYPT_PARAMS = { N: 2 ** 17, r: 8, p: 1 } as const;
 const KEYLEN = 32;
 
+/**
+ * At most this many hashes at once per process: each takes 128 MiB and one of
+ * libuv's four threads, which DNS lookups and file reads need too. The rest
+ * wait their turn (the sign-in rate limit keeps that queue short).
+ */
+const MAX_CONCURRENT = 2;
+let running = 0;
+const waiting: (() => void)[] = [];
+
+async function withSlot<T>(fn: () => Promise<T>): Promise<T> {
+  if (running >= MAX_CONCURRENT) await new Promise<void>((resolve) => waiting.push(resolve));
+  else running++;
+  try {
+    return await fn();
+  } finally {
+    const next = waiting.shift();
+    if (next) next();
+    else running--;
+  }
+}
+
 function scrypt(password: string, salt: Buffer, n: number, r: number, p: number): Promise<Buffer> {
+  // maxmem must exceed scrypt's 128·N·r bytes, or node refuses the parameters.
   const opts: ScryptOptions = { N: n, r, p, maxmem: 256 * n * r };
-  return new Promise((resolve, reject) => scryptCb(password.normalize("NFKC"), salt, KEYLEN, opts, (err, key) => (err ? reject(err) : resolve(key))));
+  return withSlot(() => new Promise((resolve, reject) => scryptCb(password.normalize("NFKC"), salt, KEYLEN, opts, (err, key) => (err ? reject(err) : resolve(key)))));
 }
 
 export async function hashPassword(password: string): Promise<string> {
+  const { N, r, p } = SCRYPT_PARAMS;
   const salt = randomBytes(16);
-  const hash = await scrypt(password, salt, N, R, P);
-  return `scrypt$${N}$${R}$${P}$${salt.toString("base64")}$${hash.toString("base64")}`;
+  const hash = await scrypt(password, salt, N, r, p);
+  return `scrypt$${N}$${r}$${p}$${salt.toString("base64")}$${hash.toString("base64")}`;
+}
+
+function parse(stored: string) {
+  const parts = stored.split("$");
+  if (parts.length !== 6 || parts[0] !== "scrypt") return null;
+  const [n, r, p] = parts.slice(1, 4).map(Number);
+  // Parameters come from our own column, but a corrupt row must not ask for a terabyte.
+  if (![n, r, p].every(Number.isSafeInteger) || n < 2 || n > 2 ** 20 || r < 1 || r > 32 || p < 1 || p > 16) return null;
+  return { n, r, p, salt: Buffer.from(parts[4], "base64"), expected: Buffer.from(parts[5], "base64") };
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const parts = stored.split("$");
-  if (parts.length !== 6 || parts[0] !== "scrypt") return false;
-  const [n, r, p] = parts.slice(1, 4).map(Number);
-  const salt = Buffer.from(parts[4], "base64");
-  const expected = Buffer.from(parts[5], "base64");
-  const actual = await scrypt(password, salt, n, r, p);
-  return actual.length === expected.length && timingSafeEqual(actual, expected);
+  const h = parse(stored);
+  if (!h) return false;
+  const actual = await scrypt(password, h.salt, h.n, h.r, h.p);
+  return actual.length === h.expected.length && timingSafeEqual(actual, h.expected);
+}
+
+/** True when a stored hash was made with weaker parameters than today's (rehash it after a successful sign-in). */
+export function needsRehash(stored: string): boolean {
+  const h = parse(stored);
+  return !h || h.n < SCRYPT_PARAMS.N || h.r < SCRYPT_PARAMS.r || h.p < SCRYPT_PARAMS.p;
 }
 
 /** A hash of a random password, to spend the same time when the email is unknown. */

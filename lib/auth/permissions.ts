@@ -1,4 +1,4 @@
-// The one permission table (STYLE.md #4): the server enforces it, the UI uses
+// The one permission table (docs/STYLE.md #4): the server enforces it, the UI uses
 // it to hide what a role cannot do. A route or action with no entry here is a
 // bug, and the permission matrix test fails on it.
 export const ROLES = ["producer", "support", "manager", "engineer", "admin"] as const;
@@ -18,12 +18,28 @@ export const ROLE_PERMISSIONS = {
   "subscriptions.create": MANAGERS,
   "subscriptions.update": MANAGERS,
   "subscriptions.pause": MANAGERS,
+  "subscriptions.test": MANAGERS,
+  "subscriptions.archive": MANAGERS,
   "deliveries.redrive": ENGINEERS,
+  "deliveries.resolve": ENGINEERS,
+  "deliveries.resend": ENGINEERS,
   "redrives.create": ENGINEERS,
   "redrives.cancel": ENGINEERS,
-  "secrets.rotate": ADMINS,
+  "subscriptions.recover": ENGINEERS,
+  "subscriptions.backfill": ENGINEERS,
+  // A manager already sees the secret of a subscription it creates; a rotation shows no more than that.
+  "secrets.rotate": MANAGERS,
+  // Ending an overlap early can cut off a receiver still switching over.
+  "secrets.expire": ADMINS,
+  // Irreversible: an event's payload and subject values are destroyed.
+  "erasures.create": ADMINS,
+  // What is kept and for how long, and removing it: a run deletes finished deliveries for good.
+  "retention.read": ADMINS,
+  "retention.manage": ADMINS,
   "users.manage": ADMINS,
   "tokens.manage": ADMINS,
+  // Tenants (districts): listing and registering them. A scoped admin is refused too (lib/tenants/service.ts).
+  "tenants.manage": ADMINS,
 } as const satisfies Record<string, readonly Role[]>;
 
 export type Permission = keyof typeof ROLE_PERMISSIONS;
@@ -31,4 +47,24 @@ export type Permission = keyof typeof ROLE_PERMISSIONS;
 export function can(role: Role | undefined | null, permission: Permission): boolean {
   if (!role) return false;
   return (ROLE_PERMISSIONS[permission] as readonly Role[]).includes(role);
+}
+
+/**
+ * What a principal confined to one tenant never holds, whatever its role: these act on every tenant at once (an
+ * erasure, the retention policy and runs) or on the accounts, tokens and tenants themselves (a district's admin could
+ * otherwise mint a global token).
+ */
+export const GLOBAL_ONLY_PERMISSIONS: readonly Permission[] = [
+  "erasures.create",
+  "users.manage",
+  "tokens.manage",
+  "tenants.manage",
+  "retention.read",
+  "retention.manage",
+];
+
+/** `can` for a principal: its role's permission, and not a global-only one when it is confined to a tenant. */
+export function canAs(p: { role: Role | undefined | null; tenantId?: string | null } | null | undefined, permission: Permission): boolean {
+  if (!p || !can(p.role, permission)) return false;
+  return !(p.tenantId && GLOBAL_ONLY_PERMISSIONS.includes(permission));
 }

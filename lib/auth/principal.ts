@@ -1,3 +1,4 @@
+import "server-only";
 import type { Role } from "./permissions";
 import { getPrisma } from "../db/prisma";
 import { findTokenPrincipal } from "./tokens";
@@ -14,17 +15,39 @@ export type Principal = {
   email?: string;
   /** Users only: the CSRF token bound to this session (lib/auth/csrf.ts). */
   csrf?: string;
+  /** Users only: an admin set this password; nothing but the password change is served until it is changed. */
+  mustChangePassword?: boolean;
+  /**
+   * The tenant (district) this user or token is confined to; null (or absent, for
+   * principals built in code such as SYSTEM and the CLI) = global. Every finder
+   * takes the principal or its scope (lib/tenants/scope.ts) and adds the tenant
+   * condition in SQL; see README "Tenants".
+   */
+  tenantId?: string | null;
 };
 
-export const SYSTEM: Principal = { kind: "system", id: "system", role: "admin", actor: "system" };
+export const SYSTEM: Principal = { kind: "system", id: "system", role: "admin", actor: "system", tenantId: null };
 
-/** The signed-in user of a sealed session cookie value; null if none, invalid, or the user is gone or disabled. */
+/**
+ * The signed-in user of a sealed session cookie value; null if none, invalid,
+ * the user is gone or disabled, or the session was issued before the user's
+ * session version last moved (signed out, disabled, role or password changed).
+ */
 export async function principalFromSessionCookie(sealed: string | undefined | null): Promise<Principal | null> {
   const session = await unsealSession(sealed);
   if (!session) return null;
   const user = await findActiveUser(getPrisma(), session.uid);
-  if (!user) return null;
-  return { kind: "user", id: user.id, role: user.role as Role, actor: `user:${user.email}`, email: user.email, csrf: session.csrf };
+  if (!user || user.sessionVersion !== session.ver) return null;
+  return {
+    kind: "user",
+    id: user.id,
+    role: user.role as Role,
+    actor: `user:${user.email}`,
+    email: user.email,
+    csrf: session.csrf,
+    tenantId: user.tenantId ?? null,
+    ...(user.mustChangePassword ? { mustChangePassword: true } : {}),
+  };
 }
 
 /**

@@ -1,50 +1,77 @@
-// Sign-in rate limit: failed attempts per (email, IP) in a sliding window,
-// counted in Postgres (sign_in_attempts) so every dashboard process shares it.
+// Sign-in rate limit: failed attempts in a sliding window, counted in Postgres
+// (sign_in_attempts) so every dashboard process shares it. Each attempt is
+// recorded BEFORE the password is checked and the count is read after that
+// insert, so a burst of parallel guesses cannot all pass the check before any
+// of them is counted: the k-th concurrent attempt sees at least k rows.
+import "server-only";
 import type { PrismaClient } from "../db/prisma";
 import { AppError } from "../errors";
+import { envInt } from "../env";
 
 /** 5 failures per 15 minutes per email and IP (OWASP's guidance is a handful, then a lockout or delay). */
-export const SIGN_IN_MAX_FAILURES = Number(process.env.HOOKLEDGER_SIGNIN_MAX_FAILURES ?? 5);
+export const SIGN_IN_MAX_FAILURES = envInt("HOOKLEDGER_SIGNIN_MAX_FAILURES", { default: 5, min: 1, max: 1000 });
 export const SIGN_IN_WINDOW_SECONDS = 15 * 60;
 /**
  * A cap per email from any address, so rotating addresses (or a forged
  * X-Forwarded-For) cannot buy unlimited guesses. It lets an attacker lock one
  * account out for the window, the usual trade-off; the message says to wait.
  */
-export const SIGN_IN_MAX_FAILURES_PER_EMAIL = Number(process.env.HOOKLEDGER_SIGNIN_MAX_FAILURES_PER_EMAIL ?? 20);
+export const SIGN_IN_MAX_FAILURES_PER_EMAIL = envInt("HOOKLEDGER_SIGNIN_MAX_FAILURES_PER_EMAIL", { default: 20, min: 1, max: 10_000 });
+/**
+ * A cap per address over every email, checked before any password hashing, so
+ * one client cannot keep the scrypt thread pool busy with a flood of fresh
+ * emails (each of which would otherwise start at zero failures).
+ */
+export const SIGN_IN_MAX_FAILURES_PER_ADDRESS = envInt("HOOKLEDGER_SIGNIN_MAX_FAILURES_PER_ADDRESS", { default: 30, min: 1, max: 100_000 });
 
-export async function assertSignInAllowed(prisma: PrismaClient, email: string, ip: string): Promise<void> {
+export type SignInAttempt = { id: bigint };
+
+/**
+ * Records an attempt (as a failure until `signInSucceeded` clears it), then
+ * counts: over any limit, the attempt is withdrawn and a 429 thrown, so a
+ * refused attempt costs the caller nothing and the limiter no scrypt.
+ */
+export async function beginSignInAttempt(prisma: PrismaClient, email: string, ip: string): Promise<SignInAttempt> {
+  const row = await prisma.signInAttempt.create({ data: { email, ip }, select: { id: true, attemptedAt: true } });
   const since = new Date(Date.now() - SIGN_IN_WINDOW_SECONDS * 1000);
-  const recent = await prisma.signInAttempt.findMany({
-    where: { email, attemptedAt: { gt: since } },
-    orderBy: { attemptedAt: "asc" },
-    select: { attemptedAt: true, ip: true },
-  });
-  const fromIp = recent.filter((r) => r.ip === ip);
-  const blocking =
-    fromIp.length >= SIGN_IN_MAX_FAILURES
-      ? fromIp[fromIp.length - SIGN_IN_MAX_FAILURES]
-      : recent.length >= SIGN_IN_MAX_FAILURES_PER_EMAIL
-        ? recent[recent.length - SIGN_IN_MAX_FAILURES_PER_EMAIL]
-        : null;
-  if (!blocking) return;
+  const [byEmail, byAddress] = await Promise.all([
+    prisma.signInAttempt.findMany({ where: { email, attemptedAt: { gt: since } }, orderBy: { id: "asc" }, select: { id: true, attemptedAt: true, ip: true } }),
+    prisma.signInAttempt.count({ where: { ip, attemptedAt: { gt: since } } }),
+  ]);
+  const fromIp = byEmail.filter((r) => r.ip === ip);
+  let blocking: { attemptedAt: Date } | null = null;
+  let what = `for ${email} from this address`;
+  if (fromIp.length > SIGN_IN_MAX_FAILURES) blocking = fromIp[fromIp.length - 1 - SIGN_IN_MAX_FAILURES];
+  else if (byEmail.length > SIGN_IN_MAX_FAILURES_PER_EMAIL) blocking = byEmail[byEmail.length - 1 - SIGN_IN_MAX_FAILURES_PER_EMAIL];
+  else if (byAddress > SIGN_IN_MAX_FAILURES_PER_ADDRESS) {
+    what = "from this address";
+    const oldest = await prisma.signInAttempt.findMany({
+      where: { ip, attemptedAt: { gt: since } },
+      orderBy: { id: "desc" },
+      skip: SIGN_IN_MAX_FAILURES_PER_ADDRESS,
+      take: 1,
+      select: { attemptedAt: true },
+    });
+    blocking = oldest[0] ?? row;
+  }
+  if (!blocking) {
+    trimOld(prisma);
+    return { id: row.id };
+  }
+  await prisma.signInAttempt.delete({ where: { id: row.id } }).catch(() => {});
   // Allowed again once the oldest failure that counts leaves the window.
-  const oldest = blocking.attemptedAt.getTime();
-  const retryAfter = Math.max(1, Math.ceil((oldest + SIGN_IN_WINDOW_SECONDS * 1000 - Date.now()) / 1000));
-  throw new AppError(
-    "rate_limited",
-    `Too many failed sign-ins for ${email} from this address. Try again in ${Math.ceil(retryAfter / 60)} minute(s), or ask an admin to reset the password.`,
-    { retryAfterSeconds: retryAfter },
-  );
+  const retryAfter = Math.max(1, Math.ceil((blocking.attemptedAt.getTime() + SIGN_IN_WINDOW_SECONDS * 1000 - Date.now()) / 1000));
+  throw new AppError("rate_limited", `Too many failed sign-ins ${what}. Try again in ${Math.ceil(retryAfter / 60)} minute(s), or ask an admin to reset the password.`, {
+    retryAfterSeconds: retryAfter,
+  });
 }
 
-export async function recordSignInFailure(prisma: PrismaClient, email: string, ip: string): Promise<void> {
-  await prisma.signInAttempt.create({ data: { email, ip } });
-  // Old rows are useless; trim them now and then rather than with a job.
-  if (Math.random() < 0.05)
-    await prisma.signInAttempt.deleteMany({ where: { attemptedAt: { lt: new Date(Date.now() - 24 * 3600 * 1000) } } });
-}
-
-export async function clearSignInFailures(prisma: PrismaClient, email: string, ip: string): Promise<void> {
+/** The password was right: this attempt and the earlier failures of this email and address no longer count. */
+export async function signInSucceeded(prisma: PrismaClient, email: string, ip: string): Promise<void> {
   await prisma.signInAttempt.deleteMany({ where: { email, ip } });
+}
+
+function trimOld(prisma: PrismaClient) {
+  // Old rows are useless; trim them now and then rather than with a job.
+  if (Math.random() < 0.05) void prisma.signInAttempt.deleteMany({ where: { attemptedAt: { lt: new Date(Date.now() - 24 * 3600 * 1000) } } }).catch(() => {});
 }

@@ -8,11 +8,12 @@
 // Server actions: `await authorizeAction("subscriptions.pause")` throws an
 // AppError (401/403) instead of redirecting. Next checks a server action's
 // Origin against the Host itself, which is the CSRF defence for actions.
+import "server-only";
 import { cache } from "react";
 import { cookies } from "next/headers";
 import { forbidden, redirect } from "next/navigation";
 import { AppError } from "../errors";
-import { can, type Permission } from "./permissions";
+import { can, canAs, type Permission } from "./permissions";
 import { principalFromSessionCookie, type Principal } from "./principal";
 import { SESSION_COOKIE } from "./cookies";
 
@@ -26,7 +27,9 @@ export const getViewer = cache(async (): Promise<Principal | null> => {
 export async function requireViewer(permission?: Permission): Promise<Principal> {
   const viewer = await getViewer();
   if (!viewer) redirect("/signin");
-  if (permission && !can(viewer.role, permission)) forbidden();
+  if (viewer.mustChangePassword) redirect("/password");
+  // canAs: a viewer confined to a tenant gets the 403 page for what only a global account may do.
+  if (permission && !canAs(viewer, permission)) forbidden();
   return viewer;
 }
 
@@ -34,6 +37,12 @@ export async function requireViewer(permission?: Permission): Promise<Principal>
 export async function authorizeAction(permission: Permission): Promise<Principal> {
   const viewer = await getViewer();
   if (!viewer) throw new AppError("unauthorized", "Your session has ended; sign in again.");
+  if (viewer.mustChangePassword) throw new AppError("forbidden", "Choose your own password first: open /password.");
   if (!can(viewer.role, permission)) throw new AppError("forbidden", `The ${viewer.role} role may not ${permission}.`, { permission, role: viewer.role });
+  if (!canAs(viewer, permission))
+    throw new AppError("forbidden", `Your account is confined to tenant ${viewer.tenantId}; ${permission} is a global account's.`, {
+      permission,
+      tenant: viewer.tenantId,
+    });
   return viewer;
 }

@@ -1,14 +1,15 @@
 // Sign-in and sign-out as framework-free request handlers (app/api/auth/*
 // exports them; tests call them in-process).
+import "server-only";
 import { z } from "zod";
 import { getPrisma } from "../db/prisma";
 import { AppError } from "../errors";
-import { toErrorResponse, json } from "../api/handler";
+import { toErrorResponse, json, readBodyLimited } from "../api/handler";
 import { assertCsrf, assertSameOrigin } from "./csrf";
 import { clearSessionCookies, isSecureRequest, newSession, sessionSetCookies } from "./cookies";
 import { principalFromRequest } from "./principal";
-import { verifyCredentials } from "./users";
-import { assertSignInAllowed, clearSignInFailures, recordSignInFailure } from "./rate-limit";
+import { bumpSessionVersion, changePassword, verifyCredentials } from "./users";
+import { beginSignInAttempt, signInSucceeded } from "./rate-limit";
 import { ROLE_PERMISSIONS, can, type Permission } from "./permissions";
 
 const ZSignIn = z.object({
@@ -17,9 +18,28 @@ const ZSignIn = z.object({
   next: z.string().max(2048).optional(),
 });
 
-/** Only a local path, so the sign-in form cannot be used as an open redirect. */
+/** A fixed origin `next` is resolved against; only what stays on it is kept. */
+const NEXT_ORIGIN = "http://hookledger.invalid";
+
+/**
+ * Only a local path, so the sign-in form cannot be used as an open redirect.
+ * Prefix checks are not enough: URL parsers drop tab and newline and read `\`
+ * as `/`, so `/\t/evil.example` becomes `//evil.example`. Resolving `next` the
+ * way a browser will and keeping the serialised path, query and hash of a
+ * same-origin result means the browser later resolves exactly what was checked.
+ */
 export function safeNext(next: string | undefined | null): string {
-  return next && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\") ? next : "/";
+  if (!next) return "/";
+  let url: URL;
+  try {
+    url = new URL(next, `${NEXT_ORIGIN}/`);
+  } catch {
+    return "/";
+  }
+  if (url.origin !== NEXT_ORIGIN) return "/";
+  const local = url.pathname + url.search + url.hash;
+  // `/..//evil` normalises to the path `//evil`, which as a Location is scheme-relative.
+  return local.startsWith("/") && !local.startsWith("//") ? local : "/";
 }
 
 /** The caller's address for the rate limit: the nearest proxy's x-forwarded-for entry, else x-real-ip. */
@@ -29,20 +49,36 @@ export function clientIp(req: Request): string {
   return req.headers.get("x-real-ip") ?? "unknown";
 }
 
+/** A sign-in body is an email, a password and a path: 8 KB is generous, and nothing larger is read. */
+export const SIGN_IN_MAX_BODY_BYTES = 8 * 1024;
+
 async function readSignIn(req: Request) {
   const type = req.headers.get("content-type") ?? "";
+  const body = await readBodyLimited(req, SIGN_IN_MAX_BODY_BYTES);
   let raw: Record<string, unknown>;
-  if (/^application\/x-www-form-urlencoded|^multipart\/form-data/i.test(type)) {
-    raw = Object.fromEntries([...(await req.formData()).entries()].map(([k, v]) => [k, String(v)]));
+  if (/^application\/x-www-form-urlencoded/i.test(type)) {
+    raw = Object.fromEntries(new URLSearchParams(body.toString("utf8")));
+  } else if (/^multipart\/form-data/i.test(type)) {
+    // Parsed from the bytes already counted, never from the request stream.
+    const form = await new Response(new Uint8Array(body), { headers: { "content-type": type } }).formData().catch(() => {
+      throw new AppError("bad_request", "The form body could not be read.");
+    });
+    raw = Object.fromEntries([...form.entries()].map(([k, v]) => [k, String(v)]));
   } else {
     try {
-      raw = JSON.parse(await req.text());
+      raw = JSON.parse(body.toString("utf8"));
     } catch {
-      throw new AppError("invalid_json", "Send {\"email\", \"password\"} as JSON.");
+      throw new AppError("invalid_json", 'Send {"email", "password"} as JSON.');
     }
+    if (raw === null || typeof raw !== "object") throw new AppError("invalid_json", 'Send {"email", "password"} as JSON.');
   }
   const r = ZSignIn.safeParse(raw);
-  if (!r.success) throw new AppError("validation_failed", r.error.issues[0].message, r.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })));
+  if (!r.success)
+    throw new AppError(
+      "validation_failed",
+      r.error.issues[0].message,
+      r.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })),
+    );
   return { ...r.data, isForm: !/json/i.test(type) };
 }
 
@@ -53,15 +89,14 @@ export async function handleSignIn(req: Request): Promise<Response> {
     const input = await readSignIn(req);
     const prisma = getPrisma();
     const ip = clientIp(req);
-    await assertSignInAllowed(prisma, input.email, ip);
+    // Counted before the scrypt: a failure is already on record while the hash runs.
+    await beginSignInAttempt(prisma, input.email, ip);
     const user = await verifyCredentials(prisma, input.email, input.password);
-    if (!user) {
-      await recordSignInFailure(prisma, input.email, ip);
-      throw new AppError("unauthorized", "That email and password do not match a user. Check both, or ask an admin to create your user.");
-    }
-    await clearSignInFailures(prisma, input.email, ip);
-    const cookies = await sessionSetCookies(newSession(user.id), isSecureRequest(req));
-    const next = safeNext(input.next);
+    if (!user) throw new AppError("unauthorized", "That email and password do not match a user. Check both, or ask an admin to create your user.");
+    await signInSucceeded(prisma, input.email, ip);
+    const cookies = await sessionSetCookies(newSession(user.id, user.sessionVersion, { mustChangePassword: user.mustChangePassword }), isSecureRequest(req));
+    // A password an admin set is changed before anything else is served.
+    const next = user.mustChangePassword ? `/password?next=${encodeURIComponent(safeNext(input.next))}` : safeNext(input.next);
     const headers = new Headers({ "cache-control": "no-store" });
     for (const c of cookies) headers.append("set-cookie", c);
     if (input.isForm) {
@@ -79,7 +114,12 @@ export async function handleSignOut(req: Request): Promise<Response> {
   try {
     const principal = await principalFromRequest(req);
     // Signing out is a mutation too: a foreign page must not be able to end the session.
-    if (principal?.kind === "user") assertCsrf(req, principal.csrf ?? "");
+    if (principal?.kind === "user") {
+      assertCsrf(req, principal.csrf ?? "");
+      // Sign-out is sign-out everywhere: the version moves, so this cookie (and
+      // any copy of it, in any browser) stops working now, not in 12 hours.
+      await bumpSessionVersion(getPrisma(), principal.id);
+    }
     const headers = new Headers({ "content-type": "application/json; charset=utf-8", "cache-control": "no-store" });
     for (const c of clearSessionCookies(isSecureRequest(req))) headers.append("set-cookie", c);
     return new Response(JSON.stringify({ signedOut: true }), { status: 200, headers });
@@ -94,4 +134,46 @@ export async function handleSession(req: Request): Promise<Response> {
   if (!p) return toErrorResponse(new AppError("unauthorized", "Not signed in."));
   const permissions = (Object.keys(ROLE_PERMISSIONS) as Permission[]).filter((k) => can(p.role, k));
   return json({ kind: p.kind, actor: p.actor, email: p.email ?? null, role: p.role, permissions }, 200, { "cache-control": "no-store" });
+}
+
+const ZPasswordChange = z.object({
+  currentPassword: z.string().min(1, "enter your current password").max(1024),
+  newPassword: z.string().max(1024),
+  next: z.string().max(2048).optional(),
+});
+
+/**
+ * The signed-in user's own password change (also the forced one after an
+ * admin set the password). The current password is checked under the sign-in
+ * rate limit; afterwards every other session ends and this browser gets a new
+ * cookie under the new session version.
+ */
+export async function handlePasswordChange(req: Request): Promise<Response> {
+  try {
+    const principal = await principalFromRequest(req);
+    if (!principal || principal.kind !== "user" || !principal.email) throw new AppError("unauthorized", "Sign in first.");
+    assertCsrf(req, principal.csrf ?? "");
+    const type = req.headers.get("content-type") ?? "";
+    if (!/json/i.test(type)) throw new AppError("unsupported_media_type", `Send the body as application/json (got ${type || "nothing"}).`);
+    let raw: unknown;
+    try {
+      raw = JSON.parse((await readBodyLimited(req, SIGN_IN_MAX_BODY_BYTES)).toString("utf8"));
+    } catch (err) {
+      if (err instanceof AppError) throw err;
+      throw new AppError("invalid_json", 'Send {"currentPassword", "newPassword"} as JSON.');
+    }
+    const r = ZPasswordChange.safeParse(raw);
+    if (!r.success) throw new AppError("validation_failed", r.error.issues[0].message);
+    const prisma = getPrisma();
+    const ip = clientIp(req);
+    await beginSignInAttempt(prisma, principal.email, ip);
+    const user = await changePassword(prisma, principal.id, r.data.currentPassword, r.data.newPassword);
+    if (!user) throw new AppError("unauthorized", "The current password is not right.");
+    await signInSucceeded(prisma, principal.email, ip);
+    const headers = new Headers({ "content-type": "application/json; charset=utf-8", "cache-control": "no-store" });
+    for (const c of await sessionSetCookies(newSession(user.id, user.sessionVersion), isSecureRequest(req))) headers.append("set-cookie", c);
+    return new Response(JSON.stringify({ changed: true, next: safeNext(r.data.next) }), { status: 200, headers });
+  } catch (err) {
+    return toErrorResponse(err);
+  }
 }

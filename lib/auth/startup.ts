@@ -1,8 +1,20 @@
 // What `hookledger start` checks about access control before it spawns the
-// dashboard and workers (one call in lib/cli/start.ts).
+// dashboard and workers (one call in cli/start.ts).
+import "server-only";
 import { createPrisma } from "../db/prisma";
 import { ensureSecretKey } from "./keys";
-import { FIRST_ADMIN_COMMAND, countUsers } from "./users";
+import { DEMO_ADMIN_EMAIL, FIRST_ADMIN_COMMAND, countUsers } from "./users";
+
+/**
+ * Reads every numeric setting the dashboard reads at load, so a malformed one
+ * (HOOKLEDGER_MAX_PAYLOAD_BYTES=abc) stops `hookledger start` with its message
+ * before anything is spawned, rather than failing each request later.
+ */
+export async function checkSettings(): Promise<void> {
+  await import("../api/handler");
+  await import("./rate-limit");
+  (await import("../net/ssrf")).denyTargets();
+}
 
 /**
  * Fails fast when an external database has no HOOKLEDGER_SECRET_KEY; creates
@@ -15,7 +27,28 @@ export async function prepareAuth(db: { url: string; embedded: boolean }, opts: 
   try {
     // The demo creates and prints its own admin.
     if (!opts.demo && (await countUsers(prisma)) === 0) console.error(`No dashboard users yet. Create the first admin with:\n  ${FIRST_ADMIN_COMMAND}`);
+    // Rows from before row binding (plaintext whsec_, unbound v1) are never used to sign: convert them now.
+    const { rekeySecrets } = await import("../subscriptions/secrets");
+    const legacy = await rekeySecrets(prisma, { legacyOnly: true });
+    if (legacy.converted) console.error(`Converted ${legacy.converted} signing secret(s) stored in an older format to the row-bound v2 format.`);
+    for (const f of legacy.failed) console.error(`A signing secret cannot be opened (${f.id}): ${f.error}`);
+    if (!opts.demo) {
+      const demo = await prisma.user.findUnique({ where: { email: DEMO_ADMIN_EMAIL }, select: { id: true, disabledAt: true } });
+      if (demo && !demo.disabledAt) console.error(demoUserWarning(demo.id));
+    }
   } finally {
     await prisma.$disconnect();
   }
+}
+
+/** Loud on purpose: a demo admin left in a real install is an admin whose password sat in a terminal and a file. */
+export function demoUserWarning(id: string): string {
+  const bar = "!".repeat(78);
+  return [
+    bar,
+    `WARNING: the demo admin ${DEMO_ADMIN_EMAIL} (${id}) exists in this database, and this is not a demo start.`,
+    "Its password was printed by `hookledger start --demo` and is stored under the data directory.",
+    "If this install is not a demo, disable that user on the dashboard's Users page (or delete the row).",
+    bar,
+  ].join("\n");
 }

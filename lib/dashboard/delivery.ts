@@ -1,27 +1,25 @@
 // Delivery detail: every attempt, every redrive with who and why (audit rows
-// targeting the delivery), the request as sent (signature redacted) and the payload.
+// targeting the delivery), the request as sent (signature redacted) and the
+// payload. The delivery and its attempts come from the ledger's one read
+// model (lib/ledger/sql/get-delivery.ts).
+import "server-only";
 import { z } from "zod";
 import { notFound } from "../errors";
-import { db, DELIVERY_COLUMNS, iso, toDeliveryLite, type Db, type DeliveryRow } from "./sql";
+import { getDeliveryWithAttempts } from "../ledger/sql/get-delivery";
+import { findDeliveryTombstone, getErasure, tombstoneSentence } from "../ledger/sql/erase";
+import { iso, ledgerDb, queryRows, sql, type LedgerDb } from "../ledger/read/db";
+import type { AttemptRecord } from "../ledger/read/types";
 import type { DeliveryLite } from "./describe";
+import { GLOBAL_SCOPE, type Scope } from "../tenants/scope";
 
 export const ZDeliveryId = z.string().regex(/^dlv_[0-9a-f]{26}$/, "a delivery id looks like dlv_ followed by 26 hex digits");
 
-export type AttemptDetail = DeliveryLite["attempts"][number] & {
-  id: string;
-  retryAfterSeconds: number | null;
-  responseExcerpt: string | null;
-  responseHeaders: Record<string, unknown> | null;
-  workerId: string | null;
-  ambiguous: boolean;
-};
+export type AttemptDetail = AttemptRecord;
 
 export type AuditItem = { id: string; at: string; actor: string; action: string; reason: string | null; details: unknown };
 
-export type DeliveryDetail = Omit<DeliveryLite, "attempts"> & {
+export type DeliveryDetail = DeliveryLite & {
   subscriptionUrl: string;
-  totalAttempts: number;
-  attempts: AttemptDetail[];
   history: AuditItem[];
   requestHeaders: [string, string][];
   payload: { bytes: number; pretty: string | null; base64: string };
@@ -29,74 +27,79 @@ export type DeliveryDetail = Omit<DeliveryLite, "attempts"> & {
 
 const VERSION = process.env.npm_package_version ?? "0.1.0";
 
-export async function getDeliveryDetail(opts: { id: string }, pool: Db = db()): Promise<DeliveryDetail> {
+/** `scope`: another tenant's delivery is not found (404) for a scoped caller; its audit rows and erasure are not read. */
+export async function getDeliveryDetail(opts: { id: string; scope?: Scope }, db: LedgerDb = ledgerDb()): Promise<DeliveryDetail> {
   const id = ZDeliveryId.safeParse(opts.id).success ? opts.id : null;
   if (!id) throw notFound("Delivery", opts.id);
-  const { rows } = await pool.query<DeliveryRow & { url: string; total_attempts: number; payload: Buffer }>(
-    `SELECT ${DELIVERY_COLUMNS}, s.url, d.total_attempts, e.payload
-     FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id JOIN events e ON e.id = d.event_id
-     WHERE d.id = $1`,
-    [id],
-  );
-  const r = rows[0];
-  if (!r) throw notFound("Delivery", id);
-  const [att, audit] = await Promise.all([
-    pool.query(
-      `SELECT id, attempt_number, trigger, actor, started_at, duration_ms, outcome, status_code, error_class, error_message,
-              retry_after_seconds, response_headers, response_excerpt, worker_id, ambiguous
-       FROM attempts WHERE delivery_id = $1 ORDER BY attempt_number, id`,
-      [id],
-    ),
+  // The delivery first, in scope: the audit rows and the erasure below are read only for one the caller may see.
+  const found = await getDeliveryWithAttempts(db, id, { payload: true, scope: opts.scope ?? GLOBAL_SCOPE });
+  if (!found) throw notFound("Delivery", id);
+  const [d, audit, erased] = await Promise.all([
+    found,
     // audit_entries_target index
-    pool.query(
-      `SELECT id, created_at, actor, action, reason, details FROM audit_entries
-       WHERE target_type = 'delivery' AND target_id = $1 ORDER BY created_at DESC LIMIT 200`,
-      [id],
+    queryRows<{ id: number | bigint; created_at: Date; actor: string; action: string; reason: string | null; details: unknown }>(
+      db,
+      sql`SELECT id, created_at, actor, action, reason, details FROM audit_entries
+           WHERE target_type = 'delivery' AND target_id = ${id} ORDER BY created_at DESC LIMIT 200`,
     ),
+    erasureItem(db, id),
   ]);
-  const attempts: AttemptDetail[] = att.rows.map((a) => ({
-    id: String(a.id),
-    attemptNumber: a.attempt_number,
-    trigger: a.trigger,
-    actor: a.actor,
-    startedAt: iso(a.started_at)!,
-    durationMs: a.duration_ms,
-    outcome: a.outcome,
-    statusCode: a.status_code,
-    errorClass: a.error_class,
-    errorMessage: a.error_message,
-    retryAfterSeconds: a.retry_after_seconds,
-    responseHeaders: a.response_headers,
-    responseExcerpt: a.response_excerpt,
-    workerId: a.worker_id,
-    ambiguous: a.ambiguous,
-  }));
-  const base = toDeliveryLite(r, attempts);
-  const payload = Buffer.from(r.payload);
+  if (!d) throw notFound("Delivery", id);
+  const payload = d.payload ?? Buffer.alloc(0);
   let pretty: string | null = null;
   try {
     pretty = JSON.stringify(JSON.parse(payload.toString("utf8")), null, 2);
   } catch {
     pretty = null;
   }
-  const lastAttempt = attempts[attempts.length - 1];
+  const lastAttempt = d.attempts[d.attempts.length - 1];
   const ts = lastAttempt ? Math.floor(new Date(lastAttempt.startedAt).getTime() / 1000) : null;
-  // INTERFACES.md "What a receiver gets"; the signature itself is never shown.
+  // What a receiver gets (docs/API.md); the signature itself is never shown.
   const requestHeaders: [string, string][] = [
     ["content-type", "application/json"],
     ["user-agent", `hookledger/${VERSION}`],
-    ["webhook-id", r.delivery_key],
-    ["Idempotency-Key", r.delivery_key],
+    ["webhook-id", d.deliveryKey],
+    ["Idempotency-Key", d.deliveryKey],
     ["webhook-timestamp", ts === null ? "(set when sent)" : String(ts)],
     ["webhook-signature", "v1,[redacted]"],
   ];
+  const { payload: _bytes, ...rest } = d;
   return {
-    ...base,
-    attempts,
-    subscriptionUrl: r.url,
-    totalAttempts: r.total_attempts,
-    history: audit.rows.map((a) => ({ id: String(a.id), at: iso(a.created_at)!, actor: a.actor, action: a.action, reason: a.reason, details: a.details })),
+    ...rest,
+    history: [
+      ...(erased ? [erased] : []),
+      ...audit.map((a) => ({ id: String(a.id), at: iso(a.created_at)!, actor: a.actor, action: a.action, reason: a.reason, details: a.details })),
+    ],
     requestHeaders,
     payload: { bytes: payload.byteLength, pretty, base64: payload.toString("base64") },
+  };
+}
+
+/**
+ * The erasure of the delivery's event as a timeline entry ("payload erased on … (erasure er_…)", who and why): its
+ * audit row targets the erasure, not each delivery, so the timeline reads the event's tombstone and the erasure's row.
+ */
+async function erasureItem(db: LedgerDb, deliveryId: string): Promise<AuditItem | null> {
+  const t = await findDeliveryTombstone(db, deliveryId);
+  if (!t) return null;
+  // An expunge by age (lib/ledger/sql/expunge.ts) is the retention runner's, not an erasure's: no erasure row to read.
+  if (t.tombstone === "expunged")
+    return {
+      id: "expunged",
+      at: iso(t.at)!,
+      actor: "system",
+      action: "retention.run",
+      reason: `Payload expunged on ${iso(t.at)!.slice(0, 10)}: older than the payload retention. The delivery record (key, times, statuses) is kept; nothing is left to send.`,
+      details: {},
+    };
+  const e = t.erasureId ? await getErasure(db, t.erasureId) : null;
+  const said = tombstoneSentence(t).replace(/^its /, "");
+  return {
+    id: `erasure:${t.erasureId ?? t.tombstone}`,
+    at: iso(t.at)!,
+    actor: e?.actor ?? "system",
+    action: "erasure.run",
+    reason: `${said.charAt(0).toUpperCase()}${said.slice(1)}${e ? `: ${e.reason}` : ""}`,
+    details: { erasureId: t.erasureId, subjectKey: e?.subjectKey ?? null },
   };
 }

@@ -1,51 +1,12 @@
 // Plain-words descriptions of a delivery and the text receipt support staff
 // paste into a ticket. Pure and client-safe: times are formatted by the caller's
 // formatter so the browser shows them in the viewer's own time zone.
+import type { AttemptRecord, DeliveryWithAttempts } from "../ledger/read/types";
 
-export type AttemptLite = {
-  attemptNumber: number;
-  trigger: string;
-  actor: string | null;
-  startedAt: string;
-  durationMs: number | null;
-  outcome: string;
-  statusCode: number | null;
-  errorClass: string | null;
-  errorMessage: string | null;
-  responseExcerpt?: string | null;
-};
-
-export type DeliveryLite = {
-  id: string;
-  deliveryKey: string;
-  eventId: string;
-  eventType: string;
-  subscriptionId: string;
-  subscriptionName: string;
-  tenant: string | null;
-  subscriptionState?: string;
-  state: string;
-  attemptCount: number;
-  maxAttempts: number;
-  nextAttemptAt: string | null;
-  lastAttemptAt: string | null;
-  lastStatusCode: number | null;
-  lastErrorClass: string | null;
-  lastErrorMessage: string | null;
-  deadLetterReason: string | null;
-  deadLetteredAt: string | null;
-  deliveredAt: string | null;
-  createdAt: string;
-  attempts: AttemptLite[];
-};
-
-/** Attempts a run may make. The default ladder (DESIGN.md #6) has 6 waits: 7 attempts. */
-export function maxAttemptsOf(policy: unknown): number {
-  const p = (policy ?? {}) as { maxAttempts?: unknown; ladderSeconds?: unknown };
-  if (typeof p.maxAttempts === "number" && p.maxAttempts > 0) return p.maxAttempts;
-  if (Array.isArray(p.ladderSeconds)) return p.ladderSeconds.length + 1;
-  return 7;
-}
+/** An attempt as the pages show it: the one read shape (lib/ledger/read/types.ts). */
+export type AttemptLite = AttemptRecord;
+/** A delivery with its attempts: the one read shape (lib/ledger/read/types.ts). */
+export type DeliveryLite = DeliveryWithAttempts;
 
 export type TimeFmt = (iso: string) => string;
 
@@ -74,7 +35,18 @@ export function describeDelivery(d: DeliveryLite, fmt: TimeFmt): { tone: "ok" | 
     }
     case "dead_letter": {
       const why = d.lastStatusCode || d.lastErrorClass ? answerOf(d.lastStatusCode, d.lastErrorClass, lastMessage) : (d.deadLetterReason ?? "unknown reason");
-      return { tone: "bad", text: `Dead-lettered ${d.deadLetteredAt ? fmt(d.deadLetteredAt) : ""}: ${why}${d.deadLetterReason ? ` (${d.deadLetterReason.replace(/_/g, " ")})` : ""}` };
+      return {
+        tone: "bad",
+        text: `Dead-lettered ${d.deadLetteredAt ? fmt(d.deadLetteredAt) : ""}: ${why}${d.deadLetterReason ? ` (${d.deadLetterReason.replace(/_/g, " ")})` : ""}`,
+      };
+    }
+    case "resolved": {
+      // An operator's decision, in the words a support agent can paste: which, by whom, why.
+      const r = d.resolution;
+      const by = r?.by ? r.by.replace(/^(user|token):/, "") : "an operator";
+      const what = r ? r.resolution.replace(/_/g, " ") : "resolved";
+      const was = d.deadLetterReason ? ` (dead-lettered: ${d.deadLetterReason.replace(/_/g, " ")})` : "";
+      return { tone: "held", text: `Not delivered: resolved — ${what} by ${by}${r ? ` because ${r.reason}` : ""}${r?.at ? `, ${fmt(r.at)}` : ""}${was}` };
     }
     case "in_flight":
       return { tone: "wait", text: `Sending now: attempt ${d.attemptCount + 1} of ${d.maxAttempts} to ${d.subscriptionName}` };
@@ -105,7 +77,11 @@ export function deliveryReceipt(d: DeliveryLite, fmt: TimeFmt): string {
   if (d.attempts.length === 0) lines.push("  (none yet)");
   for (const a of d.attempts) {
     const answer = a.statusCode ? `HTTP ${a.statusCode}` : (a.errorClass ?? "no answer");
-    const extra = [a.errorClass && a.statusCode ? a.errorClass : null, a.durationMs != null ? `${a.durationMs} ms` : null, a.trigger !== "scheduled" ? `${a.trigger}${a.actor ? ` by ${a.actor}` : ""}` : null]
+    const extra = [
+      a.errorClass && a.statusCode ? a.errorClass : null,
+      a.durationMs != null ? `${a.durationMs} ms` : null,
+      a.trigger !== "scheduled" ? `${a.trigger}${a.actor ? ` by ${a.actor}` : ""}` : null,
+    ]
       .filter(Boolean)
       .join(", ");
     lines.push(`  #${a.attemptNumber}  ${fmt(a.startedAt)}  ${answer}  ${a.outcome}${extra ? ` (${extra})` : ""}`);
@@ -135,7 +111,15 @@ export function formatRelative(iso: string, now = Date.now()): string {
   const s = Math.round((new Date(iso).getTime() - now) / 1000);
   const abs = Math.abs(s);
   const [n, unit] =
-    abs < 10 ? [0, "now"] : abs < 60 ? [abs, "s"] : abs < 3600 ? [Math.round(abs / 60), "min"] : abs < 86400 ? [Math.round(abs / 3600), "h"] : [Math.round(abs / 86400), "d"];
+    abs < 10
+      ? [0, "now"]
+      : abs < 60
+        ? [abs, "s"]
+        : abs < 3600
+          ? [Math.round(abs / 60), "min"]
+          : abs < 86400
+            ? [Math.round(abs / 3600), "h"]
+            : [Math.round(abs / 86400), "d"];
   if (unit === "now") return "just now";
   return s < 0 ? `${n} ${unit} ago` : `in ${n} ${unit}`;
 }

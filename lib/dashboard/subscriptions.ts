@@ -2,13 +2,22 @@
 // attempt_stats_minute (the sampler's rollups), queue counts from
 // delivery_state_counts (trigger-kept, migration 0006) with the oldest dead
 // letter from deliveries_dlq, last error from the newest attempts
-// (attempts_sub_started). No scan of queue or delivered rows.
+// (attempts_sub_started). No scan of queue or delivered rows. Every ledger
+// statement is lib/ledger's; this module composes them with the subscription rows.
+import "server-only";
 import { z } from "zod";
 import { AppError, notFound } from "../errors";
-import { quantileFromHistogram, STATS_HOUR_MS, sumHistogramsSql } from "./latency";
-import { attemptsFor, db, DELIVERY_COLUMNS, iso, toDeliveryLite, type Db, type DeliveryRow } from "./sql";
+import { quantileFromHistogram } from "./latency";
 import type { DeliveryLite } from "./describe";
 import { DELIVERY_STATES } from "../ledger/states";
+import { iso, ledgerDb, queryRows, sql, type LedgerDb } from "../ledger/read/db";
+import { findAttemptStatsSince, findOutcomeSeries, type StatRow } from "../ledger/read/attempt-stats";
+import { findAnswerGroups, findLastErrors } from "../ledger/read/endpoint-answers";
+import { findQueueCounts } from "../ledger/sql/counts";
+import { findDeliveries, findRecentEventTypes, withAttempts } from "../ledger/sql/find-deliveries";
+import { findPublishedEventTypes } from "../ledger/sql/archive";
+import { LIST_EXCERPT_CHARS } from "./lookup";
+import { GLOBAL_SCOPE, isScoped, scopeWhere, type Scope } from "../tenants/scope";
 
 export type WindowStats = { attempts: number; delivered: number; successRate: number | null; p50Ms: number | null; p95Ms: number | null };
 export type SubscriptionHealth = {
@@ -18,6 +27,10 @@ export type SubscriptionHealth = {
   url: string;
   state: string;
   stateReason: string | null;
+  /** Set while archived: no new deliveries; listed only when asked for. */
+  archivedAt: string | null;
+  archiveReason: string | null;
+  archivedBy: string | null;
   h1: WindowStats;
   h24: WindowStats;
   counts: { pending: number; scheduled: number; inFlight: number; deadLetter: number; delivered24h: number };
@@ -27,8 +40,6 @@ export type SubscriptionHealth = {
 
 // Pending and scheduled counts are reported up to COUNT_CAP + 1: the pages show a bigger backlog as "10,000+".
 export const COUNT_CAP = 10_000;
-
-type StatRow = { subscription_id: string; attempts: number; delivered: number; hist: number[] | null };
 
 function toWindow(r: StatRow | undefined): WindowStats {
   if (!r || r.attempts === 0) return { attempts: 0, delivered: 0, successRate: null, p50Ms: null, p95Ms: null };
@@ -42,65 +53,19 @@ function toWindow(r: StatRow | undefined): WindowStats {
   };
 }
 
-/**
- * Per-subscription attempt totals and summed latency histograms since `since`:
- * whole UTC hours from attempt_stats_hour, the partial hour before the first
- * whole one from attempt_stats_minute (both by primary key). The same sums as
- * reading every minute row since `since`, because an hour row is the sum of
- * its minute rows; one row per subscription leaves the database.
- */
-async function statsSince(pool: Db, ids: string[], since: Date): Promise<Map<string, StatRow>> {
-  const firstWholeHour = new Date(Math.ceil(since.getTime() / STATS_HOUR_MS) * STATS_HOUR_MS);
-  const { rows } = await pool.query<StatRow>(
-    `SELECT subscription_id, sum(attempts)::int AS attempts, sum(delivered)::int AS delivered,
-            ${sumHistogramsSql("latency_hist")} AS hist
-     FROM (
-       SELECT subscription_id, attempts, delivered, latency_hist FROM attempt_stats_minute
-       WHERE subscription_id = ANY($1::text[]) AND bucket >= $2 AND bucket < $3
-       UNION ALL
-       SELECT subscription_id, attempts, delivered, latency_hist FROM attempt_stats_hour
-       WHERE subscription_id = ANY($1::text[]) AND bucket >= $3
-     ) w
-     GROUP BY subscription_id`,
-    [ids, since, firstWholeHour],
-  );
-  return new Map(rows.map((r) => [r.subscription_id, r]));
-}
-
-async function queueCounts(pool: Db, ids: string[]) {
-  // Counts from delivery_state_counts, summed over backends as every reader of
-  // it does (lib/metrics/ledger.ts); pending and scheduled still stop at
-  // COUNT_CAP + 1 so the pages show "10,000+" as before. The oldest dead
-  // letter: one seek per (subscription, reason) on deliveries_dlq
-  // (subscription_id, dead_letter_reason, dead_lettered_at); reason '' is a
-  // NULL reason (or, in principle, an empty one).
-  const { rows } = await pool.query<{ subscription_id: string; state: string; n: string; oldest: Date | null }>(
-    `SELECT c.subscription_id, c.state, c.n,
-            CASE WHEN c.state <> 'dead_letter' THEN NULL
-                 WHEN c.reason = '' THEN least(
-                   (SELECT min(d.dead_lettered_at) FROM deliveries d
-                    WHERE d.subscription_id = c.subscription_id AND d.state = 'dead_letter' AND d.dead_letter_reason IS NULL),
-                   (SELECT min(d.dead_lettered_at) FROM deliveries d
-                    WHERE d.subscription_id = c.subscription_id AND d.state = 'dead_letter' AND d.dead_letter_reason = ''))
-                 ELSE (SELECT min(d.dead_lettered_at) FROM deliveries d
-                       WHERE d.subscription_id = c.subscription_id AND d.state = 'dead_letter' AND d.dead_letter_reason = c.reason)
-            END AS oldest
-     FROM (SELECT subscription_id, state, reason, sum(n)::bigint AS n FROM delivery_state_counts
-           WHERE subscription_id = ANY($1::text[]) AND state IN ('pending', 'scheduled', 'in_flight', 'dead_letter')
-           GROUP BY 1, 2, 3 HAVING sum(n) <> 0) c`,
-    [ids],
-  );
+async function queueCounts(db: LedgerDb, ids: string[]) {
+  // Pending and scheduled stop at COUNT_CAP + 1 so the pages show "10,000+".
+  const rows = await findQueueCounts(db, ids);
   const out = new Map<string, { pending: number; scheduled: number; inFlight: number; deadLetter: number; oldest: string | null }>();
   for (const id of ids) out.set(id, { pending: 0, scheduled: 0, inFlight: 0, deadLetter: 0, oldest: null });
   for (const r of rows) {
-    const c = out.get(r.subscription_id)!;
-    const n = Number(r.n);
-    if (r.state === "pending") c.pending += n;
-    else if (r.state === "scheduled") c.scheduled += n;
-    else if (r.state === "in_flight") c.inFlight += n;
+    const c = out.get(r.subscriptionId)!;
+    if (r.state === "pending") c.pending += r.n;
+    else if (r.state === "scheduled") c.scheduled += r.n;
+    else if (r.state === "in_flight") c.inFlight += r.n;
     else if (r.state === "dead_letter") {
-      c.deadLetter += n;
-      const oldest = iso(r.oldest);
+      c.deadLetter += r.n;
+      const oldest = iso(r.oldestDeadLetterAt);
       if (oldest && (!c.oldest || oldest < c.oldest)) c.oldest = oldest;
     }
   }
@@ -111,39 +76,54 @@ async function queueCounts(pool: Db, ids: string[]) {
   return out;
 }
 
-async function lastErrors(pool: Db, ids: string[]) {
-  // The newest failed attempt among each subscription's last 500 (attempts_sub_started).
-  const { rows } = await pool.query(
-    `SELECT s.id AS subscription_id, e.started_at, e.status_code, e.error_class, coalesce(e.error_message, left(e.response_excerpt, 120)) AS message
-     FROM unnest($1::text[]) AS s(id)
-     CROSS JOIN LATERAL (
-       SELECT * FROM (SELECT started_at, status_code, error_class, error_message, response_excerpt, outcome
-                      FROM attempts a WHERE a.subscription_id = s.id ORDER BY started_at DESC LIMIT 500) recent
-       WHERE outcome <> 'delivered' ORDER BY started_at DESC LIMIT 1
-     ) e`,
-    [ids],
-  );
-  return new Map(rows.map((r) => [r.subscription_id as string, { at: iso(r.started_at)!, statusCode: r.status_code, errorClass: r.error_class, message: r.message }]));
+async function lastErrors(db: LedgerDb, ids: string[], now?: Date) {
+  const rows = await findLastErrors(db, ids, now);
+  return new Map(rows.map((r) => [r.subscription_id, { at: iso(r.started_at)!, statusCode: r.status_code, errorClass: r.error_class, message: r.message }]));
 }
 
-export const ZSubscriptionHealthQuery = z.object({ tenant: z.string().trim().min(1).max(200).optional() });
+export const ZSubscriptionHealthQuery = z.object({
+  tenant: z.string().trim().min(1).max(200).optional(),
+  /** "true": archived subscriptions are listed too. */
+  archived: z.enum(["true", "false"]).optional(),
+});
 
-/** Every subscription (optionally one tenant's) with its health. */
-export async function findSubscriptionHealth(opts: { tenant?: string; ids?: string[]; now?: Date } = {}, pool: Db = db()): Promise<SubscriptionHealth[]> {
-  const { rows: subs } = await pool.query(
-    `SELECT id, name, tenant, url, state, state_reason FROM subscriptions
-     WHERE ($1::text IS NULL OR tenant = $1) AND ($2::text[] IS NULL OR id = ANY($2))
-     ORDER BY tenant NULLS LAST, name LIMIT 500`,
-    [opts.tenant ?? null, opts.ids ?? null],
+type SubRow = {
+  id: string;
+  name: string;
+  tenant: string | null;
+  url: string;
+  state: string;
+  state_reason: string | null;
+  archived_at: Date | null;
+  archive_reason: string | null;
+  archived_by: string | null;
+};
+
+/**
+ * Every subscription (optionally one tenant's) with its health; archived ones only when `archived` (or asked for by id).
+ * `scope`: a scoped caller's list holds its tenant's subscriptions only, whatever `tenant` or `ids` say; every count
+ * and chart below is read for these ids, so the boundary is this one condition.
+ */
+export async function findSubscriptionHealth(
+  opts: { tenant?: string; ids?: string[]; archived?: boolean | "true" | "false"; now?: Date; scope?: Scope } = {},
+  db: LedgerDb = ledgerDb(),
+): Promise<SubscriptionHealth[]> {
+  const withArchived = opts.archived === true || opts.archived === "true" || Boolean(opts.ids);
+  const subs = await queryRows<SubRow>(
+    db,
+    sql`SELECT id, name, tenant, url, state, state_reason, archived_at, archive_reason, archived_by FROM subscriptions
+         WHERE (${opts.tenant ?? null}::text IS NULL OR tenant = ${opts.tenant ?? null}) AND (${opts.ids ?? null}::text[] IS NULL OR id = ANY(${opts.ids ?? null}::text[]))
+           AND (${withArchived} OR archived_at IS NULL) AND ${scopeWhere(opts.scope ?? GLOBAL_SCOPE, "tenant")}
+         ORDER BY tenant NULLS LAST, name LIMIT 500`,
   );
-  const ids = subs.map((s) => s.id as string);
+  const ids = subs.map((s) => s.id);
   if (ids.length === 0) return [];
   const now = opts.now ?? new Date();
   const [h1, h24, counts, errors] = await Promise.all([
-    statsSince(pool, ids, new Date(now.getTime() - 3600_000)),
-    statsSince(pool, ids, new Date(now.getTime() - 86400_000)),
-    queueCounts(pool, ids),
-    lastErrors(pool, ids),
+    findAttemptStatsSince(db, ids, new Date(now.getTime() - 3600_000)),
+    findAttemptStatsSince(db, ids, new Date(now.getTime() - 86400_000)),
+    queueCounts(db, ids),
+    lastErrors(db, ids, now),
   ]);
   return subs.map((s) => {
     const c = counts.get(s.id)!;
@@ -154,6 +134,9 @@ export async function findSubscriptionHealth(opts: { tenant?: string; ids?: stri
       url: s.url,
       state: s.state,
       stateReason: s.state_reason,
+      archivedAt: iso(s.archived_at),
+      archiveReason: s.archive_reason,
+      archivedBy: s.archived_by,
       h1: toWindow(h1.get(s.id)),
       h24: toWindow(h24.get(s.id)),
       counts: { pending: c.pending, scheduled: c.scheduled, inFlight: c.inFlight, deadLetter: c.deadLetter, delivered24h: h24.get(s.id)?.delivered ?? 0 },
@@ -182,33 +165,39 @@ const RANGE: Record<z.infer<typeof ZRange>, { ms: number; bucketMin: number }> =
 };
 
 /** One subscription: health, configuration and the outcomes-over-time series. */
-export async function getSubscriptionOverview(opts: { id: string; range?: z.infer<typeof ZRange>; now?: Date }, pool: Db = db()): Promise<SubscriptionOverview> {
-  const { rows } = await pool.query(`SELECT event_types, retry_policy, rate_limit_per_second, max_concurrency FROM subscriptions WHERE id = $1`, [opts.id]);
+export async function getSubscriptionOverview(
+  opts: { id: string; range?: z.infer<typeof ZRange>; now?: Date; scope?: Scope },
+  db: LedgerDb = ledgerDb(),
+): Promise<SubscriptionOverview> {
+  const scope = opts.scope ?? GLOBAL_SCOPE;
+  const rows = await queryRows<{ event_types: string[]; retry_policy: unknown; rate_limit_per_second: number | null; max_concurrency: number }>(
+    db,
+    sql`SELECT event_types, retry_policy, rate_limit_per_second, max_concurrency FROM subscriptions WHERE id = ${opts.id} AND ${scopeWhere(scope, "tenant")}`,
+  );
   if (!rows[0]) throw notFound("Subscription", opts.id);
-  const [health] = await findSubscriptionHealth({ ids: [opts.id], now: opts.now }, pool);
   const now = opts.now ?? new Date();
   const range = RANGE[opts.range ?? "24h"];
   const since = new Date(now.getTime() - range.ms);
-  const { rows: series } = await pool.query(
-    `SELECT date_bin(make_interval(mins => $3), bucket, TIMESTAMPTZ '2000-01-01') AS at,
-            sum(delivered)::int AS delivered, sum(retried)::int AS retried, sum(dead_lettered)::int AS dead_lettered, sum(abandoned)::int AS abandoned
-     FROM attempt_stats_minute WHERE subscription_id = $1 AND bucket >= $2
-     GROUP BY 1 ORDER BY 1`,
-    [opts.id, since, range.bucketMin],
-  );
+  const [[health], series, knownEventTypes] = await Promise.all([
+    findSubscriptionHealth({ ids: [opts.id], now: opts.now, scope }, db),
+    findOutcomeSeries(db, opts.id, since, range.bucketMin),
+    // Event types seen recently, for the deliveries filter.
+    findRecentEventTypes(db, opts.id),
+  ]);
   // Fill empty buckets so the chart's time axis is continuous.
   const step = range.bucketMin * 60_000;
   const byAt = new Map(series.map((r) => [new Date(r.at).getTime(), r]));
   const filled = [];
   for (let t = Math.floor(since.getTime() / step) * step; t <= now.getTime(); t += step) {
     const r = byAt.get(t);
-    filled.push({ at: new Date(t).toISOString(), delivered: r?.delivered ?? 0, retried: r?.retried ?? 0, deadLettered: r?.dead_lettered ?? 0, abandoned: r?.abandoned ?? 0 });
+    filled.push({
+      at: new Date(t).toISOString(),
+      delivered: r?.delivered ?? 0,
+      retried: r?.retried ?? 0,
+      deadLettered: r?.dead_lettered ?? 0,
+      abandoned: r?.abandoned ?? 0,
+    });
   }
-  // Event types seen recently, for the deliveries filter (deliveries_sub_timeline, newest 2,000).
-  const { rows: types } = await pool.query(
-    `SELECT DISTINCT event_type FROM (SELECT event_type FROM deliveries WHERE subscription_id = $1 ORDER BY id DESC LIMIT 2000) x ORDER BY 1`,
-    [opts.id],
-  );
   return {
     ...health,
     eventTypes: rows[0].event_types,
@@ -217,7 +206,7 @@ export async function getSubscriptionOverview(opts: { id: string; range?: z.infe
     maxConcurrency: rows[0].max_concurrency,
     series: filled,
     seriesBucketMinutes: range.bucketMin,
-    knownEventTypes: types.map((t) => t.event_type),
+    knownEventTypes,
   };
 }
 
@@ -229,7 +218,10 @@ export const ZSubscriptionDeliveries = z.object({
   to: z.iso.datetime({ offset: true }).optional(),
   statusCode: z.coerce.number().int().min(100).max(599).optional(),
   errorClass: z.string().max(50).optional(),
-  cursor: z.string().regex(/^dlv_[0-9a-f]{26}$/, "not a cursor returned by this page").optional(),
+  cursor: z
+    .string()
+    .regex(/^dlv_[0-9a-f]{26}$/, "not a cursor returned by this page")
+    .optional(),
   limit: z.coerce.number().int().min(1).max(100).default(25),
 });
 export type TSubscriptionDeliveries = z.input<typeof ZSubscriptionDeliveries>;
@@ -244,34 +236,28 @@ export function idBoundFor(t: Date, prefix = "dlv_"): string {
  * Walks deliveries_sub_timeline (subscription_id, id DESC); the time range is
  * turned into an id range because ids are time-ordered.
  */
-export async function findSubscriptionDeliveries(opts: TSubscriptionDeliveries, pool: Db = db()): Promise<{ items: DeliveryLite[]; nextCursor: string | null }> {
+export async function findSubscriptionDeliveries(
+  opts: TSubscriptionDeliveries & { scope?: Scope },
+  db: LedgerDb = ledgerDb(),
+): Promise<{ items: DeliveryLite[]; nextCursor: string | null }> {
   const o = ZSubscriptionDeliveries.parse(opts);
-  const where = ["d.subscription_id = $1"];
-  const args: unknown[] = [o.subscriptionId];
-  const add = (sql: string, v: unknown) => {
-    args.push(v);
-    where.push(sql.replace("?", `$${args.length}`));
-  };
-  if (o.state) add("d.state = ?", o.state);
-  if (o.eventType) add("d.event_type = ?", o.eventType);
-  if (o.statusCode) add("d.last_status_code = ?", o.statusCode);
-  if (o.errorClass) add("d.last_error_class = ?", o.errorClass);
-  if (o.from) add("d.id >= ?", idBoundFor(new Date(o.from)));
-  if (o.to) add("d.id < ?", idBoundFor(new Date(o.to)));
-  if (o.cursor) add("d.id < ?", o.cursor);
+  const scope = opts.scope ?? GLOBAL_SCOPE;
+  // Another tenant's subscription does not exist for a scoped caller: 404, as its overview answers.
+  if (isScoped(scope)) await assertSubscriptionInScope(db, o.subscriptionId, scope);
   if (o.from && o.to && new Date(o.from) > new Date(o.to)) throw new AppError("bad_request", "from: the range starts after it ends.");
-  args.push(o.limit + 1);
-  const { rows } = await pool.query<DeliveryRow>(
-    `SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
-     WHERE ${where.join(" AND ")} ORDER BY d.id DESC LIMIT $${args.length}`,
-    args,
-  );
-  const page = rows.slice(0, o.limit);
-  const attempts = await attemptsFor(pool, page.map((r) => r.id));
-  return {
-    items: page.map((r) => toDeliveryLite(r, attempts.get(r.id) ?? [])),
-    nextCursor: rows.length > o.limit ? page[page.length - 1].id : null,
-  };
+  const page = await findDeliveries(db, {
+    subscriptionId: o.subscriptionId,
+    state: o.state,
+    eventType: o.eventType,
+    lastStatusCode: o.statusCode,
+    lastErrorClass: o.errorClass,
+    idAtLeast: o.from ? idBoundFor(new Date(o.from)) : undefined,
+    idBelow: o.to ? idBoundFor(new Date(o.to)) : undefined,
+    cursor: o.cursor,
+    limit: o.limit,
+    scope,
+  });
+  return { items: await withAttempts(db, page.items, { excerptChars: LIST_EXCERPT_CHARS }), nextCursor: page.nextCursor };
 }
 
 export type AnswerGroup = { statusCode: number | null; errorClass: string | null; signature: string; count: number; firstAt: string; lastAt: string };
@@ -281,25 +267,42 @@ export type AnswerGroup = { statusCode: number | null; errorClass: string | null
  * status and response signature ("340 × 422 missing field term_id since
  * Tuesday"). Reads at most `window` newest attempts (attempts_sub_started).
  */
-export async function findEndpointAnswers(opts: { subscriptionId: string; window?: number }, pool: Db = db()): Promise<{ groups: AnswerGroup[]; examined: number }> {
+export async function findEndpointAnswers(
+  opts: { subscriptionId: string; window?: number; scope?: Scope },
+  db: LedgerDb = ledgerDb(),
+): Promise<{ groups: AnswerGroup[]; examined: number }> {
+  if (opts.scope && isScoped(opts.scope)) await assertSubscriptionInScope(db, opts.subscriptionId, opts.scope);
   const window = Math.min(opts.window ?? 5000, 20_000);
-  const { rows } = await pool.query(
-    `WITH recent AS (
-       SELECT started_at, outcome, status_code, error_class,
-              -- the signature: the answer's first line, digits and ids folded so variants group together
-              coalesce(nullif(regexp_replace(left(split_part(coalesce(response_excerpt, error_message, ''), E'\\n', 1), 120),
-                               '[0-9a-f]{8,}|\\d{4,}', '#', 'g'), ''), '') AS signature
-       FROM attempts WHERE subscription_id = $1 ORDER BY started_at DESC LIMIT $2
-     )
-     SELECT status_code, error_class, signature, count(*)::int AS count, min(started_at) AS first_at, max(started_at) AS last_at,
-            (SELECT count(*)::int FROM recent) AS examined
-     FROM recent WHERE outcome <> 'delivered'
-     GROUP BY 1, 2, 3 ORDER BY count DESC, last_at DESC LIMIT 20`,
-    [opts.subscriptionId, window],
-  );
-  const examined = rows[0]?.examined ?? (await pool.query(`SELECT count(*)::int AS n FROM (SELECT 1 FROM attempts WHERE subscription_id = $1 LIMIT $2) x`, [opts.subscriptionId, window])).rows[0].n;
+  const { groups, examined } = await findAnswerGroups(db, opts.subscriptionId, window);
   return {
     examined,
-    groups: rows.map((r) => ({ statusCode: r.status_code, errorClass: r.error_class, signature: r.signature, count: r.count, firstAt: iso(r.first_at)!, lastAt: iso(r.last_at)! })),
+    groups: groups.map((r) => ({
+      statusCode: r.status_code,
+      errorClass: r.error_class,
+      signature: r.signature,
+      count: r.count,
+      firstAt: iso(r.first_at)!,
+      lastAt: iso(r.last_at)!,
+    })),
   };
+}
+
+/** Tenants that have a subscription, for the subscriptions page's filter (a scoped caller: its own, if it has one). */
+export async function findTenants(db: LedgerDb = ledgerDb(), scope: Scope = GLOBAL_SCOPE): Promise<string[]> {
+  const rows = await queryRows<{ tenant: string }>(
+    db,
+    sql`SELECT DISTINCT tenant FROM subscriptions WHERE tenant IS NOT NULL AND ${scopeWhere(scope, "tenant")} ORDER BY 1 LIMIT 500`,
+  );
+  return rows.map((r) => r.tenant);
+}
+
+/** 404 unless the subscription exists in `scope` (another tenant's is not revealed). */
+export async function assertSubscriptionInScope(db: LedgerDb, id: string, scope: Scope): Promise<void> {
+  const rows = await queryRows<{ id: string }>(db, sql`SELECT id FROM subscriptions WHERE id = ${id} AND ${scopeWhere(scope, "tenant")}`);
+  if (rows.length === 0) throw notFound("Subscription", id);
+}
+
+/** The event types producers have published, for the "New subscription" dialog's picker. */
+export async function findEventTypeChoices(db: LedgerDb = ledgerDb()): Promise<string[]> {
+  return findPublishedEventTypes(db);
 }

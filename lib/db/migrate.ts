@@ -1,8 +1,9 @@
 // The migration runner: applies prisma/migrations/*/migration.sql in name
 // order, each in its own transaction, recording name and checksum. Fails loudly:
 // a failed migration rolls back and throws; a changed applied file is refused.
-// (PLATFORM.md: `prisma migrate deploy` cannot run offline and exits 0 having
+// (docs/PLATFORM.md: `prisma migrate deploy` cannot run offline and exits 0 having
 // done nothing, so we do not use it.)
+import "server-only";
 import fs from "node:fs";
 import path from "node:path";
 import crypto from "node:crypto";
@@ -42,8 +43,7 @@ export async function migrate(url: string, opts: { dir?: string } = {}): Promise
     for (const m of listMigrations(opts.dir)) {
       const prior = done.get(m.name);
       if (prior) {
-        if (prior !== m.checksum)
-          throw new Error(`Migration ${m.name} was changed after it was applied. Add a new migration instead of editing an applied one.`);
+        if (prior !== m.checksum) throw new Error(`Migration ${m.name} was changed after it was applied. Add a new migration instead of editing an applied one.`);
         continue;
       }
       try {

@@ -1,5 +1,6 @@
 // The raw `pg` pool: the hot path (claims, batched result writes) and the few
 // hand-written aggregations. Everything else goes through Prisma (./prisma.ts).
+import "server-only";
 import pg from "pg";
 import { databaseUrl } from "./url";
 

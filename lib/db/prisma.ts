@@ -1,3 +1,4 @@
+import "server-only";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "../generated/prisma/client";
 import { databaseUrl } from "./url";
@@ -8,7 +9,7 @@ export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
 const g = globalThis as unknown as { __hookledgerPrisma?: PrismaClient };
 
 export function createPrisma(url = databaseUrl()): PrismaClient {
-  // Dashboard queries carry a statement timeout (DESIGN.md, Scale).
+  // Dashboard queries carry a statement timeout (docs/DESIGN.md, Scale).
   const adapter = new PrismaPg({ connectionString: url, statement_timeout: 10_000, max: 10 });
   return new PrismaClient({ adapter });
 }

@@ -1,3 +1,4 @@
+import "server-only";
 import { findRunningEmbedded } from "./embedded";
 
 /**

@@ -3,6 +3,7 @@
 // that starts later) waits for it, as the worker already does for a database
 // lost while it runs, instead of exiting; a database that answers with a
 // mistake (wrong password, no such database) fails at once.
+import "server-only";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import type { Logger } from "pino";

@@ -1,8 +1,16 @@
+// The public API's deliveries (GET /api/v1/deliveries[/:id]): validated
+// filters over the ledger's finders (lib/ledger/sql/find-deliveries.ts,
+// get-delivery.ts), and the response mapped from the one read shape
+// (lib/ledger/read/types.ts) to the API's documented fields.
+import "server-only";
 import { z } from "zod";
-import type { PrismaClient } from "../db/prisma";
-import type { Prisma } from "../generated/prisma/client";
 import { AppError, notFound } from "../errors";
 import { DELIVERY_STATES } from "../ledger/states";
+import { queryRows, sql, type LedgerDb } from "../ledger/read/db";
+import { findDeliveries } from "../ledger/sql/find-deliveries";
+import { getDeliveryWithAttempts as getLedgerDelivery } from "../ledger/sql/get-delivery";
+import type { AttemptRecord, DeliveryRecord } from "../ledger/read/types";
+import { GLOBAL_SCOPE, scopeWhere, type Scope } from "../tenants/scope";
 
 export const ZListDeliveries = z
   .object({
@@ -16,30 +24,30 @@ export const ZListDeliveries = z
   .strict();
 export type TListDeliveries = z.infer<typeof ZListDeliveries>;
 
-export type DeliveryView = {
-  id: string;
-  deliveryKey: string;
-  eventId: string;
-  eventType: string;
-  subscriptionId: string;
-  state: string;
-  attemptCount: number;
-  totalAttempts: number;
-  nextAttemptAt: string | null;
-  lastAttemptAt: string | null;
-  lastStatusCode: number | null;
-  lastErrorClass: string | null;
-  lastErrorMessage: string | null;
-  deadLetterReason: string | null;
-  deadLetteredAt: string | null;
-  deliveredAt: string | null;
-  createdAt: string;
-};
+/** A delivery as the public API returns it. */
+export type DeliveryView = Pick<
+  DeliveryRecord,
+  | "id"
+  | "deliveryKey"
+  | "eventId"
+  | "eventType"
+  | "subscriptionId"
+  | "state"
+  | "attemptCount"
+  | "totalAttempts"
+  | "nextAttemptAt"
+  | "lastAttemptAt"
+  | "lastStatusCode"
+  | "lastErrorClass"
+  | "lastErrorMessage"
+  | "deadLetterReason"
+  | "deadLetteredAt"
+  | "deliveredAt"
+  | "createdAt"
+  | "resolution"
+>;
 
-type DeliveryRow = Prisma.DeliveryGetPayload<object>;
-
-export function toDeliveryView(d: DeliveryRow): DeliveryView {
-  const iso = (x: Date | null) => (x ? x.toISOString() : null);
+export function toDeliveryView(d: DeliveryRecord): DeliveryView {
   return {
     id: d.id,
     deliveryKey: d.deliveryKey,
@@ -49,17 +57,21 @@ export function toDeliveryView(d: DeliveryRow): DeliveryView {
     state: d.state,
     attemptCount: d.attemptCount,
     totalAttempts: d.totalAttempts,
-    nextAttemptAt: d.state === "pending" || d.state === "scheduled" ? iso(d.nextAttemptAt) : null,
-    lastAttemptAt: iso(d.lastAttemptAt),
+    nextAttemptAt: d.nextAttemptAt,
+    lastAttemptAt: d.lastAttemptAt,
     lastStatusCode: d.lastStatusCode,
     lastErrorClass: d.lastErrorClass,
     lastErrorMessage: d.lastErrorMessage,
     deadLetterReason: d.deadLetterReason,
-    deadLetteredAt: iso(d.deadLetteredAt),
-    deliveredAt: iso(d.deliveredAt),
-    createdAt: d.createdAt.toISOString(),
+    deadLetteredAt: d.deadLetteredAt,
+    deliveredAt: d.deliveredAt,
+    createdAt: d.createdAt,
+    resolution: d.resolution,
   };
 }
+
+/** An attempt as the public API returns it: the read shape as it is. */
+export type AttemptView = AttemptRecord;
 
 // Delivery ids are time-ordered (hl_new_id in the first migration), so the
 // cursor is simply the last id seen, newest first.
@@ -68,62 +80,30 @@ function decodeCursor(cursor: string): string {
   return cursor;
 }
 
-export async function listDeliveries(prisma: PrismaClient, opts: TListDeliveries) {
-  const where: Prisma.DeliveryWhereInput = {};
+/** `scope`: a scoped caller lists its tenant's deliveries only; naming another tenant's subscription is as if it did not exist. */
+export async function listDeliveries(db: LedgerDb, opts: TListDeliveries, scope: Scope = GLOBAL_SCOPE): Promise<{ items: DeliveryView[]; nextCursor: string | null }> {
   if (opts.subscriptionId) {
-    const sub = await prisma.subscription.findUnique({ where: { id: opts.subscriptionId }, select: { id: true } });
-    if (!sub) throw new AppError("bad_request", `subscriptionId: subscription ${opts.subscriptionId} does not exist.`);
-    where.subscriptionId = opts.subscriptionId;
+    const sub = await queryRows<{ id: string }>(db, sql`SELECT id FROM subscriptions WHERE id = ${opts.subscriptionId} AND ${scopeWhere(scope, "tenant")}`);
+    if (sub.length === 0) {
+      // A scoped caller gets the same 404 for another tenant's subscription as for none (existence is not revealed).
+      if (scope.tenantId !== null) throw notFound("Subscription", opts.subscriptionId);
+      throw new AppError("bad_request", `subscriptionId: subscription ${opts.subscriptionId} does not exist.`);
+    }
   }
-  if (opts.state) where.state = opts.state;
-  if (opts.eventId) where.eventId = opts.eventId;
-  if (opts.q) {
-    // Each branch on its own index (events by id and by the subject_values GIN
-    // index; deliveries by key and id), then deliveries by event_id: a Prisma OR
-    // with a relation filter would scan every delivery (BENCHMARKS.md F4).
-    const events = await prisma.$queryRaw<{ id: string }[]>`
-      SELECT id FROM events WHERE id = ${opts.q}
-      UNION SELECT id FROM events WHERE subject_values @> ARRAY[${opts.q}]::text[]`;
-    where.OR = [{ deliveryKey: opts.q }, { id: opts.q }];
-    if (events.length > 0) where.OR.push({ eventId: { in: events.map((e) => e.id) } });
-  }
-  if (opts.cursor) {
-    where.AND = [{ id: { lt: decodeCursor(opts.cursor) } }];
-  }
-  const rows = await prisma.delivery.findMany({
-    where,
-    orderBy: { id: "desc" },
-    take: opts.limit + 1,
+  const page = await findDeliveries(db, {
+    subscriptionId: opts.subscriptionId,
+    state: opts.state,
+    eventId: opts.eventId,
+    q: opts.q,
+    cursor: opts.cursor ? decodeCursor(opts.cursor) : undefined,
+    limit: opts.limit,
+    scope,
   });
-  const items = rows.slice(0, opts.limit);
-  const nextCursor = rows.length > opts.limit ? items[items.length - 1].id : null;
-  return { items: items.map(toDeliveryView), nextCursor };
+  return { items: page.items.map(toDeliveryView), nextCursor: page.nextCursor };
 }
 
-export async function getDeliveryWithAttempts(prisma: PrismaClient, id: string) {
-  const d = await prisma.delivery.findUnique({
-    where: { id },
-    include: { attempts: { orderBy: { attemptNumber: "asc" } } },
-  });
+export async function getDeliveryWithAttempts(db: LedgerDb, id: string, scope: Scope = GLOBAL_SCOPE): Promise<DeliveryView & { attempts: AttemptView[] }> {
+  const d = await getLedgerDelivery(db, id, { scope });
   if (!d) throw notFound("Delivery", id);
-  return {
-    ...toDeliveryView(d),
-    attempts: d.attempts.map((a) => ({
-      id: String(a.id),
-      attemptNumber: a.attemptNumber,
-      trigger: a.trigger,
-      actor: a.actor,
-      startedAt: a.startedAt.toISOString(),
-      durationMs: a.durationMs,
-      outcome: a.outcome,
-      statusCode: a.statusCode,
-      errorClass: a.errorClass,
-      errorMessage: a.errorMessage,
-      retryAfterSeconds: a.retryAfterSeconds,
-      responseHeaders: a.responseHeaders,
-      responseExcerpt: a.responseExcerpt,
-      workerId: a.workerId,
-      ambiguous: a.ambiguous,
-    })),
-  };
+  return { ...toDeliveryView(d), attempts: d.attempts };
 }

@@ -1,12 +1,17 @@
 // The transactional outbox (invariant 2): one transaction writes the event and
 // one delivery per matching subscription. A producer calls publishEvent inside
 // its own Prisma transaction; if that transaction rolls back, nothing remains.
+import "server-only";
 import { Prisma } from "../generated/prisma/client";
 import type { PrismaClient, Tx } from "../db/prisma";
 import { AppError, fromZod } from "../errors";
+import { enqueueEventTx, existingDeliveriesTx, type EnqueuedDelivery, type EventRow, type ExistingEvent } from "../ledger/sql/enqueue";
+import { tombstoneSentence } from "../ledger/sql/erase";
+import { eventContentHash } from "./canonical";
 import { ZCreateEvent, type TCreateEvent } from "./schema";
 
-export type PublishedDelivery = { id: string; subscriptionId: string; deliveryKey: string };
+export type PublishedDelivery = EnqueuedDelivery;
+export type { EventRow };
 export type PublishResult = { eventId: string; created: boolean; deliveries: PublishedDelivery[] };
 
 /** The bytes every receiver gets for this event: serialised once, stored, never re-serialised. */
@@ -23,18 +28,7 @@ export function subjectValues(subject: Record<string, string | number>): string[
   return [...out];
 }
 
-/** The events row for a validated event, as publishEvent and the grouped ingest (./ingest.ts) both store it. */
-export type EventRow = {
-  id: string;
-  type: string;
-  payload: Buffer;
-  occurredAt: Date;
-  tenant: string | null;
-  /** The subject as JSON text. */
-  subject: string;
-  subjectValues: string[];
-};
-
+/** The events row for a validated event, as publishEvent and the grouped ingest (./ingest.ts) both enqueue it. */
 export function eventRow(event: TCreateEvent): EventRow {
   const occurredAt = event.occurredAt ? new Date(event.occurredAt) : new Date();
   const subject = event.subject ?? {};
@@ -46,12 +40,46 @@ export function eventRow(event: TCreateEvent): EventRow {
     tenant: subject.tenant !== undefined ? String(subject.tenant) : null,
     subject: JSON.stringify(subject),
     subjectValues: subjectValues(subject),
+    contentHash: eventContentHash(event),
   };
 }
 
-/** The 409 for an id already published with another type. */
-export function alreadyPublished(id: string, type: string): AppError {
-  return new AppError("conflict", `Event ${id} was already published with type ${type}; event ids are unique.`);
+/**
+ * The 409 for an id already published with other content. A corrected event
+ * republished under its old id would otherwise be answered 200 with the old
+ * deliveries, and the correction would never reach anyone.
+ */
+export function eventConflict(id: string, storedType: string): AppError {
+  return new AppError(
+    "event_conflict",
+    `Event ${id} was already published with different content (type ${storedType}); an event id names one event. Publish the correction under a new id.`,
+    { eventId: id },
+  );
+}
+
+/**
+ * Whether `row` republishes `stored` with other content: the content hashes
+ * differ, or, for an event stored before hashes were kept (hash unknown), the
+ * types do.
+ */
+export function isChangedRepublish(row: Pick<EventRow, "type" | "contentHash">, stored: { type: string; contentHash?: Buffer | null }): boolean {
+  if (row.type !== stored.type) return true;
+  if (!stored.contentHash || !row.contentHash) return false;
+  return !row.contentHash.equals(stored.contentHash);
+}
+
+/**
+ * Why a republish of a stored event is refused, or null when it is answered as a duplicate. An erased event's id stays
+ * taken: answering 200 would hand back deliveries that can never be sent, and accepting new content would bring the
+ * erased subject back under the same id.
+ */
+export function republishRefusal(id: string, row: Pick<EventRow, "type" | "contentHash">, stored: ExistingEvent): AppError | null {
+  if (stored.tombstone)
+    return new AppError("event_erased", `Event ${id} cannot be published again: ${tombstoneSentence(stored.tombstone)}. Publish new data under a new id.`, {
+      eventId: id,
+      erasureId: stored.tombstone.erasureId,
+    });
+  return isChangedRepublish(row, stored) ? eventConflict(id, stored.type) : null;
 }
 
 export async function publishEvent(tx: Tx, input: TCreateEvent): Promise<PublishResult> {
@@ -60,33 +88,14 @@ export async function publishEvent(tx: Tx, input: TCreateEvent): Promise<Publish
   const event = parsed.data;
   const row = eventRow(event);
 
-  const inserted = await tx.$queryRaw<{ id: string }[]>`
-    INSERT INTO events (id, type, payload, occurred_at, tenant, subject, subject_values)
-    VALUES (${row.id}, ${row.type}, ${row.payload}, ${row.occurredAt}, ${row.tenant}, ${row.subject}::jsonb, ${row.subjectValues}::text[])
-    ON CONFLICT (id) DO NOTHING
-    RETURNING id`;
-
-  if (inserted.length === 0) {
-    const existing = await tx.$queryRaw<{ type: string }[]>`SELECT type FROM events WHERE id = ${event.id}`;
-    if (existing[0] && existing[0].type !== event.type) throw alreadyPublished(event.id, existing[0].type);
-    const deliveries = await tx.$queryRaw<PublishedDelivery[]>`
-      SELECT id, subscription_id AS "subscriptionId", delivery_key AS "deliveryKey"
-      FROM deliveries WHERE event_id = ${event.id} ORDER BY subscription_id`;
-    return { eventId: event.id, created: false, deliveries };
-  }
-
   // Paused and disabled subscriptions get their deliveries too: held, never dropped
-  // (invariant 7). A subscription with a tenant receives only that tenant's events.
-  const deliveries = await tx.$queryRaw<PublishedDelivery[]>`
-    INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type)
-    SELECT encode(sha256(convert_to(s.id || ':' || ${event.id}, 'UTF8')), 'hex'), ${event.id}, s.id, ${event.type}
-    FROM subscriptions s
-    WHERE (s.event_types @> ARRAY[${event.type}]::text[] OR s.event_types @> ARRAY['*']::text[])
-      AND (s.tenant IS NULL OR s.tenant = ${row.tenant})
-    ORDER BY s.id
-    RETURNING id, subscription_id AS "subscriptionId", delivery_key AS "deliveryKey"`;
-  if (deliveries.length > 0) await tx.$executeRaw`SELECT pg_notify('hookledger_deliveries', '')`;
-  return { eventId: event.id, created: true, deliveries };
+  // (invariant 7); the matching is hl_enqueue_events's (lib/ledger/sql/enqueue.ts).
+  const deliveries = await enqueueEventTx(tx, row);
+  if (deliveries) return { eventId: event.id, created: true, deliveries };
+  const existing = await existingDeliveriesTx(tx, event.id);
+  const refusal = existing && republishRefusal(event.id, row, existing);
+  if (refusal) throw refusal;
+  return { eventId: event.id, created: false, deliveries: existing?.deliveries ?? [] };
 }
 
 /** publishEvent in a transaction of its own. A concurrent duplicate resolves to the existing deliveries. */

@@ -22,6 +22,27 @@ export const ZSubject = z
   )
   .refine((o) => Object.keys(o).length <= 20, "at most 20 subject keys");
 
+/**
+ * How deeply `data` may nest (objects and arrays, `data` itself being level 1).
+ * A few KB of brackets otherwise reach V8's recursion limit in JSON.stringify
+ * when the envelope is built, long after validation; real event payloads are
+ * a handful of levels deep.
+ */
+export const MAX_DATA_DEPTH = 64;
+
+/** The nesting depth of a parsed JSON value, counted without recursion (the point is to survive bombs). */
+export function jsonDepth(value: unknown): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (d > max) max = d;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === "object") stack.push([child, d + 1]);
+  }
+  return max;
+}
+
 export const ZCreateEvent = z
   .object({
     id: z
@@ -32,7 +53,10 @@ export const ZCreateEvent = z
     // hookledger.* is the namespace of hookledger's own operational events
     // (written by the ledger's triggers); producers cannot forge them.
     type: ZEventTypeName.refine((t) => !t.startsWith("hookledger."), "event types starting with hookledger. are reserved for hookledger's operational events"),
-    data: z.record(z.string(), z.unknown()),
+    data: z.record(z.string(), z.unknown()).superRefine((data, ctx) => {
+      const depth = jsonDepth(data);
+      if (depth > MAX_DATA_DEPTH) ctx.addIssue({ code: "custom", message: `data is nested ${depth} levels deep; the limit is ${MAX_DATA_DEPTH}` });
+    }),
     subject: ZSubject.optional(),
     occurredAt: z.iso.datetime({ offset: true }).optional(),
   })

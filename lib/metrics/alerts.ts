@@ -7,9 +7,12 @@
 // counts from delivery_state_counts, dead letters by index seeks on
 // deliveries_dlq, attempt outcomes from the per-minute rollup
 // attempt_stats_minute (lib/dlq/sampler.ts), the queue head from deliveries_sub_due.
+import "server-only";
 import type pg from "pg";
 import { ALERT_THRESHOLDS } from "./thresholds";
 import { readLedgerSnapshot } from "./ledger";
+import { findRecentDeadLetterCounts } from "../ledger/sql/counts";
+import { findFailureWindows, type FailureWindow } from "../ledger/read/attempt-stats";
 
 export type AlertId = "dlq_oldest_age" | "dlq_growing" | "subscription_failing" | "no_worker_heartbeat" | "scheduling_late";
 
@@ -43,51 +46,21 @@ export async function findAlertConditions(pool: pg.Pool): Promise<{ evaluatedAt:
   const names = new Map<string, string>();
   const [subs, growth, failing, now] = await Promise.all([
     pool.query<{ id: string; name: string }>("SELECT id, name FROM subscriptions"),
-    // Dead letters of the last window still in the DLQ, per subscription: a
-    // range seek per (subscription, reason) on deliveries_dlq.
-    pool.query<{ subscription_id: string; n: number }>(
-      `SELECT g.subscription_id, sum(
-         (SELECT count(*) FROM deliveries d
-          WHERE d.subscription_id = g.subscription_id AND d.state = 'dead_letter' AND d.dead_letter_reason = g.reason
-            AND d.dead_lettered_at > now() - make_interval(mins => $1))
-         + (SELECT count(*) FROM deliveries d
-            WHERE g.reason = '' AND d.subscription_id = g.subscription_id AND d.state = 'dead_letter' AND d.dead_letter_reason IS NULL
-              AND d.dead_lettered_at > now() - make_interval(mins => $1)))::int AS n
-       FROM (SELECT subscription_id, reason FROM delivery_state_counts WHERE state = 'dead_letter'
-             GROUP BY 1, 2 HAVING sum(n) > 0) g
-       GROUP BY 1`,
-      [T.dlqGrowthWindowMinutes],
-    ),
+    // Dead letters of the last window still in the DLQ, per subscription.
+    findRecentDeadLetterCounts(pool, T.dlqGrowthWindowMinutes),
     // Failure share over the window from the per-minute rollup, and in each
     // of its thirds: failing "for 15 minutes" means failing in every third (a
     // third with no attempts at all does not count as failing, as the rule's
     // ratio of rates is then undefined and resets its `for`).
-    pool
-      .query<{ subscription_id: string; attempts: number; failed: number; thirds: (number | null)[] }>(
-        `SELECT subscription_id, sum(attempts)::int AS attempts, sum(attempts - delivered)::int AS failed,
-                ARRAY[
-                  sum(attempts - delivered) FILTER (WHERE bucket < w.start + w.third)::float8
-                    / nullif(sum(attempts) FILTER (WHERE bucket < w.start + w.third), 0),
-                  sum(attempts - delivered) FILTER (WHERE bucket >= w.start + w.third AND bucket < now() - w.third)::float8
-                    / nullif(sum(attempts) FILTER (WHERE bucket >= w.start + w.third AND bucket < now() - w.third), 0),
-                  sum(attempts - delivered) FILTER (WHERE bucket >= now() - w.third)::float8
-                    / nullif(sum(attempts) FILTER (WHERE bucket >= now() - w.third), 0)
-                ] AS thirds
-         FROM attempt_stats_minute,
-              LATERAL (SELECT now() - make_interval(mins => $1) AS start, make_interval(mins => $1) / 3 AS third) w
-         WHERE bucket >= w.start
-         GROUP BY subscription_id`,
-        [T.subscriptionFailingWindowMinutes],
-      )
-      .catch(() => ({ rows: [] as { subscription_id: string; attempts: number; failed: number; thirds: (number | null)[] }[] })),
+    findFailureWindows(pool, T.subscriptionFailingWindowMinutes).catch(() => [] as FailureWindow[]),
     pool.query<{ now: Date }>("SELECT now()"),
   ]);
   for (const s of subs.rows) names.set(s.id, s.name);
   const named = (id: string) => ({ subscriptionId: id, subscriptionName: names.get(id) ?? null });
 
   const oldest = snap.dlq.filter((d) => d.oldestAgeSeconds > T.dlqOldestAgeSeconds).sort((a, b) => b.oldestAgeSeconds - a.oldestAgeSeconds);
-  const growing = growth.rows.filter((g) => g.n >= T.dlqGrowth).sort((a, b) => b.n - a.n);
-  const failingSubs = failing.rows
+  const growing = growth.filter((g) => g.n >= T.dlqGrowth).sort((a, b) => b.n - a.n);
+  const failingSubs = failing
     .filter(
       (f) =>
         f.attempts >= T.subscriptionFailingMinAttempts &&
@@ -117,7 +90,7 @@ export async function findAlertConditions(pool: pg.Pool): Promise<{ evaluatedAt:
       holds: growing.length > 0,
       threshold: `a subscription gains ${T.dlqGrowth} or more dead letters in ${T.dlqGrowthWindowMinutes} min`,
       measuredAs: `dead letters of the last ${T.dlqGrowthWindowMinutes} min still in the DLQ (the rule: net change of the depth)`,
-      offenders: growing.map((g) => ({ ...named(g.subscription_id), value: `+${g.n} in ${T.dlqGrowthWindowMinutes} min` })),
+      offenders: growing.map((g) => ({ ...named(g.subscriptionId), value: `+${g.n} in ${T.dlqGrowthWindowMinutes} min` })),
     },
     {
       id: "subscription_failing",
@@ -137,7 +110,15 @@ export async function findAlertConditions(pool: pg.Pool): Promise<{ evaluatedAt:
       holds: heartbeat > T.heartbeatMaxAgeSeconds,
       threshold: `no running worker has beaten for ${T.heartbeatMaxAgeSeconds} s`,
       measuredAs: "worker_heartbeats, as GET /api/health does",
-      offenders: [{ subscriptionId: null, subscriptionName: null, value: Number.isFinite(heartbeat) ? `newest heartbeat ${duration(heartbeat)} ago (${snap.workers.length} worker${snap.workers.length === 1 ? "" : "s"} registered)` : "no running worker has ever beaten" }],
+      offenders: [
+        {
+          subscriptionId: null,
+          subscriptionName: null,
+          value: Number.isFinite(heartbeat)
+            ? `newest heartbeat ${duration(heartbeat)} ago (${snap.workers.length} worker${snap.workers.length === 1 ? "" : "s"} registered)`
+            : "no running worker has ever beaten",
+        },
+      ],
     },
     {
       id: "scheduling_late",

@@ -3,6 +3,7 @@
 // in every dashboard process; see deploy/prometheus/README.md for the scrape
 // model). Kept on globalThis: Next.js may load this module more than once in
 // one server, and prom-client refuses a metric name registered twice.
+import "server-only";
 import client from "prom-client";
 import type pg from "pg";
 import { readLedgerSnapshot } from "./ledger";
@@ -94,7 +95,16 @@ export function dashboardMetrics(): DashboardMetrics {
   return g.__hookledgerDashboardMetrics;
 }
 
-const LEDGER_GAUGES = ["deliveries", "dlqDepth", "dlqDepthByReason", "dlqOldestAge", "subscriptions", "workerHeartbeatAge", "newestHeartbeatAge", "oldestDueAge"] as const;
+const LEDGER_GAUGES = [
+  "deliveries",
+  "dlqDepth",
+  "dlqDepthByReason",
+  "dlqOldestAge",
+  "subscriptions",
+  "workerHeartbeatAge",
+  "newestHeartbeatAge",
+  "oldestDueAge",
+] as const;
 
 /** Reads the ledger into the gauges and renders the registry in Prometheus text format. */
 export async function renderDashboardMetrics(pool: pg.Pool): Promise<{ text: string; contentType: string }> {
@@ -110,7 +120,11 @@ export async function renderDashboardMetrics(pool: pg.Pool): Promise<{ text: str
       m.dlqOldestAge.set({ subscription: d.subscription }, d.oldestAgeSeconds);
     }
     for (const d of s.dlqByReason) m.dlqDepthByReason.set({ subscription: d.subscription, reason: d.reason || "none" }, d.depth);
-    const byState = new Map<string, number>([["active", 0], ["paused", 0], ["disabled", 0]]);
+    const byState = new Map<string, number>([
+      ["active", 0],
+      ["paused", 0],
+      ["disabled", 0],
+    ]);
     for (const sub of s.subscriptions) byState.set(sub.state, (byState.get(sub.state) ?? 0) + 1);
     for (const [state, n] of byState) m.subscriptions.set({ state }, n);
     for (const w of s.workers) m.workerHeartbeatAge.set({ worker: w.workerId }, w.ageSeconds);

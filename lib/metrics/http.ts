@@ -1,26 +1,57 @@
 // HTTP API request metrics. `withHttpMetrics` wraps a route handler; apiRoute
 // (lib/api/handler.ts) wraps every /api/v1 route with it, so each request is
-// counted once with its route pattern (ids replaced by ":id" so the label set
-// stays bounded).
+// counted once with its route pattern.
+//
+// The wrapper runs before authentication, so the label must never come from
+// the caller's text: a label per distinct path would let anyone without a
+// token grow the series set (and this process's memory, and every /metrics
+// scrape) one random id at a time. The label is therefore the route pattern
+// the path matches, taken from the one registry of /api/v1 routes
+// (lib/api/openapi.ts, which test/openapi.test.ts holds equal to the route
+// files), or one fixed label for anything that matches none.
+import "server-only";
 import { dashboardMetrics } from "./dashboard";
+import { API_OPERATIONS } from "../api/openapi";
 
 type RouteFn<C> = (req: Request, ctx?: C) => Promise<Response>;
 
-// A path segment that names one thing rather than a collection: whatever follows
-// a collection name (client-chosen subscription ids included), and anything
-// shaped like an id (prefix_…, numbers, UUIDs).
-const COLLECTIONS = new Set(["subscriptions", "deliveries", "events", "redrives", "tokens", "users"]);
-const ID_LIKE = /^(?:\d+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[a-z]+_[A-Za-z0-9]{8,})$/i;
+/** The label of a path that matches no /api/v1 route. */
+export const UNMATCHED_ROUTE = "/api/v1/:unmatched";
+/** Methods counted by name; anything else (a handler called with an odd method) is "OTHER". */
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
-/** "/api/v1/deliveries/dlv_…/redrive" → "/api/v1/deliveries/:id/redrive". */
-export function routeLabel(pathname: string): string {
-  const parts = pathname.split("/");
-  const out: string[] = [];
-  for (let i = 0; i < parts.length; i++) {
-    const seg = parts[i];
-    out.push(seg && (ID_LIKE.test(seg) || (i > 0 && COLLECTIONS.has(parts[i - 1]))) ? ":id" : seg);
+type Pattern = { label: string; segments: (string | null)[] };
+
+let patterns: Pattern[] | undefined;
+/** "/api/v1/subscriptions/{id}/secrets/{secretId}" → label "/api/v1/subscriptions/:id/secrets/:secretId". */
+function routePatterns(): Pattern[] {
+  if (patterns) return patterns;
+  const seen = new Set<string>();
+  const out: Pattern[] = [];
+  for (const op of API_OPERATIONS) {
+    if (seen.has(op.path)) continue;
+    seen.add(op.path);
+    const parts = op.path.split("/");
+    out.push({
+      label: parts.map((p) => p.replace(/^\{(\w+)\}$/, ":$1")).join("/"),
+      segments: parts.map((p) => (/^\{\w+\}$/.test(p) ? null : p)),
+    });
   }
-  return out.join("/") || "/";
+  // A static segment wins over a dynamic one at the same place, as in Next's
+  // router ("/api/v1/events/batch" before a would-be "/api/v1/events/{id}").
+  const rank = (p: Pattern) => p.segments.map((s) => (s === null ? "1" : "0")).join("");
+  patterns = out.sort((a, b) => rank(a).localeCompare(rank(b)));
+  return patterns;
+}
+
+/** "/api/v1/deliveries/dlv_…/redrive" → "/api/v1/deliveries/:id/redrive"; a path no route has → UNMATCHED_ROUTE. */
+export function routeLabel(pathname: string): string {
+  const parts = pathname.replace(/\/+$/, "").split("/");
+  for (const p of routePatterns()) {
+    if (p.segments.length !== parts.length) continue;
+    if (p.segments.every((s, i) => (s === null ? parts[i] !== "" : s === parts[i]))) return p.label;
+  }
+  return UNMATCHED_ROUTE;
 }
 
 export function observeHttpRequest(method: string, route: string, status: number, seconds: number) {
@@ -34,13 +65,14 @@ export function withHttpMetrics<C>(fn: RouteFn<C>, route?: string): RouteFn<C> {
   return async (req: Request, ctx?: C) => {
     const t0 = performance.now();
     const label = route ?? routeLabel(new URL(req.url).pathname);
+    const method = req.method.toUpperCase();
     let status = 500;
     try {
       const res = await fn(req, ctx);
       status = res.status;
       return res;
     } finally {
-      observeHttpRequest(req.method.toUpperCase(), label, status, (performance.now() - t0) / 1000);
+      observeHttpRequest(METHODS.has(method) ? method : "OTHER", label, status, (performance.now() - t0) / 1000);
     }
   };
 }

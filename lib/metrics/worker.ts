@@ -1,6 +1,7 @@
 // Per-process worker metrics (prom-client). Each worker process exposes its own
 // registry; Prometheus sums across processes (the scrape model is documented
 // by the observability work). The worker calls these; it never reads them.
+import "server-only";
 import client from "prom-client";
 
 export const workerRegistry = new client.Registry();

@@ -1,36 +1,15 @@
 // The DLQ at a glance for `hookledger dlq`: depth, oldest age, and the groups a
-// redrive filters on (subscription and reason). Served by the partial index
-// deliveries_dlq (state = 'dead_letter'), never a scan of the hot queue.
+// redrive filters on (subscription and reason), from the ledger's live DLQ
+// groups (lib/ledger/sql/dlq.ts: the deliveries_dlq partial index).
+import "server-only";
 import type pg from "pg";
+import { findDlqByReason, type DlqReasonGroup } from "../ledger/sql/dlq";
 
-export type DlqGroup = { subscriptionId: string; name: string; subscriptionState: string; reason: string | null; depth: number; oldestAgeSeconds: number };
+export type DlqGroup = DlqReasonGroup;
 export type DlqSummary = { depth: number; oldestAgeSeconds: number | null; groups: DlqGroup[] };
 
 export async function findDlqSummary(pool: pg.Pool | pg.Client): Promise<DlqSummary> {
-  const { rows } = await pool.query<{
-    subscription_id: string;
-    name: string;
-    state: string;
-    reason: string | null;
-    depth: number;
-    oldest_age: number;
-  }>(
-    `SELECT g.subscription_id, s.name, s.state, g.reason, g.depth, g.oldest_age
-       FROM (SELECT subscription_id, dead_letter_reason AS reason, count(*)::int AS depth,
-                    floor(extract(epoch FROM now() - min(dead_lettered_at)))::int AS oldest_age
-               FROM deliveries WHERE state = 'dead_letter'
-              GROUP BY subscription_id, dead_letter_reason) g
-       JOIN subscriptions s ON s.id = g.subscription_id
-      ORDER BY g.depth DESC, g.subscription_id, g.reason`,
-  );
-  const groups = rows.map((r) => ({
-    subscriptionId: r.subscription_id,
-    name: r.name,
-    subscriptionState: r.state,
-    reason: r.reason,
-    depth: r.depth,
-    oldestAgeSeconds: r.oldest_age,
-  }));
+  const groups = await findDlqByReason(pool);
   return {
     depth: groups.reduce((n, g) => n + g.depth, 0),
     oldestAgeSeconds: groups.length ? Math.max(...groups.map((g) => g.oldestAgeSeconds)) : null,
@@ -56,6 +35,10 @@ export function renderTable(headers: string[], rows: (string | number)[][]): str
   const cells = [headers, ...rows.map((r) => r.map(String))];
   const widths = headers.map((_, i) => Math.max(...cells.map((r) => r[i].length)));
   const numeric = headers.map((_, i) => rows.length > 0 && rows.every((r) => typeof r[i] === "number"));
-  const line = (r: string[]) => r.map((c, i) => (numeric[i] ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join("  ").trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => (numeric[i] ? c.padStart(widths[i]) : c.padEnd(widths[i])))
+      .join("  ")
+      .trimEnd();
   return [line(cells[0]), widths.map((w) => "-".repeat(w)).join("  "), ...cells.slice(1).map(line)].join("\n");
 }

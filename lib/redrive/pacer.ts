@@ -1,13 +1,20 @@
-// The pacer's step (DESIGN.md invariant 9): moves a running batch's next items
-// back to pending at the batch's rate. Called by worker/redrive-pacer.ts.
+// The pacer's step (docs/DESIGN.md invariant 9): moves a running batch's next
+// items at the batch's rate, with its kind's one guarded ledger statement: a
+// redrive's dead letters back to pending (lib/ledger/sql/redrive.ts), a
+// recover's deliveries sent again (recover.ts), a backfill's deliveries
+// created (backfill.ts). Called by worker/redrive-pacer.ts.
 //
 // Safe with several worker processes: the batch row is taken FOR UPDATE SKIP
 // LOCKED, so one pacer steps a batch at a time and the others pass it by. The
 // rate budget lives in the row (paced_until, in database time), so a second
 // pacer cannot double the rate, and a restart resumes where the last committed
 // step left off; a crash mid-step rolls the whole step back.
+import "server-only";
 import type pg from "pg";
-import { DELIVERIES_CHANNEL, NEXT_ITEMS_SQL, RECORD_ITEMS_SQL, REDRIVE_SQL } from "./sql";
+import { DELIVERIES_CHANNEL, RECORD_ITEMS_SQL } from "./sql";
+import { findNextBatchItems, redriveDeliveries } from "../ledger/sql/redrive";
+import { findNextRecoverItems, recoverDeliveries, RECOVER_DEFAULT_STATES, type RecoverableState } from "../ledger/sql/recover";
+import { createBackfillDeliveries, findNextBackfillItems } from "../ledger/sql/backfill";
 
 /** Unused budget never accrues past this: after a pause or restart the batch resumes at its rate, not in a burst. */
 export const MAX_BURST_SECONDS = 1;
@@ -27,14 +34,17 @@ export async function advanceBatch(client: pg.PoolClient, batchId: string): Prom
   try {
     const { rows } = await client.query<{
       rate: number;
+      kind: BatchKind;
+      filter: { subscriptionId?: string; states?: RecoverableState[] };
       latest_state_wins: boolean;
       actor: string;
+      reason: string;
       position: number;
       matched: number;
       base: string;
       allowance: number;
     }>(
-      `SELECT b.rate_per_second AS rate, b.latest_state_wins, b.actor, b.position, b.matched,
+      `SELECT b.rate_per_second AS rate, b.kind, b.filter, b.latest_state_wins, b.actor, b.reason, b.position, b.matched,
               x.base::text AS base,
               floor(extract(epoch FROM c.now_ts - x.base) * b.rate_per_second)::int AS allowance
          FROM redrive_batches b
@@ -50,31 +60,8 @@ export async function advanceBatch(client: pg.PoolClient, batchId: string): Prom
       return b ? { batchId, handled: 0, redriven: 0, skipped: 0, done: false } : null;
     }
     const n = Math.min(b.allowance, MAX_ITEMS_PER_STEP);
-    // Three statements, each on an index: read the next items, move the
-    // eligible ones with the one guarded redrive statement, record outcomes.
-    const { rows: items } = await client.query<{ seq: number; delivery_id: string; sub_state: string; superseded: boolean }>(NEXT_ITEMS_SQL, [
-      batchId,
-      b.position,
-      n,
-      b.latest_state_wins,
-    ]);
-    const eligible = items.filter((i) => !i.superseded).map((i) => i.delivery_id);
-    const moved = new Set(
-      eligible.length ? (await client.query<{ id: string }>(REDRIVE_SQL, [eligible, b.actor])).rows.map((r) => r.id) : [],
-    );
-    const outcomes = items.map((i) =>
-      moved.has(i.delivery_id)
-        ? "redriven"
-        : i.superseded
-          ? "skipped_superseded"
-          : i.sub_state !== "active"
-            ? "skipped_subscription_inactive"
-            : "skipped_not_dead_lettered",
-    );
-    if (items.length) await client.query(RECORD_ITEMS_SQL, [batchId, items.map((i) => i.seq), outcomes]);
-    const handled = items.length;
-    const redriven = moved.size;
-    const position = handled ? items[handled - 1].seq : b.position;
+    const { handled, redriven, lastSeq } = await stepItems(client, batchId, b, n);
+    const position = handled ? lastSeq : b.position;
     const done = position >= b.matched || handled < n;
     await client.query(
       `UPDATE redrive_batches
@@ -86,11 +73,66 @@ export async function advanceBatch(client: pg.PoolClient, batchId: string): Prom
         WHERE id = $1`,
       [batchId, position, redriven, handled - redriven, b.base, handled, done],
     );
-    if (redriven > 0) await client.query(`SELECT pg_notify('${DELIVERIES_CHANNEL}', '')`);
+    if (redriven > 0) await client.query("SELECT pg_notify($1, '')", [DELIVERIES_CHANNEL]);
     await client.query("COMMIT");
     return { batchId, handled, redriven, skipped: handled - redriven, done };
   } catch (err) {
     await client.query("ROLLBACK").catch(() => {});
     throw err;
   }
+}
+
+export type BatchKind = "redrive" | "recover" | "backfill";
+
+type Step = { handled: number; redriven: number; lastSeq: number };
+
+/**
+ * The next `n` items of a batch, each moved or skipped by its kind's guarded
+ * statement, and every outcome recorded. Three statements, each on an index:
+ * read the items, move the eligible ones, record the outcomes (a backfill
+ * creates and records in one).
+ */
+async function stepItems(
+  client: pg.PoolClient,
+  batchId: string,
+  b: { kind: BatchKind; filter: { subscriptionId?: string; states?: RecoverableState[] }; latest_state_wins: boolean; actor: string; reason: string; position: number },
+  n: number,
+): Promise<Step> {
+  if (b.kind === "backfill") {
+    const items = await findNextBackfillItems(client, batchId, b.position, n);
+    const outcomes = await createBackfillDeliveries(client, batchId, b.filter.subscriptionId!, items);
+    const created = [...outcomes.values()].filter((o) => o === "created").length;
+    return { handled: items.length, redriven: created, lastSeq: items.length ? items[items.length - 1].seq : b.position };
+  }
+  if (b.kind === "recover") {
+    const states = b.filter.states ?? [...RECOVER_DEFAULT_STATES];
+    const items = await findNextRecoverItems(client, batchId, b.position, n);
+    const eligible = items.filter((i) => i.sub_state === "active" && (states as string[]).includes(i.state)).map((i) => i.delivery_id);
+    const moved = new Set(await recoverDeliveries(client, eligible, states, { actor: b.actor, reason: b.reason, batchId }));
+    const outcomes = items.map((i) =>
+      moved.has(i.delivery_id)
+        ? "resent"
+        : i.sub_state !== "active"
+          ? "skipped_subscription_inactive"
+          : i.state === "pending" || i.state === "in_flight" || i.state === "scheduled"
+            ? "skipped_in_progress"
+            : "skipped_state_changed",
+    );
+    if (items.length) await client.query(RECORD_ITEMS_SQL, [batchId, items.map((i) => i.seq), outcomes]);
+    return { handled: items.length, redriven: moved.size, lastSeq: items.length ? items[items.length - 1].seq : b.position };
+  }
+  const items = await findNextBatchItems(client, batchId, b.position, n, b.latest_state_wins);
+  const eligible = items.filter((i) => !i.superseded).map((i) => i.delivery_id);
+  const moved = new Set(await redriveDeliveries(client, eligible, b.actor));
+  const outcomes = items.map((i) =>
+    moved.has(i.delivery_id)
+      ? "redriven"
+      : i.superseded
+        ? "skipped_superseded"
+        : i.sub_state !== "active"
+          ? "skipped_subscription_inactive"
+          : "skipped_not_dead_lettered",
+  );
+  if (items.length) await client.query(RECORD_ITEMS_SQL, [batchId, items.map((i) => i.seq), outcomes]);
+  return { handled: items.length, redriven: moved.size, lastSeq: items.length ? items[items.length - 1].seq : b.position };
 }

@@ -1,18 +1,16 @@
 // Inputs of redrive, validated at every edge (API, CLI, dashboard) with the same schemas.
 import { z } from "zod";
+import { DEAD_LETTER_REASONS as LEDGER_DEAD_LETTER_REASONS, type DeadLetterReason } from "../ledger/classify";
 
 /** A conservative default: a district that has just fixed its importer can take 10/s. */
 export const DEFAULT_RATE_PER_SECOND = 10;
 export const MAX_RATE_PER_SECOND = 5_000;
-export const DEAD_LETTER_REASONS = ["exhausted", "permanent", "gone", "target_blocked"] as const;
+/** Every reason the ledger writes (lib/ledger/classify.ts), so a new one can be redriven by filter without a second list to update. */
+export const DEAD_LETTER_REASONS = Object.values(LEDGER_DEAD_LETTER_REASONS) as [DeadLetterReason, ...DeadLetterReason[]];
 
 const ZWhen = z.iso.datetime({ offset: true, message: "an ISO 8601 time such as 2026-11-29T08:00:00Z" });
 
-export const ZRedriveReason = z
-  .string()
-  .trim()
-  .min(3, "say why: an incident or ticket id, e.g. INC-2231 (at least 3 characters)")
-  .max(500);
+export const ZRedriveReason = z.string().trim().min(3, "say why: an incident or ticket id, e.g. INC-2231 (at least 3 characters)").max(500);
 
 export const ZRedriveFilter = z
   .object({
@@ -48,11 +46,63 @@ export const ZCreateRedrive = z
   });
 export type TCreateRedrive = z.infer<typeof ZCreateRedrive>;
 
+export const BATCH_KINDS = ["redrive", "recover", "backfill"] as const;
+export type BatchKind = (typeof BATCH_KINDS)[number];
+
 export const ZListRedrives = z
   .object({
     status: z.enum(["running", "cancelled", "done"]).optional(),
+    kind: z.enum(BATCH_KINDS).optional(),
     limit: z.coerce.number().int().min(1).max(200).default(50),
   })
   .strict();
 
 export const ZCancelRedrive = z.object({ reason: z.string().trim().max(500).optional() }).strict();
+
+/**
+ * The widest window a recover or backfill accepts. hookledger keeps events and
+ * deliveries without a retention setting; this bound keeps one batch to what
+ * an operator can reason about (and the snapshot to one statement's worth).
+ */
+export const MAX_WINDOW_DAYS = 400;
+/** A client's clock may run a little ahead of ours: an `until` up to this far in the future is taken as now. */
+export const CLOCK_SKEW_SECONDS = 60;
+
+/** The states a recover re-sends (and its default). */
+export const RECOVER_STATES = ["delivered", "resolved", "dead_letter"] as const;
+
+const ZWindowFields = {
+  since: ZWhen,
+  until: ZWhen.optional(),
+  reason: ZRedriveReason,
+  ratePerSecond: z.number().int().min(1, "at least 1 per second").max(MAX_RATE_PER_SECOND, `at most ${MAX_RATE_PER_SECOND} per second`).default(DEFAULT_RATE_PER_SECOND),
+  dryRun: z.boolean().default(false),
+};
+
+/** since before until, neither in the future, at most MAX_WINDOW_DAYS wide. */
+function checkWindow(v: { since: string; until?: string }, ctx: z.RefinementCtx) {
+  const now = Date.now();
+  const since = new Date(v.since).getTime();
+  const until = v.until ? new Date(v.until).getTime() : now;
+  if (since >= now) ctx.addIssue({ code: "custom", path: ["since"], message: "since is in the future: nothing was created after now" });
+  if (v.until && until > now + CLOCK_SKEW_SECONDS * 1000) ctx.addIssue({ code: "custom", path: ["until"], message: "until is in the future; leave it out to mean now" });
+  if (v.until && since >= until) ctx.addIssue({ code: "custom", path: ["until"], message: "since must be before until" });
+  if (Math.min(until, now) - since > MAX_WINDOW_DAYS * 86_400_000)
+    ctx.addIssue({ code: "custom", path: ["since"], message: `the window is wider than ${MAX_WINDOW_DAYS} days; split it into several` });
+}
+
+export const ZRecover = z
+  .object({
+    ...ZWindowFields,
+    states: z
+      .array(z.enum(RECOVER_STATES, { message: `one of ${RECOVER_STATES.join(", ")}` }))
+      .min(1)
+      .max(RECOVER_STATES.length)
+      .optional(),
+  })
+  .strict()
+  .superRefine(checkWindow);
+export type TRecover = z.infer<typeof ZRecover>;
+
+export const ZBackfill = z.object(ZWindowFields).strict().superRefine(checkWindow);
+export type TBackfill = z.infer<typeof ZBackfill>;

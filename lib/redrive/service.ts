@@ -1,21 +1,32 @@
-// Redrive use cases (issue 5; DESIGN.md invariants 1, 7, 9), one function each:
+// Redrive use cases (docs/DESIGN.md invariants 1, 7, 9), one function each:
 // redriveDelivery, previewRedrive, createRedriveBatch, getRedriveBatch,
 // listRedriveBatches, cancelRedriveBatch. Each mutation writes its audit row
-// in the same transaction as the change (STYLE.md #10): if the change fails,
-// no audit row remains; if the audit write fails, the change rolls back.
+// in the same transaction as the change (docs/STYLE.md): if the change fails,
+// no audit row remains; if the audit write fails, the change rolls back. The
+// statements on the ledger are lib/ledger's (sql/redrive.ts, retry-now.ts,
+// get-delivery.ts); this module holds the checks, the batches and the audit.
+import "server-only";
 import type { PrismaClient, Tx } from "../db/prisma";
 import { AppError, notFound } from "../errors";
 import { writeAudit } from "../audit";
 import type { Principal } from "../auth/principal";
 import { toDeliveryView, type DeliveryView } from "../deliveries/queries";
-import { DELIVERIES_CHANNEL, REDRIVES_CHANNEL, REDRIVE_SQL, RETRY_NOW_SQL, SUPERSEDED_SQL, filterWhere } from "./sql";
-import { ZRedriveFilter, type TCreateRedrive, type TRedriveFilter } from "./schema";
+import { DELIVERIES_CHANNEL, REDRIVES_CHANNEL } from "./sql";
+import { getDelivery } from "../ledger/sql/get-delivery";
+import { retryNow } from "../ledger/sql/retry-now";
+import { countBatchProgress } from "../ledger/sql/recover";
+import { countHeldMatches, countRedriveMatches, redriveDeliveries, sampleRedriveMatches, snapshotRedriveItems } from "../ledger/sql/redrive";
+import { ZRedriveFilter, type BatchKind, type TCreateRedrive, type TRedriveFilter } from "./schema";
+import { GLOBAL_SCOPE, scopeOf, subscriptionWhere, type Scope } from "../tenants/scope";
+
+/** What a recover or backfill batch selected: the subscription, the window (until resolved to a time) and, for a recover, the states. */
+export type BatchWindowFilter = { subscriptionId: string; since: string; until: string; states?: string[] };
 
 export const SAMPLE_SIZE = 10;
 
-type SubRow = { id: string; name: string; state: string; stateReason: string | null };
+type SubRow = { id: string; name: string; tenant?: string | null; state: string; stateReason: string | null };
 
-/** The message that says what to do when a subscription is not active (STYLE.md #12). */
+/** The message that says what to do when a subscription is not active (docs/STYLE.md: errors say what to do). */
 export function inactiveSubscriptionMessage(sub: SubRow): string {
   const why = sub.stateReason ? ` (${sub.stateReason})` : "";
   if (sub.state === "paused")
@@ -29,8 +40,9 @@ export function inactiveSubscriptionMessage(sub: SubRow): string {
   );
 }
 
-async function findSubscription(tx: Tx | PrismaClient, id: string): Promise<SubRow | null> {
-  return tx.subscription.findUnique({ where: { id }, select: { id: true, name: true, state: true, stateReason: true } });
+/** The subscription in `scope`; null when there is none or it is another tenant's. */
+async function findSubscription(tx: Tx | PrismaClient, id: string, scope: Scope = GLOBAL_SCOPE): Promise<SubRow | null> {
+  return tx.subscription.findFirst({ where: { id, ...subscriptionWhere(scope) }, select: { id: true, name: true, tenant: true, state: true, stateReason: true } });
 }
 
 /**
@@ -44,20 +56,21 @@ export async function redriveDelivery(
   opts: { id: string; reason: string; principal: Principal },
 ): Promise<DeliveryView & { redrive: { action: "redrive" | "retry_now" } }> {
   return prisma.$transaction(async (tx) => {
-    const d = await tx.delivery.findUnique({ where: { id: opts.id } });
+    // Another tenant's delivery is not found for a scoped principal (404, nothing written).
+    const d = await getDelivery(tx, opts.id, scopeOf(opts.principal));
     if (!d) throw notFound("Delivery", opts.id);
     const sub = (await findSubscription(tx, d.subscriptionId))!;
-    if (d.state !== "dead_letter" && d.state !== "scheduled") throw stateConflict(d.id, d.state, d.deliveredAt);
+    if (d.state !== "dead_letter" && d.state !== "resolved" && d.state !== "scheduled") throw stateConflict(d.id, d.state, d.deliveredAt);
     if (sub.state !== "active") throw new AppError("conflict", inactiveSubscriptionMessage(sub), { subscriptionId: sub.id, subscriptionState: sub.state });
 
-    const action = d.state === "dead_letter" ? "redrive" : "retry_now";
+    const action = d.state === "scheduled" ? "retry_now" : "redrive";
     const moved =
       action === "redrive"
-        ? await tx.$queryRawUnsafe<{ id: string }[]>(REDRIVE_SQL, [d.id], opts.principal.actor)
-        : await tx.$queryRawUnsafe<{ id: string }[]>(RETRY_NOW_SQL, d.id, opts.principal.actor);
-    if (moved.length === 0) {
+        ? (await redriveDeliveries(tx, [d.id], opts.principal.actor, { reopenResolved: true })).length > 0
+        : await retryNow(tx, d.id, opts.principal.actor);
+    if (!moved) {
       // Someone else moved it between our read and our guarded update.
-      const now = await tx.delivery.findUniqueOrThrow({ where: { id: d.id }, select: { state: true, deliveredAt: true } });
+      const now = (await getDelivery(tx, d.id))!;
       throw stateConflict(d.id, now.state, now.deliveredAt, true);
     }
     await writeAudit(tx, {
@@ -77,20 +90,20 @@ export async function redriveDelivery(
         lastStatusCode: d.lastStatusCode,
       },
     });
-    await tx.$executeRawUnsafe(`SELECT pg_notify('${DELIVERIES_CHANNEL}', $1)`, d.subscriptionId);
-    const after = await tx.delivery.findUniqueOrThrow({ where: { id: d.id } });
+    await tx.$executeRaw`SELECT pg_notify(${DELIVERIES_CHANNEL}, ${d.subscriptionId})`;
+    const after = (await getDelivery(tx, d.id))!;
     return { ...toDeliveryView(after), redrive: { action } };
   });
 }
 
-function stateConflict(id: string, state: string, deliveredAt: Date | null, raced = false): AppError {
+function stateConflict(id: string, state: string, deliveredAt: string | null, raced = false): AppError {
   const prefix = raced ? `Delivery ${id} changed while you were redriving it: ` : `Delivery ${id} `;
   const msg =
     state === "delivered"
-      ? `${prefix}${raced ? "it " : ""}was already delivered${deliveredAt ? ` at ${deliveredAt.toISOString()}` : ""}; nothing to redrive.`
+      ? `${prefix}${raced ? "it " : ""}was already delivered${deliveredAt ? ` at ${deliveredAt}` : ""}; nothing to redrive.`
       : state === "pending" || state === "in_flight"
         ? `${prefix}${raced ? "it " : ""}is already ${state === "pending" ? "due (pending)" : "being sent (in flight)"}${raced ? ", probably redriven by someone else" : ""}; nothing to redrive.`
-        : `${prefix}is ${state}; only dead-lettered deliveries can be redriven (and scheduled ones retried now).`;
+        : `${prefix}is ${state}; only dead-lettered or resolved deliveries can be redriven (and scheduled ones retried now).`;
   return new AppError("conflict", msg, { state });
 }
 
@@ -117,44 +130,31 @@ export type RedrivePreview = {
   held: { subscriptionId: string; state: string; count: number; message: string }[];
 };
 
-async function checkFilterSubscription(tx: Tx | PrismaClient, filter: TRedriveFilter) {
-  if (!filter.subscriptionId) return;
-  const sub = await findSubscription(tx, filter.subscriptionId);
-  if (!sub) throw new AppError("bad_request", `filter.subscriptionId: subscription ${filter.subscriptionId} does not exist.`);
+/**
+ * The filter's subscription, when it names one: it must exist in `scope` (another tenant's is answered like an unknown
+ * one: 400, nothing revealed) and be active. Whatever the filter says, the statements confine the rows to `scope`.
+ */
+async function checkFilterSubscription(tx: Tx | PrismaClient, filter: TRedriveFilter, scope: Scope = GLOBAL_SCOPE): Promise<SubRow | null> {
+  if (!filter.subscriptionId) return null;
+  const sub = await findSubscription(tx, filter.subscriptionId, scope);
+  if (!sub) {
+    // A scoped caller gets the same 404 for another tenant's subscription as for none (existence is not revealed).
+    if (scope.tenantId !== null) throw notFound("Subscription", filter.subscriptionId);
+    throw new AppError("bad_request", `filter.subscriptionId: subscription ${filter.subscriptionId} does not exist.`);
+  }
   if (sub.state !== "active") throw new AppError("conflict", inactiveSubscriptionMessage(sub), { subscriptionId: sub.id, subscriptionState: sub.state });
+  return sub;
 }
 
-/** What a bulk redrive would do: the exact count, a sample (oldest first) and what is held back. */
-export async function previewRedrive(prisma: PrismaClient | Tx, opts: { filter: TRedriveFilter; latestStateWins?: boolean }): Promise<RedrivePreview> {
+/** What a bulk redrive would do: the exact count, a sample (oldest first) and what is held back, within `scope`. */
+export async function previewRedrive(prisma: PrismaClient | Tx, opts: { filter: TRedriveFilter; latestStateWins?: boolean; scope?: Scope }): Promise<RedrivePreview> {
   const filter = ZRedriveFilter.parse(opts.filter);
-  await checkFilterSubscription(prisma, filter);
-  const params: unknown[] = [];
-  const where = filterWhere(filter, params);
-  const [agg] = await prisma.$queryRawUnsafe<{ matched: number; oldest: Date | null; newest: Date | null; superseded: number | null }[]>(
-    `SELECT count(*)::int AS matched, min(d.dead_lettered_at) AS oldest, max(d.dead_lettered_at) AS newest,
-            ${opts.latestStateWins ? `(count(*) FILTER (WHERE ${SUPERSEDED_SQL}))::int` : "NULL::int"} AS superseded
-       FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
-       ${opts.latestStateWins ? "JOIN events e ON e.id = d.event_id" : ""}
-      WHERE ${where} AND s.state = 'active'`,
-    ...params,
-  );
-  const sample = await prisma.$queryRawUnsafe<(Omit<RedriveSample, "deadLetteredAt"> & { deadLetteredAt: Date | null })[]>(
-    `SELECT d.id, d.event_id AS "eventId", d.event_type AS "eventType", d.subscription_id AS "subscriptionId",
-            d.dead_letter_reason AS "deadLetterReason", d.last_error_class AS "lastErrorClass",
-            d.last_status_code AS "lastStatusCode", d.last_error_message AS "lastErrorMessage",
-            d.dead_lettered_at AS "deadLetteredAt"
-       FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
-      WHERE ${where} AND s.state = 'active'
-      ORDER BY d.dead_lettered_at, d.id LIMIT ${SAMPLE_SIZE}`,
-    ...params,
-  );
-  const held = await prisma.$queryRawUnsafe<{ subscriptionId: string; name: string; state: string; stateReason: string | null; count: number }[]>(
-    `SELECT s.id AS "subscriptionId", s.name, s.state, s.state_reason AS "stateReason", count(*)::int AS count
-       FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
-      WHERE ${where} AND s.state <> 'active'
-      GROUP BY s.id, s.name, s.state, s.state_reason ORDER BY count(*) DESC`,
-    ...params,
-  );
+  const scope = opts.scope ?? GLOBAL_SCOPE;
+  await checkFilterSubscription(prisma, filter, scope);
+  // One after another: `prisma` may be a transaction, which runs one statement at a time.
+  const agg = await countRedriveMatches(prisma, filter, { latestStateWins: opts.latestStateWins, scope });
+  const sample = await sampleRedriveMatches(prisma, filter, SAMPLE_SIZE, scope);
+  const held = await countHeldMatches(prisma, filter, scope);
   return {
     matched: agg.matched,
     superseded: agg.superseded,
@@ -172,8 +172,11 @@ export async function previewRedrive(prisma: PrismaClient | Tx, opts: { filter: 
 
 export type RedriveBatchView = {
   id: string;
+  /** redrive (dead letters), recover (a subscription's window sent again) or backfill (deliveries created for past events). */
+  kind: BatchKind;
   status: string;
-  filter: TRedriveFilter;
+  /** A redrive's dead-letter filter, or a recover's or backfill's {subscriptionId, since, until, states?}. */
+  filter: TRedriveFilter | BatchWindowFilter;
   reason: string;
   actor: string;
   ratePerSecond: number;
@@ -194,12 +197,15 @@ export type RedriveBatchProgress = RedriveBatchView & {
   failedAgain: number;
   inProgress: number;
   skippedBy: { notDeadLettered: number; subscriptionInactive: number; superseded: number };
+  /** Every skipped item by its recorded outcome (e.g. skipped_in_progress, skipped_exists), for every kind. */
+  skippedByOutcome: Record<string, number>;
   /** Seconds until every item is handled at the batch's rate (running batches only). */
   etaSeconds: number | null;
 };
 
 type BatchRow = {
   id: string;
+  kind: string;
   status: string;
   filter: unknown;
   reason: string;
@@ -216,11 +222,12 @@ type BatchRow = {
   finishedAt: Date | null;
 };
 
-function toBatchView(b: BatchRow): RedriveBatchView {
+export function toBatchView(b: BatchRow): RedriveBatchView {
   return {
     id: b.id,
+    kind: b.kind as BatchKind,
     status: b.status,
-    filter: b.filter as TRedriveFilter,
+    filter: b.filter as TRedriveFilter | BatchWindowFilter,
     reason: b.reason,
     actor: b.actor,
     ratePerSecond: b.ratePerSecond,
@@ -247,9 +254,12 @@ export async function createRedriveBatch(
   principal: Principal,
 ): Promise<RedriveBatchView> {
   const filter = ZRedriveFilter.parse(input.filter ?? {});
+  const scope = scopeOf(principal);
   return prisma.$transaction(
     async (tx) => {
-      await checkFilterSubscription(tx, filter);
+      const sub = await checkFilterSubscription(tx, filter, scope);
+      // The batch's tenant: the scoped principal's, or the one subscription's it is limited to; else global.
+      const tenantId = scope.tenantId ?? sub?.tenant ?? null;
       const batch = await tx.redriveBatch.create({
         data: {
           filter: filter as object,
@@ -257,17 +267,10 @@ export async function createRedriveBatch(
           actor: principal.actor,
           ratePerSecond: input.ratePerSecond,
           latestStateWins: input.latestStateWins,
+          tenantId,
         },
       });
-      const params: unknown[] = [batch.id];
-      const where = filterWhere(filter, params);
-      const matched = await tx.$executeRawUnsafe(
-        `INSERT INTO redrive_batch_items (batch_id, seq, delivery_id)
-         SELECT $1, row_number() OVER (ORDER BY d.dead_lettered_at, d.id), d.id
-           FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
-          WHERE ${where} AND s.state = 'active'`,
-        ...params,
-      );
+      const matched = await snapshotRedriveItems(tx, batch.id, filter, scope);
       if (matched === 0)
         throw new AppError(
           "conflict",
@@ -276,7 +279,7 @@ export async function createRedriveBatch(
         );
       // Pacing starts now, in database time (the pacers' clock): the first
       // items move one tick from now, not in a burst.
-      await tx.$executeRawUnsafe(`UPDATE redrive_batches SET matched = $2, paced_until = clock_timestamp() WHERE id = $1`, batch.id, matched);
+      await tx.$executeRaw`UPDATE redrive_batches SET matched = ${matched}::int, paced_until = clock_timestamp() WHERE id = ${batch.id}`;
       const updated = await tx.redriveBatch.findUniqueOrThrow({ where: { id: batch.id } });
       await writeAudit(tx, {
         actor: principal.actor,
@@ -285,44 +288,46 @@ export async function createRedriveBatch(
         targetId: batch.id,
         reason: input.reason,
         details: { filter, count: matched, ratePerSecond: input.ratePerSecond, latestStateWins: input.latestStateWins },
+        tenantId,
       });
-      await tx.$executeRawUnsafe(`SELECT pg_notify('${REDRIVES_CHANNEL}', $1)`, batch.id);
+      await tx.$executeRaw`SELECT pg_notify(${REDRIVES_CHANNEL}, ${batch.id})`;
       return toBatchView(updated);
     },
     { timeout: 60_000 },
   );
 }
 
-export async function getRedriveBatch(prisma: PrismaClient, id: string): Promise<RedriveBatchProgress> {
-  const b = await prisma.redriveBatch.findUnique({ where: { id } });
+/** The batch's tenant condition: a scoped caller sees its tenant's batches only (another tenant's: 404). */
+function batchWhere(scope: Scope): { tenantId: string } | Record<string, never> {
+  return scope.tenantId === null ? {} : { tenantId: scope.tenantId };
+}
+
+export async function getRedriveBatch(prisma: PrismaClient, id: string, scope: Scope = GLOBAL_SCOPE): Promise<RedriveBatchProgress> {
+  const b = await prisma.redriveBatch.findFirst({ where: { id, ...batchWhere(scope) } });
   if (!b) throw notFound("Redrive batch", id);
-  const [c] = await prisma.$queryRawUnsafe<
-    { delivered: number; failed: number; inProgress: number; notDead: number; inactive: number; superseded: number }[]
-  >(
-    `SELECT count(*) FILTER (WHERE i.outcome = 'redriven' AND d.state = 'delivered')::int AS delivered,
-            count(*) FILTER (WHERE i.outcome = 'redriven' AND d.state = 'dead_letter')::int AS failed,
-            count(*) FILTER (WHERE i.outcome = 'redriven' AND d.state IN ('pending', 'in_flight', 'scheduled'))::int AS "inProgress",
-            count(*) FILTER (WHERE i.outcome = 'skipped_not_dead_lettered')::int AS "notDead",
-            count(*) FILTER (WHERE i.outcome = 'skipped_subscription_inactive')::int AS inactive,
-            count(*) FILTER (WHERE i.outcome = 'skipped_superseded')::int AS superseded
-       FROM redrive_batch_items i JOIN deliveries d ON d.id = i.delivery_id
-      WHERE i.batch_id = $1 AND i.outcome IS NOT NULL`,
-    id,
-  );
+  const c = await countBatchProgress(prisma, id);
   const view = toBatchView(b);
   return {
     ...view,
     deliveredSince: c.delivered,
     failedAgain: c.failed,
     inProgress: c.inProgress,
-    skippedBy: { notDeadLettered: c.notDead, subscriptionInactive: c.inactive, superseded: c.superseded },
+    skippedBy: {
+      notDeadLettered: c.skipped.skipped_not_dead_lettered ?? 0,
+      subscriptionInactive: c.skipped.skipped_subscription_inactive ?? 0,
+      superseded: c.skipped.skipped_superseded ?? 0,
+    },
+    skippedByOutcome: c.skipped,
     etaSeconds: b.status === "running" ? Math.ceil(view.remaining / b.ratePerSecond) : null,
   };
 }
 
-export async function listRedriveBatches(prisma: PrismaClient, opts: { status?: string; limit?: number } = {}): Promise<RedriveBatchView[]> {
+export async function listRedriveBatches(
+  prisma: PrismaClient,
+  opts: { status?: string; kind?: BatchKind; limit?: number; scope?: Scope } = {},
+): Promise<RedriveBatchView[]> {
   const rows = await prisma.redriveBatch.findMany({
-    where: opts.status ? { status: opts.status } : {},
+    where: { ...(opts.status ? { status: opts.status } : {}), ...(opts.kind ? { kind: opts.kind } : {}), ...batchWhere(opts.scope ?? GLOBAL_SCOPE) },
     orderBy: { createdAt: "desc" },
     take: opts.limit ?? 50,
   });
@@ -330,21 +335,19 @@ export async function listRedriveBatches(prisma: PrismaClient, opts: { status?: 
 }
 
 /** Stops a running batch where it is: items not yet reached stay dead-lettered. */
-export async function cancelRedriveBatch(
-  prisma: PrismaClient,
-  opts: { id: string; principal: Principal; reason?: string },
-): Promise<RedriveBatchView> {
+export async function cancelRedriveBatch(prisma: PrismaClient, opts: { id: string; principal: Principal; reason?: string }): Promise<RedriveBatchView> {
+  const scope = scopeOf(opts.principal);
   return prisma.$transaction(async (tx) => {
+    // Another tenant's batch is not found for a scoped principal: checked before anything is written.
+    if (!(await tx.redriveBatch.findFirst({ where: { id: opts.id, ...batchWhere(scope) }, select: { id: true } }))) throw notFound("Redrive batch", opts.id);
     // Waits for a pacer step in progress (it holds the row), so the counts below are final.
-    const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
-      `UPDATE redrive_batches SET status = 'cancelled', cancelled_by = $2, finished_at = now(), updated_at = now()
-        WHERE id = $1 AND status = 'running' RETURNING id`,
-      opts.id,
-      opts.principal.actor,
-    );
+    const rows = await tx.$queryRaw<{ id: string }[]>`
+      UPDATE redrive_batches SET status = 'cancelled', cancelled_by = ${opts.principal.actor}, finished_at = now(), updated_at = now()
+       WHERE id = ${opts.id} AND status = 'running' RETURNING id`;
     const b = await tx.redriveBatch.findUnique({ where: { id: opts.id } });
     if (!b) throw notFound("Redrive batch", opts.id);
-    if (rows.length === 0) throw new AppError("conflict", `Redrive batch ${opts.id} is already ${b.status}; only a running batch can be cancelled.`, { status: b.status });
+    if (rows.length === 0)
+      throw new AppError("conflict", `Redrive batch ${opts.id} is already ${b.status}; only a running batch can be cancelled.`, { status: b.status });
     await writeAudit(tx, {
       actor: opts.principal.actor,
       action: "redrive.cancel",
@@ -352,6 +355,7 @@ export async function cancelRedriveBatch(
       targetId: b.id,
       reason: opts.reason ?? null,
       details: { matched: b.matched, redriven: b.redriven, skipped: b.skipped, remaining: b.matched - b.position, batchReason: b.reason },
+      tenantId: b.tenantId,
     });
     return toBatchView(b);
   });

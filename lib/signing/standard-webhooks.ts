@@ -1,6 +1,7 @@
-// Standard Webhooks signatures (DESIGN.md invariant 10): HMAC-SHA256 over
+// Standard Webhooks signatures (docs/DESIGN.md invariant 10): HMAC-SHA256 over
 // "<webhook-id>.<webhook-timestamp>.<body>" with the base64 key after `whsec_`,
 // one `v1,<base64>` per active secret, space-separated during a rotation.
+import "server-only";
 import { createHmac } from "node:crypto";
 
 export function secretKey(secret: string): Buffer {

@@ -1,23 +1,65 @@
 import { z } from "zod";
 import { isValidSecret } from "./secrets";
+import { ZEndpointHeaders, ZEndpointTls } from "./endpoint-auth";
 
 export const EVENT_TYPE_RE = /^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$/;
-export const ZEventTypeName = z
-  .string()
-  .max(100)
-  .regex(EVENT_TYPE_RE, "an event type is dotted lower-case words, e.g. assignment.graded");
+export const ZEventTypeName = z.string().max(100).regex(EVENT_TYPE_RE, "an event type is dotted lower-case words, e.g. assignment.graded");
 export const ZEventTypeFilter = z.union([z.literal("*"), ZEventTypeName]);
 
 export const ZRetryPolicy = z
   .object({
-    ladderSeconds: z.array(z.number().int().min(0).max(7 * 86400)).min(1).max(20).optional(),
-    maxAgeSeconds: z.number().int().min(1).max(30 * 86400).optional(),
+    ladderSeconds: z
+      .array(
+        z
+          .number()
+          .int()
+          .min(0)
+          .max(7 * 86400),
+      )
+      .min(1)
+      .max(20)
+      .optional(),
+    maxAgeSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(30 * 86400)
+      .optional(),
+    // Attempts a run may make, reaped leases included (lib/ledger/retry-policy.ts; default: one per rung plus the first try).
+    maxAttempts: z.number().int().min(1).max(100).optional(),
     timeoutMs: z.number().int().min(100).max(120_000).optional(),
     // Classification overrides: "<status>" or "4xx"/"5xx" → "retry" | "dead_letter".
     classify: z.record(z.string().regex(/^([1-5]\d\d|[1-5]xx)$/, "a status such as 409 or a class such as 4xx"), z.enum(["retry", "dead_letter"])).optional(),
   })
   .strict();
 export type TRetryPolicy = z.infer<typeof ZRetryPolicy>;
+
+/**
+ * When an endpoint counts as down: every attempt failed for `windowSeconds`,
+ * and at least `minAttempts` of them; it is then paused for failing and probed
+ * every `probeIntervalSeconds` (backing off to hourly) until it answers 2xx.
+ * Omitted fields take the defaults; `null` turns the pause off.
+ */
+export const FAILURE_POLICY_DEFAULTS = { windowSeconds: 86_400, minAttempts: 20, probeIntervalSeconds: 900 } as const;
+export const ZFailurePolicy = z
+  .object({
+    windowSeconds: z
+      .number()
+      .int()
+      .min(60, "windowSeconds is at least 60 (a shorter window pauses an endpoint for a blip)")
+      .max(30 * 86400)
+      .default(FAILURE_POLICY_DEFAULTS.windowSeconds),
+    minAttempts: z.number().int().min(1, "minAttempts is at least 1").max(100_000).default(FAILURE_POLICY_DEFAULTS.minAttempts),
+    probeIntervalSeconds: z
+      .number()
+      .int()
+      .min(10, "probeIntervalSeconds is at least 10")
+      .max(30 * 86400)
+      .default(FAILURE_POLICY_DEFAULTS.probeIntervalSeconds),
+  })
+  .strict()
+  .refine((p) => p.probeIntervalSeconds <= p.windowSeconds, { message: "probeIntervalSeconds must not exceed windowSeconds", path: ["probeIntervalSeconds"] });
+export type TFailurePolicy = z.infer<typeof ZFailurePolicy>;
 
 export const ZSubscriptionId = z
   .string()
@@ -36,6 +78,10 @@ export const ZCreateSubscription = z
     retryPolicy: ZRetryPolicy.optional(),
     rateLimitPerSecond: z.number().int().min(1).max(100_000).nullable().optional(),
     maxConcurrency: z.number().int().min(1).max(1000).optional(),
+    // Write-only endpoint authentication (lib/subscriptions/endpoint-auth.ts); null clears.
+    headers: ZEndpointHeaders.nullable().optional(),
+    tls: ZEndpointTls.nullable().optional(),
+    failurePolicy: ZFailurePolicy.nullable().optional(),
   })
   .strict();
 export type TCreateSubscription = z.infer<typeof ZCreateSubscription>;
@@ -50,6 +96,12 @@ export const ZUpdateSubscription = z
     retryPolicy: ZRetryPolicy.optional(),
     rateLimitPerSecond: z.number().int().min(1).max(100_000).nullable().optional(),
     maxConcurrency: z.number().int().min(1).max(1000).optional(),
+    // Write-only endpoint authentication (lib/subscriptions/endpoint-auth.ts); null clears.
+    headers: ZEndpointHeaders.nullable().optional(),
+    tls: ZEndpointTls.nullable().optional(),
+    failurePolicy: ZFailurePolicy.nullable().optional(),
+    // Moves the subscription to another tenant (null: tenant-less); global admins only (lib/subscriptions/service.ts).
+    tenant: z.string().trim().min(1).max(200).nullable().optional(),
   })
   .strict()
   .refine((v) => Object.keys(v).some((k) => k !== "reason"), "nothing to change");

@@ -1,12 +1,18 @@
+import "server-only";
 import { randomBytes } from "node:crypto";
 import type { PrismaClient } from "../db/prisma";
 import type { Subscription } from "../generated/prisma/client";
 import { AppError, notFound } from "../errors";
 import { writeAudit } from "../audit";
+import { DELIVERIES_CHANNEL } from "../ledger/notify";
 import type { Principal } from "../auth/principal";
 import { validateTargetUrl } from "../net/target";
 import { generateSecret, sealSecret } from "./secrets";
+import { assertEndpointAuthRestated, assertTlsHasHttps, endpointAuthColumns, type HeaderView, type TlsView } from "./endpoint-auth";
 import type { TCreateSubscription, TUpdateSubscription } from "./schema";
+import { failurePolicyColumns, failurePolicyOf, pauseColumns, pauseView } from "./failure-policy";
+import { GLOBAL_SCOPE, isGlobalAdmin, scopeOf, subscriptionWhere, type Scope } from "../tenants/scope";
+import { requireTenant } from "../tenants/service";
 
 export type SubscriptionView = {
   id: string;
@@ -21,7 +27,16 @@ export type SubscriptionView = {
   maxConcurrency: number;
   createdAt: string;
   updatedAt: string;
-};
+  /** Endpoint headers by name, values masked ("Bearer ••••"); null when none. Never the values. */
+  headers: HeaderView | null;
+  /** Whether a client certificate is set, and its subject and expiry. Never the key. */
+  tls: TlsView | { set: false };
+  /** Set while archived (lib/subscriptions/archive.ts): no new deliveries, out of the default lists. */
+  archivedAt: string | null;
+  archiveReason: string | null;
+  archivedBy: string | null;
+  /** state, when paused: why (manual | failing) and since when; the failure-window policy; the endpoint's failure run and probes. */
+} & ReturnType<typeof pauseView>;
 
 export function toSubscriptionView(s: Subscription): SubscriptionView {
   return {
@@ -37,15 +52,60 @@ export function toSubscriptionView(s: Subscription): SubscriptionView {
     maxConcurrency: s.maxConcurrency,
     createdAt: s.createdAt.toISOString(),
     updatedAt: s.updatedAt.toISOString(),
+    headers: (s.endpointHeaderView as HeaderView | null) ?? null,
+    tls: (s.endpointTlsView as TlsView | null) ?? { set: false },
+    ...pauseView(s),
+    archivedAt: s.archivedAt?.toISOString() ?? null,
+    archiveReason: s.archiveReason,
+    archivedBy: s.archivedBy,
   };
 }
 
-export async function createSubscription(
-  prisma: PrismaClient,
-  input: TCreateSubscription,
-  principal: Principal,
-): Promise<SubscriptionView & { secret: string }> {
+/** "*" (every type, present and future) is an admin's choice: anyone else names the types, so a new type never reaches an endpoint unasked. */
+function assertWildcardAllowed(eventTypes: string[] | undefined, principal: Principal): void {
+  // A scoped admin is refused too: `*` would match other tenants' event types only through its own tenant, but it is the
+  // global catch-all by intent and stays a global admin's choice.
+  if (eventTypes?.includes("*") && !isGlobalAdmin(principal))
+    throw new AppError("forbidden", "eventTypes: only an admin may subscribe to every event type (*); name the types this endpoint needs.", [
+      { path: "body.eventTypes", message: "only an admin may choose * (every event type); name the types instead" },
+    ]);
+}
+
+/**
+ * The tenant rules of a create (before anything is written): a scoped principal creates for its own tenant only, and
+ * must name it (403 otherwise: a tenant-less subscription would receive every tenant's events). A tenant-less
+ * subscription is a global admin's, as is registering a tenant: anyone else names a tenant that exists (400 for an
+ * unknown one). A global admin naming a tenant that has no row yet registers it (the database does, migration 0020),
+ * recorded in the subscription's audit row.
+ */
+async function assertCreateTenant(prisma: PrismaClient, input: TCreateSubscription, principal: Principal): Promise<void> {
+  const scope = scopeOf(principal);
+  if (scope.tenantId === null) {
+    if (isGlobalAdmin(principal)) return;
+    if (!input.tenant)
+      throw new AppError(
+        "forbidden",
+        "tenant: a subscription without a tenant receives every tenant's events; only an admin may create one. Name the district's tenant.",
+        [{ path: "body.tenant", message: "required: only an admin may leave it empty" }],
+      );
+    await requireTenant(prisma, input.tenant, "body.tenant");
+    return;
+  }
+  if (!input.tenant)
+    throw new AppError("forbidden", `tenant: your account is confined to tenant ${scope.tenantId}; create the subscription with "tenant": "${scope.tenantId}".`, [
+      { path: "body.tenant", message: `required: ${scope.tenantId}` },
+    ]);
+  if (input.tenant !== scope.tenantId)
+    throw new AppError("forbidden", `tenant: your account is confined to tenant ${scope.tenantId}; it may not create subscriptions for another tenant.`, [
+      { path: "body.tenant", message: `must be ${scope.tenantId}` },
+    ]);
+}
+
+export async function createSubscription(prisma: PrismaClient, input: TCreateSubscription, principal: Principal): Promise<SubscriptionView & { secret: string }> {
+  await assertCreateTenant(prisma, input, principal);
+  assertWildcardAllowed(input.eventTypes, principal);
   await validateTargetUrl(input.url);
+  assertTlsHasHttps(input.url, Boolean(input.tls));
   const id = input.id ?? `sub_${randomBytes(6).toString("hex")}`;
   const secret = input.secret ?? generateSecret();
   return prisma.$transaction(async (tx) => {
@@ -61,7 +121,9 @@ export async function createSubscription(
         retryPolicy: (input.retryPolicy ?? {}) as object,
         rateLimitPerSecond: input.rateLimitPerSecond ?? null,
         maxConcurrency: input.maxConcurrency ?? 10,
-        secrets: { create: { id: `sec_${randomBytes(8).toString("hex")}`, secret: sealSecret(secret) } },
+        ...endpointAuthColumns(id, input),
+        ...failurePolicyColumns(input.failurePolicy),
+        secrets: { create: ((sid) => ({ id: sid, secret: sealSecret(secret, { id: sid, subscriptionId: id }) }))(`sec_${randomBytes(8).toString("hex")}`) },
       },
     });
     await writeAudit(tx, {
@@ -75,15 +137,18 @@ export async function createSubscription(
   });
 }
 
-export async function getSubscription(prisma: PrismaClient, id: string): Promise<SubscriptionView> {
-  const sub = await prisma.subscription.findUnique({ where: { id } });
+/** The subscription; 404 when there is none or it is another tenant's (`scope`: lib/tenants/scope.ts). */
+export async function getSubscription(prisma: PrismaClient, id: string, scope: Scope = GLOBAL_SCOPE): Promise<SubscriptionView> {
+  const sub = await prisma.subscription.findFirst({ where: { id, ...subscriptionWhere(scope) } });
   if (!sub) throw notFound("Subscription", id);
   return toSubscriptionView(sub);
 }
 
-export async function listSubscriptions(prisma: PrismaClient, opts: { tenant?: string } = {}): Promise<SubscriptionView[]> {
+/** Archived subscriptions are left out unless `archived` is true (then they are listed too). A scoped caller lists its tenant's only, whatever `tenant` says. */
+export async function listSubscriptions(prisma: PrismaClient, opts: { tenant?: string; archived?: boolean; scope?: Scope } = {}): Promise<SubscriptionView[]> {
+  const scoped = subscriptionWhere(opts.scope ?? GLOBAL_SCOPE);
   const subs = await prisma.subscription.findMany({
-    where: opts.tenant ? { tenant: opts.tenant } : {},
+    where: { AND: [opts.tenant ? { tenant: opts.tenant } : {}, scoped, opts.archived ? {} : { archivedAt: null }] },
     orderBy: [{ tenant: "asc" }, { name: "asc" }],
   });
   return subs.map(toSubscriptionView);
@@ -94,22 +159,29 @@ export async function listSubscriptions(prisma: PrismaClient, opts: { tenant?: s
  * as their own actions; a disabled subscription (410 Gone) can be reactivated
  * only deliberately, with state "active".
  */
-export async function updateSubscription(
-  prisma: PrismaClient,
-  id: string,
-  input: TUpdateSubscription,
-  principal: Principal,
-): Promise<SubscriptionView> {
+export async function updateSubscription(prisma: PrismaClient, id: string, input: TUpdateSubscription, principal: Principal): Promise<SubscriptionView> {
+  assertWildcardAllowed(input.eventTypes, principal);
   if (input.url) await validateTargetUrl(input.url);
+  // Moving a subscription to another tenant (or out of every tenant) is a global admin's: a tenant's own principal
+  // could otherwise hand its endpoint another district's events, or take one of theirs.
+  if (input.tenant !== undefined && !isGlobalAdmin(principal))
+    throw new AppError("forbidden", "tenant: only a global admin may move a subscription between tenants.", [
+      { path: "body.tenant", message: "only a global admin may change the tenant" },
+    ]);
   return prisma.$transaction(async (tx) => {
-    const before = await tx.subscription.findUnique({ where: { id } });
+    const before = await tx.subscription.findFirst({ where: { id, ...subscriptionWhere(scopeOf(principal)) } });
     if (!before) throw notFound("Subscription", id);
-    const { state, reason, ...config } = input;
-    const data: Record<string, unknown> = { ...config, updatedAt: new Date() };
+    assertTlsHasHttps(input.url ?? before.url, input.tls !== undefined ? Boolean(input.tls) : before.endpointTls !== null);
+    assertEndpointAuthRestated(before, input);
+    if (before.archivedAt)
+      throw new AppError("conflict", `Subscription ${id} is archived; unarchive it (POST /api/v1/subscriptions/${id}/unarchive) before changing it.`);
+    const { state, reason, headers, tls, failurePolicy, ...config } = input;
+    const data: Record<string, unknown> = { ...config, ...endpointAuthColumns(id, { headers, tls }), ...failurePolicyColumns(failurePolicy), updatedAt: new Date() };
     if (config.retryPolicy) data.retryPolicy = config.retryPolicy as object;
     if (state && state !== before.state) {
       data.state = state;
       data.stateReason = state === "active" ? null : (reason ?? "paused by an operator");
+      Object.assign(data, pauseColumns(state));
     }
     const after = await tx.subscription.update({ where: { id }, data });
     if (state && state !== before.state) {
@@ -122,9 +194,14 @@ export async function updateSubscription(
         details: { from: before.state, to: state },
       });
       // Held deliveries flow again at once on resume.
-      if (state === "active") await tx.$executeRaw`SELECT pg_notify('hookledger_deliveries', ${id})`;
+      if (state === "active") await tx.$executeRaw`SELECT pg_notify(${DELIVERIES_CHANNEL}, ${id})`;
     }
-    const changed = Object.keys(config);
+    const changed = [
+      ...Object.keys(config),
+      ...(headers !== undefined ? ["headers"] : []),
+      ...(tls !== undefined ? ["tls"] : []),
+      ...(failurePolicy !== undefined ? ["failurePolicy"] : []),
+    ];
     if (changed.length > 0) {
       await writeAudit(tx, {
         actor: principal.actor,
@@ -132,7 +209,22 @@ export async function updateSubscription(
         targetType: "subscription",
         targetId: id,
         reason: reason ?? null,
-        details: { changed, before: Object.fromEntries(changed.map((k) => [k, (before as Record<string, unknown>)[k]])) },
+        // headers and tls: their masked views only; a credential never enters the audit log.
+        details: {
+          changed,
+          before: Object.fromEntries(
+            changed.map((k) => [
+              k,
+              k === "headers"
+                ? before.endpointHeaderView
+                : k === "tls"
+                  ? before.endpointTlsView
+                  : k === "failurePolicy"
+                    ? failurePolicyOf(before)
+                    : (before as Record<string, unknown>)[k],
+            ]),
+          ),
+        },
       });
     }
     return toSubscriptionView(after);

@@ -1,0 +1,527 @@
+// The OpenAPI 3.1 description of /api/v1 (served at GET /api/v1/openapi.json),
+// generated from the zod schemas the routes validate with: z.toJSONSchema turns
+// each into JSON Schema 2020-12, which is OpenAPI 3.1's schema dialect, so the
+// document cannot disagree with what a route accepts. The registry below names
+// every route once; test/openapi.test.ts fails if a route file has no entry, an
+// entry no route file, or a permission differs from the route's apiRoute rule.
+import "server-only";
+import { z } from "zod";
+import type { Permission } from "../auth/permissions";
+import { ZCreateEvent } from "../events/schema";
+import { MAX_BATCH_EVENTS, ZApiError, ZBatchDelivery, ZPublishBatch, ZPublishBatchResponse } from "../events/batch";
+import { ZCreateSubscription, ZUpdateSubscription } from "../subscriptions/schema";
+import { ZRotateSecret } from "../subscriptions/rotation";
+import { ZArchiveSubscription } from "../subscriptions/archive";
+import { ZTestSend } from "../net/test-send";
+import { ZListDeliveries } from "../deliveries/queries";
+import { ZBackfill, ZCancelRedrive, ZCreateRedrive, ZListRedrives, ZRecover, ZRedriveDelivery } from "../redrive/schema";
+import { ZBulkResolve, ZResendDelivery, ZResolveDelivery } from "../resolve/schema";
+import { ZCreateErasure } from "../erasure/schema";
+import { ZRetentionOverride, ZRunRetention } from "../retention/schema";
+import { ZCreateTenant } from "../tenants/schema";
+import { ZDlqHistory } from "../dashboard/dlq";
+import { ZLookup } from "../dashboard/lookup";
+import { ZRange, ZSubscriptionDeliveries, ZSubscriptionHealthQuery } from "../dashboard/subscriptions";
+
+export type HttpMethod = "get" | "post" | "patch" | "put" | "delete";
+
+export type ApiOperation = {
+  path: string;
+  method: HttpMethod;
+  /** The apiRoute permission, or null for a route that answers without credentials. */
+  permission: Permission | null;
+  summary: string;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  bodyRequired?: boolean;
+  status: number;
+  response?: z.ZodType;
+  responseDescription: string;
+};
+
+export const ZPublishResponse = z.object({ eventId: z.string(), deliveries: z.array(ZBatchDelivery) });
+export const ZErrorBody = z.object({ error: ZApiError });
+const ZItems = z.object({ items: z.array(z.record(z.string(), z.unknown())) });
+const ZObject = z.record(z.string(), z.unknown());
+
+// Query schemas that routes declare inline (a single optional filter each).
+const ZSubscriptionListQuery = z.object({ tenant: z.string().max(200).optional(), archived: z.enum(["true", "false"]).optional() }).strict();
+const ZDlqQuery = z.object({ subscriptionId: z.string().max(64).optional() }).strict();
+const ZRangeQuery = z.object({ range: ZRange.optional() }).strict();
+
+/** Every /api/v1 route: one entry per route file and exported method. */
+export const API_OPERATIONS: ApiOperation[] = [
+  {
+    path: "/api/v1/openapi.json",
+    method: "get",
+    permission: null,
+    summary: "This document.",
+    status: 200,
+    response: ZObject,
+    responseDescription: "The OpenAPI 3.1 document.",
+  },
+  {
+    path: "/api/v1/events",
+    method: "post",
+    permission: "events.publish",
+    summary: "Publish one event: one delivery per matching subscription.",
+    body: ZCreateEvent,
+    status: 202,
+    response: ZPublishResponse,
+    responseDescription: "Created. The same id again answers 200 with the same deliveries; another type under the same id is a 409.",
+  },
+  {
+    path: "/api/v1/events/batch",
+    method: "post",
+    permission: "events.publish",
+    summary: `Publish 1–${MAX_BATCH_EVENTS} events; each is validated and answered on its own, in order.`,
+    body: ZPublishBatch,
+    status: 200,
+    response: ZPublishBatchResponse,
+    responseDescription: "One result per event: {index, id, status, deliveries} or {index, id?, error}. A bad envelope is a 400/413 that writes nothing.",
+  },
+  {
+    path: "/api/v1/subscriptions",
+    method: "get",
+    permission: "subscriptions.read",
+    summary: "List subscriptions (archived ones too with archived=true).",
+    query: ZSubscriptionListQuery,
+    status: 200,
+    response: ZItems,
+    responseDescription: "The subscriptions.",
+  },
+  {
+    path: "/api/v1/subscriptions",
+    method: "post",
+    permission: "subscriptions.create",
+    summary: "Create a subscription; its signing secret is answered this once.",
+    body: ZCreateSubscription,
+    status: 201,
+    response: ZObject,
+    responseDescription: "The subscription with `secret`.",
+  },
+  {
+    path: "/api/v1/subscriptions/{id}",
+    method: "get",
+    permission: "subscriptions.read",
+    summary: "One subscription.",
+    status: 200,
+    response: ZObject,
+    responseDescription: "The subscription.",
+  },
+  {
+    path: "/api/v1/subscriptions/{id}",
+    method: "patch",
+    permission: "subscriptions.update",
+    summary: "Change a subscription (state changes need a reason).",
+    body: ZUpdateSubscription,
+    status: 200,
+    response: ZObject,
+    responseDescription: "The subscription.",
+  },
+  {
+    path: "/api/v1/subscriptions/{id}/secrets",
+    method: "post",
+    permission: "secrets.rotate",
+    summary: "Rotate the signing secret, the old one valid for the overlap.",
+    body: ZRotateSecret,
+    status: 201,
+    response: ZObject,
+    responseDescription: "The new secret, shown this once.",
+  },
+  {
+    path: "/api/v1/subscriptions/{id}/secrets",
+    method: "get",
+    permission: "subscriptions.read",
+    summary: "The subscription's secrets as ids and validity windows.",
+    status: 200,
+    response: ZItems,
+    responseDescription: "Secret metadata, never the secrets.",
+  },
+  {
+    path: "/api/v1/subscriptions/{id}/test",
+    method: "post",
+    permission: "subscriptions.test",
+    summary: "Send a signed hookledger.ping (or {eventId}: that event's stored bytes) now, marked hookledger-test: 1; recorded as a test send, never a delivery.",
+    body: ZTestSend,
+    status: 200,
+    response: ZObject,
+    responseDescription: "The endpoint's answer: {id, status, latencyMs, headers, body (first 4 KB), error, errorClass}; status null and error when it did not answer.",
+  },
+  {
+    path: "/api/v1/subscriptions/{id}/test",
+    method: "get",
+    permission: "subscriptions.read",
+    summary: "The subscription's 20 most recent test sends, newest first.",
+    status: 200,
+    response: ZItems,
+    responseDescription: "Test sends with the endpoint's answers.",
+  },
+  {
+    path: "/api/v1/subscriptions/{id}/secrets/{secretId}",
+    method: "delete",
+    permission: "secrets.expire",
+    summary: "End a rotation's overlap early: the old secret stops signing now (409 for the newest secret).",
+    status: 200,
+    response: ZObject,
+    responseDescription: "The secret's metadata, now expired.",
+  },
+  {
+    path: "/api/v1/subscriptions/{id}/archive",
+    method: "post",
+    permission: "subscriptions.archive",
+    summary: "Archive: no new deliveries, queued ones resolved as superseded, history kept (409 if already archived).",
+    body: ZArchiveSubscription,
+    status: 200,
+    response: ZObject,
+    responseDescription: "The subscription with archivedAt, superseded and inFlight counts.",
+  },
+  {
+    path: "/api/v1/subscriptions/{id}/unarchive",
+    method: "post",
+    permission: "subscriptions.archive",
+    summary: "Unarchive: the subscription matches new events again (409 if not archived).",
+    body: ZArchiveSubscription,
+    status: 200,
+    response: ZObject,
+    responseDescription: "The subscription.",
+  },
+  {
+    path: "/api/v1/subscriptions/{id}/recover",
+    method: "post",
+    permission: "subscriptions.recover",
+    summary:
+      "Recover a window: the subscription's deliveries created in it (default states delivered, resolved, dead_letter) sent again as a paced batch (dryRun: the preview only).",
+    body: ZRecover,
+    status: 201,
+    response: ZObject,
+    responseDescription: "The running batch, kind recover (a preview answers 200 with id null).",
+  },
+  {
+    path: "/api/v1/subscriptions/{id}/backfill",
+    method: "post",
+    permission: "subscriptions.backfill",
+    summary:
+      "Backfill: deliveries created and sent, paced, for the window's matching events that have none for the subscription (409 when there is nothing left to create).",
+    body: ZBackfill,
+    status: 201,
+    response: ZObject,
+    responseDescription: "The running batch, kind backfill (a preview answers 200 with id null).",
+  },
+  {
+    path: "/api/v1/deliveries",
+    method: "get",
+    permission: "deliveries.read",
+    summary: "Find deliveries.",
+    query: ZListDeliveries,
+    status: 200,
+    response: ZObject,
+    responseDescription: "{items, nextCursor}.",
+  },
+  {
+    path: "/api/v1/deliveries/{id}",
+    method: "get",
+    permission: "deliveries.read",
+    summary: "One delivery with its attempts.",
+    status: 200,
+    response: ZObject,
+    responseDescription: "The delivery.",
+  },
+  {
+    path: "/api/v1/deliveries/{id}/redrive",
+    method: "post",
+    permission: "deliveries.redrive",
+    summary: "Redrive one dead-lettered delivery (or retry a scheduled one now).",
+    body: ZRedriveDelivery,
+    status: 200,
+    response: ZObject,
+    responseDescription: "The delivery, pending again.",
+  },
+  {
+    path: "/api/v1/deliveries/{id}/resolve",
+    method: "post",
+    permission: "deliveries.resolve",
+    summary: "Resolve one dead letter: it will not be delivered, and why.",
+    body: ZResolveDelivery,
+    status: 200,
+    response: ZObject,
+    responseDescription: "The delivery, resolved.",
+  },
+  {
+    path: "/api/v1/deliveries/{id}/resend",
+    method: "post",
+    permission: "deliveries.resend",
+    summary: "Send a delivered (or resolved) delivery again: same key and bytes, a fresh signature.",
+    body: ZResendDelivery,
+    status: 200,
+    response: ZObject,
+    responseDescription: "The delivery, pending again.",
+  },
+  {
+    path: "/api/v1/dlq/resolve",
+    method: "post",
+    permission: "deliveries.resolve",
+    summary: "Resolve the dead letters a filter matches (with dryRun: the preview only).",
+    body: ZBulkResolve,
+    status: 200,
+    response: ZObject,
+    responseDescription: "{status: resolved, resolved, …} or the preview.",
+  },
+  {
+    path: "/api/v1/erasures",
+    method: "post",
+    permission: "erasures.create",
+    summary:
+      "Erase a subject (e.g. one student id): its events lose payload, subject values and recorded answers; unfinished deliveries are resolved erased (dryRun: the counts only).",
+    body: ZCreateErasure,
+    status: 200,
+    response: ZObject,
+    responseDescription: "The receipt: {id, subjectKey, tenant, reason, by, startedAt, finishedAt, events, opsEvents, deliveries, resolved, attempts}; never the value.",
+  },
+  {
+    path: "/api/v1/retention",
+    method: "get",
+    permission: "retention.read",
+    summary: "The retention policy (days, payload days, tenants' overrides), the oldest data kept, the last runs and the ledger tables' (and partitions') sizes.",
+    status: 200,
+    response: ZObject,
+    responseDescription: "{policy, oldest, runs, tables, partitions}.",
+  },
+  {
+    path: "/api/v1/retention",
+    method: "put",
+    permission: "retention.manage",
+    summary: "Set a tenant's retention override (retentionDays null: remove it); an unknown tenant or days below 1 or above 36,500 are a 400.",
+    body: ZRetentionOverride,
+    status: 200,
+    response: ZObject,
+    responseDescription: "The policy as it now is.",
+  },
+  {
+    path: "/api/v1/retention/run",
+    method: "post",
+    permission: "retention.manage",
+    summary:
+      "Run retention now: remove expired finished deliveries, their attempts and unneeded events, expunge old payloads (dryRun: the counts only). 409 while another run holds the lock.",
+    body: ZRunRetention,
+    status: 200,
+    response: ZObject,
+    responseDescription: "The run's record: {id, trigger, by, policy, deliveries, attempts, events, expunged, partitions, startedAt, finishedAt}.",
+  },
+  {
+    path: "/api/v1/tenants",
+    method: "get",
+    permission: "tenants.manage",
+    summary: "Every tenant (district): id, name, createdAt. Global admins only (a principal confined to a tenant gets 403).",
+    status: 200,
+    response: ZObject,
+    responseDescription: "{items: [{id, name, createdAt}]}.",
+  },
+  {
+    path: "/api/v1/tenants",
+    method: "post",
+    permission: "tenants.manage",
+    summary: "Register a tenant: {id, name}. 409 if the id exists; global admins only.",
+    body: ZCreateTenant,
+    status: 201,
+    response: ZObject,
+    responseDescription: "The tenant: {id, name, createdAt}.",
+  },
+  {
+    path: "/api/v1/dlq",
+    method: "get",
+    permission: "dlq.read",
+    summary: "The dead-letter queue's summary.",
+    query: ZDlqQuery,
+    status: 200,
+    response: ZObject,
+    responseDescription: "Depth and groups.",
+  },
+  {
+    path: "/api/v1/dlq/history",
+    method: "get",
+    permission: "dlq.read",
+    summary: "DLQ depth and oldest age over time.",
+    query: ZDlqHistory,
+    status: 200,
+    response: ZObject,
+    responseDescription: "The series.",
+  },
+  {
+    path: "/api/v1/redrives",
+    method: "post",
+    permission: "redrives.create",
+    summary: "A bulk redrive (with dryRun: the preview only).",
+    body: ZCreateRedrive,
+    status: 201,
+    response: ZObject,
+    responseDescription: "The running batch (a preview answers 200 with id null).",
+  },
+  {
+    path: "/api/v1/redrives",
+    method: "get",
+    permission: "dlq.read",
+    summary: "Bulk redrives.",
+    query: ZListRedrives,
+    status: 200,
+    response: ZItems,
+    responseDescription: "The batches.",
+  },
+  {
+    path: "/api/v1/redrives/{id}",
+    method: "get",
+    permission: "dlq.read",
+    summary: "A bulk redrive's progress.",
+    status: 200,
+    response: ZObject,
+    responseDescription: "The batch.",
+  },
+  {
+    path: "/api/v1/redrives/{id}/cancel",
+    method: "post",
+    permission: "redrives.cancel",
+    summary: "Stop a running bulk redrive where it is.",
+    body: ZCancelRedrive,
+    bodyRequired: false,
+    status: 200,
+    response: ZObject,
+    responseDescription: "The batch, cancelled.",
+  },
+  {
+    path: "/api/v1/dashboard/lookup",
+    method: "get",
+    permission: "deliveries.read",
+    summary: "The dashboard's one-box lookup.",
+    query: ZLookup.strict(),
+    status: 200,
+    response: ZObject,
+    responseDescription: "Matches.",
+  },
+  {
+    path: "/api/v1/dashboard/deliveries/{id}",
+    method: "get",
+    permission: "deliveries.read",
+    summary: "Delivery detail for the dashboard.",
+    status: 200,
+    response: ZObject,
+    responseDescription: "The delivery.",
+  },
+  {
+    path: "/api/v1/dashboard/subscriptions",
+    method: "get",
+    permission: "subscriptions.read",
+    summary: "Every subscription's health.",
+    query: ZSubscriptionHealthQuery.strict(),
+    status: 200,
+    response: ZItems,
+    responseDescription: "Health rows.",
+  },
+  {
+    path: "/api/v1/dashboard/subscriptions/{id}",
+    method: "get",
+    permission: "subscriptions.read",
+    summary: "One subscription's health and outcomes.",
+    query: ZRangeQuery,
+    status: 200,
+    response: ZObject,
+    responseDescription: "The overview.",
+  },
+  {
+    path: "/api/v1/dashboard/subscriptions/{id}/answers",
+    method: "get",
+    permission: "subscriptions.read",
+    summary: "What the endpoint has been answering.",
+    status: 200,
+    response: ZObject,
+    responseDescription: "Answer groups.",
+  },
+  {
+    path: "/api/v1/dashboard/subscriptions/{id}/deliveries",
+    method: "get",
+    permission: "deliveries.read",
+    summary: "The subscription's deliveries, newest first.",
+    query: ZSubscriptionDeliveries.omit({ subscriptionId: true }).strict(),
+    status: 200,
+    response: ZObject,
+    responseDescription: "A page of deliveries.",
+  },
+];
+
+const ERROR_STATUSES: Record<string, string> = {
+  "400": "Bad input (validation_failed, invalid_json, bad_request); nothing changed.",
+  "401": "Missing or invalid credentials.",
+  "403": "The role may not do this.",
+  "404": "Not found.",
+  "409": "Conflicts with the current state.",
+  "413": "The body is over the size limit.",
+  "415": "The body is not application/json.",
+  "429": "Rate limited; Retry-After says when to try again.",
+  "503": "Unavailable; try again.",
+};
+
+function schema(s: z.ZodType, io: "input" | "output"): Record<string, unknown> {
+  // Refinements (regex lookarounds aside) have no JSON Schema form; they stay the route's business and answer 400.
+  const out = z.toJSONSchema(s, { io, unrepresentable: "any" }) as Record<string, unknown>;
+  delete out.$schema;
+  return out;
+}
+
+let cached: Record<string, unknown> | undefined;
+
+/** The document (built once per process). */
+export function openApiDocument(version = "0.1.0"): Record<string, unknown> {
+  if (cached) return cached;
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const op of API_OPERATIONS) {
+    const pathParams = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
+    const queryParams = op.query
+      ? Object.entries((schema(op.query, "input").properties ?? {}) as Record<string, unknown>).map(([name, s]) => ({ name, in: "query", required: false, schema: s }))
+      : [];
+    const errors = Object.fromEntries(
+      Object.entries(ERROR_STATUSES)
+        .filter(([code]) => op.permission !== null && (op.body || !["413", "415"].includes(code)))
+        .map(([code]) => [code, { $ref: `#/components/responses/E${code}` }] as const),
+    );
+    paths[op.path] ??= {};
+    paths[op.path][op.method] = {
+      operationId: `${op.method}${op.path
+        .replace(/^\/api\/v1/, "")
+        .replace(/[{}]/g, "")
+        .replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ""))}`,
+      summary: op.summary,
+      ...(op.permission ? { "x-hookledger-permission": op.permission } : { security: [] }),
+      ...(pathParams.length || queryParams.length ? { parameters: [...pathParams, ...queryParams] } : {}),
+      ...(op.body ? { requestBody: { required: op.bodyRequired ?? true, content: { "application/json": { schema: schema(op.body, "input") } } } } : {}),
+      responses: {
+        [String(op.status)]: {
+          description: op.responseDescription,
+          ...(op.response ? { content: { "application/json": { schema: schema(op.response, "output") } } } : {}),
+        },
+        ...errors,
+      },
+    };
+  }
+  cached = {
+    openapi: "3.1.0",
+    info: {
+      title: "hookledger API",
+      version,
+      description:
+        "Outbound webhook delivery: publish events, manage subscriptions, inspect and redrive deliveries. Every error answers {error: {code, message, details}}.",
+    },
+    servers: [{ url: "/" }],
+    security: [{ bearer: [] }],
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "`npx hookledger token create --role <role>`" } },
+      schemas: { Error: schema(ZErrorBody, "output") },
+      responses: Object.fromEntries(
+        Object.entries(ERROR_STATUSES).map(([code, description]) => [
+          `E${code}`,
+          { description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },
+        ]),
+      ),
+    },
+  };
+  return cached;
+}

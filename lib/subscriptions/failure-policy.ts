@@ -1,0 +1,77 @@
+// The failure-window policy and the pause state as the API shows and takes
+// them (lib/ledger/sql/failure-window.ts keeps the run and pauses; the worker's
+// prober, lib/ledger/sql/probe.ts, resumes). Stored as three columns, all
+// null when the policy is off.
+import type { Subscription } from "../generated/prisma/client";
+import type { TFailurePolicy } from "./schema";
+
+export type PausedReason = "manual" | "failing";
+
+export type EndpointHealthView = {
+  /** The current run of failed attempts: since when, and how many (null and 0 while the last attempt succeeded). */
+  failingSince: string | null;
+  failedAttempts: number;
+  /** The last probe's answer, while or after the subscription was paused for failing. */
+  lastProbe: { at: string; status: number | null; error: string | null; latencyMs: number | null } | null;
+  /** When the next probe is due (paused for failing only). */
+  nextProbeAt: string | null;
+  probeCount: number;
+};
+
+type Row = Pick<
+  Subscription,
+  | "state"
+  | "failureWindowSeconds"
+  | "failureMinAttempts"
+  | "probeIntervalSeconds"
+  | "pausedReason"
+  | "pausedAt"
+  | "failingSince"
+  | "failingAttempts"
+  | "nextProbeAt"
+  | "probeCount"
+  | "lastProbeAt"
+  | "lastProbeStatus"
+  | "lastProbeError"
+  | "lastProbeLatencyMs"
+>;
+
+export function failurePolicyOf(s: Row): TFailurePolicy | null {
+  if (s.failureWindowSeconds === null || s.failureMinAttempts === null || s.probeIntervalSeconds === null) return null;
+  return { windowSeconds: s.failureWindowSeconds, minAttempts: s.failureMinAttempts, probeIntervalSeconds: s.probeIntervalSeconds };
+}
+
+/** The fields a subscription read adds: `pausedReason` and `pausedAt` only while paused. */
+export function pauseView(s: Row) {
+  const paused = s.state === "paused";
+  return {
+    pausedReason: paused ? ((s.pausedReason as PausedReason | null) ?? "manual") : null,
+    pausedAt: paused ? (s.pausedAt?.toISOString() ?? null) : null,
+    failurePolicy: failurePolicyOf(s),
+    health: {
+      failingSince: s.failingSince?.toISOString() ?? null,
+      failedAttempts: s.failingAttempts,
+      lastProbe: s.lastProbeAt ? { at: s.lastProbeAt.toISOString(), status: s.lastProbeStatus, error: s.lastProbeError, latencyMs: s.lastProbeLatencyMs } : null,
+      nextProbeAt: s.nextProbeAt?.toISOString() ?? null,
+      probeCount: s.probeCount,
+    } satisfies EndpointHealthView,
+  };
+}
+
+/** The columns a create or PATCH writes for `failurePolicy` (undefined: leave as is, so the defaults on create). */
+export function failurePolicyColumns(p: TFailurePolicy | null | undefined) {
+  if (p === undefined) return {};
+  return { failureWindowSeconds: p?.windowSeconds ?? null, failureMinAttempts: p?.minAttempts ?? null, probeIntervalSeconds: p?.probeIntervalSeconds ?? null };
+}
+
+/**
+ * The columns a manual pause or resume writes. A pause by hand records why;
+ * a resume (by hand, or of a subscription paused for failing) starts a fresh
+ * failure window, so one more failure does not pause it again at once, and
+ * stops its probes.
+ */
+export function pauseColumns(to: "paused" | "active", now = new Date()) {
+  return to === "paused"
+    ? { pausedReason: "manual", pausedAt: now, nextProbeAt: null }
+    : { pausedReason: null, pausedAt: null, nextProbeAt: null, failingSince: null, failingAttempts: 0 };
+}

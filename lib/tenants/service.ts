@@ -1,0 +1,71 @@
+// Tenants (districts) as rows (migration 0020): listing and creating them, and
+// the check every account and token creation makes on the tenant it names.
+// Creating a tenant is a global admin's; a scoped principal sees its own only.
+import "server-only";
+import { ZCreateTenant, type TCreateTenant } from "./schema";
+import type { PrismaClient, Tx } from "../db/prisma";
+import { AppError, notFound } from "../errors";
+import { writeAudit } from "../audit";
+import type { Principal } from "../auth/principal";
+import { can } from "../auth/permissions";
+import { isGlobalAdmin, scopeOf } from "./scope";
+
+export { ZCreateTenant, ZTenantId, type TCreateTenant } from "./schema";
+
+export type TenantView = { id: string; name: string; createdAt: string };
+
+const toView = (t: { id: string; name: string; createdAt: Date }): TenantView => ({ id: t.id, name: t.name, createdAt: t.createdAt.toISOString() });
+
+/** Every tenant for a global principal; a scoped one's own only. */
+export async function listTenants(prisma: PrismaClient, principal: Principal): Promise<TenantView[]> {
+  const scope = scopeOf(principal);
+  const rows = await prisma.tenant.findMany({ where: scope.tenantId === null ? {} : { id: scope.tenantId }, orderBy: { id: "asc" }, take: 5000 });
+  return rows.map(toView);
+}
+
+/** Registers a tenant: global admins only (403), a bad id 400, an existing id 409; audited in the same transaction. */
+export async function createTenant(prisma: PrismaClient, input: TCreateTenant, principal: Principal): Promise<TenantView> {
+  if (!isGlobalAdmin(principal) || !can(principal.role, "users.manage"))
+    throw new AppError("forbidden", "Only a global admin may create tenants.", { role: principal.role, tenant: principal.tenantId ?? null });
+  const v = ZCreateTenant.parse(input);
+  return prisma.$transaction(async (tx) => {
+    if (await tx.tenant.findUnique({ where: { id: v.id }, select: { id: true } })) throw new AppError("conflict", `Tenant ${v.id} already exists.`);
+    const t = await tx.tenant.create({ data: { id: v.id, name: v.name } });
+    await writeAudit(tx, { actor: principal.actor, action: "tenant.create", targetType: "tenant", targetId: t.id, details: { name: t.name }, tenantId: t.id });
+    return toView(t);
+  });
+}
+
+/**
+ * The tenant an account or token is to be confined to must exist: 400 otherwise (the caller creates it first). null or
+ * undefined (global) passes. Returns the id as stored.
+ */
+export async function requireTenant(prisma: PrismaClient | Tx, tenantId: string | null | undefined, field = "tenant"): Promise<string | null> {
+  if (tenantId === null || tenantId === undefined || tenantId === "") return null;
+  const t = await prisma.tenant.findUnique({ where: { id: tenantId }, select: { id: true } });
+  if (!t)
+    throw new AppError(
+      "validation_failed",
+      `${field}: there is no tenant ${tenantId}; create it first (hookledger tenant create --id ${tenantId} --name "…", or POST /api/v1/tenants).`,
+      [{ path: field, message: `unknown tenant ${tenantId}` }],
+    );
+  return t.id;
+}
+
+/**
+ * For use cases that take a subscription id and do not read it through a scoped finder themselves (rotation, archive,
+ * test sends): 404 for a scoped principal unless the subscription is its tenant's, before anything is read or written.
+ * A global principal passes (the use case answers 404 for an unknown id as before).
+ */
+export async function assertSubscriptionVisible(prisma: PrismaClient, id: string, principal: Principal): Promise<void> {
+  const scope = scopeOf(principal);
+  if (scope.tenantId === null) return;
+  const sub = await prisma.subscription.findFirst({ where: { id, tenant: scope.tenantId }, select: { id: true } });
+  if (!sub) throw notFound("Subscription", id);
+}
+
+/** For what only a global principal may do (erasure across tenants): 403 for a scoped one. */
+export function assertGlobalPrincipal(principal: Principal, what: string): void {
+  const scope = scopeOf(principal);
+  if (scope.tenantId !== null) throw new AppError("forbidden", `Your account is confined to tenant ${scope.tenantId}; it may not ${what}.`, { tenant: scope.tenantId });
+}
