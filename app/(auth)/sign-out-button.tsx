@@ -9,6 +9,9 @@ export function SignOutButton({ className }: { className?: string }) {
       className={className ?? "text-sm text-slate-600 hover:text-slate-900"}
       onClick={async () => {
         await apiFetch("/api/auth/signout", { method: "POST" }).catch(() => {});
+        // A full load, not router.push: it drops the signed-out user's cached
+        // queries and client state along with the page.
+        // eslint-disable-next-line @next/next/no-location-assign-relative-destination
         window.location.assign("/signin");
       }}
     >

@@ -1,5 +1,5 @@
 "use client";
-import { ErrorState } from "@/components/dashboard/ui";
+import { ErrorState } from "@/components/ui/kit";
 
 export default function DashboardError({ error, reset }: { error: Error & { digest?: string }; reset: () => void }) {
   return (

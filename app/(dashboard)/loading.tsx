@@ -1,4 +1,4 @@
-import { Skeleton } from "@/components/dashboard/ui";
+import { Skeleton } from "@/components/ui/kit";
 
 export default function Loading() {
   return (

@@ -5,9 +5,11 @@ import { useState } from "react";
 import type { LookupResult } from "@/lib/dashboard/lookup";
 import { deliveryReceipt, describeDelivery, formatAbsolute, type DeliveryLite } from "@/lib/dashboard/describe";
 import { usePolled } from "@/components/dashboard/usePolled";
-import { shortTime, tzLabel, UpdatedAgo, useTimeZone } from "@/components/dashboard/time";
+import { formatTime, tzLabel, UpdatedAgo, useTimeZone } from "@/components/ui/time";
 import { CopyButton } from "@/components/dashboard/CopyButton";
-import { EmptyState, ErrorState, Skeleton, StateBadge, SubLink, btn, btnPrimary, input } from "@/components/dashboard/ui";
+import { EmptyState, ErrorState, Skeleton, StateBadge, SubLink, btn, btnPrimary, input } from "@/components/ui/kit";
+import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
+import { DistrictOverview } from "@/components/dashboard/DistrictOverview";
 
 const TONE: Record<string, string> = {
   ok: "border-l-emerald-600",
@@ -18,7 +20,7 @@ const TONE: Record<string, string> = {
 const TONE_TEXT: Record<string, string> = { ok: "text-emerald-900", wait: "text-amber-900", held: "text-slate-800", bad: "text-red-900" };
 
 export function DeliveryResult({ d, tz }: { d: DeliveryLite; tz: string }) {
-  const fmt = (iso: string) => shortTime(iso, tz);
+  const fmt = (iso: string) => formatTime(iso, tz);
   const sentence = describeDelivery(d, fmt);
   const receipt = deliveryReceipt(d, (iso) => formatAbsolute(iso, tz));
   return (
@@ -69,6 +71,8 @@ export function DeliveryResult({ d, tz }: { d: DeliveryLite; tz: string }) {
 export function LookupClient({ initialQuery, initial, initialAt }: { initialQuery: string; initial: LookupResult | null; initialAt: number }) {
   const router = useRouter();
   const tz = useTimeZone();
+  // A district's viewer lands on its own endpoints; the search below answers within its district only.
+  const district = useViewerTenant();
   const [text, setText] = useState(initialQuery);
   const [q, setQ] = useState(initialQuery);
   const url = q ? `/api/v1/dashboard/lookup?q=${encodeURIComponent(q)}` : null;
@@ -85,7 +89,11 @@ export function LookupClient({ initialQuery, initial, initialAt }: { initialQuer
     <div className="space-y-6">
       <div>
         <h1 className="text-2xl font-semibold">Did it arrive?</h1>
-        <p className="mt-1 text-slate-700">Search one thing: an event id, a student or assignment id, a district, a subscription, or a delivery key.</p>
+        <p className="mt-1 text-slate-700">
+          {district
+            ? `Search ${district.name}'s deliveries for one thing: an event id, a student or assignment id, a subscription, or a delivery key.`
+            : "Search one thing: an event id, a student or assignment id, a district, a subscription, or a delivery key."}
+        </p>
       </div>
       <form onSubmit={submit} role="search" className="flex flex-col gap-2 sm:flex-row">
         <label htmlFor="lookup-q" className="sr-only">
@@ -100,7 +108,7 @@ export function LookupClient({ initialQuery, initial, initialAt }: { initialQuer
           spellCheck={false}
           value={text}
           onChange={(e) => setText(e.target.value)}
-          placeholder="e.g. stu_881, evt_1001, lincoln, asg_7"
+          placeholder={district ? "e.g. stu_881, evt_1001, asg_7" : "e.g. stu_881, evt_1001, lincoln, asg_7"}
           className={`${input} w-full py-2.5 text-base sm:flex-1`}
         />
         <button type="submit" className={`${btnPrimary} py-2.5 text-base`}>
@@ -108,7 +116,8 @@ export function LookupClient({ initialQuery, initial, initialAt }: { initialQuer
         </button>
       </form>
 
-      {!q && (
+      {!q && district && <DistrictOverview district={district} />}
+      {!q && !district && (
         <EmptyState title="Start with whatever the ticket mentions">
           A parent&apos;s ticket usually names a student and an assignment; paste either. Times are shown in {tzLabel(tz)}.
         </EmptyState>

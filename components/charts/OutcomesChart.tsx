@@ -1,9 +1,20 @@
 "use client";
 // Attempt outcomes over time for one subscription (attempt_stats_minute).
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
-import { shortTime, tzLabel, useTimeZone } from "../dashboard/time";
+import { ATTEMPT_OUTCOMES, type AttemptOutcome } from "@/lib/ledger/states";
+import { ATTEMPT_OUTCOME_LABELS } from "../ui/labels";
+import { formatClock, formatTime, tzLabel, useTimeZone } from "../ui/time";
 
 export type OutcomePoint = { at: string; delivered: number; retried: number; deadLettered: number; abandoned: number };
+
+/** One stacked series per attempt outcome, in the ledger's order, named by its label. */
+const SERIES: Record<AttemptOutcome, { key: Exclude<keyof OutcomePoint, "at">; color: string }> = {
+  delivered: { key: "delivered", color: "#059669" },
+  retry: { key: "retried", color: "#d97706" },
+  dead_letter: { key: "deadLettered", color: "#dc2626" },
+  abandoned: { key: "abandoned", color: "#64748b" },
+};
+const sentenceCase = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 export function OutcomesChart({ points, label }: { points: OutcomePoint[]; label: string }) {
   const tz = useTimeZone();
@@ -14,14 +25,13 @@ export function OutcomesChart({ points, label }: { points: OutcomePoint[]; label
         <ResponsiveContainer width="100%" height="100%">
           <BarChart data={points} margin={{ top: 8, right: 8, bottom: 0, left: -16 }}>
             <CartesianGrid strokeDasharray="3 3" stroke="#e2e8f0" vertical={false} />
-            <XAxis dataKey="at" tickFormatter={(v: string) => shortTime(v, tz).slice(-8, -3)} tick={{ fontSize: 11, fill: "#475569" }} minTickGap={24} />
+            <XAxis dataKey="at" tickFormatter={(v: string) => formatClock(v, tz)} tick={{ fontSize: 11, fill: "#475569" }} minTickGap={24} />
             <YAxis allowDecimals={false} tick={{ fontSize: 11, fill: "#475569" }} />
-            <Tooltip labelFormatter={(v) => `${shortTime(String(v), tz)} ${tzLabel(tz)}`} />
-            <Legend wrapperStyle={{ fontSize: 12 }} />
-            <Bar dataKey="delivered" name="Delivered" stackId="a" fill="#059669" isAnimationActive={false} />
-            <Bar dataKey="retried" name="Will retry" stackId="a" fill="#d97706" isAnimationActive={false} />
-            <Bar dataKey="deadLettered" name="Dead-lettered" stackId="a" fill="#dc2626" isAnimationActive={false} />
-            <Bar dataKey="abandoned" name="Abandoned (lease expired)" stackId="a" fill="#64748b" isAnimationActive={false} />
+            <Tooltip labelFormatter={(v) => formatTime(String(v), tz)} />
+            <Legend wrapperStyle={{ fontSize: 12 }} itemSorter={null} />
+            {ATTEMPT_OUTCOMES.map((o) => (
+              <Bar key={o} dataKey={SERIES[o].key} name={sentenceCase(ATTEMPT_OUTCOME_LABELS[o])} stackId="a" fill={SERIES[o].color} isAnimationActive={false} />
+            ))}
           </BarChart>
         </ResponsiveContainer>
       </div>

@@ -1,6 +1,6 @@
 "use client";
 import { useState } from "react";
-import { btn } from "./ui";
+import { btn } from "@/components/ui/kit";
 
 /** Copies `text`; falls back to selecting a textarea when the clipboard API is unavailable (http origins). */
 export function CopyButton({ text, label = "Copy", className }: { text: string; label?: string; className?: string }) {

@@ -1,21 +1,24 @@
 "use client";
 import Link from "next/link";
 import { usePathname } from "next/navigation";
+import { useViewerTenant } from "./ViewerTenant";
 
 export const NAV = [
   { href: "/", label: "Lookup" },
   { href: "/subscriptions", label: "Subscriptions" },
   { href: "/dlq", label: "Dead letters" },
   { href: "/redrives", label: "Redrives" },
-  { href: "/alerts", label: "Alerts" },
+  // The alert conditions are the whole system's (every district's queue and dead letters): not a district's page.
+  { href: "/alerts", label: "Alerts", global: true },
   { href: "/audit", label: "Audit" },
 ];
 
 export function NavLinks() {
   const path = usePathname();
+  const scoped = useViewerTenant() !== null;
   return (
     <nav aria-label="Main" className="-mx-1 flex gap-1 overflow-x-auto text-sm">
-      {NAV.map((n) => {
+      {NAV.filter((n) => !(scoped && "global" in n && n.global)).map((n) => {
         const active = n.href === "/" ? path === "/" || path.startsWith("/deliveries") : path.startsWith(n.href);
         return (
           <Link

@@ -1,5 +1,6 @@
 "use client";
-// react-query for the dashboard. Polling intervals are per query (usePolled);
+// The dashboard's one react-query client, for every page (the redrive pages
+// included). Polling intervals are per query (usePolled);
 // refetchIntervalInBackground stays false, so a hidden tab stops polling.
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { useState } from "react";

@@ -1,5 +1,5 @@
 // Single redrive on the delivery page. A server component: it asks the
-// session whether the viewer may redrive (the permission table; STYLE.md #4)
+// session whether the viewer may redrive (the permission table; docs/STYLE.md #4)
 // and renders nothing for roles that may not. The server enforces the same
 // rule (403); hiding the button is a courtesy.
 //

@@ -7,6 +7,8 @@
 import { useState } from "react";
 import { useRouter } from "next/navigation";
 import { apiFetch, ApiError } from "@/lib/client/api";
+import { btn, btnPrimary, card, input, label as labelClass } from "@/components/ui/kit";
+import { LiveButton } from "@/components/ui/LiveButton";
 
 export function RedriveDeliveryControl({ deliveryId, state, onDone }: { deliveryId: string; state: string; onDone?: () => void }) {
   const router = useRouter();
@@ -16,8 +18,13 @@ export function RedriveDeliveryControl({ deliveryId, state, onDone }: { delivery
   const [error, setError] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
 
-  if (state !== "dead_letter" && state !== "scheduled") return done ? <p role="status" className="text-sm text-emerald-700">{done}</p> : null;
-  const isRedrive = state === "dead_letter";
+  if (state !== "dead_letter" && state !== "resolved" && state !== "scheduled")
+    return done ? (
+      <p role="status" className="text-sm text-emerald-700">
+        {done}
+      </p>
+    ) : null;
+  const isRedrive = state !== "scheduled";
   const label = isRedrive ? "Redrive" : "Retry now";
 
   async function submit(e: React.FormEvent) {
@@ -41,26 +48,26 @@ export function RedriveDeliveryControl({ deliveryId, state, onDone }: { delivery
   if (!open)
     return (
       <div className="flex flex-col items-start gap-1">
-        <button
-          type="button"
-          onClick={() => setOpen(true)}
-          className="rounded-md bg-blue-700 px-3 py-1.5 text-sm font-medium text-white hover:bg-blue-800"
-        >
+        <LiveButton onClick={() => setOpen(true)} className={btnPrimary}>
           {label}…
-        </button>
-        {done && <p role="status" className="text-sm text-emerald-700">{done}</p>}
+        </LiveButton>
+        {done && (
+          <p role="status" className="text-sm text-emerald-700">
+            {done}
+          </p>
+        )}
       </div>
     );
 
   return (
-    <form onSubmit={submit} className="flex max-w-md flex-col gap-2 rounded-md border border-slate-200 bg-white p-3" aria-label={`${label} this delivery`}>
+    <form onSubmit={submit} className={`${card} flex max-w-md flex-col gap-2`} aria-label={`${label} this delivery`}>
       <p className="text-sm text-slate-700">
         {isRedrive
           ? "Send this delivery again with the same webhook-id and the same bytes. The attempt budget starts afresh."
           : "Attempt this delivery now instead of waiting for its scheduled retry."}
       </p>
-      <label className="flex flex-col gap-1 text-sm">
-        <span className="font-medium">Reason (incident or ticket id)</span>
+      <label className={labelClass}>
+        <span>Reason (incident or ticket id)</span>
         <input
           value={reason}
           onChange={(e) => setReason(e.target.value)}
@@ -68,7 +75,7 @@ export function RedriveDeliveryControl({ deliveryId, state, onDone }: { delivery
           minLength={3}
           maxLength={500}
           placeholder="INC-2231: Lincoln fixed their importer"
-          className="rounded-md border border-slate-300 px-2 py-1"
+          className={input}
         />
       </label>
       {error && (
@@ -77,14 +84,10 @@ export function RedriveDeliveryControl({ deliveryId, state, onDone }: { delivery
         </p>
       )}
       <div className="flex gap-2">
-        <button
-          type="submit"
-          disabled={busy || reason.trim().length < 3}
-          className="rounded-md bg-blue-700 px-3 py-1.5 text-sm font-medium text-white hover:bg-blue-800 disabled:opacity-50"
-        >
+        <button type="submit" disabled={busy || reason.trim().length < 3} className={btnPrimary}>
           {busy ? "Working…" : isRedrive ? "Redrive 1 delivery" : "Retry now"}
         </button>
-        <button type="button" onClick={() => setOpen(false)} className="rounded-md px-3 py-1.5 text-sm text-slate-700 hover:bg-slate-100">
+        <button type="button" onClick={() => setOpen(false)} className={btn}>
           Cancel
         </button>
       </div>

@@ -3,10 +3,12 @@
 // use cases in lib/auth/admin.ts check the permission again; Next refuses a
 // server action whose Origin does not match the Host (CSRF).
 import { revalidatePath } from "next/cache";
+import { ZodError } from "zod";
 import { getPrisma } from "@/lib/db/prisma";
 import { AppError } from "@/lib/errors";
 import { authorizeAction } from "@/lib/auth/session";
 import { createTokenAsAdmin, createUserAsAdmin, revokeToken, setUserDisabled } from "@/lib/auth/admin";
+import { createTenant } from "@/lib/tenants/service";
 
 export type ActionResult<T = undefined> = { ok: true; value?: T } | { ok: false; error: string };
 
@@ -15,14 +17,23 @@ async function run<T>(fn: () => Promise<T>): Promise<ActionResult<T>> {
     return { ok: true, value: await fn() };
   } catch (err) {
     if (err instanceof AppError) return { ok: false, error: err.message };
+    // A refused field says which and why, next to the form, instead of an error page.
+    if (err instanceof ZodError) return { ok: false, error: err.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ") };
     throw err;
   }
 }
 
-export async function createUserAction(input: { email: string; role: string }): Promise<ActionResult<{ email: string; role: string; password: string }>> {
+/** A tenant field: "" (or absent) is global. */
+const tenantOf = (v: unknown): string | null => (typeof v === "string" && v.trim() ? v.trim() : null);
+
+export async function createUserAction(input: {
+  email: string;
+  role: string;
+  tenantId?: string;
+}): Promise<ActionResult<{ email: string; role: string; password: string }>> {
   return run(async () => {
     const viewer = await authorizeAction("users.manage");
-    const u = await createUserAsAdmin(getPrisma(), { email: String(input.email ?? ""), role: String(input.role ?? "") }, viewer);
+    const u = await createUserAsAdmin(getPrisma(), { email: String(input.email ?? ""), role: String(input.role ?? ""), tenantId: tenantOf(input.tenantId) }, viewer);
     revalidatePath("/admin/users");
     return { email: u.email, role: u.role, password: u.password };
   });
@@ -37,10 +48,14 @@ export async function setUserDisabledAction(id: string, disabled: boolean): Prom
   });
 }
 
-export async function createTokenAction(input: { role: string; name?: string }): Promise<ActionResult<{ name: string; role: string; token: string }>> {
+export async function createTokenAction(input: { role: string; name?: string; tenantId?: string }): Promise<ActionResult<{ name: string; role: string; token: string }>> {
   return run(async () => {
     const viewer = await authorizeAction("tokens.manage");
-    const t = await createTokenAsAdmin(getPrisma(), { role: String(input.role ?? ""), name: input.name ? String(input.name) : undefined }, viewer);
+    const t = await createTokenAsAdmin(
+      getPrisma(),
+      { role: String(input.role ?? ""), name: input.name ? String(input.name) : undefined, tenantId: tenantOf(input.tenantId) },
+      viewer,
+    );
     revalidatePath("/admin/tokens");
     return { name: t.name, role: t.role, token: t.token };
   });
@@ -52,5 +67,14 @@ export async function revokeTokenAction(id: string): Promise<ActionResult> {
     await revokeToken(getPrisma(), String(id), viewer);
     revalidatePath("/admin/tokens");
     return undefined;
+  });
+}
+
+export async function createTenantAction(input: { id: string; name: string }): Promise<ActionResult<{ id: string; name: string }>> {
+  return run(async () => {
+    const viewer = await authorizeAction("tenants.manage");
+    const t = await createTenant(getPrisma(), { id: String(input.id ?? ""), name: String(input.name ?? "") }, viewer);
+    revalidatePath("/admin/tenants");
+    return { id: t.id, name: t.name };
   });
 }

@@ -1,9 +1,29 @@
 "use client";
 import { useState, useTransition } from "react";
-import { createTokenAction, createUserAction, revokeTokenAction, setUserDisabledAction } from "./actions";
+import { btnPrimary as button, card, input } from "@/components/ui/kit";
+import { createTenantAction, createTokenAction, createUserAction, revokeTokenAction, setUserDisabledAction } from "./actions";
 
-const input = "rounded-md border border-slate-300 px-2 py-1.5 text-sm";
-const button = "rounded-md bg-slate-900 px-3 py-1.5 text-sm font-medium text-white hover:bg-slate-700 disabled:opacity-60";
+export type TenantChoice = { id: string; name: string };
+
+/**
+ * Which district an account or token is confined to. Empty is global: it sees
+ * and acts on every district, so it is the choice to make on purpose, not by default for a district's people.
+ */
+function TenantSelect({ tenants, global }: { tenants: TenantChoice[]; global: boolean }) {
+  return (
+    <label className="min-w-0 max-w-full text-sm">
+      <span className="block text-slate-600">Tenant</span>
+      <select name="tenantId" className={`${input} max-w-full`} defaultValue={global ? "" : tenants[0]?.id}>
+        {global && <option value="">Global (every district)</option>}
+        {tenants.map((t) => (
+          <option key={t.id} value={t.id}>
+            {t.name} ({t.id})
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
 
 function OneTime({ label, value }: { label: string; value: string }) {
   return (
@@ -17,20 +37,21 @@ function OneTime({ label, value }: { label: string; value: string }) {
   );
 }
 
-export function CreateUserForm({ roles }: { roles: readonly string[] }) {
+/** `global`: the viewer is a global admin and may make global accounts; a district's admin makes its district's only. */
+export function CreateUserForm({ roles, tenants, global }: { roles: readonly string[]; tenants: TenantChoice[]; global: boolean }) {
   const [pending, start] = useTransition();
   const [error, setError] = useState<string | null>(null);
   const [created, setCreated] = useState<{ email: string; password: string } | null>(null);
   return (
     <form
-      className="mt-4 rounded-lg border border-slate-200 bg-white p-4"
+      className={`${card} mt-4`}
       onSubmit={(e) => {
         e.preventDefault();
         const f = new FormData(e.currentTarget);
         start(async () => {
           setError(null);
           setCreated(null);
-          const r = await createUserAction({ email: String(f.get("email")), role: String(f.get("role")) });
+          const r = await createUserAction({ email: String(f.get("email")), role: String(f.get("role")), tenantId: String(f.get("tenantId") ?? "") });
           if (r.ok && r.value) setCreated(r.value);
           else if (!r.ok) setError(r.error);
         });
@@ -50,11 +71,16 @@ export function CreateUserForm({ roles }: { roles: readonly string[] }) {
             ))}
           </select>
         </label>
+        <TenantSelect tenants={tenants} global={global} />
         <button type="submit" disabled={pending} className={button}>
           Create user
         </button>
       </div>
-      {error ? <p role="alert" className="mt-2 text-sm text-red-700">{error}</p> : null}
+      {error ? (
+        <p role="alert" className="mt-2 text-sm text-red-700">
+          {error}
+        </p>
+      ) : null}
       {created ? <OneTime label={`One-time password for ${created.email}.`} value={created.password} /> : null}
     </form>
   );
@@ -78,25 +104,34 @@ export function UserDisableButton({ id, disabled }: { id: string; disabled: bool
       >
         {disabled ? "Enable" : "Disable"}
       </button>
-      {error ? <span role="alert" className="ml-2 text-xs text-red-700">{error}</span> : null}
+      {error ? (
+        <span role="alert" className="ml-2 text-xs text-red-700">
+          {error}
+        </span>
+      ) : null}
     </span>
   );
 }
 
-export function CreateTokenForm({ roles }: { roles: readonly string[] }) {
+/** `global`: the viewer is a global admin and may make global accounts; a district's admin makes its district's only. */
+export function CreateTokenForm({ roles, tenants, global }: { roles: readonly string[]; tenants: TenantChoice[]; global: boolean }) {
   const [pending, start] = useTransition();
   const [error, setError] = useState<string | null>(null);
   const [created, setCreated] = useState<{ name: string; token: string } | null>(null);
   return (
     <form
-      className="mt-4 rounded-lg border border-slate-200 bg-white p-4"
+      className={`${card} mt-4`}
       onSubmit={(e) => {
         e.preventDefault();
         const f = new FormData(e.currentTarget);
         start(async () => {
           setError(null);
           setCreated(null);
-          const r = await createTokenAction({ role: String(f.get("role")), name: String(f.get("name") ?? "") || undefined });
+          const r = await createTokenAction({
+            role: String(f.get("role")),
+            name: String(f.get("name") ?? "") || undefined,
+            tenantId: String(f.get("tenantId") ?? ""),
+          });
           if (r.ok && r.value) setCreated(r.value);
           else if (!r.ok) setError(r.error);
         });
@@ -116,11 +151,16 @@ export function CreateTokenForm({ roles }: { roles: readonly string[] }) {
             ))}
           </select>
         </label>
+        <TenantSelect tenants={tenants} global={global} />
         <button type="submit" disabled={pending} className={button}>
           Create token
         </button>
       </div>
-      {error ? <p role="alert" className="mt-2 text-sm text-red-700">{error}</p> : null}
+      {error ? (
+        <p role="alert" className="mt-2 text-sm text-red-700">
+          {error}
+        </p>
+      ) : null}
       {created ? <OneTime label={`Token "${created.name}".`} value={created.token} /> : null}
     </form>
   );
@@ -142,5 +182,56 @@ export function RevokeTokenButton({ id, name }: { id: string; name: string }) {
     >
       Revoke
     </button>
+  );
+}
+
+export function CreateTenantForm() {
+  const [pending, start] = useTransition();
+  const [error, setError] = useState<string | null>(null);
+  const [created, setCreated] = useState<{ id: string; name: string } | null>(null);
+  return (
+    <form
+      className={`${card} mt-4`}
+      aria-label="Add a tenant"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const form = e.currentTarget;
+        const f = new FormData(form);
+        start(async () => {
+          setError(null);
+          setCreated(null);
+          const r = await createTenantAction({ id: String(f.get("id") ?? ""), name: String(f.get("name") ?? "") });
+          if (r.ok && r.value) {
+            setCreated(r.value);
+            form.reset();
+          } else if (!r.ok) setError(r.error);
+        });
+      }}
+    >
+      <h2 className="text-base font-semibold">Add a tenant</h2>
+      <div className="mt-2 flex flex-wrap items-end gap-2">
+        <label className="text-sm">
+          <span className="block text-slate-600">Id (what producers send as subject.tenant)</span>
+          <input name="id" required className={input} placeholder="lincoln" autoComplete="off" spellCheck={false} />
+        </label>
+        <label className="text-sm">
+          <span className="block text-slate-600">Name</span>
+          <input name="name" required className={input} placeholder="Lincoln USD" />
+        </label>
+        <button type="submit" disabled={pending} className={button}>
+          Create tenant
+        </button>
+      </div>
+      {error ? (
+        <p role="alert" className="mt-2 text-sm text-red-700">
+          {error}
+        </p>
+      ) : null}
+      {created ? (
+        <p role="status" className="mt-2 text-sm text-emerald-800">
+          Created {created.name} ({created.id}). Give its people accounts on the Users page with this tenant.
+        </p>
+      ) : null}
+    </form>
   );
 }

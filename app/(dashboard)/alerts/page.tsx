@@ -1,6 +1,7 @@
 // Which of the shipped alert conditions (deploy/prometheus/alerts.yml) hold
 // right now, evaluated against the database with the same thresholds.
 import type { Metadata } from "next";
+import { forbidden } from "next/navigation";
 import { requireViewer } from "@/lib/auth/session";
 import { getPool } from "@/lib/db/pool";
 import { findAlertConditions } from "@/lib/metrics/alerts";
@@ -11,7 +12,9 @@ export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Alerts · hookledger" };
 
 export default async function AlertsPage() {
-  await requireViewer("dlq.read");
+  const viewer = await requireViewer("dlq.read");
+  // The conditions are the whole system's (every district's queue, dead letters and workers): not a district's to read.
+  if (viewer.tenantId) forbidden();
   const { evaluatedAt, conditions } = await findAlertConditions(getPool());
   const firing = conditions.filter((c) => c.holds).length;
   return (
@@ -20,8 +23,8 @@ export default async function AlertsPage() {
         <div>
           <h1 className="text-2xl font-semibold text-slate-900">Alerts</h1>
           <p className="mt-1 text-sm text-slate-700">
-            {firing === 0 ? "No alert condition holds now." : `${firing} of ${conditions.length} alert conditions hold now.`} The same conditions page on-call
-            through Prometheus (<code className="rounded bg-slate-100 px-1">deploy/prometheus/alerts.yml</code>).
+            {firing === 0 ? "No alert condition holds now." : `${firing} of ${conditions.length} alert conditions hold now.`} The same conditions page on-call through
+            Prometheus (<code className="rounded bg-slate-100 px-1">deploy/prometheus/alerts.yml</code>).
           </p>
         </div>
         <AutoRefresh evaluatedAt={evaluatedAt} />

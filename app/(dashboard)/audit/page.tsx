@@ -5,39 +5,112 @@
 import Link from "next/link";
 import { requireViewer } from "@/lib/auth/session";
 import { getPrisma } from "@/lib/db/prisma";
-import { card, btn, btnPrimary, input, label, fmtTime } from "@/components/redrive/ui";
+import { btn } from "@/components/ui/kit";
+import { Time } from "@/components/ui/time";
+import { AUDIT_ACTION_LABELS, AUDIT_TARGET_TYPE_LABELS, DELIVERY_STATE_LABELS, ERROR_CLASS_LABELS, labelOf } from "@/components/ui/labels";
+import { isAuditAction, parseAuditDetails, type AuditTargetType } from "@/lib/audit";
+import { scopeOf } from "@/lib/tenants/scope";
+import { listTenants } from "@/lib/tenants/service";
 import { ZAuditQuery, findAuditEntries } from "./find-audit-entries";
+import { AuditFilterForm } from "./filter-form";
 
 export const dynamic = "force-dynamic";
 
-const TARGET_LINK: Record<string, (id: string) => string> = {
+const TARGET_LINK: Partial<Record<AuditTargetType, (id: string) => string>> = {
   delivery: (id) => `/deliveries/${encodeURIComponent(id)}`,
   subscription: (id) => `/subscriptions/${encodeURIComponent(id)}`,
   redrive_batch: (id) => `/redrives/${encodeURIComponent(id)}`,
 };
 
-function summarize(details: unknown): string {
+const plural = (n: number, one: string, many: string) => `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+
+/** A row's details in a line, read through its action's schema; rows the schema does not know fall back to a generic reading. */
+function summarize(action: string, details: unknown): string {
+  if (isAuditAction(action)) {
+    switch (action) {
+      case "delivery.redrive":
+      case "delivery.retry_now": {
+        const d = parseAuditDetails(action, details);
+        if (d)
+          return `${d.eventId} from ${labelOf(DELIVERY_STATE_LABELS, d.from)}${d.lastStatusCode ? `; last answer HTTP ${d.lastStatusCode}` : d.lastErrorClass ? `; last answer ${labelOf(ERROR_CLASS_LABELS, d.lastErrorClass)}` : ""}`;
+        break;
+      }
+      case "redrive.create": {
+        const d = parseAuditDetails(action, details);
+        if (d) {
+          const f = Object.entries(d.filter).map(([k, v]) => `${k}=${v}`);
+          return `${plural(d.count, "delivery", "deliveries")}; ${f.length ? `filter ${f.join(", ")}` : "no filter"}; ${d.ratePerSecond}/s${d.latestStateWins ? "; latest state wins" : ""}`;
+        }
+        break;
+      }
+      case "redrive.cancel": {
+        const d = parseAuditDetails(action, details);
+        if (d) return `${d.redriven} redriven, ${d.remaining} not reached`;
+        break;
+      }
+      case "subscription.pause":
+      case "subscription.resume":
+      case "subscription.disable": {
+        const d = parseAuditDetails(action, details);
+        if (d) return `${"from" in d ? `${d.from} → ` : "HTTP 410; "}${d.to}`;
+        break;
+      }
+      case "subscription.update": {
+        const d = parseAuditDetails(action, details);
+        if (d) return `changed ${d.changed.join(", ")}`;
+        break;
+      }
+      case "subscription.create": {
+        const d = parseAuditDetails(action, details);
+        if (d) return `${d.url}; ${d.eventTypes.join(", ")}${d.tenant ? `; tenant ${d.tenant}` : ""}`;
+        break;
+      }
+      case "subscription.secret.rotate": {
+        const d = parseAuditDetails(action, details);
+        if (d) return `new secret ${d.secretId}; ${plural(d.retiring.length, "old secret", "old secrets")} retiring after ${d.overlapSeconds} s`;
+        break;
+      }
+      case "user.create":
+      case "user.disable":
+      case "user.enable":
+      case "user.password_change": {
+        const d = parseAuditDetails(action, details);
+        if (d) return "role" in d ? `${d.email} (${d.role})` : d.email;
+        break;
+      }
+      case "user.role": {
+        const d = parseAuditDetails(action, details);
+        if (d) return `${d.email}: ${d.from} → ${d.to}`;
+        break;
+      }
+      case "token.create":
+      case "token.revoke": {
+        const d = parseAuditDetails(action, details);
+        if (d) return `"${d.name}" (${d.role})`;
+        break;
+      }
+    }
+  }
   if (!details || typeof details !== "object") return "";
   const d = details as Record<string, unknown>;
   const parts: string[] = [];
-  if (typeof d.count === "number") parts.push(`${d.count.toLocaleString("en-US")} ${d.count === 1 ? "delivery" : "deliveries"}`);
-  if (d.filter && typeof d.filter === "object") {
-    const f = Object.entries(d.filter as Record<string, unknown>).map(([k, v]) => `${k}=${v}`);
-    parts.push(f.length ? `filter ${f.join(", ")}` : "no filter");
-  }
-  if (typeof d.ratePerSecond === "number") parts.push(`${d.ratePerSecond}/s`);
+  if (typeof d.count === "number") parts.push(plural(d.count, "delivery", "deliveries"));
   if (typeof d.from === "string" && typeof d.to === "string") parts.push(`${d.from} → ${d.to}`);
-  if (typeof d.remaining === "number") parts.push(`${d.redriven} redriven, ${d.remaining} not reached`);
-  if (Array.isArray(d.changed)) parts.push(`changed ${d.changed.join(", ")}`);
   return parts.join("; ");
 }
 
 export default async function AuditPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  await requireViewer("audit.read");
+  const viewer = await requireViewer("audit.read");
+  // A viewer confined to a district reads the rows that touched it only (the query's scope); a global one sees a tenant column and filter.
+  const global = !viewer.tenantId;
   const raw = await searchParams;
   const flat = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, (Array.isArray(v) ? v[0] : v) || undefined]));
   const q = ZAuditQuery.parse(flat);
-  const { items, nextBefore, actions } = await findAuditEntries(getPrisma(), q);
+  const [{ items, nextBefore }, tenants] = await Promise.all([
+    findAuditEntries(getPrisma(), q, scopeOf(viewer)),
+    global ? listTenants(getPrisma(), viewer) : Promise.resolve(null),
+  ]);
+  const tenantName = new Map((tenants ?? []).map((t) => [t.id, t.name]));
   const keep = new URLSearchParams(Object.entries(flat).filter(([k, v]) => v && k !== "before") as [string, string][]);
   const nextHref = nextBefore ? `/audit?${new URLSearchParams({ ...Object.fromEntries(keep), before: nextBefore })}` : null;
 
@@ -47,79 +120,45 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
         <h1 className="text-2xl font-semibold">Audit</h1>
         <p className="mt-1 text-sm text-slate-600">Operator actions, newest first. Each row was written in the same transaction as the change it records.</p>
       </div>
-      <form method="get" action="/audit" className={`${card} grid gap-3 sm:grid-cols-3 lg:grid-cols-6`} aria-label="Filter the audit log">
-        <label className={label}>
-          Actor
-          <input name="actor" defaultValue={q.actor ?? ""} className={input} placeholder="user:ana@…" />
-        </label>
-        <label className={label}>
-          Action
-          <select name="action" defaultValue={q.action ?? ""} className={input}>
-            <option value="">Any action</option>
-            {actions.map((a) => (
-              <option key={a} value={a}>
-                {a}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className={label}>
-          Target type
-          <select name="targetType" defaultValue={q.targetType ?? ""} className={input}>
-            <option value="">Any</option>
-            {["delivery", "subscription", "redrive_batch", "user", "token"].map((t) => (
-              <option key={t} value={t}>
-                {t}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className={label}>
-          Target id
-          <input name="targetId" defaultValue={q.targetId ?? ""} className={input} placeholder="dlv_… / sub_… / rdb_…" />
-        </label>
-        <label className={label}>
-          From (UTC)
-          <input type="datetime-local" name="from" defaultValue={q.from?.slice(0, 16) ?? ""} className={input} />
-        </label>
-        <label className={label}>
-          Before (UTC)
-          <input type="datetime-local" name="to" defaultValue={q.to?.slice(0, 16) ?? ""} className={input} />
-        </label>
-        <div className="flex gap-2 sm:col-span-3 lg:col-span-6">
-          <button type="submit" className={btnPrimary}>
-            Filter
-          </button>
-          <Link href="/audit" className={btn}>
-            Clear
-          </Link>
-        </div>
-      </form>
+      <AuditFilterForm q={q} tenants={tenants && tenants.map((t) => ({ id: t.id, name: t.name }))} />
 
       {items.length === 0 ? (
         <div className="rounded-lg border border-dashed border-slate-300 bg-white px-4 py-8 text-center text-slate-700">No operator actions match these filters.</div>
       ) : (
-        <div className={`${card} overflow-x-auto p-0`}>
-          <table className="w-full text-left text-sm">
-            <thead className="bg-slate-50 text-slate-600">
+        // One table for every width: below md each row reflows into a card.
+        <div className="relative rounded-lg border border-slate-200 bg-white shadow-sm md:overflow-x-auto">
+          <table className="block w-full text-left text-sm md:table">
+            <thead className="hidden bg-slate-50 text-slate-600 md:table-header-group">
               <tr>
                 <th className="px-3 py-2 font-medium">When</th>
                 <th className="px-3 py-2 font-medium">Actor</th>
+                {global && <th className="px-3 py-2 font-medium">Tenant</th>}
                 <th className="px-3 py-2 font-medium">Action</th>
                 <th className="px-3 py-2 font-medium">Target</th>
                 <th className="px-3 py-2 font-medium">Reason</th>
                 <th className="px-3 py-2 font-medium">Details</th>
               </tr>
             </thead>
-            <tbody>
+            <tbody className="block md:table-row-group">
               {items.map((e) => {
-                const href = TARGET_LINK[e.targetType]?.(e.targetId);
+                const href = TARGET_LINK[e.targetType as AuditTargetType]?.(e.targetId);
                 return (
-                  <tr key={e.id} className="border-t border-slate-200 align-top">
-                    <td className="whitespace-nowrap px-3 py-2">{fmtTime(e.createdAt)}</td>
-                    <td className="px-3 py-2">{e.actor}</td>
-                    <td className="px-3 py-2 font-mono text-xs">{e.action}</td>
-                    <td className="px-3 py-2 font-mono text-xs">
+                  <tr key={e.id} className="block border-t border-slate-200 px-3 py-2 align-top first:border-t-0 md:table-row md:border-t md:p-0">
+                    <td className="block whitespace-nowrap text-xs text-slate-600 md:table-cell md:px-3 md:py-2 md:text-sm md:text-slate-900">
+                      <Time iso={e.createdAt} relative={false} />
+                    </td>
+                    <td className="block break-all md:table-cell md:break-normal md:px-3 md:py-2">{e.actor}</td>
+                    {global && (
+                      <td className="block text-slate-700 md:table-cell md:px-3 md:py-2" data-testid="audit-tenant">
+                        <span className="text-slate-500 md:hidden">Tenant: </span>
+                        {e.tenantId ? (tenantName.get(e.tenantId) ?? e.tenantId) : "global"}
+                      </td>
+                    )}
+                    <td className="block font-medium md:table-cell md:px-3 md:py-2 md:font-normal">
+                      {labelOf(AUDIT_ACTION_LABELS, e.action)}
+                      <div className="font-mono text-xs text-slate-500">{e.action}</div>
+                    </td>
+                    <td className="block break-all font-mono text-xs md:table-cell md:px-3 md:py-2">
                       {href ? (
                         <Link href={href} className="text-blue-700 hover:underline">
                           {e.targetId}
@@ -127,14 +166,19 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
                       ) : (
                         e.targetId
                       )}
-                      <div className="font-sans text-slate-500">{e.targetType}</div>
+                      <div className="font-sans text-slate-500">{labelOf(AUDIT_TARGET_TYPE_LABELS, e.targetType)}</div>
                     </td>
-                    <td className="px-3 py-2">{e.reason ?? "—"}</td>
-                    <td className="px-3 py-2 text-slate-700">
-                      {summarize(e.details)}
+                    <td className="block md:table-cell md:px-3 md:py-2">
+                      <span className="text-slate-500 md:hidden">Why: </span>
+                      {e.reason ?? "—"}
+                    </td>
+                    <td className="block text-slate-700 md:table-cell md:px-3 md:py-2">
+                      {summarize(e.action, e.details)}
                       <details className="mt-1">
                         <summary className="cursor-pointer text-xs text-slate-500">JSON</summary>
-                        <pre className="mt-1 max-w-md overflow-x-auto whitespace-pre-wrap break-all rounded bg-slate-50 p-2 text-xs">{JSON.stringify(e.details, null, 2)}</pre>
+                        <pre className="mt-1 max-w-md overflow-x-auto whitespace-pre-wrap break-all rounded bg-slate-50 p-2 text-xs">
+                          {JSON.stringify(e.details, null, 2)}
+                        </pre>
                       </details>
                     </td>
                   </tr>

@@ -3,10 +3,12 @@ import Link from "next/link";
 import { useState } from "react";
 import type { DlqGroup, DlqPoint, DlqSummary } from "@/lib/dashboard/dlq";
 import { formatAge } from "@/lib/dashboard/describe";
+import { ResolveGroupDialog, type ResolveTarget } from "@/components/dlq/ResolveGroupDialog";
 import { usePolled } from "@/components/dashboard/usePolled";
-import { Time, UpdatedAgo } from "@/components/dashboard/time";
-import { Card, EmptyState, ErrorState, Skeleton, Stat, segBtn, SubLink, btn, btnPrimary, input } from "@/components/dashboard/ui";
+import { Time, UpdatedAgo } from "@/components/ui/time";
+import { Card, EmptyState, ErrorState, Skeleton, Stat, segBtn, SubLink, btn, btnPrimary, input } from "@/components/ui/kit";
 import { DlqCharts } from "@/components/charts/DlqCharts";
+import { DEAD_LETTER_REASON_LABELS, ERROR_CLASS_LABELS, labelOf } from "@/components/ui/labels";
 
 type History = { points: DlqPoint[]; bucketSeconds: number };
 const RANGES = [
@@ -15,12 +17,7 @@ const RANGES = [
   [24, "24 h"],
   [168, "7 d"],
 ] as const;
-const REASONS: Record<string, string> = {
-  exhausted: "retries exhausted",
-  permanent: "permanent error",
-  gone: "410 Gone",
-  target_blocked: "target blocked",
-};
+const reasonLabel = (r: string | null) => labelOf(DEAD_LETTER_REASON_LABELS, r, "unknown");
 
 /** The redrive page, pre-filtered (the redrive engineer's /redrive takes these parameters). */
 function redriveHref(f: { subscriptionId?: string; reason?: string | null; errorClass?: string | null; statusCode?: number | null }) {
@@ -36,19 +33,24 @@ export function DlqClient({
   initial,
   initialAt,
   canRedrive,
+  canResolve = false,
   initialFilter,
 }: {
   initial: { summary: DlqSummary; history: History };
   initialAt: number;
   canRedrive: boolean;
+  canResolve?: boolean;
   initialFilter: { subscriptionId: string; reason: string };
 }) {
   const [hours, setHours] = useState<number>(24);
   const [filter, setFilter] = useState(initialFilter);
+  const [resolving, setResolving] = useState<ResolveTarget | null>(null);
   const summary = usePolled<DlqSummary>("/api/v1/dlq", { initialData: initial.summary, initialAt });
   const history = usePolled<History>(`/api/v1/dlq/history?hours=${hours}`, { initialData: hours === 24 ? initial.history : undefined, initialAt, intervalMs: 15_000 });
   const s = summary.data ?? initial.summary;
-  const groups: DlqGroup[] = s.groups.filter((g) => (!filter.subscriptionId || g.subscriptionId === filter.subscriptionId) && (!filter.reason || (g.reason ?? "") === filter.reason));
+  const groups: DlqGroup[] = s.groups.filter(
+    (g) => (!filter.subscriptionId || g.subscriptionId === filter.subscriptionId) && (!filter.reason || (g.reason ?? "") === filter.reason),
+  );
   const filteredDepth = groups.reduce((n, g) => n + g.depth, 0);
   const filtered = Boolean(filter.subscriptionId || filter.reason);
 
@@ -64,10 +66,18 @@ export function DlqClient({
 
       <Card>
         <dl className="grid grid-cols-2 gap-4 sm:grid-cols-4">
-          <Stat label="Depth now" value={<span data-testid="dlq-depth">{s.depth.toLocaleString()}</span>} hint={`${s.bySubscription.length} subscription${s.bySubscription.length === 1 ? "" : "s"}`} />
+          <Stat
+            label="Depth now"
+            value={<span data-testid="dlq-depth">{s.depth.toLocaleString()}</span>}
+            hint={`${s.bySubscription.length} subscription${s.bySubscription.length === 1 ? "" : "s"}`}
+          />
           <Stat label="Oldest" value={formatAge(s.oldestAgeSeconds)} hint="age of the oldest dead letter" />
-          <Stat label="Reasons" value={s.byReason.length} hint={s.byReason.map((r) => REASONS[r.reason ?? ""] ?? r.reason ?? "unknown").join(", ") || "—"} />
-          <Stat label={s.source === "sample" ? "Sampled" : "Counted live"} value={<Time iso={s.sampledAt} relative={false} className="text-sm font-normal" />} hint={s.source === "sample" ? "sampler runs every 15 s" : "no recent sample; counted from the ledger"} />
+          <Stat label="Reasons" value={s.byReason.length} hint={s.byReason.map((r) => reasonLabel(r.reason)).join(", ") || "—"} />
+          <Stat
+            label={s.source === "sample" ? "Sampled" : "Counted live"}
+            value={<Time iso={s.sampledAt} relative={false} className="text-sm font-normal" />}
+            hint={s.source === "sample" ? "sampler runs every 15 s" : "no recent sample; counted from the ledger"}
+          />
         </dl>
       </Card>
 
@@ -102,9 +112,15 @@ export function DlqClient({
             <table className="w-full text-left text-sm">
               <thead className="text-slate-600">
                 <tr>
-                  <th scope="col" className="py-1 font-medium">Subscription</th>
-                  <th scope="col" className="py-1 text-right font-medium">Depth</th>
-                  <th scope="col" className="py-1 text-right font-medium">Oldest</th>
+                  <th scope="col" className="py-1 font-medium">
+                    Subscription
+                  </th>
+                  <th scope="col" className="py-1 text-right font-medium">
+                    Depth
+                  </th>
+                  <th scope="col" className="py-1 text-right font-medium">
+                    Oldest
+                  </th>
                 </tr>
               </thead>
               <tbody>
@@ -128,16 +144,22 @@ export function DlqClient({
             <table className="w-full text-left text-sm">
               <thead className="text-slate-600">
                 <tr>
-                  <th scope="col" className="py-1 font-medium">Reason</th>
-                  <th scope="col" className="py-1 text-right font-medium">Depth</th>
-                  <th scope="col" className="py-1 text-right font-medium">Oldest</th>
+                  <th scope="col" className="py-1 font-medium">
+                    Reason
+                  </th>
+                  <th scope="col" className="py-1 text-right font-medium">
+                    Depth
+                  </th>
+                  <th scope="col" className="py-1 text-right font-medium">
+                    Oldest
+                  </th>
                 </tr>
               </thead>
               <tbody>
                 {s.byReason.map((r) => (
                   <tr key={r.reason ?? ""} className="border-t border-slate-100">
                     <td className="py-1.5">
-                      {REASONS[r.reason ?? ""] ?? r.reason ?? "unknown"} <span className="font-mono text-xs text-slate-500">{r.reason}</span>
+                      {reasonLabel(r.reason)} <span className="font-mono text-xs text-slate-500">{r.reason}</span>
                     </td>
                     <td className="py-1.5 text-right tabular-nums">{r.depth.toLocaleString()}</td>
                     <td className="py-1.5 text-right">{formatAge(r.oldestAgeSeconds)}</td>
@@ -153,7 +175,12 @@ export function DlqClient({
         <form className="mb-3 flex flex-wrap items-end gap-3 text-sm" onSubmit={(e) => e.preventDefault()} aria-label="Filter dead letters">
           <label className="flex flex-col gap-1">
             Subscription
-            <select aria-label="Filter by subscription" className={input} value={filter.subscriptionId} onChange={(e) => setFilter({ ...filter, subscriptionId: e.target.value })}>
+            <select
+              aria-label="Filter by subscription"
+              className={input}
+              value={filter.subscriptionId}
+              onChange={(e) => setFilter({ ...filter, subscriptionId: e.target.value })}
+            >
               <option value="">All subscriptions</option>
               {s.bySubscription.map((r) => (
                 <option key={r.subscriptionId} value={r.subscriptionId}>
@@ -168,7 +195,7 @@ export function DlqClient({
               <option value="">All reasons</option>
               {s.byReason.map((r) => (
                 <option key={r.reason ?? ""} value={r.reason ?? ""}>
-                  {REASONS[r.reason ?? ""] ?? r.reason ?? "unknown"}
+                  {reasonLabel(r.reason)}
                 </option>
               ))}
             </select>
@@ -178,20 +205,46 @@ export function DlqClient({
               Redrive these {filteredDepth.toLocaleString()}…
             </Link>
           )}
+          {canResolve && filtered && filteredDepth > 0 && (
+            <button
+              type="button"
+              className={btn}
+              onClick={() =>
+                setResolving({
+                  subscriptionId: filter.subscriptionId || undefined,
+                  subscriptionName: s.bySubscription.find((r) => r.subscriptionId === filter.subscriptionId)?.subscriptionName,
+                  reason: filter.reason || undefined,
+                })
+              }
+            >
+              Resolve these {filteredDepth.toLocaleString()}…
+            </button>
+          )}
         </form>
         {groups.length === 0 ? (
           <EmptyState title={filtered ? "No dead letters match" : "The dead-letter queue is empty"} />
         ) : (
-          <div className="overflow-x-auto">
+          // relative: the sr-only header text is absolutely placed; without a positioned scroller it escapes it and widens the page on a phone.
+          <div className="relative overflow-x-auto">
             <table className="w-full min-w-[36rem] text-left text-sm">
               <caption className="sr-only">Dead letters grouped by subscription, reason, error class and last status</caption>
               <thead className="text-slate-600">
                 <tr>
-                  <th scope="col" className="py-1 font-medium">Subscription</th>
-                  <th scope="col" className="py-1 font-medium">Reason</th>
-                  <th scope="col" className="py-1 font-medium">Last answer</th>
-                  <th scope="col" className="py-1 text-right font-medium">Depth</th>
-                  <th scope="col" className="py-1 text-right font-medium">Oldest</th>
+                  <th scope="col" className="py-1 font-medium">
+                    Subscription
+                  </th>
+                  <th scope="col" className="py-1 font-medium">
+                    Reason
+                  </th>
+                  <th scope="col" className="py-1 font-medium">
+                    Last answer
+                  </th>
+                  <th scope="col" className="py-1 text-right font-medium">
+                    Depth
+                  </th>
+                  <th scope="col" className="py-1 text-right font-medium">
+                    Oldest
+                  </th>
                   <th scope="col" className="py-1">
                     <span className="sr-only">Actions</span>
                   </th>
@@ -203,17 +256,31 @@ export function DlqClient({
                     <td className="py-1.5">
                       <SubLink id={g.subscriptionId} name={g.subscriptionName} />
                     </td>
-                    <td className="py-1.5">{REASONS[g.reason ?? ""] ?? g.reason ?? "—"}</td>
+                    <td className="py-1.5">{labelOf(DEAD_LETTER_REASON_LABELS, g.reason)}</td>
                     <td className="py-1.5">
-                      {g.statusCode ? `HTTP ${g.statusCode}` : "no HTTP answer"} <span className="font-mono text-xs text-slate-500">{g.errorClass}</span>
+                      {g.statusCode ? `HTTP ${g.statusCode}` : labelOf(ERROR_CLASS_LABELS, g.errorClass, "no HTTP answer")}{" "}
+                      <span className="font-mono text-xs text-slate-500">{g.errorClass}</span>
                     </td>
                     <td className="py-1.5 text-right tabular-nums">{g.depth.toLocaleString()}</td>
                     <td className="py-1.5 text-right">{formatAge(g.oldestAt ? (Date.parse(s.sampledAt) - Date.parse(g.oldestAt)) / 1000 : null)}</td>
                     <td className="py-1.5 text-right">
-                      {canRedrive ? (
-                        <Link className="text-blue-700 hover:underline" href={redriveHref(g)}>
-                          Redrive these…
-                        </Link>
+                      {canRedrive || canResolve ? (
+                        <span className="inline-flex flex-wrap justify-end gap-x-3">
+                          {canRedrive && (
+                            <Link className="text-blue-700 hover:underline" href={redriveHref(g)}>
+                              Redrive these…
+                            </Link>
+                          )}
+                          {canResolve && (
+                            <button
+                              type="button"
+                              className="text-blue-700 hover:underline"
+                              onClick={() => setResolving({ subscriptionId: g.subscriptionId, subscriptionName: g.subscriptionName, reason: g.reason })}
+                            >
+                              Resolve…
+                            </button>
+                          )}
+                        </span>
                       ) : (
                         <Link className="text-blue-700 hover:underline" href={`/subscriptions/${encodeURIComponent(g.subscriptionId)}`}>
                           View
@@ -228,6 +295,7 @@ export function DlqClient({
         )}
         {!canRedrive && <p className="mt-2 text-xs text-slate-600">Redrive is for engineers; ask one with the filter above.</p>}
       </Card>
+      {resolving && <ResolveGroupDialog target={resolving} onClose={() => setResolving(null)} onDone={() => void summary.refetch()} />}
     </div>
   );
 }

@@ -4,26 +4,13 @@ import { useRouter } from "next/navigation";
 import Link from "next/link";
 import { apiFetch, ApiError } from "@/lib/client/api";
 import type { RedrivePreview, RedriveBatchView } from "@/lib/redrive/service";
-import { btn, btnPrimary, card, describeFilter, fmtTime, input, label } from "@/components/redrive/ui";
+import { btn, btnPrimary, card, input, label } from "@/components/ui/kit";
+import { DEAD_LETTER_REASON_LABELS, DEAD_LETTER_REASON_OPTIONS, ERROR_CLASS_LABELS, ERROR_CLASS_OPTIONS, labelOf } from "@/components/ui/labels";
+import { Time, toLocalInput, useFormatTime, ZoneLabel } from "@/components/ui/time";
+import { describeFilter } from "@/components/redrive/describe-filter";
 
 export type InitialFilter = { subscriptionId: string; deadLetterReason: string; errorClass: string; statusCode: string; from: string; to: string };
 type Sub = { id: string; name: string; state: string };
-
-const REASONS = [
-  ["", "Any reason"],
-  ["exhausted", "exhausted (retries used up)"],
-  ["permanent", "permanent (4xx, rejected)"],
-  ["gone", "gone (410)"],
-  ["target_blocked", "target blocked"],
-] as const;
-
-/** ISO → the value of a datetime-local input, in the viewer's time zone. */
-function toLocalInput(iso: string): string {
-  const d = new Date(iso);
-  if (!iso || Number.isNaN(d.getTime())) return "";
-  const p = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
-}
 
 function buildFilter(f: InitialFilter) {
   const out: Record<string, unknown> = {};
@@ -36,8 +23,19 @@ function buildFilter(f: InitialFilter) {
   return out;
 }
 
-export function BulkRedriveClient({ initial, subscriptions, defaultRate, maxRate }: { initial: InitialFilter; subscriptions: Sub[]; defaultRate: number; maxRate: number }) {
+export function BulkRedriveClient({
+  initial,
+  subscriptions,
+  defaultRate,
+  maxRate,
+}: {
+  initial: InitialFilter;
+  subscriptions: Sub[];
+  defaultRate: number;
+  maxRate: number;
+}) {
   const router = useRouter();
+  const fmtTime = useFormatTime();
   const [f, setF] = useState<InitialFilter>({ ...initial, from: toLocalInput(initial.from), to: toLocalInput(initial.to) });
   const [latestStateWins, setLatestStateWins] = useState(false);
   const [preview, setPreview] = useState<(RedrivePreview & { key: string }) | null>(null);
@@ -124,9 +122,10 @@ export function BulkRedriveClient({ initial, subscriptions, defaultRate, maxRate
         <label className={label}>
           Dead-letter reason
           <select className={input} value={f.deadLetterReason} onChange={set("deadLetterReason")}>
-            {REASONS.map(([v, l]) => (
-              <option key={v} value={v}>
-                {l}
+            <option value="">Any reason</option>
+            {DEAD_LETTER_REASON_OPTIONS.map((o) => (
+              <option key={o.value} value={o.value}>
+                {o.label}
               </option>
             ))}
           </select>
@@ -134,7 +133,14 @@ export function BulkRedriveClient({ initial, subscriptions, defaultRate, maxRate
         <div className="grid grid-cols-2 gap-2">
           <label className={label}>
             Error class
-            <input className={input} value={f.errorClass} onChange={set("errorClass")} placeholder="http_4xx" />
+            <select className={input} value={f.errorClass} onChange={set("errorClass")}>
+              <option value="">Any</option>
+              {ERROR_CLASS_OPTIONS.map((o) => (
+                <option key={o.value} value={o.value}>
+                  {o.label}
+                </option>
+              ))}
+            </select>
           </label>
           <label className={label}>
             Status code
@@ -142,18 +148,25 @@ export function BulkRedriveClient({ initial, subscriptions, defaultRate, maxRate
           </label>
         </div>
         <label className={label}>
-          Dead-lettered from
+          <span>
+            Dead-lettered from (<ZoneLabel />)
+          </span>
           <input type="datetime-local" className={input} value={f.from} onChange={set("from")} />
         </label>
         <label className={label}>
-          Dead-lettered before
+          <span>
+            Dead-lettered before (<ZoneLabel />)
+          </span>
           <input type="datetime-local" className={input} value={f.to} onChange={set("to")} />
         </label>
         <label className="flex items-start gap-2 text-sm text-slate-800">
           <input type="checkbox" className="mt-1" checked={latestStateWins} onChange={(e) => setLatestStateWins(e.target.checked)} />
           <span>
             <span className="font-medium">Latest state wins</span>
-            <span className="block text-slate-600">Skip an event when a newer one of the same type and subject (e.g. the same student and assignment) was already delivered, so a stale grade cannot overwrite a newer one.</span>
+            <span className="block text-slate-600">
+              Skip an event when a newer one of the same type and subject (e.g. the same student and assignment) was already delivered, so a stale grade cannot overwrite
+              a newer one.
+            </span>
           </span>
         </label>
         <button type="submit" className={btn} disabled={previewing}>
@@ -176,7 +189,7 @@ export function BulkRedriveClient({ initial, subscriptions, defaultRate, maxRate
           ) : (
             <div className={`mt-2 space-y-3 ${stale ? "opacity-50" : ""}`}>
               <p className="text-lg" data-testid="preview-count">
-                <strong>{plural(preview.matched)}</strong> match: {describeFilter(filter)}.
+                <strong>{plural(preview.matched)}</strong> match: {describeFilter(filter, fmtTime)}.
               </p>
               {stale && <p className="text-sm font-medium text-amber-800">The filters changed: preview again before redriving.</p>}
               {preview.matched > 0 && (
@@ -185,9 +198,7 @@ export function BulkRedriveClient({ initial, subscriptions, defaultRate, maxRate
                 </p>
               )}
               {preview.superseded !== null && preview.superseded > 0 && (
-                <p className="text-sm text-slate-700">
-                  {plural(preview.superseded)} would be skipped now: a newer event for the same subject was already delivered.
-                </p>
+                <p className="text-sm text-slate-700">{plural(preview.superseded)} would be skipped now: a newer event for the same subject was already delivered.</p>
               )}
               {preview.held.map((h) => (
                 <p key={h.subscriptionId} className="rounded-md border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900">
@@ -195,7 +206,7 @@ export function BulkRedriveClient({ initial, subscriptions, defaultRate, maxRate
                 </p>
               ))}
               {preview.sample.length > 0 && (
-                <div className="overflow-x-auto">
+                <div className="relative overflow-x-auto">
                   <table className="w-full text-left text-sm">
                     <caption className="mb-1 text-left text-xs font-medium uppercase tracking-wide text-slate-600">
                       Sample: the first {preview.sample.length} of {preview.matched.toLocaleString("en-US")}
@@ -220,11 +231,15 @@ export function BulkRedriveClient({ initial, subscriptions, defaultRate, maxRate
                           </td>
                           <td className="py-1 pr-3 font-mono text-xs">{s.eventId}</td>
                           {!filter.subscriptionId && <td className="py-1 pr-3">{s.subscriptionId}</td>}
-                          <td className="py-1 pr-3">{s.deadLetterReason ?? "—"}</td>
+                          <td className="py-1 pr-3">{labelOf(DEAD_LETTER_REASON_LABELS, s.deadLetterReason)}</td>
                           <td className="py-1 pr-3 whitespace-nowrap">
-                            {s.lastStatusCode ?? "—"} {s.lastErrorClass ?? ""}
+                            <span title={s.lastErrorClass ?? undefined}>
+                              {s.lastStatusCode ? `HTTP ${s.lastStatusCode}` : labelOf(ERROR_CLASS_LABELS, s.lastErrorClass)}
+                            </span>
                           </td>
-                          <td className="py-1 whitespace-nowrap">{fmtTime(s.deadLetteredAt)}</td>
+                          <td className="py-1 whitespace-nowrap">
+                            <Time iso={s.deadLetteredAt} relative={false} />
+                          </td>
                         </tr>
                       ))}
                     </tbody>
@@ -242,7 +257,15 @@ export function BulkRedriveClient({ initial, subscriptions, defaultRate, maxRate
           <div className="mt-2 grid gap-3 sm:grid-cols-[1fr_10rem]">
             <label className={label}>
               Reason (incident or ticket id)
-              <input className={input} value={reason} onChange={(e) => setReason(e.target.value)} required minLength={3} maxLength={500} placeholder="INC-2231: Lincoln fixed their importer" />
+              <input
+                className={input}
+                value={reason}
+                onChange={(e) => setReason(e.target.value)}
+                required
+                minLength={3}
+                maxLength={500}
+                placeholder="INC-2231: Lincoln fixed their importer"
+              />
             </label>
             <label className={label}>
               Rate (deliveries/s)
@@ -265,8 +288,8 @@ export function BulkRedriveClient({ initial, subscriptions, defaultRate, maxRate
           ) : (
             <div role="alertdialog" aria-labelledby="confirm-q" className="mt-3 rounded-md border border-blue-300 bg-blue-50 p-3">
               <p id="confirm-q" className="text-sm text-slate-900">
-                Send <strong>{plural(matched)}</strong> again at {rateN}/s (about {seconds < 90 ? `${seconds} s` : `${Math.ceil(seconds / 60)} min`}), reason “{reason.trim()}”?
-                Each keeps its webhook-id; anything delivered meanwhile is skipped.
+                Send <strong>{plural(matched)}</strong> again at {rateN}/s (about {seconds < 90 ? `${seconds} s` : `${Math.ceil(seconds / 60)} min`}), reason “
+                {reason.trim()}”? Each keeps its webhook-id; anything delivered meanwhile is skipped.
               </p>
               <div className="mt-2 flex gap-2">
                 <button type="button" className={btnPrimary} onClick={create} disabled={creating}>

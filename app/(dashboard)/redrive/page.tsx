@@ -5,8 +5,8 @@ import { requireViewer } from "@/lib/auth/session";
 import { getPrisma } from "@/lib/db/prisma";
 import { listSubscriptions } from "@/lib/subscriptions/service";
 import { DEFAULT_RATE_PER_SECOND, MAX_RATE_PER_SECOND } from "@/lib/redrive/schema";
-import { RedriveQueryProvider } from "@/components/redrive/QueryProvider";
 import { BulkRedriveClient, type InitialFilter } from "./page-client";
+import { scopeOf } from "@/lib/tenants/scope";
 
 export const dynamic = "force-dynamic";
 
@@ -15,9 +15,9 @@ function one(v: string | string[] | undefined): string {
 }
 
 export default async function BulkRedrivePage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  await requireViewer("redrives.create");
+  const viewer = await requireViewer("redrives.create");
   const q = await searchParams;
-  const subs = await listSubscriptions(getPrisma());
+  const subs = await listSubscriptions(getPrisma(), { scope: scopeOf(viewer) });
   const initial: InitialFilter = {
     subscriptionId: one(q.subscriptionId),
     deadLetterReason: one(q.reason) || one(q.deadLetterReason),
@@ -31,18 +31,16 @@ export default async function BulkRedrivePage({ searchParams }: { searchParams: 
       <div>
         <h1 className="text-2xl font-semibold">Redrive dead letters</h1>
         <p className="mt-1 max-w-3xl text-sm text-slate-600">
-          Choose what to send again, preview exactly what matches, say why, and pick a rate the district can take. The batch runs in the
-          workers at that rate, beside fresh traffic, skips anything delivered meanwhile, and can be cancelled.
+          Choose what to send again, preview exactly what matches, say why, and pick a rate the district can take. The batch runs in the workers at that rate, beside
+          fresh traffic, skips anything delivered meanwhile, and can be cancelled.
         </p>
       </div>
-      <RedriveQueryProvider>
-        <BulkRedriveClient
-          initial={initial}
-          subscriptions={subs.map((s) => ({ id: s.id, name: s.name, state: s.state }))}
-          defaultRate={DEFAULT_RATE_PER_SECOND}
-          maxRate={MAX_RATE_PER_SECOND}
-        />
-      </RedriveQueryProvider>
+      <BulkRedriveClient
+        initial={initial}
+        subscriptions={subs.map((s) => ({ id: s.id, name: s.name, state: s.state }))}
+        defaultRate={DEFAULT_RATE_PER_SECOND}
+        maxRate={MAX_RATE_PER_SECOND}
+      />
     </section>
   );
 }

@@ -3,24 +3,43 @@ import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { apiFetch } from "@/lib/client/api";
 import type { RedriveBatchView } from "@/lib/redrive/service";
-import { STATUS_STYLE, btnPrimary, card, describeFilter, fmtTime } from "@/components/redrive/ui";
+import { STATUS_STYLE, btnPrimary } from "@/components/ui/kit";
+import { Time, useFormatTime } from "@/components/ui/time";
+import { KIND_LABEL, KIND_STYLE, KIND_VERB, describeBatch } from "@/components/redrive/batch-kind";
 
-export function RedriveBatchesClient({ initial, initialAt, canCreate }: { initial: RedriveBatchView[]; initialAt: number; canCreate: boolean }) {
+const KINDS = ["redrive", "recover", "backfill"] as const;
+
+export function RedriveBatchesClient({
+  initial,
+  initialAt,
+  canCreate,
+  kind,
+}: {
+  initial: RedriveBatchView[];
+  initialAt: number;
+  canCreate: boolean;
+  /** Only batches of this kind (the ?kind= filter), or every batch. */
+  kind: string | null;
+}) {
+  const url = `/api/v1/redrives?limit=100${kind ? `&kind=${kind}` : ""}`;
   const q = useQuery<{ items: RedriveBatchView[] }>({
-    queryKey: ["/api/v1/redrives?limit=100"],
-    queryFn: ({ signal }) => apiFetch("/api/v1/redrives?limit=100", { signal }),
+    queryKey: [url],
+    queryFn: ({ signal }) => apiFetch(url, { signal }),
     initialData: { items: initial },
     initialDataUpdatedAt: initialAt,
     refetchInterval: (query) => (query.state.data?.items.some((b) => b.status === "running") ? 2_000 : 15_000),
     refetchIntervalInBackground: false,
   });
   const items = q.data?.items ?? initial;
+  const fmtTime = useFormatTime();
   return (
     <section className="space-y-4">
       <div className="flex flex-wrap items-center justify-between gap-2">
         <div>
           <h1 className="text-2xl font-semibold">Redrives</h1>
-          <p className="mt-1 text-sm text-slate-600">Bulk redrives of dead letters: who, why, at what rate, and how far they got.</p>
+          <p className="mt-1 text-sm text-slate-600">
+            Paced batches (redrives of dead letters, recovers of a window, backfills of a new endpoint): who, why, at what rate, and how far they got.
+          </p>
         </div>
         {canCreate && (
           <Link href="/redrive" className={btnPrimary}>
@@ -28,20 +47,33 @@ export function RedriveBatchesClient({ initial, initialAt, canCreate }: { initia
           </Link>
         )}
       </div>
+      <nav aria-label="Kind" className="flex flex-wrap gap-2 text-sm">
+        {[null, ...KINDS].map((k) => (
+          <Link
+            key={k ?? "all"}
+            href={k ? `/redrives?kind=${k}` : "/redrives"}
+            aria-current={kind === k ? "page" : undefined}
+            className={`rounded-full px-3 py-1 ring-1 ring-inset ${kind === k ? "bg-blue-700 text-white ring-blue-700" : "bg-white text-slate-800 ring-slate-300 hover:bg-slate-50"}`}
+          >
+            {k ? KIND_LABEL[k] : "All"}
+          </Link>
+        ))}
+      </nav>
       {items.length === 0 ? (
         <div className="rounded-lg border border-dashed border-slate-300 bg-white px-4 py-8 text-center text-slate-700">
-          No redrives yet. Start one from the Dead letters page{canCreate ? " or with New redrive" : ""}.
+          {kind ? `No ${kind} batches yet.` : `No batches yet. Start a redrive from the Dead letters page${canCreate ? " or with New redrive" : ""}.`}
         </div>
       ) : (
-        <div className={`${card} overflow-x-auto p-0`}>
+        <div className="relative overflow-x-auto rounded-lg border border-slate-200 bg-white shadow-sm">
           <table className="w-full text-left text-sm">
             <thead className="bg-slate-50 text-slate-600">
               <tr>
                 <th className="px-3 py-2 font-medium">Batch</th>
+                <th className="px-3 py-2 font-medium">Kind</th>
                 <th className="px-3 py-2 font-medium">Status</th>
                 <th className="px-3 py-2 font-medium">Progress</th>
                 <th className="px-3 py-2 font-medium">Reason</th>
-                <th className="px-3 py-2 font-medium">Filter</th>
+                <th className="px-3 py-2 font-medium">Selection</th>
                 <th className="px-3 py-2 font-medium">By</th>
                 <th className="px-3 py-2 font-medium">Started</th>
               </tr>
@@ -55,15 +87,23 @@ export function RedriveBatchesClient({ initial, initialAt, canCreate }: { initia
                     </Link>
                   </td>
                   <td className="px-3 py-2">
+                    <span className={`rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${KIND_STYLE[b.kind] ?? ""}`} data-testid="batch-kind">
+                      {KIND_LABEL[b.kind] ?? b.kind}
+                    </span>
+                  </td>
+                  <td className="px-3 py-2">
                     <span className={`rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${STATUS_STYLE[b.status] ?? ""}`}>{b.status}</span>
                   </td>
                   <td className="px-3 py-2 tabular-nums whitespace-nowrap">
-                    {b.redriven.toLocaleString("en-US")} redriven, {b.skipped.toLocaleString("en-US")} skipped of {b.matched.toLocaleString("en-US")} · {b.ratePerSecond}/s
+                    {b.redriven.toLocaleString("en-US")} {KIND_VERB[b.kind] ?? "redriven"}, {b.skipped.toLocaleString("en-US")} skipped of{" "}
+                    {b.matched.toLocaleString("en-US")} · {b.ratePerSecond}/s
                   </td>
                   <td className="px-3 py-2">{b.reason}</td>
-                  <td className="px-3 py-2 text-slate-700">{describeFilter(b.filter as Record<string, unknown>)}</td>
+                  <td className="px-3 py-2 text-slate-700">{describeBatch(b.kind, b.filter as Record<string, unknown>, fmtTime)}</td>
                   <td className="px-3 py-2">{b.actor.replace(/^user:/, "")}</td>
-                  <td className="px-3 py-2 whitespace-nowrap">{fmtTime(b.createdAt)}</td>
+                  <td className="px-3 py-2 whitespace-nowrap">
+                    <Time iso={b.createdAt} relative={false} />
+                  </td>
                 </tr>
               ))}
             </tbody>

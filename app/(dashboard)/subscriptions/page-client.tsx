@@ -2,11 +2,15 @@
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useMemo, useState } from "react";
+import { useQueryClient } from "@tanstack/react-query";
 import type { SubscriptionHealth } from "@/lib/dashboard/subscriptions";
 import { formatAge, answerOf } from "@/lib/dashboard/describe";
 import { usePolled } from "@/components/dashboard/usePolled";
-import { UpdatedAgo, useNow } from "@/components/dashboard/time";
-import { EmptyState, ErrorState, StateBadge, input, ms, pct } from "@/components/dashboard/ui";
+import { UpdatedAgo, useNow } from "@/components/ui/time";
+import { EmptyState, ErrorState, StateBadge, btnPrimary, input, ms, pct } from "@/components/ui/kit";
+import { NewSubscriptionDialog } from "@/components/subscriptions/NewSubscriptionDialog";
+import { ArchivedBadge } from "@/components/subscriptions/ArchiveControl";
+import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 
 type SortKey = "name" | "state" | "success1h" | "success24h" | "p95" | "queued" | "dlq" | "oldest";
 const SORTS: { key: SortKey; label: string; get: (s: SubscriptionHealth, now: number) => number | string }[] = [
@@ -70,12 +74,44 @@ function Cell({ label, children, className = "" }: { label: string; children: Re
   );
 }
 
-export function SubscriptionsClient({ initial, initialAt, tenant, tenants }: { initial: SubscriptionHealth[]; initialAt: number; tenant: string; tenants: string[] }) {
+/** The page's own URL for a tenant and the archived filter (both live in the query string, so a reload keeps them). */
+function pageUrl(tenant: string, archived: boolean): string {
+  const qs = new URLSearchParams({ ...(tenant ? { tenant } : {}), ...(archived ? { archived: "true" } : {}) }).toString();
+  return qs ? `?${qs}` : "";
+}
+
+export function SubscriptionsClient({
+  initial,
+  initialAt,
+  tenant: tenantParam,
+  tenants,
+  showArchived: initialShowArchived,
+  canCreate,
+  canSubscribeAll,
+  eventTypes,
+}: {
+  initial: SubscriptionHealth[];
+  initialAt: number;
+  tenant: string;
+  tenants: string[];
+  showArchived: boolean;
+  canCreate: boolean;
+  canSubscribeAll: boolean;
+  eventTypes: string[];
+}) {
   const router = useRouter();
+  const qc = useQueryClient();
+  // A district's viewer has one tenant: no picker, and its own district named instead of "every endpoint".
+  const district = useViewerTenant();
+  // A ?tenant= in a district viewer's URL selects nothing: the server answers its own district whatever it says.
+  const tenant = district ? "" : tenantParam;
   const now = useNow(15_000);
+  const [creating, setCreating] = useState(false);
+  // Held here so the box answers at once; the URL follows (a reload keeps the choice).
+  const [showArchived, setShowArchived] = useState(initialShowArchived);
   const [sort, setSort] = useState<{ key: SortKey; dir: 1 | -1 }>({ key: "name", dir: 1 });
-  const res = usePolled<{ items: SubscriptionHealth[] }>(`/api/v1/dashboard/subscriptions${tenant ? `?tenant=${encodeURIComponent(tenant)}` : ""}`, {
-    initialData: { items: initial },
+  const res = usePolled<{ items: SubscriptionHealth[] }>(`/api/v1/dashboard/subscriptions${pageUrl(tenant, showArchived)}`, {
+    initialData: showArchived === initialShowArchived ? { items: initial } : undefined,
     initialAt,
   });
   const items = useMemo(() => {
@@ -94,10 +130,12 @@ export function SubscriptionsClient({ initial, initialAt, tenant, tenants }: { i
         <button
           type="button"
           className="inline-flex items-center gap-1 rounded hover:text-slate-900 focus:outline-none focus-visible:ring-2 focus-visible:ring-blue-600"
-          onClick={() => setSort((s) => ({ key, dir: s.key === key ? ((-s.dir) as 1 | -1) : key === "name" ? 1 : -1 }))}
+          onClick={() => setSort((s) => ({ key, dir: s.key === key ? (-s.dir as 1 | -1) : key === "name" ? 1 : -1 }))}
         >
           {label}
-          <span aria-hidden className="text-xs">{active ? (sort.dir === 1 ? "▲" : "▼") : "↕"}</span>
+          <span aria-hidden className="text-xs">
+            {active ? (sort.dir === 1 ? "▲" : "▼") : "↕"}
+          </span>
         </button>
       </th>
     );
@@ -108,24 +146,25 @@ export function SubscriptionsClient({ initial, initialAt, tenant, tenants }: { i
       <div className="flex flex-wrap items-end justify-between gap-3">
         <div>
           <h1 className="text-2xl font-semibold">Subscriptions</h1>
-          <p className="mt-1 text-sm text-slate-700">Health of every endpoint: success rate and latency over the last hour and day, what is queued, what is dead-lettered.</p>
+          <p className="mt-1 text-sm text-slate-700">
+            {district ? `Health of ${district.name}'s endpoints` : "Health of every endpoint"}: success rate and latency over the last hour and day, what is queued, what
+            is dead-lettered.
+          </p>
         </div>
         <div className="flex flex-wrap items-center gap-3">
-          <label className="flex items-center gap-2 text-sm text-slate-700">
-            Tenant
-            <select
-              className={input}
-              value={tenant}
-              onChange={(e) => router.replace(e.target.value ? `/subscriptions?tenant=${encodeURIComponent(e.target.value)}` : "/subscriptions")}
-            >
-              <option value="">All tenants</option>
-              {tenants.map((t) => (
-                <option key={t} value={t}>
-                  {t}
-                </option>
-              ))}
-            </select>
-          </label>
+          {!district && (
+            <label className="flex items-center gap-2 text-sm text-slate-700">
+              Tenant
+              <select className={input} value={tenant} onChange={(e) => router.replace(`/subscriptions${pageUrl(e.target.value, showArchived)}`)}>
+                <option value="">All tenants</option>
+                {tenants.map((t) => (
+                  <option key={t} value={t}>
+                    {t}
+                  </option>
+                ))}
+              </select>
+            </label>
+          )}
           <label className="flex items-center gap-2 text-sm text-slate-700 md:hidden">
             Sort by
             <select className={input} value={sort.key} onChange={(e) => setSort({ key: e.target.value as SortKey, dir: e.target.value === "name" ? 1 : -1 })}>
@@ -136,18 +175,43 @@ export function SubscriptionsClient({ initial, initialAt, tenant, tenants }: { i
               ))}
             </select>
           </label>
+          <label className="flex items-center gap-2 text-sm text-slate-700">
+            <input
+              type="checkbox"
+              checked={showArchived}
+              onChange={(e) => {
+                setShowArchived(e.target.checked);
+                router.replace(`/subscriptions${pageUrl(tenant, e.target.checked)}`);
+              }}
+            />
+            Show archived
+          </label>
           <UpdatedAgo at={res.dataUpdatedAt} fetching={res.isFetching} error={res.isError ? res.error : undefined} />
+          {canCreate && (
+            <button type="button" className={btnPrimary} onClick={() => setCreating(true)}>
+              New subscription
+            </button>
+          )}
         </div>
       </div>
+      {creating && (
+        <NewSubscriptionDialog
+          tenants={tenants}
+          eventTypes={eventTypes}
+          canSubscribeAll={canSubscribeAll && !district}
+          onClose={() => setCreating(false)}
+          onCreated={() => qc.invalidateQueries()}
+        />
+      )}
       {res.isError && !res.data && <ErrorState error={res.error} retry={() => res.refetch()} />}
       {items.length === 0 ? (
-        <EmptyState title={tenant ? `No subscriptions for tenant ${tenant}` : "No subscriptions yet"}>
-          {tenant ? "Choose another tenant, or all tenants." : "Create one with POST /api/v1/subscriptions (see the README)."}
+        <EmptyState title={tenant ? `No subscriptions for tenant ${tenant}` : district ? `${district.name} has no subscriptions yet` : "No subscriptions yet"}>
+          {tenant ? "Choose another tenant, or all tenants." : canCreate ? "Create one with New subscription." : "A manager creates them; ask one."}
         </EmptyState>
       ) : (
         // One table for every width: below md each row reflows into a card
         // (the column name shown inline), so there is one copy of each row in the DOM.
-        <div className="md:overflow-x-auto md:rounded-lg md:border md:border-slate-200 md:bg-white md:shadow-sm">
+        <div className="relative md:overflow-x-auto md:rounded-lg md:border md:border-slate-200 md:bg-white md:shadow-sm">
           <table className="block w-full text-left text-sm md:table">
             <caption className="sr-only">Subscriptions, sortable by each column heading</caption>
             <thead className="hidden bg-slate-50 text-slate-700 md:table-header-group">
@@ -166,16 +230,20 @@ export function SubscriptionsClient({ initial, initialAt, tenant, tenants }: { i
             </thead>
             <tbody className="block space-y-3 md:table-row-group md:space-y-0">
               {items.map((s) => (
-                <tr key={s.id} className="block rounded-lg border border-slate-200 bg-white p-3 align-top shadow-sm md:table-row md:rounded-none md:border-0 md:border-t md:p-0 md:shadow-none md:hover:bg-slate-50">
+                <tr
+                  key={s.id}
+                  className="block rounded-lg border border-slate-200 bg-white p-3 align-top shadow-sm md:table-row md:rounded-none md:border-0 md:border-t md:p-0 md:shadow-none md:hover:bg-slate-50"
+                >
                   <td className="block pb-1 md:table-cell md:px-3 md:py-2">
                     <Link href={`/subscriptions/${encodeURIComponent(s.id)}`} className="font-medium text-blue-700 hover:underline">
                       {s.name}
                     </Link>
                     <div className="font-mono text-xs text-slate-500">{s.id}</div>
-                    <div className="text-xs text-slate-600">{s.tenant ?? "all tenants"}</div>
+                    {!district && <div className="text-xs text-slate-600">{s.tenant ?? "all tenants"}</div>}
                   </td>
                   <Cell label="State">
-                    <StateBadge state={s.state} />
+                    {/* An archived subscription's state waits for an unarchive; "archived" is what is true now. */}
+                    {s.archivedAt ? <ArchivedBadge /> : <StateBadge state={s.state} />}
                   </Cell>
                   <Cell label="Success 1 h">
                     <Rate w={s.h1} />

@@ -4,45 +4,44 @@ import { useState } from "react";
 import type { DeliveryDetail } from "@/lib/dashboard/delivery";
 import { deliveryReceipt, describeDelivery, formatAbsolute } from "@/lib/dashboard/describe";
 import { usePolled } from "@/components/dashboard/usePolled";
-import { shortTime, Time, UpdatedAgo, useTimeZone } from "@/components/dashboard/time";
+import { formatTime, Time, UpdatedAgo, useTimeZone } from "@/components/ui/time";
 import { CopyButton } from "@/components/dashboard/CopyButton";
-import { Card, StateBadge, SubLink, btn } from "@/components/dashboard/ui";
+import { Card, StateBadge, SubLink, btn } from "@/components/ui/kit";
+import {
+  ATTEMPT_OUTCOME_SENTENCES,
+  ATTEMPT_TRIGGER_LABELS,
+  AUDIT_ACTION_LABELS,
+  DEAD_LETTER_REASON_LABELS,
+  ERROR_CLASS_LABELS,
+  RESOLUTION_LABELS,
+  labelOf,
+} from "@/components/ui/labels";
 
 type Item =
   | { kind: "created"; at: string }
   | { kind: "attempt"; at: string; a: DeliveryDetail["attempts"][number] }
   | { kind: "audit"; at: string; e: DeliveryDetail["history"][number] };
 
-function outcomeText(a: DeliveryDetail["attempts"][number]): string {
-  switch (a.outcome) {
-    case "delivered":
-      return "Delivered";
-    case "retry":
-      return "Failed, will retry";
-    case "dead_letter":
-      return "Failed, dead-lettered";
-    case "abandoned":
-      return "Abandoned: the worker's lease expired";
-    default:
-      return a.outcome;
-  }
-}
+const sentenceCase = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 function AttemptRow({ a }: { a: DeliveryDetail["attempts"][number] }) {
   const facts: [string, React.ReactNode][] = [
     ["Status", a.statusCode ? `HTTP ${a.statusCode}` : "no HTTP answer"],
-    ["Error class", a.errorClass ?? "—"],
+    ["Error class", a.errorClass ? `${labelOf(ERROR_CLASS_LABELS, a.errorClass)} (${a.errorClass})` : "—"],
     ["Duration", a.durationMs != null ? `${a.durationMs} ms` : "—"],
-    ["Trigger", `${a.trigger}${a.actor ? ` by ${a.actor}` : ""}`],
+    ["Trigger", `${labelOf(ATTEMPT_TRIGGER_LABELS, a.trigger)}${a.actor ? ` by ${a.actor}` : ""}`],
     ["Retry-After", a.retryAfterSeconds != null ? `${a.retryAfterSeconds} s` : "—"],
     ["Worker", a.workerId ?? "—"],
   ];
   return (
     <div>
       <p className="font-medium text-slate-900">
-        Attempt {a.attemptNumber}: {outcomeText(a)}
+        Attempt {a.attemptNumber}: {labelOf(ATTEMPT_OUTCOME_SENTENCES, a.outcome)}
         {a.ambiguous && (
-          <span className="ml-2 rounded bg-amber-100 px-1.5 py-0.5 text-xs font-medium text-amber-900" title="The request may have reached the receiver (timeout or reset after sending); retried with the same key">
+          <span
+            className="ml-2 rounded bg-amber-100 px-1.5 py-0.5 text-xs font-medium text-amber-900"
+            title="The request may have reached the receiver (timeout or reset after sending); retried with the same key"
+          >
             ambiguous
           </span>
         )}
@@ -71,7 +70,7 @@ export function DeliveryClient({ initial, initialAt, redrive }: { initial: Deliv
   const res = usePolled<DeliveryDetail>(`/api/v1/dashboard/deliveries/${initial.id}`, { initialData: initial, initialAt });
   const d = res.data ?? initial;
   const [raw, setRaw] = useState(false);
-  const sentence = describeDelivery(d, (iso) => shortTime(iso, tz));
+  const sentence = describeDelivery(d, (iso) => formatTime(iso, tz));
   const items: Item[] = [
     { kind: "created" as const, at: d.createdAt },
     ...d.attempts.map((a) => ({ kind: "attempt" as const, at: a.startedAt, a })),
@@ -109,15 +108,35 @@ export function DeliveryClient({ initial, initialAt, redrive }: { initial: Deliv
           {(
             [
               ["Subscription", <SubLink key="s" id={d.subscriptionId} name={d.subscriptionName} />],
-              ["Endpoint", <span key="u" className="break-all font-mono text-xs">{d.subscriptionUrl}</span>],
+              [
+                "Endpoint",
+                <span key="u" className="break-all font-mono text-xs">
+                  {d.subscriptionUrl}
+                </span>,
+              ],
               ["Tenant", d.tenant ?? "—"],
-              ["Event", <span key="e" className="break-all font-mono text-xs">{d.eventId} ({d.eventType})</span>],
-              ["Delivery key", <span key="k" className="break-all font-mono text-xs">{d.deliveryKey}</span>],
-              ["Delivery id", <span key="i" className="break-all font-mono text-xs">{d.id}</span>],
+              [
+                "Event",
+                <span key="e" className="break-all font-mono text-xs">
+                  {d.eventId} ({d.eventType})
+                </span>,
+              ],
+              [
+                "Delivery key",
+                <span key="k" className="break-all font-mono text-xs">
+                  {d.deliveryKey}
+                </span>,
+              ],
+              [
+                "Delivery id",
+                <span key="i" className="break-all font-mono text-xs">
+                  {d.id}
+                </span>,
+              ],
               ["Created", <Time key="c" iso={d.createdAt} />],
               ["Attempts", `${d.attemptCount} in this run of at most ${d.maxAttempts}; ${d.totalAttempts} in all`],
               ["Next attempt", d.nextAttemptAt ? <Time key="n" iso={d.nextAttemptAt} /> : "—"],
-              ["Dead-letter reason", d.deadLetterReason ?? "—"],
+              ["Dead-letter reason", labelOf(DEAD_LETTER_REASON_LABELS, d.deadLetterReason)],
             ] as [string, React.ReactNode][]
           ).map(([k, v]) => (
             <div key={k} className="min-w-0">
@@ -152,7 +171,9 @@ export function DeliveryClient({ initial, initialAt, redrive }: { initial: Deliv
               {it.kind === "audit" && (
                 <div>
                   <p className="font-medium text-slate-900">
-                    {it.e.action === "delivery.redrive" ? "Redriven" : it.e.action} by {it.e.actor.replace(/^user:/, "")}
+                    {sentenceCase(labelOf(AUDIT_ACTION_LABELS, it.e.action))}
+                    {it.e.action === "delivery.resolve" && ` as ${labelOf(RESOLUTION_LABELS, (it.e.details as { resolution?: string } | null)?.resolution)}`} by{" "}
+                    {it.e.actor.replace(/^user:/, "")}
                   </p>
                   {it.e.reason && <p className="text-sm text-slate-700">Why: {it.e.reason}</p>}
                 </div>

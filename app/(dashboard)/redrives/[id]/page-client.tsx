@@ -4,7 +4,9 @@ import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { apiFetch, ApiError } from "@/lib/client/api";
 import type { RedriveBatchProgress } from "@/lib/redrive/service";
-import { STATUS_STYLE, btn, btnDanger, card, describeFilter, fmtTime, input, label } from "@/components/redrive/ui";
+import { STATUS_STYLE, btn, btnDanger, card, input, label } from "@/components/ui/kit";
+import { Time, useFormatTime } from "@/components/ui/time";
+import { KIND_LABEL, KIND_VERB, describeBatch } from "@/components/redrive/batch-kind";
 
 function Stat({ name, value, hint, tone }: { name: string; value: number; hint?: string; tone?: string }) {
   return (
@@ -30,6 +32,7 @@ export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial:
     refetchIntervalInBackground: false,
   });
   const b = q.data ?? initial;
+  const fmtTime = useFormatTime();
   const [confirmCancel, setConfirmCancel] = useState(false);
   const [cancelReason, setCancelReason] = useState("");
   const [busy, setBusy] = useState(false);
@@ -50,8 +53,10 @@ export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial:
   }
 
   const handled = b.redriven + b.skipped;
+  const verb = KIND_VERB[b.kind] ?? "redriven";
   const pct = b.matched ? Math.round((handled / b.matched) * 100) : 100;
-  const statusText = b.status === "running" ? `Running: ${handled.toLocaleString("en-US")} of ${b.matched.toLocaleString("en-US")} handled` : b.status === "done" ? "Done" : "Cancelled";
+  const statusText =
+    b.status === "running" ? `Running: ${handled.toLocaleString("en-US")} of ${b.matched.toLocaleString("en-US")} handled` : b.status === "done" ? "Done" : "Cancelled";
 
   return (
     <section className="space-y-4">
@@ -63,35 +68,65 @@ export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial:
             </Link>{" "}
             / <span className="font-mono">{b.id}</span>
           </p>
-          <h1 className="mt-1 text-2xl font-semibold">Redrive of {b.matched.toLocaleString("en-US")} {b.matched === 1 ? "delivery" : "deliveries"}</h1>
+          <h1 className="mt-1 text-2xl font-semibold">
+            {KIND_LABEL[b.kind] ?? "Redrive"} of {b.matched.toLocaleString("en-US")}{" "}
+            {b.kind === "backfill" ? (b.matched === 1 ? "event" : "events") : b.matched === 1 ? "delivery" : "deliveries"}
+          </h1>
           <p className="mt-1 text-sm text-slate-700">
-            “{b.reason}” by {b.actor.replace(/^user:/, "")} at {fmtTime(b.createdAt)}. Filter: {describeFilter(b.filter as Record<string, unknown>)}; {b.ratePerSecond}/s
+            “{b.reason}” by {b.actor.replace(/^user:/, "")} at <Time iso={b.createdAt} relative={false} />. {b.kind === "redrive" ? "Filter" : "Selection"}:{" "}
+            {describeBatch(b.kind, b.filter as Record<string, unknown>, fmtTime)}; {b.ratePerSecond}/s
             {b.latestStateWins ? "; latest state wins" : ""}.
           </p>
         </div>
-        <span role="status" aria-live="polite" className={`rounded-full px-3 py-1 text-sm font-medium ring-1 ring-inset ${STATUS_STYLE[b.status] ?? ""}`} data-testid="batch-status">
+        <span
+          role="status"
+          aria-live="polite"
+          className={`rounded-full px-3 py-1 text-sm font-medium ring-1 ring-inset ${STATUS_STYLE[b.status] ?? ""}`}
+          data-testid="batch-status"
+        >
           {statusText}
         </span>
       </div>
 
       <div className={card}>
-        <div className="h-3 w-full overflow-hidden rounded-full bg-slate-200" role="progressbar" aria-label="Handled" aria-valuemin={0} aria-valuemax={100} aria-valuenow={pct}>
-          <div className={`h-full ${b.status === "cancelled" ? "bg-amber-500" : b.status === "done" ? "bg-emerald-600" : "bg-blue-700"} transition-all`} style={{ width: `${pct}%` }} />
+        <div
+          className="h-3 w-full overflow-hidden rounded-full bg-slate-200"
+          role="progressbar"
+          aria-label="Handled"
+          aria-valuemin={0}
+          aria-valuemax={100}
+          aria-valuenow={pct}
+        >
+          <div
+            className={`h-full ${b.status === "cancelled" ? "bg-amber-500" : b.status === "done" ? "bg-emerald-600" : "bg-blue-700"} transition-all`}
+            style={{ width: `${pct}%` }}
+          />
         </div>
         <p className="mt-1 text-xs text-slate-600">
           {pct}% handled
           {b.status === "running" && b.etaSeconds !== null ? `, about ${b.etaSeconds} s to go at ${b.ratePerSecond}/s` : ""}
-          {b.status === "cancelled" ? `; cancelled by ${b.cancelledBy?.replace(/^user:/, "")} at ${fmtTime(b.finishedAt)}: ${b.remaining.toLocaleString("en-US")} not reached stay dead-lettered` : ""}
+          {b.status === "cancelled"
+            ? `; cancelled by ${b.cancelledBy?.replace(/^user:/, "")} at ${fmtTime(b.finishedAt)}: ${b.remaining.toLocaleString("en-US")} not reached ${NOT_REACHED[b.kind] ?? NOT_REACHED.redrive}`
+            : ""}
           {b.status === "done" ? ` at ${fmtTime(b.finishedAt)}` : ""}
         </p>
         <dl className="mt-4 grid grid-cols-2 gap-4 sm:grid-cols-4 lg:grid-cols-7">
           <Stat name="Matched" value={b.matched} />
-          <Stat name="Redriven" value={b.redriven} hint="moved back to the queue" />
+          <Stat
+            name={verb[0].toUpperCase() + verb.slice(1)}
+            value={b.redriven}
+            hint={b.kind === "backfill" ? "deliveries created and queued" : "moved back to the queue"}
+          />
           <Stat name="Skipped" value={b.skipped} hint={skippedHint(b)} />
           <Stat name="Remaining" value={b.remaining} />
           <Stat name="Delivered since" value={b.deliveredSince} tone="text-emerald-800" />
           <Stat name="In progress" value={b.inProgress} hint="queued or retrying" />
-          <Stat name="Failed again" value={b.failedAgain} tone={b.failedAgain ? "text-red-800" : undefined} hint="dead-lettered again" />
+          <Stat
+            name="Failed again"
+            value={b.failedAgain}
+            tone={b.failedAgain ? "text-red-800" : undefined}
+            hint={b.kind === "redrive" ? "dead-lettered again" : "dead-lettered"}
+          />
         </dl>
         {q.isError && <p className="mt-2 text-sm text-red-800">Progress could not be refreshed: {(q.error as Error).message}</p>}
       </div>
@@ -105,12 +140,13 @@ export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial:
           )}
           {!confirmCancel ? (
             <button type="button" className={btnDanger} onClick={() => setConfirmCancel(true)}>
-              Cancel this redrive…
+              Cancel this {b.kind}…
             </button>
           ) : (
             <div role="alertdialog" aria-labelledby="cancel-q" className="space-y-2">
               <p id="cancel-q" className="text-sm text-slate-900">
-                Stop here? {b.remaining.toLocaleString("en-US")} not yet reached stay dead-lettered; the {b.redriven.toLocaleString("en-US")} already redriven go on.
+                Stop here? {b.remaining.toLocaleString("en-US")} not yet reached {NOT_REACHED[b.kind] ?? NOT_REACHED.redrive}; the {b.redriven.toLocaleString("en-US")}{" "}
+                already {verb} go on.
               </p>
               <label className={`${label} max-w-md`}>
                 Why (optional)
@@ -118,7 +154,7 @@ export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial:
               </label>
               <div className="flex gap-2">
                 <button type="button" className={btnDanger} onClick={cancel} disabled={busy}>
-                  {busy ? "Cancelling…" : "Yes, cancel the redrive"}
+                  {busy ? "Cancelling…" : `Yes, cancel the ${b.kind}`}
                 </button>
                 <button type="button" className={btn} onClick={() => setConfirmCancel(false)} disabled={busy}>
                   Keep it running
@@ -137,8 +173,18 @@ export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial:
   );
 }
 
+/** What happens to the items a cancelled batch never reached. */
+const NOT_REACHED: Record<string, string> = { redrive: "stay dead-lettered", recover: "are not sent again", backfill: "get no delivery" };
+
+const SKIP_WORDS: Record<string, string> = {
+  skipped_in_progress: "already on their way",
+  skipped_state_changed: "changed state meanwhile",
+  skipped_exists: "already had a delivery",
+};
+
 function skippedHint(b: RedriveBatchProgress): string | undefined {
   const parts: string[] = [];
+  for (const [outcome, n] of Object.entries(b.skippedByOutcome ?? {})) if (SKIP_WORDS[outcome] && n) parts.push(`${n} ${SKIP_WORDS[outcome]}`);
   if (b.skippedBy.notDeadLettered) parts.push(`${b.skippedBy.notDeadLettered} delivered or due meanwhile`);
   if (b.skippedBy.superseded) parts.push(`${b.skippedBy.superseded} superseded`);
   if (b.skippedBy.subscriptionInactive) parts.push(`${b.skippedBy.subscriptionInactive} subscription paused/disabled`);

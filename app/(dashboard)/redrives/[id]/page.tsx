@@ -6,21 +6,17 @@ import { can } from "@/lib/auth/permissions";
 import { getPrisma } from "@/lib/db/prisma";
 import { AppError } from "@/lib/errors";
 import { getRedriveBatch } from "@/lib/redrive/service";
-import { RedriveQueryProvider } from "@/components/redrive/QueryProvider";
 import { RedriveBatchClient } from "./page-client";
+import { scopeOf } from "@/lib/tenants/scope";
 
 export const dynamic = "force-dynamic";
 
 export default async function RedriveBatchPage({ params }: { params: Promise<{ id: string }> }) {
   const viewer = await requireViewer("dlq.read");
   const { id } = await params;
-  const batch = await getRedriveBatch(getPrisma(), id).catch((err) => {
+  const batch = await getRedriveBatch(getPrisma(), id, scopeOf(viewer)).catch((err) => {
     if (err instanceof AppError && err.code === "not_found") notFound();
     throw err;
   });
-  return (
-    <RedriveQueryProvider>
-      <RedriveBatchClient initial={batch} initialAt={Date.now()} canCancel={can(viewer.role, "redrives.cancel")} />
-    </RedriveQueryProvider>
-  );
+  return <RedriveBatchClient initial={batch} initialAt={Date.now()} canCancel={can(viewer.role, "redrives.cancel")} />;
 }

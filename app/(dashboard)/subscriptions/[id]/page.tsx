@@ -4,17 +4,21 @@ import { can } from "@/lib/auth/permissions";
 import { AppError } from "@/lib/errors";
 import { findEndpointAnswers, findSubscriptionDeliveries, getSubscriptionOverview } from "@/lib/dashboard/subscriptions";
 import { SubscriptionClient } from "./page-client";
+import { scopeOf } from "@/lib/tenants/scope";
 
 export const dynamic = "force-dynamic";
 
 export default async function SubscriptionPage({ params }: { params: Promise<{ id: string }> }) {
   const viewer = await requireViewer("subscriptions.read");
   const { id } = await params;
-  const overview = await getSubscriptionOverview({ id, range: "24h" }).catch((err) => {
+  const overview = await getSubscriptionOverview({ id, range: "24h", scope: scopeOf(viewer) }).catch((err) => {
     if (err instanceof AppError && err.code === "not_found") notFound();
     throw err;
   });
-  const [answers, deliveries] = await Promise.all([findEndpointAnswers({ subscriptionId: id }), findSubscriptionDeliveries({ subscriptionId: id, limit: 25 })]);
+  const [answers, deliveries] = await Promise.all([
+    findEndpointAnswers({ subscriptionId: id, scope: scopeOf(viewer) }),
+    findSubscriptionDeliveries({ subscriptionId: id, limit: 25, scope: scopeOf(viewer) }),
+  ]);
   return (
     <SubscriptionClient
       initial={{ overview, answers, deliveries }}
@@ -22,6 +26,9 @@ export default async function SubscriptionPage({ params }: { params: Promise<{ i
       canPause={can(viewer.role, "subscriptions.pause")}
       canEdit={can(viewer.role, "subscriptions.update")}
       canRedrive={can(viewer.role, "redrives.create")}
+      canRotate={can(viewer.role, "secrets.rotate")}
+      canExpireSecret={can(viewer.role, "secrets.expire")}
+      canArchive={can(viewer.role, "subscriptions.archive")}
     />
   );
 }

@@ -1,7 +1,10 @@
 import { apiRoute, json, parseQuery } from "@/lib/api/handler";
-import { getPrisma } from "@/lib/db/prisma";
+import { ledgerDb } from "@/lib/ledger/read/db";
 import { listDeliveries, ZListDeliveries } from "@/lib/deliveries/queries";
+import { scopeOf } from "@/lib/tenants/scope";
 
 export const dynamic = "force-dynamic";
 
-export const GET = apiRoute("deliveries.read", async ({ req }) => json(await listDeliveries(getPrisma(), parseQuery(req, ZListDeliveries))));
+export const GET = apiRoute("deliveries.read", async ({ req, principal }) =>
+  json(await listDeliveries(ledgerDb(), parseQuery(req, ZListDeliveries), scopeOf(principal))),
+);

@@ -1,13 +1,14 @@
 import { z } from "zod";
 import { apiRoute, json, parseQuery } from "@/lib/api/handler";
 import { getDlqSummary } from "@/lib/dashboard/dlq";
+import { scopeOf } from "@/lib/tenants/scope";
 
 export const dynamic = "force-dynamic";
 
-// INTERFACES.md: {depth, oldestAgeSeconds, bySubscription, byReason}; also
+// docs/API.md: {depth, oldestAgeSeconds, bySubscription, byReason}; also
 // sampledAt/source (the sampler's reading, or live when no fresh sample) and
 // groups (by subscription, reason, error class and status: redrive filters).
-export const GET = apiRoute("dlq.read", async ({ req }) => {
+export const GET = apiRoute("dlq.read", async ({ req, principal }) => {
   const q = parseQuery(req, z.object({ subscriptionId: z.string().max(64).optional() }).strict());
-  return json(await getDlqSummary({ subscriptionId: q.subscriptionId }));
+  return json(await getDlqSummary({ subscriptionId: q.subscriptionId, scope: scopeOf(principal) }));
 });

@@ -2,6 +2,7 @@ import { apiRoute, json, parseQuery, readJson } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
 import { ZCreateRedrive, ZListRedrives } from "@/lib/redrive/schema";
 import { createRedriveBatch, listRedriveBatches, previewRedrive } from "@/lib/redrive/service";
+import { scopeOf } from "@/lib/tenants/scope";
 
 export const dynamic = "force-dynamic";
 
@@ -14,11 +15,13 @@ export const POST = apiRoute("redrives.create", async ({ req, principal }) => {
   const { value } = await readJson(req, ZCreateRedrive);
   const prisma = getPrisma();
   if (value.dryRun) {
-    const preview = await previewRedrive(prisma, { filter: value.filter, latestStateWins: value.latestStateWins });
+    const preview = await previewRedrive(prisma, { filter: value.filter, latestStateWins: value.latestStateWins, scope: scopeOf(principal) });
     return json({ id: null, status: "preview", ...preview });
   }
   const batch = await createRedriveBatch(prisma, { ...value, reason: value.reason! }, principal);
   return json(batch, 201);
 });
 
-export const GET = apiRoute("dlq.read", async ({ req }) => json({ items: await listRedriveBatches(getPrisma(), parseQuery(req, ZListRedrives)) }));
+export const GET = apiRoute("dlq.read", async ({ req, principal }) =>
+  json({ items: await listRedriveBatches(getPrisma(), { ...parseQuery(req, ZListRedrives), scope: scopeOf(principal) }) }),
+);

@@ -1,7 +1,8 @@
 import { apiRoute, json } from "@/lib/api/handler";
-import { getPrisma } from "@/lib/db/prisma";
+import { ledgerDb } from "@/lib/ledger/read/db";
 import { getDeliveryWithAttempts } from "@/lib/deliveries/queries";
+import { scopeOf } from "@/lib/tenants/scope";
 
 export const dynamic = "force-dynamic";
 
-export const GET = apiRoute("deliveries.read", async ({ params }) => json(await getDeliveryWithAttempts(getPrisma(), params.id)));
+export const GET = apiRoute("deliveries.read", async ({ params, principal }) => json(await getDeliveryWithAttempts(ledgerDb(), params.id, scopeOf(principal))));

@@ -2,10 +2,11 @@ import { apiRoute, json, readJson } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
 import { ZUpdateSubscription } from "@/lib/subscriptions/schema";
 import { getSubscription, updateSubscription } from "@/lib/subscriptions/service";
+import { scopeOf } from "@/lib/tenants/scope";
 
 export const dynamic = "force-dynamic";
 
-export const GET = apiRoute("subscriptions.read", async ({ params }) => json(await getSubscription(getPrisma(), params.id)));
+export const GET = apiRoute("subscriptions.read", async ({ params, principal }) => json(await getSubscription(getPrisma(), params.id, scopeOf(principal))));
 
 export const PATCH = apiRoute("subscriptions.update", async ({ req, params, principal }) => {
   const { value } = await readJson(req, ZUpdateSubscription);

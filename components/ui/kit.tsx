@@ -1,9 +1,24 @@
-// Small shared pieces: cards, state badges, empty/error states.
+// The dashboard's one UI kit: class names for buttons, inputs, labels and
+// cards, and the small shared pieces (cards, state badges, empty and error
+// states, stats). Every page and component takes its look from here.
 import Link from "next/link";
+import { ATTEMPT_OUTCOME_LABELS, DELIVERY_STATE_LABELS, SUBSCRIPTION_STATE_LABELS, labelOf } from "./labels";
 
-export function Card({ title, children, className, actions, id }: { title?: React.ReactNode; children: React.ReactNode; className?: string; actions?: React.ReactNode; id?: string }) {
+export function Card({
+  title,
+  children,
+  className,
+  actions,
+  id,
+}: {
+  title?: React.ReactNode;
+  children: React.ReactNode;
+  className?: string;
+  actions?: React.ReactNode;
+  id?: string;
+}) {
   return (
-    <section aria-labelledby={id} className={`rounded-lg border border-slate-200 bg-white p-4 shadow-sm ${className ?? ""}`}>
+    <section aria-labelledby={id} className={`${card} ${className ?? ""}`}>
       {(title || actions) && (
         <div className="mb-3 flex flex-wrap items-center justify-between gap-2">
           {title && (
@@ -25,24 +40,22 @@ const STATE_STYLE: Record<string, string> = {
   in_flight: "bg-sky-100 text-sky-900 ring-sky-300",
   pending: "bg-slate-100 text-slate-800 ring-slate-300",
   dead_letter: "bg-red-100 text-red-900 ring-red-300",
+  resolved: "bg-violet-100 text-violet-900 ring-violet-300",
   active: "bg-emerald-100 text-emerald-900 ring-emerald-300",
   paused: "bg-amber-100 text-amber-900 ring-amber-300",
   disabled: "bg-red-100 text-red-900 ring-red-300",
   retry: "bg-amber-100 text-amber-900 ring-amber-300",
   abandoned: "bg-slate-100 text-slate-800 ring-slate-300",
 };
-const STATE_LABEL: Record<string, string> = {
-  scheduled: "retrying",
-  in_flight: "sending",
-  pending: "queued",
-  dead_letter: "dead-lettered",
-  retry: "will retry",
-};
+/** One legend for delivery states, subscription states and attempt outcomes (their names do not collide in meaning). */
+const BADGE_LABELS: Record<string, string> = { ...ATTEMPT_OUTCOME_LABELS, ...SUBSCRIPTION_STATE_LABELS, ...DELIVERY_STATE_LABELS };
 
 export function StateBadge({ state }: { state: string }) {
   return (
-    <span className={`inline-flex items-center rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${STATE_STYLE[state] ?? "bg-slate-100 text-slate-800 ring-slate-300"}`}>
-      {STATE_LABEL[state] ?? state.replace(/_/g, " ")}
+    <span
+      className={`inline-flex items-center rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${STATE_STYLE[state] ?? "bg-slate-100 text-slate-800 ring-slate-300"}`}
+    >
+      {labelOf(BADGE_LABELS, state)}
     </span>
   );
 }
@@ -62,7 +75,11 @@ export function ErrorState({ error, retry }: { error: unknown; retry?: () => voi
       <p className="font-medium">This could not be loaded.</p>
       <p className="mt-1">{(error as Error)?.message ?? String(error)}</p>
       {retry && (
-        <button type="button" onClick={retry} className="mt-2 rounded border border-red-300 bg-white px-2 py-1 text-red-900 hover:bg-red-100 focus:outline-none focus-visible:ring-2 focus-visible:ring-red-500">
+        <button
+          type="button"
+          onClick={retry}
+          className="mt-2 rounded border border-red-300 bg-white px-2 py-1 text-red-900 hover:bg-red-100 focus:outline-none focus-visible:ring-2 focus-visible:ring-red-500"
+        >
           Try again
         </button>
       )}
@@ -108,6 +125,18 @@ export function segBtn(active: boolean): string {
     active ? "border-slate-900 bg-slate-900 text-white" : "border-slate-300 bg-white text-slate-800 hover:bg-slate-50"
   }`;
 }
+
+export const btnDanger =
+  "inline-flex items-center justify-center gap-1 rounded-md bg-red-700 px-3 py-1.5 text-sm font-medium text-white shadow-sm hover:bg-red-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-red-600 focus-visible:ring-offset-2 disabled:opacity-50";
+export const card = "rounded-lg border border-slate-200 bg-white p-4 shadow-sm";
+export const label = "flex flex-col gap-1 text-sm font-medium text-slate-800";
+
+/** Redrive batch statuses. */
+export const STATUS_STYLE: Record<string, string> = {
+  running: "bg-sky-100 text-sky-900 ring-sky-300",
+  done: "bg-emerald-100 text-emerald-900 ring-emerald-300",
+  cancelled: "bg-amber-100 text-amber-900 ring-amber-300",
+};
 
 export const input =
   "rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm text-slate-900 shadow-sm focus:border-blue-600 focus:outline-none focus:ring-2 focus:ring-blue-600/30";

@@ -1,0 +1,70 @@
+// Tenants (districts): every one with its id, name, and how many subscriptions,
+// users and tokens it has; a form to add one. A global admin's page only: a
+// district's own admin is confined to its district and may not make others.
+import { forbidden } from "next/navigation";
+import { getPrisma } from "@/lib/db/prisma";
+import { requireViewer } from "@/lib/auth/session";
+import { listTenants } from "@/lib/tenants/service";
+import { Time } from "@/components/ui/time";
+import { AdminNav } from "../nav";
+import { CreateTenantForm } from "../forms";
+
+export const dynamic = "force-dynamic";
+export const metadata = { title: "Tenants · hookledger" };
+
+export default async function TenantsPage() {
+  const viewer = await requireViewer("tenants.manage");
+  if (viewer.tenantId) forbidden();
+  const prisma = getPrisma();
+  const [tenants, subs, users, tokens] = await Promise.all([
+    listTenants(prisma, viewer),
+    prisma.subscription.groupBy({ by: ["tenant"], where: { archivedAt: null }, _count: { _all: true } }),
+    prisma.user.groupBy({ by: ["tenantId"], where: { disabledAt: null }, _count: { _all: true } }),
+    prisma.apiToken.groupBy({ by: ["tenantId"], where: { revokedAt: null }, _count: { _all: true } }),
+  ]);
+  const count = <K extends string>(rows: ({ _count: { _all: number } } & Record<K, string | null>)[], key: K, id: string) =>
+    rows.find((r) => r[key] === id)?._count._all ?? 0;
+  return (
+    <section>
+      <AdminNav current="/admin/tenants" global />
+      <h1 className="text-2xl font-semibold">Tenants</h1>
+      <p className="mt-1 max-w-3xl text-sm text-slate-600">
+        Districts. A subscription, user or API token with a tenant sees and acts on that district only; one without is global. Producers name the tenant of an event in{" "}
+        <code>subject.tenant</code>.
+      </p>
+      <CreateTenantForm />
+      {tenants.length === 0 ? (
+        <p className="mt-6 text-sm text-slate-600">No tenants yet.</p>
+      ) : (
+        <div className="mt-6 overflow-x-auto">
+          <table className="w-full text-left text-sm">
+            <thead className="text-slate-500">
+              <tr>
+                <th className="py-2 pr-3">Name</th>
+                <th className="py-2 pr-3">Id</th>
+                <th className="py-2 pr-3">Subscriptions</th>
+                <th className="py-2 pr-3">Users</th>
+                <th className="py-2 pr-3">Tokens</th>
+                <th className="py-2">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {tenants.map((t) => (
+                <tr key={t.id} className="border-t border-slate-200" data-testid="tenant-row">
+                  <td className="py-2 pr-3 font-medium">{t.name}</td>
+                  <td className="py-2 pr-3 font-mono text-xs">{t.id}</td>
+                  <td className="py-2 pr-3">{count(subs, "tenant", t.id)}</td>
+                  <td className="py-2 pr-3">{count(users, "tenantId", t.id)}</td>
+                  <td className="py-2 pr-3">{count(tokens, "tenantId", t.id)}</td>
+                  <td className="py-2">
+                    <Time iso={t.createdAt} relative={false} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,12 @@
+import { apiRoute, json, readJson } from "@/lib/api/handler";
+import { getPrisma } from "@/lib/db/prisma";
+import { ZResendDelivery } from "@/lib/resolve/schema";
+import { resendDelivery } from "@/lib/resolve/service";
+
+export const dynamic = "force-dynamic";
+
+/** Send a delivered (or resolved) delivery again: same key, same bytes, a fresh signature. Body: {reason}. */
+export const POST = apiRoute("deliveries.resend", async ({ req, params, principal }) => {
+  const { value } = await readJson(req, ZResendDelivery);
+  return json(await resendDelivery(getPrisma(), { id: params.id, reason: value.reason, principal }));
+});

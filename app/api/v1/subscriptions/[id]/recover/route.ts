@@ -1,0 +1,22 @@
+import { apiRoute, json, readJson } from "@/lib/api/handler";
+import { getPrisma } from "@/lib/db/prisma";
+import { ZRecover } from "@/lib/redrive/schema";
+import { createRecoverBatch, previewRecover } from "@/lib/redrive/recover";
+import { scopeOf } from "@/lib/tenants/scope";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * Recover a window: every delivery of the subscription created between
+ * `since` and `until` (default now) in `states` (default delivered, resolved,
+ * dead_letter), sent again as a paced batch. With `dryRun: true`, the preview
+ * only (`{id: null, status: "preview", matched, byState, sample, …}`);
+ * otherwise 201 with the running batch (kind "recover"), followed on
+ * /api/v1/redrives/{id}.
+ */
+export const POST = apiRoute("subscriptions.recover", async ({ req, params, principal }) => {
+  const { value } = await readJson(req, ZRecover);
+  const prisma = getPrisma();
+  if (value.dryRun) return json({ id: null, status: "preview", ...(await previewRecover(prisma, params.id, value, scopeOf(principal))) });
+  return json(await createRecoverBatch(prisma, params.id, value, principal), 201);
+});

@@ -1,0 +1,81 @@
+"use client";
+// The subscription page's delivery filters. The state and error-class options
+// come from the ledger's own lists (lib/ledger/states.ts) with their labels
+// (components/ui/labels.ts), so the filter offers exactly what attempts can have.
+import { input } from "@/components/ui/kit";
+import { DELIVERY_STATE_OPTIONS, ERROR_CLASS_OPTIONS } from "@/components/ui/labels";
+import { ZoneLabel } from "@/components/ui/time";
+
+export const STATE_FILTER_OPTIONS = DELIVERY_STATE_OPTIONS;
+export const ERROR_CLASS_FILTER_OPTIONS = ERROR_CLASS_OPTIONS;
+
+export type DeliveryFilterValues = { state: string; eventType: string; from: string; to: string; statusCode: string; errorClass: string };
+export const NO_FILTERS: DeliveryFilterValues = { state: "", eventType: "", from: "", to: "", statusCode: "", errorClass: "" };
+
+export function DeliveryFilters({
+  filters,
+  eventTypes,
+  onChange,
+}: {
+  filters: DeliveryFilterValues;
+  eventTypes: string[];
+  onChange: (k: keyof DeliveryFilterValues, v: string) => void;
+}) {
+  return (
+    <form className="mb-3 grid grid-cols-2 gap-2 text-sm sm:grid-cols-3 lg:grid-cols-6" onSubmit={(e) => e.preventDefault()} aria-label="Filter deliveries">
+      <label className="flex flex-col gap-1">
+        State
+        <select className={input} value={filters.state} onChange={(e) => onChange("state", e.target.value)}>
+          <option value="">Any state</option>
+          {STATE_FILTER_OPTIONS.map((o) => (
+            <option key={o.value} value={o.value}>
+              {o.label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="flex flex-col gap-1">
+        Event type
+        <select className={input} value={filters.eventType} onChange={(e) => onChange("eventType", e.target.value)}>
+          <option value="">Any type</option>
+          {eventTypes.map((t) => (
+            <option key={t}>{t}</option>
+          ))}
+        </select>
+      </label>
+      <label className="flex flex-col gap-1">
+        Status code
+        <input
+          className={input}
+          inputMode="numeric"
+          placeholder="e.g. 422"
+          value={filters.statusCode}
+          onChange={(e) => onChange("statusCode", e.target.value.replace(/\D/g, "").slice(0, 3))}
+        />
+      </label>
+      <label className="flex flex-col gap-1">
+        Error class
+        <select className={input} value={filters.errorClass} onChange={(e) => onChange("errorClass", e.target.value)}>
+          <option value="">Any</option>
+          {ERROR_CLASS_FILTER_OPTIONS.map((o) => (
+            <option key={o.value} value={o.value}>
+              {o.label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="flex flex-col gap-1">
+        <span>
+          From (<ZoneLabel />)
+        </span>
+        <input type="datetime-local" className={input} value={filters.from} onChange={(e) => onChange("from", e.target.value)} />
+      </label>
+      <label className="flex flex-col gap-1">
+        <span>
+          To (<ZoneLabel />)
+        </span>
+        <input type="datetime-local" className={input} value={filters.to} onChange={(e) => onChange("to", e.target.value)} />
+      </label>
+    </form>
+  );
+}

@@ -1,0 +1,20 @@
+// A batch's kind in words, for the Redrives list, a batch's page and the CLI's
+// vocabulary: what the batch does to each item, and its window or filter.
+import { describeFilter } from "./describe-filter";
+
+export const KIND_LABEL: Record<string, string> = { redrive: "Redrive", recover: "Recover", backfill: "Backfill" };
+/** What a moved item is called in each kind. */
+export const KIND_VERB: Record<string, string> = { redrive: "redriven", recover: "resent", backfill: "created" };
+export const KIND_STYLE: Record<string, string> = {
+  redrive: "bg-slate-100 text-slate-900 ring-slate-300",
+  recover: "bg-violet-100 text-violet-900 ring-violet-300",
+  backfill: "bg-teal-100 text-teal-900 ring-teal-300",
+};
+
+/** The batch's selection in words: a redrive's dead-letter filter, or a recover's or backfill's subscription and window. */
+export function describeBatch(kind: string, f: Record<string, unknown>, fmt: (iso: string) => string): string {
+  if (kind === "redrive") return describeFilter(f, fmt);
+  const what = kind === "recover" ? "deliveries created" : "events received";
+  const states = Array.isArray(f.states) ? ` (${(f.states as string[]).map((s) => s.replace("_", " ")).join(", ")})` : "";
+  return `subscription ${f.subscriptionId}, ${what} ${fmt(String(f.since))} to ${fmt(String(f.until))}${states}`;
+}

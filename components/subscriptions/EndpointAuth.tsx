@@ -1,0 +1,232 @@
+"use client";
+// What the endpoint is sent besides the signed body: extra request headers
+// (a district gateway's bearer token or API key) and a client certificate for
+// mutual TLS. Both are write-only: the page lists header names with masked
+// values and the certificate's subject and expiry, and saving replaces what
+// was there. Managers and up edit them.
+import { useState } from "react";
+import { useQueryClient } from "@tanstack/react-query";
+import { apiFetch, ApiError } from "@/lib/client/api";
+import { usePolled } from "@/components/dashboard/usePolled";
+import { formatTime, useTimeZone } from "@/components/ui/time";
+import { Card, ErrorState, Skeleton, btn, btnDanger, btnPrimary, input, label as labelClass } from "@/components/ui/kit";
+
+type TlsView = { set: false } | { set: true; subject: string; issuer: string; expiresAt: string; fingerprint256: string; ca: boolean };
+type SubRead = { id: string; headers: Record<string, string> | null; tls: TlsView };
+type Row = { name: string; value: string };
+
+function message(err: unknown): string {
+  if (!(err instanceof ApiError)) return "The request failed; nothing was saved. Check the connection and try again.";
+  const details = Array.isArray(err.details) ? (err.details as { path?: string; message?: string }[]) : [];
+  const lines = details.map((d) => d.message).filter(Boolean);
+  return lines.length > 0 ? lines.join("; ") : err.message;
+}
+
+function HeadersForm({ path, onDone, onCancel }: { path: string; onDone: () => void; onCancel: () => void }) {
+  const [rows, setRows] = useState<Row[]>([{ name: "Authorization", value: "" }]);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const set = (i: number, patch: Partial<Row>) => setRows((rs) => rs.map((r, j) => (j === i ? { ...r, ...patch } : r)));
+  async function submit(e: React.FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const filled = rows.filter((r) => r.name.trim() || r.value);
+      await apiFetch(path, { method: "PATCH", body: { headers: filled.length ? Object.fromEntries(filled.map((r) => [r.name.trim(), r.value])) : null } });
+      onDone();
+    } catch (err) {
+      setError(message(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <form onSubmit={submit} aria-label="Endpoint headers" className="mt-3 flex flex-col gap-3 rounded-md border border-slate-200 p-3">
+      <p className="text-sm text-slate-700">
+        Saving replaces every endpoint header. Values are stored encrypted and never shown again. Host, Content-Length, hop-by-hop and webhook-* headers cannot be set.
+      </p>
+      {rows.map((r, i) => (
+        <div key={i} className="flex flex-col gap-2 sm:flex-row sm:items-end">
+          <label className={`${labelClass} sm:w-56`}>
+            <span>Header name</span>
+            <input className={input} value={r.name} onChange={(e) => set(i, { name: e.target.value })} placeholder="X-District-Key" autoComplete="off" />
+          </label>
+          <label className={`${labelClass} min-w-0 flex-1`}>
+            <span>Value</span>
+            <input
+              className={input}
+              type="password"
+              value={r.value}
+              onChange={(e) => set(i, { value: e.target.value })}
+              placeholder="Bearer …"
+              autoComplete="new-password"
+            />
+          </label>
+          <button type="button" className={btn} onClick={() => setRows((rs) => rs.filter((_, j) => j !== i))} aria-label={`Remove header ${r.name || i + 1}`}>
+            Remove
+          </button>
+        </div>
+      ))}
+      {error && (
+        <p role="alert" className="text-sm text-red-700">
+          {error}
+        </p>
+      )}
+      <div className="flex flex-wrap gap-2">
+        <button type="button" className={btn} onClick={() => setRows((rs) => [...rs, { name: "", value: "" }])} disabled={rows.length >= 20}>
+          Add header
+        </button>
+        <button type="submit" className={btnPrimary} disabled={busy}>
+          {busy ? "Saving…" : "Save headers"}
+        </button>
+        <button type="button" className={btn} onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function TlsForm({ path, onDone, onCancel }: { path: string; onDone: () => void; onCancel: () => void }) {
+  const [cert, setCert] = useState("");
+  const [key, setKey] = useState("");
+  const [ca, setCa] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  async function submit(e: React.FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await apiFetch(path, { method: "PATCH", body: { tls: { clientCertificate: cert, clientKey: key, ...(ca.trim() ? { ca } : {}) } } });
+      onDone();
+    } catch (err) {
+      setError(message(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+  const area = `${input} h-28 font-mono text-xs`;
+  return (
+    <form onSubmit={submit} aria-label="Client certificate" className="mt-3 flex flex-col gap-3 rounded-md border border-slate-200 p-3">
+      <label className={labelClass}>
+        <span>Client certificate (PEM)</span>
+        <textarea className={area} value={cert} onChange={(e) => setCert(e.target.value)} placeholder="-----BEGIN CERTIFICATE-----" spellCheck={false} />
+      </label>
+      <label className={labelClass}>
+        <span>Private key (PEM, unencrypted; stored encrypted)</span>
+        <textarea className={area} value={key} onChange={(e) => setKey(e.target.value)} placeholder="-----BEGIN PRIVATE KEY-----" spellCheck={false} />
+      </label>
+      <label className={labelClass}>
+        <span>CA bundle to trust for this endpoint (optional, PEM)</span>
+        <textarea className={area} value={ca} onChange={(e) => setCa(e.target.value)} placeholder="-----BEGIN CERTIFICATE-----" spellCheck={false} />
+      </label>
+      {error && (
+        <p role="alert" className="text-sm text-red-700">
+          {error}
+        </p>
+      )}
+      <div className="flex flex-wrap gap-2">
+        <button type="submit" className={btnPrimary} disabled={busy}>
+          {busy ? "Saving…" : "Save certificate"}
+        </button>
+        <button type="button" className={btn} onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export function EndpointAuth({ subscriptionId, canEdit }: { subscriptionId: string; canEdit: boolean }) {
+  const tz = useTimeZone();
+  const qc = useQueryClient();
+  const path = `/api/v1/subscriptions/${encodeURIComponent(subscriptionId)}`;
+  const res = usePolled<SubRead>(path, { intervalMs: 60_000 });
+  const [editing, setEditing] = useState<"headers" | "tls" | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const refresh = () => qc.invalidateQueries({ queryKey: [path] });
+  const done = () => {
+    setEditing(null);
+    void refresh();
+  };
+  async function clear(field: "headers" | "tls") {
+    setError(null);
+    try {
+      await apiFetch(path, { method: "PATCH", body: { [field]: null } });
+      void refresh();
+    } catch (err) {
+      setError(message(err));
+    }
+  }
+  const headers = res.data?.headers ? Object.entries(res.data.headers) : [];
+  const tls = res.data?.tls;
+  return (
+    <Card title="Endpoint authentication" id="endpoint-auth">
+      {res.isPending && <Skeleton lines={2} />}
+      {res.isError && !res.data && <ErrorState error={res.error} retry={() => res.refetch()} />}
+      {res.data && (
+        <div className="grid gap-4 md:grid-cols-2">
+          <div className="min-w-0">
+            <h3 className="text-sm font-semibold text-slate-900">Headers</h3>
+            {headers.length === 0 ? (
+              <p className="text-sm text-slate-600">None: requests carry only the signature headers.</p>
+            ) : (
+              <dl className="mt-1 space-y-1 text-sm" data-testid="endpoint-headers">
+                {headers.map(([name, masked]) => (
+                  <div key={name} className="flex min-w-0 gap-2">
+                    <dt className="font-mono text-xs text-slate-800">{name}:</dt>
+                    <dd className="truncate font-mono text-xs text-slate-600">{masked}</dd>
+                  </div>
+                ))}
+              </dl>
+            )}
+            {canEdit && editing !== "headers" && (
+              <div className="mt-2 flex flex-wrap gap-2">
+                <button type="button" className={btn} onClick={() => setEditing("headers")}>
+                  {headers.length ? "Replace headers…" : "Add headers…"}
+                </button>
+                {headers.length > 0 && (
+                  <button type="button" className={btnDanger} onClick={() => clear("headers")}>
+                    Remove all headers
+                  </button>
+                )}
+              </div>
+            )}
+            {editing === "headers" && <HeadersForm path={path} onDone={done} onCancel={() => setEditing(null)} />}
+          </div>
+          <div className="min-w-0">
+            <h3 className="text-sm font-semibold text-slate-900">Client certificate (mutual TLS)</h3>
+            {tls?.set ? (
+              <p className="text-sm text-slate-700" data-testid="endpoint-tls">
+                <span className="break-words">{tls.subject}</span>, issued by <span className="break-words">{tls.issuer}</span>; expires {formatTime(tls.expiresAt, tz)}
+                {tls.ca ? "; trusts its own CA bundle" : ""}.
+              </p>
+            ) : (
+              <p className="text-sm text-slate-600">None.</p>
+            )}
+            {canEdit && editing !== "tls" && (
+              <div className="mt-2 flex flex-wrap gap-2">
+                <button type="button" className={btn} onClick={() => setEditing("tls")}>
+                  {tls?.set ? "Replace certificate…" : "Add certificate…"}
+                </button>
+                {tls?.set && (
+                  <button type="button" className={btnDanger} onClick={() => clear("tls")}>
+                    Remove certificate
+                  </button>
+                )}
+              </div>
+            )}
+            {editing === "tls" && <TlsForm path={path} onDone={done} onCancel={() => setEditing(null)} />}
+          </div>
+        </div>
+      )}
+      {error && (
+        <p role="alert" className="mt-2 text-sm text-red-700">
+          {error}
+        </p>
+      )}
+    </Card>
+  );
+}

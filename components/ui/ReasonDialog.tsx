@@ -1,0 +1,130 @@
+"use client";
+// The one "why are you doing this?" form: a decision that the audit log keeps
+// with a required reason (resend, resolve, archive…). It owns the reason, the
+// busy state and the API's refusal: a message about the reason shows under
+// that field, any other one under the form, and nothing is closed or changed
+// until the server says yes. Inline (a card on the page) or modal (a dialog
+// over it, closed by Escape or a click outside).
+import { useEffect, useId, useRef, useState } from "react";
+import { ApiError } from "@/lib/client/api";
+import { btn, btnDanger, btnPrimary, card, input, label as labelClass } from "./kit";
+
+/** The message an API refusal gives for one body field (its 400 names the failing fields as `body.<field>`), if any. */
+export function fieldError(err: unknown, field: string): string | null {
+  if (!(err instanceof ApiError) || !Array.isArray(err.details)) return null;
+  const hit = (err.details as { path?: string; message?: string }[]).find((d) => d.path === `body.${field}` || d.path?.startsWith(`body.${field}.`));
+  return hit ? (hit.message ?? err.message) : null;
+}
+
+export type ReasonDialogProps = {
+  title: string;
+  /** What will happen, said before the reason is asked for. */
+  description?: React.ReactNode;
+  /** Fields asked for before the reason (a decision, a count). */
+  children?: React.ReactNode;
+  reasonLabel?: string;
+  placeholder?: string;
+  submitLabel: string;
+  busyLabel?: string;
+  /** Extra condition for the submit button (the reason's own length is checked here). */
+  canSubmit?: boolean;
+  danger?: boolean;
+  modal?: boolean;
+  /** Shown instead of the form once the action is done (modal dialogs that report a count). */
+  result?: React.ReactNode;
+  /** The message when the failure is not the API's (network down). */
+  failMessage?: string;
+  onSubmit: (reason: string) => Promise<void>;
+  onCancel: () => void;
+};
+
+const MIN_REASON = 3;
+
+export function ReasonDialog(p: ReasonDialogProps) {
+  const [reason, setReason] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const formRef = useRef<HTMLFormElement>(null);
+  const ids = useId();
+  const { modal, onCancel } = p;
+
+  useEffect(() => {
+    if (!modal) return;
+    formRef.current?.querySelector<HTMLElement>("input, select, textarea")?.focus();
+    const onKey = (e: KeyboardEvent) => e.key === "Escape" && onCancel();
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [modal, onCancel]);
+
+  async function submit(e: React.FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await p.onSubmit(reason.trim());
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const reasonError = fieldError(error, "reason");
+  const otherError = error && !reasonError ? (error instanceof ApiError ? error.message : (p.failMessage ?? "That failed; nothing was changed. Try again.")) : null;
+  const form = (
+    <form ref={formRef} onSubmit={submit} className="flex flex-col gap-3" aria-label={modal ? undefined : p.title} noValidate>
+      {!modal && <h3 className="text-sm font-semibold text-slate-900">{p.title}</h3>}
+      {p.description && <div className="text-sm text-slate-700">{p.description}</div>}
+      {p.children}
+      <label className={labelClass}>
+        <span>{p.reasonLabel ?? "Reason (required)"}</span>
+        <input
+          value={reason}
+          onChange={(e) => setReason(e.target.value)}
+          required
+          minLength={MIN_REASON}
+          maxLength={500}
+          placeholder={p.placeholder}
+          className={`${input} ${reasonError ? "border-red-600" : ""}`}
+          aria-invalid={reasonError ? true : undefined}
+          aria-describedby={reasonError ? `${ids}-reason-error` : undefined}
+        />
+        {reasonError && (
+          <span id={`${ids}-reason-error`} role="alert" className="text-sm font-normal text-red-700">
+            {reasonError}
+          </span>
+        )}
+      </label>
+      {otherError && (
+        <p role="alert" className="text-sm text-red-700">
+          {otherError}
+        </p>
+      )}
+      <div className="flex flex-wrap gap-2">
+        <button type="submit" disabled={busy || reason.trim().length < MIN_REASON || p.canSubmit === false} className={p.danger ? btnDanger : btnPrimary}>
+          {busy ? (p.busyLabel ?? "Working…") : p.submitLabel}
+        </button>
+        <button type="button" onClick={p.onCancel} className={btn}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+
+  if (!modal) return <div className={`${card} max-w-md`}>{form}</div>;
+  return (
+    <div className="fixed inset-0 z-50 flex items-center justify-center bg-slate-900/40 p-4" onClick={(e) => e.target === e.currentTarget && p.onCancel()}>
+      <div
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby={`${ids}-title`}
+        className="max-h-full w-full max-w-md overflow-y-auto rounded-lg bg-white p-5 text-left shadow-xl"
+      >
+        <h2 id={`${ids}-title`} className="mb-3 text-lg font-semibold text-slate-900">
+          {p.title}
+        </h2>
+        {p.result ?? form}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,158 @@
+// Human labels for the ledger's and the audit log's names, in one place. Each
+// map is keyed by the type of its source list (lib/ledger/states.ts,
+// lib/audit.ts), so a name added there without a label here is a type error;
+// filters build their options from the source list through optionsOf, so a
+// name can neither be missing from a filter nor be offered when nothing has it.
+// Only types come from lib/audit.ts: its zod schemas stay out of the browser.
+import {
+  ATTEMPT_OUTCOMES,
+  DEAD_LETTER_REASON_LIST,
+  DELIVERY_STATES,
+  ERROR_CLASSES,
+  RESOLUTIONS,
+  type AttemptOutcome,
+  type AttemptTrigger,
+  type DeadLetterReason,
+  type DeliveryResolution,
+  type DeliveryState,
+  type ErrorClass,
+  type SubscriptionState,
+} from "@/lib/ledger/states";
+import type { AuditAction, AuditTargetType } from "@/lib/audit";
+
+export const DELIVERY_STATE_LABELS: Record<DeliveryState, string> = {
+  pending: "queued",
+  in_flight: "sending",
+  scheduled: "retrying",
+  delivered: "delivered",
+  dead_letter: "dead-lettered",
+  resolved: "resolved",
+};
+
+export const SUBSCRIPTION_STATE_LABELS: Record<SubscriptionState, string> = {
+  active: "active",
+  paused: "paused",
+  disabled: "disabled",
+};
+
+export const ATTEMPT_OUTCOME_LABELS: Record<AttemptOutcome, string> = {
+  delivered: "delivered",
+  retry: "will retry",
+  dead_letter: "dead-lettered",
+  abandoned: "abandoned",
+};
+
+/** An attempt's outcome as the delivery timeline says it. */
+export const ATTEMPT_OUTCOME_SENTENCES: Record<AttemptOutcome, string> = {
+  delivered: "Delivered",
+  retry: "Failed, will retry",
+  dead_letter: "Failed, dead-lettered",
+  abandoned: "Abandoned: the worker's lease expired",
+};
+
+export const ATTEMPT_TRIGGER_LABELS: Record<AttemptTrigger, string> = {
+  scheduled: "scheduled",
+  redrive: "redrive",
+  manual: "retry now",
+  resend: "resend",
+};
+
+export const ERROR_CLASS_LABELS: Record<ErrorClass, string> = {
+  timeout: "timeout",
+  connect_refused: "connection refused",
+  connect_timeout: "connect timeout",
+  reset: "connection reset",
+  dns: "DNS failure",
+  tls: "TLS failure",
+  network: "other network error",
+  http_408: "HTTP 408",
+  http_425: "HTTP 425",
+  http_429: "HTTP 429 (rate limited)",
+  http_5xx: "HTTP 5xx",
+  http_4xx: "HTTP 4xx",
+  http_410: "HTTP 410 Gone",
+  redirect: "redirect (3xx)",
+  target_blocked: "target blocked",
+  lease_expired: "lease expired",
+  shutdown: "worker shut down",
+};
+
+export const DEAD_LETTER_REASON_LABELS: Record<DeadLetterReason, string> = {
+  exhausted: "retries exhausted",
+  permanent: "permanent error (rejected)",
+  gone: "410 Gone",
+  target_blocked: "target blocked",
+  abandoned: "abandoned (worker died mid-send)",
+};
+
+export const AUDIT_ACTION_LABELS: Record<AuditAction, string> = {
+  "delivery.redrive": "redriven",
+  "delivery.retry_now": "retried now",
+  "redrive.create": "bulk redrive started",
+  "redrive.cancel": "bulk redrive cancelled",
+  "recover.create": "recover started",
+  "backfill.create": "backfill started",
+  "delivery.resolve": "resolved",
+  "delivery.resend": "resent",
+  "dlq.resolve": "dead letters resolved in bulk",
+  "subscription.create": "subscription created",
+  "subscription.update": "subscription edited",
+  "subscription.pause": "subscription paused",
+  "subscription.resume": "subscription resumed",
+  "subscription.disable": "subscription disabled",
+  "subscription.test": "test sent",
+  "subscription.secret.rotate": "signing secret rotated",
+  "subscription.archive": "subscription archived",
+  "subscription.unarchive": "subscription unarchived",
+  "subscription.secret.expire": "old signing secret ended early",
+  "user.create": "user created",
+  "user.disable": "user disabled",
+  "user.enable": "user enabled",
+  "user.role": "user role changed",
+  "user.password_change": "password changed",
+  "token.create": "API token created",
+  "token.revoke": "API token revoked",
+  "erasure.run": "subject erased",
+  "retention.run": "retention run",
+  "retention.policy": "retention override changed",
+  "tenant.create": "tenant created",
+};
+
+export const AUDIT_TARGET_TYPE_LABELS: Record<AuditTargetType, string> = {
+  delivery: "delivery",
+  subscription: "subscription",
+  redrive_batch: "redrive batch",
+  user: "user",
+  api_token: "API token",
+  tenant: "tenant",
+  dlq: "dead-letter queue",
+  erasure: "erasure",
+  retention: "retention",
+};
+
+export const RESOLUTION_LABELS: Record<DeliveryResolution, string> = {
+  discarded: "discarded",
+  fixed_at_source: "fixed at the source",
+  superseded: "superseded",
+  erased: "erased (its payload was erased)",
+};
+
+export type Option<V extends string> = { value: V; label: string };
+
+/** A filter's options: every name of the source list, in its order, with its label. */
+export function optionsOf<V extends string>(list: readonly V[], labels: Record<V, string>): Option<V>[] {
+  return list.map((value) => ({ value, label: labels[value] }));
+}
+
+/** The label of a stored value; a value the list does not know (an old row) shows as itself. */
+export function labelOf<V extends string>(labels: Record<V, string>, value: string | null | undefined, fallback = "—"): string {
+  if (value === null || value === undefined || value === "") return fallback;
+  return Object.prototype.hasOwnProperty.call(labels, value) ? labels[value as V] : value.replace(/_/g, " ");
+}
+
+/** The ledger's filter options (the audit page builds its own from lib/audit.ts's lists on the server). */
+export const DELIVERY_STATE_OPTIONS = optionsOf(DELIVERY_STATES, DELIVERY_STATE_LABELS);
+export const ERROR_CLASS_OPTIONS = optionsOf(ERROR_CLASSES, ERROR_CLASS_LABELS);
+export const DEAD_LETTER_REASON_OPTIONS = optionsOf(DEAD_LETTER_REASON_LIST, DEAD_LETTER_REASON_LABELS);
+export const RESOLUTION_OPTIONS = optionsOf(RESOLUTIONS, RESOLUTION_LABELS);
+export const ATTEMPT_OUTCOME_OPTIONS = optionsOf(ATTEMPT_OUTCOMES, ATTEMPT_OUTCOME_LABELS);
