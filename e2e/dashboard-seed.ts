@@ -1,6 +1,7 @@
-// SQL against the e2e database for ledger states the worker would produce (the
-// e2e server runs with --workers 0): attempts, delivered, dead-lettered, and
-// historical DLQ samples for the charts.
+// SQL against the e2e database for ledger states the worker would produce
+// (seeded while the subscription is paused, so the e2e server's own worker
+// leaves the rows alone): attempts, delivered, dead-lettered, and historical
+// DLQ samples for the charts.
 import pg from "pg";
 import { expect, type APIRequestContext, type Page } from "@playwright/test";
 import { api } from "./helpers";
@@ -66,7 +67,16 @@ export async function settleDelivery(deliveryId: string, attempts: Attempt[], op
        dead_letter_reason = CASE WHEN $2 = 'dead_letter' THEN $8 END,
        next_attempt_at = now() + interval '10 minutes'
      WHERE id = $1`,
-    [deliveryId, state, attempts.length, last.minutesAgo, last.status, state === "delivered" ? null : (last.errorClass ?? null), state === "delivered" ? null : (last.excerpt ?? null), opts.reason ?? "permanent"],
+    [
+      deliveryId,
+      state,
+      attempts.length,
+      last.minutesAgo,
+      last.status,
+      state === "delivered" ? null : (last.errorClass ?? null),
+      state === "delivered" ? null : (last.excerpt ?? null),
+      opts.reason ?? "permanent",
+    ],
   );
 }
 

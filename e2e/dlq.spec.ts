@@ -1,4 +1,4 @@
-// The DLQ page (issue 4): depth and oldest-age charts over time from the
+// The DLQ page: depth and oldest-age charts over time from the
 // sampler's samples, depth now by subscription and reason, and filters that
 // lead into redrive.
 import { expect, test } from "@playwright/test";
@@ -21,7 +21,13 @@ test("DLQ charts render with data; depth by subscription and reason; redrive lin
   expect(sub.status).toBe(201);
   await whilePaused(request, sub.json.id, async () => {
     for (let i = 0; i < 4; i++) {
-      const r = await api(request, "POST", "/api/v1/events", { id: `evt_dlq_${run}_${i}`, type: "assignment.graded", data: {}, subject: { tenant: `roosevelt_${run}` } }, "producer");
+      const r = await api(
+        request,
+        "POST",
+        "/api/v1/events",
+        { id: `evt_dlq_${run}_${i}`, type: "assignment.graded", data: {}, subject: { tenant: `roosevelt_${run}` } },
+        "producer",
+      );
       await settleDelivery(
         deliveryFor(r, sub.json.id),
         i < 3
@@ -32,7 +38,9 @@ test("DLQ charts render with data; depth by subscription and reason; redrive lin
     }
   });
   // What the sampler recorded over the last six hours (it samples every 15 s while the dashboard runs).
-  await seedDlqHistory(Array.from({ length: 24 }, (_, k) => ({ minutesAgo: 360 - k * 15, depth: Math.max(0, Math.round(8 * Math.sin(k / 4)) + 4), oldestMinutes: 30 + k * 10 })));
+  await seedDlqHistory(
+    Array.from({ length: 24 }, (_, k) => ({ minutesAgo: 360 - k * 15, depth: Math.max(0, Math.round(8 * Math.sin(k / 4)) + 4), oldestMinutes: 30 + k * 10 })),
+  );
 
   await signIn(page, "engineer");
   await page.goto("/dlq");
@@ -58,14 +66,17 @@ test("DLQ charts render with data; depth by subscription and reason; redrive lin
   const redrive = page.getByRole("link", { name: "Redrive these 3…" });
   await expect(redrive).toHaveAttribute("href", `/redrive?subscriptionId=${sub.json.id}&reason=exhausted`);
   const row = page.getByRole("row").filter({ hasText: "HTTP 500" });
-  await expect(row.getByRole("link", { name: "Redrive these…" })).toHaveAttribute("href", `/redrive?subscriptionId=${sub.json.id}&reason=exhausted&errorClass=http_5xx&statusCode=500`);
+  await expect(row.getByRole("link", { name: "Redrive these…" })).toHaveAttribute(
+    "href",
+    `/redrive?subscriptionId=${sub.json.id}&reason=exhausted&errorClass=http_5xx&statusCode=500`,
+  );
   await shot(page, "dlq-1280");
   await page.setViewportSize({ width: 390, height: 844 });
   await page.reload();
   await expect(page.getByTestId("chart-depth").locator("svg.recharts-surface")).toBeVisible();
   await shot(page, "dlq-390");
 
-  // The API answers the same summary (INTERFACES.md GET /api/v1/dlq).
+  // The API answers the same summary (docs/API.md, GET /api/v1/dlq).
   const r = await api(request, "GET", "/api/v1/dlq", undefined, "support");
   expect(r.status).toBe(200);
   expect(r.json).toMatchObject({ depth: expect.any(Number), oldestAgeSeconds: expect.any(Number) });

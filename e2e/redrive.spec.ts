@@ -1,20 +1,17 @@
-// Bulk redrive (issue 5) as an engineer does it: a district's importer
+// Bulk redrive as an engineer does it: a district's importer
 // rejected a batch of grades with 422; they fixed it; the engineer filters the
 // dead letters by reason, previews, confirms, and watches the batch reach done.
-// A real receiver in this test answers 422, then 204; a real worker process
-// delivers (the e2e server runs with --workers 0, so this test starts one).
+// A real receiver in this test answers 422, then 204; the e2e server's own
+// worker (`start --workers 1`) delivers.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { spawn, type ChildProcess } from "node:child_process";
 import { expect, test } from "@playwright/test";
 import { api, signIn, tokenFor, deliveryFor } from "./helpers";
-import { E2E_DATA_DIR } from "../playwright.config";
-import { closeE2eDb, settleDelivery } from "./dashboard-seed";
+import { closeE2eDb, settleDelivery, shot } from "./dashboard-seed";
 
 let answer = 422;
 const seen = new Map<string, number>();
 let receiver: http.Server;
-let worker: ChildProcess | undefined;
 
 test.beforeAll(async () => {
   // Tokens come from the CLI (seconds each): make them up front.
@@ -29,18 +26,9 @@ test.beforeAll(async () => {
     });
   });
   await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
-  worker = spawn(process.execPath, ["bin/hookledger.mjs", "worker"], {
-    env: { ...process.env, HOOKLEDGER_DATA_DIR: E2E_DATA_DIR, DATABASE_URL: "", HOOKLEDGER_ALLOW_PRIVATE_TARGETS: "1", LOG_LEVEL: "warn" },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
 });
 
 test.afterAll(async () => {
-  if (worker && worker.exitCode === null) {
-    const exited = new Promise((r) => worker!.once("exit", r));
-    worker.kill("SIGTERM");
-    await exited;
-  }
   await new Promise((r) => receiver.close(r));
   await closeE2eDb();
 });
@@ -62,7 +50,12 @@ test("an engineer filters the DLQ by reason, previews, confirms and watches the 
       request,
       "POST",
       "/api/v1/events",
-      { id: `evt_rd_${run}_${i}`, type: "assignment.graded", data: { studentId: `stu_${i}`, score: 80 + i }, subject: { tenant: `jefferson_${run}`, studentId: `stu_${i}`, assignmentId: "asg_7" } },
+      {
+        id: `evt_rd_${run}_${i}`,
+        type: "assignment.graded",
+        data: { studentId: `stu_${i}`, score: 80 + i },
+        subject: { tenant: `jefferson_${run}`, studentId: `stu_${i}`, assignmentId: "asg_7" },
+      },
       "producer",
     );
     expect(ev.status).toBe(202);
@@ -87,7 +80,7 @@ test("an engineer filters the DLQ by reason, previews, confirms and watches the 
   await expect(start).toBeDisabled(); // no reason yet
   await page.getByLabel("Reason (incident or ticket id)").fill(`INC-${run} Jefferson importer fixed`);
   await page.getByLabel("Rate (deliveries/s)").fill("5");
-  await page.screenshot({ path: "test-results/screens/redrive-preview.png", fullPage: true });
+  await shot(page, "redrive-preview");
   await start.click();
   const dialog = page.getByRole("alertdialog");
   await expect(dialog).toContainText("Send 6 deliveries again at 5/s");
@@ -99,7 +92,7 @@ test("an engineer filters the DLQ by reason, previews, confirms and watches the 
   await expect(page.getByTestId("stat-redriven")).toHaveText("6");
   await expect(page.getByTestId("stat-delivered-since")).toHaveText("6", { timeout: 30_000 });
   await expect(page.getByTestId("stat-failed-again")).toHaveText("0");
-  await page.screenshot({ path: "test-results/screens/redrive-done.png", fullPage: true });
+  await shot(page, "redrive-done");
   const batchId = page.url().split("/").pop()!;
 
   // Same webhook-id both times: each delivery key was seen twice (the 422, then the 204).
@@ -116,7 +109,7 @@ test("an engineer filters the DLQ by reason, previews, confirms and watches the 
   const row = page.getByRole("row").filter({ hasText: "redrive.create" });
   await expect(row).toContainText(`INC-${run} Jefferson importer fixed`);
   await expect(row).toContainText("6 deliveries");
-  await page.screenshot({ path: "test-results/screens/redrive-audit.png", fullPage: true });
+  await shot(page, "redrive-audit");
 });
 
 test("an engineer cancels a running redrive part-way from its page", async ({ page, request }) => {
@@ -129,8 +122,16 @@ test("an engineer cancels a running redrive part-way from its page", async ({ pa
     tenant: `madison_${run}`,
   });
   for (let i = 0; i < 30; i++) {
-    const ev = await api(request, "POST", "/api/v1/events", { id: `evt_cx_${run}_${i}`, type: "assignment.graded", data: {}, subject: { tenant: `madison_${run}` } }, "producer");
-    await settleDelivery(deliveryFor(ev, sub.json.id), [{ minutesAgo: 20, status: 500, errorClass: "http_5xx", outcome: "dead_letter", ms: 30 }], { reason: "exhausted" });
+    const ev = await api(
+      request,
+      "POST",
+      "/api/v1/events",
+      { id: `evt_cx_${run}_${i}`, type: "assignment.graded", data: {}, subject: { tenant: `madison_${run}` } },
+      "producer",
+    );
+    await settleDelivery(deliveryFor(ev, sub.json.id), [{ minutesAgo: 20, status: 500, errorClass: "http_5xx", outcome: "dead_letter", ms: 30 }], {
+      reason: "exhausted",
+    });
   }
   const b = await api(request, "POST", "/api/v1/redrives", { reason: `INC-${run} slow`, ratePerSecond: 1, filter: { subscriptionId: sub.json.id } }, "engineer");
   expect(b.status).toBe(201);

@@ -81,8 +81,8 @@ describe("Prometheus alert rules", () => {
     const { dashboardMetrics } = await import("../lib/metrics/dashboard");
     const worker = await import("../lib/metrics/worker");
     const exported = new Set<string>();
-    for (const m of (await dashboardMetrics().registry.getMetricsAsJSON())) exported.add(m.name);
-    for (const m of (await worker.workerRegistry.getMetricsAsJSON())) exported.add(m.name);
+    for (const m of await dashboardMetrics().registry.getMetricsAsJSON()) exported.add(m.name);
+    for (const m of await worker.workerRegistry.getMetricsAsJSON()) exported.add(m.name);
     const used = new Set<string>();
     for (const { expr } of rules().values()) for (const m of expr.matchAll(/\b(hookledger_[a-z_]+?)(?:_bucket)?\b[[{)]/g)) used.add(m[1]);
     expect(used.size).toBeGreaterThan(5);
@@ -147,7 +147,9 @@ describe("the dashboard's alerts page conditions (same thresholds, from the data
   });
 
   it("failures at both ends of the window with no attempts between are not failing for 15 minutes", async () => {
-    await db.pool.query("DELETE FROM attempt_stats_minute WHERE subscription_id = 'sub_failing' AND bucket BETWEEN now() - interval '10 minutes' AND now() - interval '5 minutes'");
+    await db.pool.query(
+      "DELETE FROM attempt_stats_minute WHERE subscription_id = 'sub_failing' AND bucket BETWEEN now() - interval '10 minutes' AND now() - interval '5 minutes'",
+    );
     expect((await holding()).subscription_failing).toBe(false);
     await db.pool.query(
       "INSERT INTO attempt_stats_minute (subscription_id, bucket, attempts, delivered, retried) VALUES ('sub_failing', date_trunc('minute', now()) - interval '7 minutes', 10, 0, 10)",

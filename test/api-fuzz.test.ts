@@ -1,4 +1,4 @@
-// The bad-input sweep (issue 10): 1,000 generated malformed requests against
+// The bad-input sweep: 1,000 generated malformed requests against
 // the public API's route handlers, called in-process with real Requests.
 // Every one must be answered 4xx with the error envelope, never a 500, and
 // the database must be exactly as it was before (row counts and a checksum of
@@ -56,8 +56,8 @@ beforeAll(async () => {
   );
   const ins = await db.pool.query<{ id: string }>(
     `INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, delivered_at, dead_letter_reason, dead_lettered_at, last_status_code)
-     VALUES (encode(sha256(convert_to('${SUB}:evt_fuzz_1', 'UTF8')), 'hex'), 'evt_fuzz_1', '${SUB}', 'assignment.graded', 'delivered', now(), NULL, NULL, 200),
-            (encode(sha256(convert_to('${SUB}:evt_fuzz_2', 'UTF8')), 'hex'), 'evt_fuzz_2', '${SUB}', 'assignment.graded', 'dead_letter', NULL, 'permanent', now(), 422)
+     VALUES (hl_delivery_key('${SUB}', 'evt_fuzz_1'), 'evt_fuzz_1', '${SUB}', 'assignment.graded', 'delivered', now(), NULL, NULL, 200),
+            (hl_delivery_key('${SUB}', 'evt_fuzz_2'), 'evt_fuzz_2', '${SUB}', 'assignment.graded', 'dead_letter', NULL, 'permanent', now(), 422)
      RETURNING id`,
   );
   [deliveredId, deadId] = ins.rows.map((r) => r.id);
@@ -159,28 +159,43 @@ const eventRequests: fc.Arbitrary<Fuzz> = fc.oneof(
       fc.constant("lincoln"),
     )
     .map((subject) => body("event: bad subject", events.POST, "POST", "/api/v1/events", { ...validEvent(), subject })),
-  fc.constantFrom("yesterday", "2026-13-01T00:00:00Z", "2026-11-29", 1700000000, "2026-11-29T10:00:00").map((occurredAt) =>
-    body("event: bad occurredAt", events.POST, "POST", "/api/v1/events", { ...validEvent(), occurredAt }),
-  ),
-  junkKey.map((k) => ({ ...body("event: unknown field", events.POST, "POST", "/api/v1/events", {}), body: `{"id":"evt_fuzz_x1","type":"assignment.graded","data":{},${json(k)}:1}` })),
+  fc
+    .constantFrom("yesterday", "2026-13-01T00:00:00Z", "2026-11-29", 1700000000, "2026-11-29T10:00:00")
+    .map((occurredAt) => body("event: bad occurredAt", events.POST, "POST", "/api/v1/events", { ...validEvent(), occurredAt })),
+  junkKey.map((k) => ({
+    ...body("event: unknown field", events.POST, "POST", "/api/v1/events", {}),
+    body: `{"id":"evt_fuzz_x1","type":"assignment.graded","data":{},${json(k)}:1}`,
+  })),
   notJson.map((raw) => ({ ...body("event: not JSON", events.POST, "POST", "/api/v1/events", null), body: raw })),
-  fc.constantFrom("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "text/json", "application/xml").map((ct) =>
-    body("event: wrong content-type", events.POST, "POST", "/api/v1/events", validEvent(), { contentType: ct }),
-  ),
-  fc.integer({ min: 257, max: 400 }).map((kb) =>
-    body("event: over 256 KB", events.POST, "POST", "/api/v1/events", { ...validEvent(), data: { blob: "x".repeat(kb * 1024) } }),
-  ),
-  fc.constant(null).map(() => ({ ...body("event: invalid UTF-8 bytes", events.POST, "POST", "/api/v1/events", null), body: new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]).buffer as ArrayBuffer })),
+  fc
+    .constantFrom("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "text/json", "application/xml")
+    .map((ct) => body("event: wrong content-type", events.POST, "POST", "/api/v1/events", validEvent(), { contentType: ct })),
+  fc
+    .integer({ min: 257, max: 400 })
+    .map((kb) => body("event: over 256 KB", events.POST, "POST", "/api/v1/events", { ...validEvent(), data: { blob: "x".repeat(kb * 1024) } })),
+  fc.constant(null).map(() => ({
+    ...body("event: invalid UTF-8 bytes", events.POST, "POST", "/api/v1/events", null),
+    body: new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]).buffer as ArrayBuffer,
+  })),
   fc.constantFrom<Fuzz["role"]>("support", "none", "bad").map((role) => body(`event: as ${role}`, events.POST, "POST", "/api/v1/events", validEvent(), { role })),
 );
 
 const subscriptionRequests: fc.Arbitrary<Fuzz> = fc.oneof(
   badUrl.map((url) => body("subscription: bad url", subscriptions.POST, "POST", "/api/v1/subscriptions", { ...validSub(), url })),
   fc
-    .oneof(fc.constant([]), fc.constant(["*", "Bad.Type"]), fc.constant("assignment.graded"), fc.array(badEventType, { minLength: 1, maxLength: 3 }), fc.constant(Array(101).fill("a.b")))
+    .oneof(
+      fc.constant([]),
+      fc.constant(["*", "Bad.Type"]),
+      fc.constant("assignment.graded"),
+      fc.array(badEventType, { minLength: 1, maxLength: 3 }),
+      fc.constant(Array(101).fill("a.b")),
+    )
     .map((eventTypes) => body("subscription: bad eventTypes", subscriptions.POST, "POST", "/api/v1/subscriptions", { ...validSub(), eventTypes })),
   fc
-    .oneof(fc.constantFrom("", " ", "a".repeat(201)), notAString.filter((v) => typeof v !== "string"))
+    .oneof(
+      fc.constantFrom("", " ", "a".repeat(201)),
+      notAString.filter((v) => typeof v !== "string"),
+    )
     .map((name) => body("subscription: bad name", subscriptions.POST, "POST", "/api/v1/subscriptions", { ...validSub(), name })),
   fc
     .constantFrom("has space", "slash/id", "a".repeat(65), "", "ünï", "id;--")
@@ -209,16 +224,19 @@ const subscriptionRequests: fc.Arbitrary<Fuzz> = fc.oneof(
   fc
     .record({ rateLimitPerSecond: fc.constantFrom(0, -5, 100_001, 0.5, "fast") })
     .map((x) => body("subscription: bad rateLimitPerSecond", subscriptions.POST, "POST", "/api/v1/subscriptions", { ...validSub(), ...x })),
-  junkKey.map((k) => ({ ...body("subscription: unknown field", subscriptions.POST, "POST", "/api/v1/subscriptions", null), body: `{"name":"x","url":"https://fuzz.example.test/h","eventTypes":["*"],${json(k)}:true}` })),
+  junkKey.map((k) => ({
+    ...body("subscription: unknown field", subscriptions.POST, "POST", "/api/v1/subscriptions", null),
+    body: `{"name":"x","url":"https://fuzz.example.test/h","eventTypes":["*"],${json(k)}:true}`,
+  })),
   fc.constantFrom("name", "url", "eventTypes").map((k) => {
     const s: Record<string, unknown> = validSub();
     delete s[k];
     return body(`subscription: no ${k}`, subscriptions.POST, "POST", "/api/v1/subscriptions", s);
   }),
   notJson.map((raw) => ({ ...body("subscription: not JSON", subscriptions.POST, "POST", "/api/v1/subscriptions", null), body: raw })),
-  fc.constantFrom<Fuzz["role"]>("producer", "support", "none", "bad").map((role) =>
-    body(`subscription: as ${role}`, subscriptions.POST, "POST", "/api/v1/subscriptions", validSub(), { role }),
-  ),
+  fc
+    .constantFrom<Fuzz["role"]>("producer", "support", "none", "bad")
+    .map((role) => body(`subscription: as ${role}`, subscriptions.POST, "POST", "/api/v1/subscriptions", validSub(), { role })),
   // PATCH: a bad body on the real subscription, or a good body on one that does not exist.
   fc
     .oneof(
@@ -237,14 +255,22 @@ const subscriptionRequests: fc.Arbitrary<Fuzz> = fc.oneof(
     )
     .map((b) => body("subscription PATCH: bad body", subscription.PATCH, "PATCH", `/api/v1/subscriptions/${SUB}`, b, { params: { id: SUB } })),
   fc
-    .oneof(fc.constantFrom("sub_nope", "", "a".repeat(300), "../sub_fuzz", "sub_fuzz ", "SUB_FUZZ", "%00"), fc.string({ maxLength: 20 }).filter((s) => s !== SUB))
+    .oneof(
+      fc.constantFrom("sub_nope", "", "a".repeat(300), "../sub_fuzz", "sub_fuzz ", "SUB_FUZZ", "%00"),
+      fc.string({ maxLength: 20 }).filter((s) => s !== SUB),
+    )
     .map((id) =>
       body("subscription PATCH: no such subscription", subscription.PATCH, "PATCH", `/api/v1/subscriptions/x`, { state: "paused", reason: "fuzz" }, { params: { id } }),
     ),
-  notJson.map((raw) => ({ ...body("subscription PATCH: not JSON", subscription.PATCH, "PATCH", `/api/v1/subscriptions/${SUB}`, null, { params: { id: SUB } }), body: raw })),
-  fc.constantFrom<Fuzz["role"]>("producer", "support", "none").map((role) =>
-    body(`subscription PATCH: as ${role}`, subscription.PATCH, "PATCH", `/api/v1/subscriptions/${SUB}`, { state: "paused" }, { params: { id: SUB }, role }),
-  ),
+  notJson.map((raw) => ({
+    ...body("subscription PATCH: not JSON", subscription.PATCH, "PATCH", `/api/v1/subscriptions/${SUB}`, null, { params: { id: SUB } }),
+    body: raw,
+  })),
+  fc
+    .constantFrom<Fuzz["role"]>("producer", "support", "none")
+    .map((role) =>
+      body(`subscription PATCH: as ${role}`, subscription.PATCH, "PATCH", `/api/v1/subscriptions/${SUB}`, { state: "paused" }, { params: { id: SUB }, role }),
+    ),
 );
 
 /** Query strings with at least one certainly bad parameter. */
@@ -275,7 +301,10 @@ const badDeliveryQuery = fc
         "__proto__=1",
         "limit=10&limit=abc",
       ),
-      fc.string({ minLength: 1, maxLength: 12 }).filter((k) => /^[a-z]+$/.test(k) && !["subscriptionId", "state", "eventId", "q", "cursor", "limit"].includes(k)).map((k) => `${k}=1`),
+      fc
+        .string({ minLength: 1, maxLength: 12 })
+        .filter((k) => /^[a-z]+$/.test(k) && !["subscriptionId", "state", "eventId", "q", "cursor", "limit"].includes(k))
+        .map((k) => `${k}=1`),
     ),
     fc.subarray(["state=delivered", "limit=10", `subscriptionId=${SUB}`, "q=evt_fuzz_1"], { maxLength: 2 }),
   )
@@ -283,21 +312,35 @@ const badDeliveryQuery = fc
 
 const deliveryRequests: fc.Arbitrary<Fuzz> = fc.oneof(
   badDeliveryQuery.map((q) => ({ name: "deliveries: bad query", fn: deliveries.GET, method: "GET", path: `/api/v1/deliveries?${q}`, role: "admin" as const })),
-  fc.constantFrom<Fuzz["role"]>("producer", "none", "bad").map((role) => ({ name: `deliveries: as ${role}`, fn: deliveries.GET, method: "GET", path: "/api/v1/deliveries", role })),
+  fc
+    .constantFrom<Fuzz["role"]>("producer", "none", "bad")
+    .map((role) => ({ name: `deliveries: as ${role}`, fn: deliveries.GET, method: "GET", path: "/api/v1/deliveries", role })),
   fc
     .oneof(fc.constantFrom("dlv_nope", "", "' OR 1=1 --", "a".repeat(500), "%", "dlv_" + "0".repeat(26)), fc.string({ maxLength: 30 }))
     .map((id) => ({ name: "delivery: no such id", fn: delivery.GET, method: "GET", path: "/api/v1/deliveries/x", params: { id }, role: "admin" as const })),
   // Single redrive: a bad body on the dead letter; a good one on a delivered row (409) or a missing one (404).
   fc
-    .oneof(fc.constant({}), fc.constant({ reason: "" }), fc.constant({ reason: "ab" }), fc.constant({ reason: "   x  " }), fc.constant({ reason: 12345 }), fc.constant({ reason: "INC-1", force: true }))
+    .oneof(
+      fc.constant({}),
+      fc.constant({ reason: "" }),
+      fc.constant({ reason: "ab" }),
+      fc.constant({ reason: "   x  " }),
+      fc.constant({ reason: 12345 }),
+      fc.constant({ reason: "INC-1", force: true }),
+    )
     .map((b) => body("delivery redrive: bad body", deliveryRedrive.POST, "POST", "/api/v1/deliveries/x/redrive", b, { params: { id: "DEAD" } })),
-  fc.constantFrom("DELIVERED", "dlv_nope", "").map((id) =>
-    body("delivery redrive: not redrivable", deliveryRedrive.POST, "POST", "/api/v1/deliveries/x/redrive", { reason: "INC-42 fuzz" }, { params: { id } }),
-  ),
-  notJson.map((raw) => ({ ...body("delivery redrive: not JSON", deliveryRedrive.POST, "POST", "/api/v1/deliveries/x/redrive", null, { params: { id: "DEAD" } }), body: raw })),
-  fc.constantFrom<Fuzz["role"]>("producer", "support", "none").map((role) =>
-    body(`delivery redrive: as ${role}`, deliveryRedrive.POST, "POST", "/api/v1/deliveries/x/redrive", { reason: "INC-42 fuzz" }, { params: { id: "DEAD" }, role }),
-  ),
+  fc
+    .constantFrom("DELIVERED", "dlv_nope", "")
+    .map((id) => body("delivery redrive: not redrivable", deliveryRedrive.POST, "POST", "/api/v1/deliveries/x/redrive", { reason: "INC-42 fuzz" }, { params: { id } })),
+  notJson.map((raw) => ({
+    ...body("delivery redrive: not JSON", deliveryRedrive.POST, "POST", "/api/v1/deliveries/x/redrive", null, { params: { id: "DEAD" } }),
+    body: raw,
+  })),
+  fc
+    .constantFrom<Fuzz["role"]>("producer", "support", "none")
+    .map((role) =>
+      body(`delivery redrive: as ${role}`, deliveryRedrive.POST, "POST", "/api/v1/deliveries/x/redrive", { reason: "INC-42 fuzz" }, { params: { id: "DEAD" }, role }),
+    ),
 );
 
 const redriveRequests: fc.Arbitrary<Fuzz> = fc.oneof(
@@ -315,7 +358,14 @@ const redriveRequests: fc.Arbitrary<Fuzz> = fc.oneof(
     )
     .map((b) => body("redrive: bad filter", redrives.POST, "POST", "/api/v1/redrives", { reason: "INC-7 fuzz", ...b })),
   fc
-    .oneof(fc.constant({}), fc.constant({ reason: "" }), fc.constant({ reason: "no" }), fc.constant({ reason: "x".repeat(501) }), fc.constant({ dryRun: false }), fc.constant({ reason: ["INC-1"] }))
+    .oneof(
+      fc.constant({}),
+      fc.constant({ reason: "" }),
+      fc.constant({ reason: "no" }),
+      fc.constant({ reason: "x".repeat(501) }),
+      fc.constant({ dryRun: false }),
+      fc.constant({ reason: ["INC-1"] }),
+    )
     .map((b) => body("redrive: bad reason", redrives.POST, "POST", "/api/v1/redrives", { filter: { subscriptionId: SUB }, ...b })),
   fc
     .constantFrom(0, -1, 5001, 1.5, "10", null)
@@ -334,9 +384,9 @@ const redriveRequests: fc.Arbitrary<Fuzz> = fc.oneof(
     .map((filter) => body("redrive: matches nothing", redrives.POST, "POST", "/api/v1/redrives", { filter, reason: "INC-7 fuzz", ratePerSecond: 10 })),
   junkKey.map((k) => ({ ...body("redrive: unknown field", redrives.POST, "POST", "/api/v1/redrives", null), body: `{"filter":{},"reason":"INC-7 fuzz",${json(k)}:1}` })),
   notJson.map((raw) => ({ ...body("redrive: not JSON", redrives.POST, "POST", "/api/v1/redrives", null), body: raw })),
-  fc.constantFrom<Fuzz["role"]>("producer", "support", "none", "bad").map((role) =>
-    body(`redrive: as ${role}`, redrives.POST, "POST", "/api/v1/redrives", { filter: {}, reason: "INC-7 fuzz" }, { role }),
-  ),
+  fc
+    .constantFrom<Fuzz["role"]>("producer", "support", "none", "bad")
+    .map((role) => body(`redrive: as ${role}`, redrives.POST, "POST", "/api/v1/redrives", { filter: {}, reason: "INC-7 fuzz" }, { role })),
   fc
     .constantFrom("status=finished", "status=", "limit=0", "limit=201", "limit=x", "foo=bar", "status=RUNNING")
     .map((q) => ({ name: "redrives: bad query", fn: redrives.GET, method: "GET", path: `/api/v1/redrives?${q}`, role: "admin" as const })),
@@ -344,16 +394,18 @@ const redriveRequests: fc.Arbitrary<Fuzz> = fc.oneof(
     .oneof(fc.constantFrom("rdb_nope", "", "1; DROP TABLE redrive_batches", "a".repeat(300)), fc.string({ maxLength: 30 }))
     .map((id) => ({ name: "redrive: no such batch", fn: redrive.GET, method: "GET", path: "/api/v1/redrives/x", params: { id }, role: "admin" as const })),
   // Cancel: a missing batch (404), a finished one (409), a bad body (400).
-  fc.constantFrom("rdb_nope", "BATCH", "").map((id) => body("redrive cancel: not cancellable", redriveCancel.POST, "POST", "/api/v1/redrives/x/cancel", { reason: "fuzz" }, { params: { id } })),
+  fc
+    .constantFrom("rdb_nope", "BATCH", "")
+    .map((id) => body("redrive cancel: not cancellable", redriveCancel.POST, "POST", "/api/v1/redrives/x/cancel", { reason: "fuzz" }, { params: { id } })),
   fc
     .oneof(fc.constant({ reason: 5 }), fc.constant({ reason: "x".repeat(501) }), fc.constant({ why: "x" }), fc.constant([]))
     .map((b) => body("redrive cancel: bad body", redriveCancel.POST, "POST", "/api/v1/redrives/x/cancel", b, { params: { id: "BATCH" } })),
   notJson
     .filter((s) => s.length > 0)
     .map((raw) => ({ ...body("redrive cancel: not JSON", redriveCancel.POST, "POST", "/api/v1/redrives/x/cancel", null, { params: { id: "BATCH" } }), body: raw })),
-  fc.constantFrom<Fuzz["role"]>("producer", "support", "none").map((role) =>
-    body(`redrive cancel: as ${role}`, redriveCancel.POST, "POST", "/api/v1/redrives/x/cancel", {}, { params: { id: "BATCH" }, role }),
-  ),
+  fc
+    .constantFrom<Fuzz["role"]>("producer", "support", "none")
+    .map((role) => body(`redrive cancel: as ${role}`, redriveCancel.POST, "POST", "/api/v1/redrives/x/cancel", {}, { params: { id: "BATCH" }, role })),
 );
 
 const anyBadRequest = fc.oneof(eventRequests, subscriptionRequests, deliveryRequests, redriveRequests);
@@ -402,5 +454,60 @@ describe("bad-input sweep over the public API", () => {
     // The sweep must actually cover every family of routes and error.
     expect(byName.size).toBeGreaterThan(60);
     for (const s of [400, 401, 403, 404, 409, 413, 415]) expect(byStatus[s] ?? 0, `answers with ${s}`).toBeGreaterThan(0);
+  });
+});
+
+// Deep nesting: a few KB of brackets must not reach JSON.stringify's recursion
+// limit (a RangeError, formerly a 500). Refused as bad input naming the depth.
+const nested = (depth: number, open: string, close: string, inner = "1") => open.repeat(depth) + inner + close.repeat(depth);
+
+describe("nesting bombs", () => {
+  it("deeply nested event data → 400 naming the depth, nothing written", async () => {
+    const before = await snapshot(db.pool);
+    const cases = [
+      `{"id":"evt_bomb_1","type":"assignment.graded","data":{"a":${nested(5000, "[", "]")}}}`,
+      `{"id":"evt_bomb_2","type":"assignment.graded","data":${nested(5000, '{"a":', "}")}}`,
+      `{"id":"evt_bomb_3","type":"assignment.graded","data":{"a":${nested(100_000, "[", "]")}}}`,
+      `{"id":"evt_bomb_4","type":"assignment.graded","data":{"a":${nested(65, "[", "]")}}}`,
+    ];
+    for (const raw of cases) {
+      const r = await send({ name: "bomb", fn: events.POST, method: "POST", path: "/api/v1/events", role: "producer", body: raw, contentType: "application/json" });
+      expect(r.status, `${raw.slice(0, 60)}… → ${r.text.slice(0, 200)}`).toBe(400);
+      expect(JSON.parse(r.text).error.message).toMatch(/nested \d+ levels deep; the limit is \d+/);
+    }
+    expect(await snapshot(db.pool)).toEqual(before);
+  });
+
+  it("data nested to the limit is accepted", async () => {
+    const raw = `{"id":"evt_deep_ok","type":"assignment.graded","data":{"a":${nested(63, "[", "]")}}}`;
+    const r = await send({ name: "deep ok", fn: events.POST, method: "POST", path: "/api/v1/events", role: "producer", body: raw, contentType: "application/json" });
+    expect(r.status, r.text).toBeLessThan(300);
+  });
+
+  it("a bare bracket bomb on every JSON route → 4xx, never a 500", async () => {
+    const bomb = nested(200_000, "[", "]").slice(0, 250_000);
+    const routes: [Route, string, string, Record<string, string>?][] = [
+      [events.POST, "POST", "/api/v1/events"],
+      [subscriptions.POST, "POST", "/api/v1/subscriptions"],
+      [subscription.PATCH, "PATCH", "/api/v1/subscriptions/x", { id: SUB }],
+      [redrives.POST, "POST", "/api/v1/redrives"],
+      [deliveryRedrive.POST, "POST", "/api/v1/deliveries/x/redrive", { id: "DEAD" }],
+    ];
+    for (const [fn, method, path, params] of routes) {
+      for (const raw of [bomb, `{"filter":${nested(5000, '{"a":', "}")},"reason":"INC-1 fuzz"}`, `{"name":${nested(5000, "[", "]")}}`]) {
+        const r = await send({ name: "bomb", fn, method, path, params, role: "admin", body: raw, contentType: "application/json" });
+        expect(r.status, `${path} ${raw.slice(0, 40)} → ${r.text.slice(0, 200)}`).toBeGreaterThanOrEqual(400);
+        expect(r.status, `${path} ${raw.slice(0, 40)} → ${r.text.slice(0, 200)}`).toBeLessThan(500);
+      }
+    }
+  });
+});
+
+describe("toErrorResponse", () => {
+  it("a RangeError (recursion or size limit hit on the input) is a 400, not a 500", async () => {
+    const { toErrorResponse } = await import("../lib/api/handler");
+    const r = toErrorResponse(new RangeError("Maximum call stack size exceeded"));
+    expect(r.status).toBe(400);
+    expect((await r.json()).error.code).toBe("bad_request");
   });
 });

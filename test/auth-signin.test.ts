@@ -132,10 +132,17 @@ describe("POST /api/auth/signin", () => {
   it("sign-out clears both cookies and needs the CSRF header", async () => {
     const r = await signIn({ email: "eng@hq.example", password: "correct horse battery" });
     const cookie = cookieJar(r.headers);
-    const csrf = r.headers.getSetCookie().find((c) => c.startsWith("hl_csrf="))!.split(";")[0].slice("hl_csrf=".length);
+    const csrf = r.headers
+      .getSetCookie()
+      .find((c) => c.startsWith("hl_csrf="))!
+      .split(";")[0]
+      .slice("hl_csrf=".length);
     const refused = await call(handleSignOut, { method: "POST", headers: { cookie, origin: "http://localhost", host: "localhost" } });
     expect(refused.status).toBe(403);
-    const ok = await call(handleSignOut, { method: "POST", headers: { cookie, origin: "http://localhost", host: "localhost", "x-hookledger-csrf": decodeURIComponent(csrf) } });
+    const ok = await call(handleSignOut, {
+      method: "POST",
+      headers: { cookie, origin: "http://localhost", host: "localhost", "x-hookledger-csrf": decodeURIComponent(csrf) },
+    });
     expect(ok.status).toBe(200);
     expect(ok.headers.getSetCookie().every((c) => /Max-Age=0/.test(c))).toBe(true);
   });

@@ -1,5 +1,5 @@
 // The benchmark suite at tiny sizes, so that it cannot rot: it must complete
-// and write well-formed results. Speed is never asserted here (issue 9: speed
+// and write well-formed results. Speed is never asserted here (speed
 // is measured by `npm run bench`, never in timed tests).
 import fs from "node:fs";
 import os from "node:os";

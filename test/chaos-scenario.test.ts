@@ -1,4 +1,4 @@
-// The CI-sized fault-injection run (issue 10): the same scenario and checks as
+// The CI-sized fault-injection run: the same scenario and checks as
 // `npm run chaos` (chaos/scenario.ts), smaller numbers. It runs on a
 // PostgreSQL of its own, because it restarts it under the workers.
 import fs from "node:fs";

@@ -35,7 +35,13 @@ describe("cookie-authenticated mutations", () => {
     const before = await tableCounts(db.pool);
     const r = await call(subs.POST, {
       rawBody: form,
-      headers: { cookie, host: "hookledger.example", origin: "https://evil.example", "sec-fetch-site": "cross-site", "content-type": "application/x-www-form-urlencoded" },
+      headers: {
+        cookie,
+        host: "hookledger.example",
+        origin: "https://evil.example",
+        "sec-fetch-site": "cross-site",
+        "content-type": "application/x-www-form-urlencoded",
+      },
     });
     expect(r.status).toBe(403);
     expect(r.json.error.code).toBe("forbidden");
@@ -44,9 +50,19 @@ describe("cookie-authenticated mutations", () => {
 
   it("a cross-site post is refused even if it somehow carries the right token (Origin / Sec-Fetch-Site)", async () => {
     const before = await tableCounts(db.pool);
-    const foreign: Record<string, string>[] = [{ origin: "https://evil.example" }, { "sec-fetch-site": "cross-site" }, { "sec-fetch-site": "same-site" }, { origin: "null" }];
+    const foreign: Record<string, string>[] = [
+      { origin: "https://evil.example" },
+      { "sec-fetch-site": "cross-site" },
+      { "sec-fetch-site": "same-site" },
+      { origin: "null" },
+    ];
     for (const h of foreign) {
-      const r = await call(sub.PATCH, { method: "PATCH", params: { id: "sub_csrf" }, body: { state: "paused" }, headers: { cookie, host: "hookledger.example", "x-hookledger-csrf": csrf, ...h } });
+      const r = await call(sub.PATCH, {
+        method: "PATCH",
+        params: { id: "sub_csrf" },
+        body: { state: "paused" },
+        headers: { cookie, host: "hookledger.example", "x-hookledger-csrf": csrf, ...h },
+      });
       expect(r.status, JSON.stringify(h)).toBe(403);
     }
     expect(await tableCounts(db.pool)).toEqual(before);
@@ -88,7 +104,13 @@ describe("cookie-authenticated mutations", () => {
 
   it("bearer-token calls need no CSRF token (no ambient credential)", async () => {
     const manager = await tokenFor(db.prisma, "manager");
-    const r = await call(sub.PATCH, { method: "PATCH", token: manager, params: { id: "sub_csrf" }, body: { state: "active" }, headers: { origin: "https://ci.example" } });
+    const r = await call(sub.PATCH, {
+      method: "PATCH",
+      token: manager,
+      params: { id: "sub_csrf" },
+      body: { state: "active" },
+      headers: { origin: "https://ci.example" },
+    });
     expect(r.status, r.text).toBe(200);
   });
 });

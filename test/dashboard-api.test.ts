@@ -1,6 +1,6 @@
 // The dashboard's read endpoints through apiRoute: the permission table is
 // enforced on the server, bad input is a 400, GET /api/v1/dlq has the
-// INTERFACES.md shape.
+// shape docs/API.md gives it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
 import { call, tokenFor } from "./api";
@@ -74,7 +74,11 @@ describe("dashboard read endpoints", () => {
     const o = await call(sub.GET, { token: support, path: "/api/v1/dashboard/subscriptions/sub_a?range=1h", params: { id: "sub_a" } });
     expect(o.status, o.text).toBe(200);
     expect(o.json.counts.deadLetter).toBe(1);
-    const d = await call(subDeliveries.GET, { token: support, path: "/api/v1/dashboard/subscriptions/sub_a/deliveries?state=dead_letter&statusCode=500", params: { id: "sub_a" } });
+    const d = await call(subDeliveries.GET, {
+      token: support,
+      path: "/api/v1/dashboard/subscriptions/sub_a/deliveries?state=dead_letter&statusCode=500",
+      params: { id: "sub_a" },
+    });
     expect(d.json.items).toHaveLength(1);
     const a = await call(answers.GET, { token: support, path: "/x", params: { id: "sub_a" } });
     expect(a.json.groups[0]).toMatchObject({ statusCode: 500, count: 1, signature: "boom" });

@@ -244,7 +244,10 @@ describe("the DLQ sampler and summary", () => {
     expect(sampled.depth).toBe(11);
     expect(sampled.bySubscription).toEqual([{ subscriptionId: "sub_jeff", subscriptionName: "Jefferson SIS", depth: 11, oldestAgeSeconds: expect.any(Number) }]);
     expect(sampled.byReason).toEqual([{ reason: "permanent", depth: 11, oldestAgeSeconds: expect.any(Number) }]);
-    expect(sampled.groups.map((g) => [g.statusCode, g.depth])).toEqual([[422, 10], [400, 1]]);
+    expect(sampled.groups.map((g) => [g.statusCode, g.depth])).toEqual([
+      [422, 10],
+      [400, 1],
+    ]);
   });
 
   it("a second sampler within the interval skips (several dashboard instances take one sample)", async () => {

@@ -122,7 +122,10 @@ describe("attempt_stats_hour", () => {
     const health = await findSubscriptionHealth({ ids: SUBS, now: NOW });
     expect(health.map((h) => h.id).sort()).toEqual(SUBS);
     for (const h of health) {
-      for (const [w, ms] of [["h1", HOUR], ["h24", 24 * HOUR]] as const) {
+      for (const [w, ms] of [
+        ["h1", HOUR],
+        ["h24", 24 * HOUR],
+      ] as const) {
         // The rollup's window: every minute bucket at or after now - window.
         const since = NOW.getTime() - ms;
         const inWindow = raw.filter((a) => a.sub === h.id && Math.floor(a.at.getTime() / 60_000) * 60_000 >= since);
@@ -155,13 +158,13 @@ describe("queue counts from delivery_state_counts", () => {
     // sub_a: a backlog above the cap; sub_c: a few of every state, dead letters with two reasons and none.
     await p.query(
       `INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state)
-       SELECT encode(sha256(convert_to('sub_a:evt_q_' || g, 'UTF8')), 'hex'), 'evt_q_' || g, 'sub_a', 'assignment.graded', 'pending'
+       SELECT hl_delivery_key('sub_a', 'evt_q_' || g), 'evt_q_' || g, 'sub_a', 'assignment.graded', 'pending'
        FROM generate_series(1, $1::int) g`,
       [n],
     );
     await p.query(
       `INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, dead_letter_reason, dead_lettered_at)
-       SELECT encode(sha256(convert_to('sub_c:evt_q_' || g, 'UTF8')), 'hex'), 'evt_q_' || g, 'sub_c', 'assignment.graded',
+       SELECT hl_delivery_key('sub_c', 'evt_q_' || g), 'evt_q_' || g, 'sub_c', 'assignment.graded',
               (ARRAY['pending', 'scheduled', 'in_flight', 'dead_letter', 'delivered'])[1 + g % 5],
               CASE WHEN g % 5 = 3 THEN (ARRAY['permanent', 'exhausted', NULL])[1 + g % 3] END,
               CASE WHEN g % 5 = 3 THEN now() - make_interval(mins => g) END

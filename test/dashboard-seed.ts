@@ -5,23 +5,42 @@ import type pg from "pg";
 import { deliveryKey } from "../lib/ledger/delivery-key";
 
 export async function seedSubscription(pool: pg.Pool, s: { id: string; name: string; tenant?: string | null; state?: string; retryPolicy?: object }) {
-  await pool.query(
-    `INSERT INTO subscriptions (id, name, tenant, url, event_types, state, retry_policy) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [s.id, s.name, s.tenant ?? null, `https://${s.id}.example.test/hook`, ["assignment.graded"], s.state ?? "active", JSON.stringify(s.retryPolicy ?? {})],
-  );
+  await pool.query(`INSERT INTO subscriptions (id, name, tenant, url, event_types, state, retry_policy) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+    s.id,
+    s.name,
+    s.tenant ?? null,
+    `https://${s.id}.example.test/hook`,
+    ["assignment.graded"],
+    s.state ?? "active",
+    JSON.stringify(s.retryPolicy ?? {}),
+  ]);
 }
 
 export async function seedEvent(pool: pg.Pool, e: { id: string; subject?: Record<string, string>; createdAt?: Date; type?: string }) {
   const subject = e.subject ?? {};
   const values = Object.entries(subject).flatMap(([k, v]) => [v, `${k}:${v}`]);
   const body = JSON.stringify({ id: e.id, type: e.type ?? "assignment.graded", timestamp: new Date().toISOString(), data: { score: 93 } });
-  await pool.query(
-    `INSERT INTO events (id, type, payload, occurred_at, tenant, subject, subject_values, created_at) VALUES ($1, $2, $3, now(), $4, $5, $6, $7)`,
-    [e.id, e.type ?? "assignment.graded", Buffer.from(body), subject.tenant ?? null, JSON.stringify(subject), values, e.createdAt ?? new Date()],
-  );
+  await pool.query(`INSERT INTO events (id, type, payload, occurred_at, tenant, subject, subject_values, created_at) VALUES ($1, $2, $3, now(), $4, $5, $6, $7)`, [
+    e.id,
+    e.type ?? "assignment.graded",
+    Buffer.from(body),
+    subject.tenant ?? null,
+    JSON.stringify(subject),
+    values,
+    e.createdAt ?? new Date(),
+  ]);
 }
 
-export type SeedAttempt = { at: Date; status?: number | null; errorClass?: string | null; outcome: "delivered" | "retry" | "dead_letter" | "abandoned"; ms?: number; excerpt?: string; trigger?: string; actor?: string };
+export type SeedAttempt = {
+  at: Date;
+  status?: number | null;
+  errorClass?: string | null;
+  outcome: "delivered" | "retry" | "dead_letter" | "abandoned";
+  ms?: number;
+  excerpt?: string;
+  trigger?: string;
+  actor?: string;
+};
 
 /** A delivery in `state` with the given attempts; last_* columns follow the last attempt. */
 export async function seedDelivery(
@@ -47,8 +66,8 @@ export async function seedDelivery(
       last && last.outcome !== "delivered" ? (last.errorClass ?? null) : null,
       last && last.outcome !== "delivered" ? (last.excerpt ?? null) : null,
       d.state === "dead_letter" ? (d.reason ?? "permanent") : null,
-      d.state === "dead_letter" ? last?.at ?? new Date() : null,
-      d.state === "delivered" ? last?.at ?? new Date() : null,
+      d.state === "dead_letter" ? (last?.at ?? new Date()) : null,
+      d.state === "delivered" ? (last?.at ?? new Date()) : null,
     ],
   );
   const id = rows[0].id as string;
@@ -59,7 +78,20 @@ export async function seedDelivery(
       `INSERT INTO attempts (delivery_id, subscription_id, attempt_number, trigger, actor, started_at, duration_ms, outcome, status_code, error_class,
           error_message, response_excerpt, worker_id, retry_after_seconds)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'w-test', NULL)`,
-      [id, d.subscriptionId, n, a.trigger ?? "scheduled", a.actor ?? null, a.at, a.ms ?? 100, a.outcome, a.status ?? null, a.errorClass ?? null, a.excerpt ?? null, a.excerpt ?? null],
+      [
+        id,
+        d.subscriptionId,
+        n,
+        a.trigger ?? "scheduled",
+        a.actor ?? null,
+        a.at,
+        a.ms ?? 100,
+        a.outcome,
+        a.status ?? null,
+        a.errorClass ?? null,
+        a.excerpt ?? null,
+        a.excerpt ?? null,
+      ],
     );
   }
   return id;

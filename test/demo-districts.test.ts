@@ -28,9 +28,14 @@ beforeAll(async () => {
     seedUser: false,
     waitForDashboard: false,
     log: () => {},
-    knobs: { riverside: { ratePerWindow: 2, windowSeconds: 30 }, cedarfalls: { dropRate: 1 }, jefferson: { latencyMs: [1, 5], error500Rate: 0, hangRate: 0 }, oakridge: { failAfterCommitRate: 0 } },
+    knobs: {
+      riverside: { ratePerWindow: 2, windowSeconds: 30 },
+      cedarfalls: { dropRate: 1 },
+      jefferson: { latencyMs: [1, 5], error500Rate: 0, hangRate: 0 },
+      oakridge: { failAfterCommitRate: 0 },
+    },
   });
-  for (const s of await db.prisma.subscriptionSecret.findMany()) secrets.set(s.subscriptionId, await openSecret(s.secret));
+  for (const s of await db.prisma.subscriptionSecret.findMany()) secrets.set(s.subscriptionId, openSecret(s.secret, s));
 });
 afterAll(async () => {
   await demo?.stop();
@@ -259,7 +264,16 @@ describe("restart", () => {
     expect(fs.existsSync(path.join(stateDir, "districts.json"))).toBe(true);
     // The old ports are closed.
     await expect(fetch(oldUrl, { method: "POST", body: "{}" })).rejects.toThrow();
-    demo = await startDemo({ databaseUrl: db.url, dashboardUrl: "http://localhost:1", basePort: 0, stateDir, eventsPerSecond: 0, seedUser: false, waitForDashboard: false, log: () => {} });
+    demo = await startDemo({
+      databaseUrl: db.url,
+      dashboardUrl: "http://localhost:1",
+      basePort: 0,
+      stateDir,
+      eventsPerSecond: 0,
+      seedUser: false,
+      waitForDashboard: false,
+      log: () => {},
+    });
     const after = district("oakridge");
     expect(after.stats.uniqueApplied).toBe(before.stats.uniqueApplied);
     expect(district("westfield").fixed).toBe(true);
@@ -269,7 +283,11 @@ describe("restart", () => {
     // What was applied before the restart is still recognised after it.
     const applied = [...after.applied.keys()][0];
     const row = after.applied.get(applied)!;
-    const r = await send("oakridge", { id: row.eventId, type: row.type, timestamp: new Date().toISOString(), data: { studentId: "stu_x", term_id: "fall-2026" } }, { id: applied });
+    const r = await send(
+      "oakridge",
+      { id: row.eventId, type: row.type, timestamp: new Date().toISOString(), data: { studentId: "stu_x", term_id: "fall-2026" } },
+      { id: applied },
+    );
     expect(JSON.parse(r.text).status).toBe("duplicate");
     expect(after.applied.get(applied)!.n).toBe(1);
   });

@@ -103,10 +103,14 @@ describe("the demo stack with a real worker", () => {
     expect(gone.deadLetterReason).toBe("gone");
     expect(gone.lastStatusCode).toBe(410);
     // The control page shows hookledger's side of it too.
-    await eventually("the control page showing the subscription disabled", async () => {
-      const w = demo.state().districts.find((d) => d.slug === "westfield");
-      return w?.subscription?.state === "disabled";
-    }, 10_000);
+    await eventually(
+      "the control page showing the subscription disabled",
+      async () => {
+        const w = demo.state().districts.find((d) => d.slug === "westfield");
+        return w?.subscription?.state === "disabled";
+      },
+      10_000,
+    );
     const received = district("westfield").stats.received;
     await demo.traffic.publishOne("westfield");
     await demo.traffic.publishOne("westfield");
@@ -138,7 +142,10 @@ describe("the demo stack with a real worker", () => {
     expect(oak.stats.signaturesVerified).toBe(oak.stats.received);
     expect(oak.stats.signatureFailures).toBe(0);
     for (const [, row] of oak.applied) expect(row.n).toBe(1);
-    const delivered = await db.prisma.delivery.findMany({ where: { subscriptionId: "sub_demo_oakridge", state: "delivered" }, select: { deliveryKey: true, eventId: true } });
+    const delivered = await db.prisma.delivery.findMany({
+      where: { subscriptionId: "sub_demo_oakridge", state: "delivered" },
+      select: { deliveryKey: true, eventId: true },
+    });
     expect(delivered.length).toBeGreaterThan(0);
     for (const d of delivered) {
       expect(d.deliveryKey).toBe(deliveryKey("sub_demo_oakridge", d.eventId));
@@ -152,10 +159,14 @@ describe("the demo stack with a real worker", () => {
     const dead = await db.prisma.delivery.findMany({ where: { subscriptionId: "sub_demo_maplegrove", state: "dead_letter" }, take: 5 });
     expect(dead.length).toBeGreaterThan(0);
     for (const d of dead) await redriveDelivery(db.prisma, { id: d.id, reason: "Maple Grove now defaults term_id", principal: SYSTEM });
-    await eventually("the redriven deliveries delivered", async () => {
-      const n = await db.prisma.delivery.count({ where: { id: { in: dead.map((d) => d.id) }, state: "delivered" } });
-      return n === dead.length;
-    }, 30_000);
+    await eventually(
+      "the redriven deliveries delivered",
+      async () => {
+        const n = await db.prisma.delivery.count({ where: { id: { in: dead.map((d) => d.id) }, state: "delivered" } });
+        return n === dead.length;
+      },
+      30_000,
+    );
     // Same identity on the redrive: the district saw the original webhook-id.
     for (const d of dead) expect(district("maplegrove").applied.get(d.deliveryKey)?.n).toBe(1);
   });

@@ -2,6 +2,7 @@
 // embedded server in a temporary folder. A template database is migrated once;
 // each test file clones it (graphile-worker's approach), so files are isolated.
 import fs from "node:fs";
+import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -17,6 +18,9 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject) {
+  // A random server key for this run, inherited by every test process and every
+  // process they spawn; the code itself has no test key (lib/auth/keys.ts).
+  process.env.HOOKLEDGER_SECRET_KEY ??= randomBytes(32).toString("base64");
   let adminUrl = process.env.DATABASE_URL;
   let stop = async () => {};
   let tmp: string | undefined;
@@ -43,10 +47,7 @@ export default async function setup(project: TestProject) {
   return async () => {
     const c = new pg.Client({ connectionString: adminUrl });
     await c.connect();
-    const { rows } = await c.query<{ datname: string }>(
-      "SELECT datname FROM pg_database WHERE datname LIKE $1 OR datname = $2",
-      [`hl_t_${process.pid}_%`, templateDb],
-    );
+    const { rows } = await c.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE $1 OR datname = $2", [`hl_t_${process.pid}_%`, templateDb]);
     for (const r of rows) await c.query(`DROP DATABASE IF EXISTS ${r.datname} WITH (FORCE)`).catch(() => {});
     await c.end();
     await stop();

@@ -9,6 +9,7 @@ import { call, tokenFor } from "./api";
 import * as events from "../app/api/v1/events/route";
 import { GroupPublisher, ingestEvent } from "../lib/events/ingest";
 import { deliveryKey } from "../lib/ledger/delivery-key";
+import { DELIVERIES_CHANNEL } from "../lib/ledger/notify";
 import { createTokenAsAdmin, revokeToken } from "../lib/auth/admin";
 import { TOKEN_CACHE_TTL_MS, clearTokenCache } from "../lib/auth/tokens";
 import { SYSTEM } from "../lib/auth/principal";
@@ -41,13 +42,18 @@ const graded = (id: string, tenant = "lincoln"): TCreateEvent => ({
 });
 
 async function deliveriesOf(eventId: string) {
-  const { rows } = await db.pool.query("SELECT id, subscription_id AS \"subscriptionId\", delivery_key AS \"deliveryKey\" FROM deliveries WHERE event_id = $1 ORDER BY subscription_id", [eventId]);
+  const { rows } = await db.pool.query(
+    'SELECT id, subscription_id AS "subscriptionId", delivery_key AS "deliveryKey" FROM deliveries WHERE event_id = $1 ORDER BY subscription_id',
+    [eventId],
+  );
   return rows;
 }
 
 describe("group commit", () => {
   it("100 concurrent publishes: each answered 202 with exactly its own deliveries, all committed", async () => {
-    const rs = await Promise.all(Array.from({ length: 100 }, (_, i) => call(events.POST, { token: producer, body: graded(`evt_g_${i}`, i % 2 ? "lincoln" : "jefferson") })));
+    const rs = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => call(events.POST, { token: producer, body: graded(`evt_g_${i}`, i % 2 ? "lincoln" : "jefferson") })),
+    );
     for (const [i, r] of rs.entries()) {
       expect(r.status, r.text).toBe(202);
       expect(r.json.eventId).toBe(`evt_g_${i}`);
@@ -61,11 +67,14 @@ describe("group commit", () => {
   });
 
   it("publishes of one event in the same group: one writes, the others answer as republishes; another type is a 409", async () => {
-    const same = await Promise.all([...Array.from({ length: 5 }, () => ingestEvent(graded("evt_same"))), ingestEvent({ ...graded("evt_same"), type: "assignment.deleted" }).catch((e) => e)]);
+    const same = await Promise.all([
+      ...Array.from({ length: 5 }, () => ingestEvent(graded("evt_same"))),
+      ingestEvent({ ...graded("evt_same"), type: "assignment.deleted" }).catch((e) => e),
+    ]);
     const ok = same.slice(0, 5) as Awaited<ReturnType<typeof ingestEvent>>[];
     expect(ok.filter((r) => r.created)).toHaveLength(1);
     for (const r of ok) expect(r.deliveries).toEqual(await deliveriesOf("evt_same"));
-    expect(same[5]).toMatchObject({ code: "conflict" });
+    expect(same[5]).toMatchObject({ code: "event_conflict" });
     expect(await deliveriesOf("evt_same")).toHaveLength(2);
   });
 
@@ -105,6 +114,28 @@ describe("group commit", () => {
     expect(await tableCounts(db.pool)).toEqual(before);
   });
 
+  it("runs a third statement only for small groups: three single publishes at once, but two full groups of a batch", async () => {
+    // A pool whose statements never finish: how many statements the publisher has in flight at once.
+    const holdingPool = (held: number[]) => ({ query: (q: { values: unknown[][] }) => (held.push(q.values[0].length), new Promise(() => {})) }) as unknown as pg.Pool;
+    const tick = () => new Promise((r) => setImmediate(r));
+    const small: number[] = [];
+    const pub = new GroupPublisher(() => holdingPool(small));
+    for (const i of [1, 2, 3, 4]) {
+      void pub.publish(graded(`evt_small_${i}`));
+      await tick();
+    }
+    await tick();
+    expect(small).toEqual([1, 1, 1]);
+
+    const full: number[] = [];
+    const big = new GroupPublisher(() => holdingPool(full));
+    for (let i = 0; i < 600; i++) void big.publish(graded(`evt_big_${i}`));
+    await tick();
+    await tick();
+    // 256 + 256 in flight; the remaining 88 (more than a small group) wait for one of them.
+    expect(full).toEqual([256, 256]);
+  });
+
   it("a subject value PostgreSQL cannot store is a 400 through the API, and nothing is written", async () => {
     const before = await tableCounts(db.pool);
     for (const v of ["a\u0000b", "x\ud800y", "\udc00"]) {
@@ -120,9 +151,9 @@ describe("group commit", () => {
     await listener.connect();
     const seen: number[] = [];
     listener.on("notification", (n) => {
-      if (n.channel === "hookledger_deliveries") seen.push(Date.now());
+      if (n.channel === DELIVERIES_CHANNEL) seen.push(Date.now());
     });
-    await listener.query("LISTEN hookledger_deliveries");
+    await listener.query(`LISTEN ${DELIVERIES_CHANNEL}`);
     const rs = await Promise.all(Array.from({ length: 20 }, (_, i) => ingestEvent(graded(`evt_n_${i}`))));
     expect(rs.every((r) => r.created)).toBe(true);
     await new Promise((r) => setTimeout(r, 200));

@@ -7,13 +7,18 @@ import * as metrics from "../app/metrics/route";
 import { foldDeliveryCounts } from "../lib/metrics/ledger";
 import { parseProm, sample } from "./prom";
 
+// This file scrapes /metrics without a token; metrics are closed by default (lib/metrics/token.ts).
+process.env.HOOKLEDGER_METRICS_PUBLIC = "1";
+
 let db: TestDb;
 
 async function seedSubscription(id: string, opts: { tenant?: string; eventTypes?: string[]; state?: string } = {}) {
-  await db.pool.query(
-    "INSERT INTO subscriptions (id, name, tenant, url, event_types, state) VALUES ($1, $1, $2, 'https://x.example.test/h', $3, $4)",
-    [id, opts.tenant ?? null, opts.eventTypes ?? ["assignment.graded"], opts.state ?? "active"],
-  );
+  await db.pool.query("INSERT INTO subscriptions (id, name, tenant, url, event_types, state) VALUES ($1, $1, $2, 'https://x.example.test/h', $3, $4)", [
+    id,
+    opts.tenant ?? null,
+    opts.eventTypes ?? ["assignment.graded"],
+    opts.state ?? "active",
+  ]);
 }
 
 /** n events, each with one delivery to `sub` in `state` (dead letters with `reason`, dead-lettered `ageSeconds` ago). */
@@ -94,9 +99,13 @@ describe("GET /metrics, ledger gauges", () => {
     await db.pool.query("UPDATE deliveries SET state = 'delivered', delivered_at = now() WHERE subscription_id = 'sub_jefferson' AND state = 'in_flight'");
     // A redrive of the permanent dead letters, and a change of reason.
     await db.pool.query("UPDATE deliveries SET state = 'pending', dead_letter_reason = NULL WHERE subscription_id = 'sub_lincoln' AND dead_letter_reason = 'permanent'");
-    await db.pool.query("UPDATE deliveries SET dead_letter_reason = 'gone' WHERE id = (SELECT id FROM deliveries WHERE dead_letter_reason = 'exhausted' ORDER BY id LIMIT 1)");
+    await db.pool.query(
+      "UPDATE deliveries SET dead_letter_reason = 'gone' WHERE id = (SELECT id FROM deliveries WHERE dead_letter_reason = 'exhausted' ORDER BY id LIMIT 1)",
+    );
     // A retention delete of one delivered row.
-    await db.pool.query("DELETE FROM deliveries WHERE id = (SELECT id FROM deliveries WHERE subscription_id = 'sub_lincoln' AND state = 'delivered' ORDER BY id LIMIT 1)");
+    await db.pool.query(
+      "DELETE FROM deliveries WHERE id = (SELECT id FROM deliveries WHERE subscription_id = 'sub_lincoln' AND state = 'delivered' ORDER BY id LIMIT 1)",
+    );
     // Several backends wrote counter rows; fold them and check nothing moved.
     const before = await db.pool.query("SELECT count(*)::int AS n FROM delivery_state_counts WHERE backend <> 0");
     expect(before.rows[0].n).toBeGreaterThan(0);
@@ -108,7 +117,8 @@ describe("GET /metrics, ledger gauges", () => {
     const truth = await db.pool.query<{ subscription_id: string; state: string; n: number }>(
       "SELECT subscription_id, state, count(*)::int AS n FROM deliveries GROUP BY 1, 2",
     );
-    for (const t of truth.rows) expect(sample(s, "hookledger_deliveries", { subscription: t.subscription_id, state: t.state }), `${t.subscription_id} ${t.state}`).toBe(t.n);
+    for (const t of truth.rows)
+      expect(sample(s, "hookledger_deliveries", { subscription: t.subscription_id, state: t.state }), `${t.subscription_id} ${t.state}`).toBe(t.n);
     expect(sample(s, "hookledger_deliveries", { subscription: "sub_jefferson", state: "delivered" })).toBe(6);
     expect(sample(s, "hookledger_deliveries", { subscription: "sub_lincoln", state: "delivered" })).toBe(6);
     expect(sample(s, "hookledger_deliveries", { subscription: "sub_lincoln", state: "pending" })).toBe(2);
@@ -122,7 +132,9 @@ describe("GET /metrics, ledger gauges", () => {
     const client = await db.pool.connect();
     try {
       await client.query("BEGIN");
-      await client.query("UPDATE deliveries SET state = 'dead_letter', dead_letter_reason = 'exhausted', dead_lettered_at = now() WHERE subscription_id = 'sub_jefferson' AND state = 'pending'");
+      await client.query(
+        "UPDATE deliveries SET state = 'dead_letter', dead_letter_reason = 'exhausted', dead_lettered_at = now() WHERE subscription_id = 'sub_jefferson' AND state = 'pending'",
+      );
       await client.query("ROLLBACK");
     } finally {
       client.release();

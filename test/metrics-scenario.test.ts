@@ -12,6 +12,9 @@ import { startMetricsServer, type MetricsServer } from "../worker/metrics-server
 import type { DeliveryWorker } from "../worker/worker";
 import { parseProm, sample } from "./prom";
 
+// This file scrapes /metrics without a token; metrics are closed by default (lib/metrics/token.ts).
+process.env.HOOKLEDGER_METRICS_PUBLIC = "1";
+
 const N = 6;
 const M = 4;
 let db: TestDb;

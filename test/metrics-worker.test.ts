@@ -96,4 +96,22 @@ describe("worker metrics server", () => {
     expect((await fetch(s.url!, { headers: { authorization: "Bearer nope" } })).status).toBe(401);
     expect((await fetch(s.url!, { headers: { authorization: "Bearer w-token" } })).status).toBe(200);
   });
+
+  it("listening beyond loopback without a token: every scrape refused, unless HOOKLEDGER_METRICS_PUBLIC=1 opts out", async () => {
+    delete process.env.HOOKLEDGER_METRICS_TOKEN;
+    const open = await start({ port: 0, host: "0.0.0.0" });
+    const r = await fetch(open.url!);
+    expect(r.status).toBe(401);
+    const text = await r.text();
+    expect(text).toMatch(/HOOKLEDGER_METRICS_TOKEN/);
+    expect(text).not.toMatch(/hookledger_attempts_total/);
+    process.env.HOOKLEDGER_METRICS_PUBLIC = "1";
+    try {
+      expect((await fetch(open.url!)).status).toBe(200);
+    } finally {
+      delete process.env.HOOKLEDGER_METRICS_PUBLIC;
+    }
+    // Loopback (the other tests here) needs no token.
+    expect((await fetch((await start({ port: 0, host: "127.0.0.1" })).url!)).status).toBe(200);
+  });
 });

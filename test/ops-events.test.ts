@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
 import { publishEventStandalone } from "../lib/events/publish";
 import { OPS_EVENT_TYPES } from "../lib/ops-events/types";
+import { rotateSecret } from "../lib/subscriptions/rotation";
 
 let db: TestDb;
 let n = 0;
@@ -60,7 +61,12 @@ beforeAll(async () => {
   db = await createTestDatabase();
   await sub("sub_lincoln", ["assignment.graded"], "lincoln");
   await sub("sub_catch_all", ["*"]);
-  await sub("sub_ops_pager", ["hookledger.delivery.dead_lettered", "hookledger.subscription.disabled", "hookledger.subscription.recovered", "hookledger.dlq.threshold_exceeded"]);
+  await sub("sub_ops_pager", [
+    "hookledger.delivery.dead_lettered",
+    "hookledger.subscription.disabled",
+    "hookledger.subscription.recovered",
+    "hookledger.dlq.threshold_exceeded",
+  ]);
   await sub("sub_ops_lincoln_chat", ["hookledger.delivery.dead_lettered"], "lincoln");
   await sub("sub_ops_jefferson_chat", ["hookledger.delivery.dead_lettered"], "jefferson");
   await sub("sub_ops_disabled_only", ["hookledger.subscription.disabled"]);
@@ -102,14 +108,22 @@ describe("hookledger.delivery.dead_lettered", () => {
     await deadLetter(ids);
     const evs = await opsEvents("hookledger.delivery.dead_lettered");
     expect(evs).toHaveLength(4);
-    expect(evs.slice(1).map((e) => e.body.data.deliveryId).sort()).toEqual([...ids].sort());
+    expect(
+      evs
+        .slice(1)
+        .map((e) => e.body.data.deliveryId)
+        .sort(),
+    ).toEqual([...ids].sort());
   });
 
   it("a dead-lettered operational delivery does not emit another operational event", async () => {
     const before = await db.pool.query("SELECT count(*)::int AS n FROM events WHERE type LIKE 'hookledger.%'");
     const ops = await db.pool.query<{ id: string }>("SELECT id FROM deliveries WHERE event_type LIKE 'hookledger.%' AND state = 'pending'");
     expect(ops.rows.length).toBeGreaterThan(0);
-    await deadLetter(ops.rows.map((r) => r.id), "exhausted");
+    await deadLetter(
+      ops.rows.map((r) => r.id),
+      "exhausted",
+    );
     const after = await db.pool.query("SELECT count(*)::int AS n FROM events WHERE type LIKE 'hookledger.%'");
     expect(after.rows[0].n).toBe(before.rows[0].n);
   });
@@ -142,6 +156,25 @@ describe("hookledger.subscription.recovered and .disabled", () => {
   });
 });
 
+describe("hookledger.subscription.paused", () => {
+  it("a pause for failing publishes one paused event to the subscriptions that asked for it; a manual pause publishes nothing", async () => {
+    await sub("sub_ops_paused_only", ["hookledger.subscription.paused"]);
+    await sub("sub_flaky", ["assignment.graded"]);
+    await db.pool.query("UPDATE subscriptions SET state = 'paused', paused_reason = 'manual', paused_at = now() WHERE id = 'sub_flaky'");
+    await db.pool.query("UPDATE subscriptions SET state = 'active', paused_reason = NULL, paused_at = NULL WHERE id = 'sub_flaky'");
+    expect(await opsEvents("hookledger.subscription.paused")).toHaveLength(0);
+    // The result write's pause (lib/ledger/sql/failure-window.ts), reduced to its row change.
+    await db.pool.query(
+      "UPDATE subscriptions SET state = 'paused', paused_reason = 'failing', paused_at = now(), failing_since = now() - interval '1 day', failing_attempts = 25, next_probe_at = now() + interval '15 minutes' WHERE id = 'sub_flaky'",
+    );
+    await db.pool.query("UPDATE subscriptions SET probe_count = 1 WHERE id = 'sub_flaky'"); // not a state change
+    const ev = await opsEvents("hookledger.subscription.paused");
+    expect(ev).toHaveLength(1);
+    expect(ev[0].body.data).toMatchObject({ subscriptionId: "sub_flaky", subscriptionName: "sub_flaky name", reason: "failing", failedAttempts: 25 });
+    expect(ev[0].deliveries.map((d) => d.subscription_id)).toEqual(["sub_ops_paused_only"]);
+  });
+});
+
 describe("hookledger.dlq.threshold_exceeded", () => {
   it("publishes once when the DLQ crosses the threshold, re-arms when it falls below", async () => {
     await db.pool.query("UPDATE ops_settings SET dlq_threshold = 6");
@@ -156,7 +189,9 @@ describe("hookledger.dlq.threshold_exceeded", () => {
     await deadLetter([await graded()]); // 7: still over, no repeat
     expect(await opsEvents("hookledger.dlq.threshold_exceeded")).toHaveLength(1);
     // A redrive empties the DLQ (re-arms), then it fills again.
-    await db.pool.query("UPDATE deliveries SET state = 'pending', dead_letter_reason = NULL, dead_lettered_at = NULL WHERE subscription_id = 'sub_lincoln' AND state = 'dead_letter'");
+    await db.pool.query(
+      "UPDATE deliveries SET state = 'pending', dead_letter_reason = NULL, dead_lettered_at = NULL WHERE subscription_id = 'sub_lincoln' AND state = 'dead_letter'",
+    );
     const again = await db.pool.query<{ id: string }>("SELECT id FROM deliveries WHERE subscription_id = 'sub_lincoln' AND state = 'pending' ORDER BY id LIMIT 6");
     await deadLetter(again.rows.map((r) => r.id));
     evs = await opsEvents("hookledger.dlq.threshold_exceeded");
@@ -181,7 +216,9 @@ describe("hookledger.dlq.threshold_exceeded", () => {
   });
 });
 
-it("the exported type names are the ones the triggers publish", async () => {
+it("the exported type names are the ones published (by the triggers and by a secret rotation)", async () => {
+  await sub("sub_rotating", ["assignment.rotated"]);
+  await rotateSecret(db.prisma, "sub_rotating", {}, { kind: "system", id: "test", role: "admin", actor: "test" });
   const { rows } = await db.pool.query<{ type: string }>("SELECT DISTINCT type FROM events WHERE type LIKE 'hookledger.%' ORDER BY 1");
   expect(rows.map((r) => r.type)).toEqual([...OPS_EVENT_TYPES].sort());
 });

@@ -3,10 +3,10 @@
 // token and (for people) a signed-in session → allowed, or 401/403 as
 // ROLE_PERMISSIONS says. A handler that declares no permission fails the test,
 // and so does a route outside /api/v1 that is not on the short public list.
-import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
+import { v1RouteFiles } from "./client-server";
 import { call, tokenFor } from "./api";
 import { ROLES, ROLE_PERMISSIONS, can, type Permission, type Role } from "../lib/auth/permissions";
 import { createUser, USER_ROLES } from "../lib/auth/users";
@@ -15,26 +15,20 @@ import { newSession, sessionSetCookies } from "../lib/auth/cookies";
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"] as const;
 /** Routes outside /api/v1 that answer without a session or token, on purpose. */
 const PUBLIC_ROUTES = new Set([
-  "app/api/health/route.ts", // INTERFACES.md: no token needed
+  "app/api/health/route.ts", // docs/API.md: no token needed
   "app/metrics/route.ts", // Prometheus scrapes it
   "app/api/auth/signin/route.ts",
   "app/api/auth/signout/route.ts",
   "app/api/auth/session/route.ts",
 ]);
-
-function routeFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) out.push(...routeFiles(p));
-    else if (/^route\.tsx?$/.test(e.name)) out.push(p);
-  }
-  return out.sort();
-}
+/** Routes outside /api/v1 that check a signed-in session themselves (not through apiRoute): each is called below without one. */
+const SESSION_ROUTES = new Set(["app/api/auth/password/route.ts"]);
 
 type Entry = { file: string; urlPath: string; params: Record<string, string>; method: (typeof METHODS)[number]; fn: any; permission: Permission | undefined };
 
-const files = routeFiles("app/api/v1");
+/** /api/v1 routes that answer without credentials on purpose; test/openapi.test.ts checks each. */
+const PUBLIC_V1_ROUTES = new Set(["app/api/v1/openapi.json/route.ts"]);
+const files = v1RouteFiles().filter((f) => !PUBLIC_V1_ROUTES.has(f));
 const entries: Entry[] = [];
 
 let db: TestDb;
@@ -85,8 +79,20 @@ describe("permission matrix", () => {
   });
 
   it("every route outside /api/v1 is on the public list", () => {
-    const others = routeFiles("app").filter((f) => !f.startsWith(path.join("app", "api", "v1")));
-    expect(others.filter((f) => !PUBLIC_ROUTES.has(f))).toEqual([]);
+    const others = v1RouteFiles("app").filter((f) => !f.startsWith(path.join("app", "api", "v1")));
+    expect(others.filter((f) => !PUBLIC_ROUTES.has(f) && !SESSION_ROUTES.has(f))).toEqual([]);
+  });
+
+  it("a route that checks its own session refuses a request without one, and a bearer token", async () => {
+    for (const f of SESSION_ROUTES) {
+      const mod = (await import(path.resolve(f))) as Record<string, unknown>;
+      for (const method of METHODS.filter((m) => typeof mod[m] === "function")) {
+        const fn = mod[method] as Parameters<typeof call>[0];
+        const body = { currentPassword: "x".repeat(12), newPassword: "y".repeat(16) };
+        expect((await call(fn, { method, path: "/", body })).status, `${method} ${f}`).toBe(401);
+        expect((await call(fn, { method, path: "/", body, token: await tokenFor(db.prisma, "admin") })).status, `${method} ${f} by token`).toBe(401);
+      }
+    }
   });
 
   it("no credentials → 401 everywhere; a bad token → 401", async () => {

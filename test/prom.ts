@@ -18,9 +18,7 @@ export function parseProm(text: string): PromSample[] {
 /** The value of the one series with exactly these labels, or undefined. */
 export function sample(samples: PromSample[], name: string, labels: Record<string, string>): number | undefined {
   const want = Object.entries(labels);
-  const hits = samples.filter(
-    (s) => s.name === name && Object.keys(s.labels).length === want.length && want.every(([k, v]) => s.labels[k] === v),
-  );
+  const hits = samples.filter((s) => s.name === name && Object.keys(s.labels).length === want.length && want.every(([k, v]) => s.labels[k] === v));
   if (hits.length > 1) throw new Error(`${hits.length} series match ${name} ${JSON.stringify(labels)}`);
   return hits[0]?.value;
 }

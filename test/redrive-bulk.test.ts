@@ -65,7 +65,9 @@ describe("preview (dryRun)", () => {
   it("without a subscription filter, paused subscriptions are held back and named", async () => {
     const r = await create({ dryRun: true, filter: { errorClass: "http_5xx" } });
     expect(r.json.matched).toBe(5);
-    expect(r.json.held).toEqual([expect.objectContaining({ subscriptionId: "sub_paused", state: "paused", count: 4, message: expect.stringMatching(/Resume it first/) })]);
+    expect(r.json.held).toEqual([
+      expect.objectContaining({ subscriptionId: "sub_paused", state: "paused", count: 4, message: expect.stringMatching(/Resume it first/) }),
+    ]);
   });
 
   it("aimed at a paused subscription: 409 saying to resume it first; an unknown one: 400", async () => {

@@ -1,12 +1,10 @@
 // `hookledger redrive` and `hookledger dlq` as an operator runs them: the real
 // CLI in a child process against a real Postgres.
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
+import { runCli } from "./cli-run";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
 import { seedDeadLetters, seedSubscription } from "./redrive-helpers";
 
-const run = promisify(execFile);
 let db: TestDb;
 
 beforeAll(async () => {
@@ -14,20 +12,20 @@ beforeAll(async () => {
   await seedSubscription(db, "sub_lincoln");
   await seedSubscription(db, "sub_jefferson");
   await seedDeadLetters(db, { subscriptionId: "sub_lincoln", n: 30, prefix: "evt_l422_", statusCode: 422, reason: "permanent" });
-  await seedDeadLetters(db, { subscriptionId: "sub_lincoln", n: 4, prefix: "evt_l503_", statusCode: 503, errorClass: "http_5xx", reason: "exhausted", at: new Date(Date.now() - 2 * 86400_000) });
+  await seedDeadLetters(db, {
+    subscriptionId: "sub_lincoln",
+    n: 4,
+    prefix: "evt_l503_",
+    statusCode: 503,
+    errorClass: "http_5xx",
+    reason: "exhausted",
+    at: new Date(Date.now() - 2 * 86400_000),
+  });
   await seedDeadLetters(db, { subscriptionId: "sub_jefferson", n: 2, prefix: "evt_j_", statusCode: 410, errorClass: "http_4xx", reason: "gone" });
 });
 afterAll(async () => db?.close());
 
-async function cli(...args: string[]) {
-  try {
-    const r = await run(process.execPath, ["bin/hookledger.mjs", ...args], { env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: "warn" }, timeout: 60_000 });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (...args: string[]) => runCli(args, { DATABASE_URL: db.url });
 
 describe("hookledger dlq", () => {
   it("prints depth, oldest age and a table by subscription and reason", async () => {
@@ -64,13 +62,29 @@ describe("hookledger redrive", () => {
   });
 
   it("redrives the matched set, printing the count then progress until done; audited as the CLI user", async () => {
-    const r = await cli("redrive", "--subscription", "sub_lincoln", "--dead-letter-reason", "exhausted", "--since", "3d", "--reason", "INC-2231 district fixed", "--rate", "50");
+    const r = await cli(
+      "redrive",
+      "--subscription",
+      "sub_lincoln",
+      "--dead-letter-reason",
+      "exhausted",
+      "--since",
+      "3d",
+      "--reason",
+      "INC-2231 district fixed",
+      "--rate",
+      "50",
+    );
     expect(r.code, r.stderr + r.stdout).toBe(0);
     const lines = r.stdout.trim().split("\n");
     expect(lines[0]).toBe("Matched 4 dead-lettered deliveries.");
     expect(r.stdout).toMatch(/Batch rdb_\w+: 4 at 50\/s/);
     expect(lines[lines.length - 1]).toMatch(/^done\s+redriven 4\/4, skipped 0, remaining 0/);
-    expect(Number((await db.pool.query("SELECT count(*) FROM deliveries WHERE subscription_id = 'sub_lincoln' AND state = 'pending' AND next_trigger = 'redrive'")).rows[0].count)).toBe(4);
+    expect(
+      Number(
+        (await db.pool.query("SELECT count(*) FROM deliveries WHERE subscription_id = 'sub_lincoln' AND state = 'pending' AND next_trigger = 'redrive'")).rows[0].count,
+      ),
+    ).toBe(4);
     const audit = await db.prisma.auditEntry.findFirstOrThrow({ where: { action: "redrive.create" } });
     expect(audit.actor).toMatch(/^cli:/);
     expect(audit.reason).toBe("INC-2231 district fixed");

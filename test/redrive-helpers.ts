@@ -7,7 +7,8 @@ import { createSubscription } from "../lib/subscriptions/service";
 
 export async function seedSubscription(db: TestDb, id: string, url = `https://${id}.example.test/hooks`, state: "active" | "paused" | "disabled" = "active") {
   await createSubscription(db.prisma, { id, name: `${id} SIS`, url, eventTypes: ["assignment.graded"] }, SYSTEM);
-  if (state !== "active") await db.pool.query("UPDATE subscriptions SET state = $2, state_reason = $3 WHERE id = $1", [id, state, state === "disabled" ? "410 Gone" : "maintenance"]);
+  if (state !== "active")
+    await db.pool.query("UPDATE subscriptions SET state = $2, state_reason = $3 WHERE id = $1", [id, state, state === "disabled" ? "410 Gone" : "maintenance"]);
 }
 
 /**
@@ -17,7 +18,16 @@ export async function seedSubscription(db: TestDb, id: string, url = `https://${
  */
 export async function seedDeadLetters(
   db: TestDb,
-  opts: { subscriptionId: string; n: number; prefix?: string; reason?: string; errorClass?: string; statusCode?: number; at?: Date; subject?: (i: number) => Record<string, string> },
+  opts: {
+    subscriptionId: string;
+    n: number;
+    prefix?: string;
+    reason?: string;
+    errorClass?: string;
+    statusCode?: number;
+    at?: Date;
+    subject?: (i: number) => Record<string, string>;
+  },
 ): Promise<string[]> {
   const prefix = opts.prefix ?? `evt_${opts.subscriptionId}_`;
   const at = opts.at ?? new Date(Date.now() - 60_000);
@@ -30,13 +40,14 @@ export async function seedDeadLetters(
             $3::timestamptz - make_interval(secs => $4 - ord), 'lincoln', subj::jsonb,
             ARRAY(SELECT v FROM jsonb_each_text(subj::jsonb) kv, LATERAL (VALUES (kv.value), (kv.key || ':' || kv.value)) x(v))
        FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t(id, subj, ord)
-     ON CONFLICT (id) DO NOTHING`,
+      -- An event id's uniqueness is event_keys' (events is partitioned by month: migration 0021).
+      WHERE NOT EXISTS (SELECT 1 FROM event_keys k WHERE k.id = t.id)`,
     [ids, subjects, at.toISOString(), opts.n],
   );
   const { rows } = await db.pool.query<{ id: string }>(
     `INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, attempt_count, total_attempts,
                              last_status_code, last_error_class, last_error_message, dead_letter_reason, dead_lettered_at, last_attempt_at)
-     SELECT encode(sha256(convert_to($2 || ':' || e, 'UTF8')), 'hex'), e, $2, 'assignment.graded', 'dead_letter', 1, 1,
+     SELECT hl_delivery_key($2, e), e, $2, 'assignment.graded', 'dead_letter', 1, 1,
             $3, $4, 'rejected', $5, $6::timestamptz, $6::timestamptz
        FROM unnest($1::text[]) AS e
      RETURNING id`,

@@ -32,7 +32,14 @@ describe("POST /api/v1/deliveries/:id/redrive", () => {
     expect(r.status, r.text).toBe(200);
     expect(r.json).toMatchObject({ id, state: "pending", attemptCount: 0, totalAttempts: 6, deadLetterReason: null, deliveryKey: before.delivery_key });
     const row = (await db.pool.query("SELECT * FROM deliveries WHERE id = $1", [id])).rows[0];
-    expect(row).toMatchObject({ state: "pending", attempt_count: 0, next_trigger: "redrive", next_actor: "token:test-engineer", delivery_key: before.delivery_key, event_id: before.event_id });
+    expect(row).toMatchObject({
+      state: "pending",
+      attempt_count: 0,
+      next_trigger: "redrive",
+      next_actor: "token:test-engineer",
+      delivery_key: before.delivery_key,
+      event_id: before.event_id,
+    });
     expect(row.next_attempt_at.getTime()).toBeLessThanOrEqual(Date.now() + 1000);
     const audit = await db.prisma.auditEntry.findMany({ where: { targetId: id } });
     expect(audit).toHaveLength(1);
@@ -42,7 +49,10 @@ describe("POST /api/v1/deliveries/:id/redrive", () => {
 
   it("retries a scheduled delivery now as trigger manual", async () => {
     const [id] = await seedDeadLetters(db, { subscriptionId: "sub_lincoln", n: 1, prefix: "evt_sched_" });
-    await db.pool.query("UPDATE deliveries SET state = 'scheduled', dead_letter_reason = NULL, dead_lettered_at = NULL, next_attempt_at = now() + interval '1 hour' WHERE id = $1", [id]);
+    await db.pool.query(
+      "UPDATE deliveries SET state = 'scheduled', dead_letter_reason = NULL, dead_lettered_at = NULL, next_attempt_at = now() + interval '1 hour' WHERE id = $1",
+      [id],
+    );
     const r = await post(id, { reason: "customer waiting" });
     expect(r.status, r.text).toBe(200);
     const row = (await db.pool.query("SELECT state, next_trigger, next_attempt_at FROM deliveries WHERE id = $1", [id])).rows[0];
@@ -63,12 +73,37 @@ describe("POST /api/v1/deliveries/:id/redrive", () => {
 
   const refusals: [string, () => Promise<{ id: string; token?: string; body: unknown }>, number, RegExp][] = [
     ["no reason", async () => ({ id: (await seedDeadLetters(db, { subscriptionId: "sub_lincoln", n: 1, prefix: "evt_nr_" }))[0], body: {} }), 400, /reason/],
-    ["a blank reason", async () => ({ id: (await seedDeadLetters(db, { subscriptionId: "sub_lincoln", n: 1, prefix: "evt_br_" }))[0], body: { reason: "  " } }), 400, /reason/],
-    ["a support token", async () => ({ id: (await seedDeadLetters(db, { subscriptionId: "sub_lincoln", n: 1, prefix: "evt_sp_" }))[0], token: support, body: { reason: "INC-9" } }), 403, /may not/],
-    ["a manager token", async () => ({ id: (await seedDeadLetters(db, { subscriptionId: "sub_lincoln", n: 1, prefix: "evt_mg_" }))[0], token: manager, body: { reason: "INC-9" } }), 403, /may not/],
+    [
+      "a blank reason",
+      async () => ({ id: (await seedDeadLetters(db, { subscriptionId: "sub_lincoln", n: 1, prefix: "evt_br_" }))[0], body: { reason: "  " } }),
+      400,
+      /reason/,
+    ],
+    [
+      "a support token",
+      async () => ({ id: (await seedDeadLetters(db, { subscriptionId: "sub_lincoln", n: 1, prefix: "evt_sp_" }))[0], token: support, body: { reason: "INC-9" } }),
+      403,
+      /may not/,
+    ],
+    [
+      "a manager token",
+      async () => ({ id: (await seedDeadLetters(db, { subscriptionId: "sub_lincoln", n: 1, prefix: "evt_mg_" }))[0], token: manager, body: { reason: "INC-9" } }),
+      403,
+      /may not/,
+    ],
     ["an unknown delivery", async () => ({ id: "dlv_nope", body: { reason: "INC-9" } }), 404, /does not exist/],
-    ["a paused subscription", async () => ({ id: (await seedDeadLetters(db, { subscriptionId: "sub_paused", n: 1, prefix: "evt_pa_" }))[0], body: { reason: "INC-9" } }), 409, /paused.*Resume it first/],
-    ["a disabled subscription", async () => ({ id: (await seedDeadLetters(db, { subscriptionId: "sub_gone", n: 1, prefix: "evt_go_" }))[0], body: { reason: "INC-9" } }), 409, /disabled.*Fix the URL.*re-enable/],
+    [
+      "a paused subscription",
+      async () => ({ id: (await seedDeadLetters(db, { subscriptionId: "sub_paused", n: 1, prefix: "evt_pa_" }))[0], body: { reason: "INC-9" } }),
+      409,
+      /paused.*Resume it first/,
+    ],
+    [
+      "a disabled subscription",
+      async () => ({ id: (await seedDeadLetters(db, { subscriptionId: "sub_gone", n: 1, prefix: "evt_go_" }))[0], body: { reason: "INC-9" } }),
+      409,
+      /disabled.*Fix the URL.*re-enable/,
+    ],
     [
       "an already delivered delivery",
       async () => {

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
 import { call, tokenFor } from "./api";
-import { FAST, attemptsOf, createSub, deliveryOf, seedEvents, settled, startReceiver, waitFor, type Receiver } from "./worker-helpers";
+import { FAST, attemptsOf, createSub, seedEvents, settled, startReceiver, waitFor, type Receiver } from "./worker-helpers";
 import { runWorker } from "../worker/main";
 import * as redriveOne from "../app/api/v1/deliveries/[id]/redrive/route";
 import * as redrives from "../app/api/v1/redrives/route";
@@ -69,12 +69,19 @@ describe("redrive with the worker", () => {
     answer = 422;
     let w = startWorkerProcess();
     await seedEvents(db.pool, "evt_bulk_", 300, ["sub_lincoln"]);
-    await waitFor(async () => {
-      const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM deliveries WHERE event_id LIKE 'evt_bulk_%' AND state = 'dead_letter'");
-      return rows[0].n === 300;
-    }, 30_000, "300 dead letters");
+    await waitFor(
+      async () => {
+        const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM deliveries WHERE event_id LIKE 'evt_bulk_%' AND state = 'dead_letter'");
+        return rows[0].n === 300;
+      },
+      30_000,
+      "300 dead letters",
+    );
     answer = 204;
-    const r = await call(redrives.POST, { token: engineer, body: { reason: "INC-2232", ratePerSecond: 100, filter: { subscriptionId: "sub_lincoln", statusCode: 422 } } });
+    const r = await call(redrives.POST, {
+      token: engineer,
+      body: { reason: "INC-2232", ratePerSecond: 100, filter: { subscriptionId: "sub_lincoln", statusCode: 422 } },
+    });
     expect(r.status, r.text).toBe(201);
     expect(r.json.matched).toBe(300);
     await new Promise((res) => setTimeout(res, 1200));
@@ -85,10 +92,14 @@ describe("redrive with the worker", () => {
     expect(mid.redriven).toBeLessThan(300);
     w = startWorkerProcess(); // the worker comes back
     try {
-      const p = await waitFor(async () => {
-        const x = await progress(r.json.id);
-        return x.status === "done" && x.deliveredSince === 300 ? x : null;
-      }, 30_000, "the batch to finish and deliver");
+      const p = await waitFor(
+        async () => {
+          const x = await progress(r.json.id);
+          return x.status === "done" && x.deliveredSince === 300 ? x : null;
+        },
+        30_000,
+        "the batch to finish and deliver",
+      );
       expect(p).toMatchObject({ matched: 300, redriven: 300, skipped: 0, failedAgain: 0, inProgress: 0 });
     } finally {
       await w.stop();
@@ -101,13 +112,17 @@ describe("redrive with the worker", () => {
     const fresh = await startReceiver();
     await createSub(db.pool, { id: "sub_fresh", url: fresh.url });
     answer = 422;
-    let w = startWorkerProcess();
+    const w = startWorkerProcess();
     try {
       await seedEvents(db.pool, "evt_big_", 3000, ["sub_lincoln"]);
-      await waitFor(async () => {
-        const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM deliveries WHERE event_id LIKE 'evt_big_%' AND state = 'dead_letter'");
-        return rows[0].n === 3000;
-      }, 60_000, "3000 dead letters");
+      await waitFor(
+        async () => {
+          const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM deliveries WHERE event_id LIKE 'evt_big_%' AND state = 'dead_letter'");
+          return rows[0].n === 3000;
+        },
+        60_000,
+        "3000 dead letters",
+      );
       answer = 204;
       const r = await call(redrives.POST, { token: engineer, body: { reason: "INC-2233", ratePerSecond: 500, filter: { subscriptionId: "sub_lincoln" } } });
       expect(r.json.matched).toBe(3000);

@@ -76,7 +76,15 @@ describe("Prisma model vs migrated database", () => {
       },
     });
     await p.event.create({
-      data: { id: "evt_1", type: "assignment.graded", payload: Buffer.from('{"a":1}'), occurredAt: now, tenant: "lincoln", subject: { studentId: "s1" }, subjectValues: ["s1"] },
+      data: {
+        id: "evt_1",
+        type: "assignment.graded",
+        payload: Buffer.from('{"a":1}'),
+        occurredAt: now,
+        tenant: "lincoln",
+        subject: { studentId: "s1" },
+        subjectValues: ["s1"],
+      },
     });
     const d = await p.delivery.create({
       data: {

@@ -1,35 +1,64 @@
 // Signing secrets at rest: the column holds AES-256-GCM ciphertext; rotation
 // adds a secret, retires the old one after an overlap, and is audited.
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
 import { call, tokenFor } from "./api";
 import * as subs from "../app/api/v1/subscriptions/route";
 import * as sub from "../app/api/v1/subscriptions/[id]/route";
 import * as secrets from "../app/api/v1/subscriptions/[id]/secrets/route";
-import { generateSecret, openSecret, sealSecret } from "../lib/subscriptions/secrets";
+import { Webhook } from "standardwebhooks";
+import { currentSecretsKeyId, generateSecret, openSecret, rekeySecrets, sealSecret } from "../lib/subscriptions/secrets";
+import { resetSecretKeyCache } from "../lib/auth/keys";
+import { createSub, seedEvents, settled, startReceiver, worker } from "./worker-helpers";
 
 let db: TestDb;
 let admin: string;
-let engineer: string;
+let support: string;
 beforeAll(async () => {
   db = await createTestDatabase();
   admin = await tokenFor(db.prisma, "admin");
-  engineer = await tokenFor(db.prisma, "engineer");
+  support = await tokenFor(db.prisma, "support");
 });
 afterAll(async () => db?.close());
+
+const ROW = { id: "sec_a", subscriptionId: "sub_a" };
 
 describe("sealSecret / openSecret", () => {
   it("round-trips, uses a fresh nonce every time, and refuses tampering", () => {
     const s = generateSecret();
-    const a = sealSecret(s);
-    const b = sealSecret(s);
+    const a = sealSecret(s, ROW);
+    const b = sealSecret(s, ROW);
     expect(a).not.toBe(b);
     expect(a).not.toContain("whsec_");
-    expect(openSecret(a)).toBe(s);
-    const [v, iv, tag, ct] = a.split(":");
+    expect(a).toMatch(new RegExp(`^v2:${currentSecretsKeyId()}:`));
+    expect(openSecret(a, ROW)).toBe(s);
+    const [v, kid, iv, tag, ct] = a.split(":");
     const flipped = Buffer.from(ct, "base64url");
     flipped[0] ^= 1;
-    expect(() => openSecret([v, iv, tag, flipped.toString("base64url")].join(":"))).toThrow(/does not decrypt/);
+    expect(() => openSecret([v, kid, iv, tag, flipped.toString("base64url")].join(":"), ROW)).toThrow(/does not decrypt/);
+  });
+
+  it("a ciphertext moved to another row (another subscription, or another secret id) does not decrypt", () => {
+    const a = sealSecret(generateSecret(), { id: "sec_1", subscriptionId: "sub_lincoln" });
+    const b = sealSecret(generateSecret(), { id: "sec_2", subscriptionId: "sub_jefferson" });
+    expect(() => openSecret(a, { id: "sec_2", subscriptionId: "sub_jefferson" })).toThrow(/altered, or copied from another row/);
+    expect(() => openSecret(b, { id: "sec_1", subscriptionId: "sub_lincoln" })).toThrow(/altered, or copied from another row/);
+    expect(() => openSecret(a, { id: "sec_1", subscriptionId: "sub_jefferson" })).toThrow(/does not decrypt/);
+    expect(() => openSecret(a, { id: "sec_9", subscriptionId: "sub_lincoln" })).toThrow(/does not decrypt/);
+  });
+
+  it("a plaintext whsec_ value is never used to sign (no fallback)", () => {
+    expect(() => openSecret(generateSecret(), ROW)).toThrow(/not in the encrypted v2 format.*secrets rekey/);
+  });
+
+  it("there is no built-in key: the test run's key comes from the environment", () => {
+    expect(process.env.HOOKLEDGER_SECRET_KEY).toBeTruthy();
+    const src = fs.readFileSync(path.join(__dirname, "../lib/auth/keys.ts"), "utf8");
+    expect(src).not.toMatch(/VITEST/);
+    expect(src).not.toMatch(/update\("hookledger test/);
   });
 });
 
@@ -43,8 +72,9 @@ describe("secrets in the database", () => {
     expect(rows).toHaveLength(1);
     expect(rows[0].secret).not.toContain("whsec_");
     expect(rows[0].secret).not.toContain(shown.slice(6));
-    expect(rows[0].secret).toMatch(/^v1:/);
-    expect(openSecret(rows[0].secret)).toBe(shown);
+    expect(rows[0].secret).toMatch(/^v2:/);
+    const row = await db.prisma.subscriptionSecret.findFirstOrThrow({ where: { subscriptionId: "sub_enc" } });
+    expect(openSecret(rows[0].secret, row)).toBe(shown);
     // A supplied secret is sealed too.
     const given = generateSecret();
     await call(subs.POST, { token: admin, body: { id: "sub_given", name: "J", url: "https://j.example.test/h", eventTypes: ["*"], secret: given } });
@@ -81,7 +111,7 @@ describe("POST /api/v1/subscriptions/:id/secrets (rotation)", () => {
     expect(old.expiresAt!.getTime()).toBeGreaterThanOrEqual(t0 + 3600_000 - 1000);
     expect(old.expiresAt!.getTime()).toBeLessThanOrEqual(Date.now() + 3600_000 + 1000);
     expect(fresh.expiresAt).toBeNull();
-    expect(openSecret(fresh.secret)).toBe(r.json.secret);
+    expect(openSecret(fresh.secret, fresh)).toBe(r.json.secret);
     // Both are active now: the worker signs with both.
     const { rows: signing } = await db.pool.query("SELECT id FROM subscription_secrets WHERE subscription_id = 'sub_enc' AND (expires_at IS NULL OR expires_at > now())");
     expect(signing).toHaveLength(2);
@@ -100,10 +130,86 @@ describe("POST /api/v1/subscriptions/:id/secrets (rotation)", () => {
     expect(await db.prisma.subscriptionSecret.count({ where: { subscriptionId: "sub_enc" } })).toBe(2);
   });
 
-  it("is admin-only, 404s an unknown subscription, 400s a bad secret or overlap", async () => {
-    expect((await call(secrets.POST, { token: engineer, params: { id: "sub_enc" }, body: {} })).status).toBe(403);
+  // Managers and up rotate (a district's manager re-keys its own endpoint);
+  // ending an overlap early stays admin-only (test/rotation.test.ts).
+  it("is refused below manager, 404s an unknown subscription, 400s a bad secret or overlap", async () => {
+    expect((await call(secrets.POST, { token: support, params: { id: "sub_enc" }, body: {} })).status).toBe(403);
     expect((await call(secrets.POST, { token: admin, params: { id: "sub_nope" }, body: {} })).status).toBe(404);
     expect((await call(secrets.POST, { token: admin, params: { id: "sub_enc" }, body: { secret: "hunter2" } })).status).toBe(400);
     expect((await call(secrets.POST, { token: admin, params: { id: "sub_enc" }, body: { overlapSeconds: 30 * 86400 } })).status).toBe(400);
+  });
+});
+
+describe("legacy rows and key rotation", () => {
+  it("rekey converts plaintext and unbound v1 rows, and refuses to touch what it cannot open", async () => {
+    const plain = generateSecret();
+    await createSub(db.pool, { id: "sub_legacy", url: "https://legacy.example.test/h" });
+    await db.pool.query("INSERT INTO subscription_secrets (id, subscription_id, secret) VALUES ('sec_legacy_plain', 'sub_legacy', $1)", [plain]);
+    await db.pool.query("INSERT INTO subscription_secrets (id, subscription_id, secret) VALUES ('sec_legacy_junk', 'sub_legacy', 'v1:AAAA:BBBB:CCCC')");
+    const r = await rekeySecrets(db.prisma);
+    expect(r.converted).toBeGreaterThanOrEqual(1);
+    expect(r.failed.map((f) => f.id)).toEqual(["sec_legacy_junk"]);
+    const row = await db.prisma.subscriptionSecret.findUniqueOrThrow({ where: { id: "sec_legacy_plain" } });
+    expect(row.secret).toMatch(/^v2:/);
+    expect(openSecret(row.secret, row)).toBe(plain);
+    await db.pool.query("DELETE FROM subscription_secrets WHERE id = 'sec_legacy_junk'");
+    const again = await rekeySecrets(db.prisma);
+    expect(again).toMatchObject({ resealed: 0, converted: 0, failed: [] });
+  });
+
+  it("rotating HOOKLEDGER_SECRET_KEY with `secrets rekey`: deliveries keep verifying at a real receiver before, during and after", async () => {
+    const receiver = await startReceiver();
+    const {
+      secrets: [plain],
+    } = await createSub(db.pool, { id: "sub_rekey", url: receiver.url + "/hooks" });
+    const oldKey = process.env.HOOKLEDGER_SECRET_KEY!;
+    const verifyAll = () => {
+      for (const got of receiver.received)
+        new Webhook(plain).verify(got.body, {
+          "webhook-id": String(got.headers["webhook-id"]),
+          "webhook-timestamp": String(got.headers["webhook-timestamp"]),
+          "webhook-signature": String(got.headers["webhook-signature"]),
+        });
+    };
+    const deliver = async (prefix: string) => {
+      const w = worker(db.url);
+      try {
+        await seedEvents(db.pool, prefix, 3, ["sub_rekey"]);
+        for (let i = 1; i <= 3; i++) expect((await settled(db.pool, "sub_rekey", `${prefix}${i}`)).state, `${prefix}${i}`).toBe("delivered");
+      } finally {
+        await w.stop();
+      }
+    };
+    const useKeys = (current: string, previous?: string) => {
+      process.env.HOOKLEDGER_SECRET_KEY = current;
+      if (previous) process.env.HOOKLEDGER_SECRET_KEY_PREVIOUS = previous;
+      else delete process.env.HOOKLEDGER_SECRET_KEY_PREVIOUS;
+      resetSecretKeyCache();
+    };
+    try {
+      await deliver("evt_rk_before_");
+      const oldId = currentSecretsKeyId();
+      const newKey = crypto.randomBytes(32).toString("base64");
+      // During: every process has the new key and the old one as previous; the rows are still sealed under the old.
+      useKeys(newKey, oldKey);
+      expect(currentSecretsKeyId()).not.toBe(oldId);
+      await deliver("evt_rk_during_");
+      const r = await rekeySecrets(db.prisma);
+      expect(r.failed).toEqual([]);
+      expect(r.resealed).toBeGreaterThanOrEqual(1);
+      // After: the old key is gone; every row opens under the new one alone.
+      useKeys(newKey);
+      const row = await db.prisma.subscriptionSecret.findFirstOrThrow({ where: { subscriptionId: "sub_rekey" } });
+      expect(row.secret.split(":")[1]).toBe(currentSecretsKeyId());
+      await deliver("evt_rk_after_");
+      expect(receiver.received.length).toBeGreaterThanOrEqual(9);
+      expect(verifyAll).not.toThrow();
+      // Without the key a row was sealed with, it is refused, naming what to do.
+      useKeys(oldKey);
+      expect(() => openSecret(row.secret, row)).toThrow(/HOOKLEDGER_SECRET_KEY_PREVIOUS/);
+    } finally {
+      useKeys(oldKey);
+      await receiver.close();
+    }
   });
 });

@@ -4,6 +4,7 @@ import http from "node:http";
 import net, { type AddressInfo } from "node:net";
 import type pg from "pg";
 import { generateSecret, sealSecret } from "../lib/subscriptions/secrets";
+import { seedEventsFanOut } from "../lib/ledger/sql/seed";
 import { startWorker, type DeliveryWorker } from "../worker/worker";
 import type { WorkerOptions } from "../worker/config";
 
@@ -75,7 +76,7 @@ export async function createSub(
     await pool.query("INSERT INTO subscription_secrets (id, subscription_id, secret, created_at) VALUES ($1, $2, $3, now() - make_interval(secs => $4))", [
       `sec_${s.id}_${i}`,
       s.id,
-      await sealSecret(sec),
+      sealSecret(sec, { id: `sec_${s.id}_${i}`, subscriptionId: s.id }),
       i,
     ]);
   return { secrets };
@@ -83,23 +84,11 @@ export async function createSub(
 
 /**
  * `n` events of one type, each fanned out to every given subscription, in one
- * statement (bulk seeding; the API path is covered by test/ingest.test.ts).
+ * statement through the ledger's enqueue (bulk seeding; the API path is
+ * covered by test/ingest.test.ts).
  */
-export async function seedEvents(pool: pg.Pool, prefix: string, n: number, subscriptionIds: string[]): Promise<void> {
-  await pool.query(
-    `WITH ev AS (
-       INSERT INTO events (id, type, payload, occurred_at)
-       SELECT $1 || g, 'assignment.graded',
-              convert_to(json_build_object('id', $1 || g, 'type', 'assignment.graded', 'timestamp', now(), 'data', json_build_object('n', g))::text, 'UTF8'),
-              now()
-         FROM generate_series(1, $2::int) g
-       RETURNING id)
-     INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type)
-     SELECT encode(sha256(convert_to(s || ':' || ev.id, 'UTF8')), 'hex'), ev.id, s, 'assignment.graded'
-       FROM ev CROSS JOIN unnest($3::text[]) s`,
-    [prefix, n, subscriptionIds],
-  );
-  await pool.query("SELECT pg_notify('hookledger_deliveries', '')");
+export async function seedEvents(pool: pg.Pool, prefix: string, n: number, subscriptionIds: string[], tenant: string | null = null): Promise<void> {
+  await seedEventsFanOut(pool, prefix, n, subscriptionIds, tenant);
 }
 
 export const FAST: Partial<WorkerOptions> = {

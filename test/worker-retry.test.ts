@@ -1,5 +1,5 @@
 // The retry design's sequences against a real worker, real Postgres and real
-// local receivers (issue 3). Ladders are shortened to seconds; jitter is off.
+// local receivers. Ladders are shortened to seconds; jitter is off.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Webhook } from "standardwebhooks";
 import { createTestDatabase, type TestDb } from "./db";
@@ -10,6 +10,7 @@ import { updateSubscription } from "../lib/subscriptions/service";
 import { SYSTEM } from "../lib/auth/principal";
 import type { DeliveryWorker } from "../worker/worker";
 import { USER_AGENT } from "../worker/sender";
+import { DELIVERIES_CHANNEL } from "../lib/ledger/notify";
 
 let db: TestDb;
 let w: DeliveryWorker;
@@ -249,7 +250,7 @@ describe("delivery worker: sequences", () => {
         WHERE id = $1`,
       [first.id],
     );
-    await db.pool.query("SELECT pg_notify('hookledger_deliveries', '')");
+    await db.pool.query("SELECT pg_notify($1, '')", [DELIVERIES_CHANNEL]);
     await waitFor(async () => (await attemptsOf(db.pool, first.id)).length === 2);
     const d = await settled(db.pool, "sub_redrive", "evt_rd_1");
     expect(d).toMatchObject({ next_trigger: "scheduled", next_actor: null, attempt_count: 1, total_attempts: 2 });
@@ -308,19 +309,27 @@ describe("delivery worker: sequences", () => {
   it("losing the database connections: the worker reconnects and keeps delivering", async () => {
     const r = await receiver();
     await createSub(db.pool, { id: "sub_reconnect", url: r.url });
-    await db.pool.query(
-      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'hookledger-worker%'",
-    );
+    await db.pool.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'hookledger-worker%'");
     await seedEvents(db.pool, "evt_rc_", 3, ["sub_reconnect"]);
-    await waitFor(async () => {
-      const x = await db.pool.query("SELECT count(*)::int AS n FROM deliveries WHERE subscription_id = 'sub_reconnect' AND state = 'delivered'");
-      return x.rows[0].n === 3;
-    }, 30_000, "delivery after reconnect");
+    await waitFor(
+      async () => {
+        const x = await db.pool.query("SELECT count(*)::int AS n FROM deliveries WHERE subscription_id = 'sub_reconnect' AND state = 'delivered'");
+        return x.rows[0].n === 3;
+      },
+      30_000,
+      "delivery after reconnect",
+    );
     // LISTEN came back too: a NOTIFY wakes the worker well before a long poll would.
-    const listening = await waitFor(async () => {
-      const x = await db.pool.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'hookledger-worker-listen'");
-      return x.rows[0].n === 1;
-    }, 30_000, "LISTEN reconnected");
+    const listening = await waitFor(
+      async () => {
+        const x = await db.pool.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'hookledger-worker-listen'",
+        );
+        return x.rows[0].n === 1;
+      },
+      30_000,
+      "LISTEN reconnected",
+    );
     expect(listening).toBe(true);
   });
 

@@ -5,7 +5,6 @@
 // A real drain against a real receiver; the worker's pool is watched for which
 // hot-path statements run and how many at once.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type pg from "pg";
 import { createTestDatabase, type TestDb } from "./db";
 import { createSub, FAST, seedEvents, startReceiver, waitFor, type Receiver } from "./worker-helpers";
 import { DeliveryWorker } from "../worker/worker";
@@ -42,7 +41,7 @@ describe("hot path", () => {
 
     const w = new DeliveryWorker({ databaseUrl: db.url, ...FAST });
     const kind = (q: unknown) => {
-      const text = typeof q === "string" ? q : (q as { text?: string })?.text ?? "";
+      const text = typeof q === "string" ? q : ((q as { text?: string })?.text ?? "");
       const write = text.includes("json_to_recordset");
       const claim = text.includes("subs AS MATERIALIZED");
       return write && claim ? "both" : write ? "write" : claim ? "claim" : null;
@@ -82,10 +81,7 @@ describe("hot path", () => {
     expect(seen.both).toBeGreaterThan(5);
     expect(maxRunning).toBe(1);
     expect(maxOpen).toBe(3); // each subscription's cap reached and held, with rows prefetched and slots handed over
-    const { rows } = await db.pool.query(
-      "SELECT count(*)::int AS n, count(DISTINCT delivery_id)::int AS d FROM attempts WHERE subscription_id = ANY($1)",
-      [subs],
-    );
+    const { rows } = await db.pool.query("SELECT count(*)::int AS n, count(DISTINCT delivery_id)::int AS d FROM attempts WHERE subscription_id = ANY($1)", [subs]);
     expect(rows[0]).toEqual({ n: 2_000, d: 2_000 });
   }, 90_000);
 });

@@ -1,0 +1,89 @@
+// An endpoint that answers 503 to everything is paused for failing by the
+// e2e server's own worker; the subscription page's Endpoint health card says
+// why, since when, what the last probe got and when the next is due, and how
+// many deliveries are held. The endpoint comes back, a probe resumes it, and
+// the held deliveries arrive. Screens at 1,280 and 390 px.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { expect, test } from "@playwright/test";
+import { api, deliveryFor, signIn } from "./helpers";
+import { closeE2eDb, e2eDb, shot } from "./dashboard-seed";
+import { deliveryKey } from "../lib/ledger/delivery-key";
+
+let receiver: http.Server;
+let status = 503;
+const received: string[] = [];
+
+test.beforeAll(async () => {
+  receiver = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      received.push(String(req.headers["webhook-id"]));
+      res.statusCode = status;
+      res.end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+});
+
+test.afterAll(async () => {
+  await new Promise((r) => receiver.close(r));
+  await closeE2eDb();
+});
+
+test("a failing endpoint is paused for failing, probed, and resumed; the page shows why and what the probe got", async ({ page, request }) => {
+  const run = Date.now().toString(36);
+  const id = `sub_health_${run}`;
+  const port = (receiver.address() as AddressInfo).port;
+  const sub = await api(request, "POST", "/api/v1/subscriptions", {
+    id,
+    name: `Lincoln gradebook ${run}`,
+    url: `http://127.0.0.1:${port}/hooks`,
+    eventTypes: ["assignment.graded"],
+    tenant: `lincoln_${run}`,
+    retryPolicy: { ladderSeconds: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1], maxAttempts: 50 },
+    // One at a time, so the drain's order is the order of arrival.
+    maxConcurrency: 1,
+    failurePolicy: { windowSeconds: 60, minAttempts: 3, probeIntervalSeconds: 10 },
+  });
+  expect(sub.status).toBe(201);
+  // A two-second window, below the API's minute, so the test does not wait a minute.
+  await e2eDb().query("UPDATE subscriptions SET failure_window_seconds = 2, probe_interval_seconds = 2 WHERE id = $1", [id]);
+  const keys: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const r = await api(
+      request,
+      "POST",
+      "/api/v1/events",
+      { id: `evt_health_${run}_${i}`, type: "assignment.graded", data: { i }, subject: { tenant: `lincoln_${run}` } },
+      "producer",
+    );
+    expect(r.status).toBe(202);
+    expect(deliveryFor(r, id)).toBeTruthy();
+    keys.push(deliveryKey(id, `evt_health_${run}_${i}`));
+  }
+  await expect.poll(async () => (await api(request, "GET", `/api/v1/subscriptions/${id}`)).json.pausedReason, { timeout: 30_000 }).toBe("failing");
+  await expect.poll(async () => (await api(request, "GET", `/api/v1/subscriptions/${id}`)).json.health.lastProbe?.status, { timeout: 20_000 }).toBe(503);
+
+  await signIn(page, "manager");
+  await page.goto(`/subscriptions/${id}`);
+  const card = page.getByRole("region", { name: "Endpoint health" });
+  await expect(card.getByText("Paused (failing)")).toBeVisible();
+  await expect(card.getByText(/3 deliveries are held, not dropped/)).toBeVisible();
+  await expect(card.getByText(/HTTP 503 in \d+/)).toBeVisible();
+  await expect(card.getByText("Next probe")).toBeVisible();
+  await card.scrollIntoViewIfNeeded();
+  await shot(page, "endpoint-health-1280");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await card.scrollIntoViewIfNeeded();
+  await shot(page, "endpoint-health-390");
+  await page.setViewportSize({ width: 1280, height: 800 });
+
+  // The district fixes its endpoint: the next probe resumes the subscription and the held deliveries arrive, oldest first.
+  status = 204;
+  await expect(card.getByText(/The last attempt succeeded/)).toBeVisible({ timeout: 30_000 });
+  await expect(card.getByText(/answered 204/)).toBeVisible();
+  await expect.poll(() => keys.every((k) => received.includes(k)), { timeout: 30_000 }).toBe(true);
+  const firstOk = keys.map((k) => received.lastIndexOf(k));
+  expect([...firstOk].sort((a, b) => a - b)).toEqual(firstOk);
+});
