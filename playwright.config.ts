@@ -1,4 +1,8 @@
+import { register } from "node:module";
 import { defineConfig, devices } from "@playwright/test";
+
+// The specs seed through lib/ modules marked `import "server-only"`; in plain Node that package throws.
+register("./bin/server-only-hook.mjs", import.meta.url);
 
 // End-to-end tests drive Debian's Chromium (Playwright's own browser download
 // does not work offline here). CHROMIUM_PATH overrides the path.
@@ -24,7 +28,7 @@ export default defineConfig({
   },
   projects: [{ name: "chromium", use: { ...devices["Desktop Chrome"], channel: undefined } }],
   webServer: {
-    // A fresh embedded database for every run; the build comes from `npm run test:e2e`.
+    // A fresh embedded database for every run; the build comes from `npm run build` (npm test and test:e2e run it first).
     command: `rm -rf ${E2E_DATA_DIR} && node bin/hookledger.mjs start --workers 1 --port ${PORT}`,
     // ?scope=db: ready when the dashboard and database are; the worker heartbeats a moment later.
     url: `http://localhost:${PORT}/api/health?scope=db`,

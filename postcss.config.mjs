@@ -1,1 +1,4 @@
-export default { plugins: { "@tailwindcss/postcss": {} } };
+// Tailwind CSS 4 runs as a PostCSS plugin.
+const config = { plugins: { "@tailwindcss/postcss": {} } };
+
+export default config;

@@ -4,27 +4,56 @@
 // lib/api/handler.ts), so it answers 401 JSON rather than a redirect.
 // The proxy checks the cookie's seal only; pages re-check the user in the
 // database through getViewer()/requireViewer() (lib/auth/session.ts).
+// Every answer that passes here gets a Content-Security-Policy with a fresh
+// nonce (lib/auth/headers.ts), and HSTS when it was served over https.
 import { NextResponse, type NextRequest } from "next/server";
 import { SESSION_COOKIE, unsealSession } from "./lib/auth/cookies";
+import { HSTS, newNonce, pageContentSecurityPolicy, servedOverHttps } from "./lib/auth/headers";
 
 const PUBLIC = [/^\/signin(\/|$)/, /^\/api\/auth\//, /^\/api\/health$/, /^\/metrics$/, /^\/api\/v1(\/|$)/];
 
 export async function proxy(req: NextRequest) {
+  const nonce = newNonce();
+  const csp = pageContentSecurityPolicy(nonce);
+  const secure = servedOverHttps(req.headers, req.url);
+  const finish = (res: NextResponse) => {
+    res.headers.set("content-security-policy", csp);
+    if (secure) res.headers.set("strict-transport-security", HSTS);
+    return res;
+  };
+  // Next takes the nonce for its inline scripts from the request's CSP header.
+  const pass = () => {
+    const headers = new Headers(req.headers);
+    headers.set("content-security-policy", csp);
+    headers.set("x-nonce", nonce);
+    return finish(NextResponse.next({ request: { headers } }));
+  };
+
   const { pathname, search } = req.nextUrl;
-  if (PUBLIC.some((re) => re.test(pathname))) return NextResponse.next();
+  if (PUBLIC.some((re) => re.test(pathname))) return pass();
   const session = await unsealSession(req.cookies.get(SESSION_COOKIE)?.value);
-  if (session) return NextResponse.next();
-  if (pathname.startsWith("/api/"))
-    return NextResponse.json({ error: { code: "unauthorized", message: "Sign in first.", details: null } }, { status: 401 });
+  // A password an admin set: nothing but the password page until it is changed
+  // (the API refuses such sessions itself, from the database's flag).
+  if (session?.pwc && !pathname.startsWith("/api/") && pathname !== "/password") {
+    const url = req.nextUrl.clone();
+    url.pathname = "/password";
+    url.search = "";
+    return finish(NextResponse.redirect(url));
+  }
+  if (session) return pass();
+  if (pathname.startsWith("/api/")) return finish(NextResponse.json({ error: { code: "unauthorized", message: "Sign in first.", details: null } }, { status: 401 }));
   const url = req.nextUrl.clone();
   url.pathname = "/signin";
   url.search = pathname === "/" ? "" : `?next=${encodeURIComponent(pathname + search)}`;
-  return NextResponse.redirect(url);
+  return finish(NextResponse.redirect(url));
 }
 
 export const config = {
   // Static assets need no session; /api/v1 authenticates each call itself, so the
   // proxy would only pass it through (skipping it: ingest through next start
   // measured 819–859 events/s against 568/s; BENCHMARKS.md F5).
-  matcher: ["/((?!_next/static|_next/image|favicon.ico|robots.txt|api/v1/).*)"],
+  // /api/auth/ is skipped too: a request that passes through the proxy has its
+  // body buffered by Next (so it can be read twice), which would undo the sign-in
+  // route's streamed 8 KB limit; those routes check the session themselves.
+  matcher: ["/((?!_next/static|_next/image|favicon.ico|robots.txt|api/v1/|api/auth/).*)"],
 };

@@ -1,5 +1,5 @@
 // The drain without HTTP: the real DeliveryWorker (claim loop, result group
-// commit, worker/sql.ts) in this process, its sender replaced by one that
+// commit, lib/ledger/sql/write-and-claim.ts) in this process, its sender replaced by one that
 // answers 204 after `--answer-ms`, on the drain scenario's backlog. What it
 // measures is what Postgres spends per delivery, with nothing else on the
 // cores but this process: the way to compare hot-path SQL and schema variants
@@ -13,6 +13,7 @@ process.env.HOOKLEDGER_SECRET_KEY ??= randomBytes(32).toString("base64");
 process.env.LOG_LEVEL ??= "warn";
 const { openBenchPg } = await import("./lib/pg");
 const { createSubs, seedDeliveries, countState, pollUntil } = await import("./lib/seed");
+const { notifyWorkers } = await import("../lib/ledger/sql/seed");
 const { cpuMeter } = await import("./lib/cpu");
 const { resetStatements, topStatements } = await import("./lib/pgstat");
 const { DeliveryWorker } = await import("../worker/worker");
@@ -40,7 +41,10 @@ try {
       const url = await benchPg.create(`dbdrain_${run}_${name}`);
       const db = new pg.Pool({ connectionString: url, max: 2 });
       const subs = Array.from({ length: 20 }, (_, i) => `sub_${String(i + 1).padStart(2, "0")}`);
-      await createSubs(db, subs.map((id) => ({ id, url: "http://127.0.0.1:9/ok", tenant: id, state: "paused" })));
+      await createSubs(
+        db,
+        subs.map((id) => ({ id, url: "http://127.0.0.1:9/ok", tenant: id, state: "paused" })),
+      );
       await seedDeliveries(db, { prefix: "evt_", count: deliveries, subs, payloadBytes: 1024 });
       if (sql) await db.query(sql);
       await db.query("VACUUM ANALYZE");
@@ -71,7 +75,7 @@ try {
       const meter = cpuMeter({ self: [process.pid] }, benchPg.postmasterPid());
       const t0 = performance.now();
       await db.query("UPDATE subscriptions SET state = 'active'");
-      await db.query("SELECT pg_notify('hookledger_deliveries', '')");
+      await notifyWorkers(db);
       const done = await pollUntil(async () => (await countState(db, "delivered")) >= deliveries, 120_000, 50);
       const secs = (performance.now() - t0) / 1000;
       const cpu = meter();
@@ -79,9 +83,7 @@ try {
       // Deterministic proxies for Postgres's work, immune to the machine's speed: WAL and buffer accesses per delivery.
       const w = (await db.query("SELECT wal_records, wal_fpi, wal_bytes FROM pg_stat_wal")).rows[0];
       const b = (
-        await db.query(
-          "SELECT sum(shared_blks_hit + shared_blks_read)::float AS hit, sum(shared_blks_dirtied)::float AS dirtied FROM pg_stat_statements WHERE toplevel",
-        )
+        await db.query("SELECT sum(shared_blks_hit + shared_blks_read)::float AS hit, sum(shared_blks_dirtied)::float AS dirtied FROM pg_stat_statements WHERE toplevel")
       ).rows[0];
       const proxies = `WAL ${(w.wal_records / deliveries).toFixed(1)} rec ${Math.round(w.wal_bytes / deliveries)} B (fpi ${w.wal_fpi}) buffers ${(b.hit / deliveries).toFixed(1)} dirtied ${(b.dirtied / deliveries).toFixed(2)} /delivery`;
       await worker.stop();

@@ -1,4 +1,4 @@
-// EXPLAIN (ANALYZE, BUFFERS) of the worker's hot-path statements (worker/sql.ts)
+// EXPLAIN (ANALYZE, BUFFERS) of the worker's hot-path statements (lib/ledger/sql/)
 // on a fresh 40,000-row backlog over 20 subscriptions, each inside a rolled-back
 // transaction. The SQL is captured from the real functions, not copied.
 //   node bin/run-ts.mjs bench/explain-hot-path.ts [--skew] [--full-plans]
@@ -9,7 +9,8 @@ import pg from "pg";
 process.env.HOOKLEDGER_SECRET_KEY ??= randomBytes(32).toString("base64");
 const { openBenchPg } = await import("./lib/pg");
 const { createSubs, seedDeliveries } = await import("./lib/seed");
-const { claimDeliveries, writeResults } = await import("../worker/sql");
+const { claimDeliveries } = await import("../lib/ledger/sql/claim");
+const { writeResults } = await import("../lib/ledger/sql/write-results");
 
 const flag = (f: string) => process.argv.includes(f);
 const benchPg = await openBenchPg({});
@@ -18,7 +19,10 @@ try {
   const db = new pg.Pool({ connectionString: url, max: 2 });
   db.on("error", () => {});
   const subs = Array.from({ length: 20 }, (_, i) => `sub_${String(i + 1).padStart(2, "0")}`);
-  await createSubs(db, subs.map((id) => ({ id, url: "http://127.0.0.1:9/ok", tenant: id })));
+  await createSubs(
+    db,
+    subs.map((id) => ({ id, url: "http://127.0.0.1:9/ok", tenant: id })),
+  );
   if (flag("--skew")) await seedDeliveries(db, { prefix: "old_", count: 10_000, subs: [subs[0]] });
   await seedDeliveries(db, { prefix: "evt_", count: 40_000, subs });
   await db.query("VACUUM ANALYZE");
@@ -27,7 +31,8 @@ try {
   // The functions call query(text, values) or query({ text, values }).
   const capture = {
     query: async (q: string | { text: string; values: unknown[] }, p?: unknown[]) => (
-      (captured = typeof q === "string" ? { q, p: p ?? [] } : { q: q.text, p: q.values }), { rows: [] }
+      (captured = typeof q === "string" ? { q, p: p ?? [] } : { q: q.text, p: q.values }),
+      { rows: [] }
     ),
   } as unknown as pg.Pool;
   const c = await db.connect();
@@ -41,7 +46,10 @@ try {
     if (flag("--full-plans")) console.log(plan.join("\n"));
     else
       for (const [i, l] of plan.entries())
-        if (/Index Scan using deliveries_(sub_)?due|Rows Removed by Filter|^Trigger|Insert on attempts|Update on deliveries/.test(l.trim()) || /^\s*->  Update|^Update/.test(l))
+        if (
+          /Index Scan using deliveries_(sub_)?due|Rows Removed by Filter|^Trigger|Insert on attempts|Update on deliveries/.test(l.trim()) ||
+          /^\s*->  Update|^Update/.test(l)
+        )
           console.log(`${String(i).padStart(3)} ${l}`);
   };
   const claimOpts = { owner: "w1", limit: 200, perSubscription: 100, leaseSlackSeconds: 30, excludeSubscriptions: [] as string[] };

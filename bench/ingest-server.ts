@@ -3,6 +3,8 @@
 //   POST /api/v1/events   the real handler: bearer token (producer lookups cached, lib/auth/tokens.ts),
 //                         zod, then group commit (lib/events/ingest.ts): concurrent events in one
 //                         raw-pg statement per group
+//   POST /api/v1/events/batch  the real batch handler (app/api/v1/events/batch/route.ts): up to 500
+//                         events a request, through the same group commit
 //   POST /noop            the same adapter (body read, web Request built, JSON Response written)
 //                         around a handler that does nothing: the reference for this server
 //   POST /what-if/one-statement   the earlier sketch (BENCHMARKS.md F5), kept for comparison with the
@@ -13,6 +15,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import pg from "pg";
 import { POST } from "../app/api/v1/events/route";
+import { POST as POST_BATCH } from "../app/api/v1/events/batch/route";
 import { ZCreateEvent } from "../lib/events/schema";
 import { envelopeBytes, subjectValues } from "../lib/events/publish";
 import { hashToken } from "../lib/auth/tokens";
@@ -27,21 +30,14 @@ async function oneStatement(req: Request): Promise<Response> {
   const subject = event.subject ?? {};
   const tenant = subject.tenant !== undefined ? String(subject.tenant) : null;
   const { rows } = await pool.query(
-    `WITH tok AS (SELECT 1 FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL AND role IN ('producer', 'admin')),
-     ev AS (
-       INSERT INTO events (id, type, payload, occurred_at, tenant, subject, subject_values)
-       SELECT $2, $3, $4, $5, $6, $7::jsonb, $8::text[] WHERE EXISTS (SELECT 1 FROM tok)
-       ON CONFLICT (id) DO NOTHING RETURNING id),
-     dl AS (
-       INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type)
-       SELECT encode(sha256(convert_to(s.id || ':' || ev.id, 'UTF8')), 'hex'), ev.id, s.id, $3
-         FROM ev, subscriptions s
-        WHERE (s.event_types @> ARRAY[$3]::text[] OR s.event_types @> ARRAY['*']::text[]) AND (s.tenant IS NULL OR s.tenant = $6)
-       RETURNING id, subscription_id AS "subscriptionId", delivery_key AS "deliveryKey")
-     SELECT dl.*, (SELECT pg_notify('hookledger_deliveries', '')) AS n FROM dl`,
+    `SELECT x.delivery_id AS id, x.subscription_id AS "subscriptionId", x.delivery_key AS "deliveryKey"
+       FROM (SELECT 1 FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL AND role IN ('producer', 'admin')) tok,
+            LATERAL hl_enqueue_events(ARRAY[$2]::text[], ARRAY[$3]::text[], ARRAY[$4::bytea], ARRAY[$5::timestamptz], ARRAY[$6]::text[], ARRAY[$7::jsonb],
+                                      $8::text[], ARRAY[1], ARRAY[cardinality($8::text[])]) x
+      WHERE x.delivery_id IS NOT NULL`,
     [hashToken(token), event.id, event.type, envelopeBytes(event, occurredAt), occurredAt, tenant, JSON.stringify(subject), subjectValues(subject)],
   );
-  return new Response(JSON.stringify({ eventId: event.id, deliveries: rows.map(({ n: _n, ...d }) => d) }), {
+  return new Response(JSON.stringify({ eventId: event.id, deliveries: rows }), {
     status: 202,
     headers: { "content-type": "application/json; charset=utf-8" },
   });
@@ -63,7 +59,16 @@ const server = http.createServer((req, res) => {
       const headers = new Headers();
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
       const request = new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
-      const handler = req.url === "/api/v1/events" ? POST : req.url === "/noop" ? noop : req.url === "/what-if/one-statement" ? oneStatement : null;
+      const handler =
+        req.url === "/api/v1/events"
+          ? POST
+          : req.url === "/api/v1/events/batch"
+            ? POST_BATCH
+            : req.url === "/noop"
+              ? noop
+              : req.url === "/what-if/one-statement"
+                ? oneStatement
+                : null;
       if (!handler) {
         res.statusCode = 404;
         res.end();

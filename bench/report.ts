@@ -35,7 +35,7 @@ export function renderMarkdown(report: Any): string {
   for (const w of [1, 2, 4]) {
     const d = r[`drain_${w}w`];
     if (!d) continue;
-    const ok = w === 1 ? (d.completed && d.perSecond >= 5000) : null;
+    const ok = w === 1 ? d.completed && d.perSecond >= 5000 : null;
     // A repeated drain (the one-worker target) is held against its own ceiling, measured just before it.
     const ref = d.ceilingPerSecond ?? ceiling;
     const reps = Array.isArray(d.repeats) && d.repeats.length > 1 ? d.repeats : null;
@@ -123,9 +123,18 @@ export function renderMarkdown(report: Any): string {
   const ds = r.dashboard;
   if (ds)
     for (const [name, q] of Object.entries<Any>(ds.queries ?? {}))
-      add("7", `Dashboard: ${name}`, `p50 ${n(q.p50, 1)} ms, p95 ${n(q.p95, 1)} ms${q.error ? `; error: ${String(q.error).slice(0, 80)}` : ""}`, `${n(q.n)} calls`, `p95 / target ${n(q.p95 / 150, 2)}`, "p95 < 150 ms", yes(q.meetsTarget));
+      add(
+        "7",
+        `Dashboard: ${name}`,
+        `p50 ${n(q.p50, 1)} ms, p95 ${n(q.p95, 1)} ms${q.error ? `; error: ${String(q.error).slice(0, 80)}` : ""}`,
+        `${n(q.n)} calls`,
+        `p95 / target ${n(q.p95 / 150, 2)}`,
+        "p95 < 150 ms",
+        yes(q.meetsTarget),
+      );
   for (const [key, label] of [
     ["routeHandlerInNodeHttp", "route handler in node:http"],
+    ["customServer", "server.ts (hookledger start; reference: Next's 404 in the same process)"],
     ["nextStart", "next start"],
   ] as const) {
     const x = ig?.[key];
@@ -155,9 +164,27 @@ export function renderMarkdown(report: Any): string {
         "(comparison)",
       );
   }
+  for (const [key, label] of [
+    ["batchRouteHandlerInNodeHttp", "route handler in node:http"],
+    ["batchCustomServer", "server.ts (hookledger start)"],
+  ] as const) {
+    const x = ig?.[key];
+    if (!x || x.error) continue;
+    add(
+      "8",
+      `Ingest: POST /api/v1/events/batch, batches of ${x.batchSize}, ${x.concurrency} in flight, fan-out ${n(x.fanOut, 1)}, via ${label}`,
+      `${n(x.perSecond)} events/s (batch p50 ${n(x.batchLatencyMs?.p50, 1)} ms, p99 ${n(x.batchLatencyMs?.p99, 1)} ms)`,
+      "—",
+      "—",
+      "≥ 10,000 events/s",
+      yes(x.perSecond >= 10_000),
+    );
+  }
 
   const out: string[] = [];
-  out.push(`Command: \`${report.command}\` — mode ${report.mode}, ${report.complete ? "complete" : "**incomplete**"}, started ${report.startedAt}, took ${n(report.durationSeconds)} s.`);
+  out.push(
+    `Command: \`${report.command}\` — mode ${report.mode}, ${report.complete ? "complete" : "**incomplete**"}, started ${report.startedAt}, took ${n(report.durationSeconds)} s.`,
+  );
   out.push("");
   out.push(
     `Machine: ${m.cpus} × ${m.cpuModel}, ${n(m.memoryGb, 1)} GB memory, ${m.os}; Node ${m.node}; PostgreSQL ${m.postgres?.version} (${m.postgresMode}; ` +
@@ -180,7 +207,8 @@ export function renderMarkdown(report: Any): string {
     out.push("");
     out.push("| statement | calls | mean ms | total ms | share |");
     out.push("|---|---|---|---|---|");
-    for (const s of list) out.push(`| ${String(s.query).replace(/\|/g, "\\|").slice(0, 110)} | ${n(s.calls)} | ${n(s.meanMs, 2)} | ${n(s.totalMs)} | ${n(s.sharePct, 1)}% |`);
+    for (const s of list)
+      out.push(`| ${String(s.query).replace(/\|/g, "\\|").slice(0, 110)} | ${n(s.calls)} | ${n(s.meanMs, 2)} | ${n(s.totalMs)} | ${n(s.sharePct, 1)}% |`);
   };
   const prof = (title: string, p: Any) => {
     if (!p?.byFunction) return;
@@ -200,7 +228,9 @@ export function renderMarkdown(report: Any): string {
   const cpuLine = (label: string, c: Any) => {
     if (!c?.coresUsed) return;
     const parts = Object.entries<number>(c.coresUsed).map(([k, v]) => `${k} ${n(v, 2)}`);
-    out.push(`- ${label}: ${parts.join(", ")} cores; the whole machine ${n(c.machineCoresBusy, 2)} of ${m.cpus} cores busy, of which ${n(c.otherCoresBusy, 2)} by processes outside the bench.`);
+    out.push(
+      `- ${label}: ${parts.join(", ")} cores; the whole machine ${n(c.machineCoresBusy, 2)} of ${m.cpus} cores busy, of which ${n(c.otherCoresBusy, 2)} by processes outside the bench.`,
+    );
   };
   out.push("");
   out.push("CPU used during each measurement (from /proc: the worker processes, the receiver, the bench process, our PostgreSQL's postmaster and backends):");
@@ -208,6 +238,7 @@ export function renderMarkdown(report: Any): string {
   for (const w of [1, 2, 4]) cpuLine(`drain, ${w} worker${w > 1 ? "s" : ""}`, r[`drain_${w}w`]?.cpuDuringDrain);
   cpuLine("drain, 1 worker, max_concurrency 100", r.drain_1w_mc100?.cpuDuringDrain);
   cpuLine("ingest via the route handler", ig?.routeHandlerInNodeHttp?.cpuDuringRun);
+  cpuLine("ingest via server.ts", ig?.customServer?.cpuDuringRun);
   cpuLine("ingest via next start", ig?.nextStart?.cpuDuringRun);
   stmts("Drain, 1 worker: database statements", d1?.topStatements);
   prof("Drain, 1 worker, profiled run (`node --cpu-prof`) of the worker process", r.drain_1w_profiled?.cpuProfile);

@@ -1,5 +1,6 @@
 // `npm run bench` (full, < 15 min), `npm run bench -- --quick` (< 2 min),
 // `--tiny` (seconds: the smoke test). Options: --only a,b  --out DIR  --profile
+// `--only dashboard10m [--dashboard10m-events N] --time-limit S`: the dashboard at 10 M deliveries (not in a default run).
 // Writes <out>/latest.json (default bench/results) and, for a full run, the
 // figures section of BENCHMARKS.md.
 import fs from "node:fs";
@@ -22,6 +23,8 @@ const { runRedrivePacing } = await import("./scenarios/redrive");
 const { runDashboard } = await import("./scenarios/dashboard");
 const { runIngest } = await import("./scenarios/ingest");
 const { runCommitLatency } = await import("./scenarios/commit");
+const { runBulkResolve } = await import("./scenarios/resolve");
+const { runErase } = await import("./scenarios/erase");
 const { sizesFor } = await import("./sizes");
 const { medianBy } = await import("./lib/stats");
 const { renderMarkdown, writeBenchmarksMd } = await import("./report");
@@ -132,17 +135,25 @@ try {
         runs.push({ ...(await runDrain(bp, rc, { ...S.drain, workers: 1, label: `1w_${i + 1}` })), ceilingPerSecond });
       }
       const median = medianBy(runs, (r) => Number(r.perSecond));
-      return { ...median, repeats: runs.map((r) => ({ perSecond: r.perSecond, ceilingPerSecond: r.ceilingPerSecond, completed: r.completed, cpuDuringDrain: r.cpuDuringDrain })) };
+      return {
+        ...median,
+        repeats: runs.map((r) => ({ perSecond: r.perSecond, ceilingPerSecond: r.ceilingPerSecond, completed: r.completed, cpuDuringDrain: r.cpuDuringDrain })),
+      };
     });
   if (flag("--profile") || mode === "full")
     await step("drain_1w_profiled", () =>
       runDrain(bp, rc, { ...S.drain, deliveries: Math.min(S.drain.deliveries, 20_000), workers: 1, label: "1w_prof", cpuProfDir: path.join(outDir, "profiles") }),
     );
-  if (mode === "full")
-    await step("drain_1w_mc100", () => runDrain(bp, rc, { ...S.drain, workers: 1, label: "1w_mc100", maxConcurrency: 100 }));
+  if (mode === "full") await step("drain_1w_mc100", () => runDrain(bp, rc, { ...S.drain, workers: 1, label: "1w_mc100", maxConcurrency: 100 }));
   if (arg("--max-concurrency"))
     await step(`drain_1w_mc${arg("--max-concurrency")}`, () =>
-      runDrain(bp, rc, { ...S.drain, workers: 1, label: `1w_mc`, maxConcurrency: Number(arg("--max-concurrency")), cpuProfDir: flag("--profile") ? path.join(outDir, "profiles") : undefined }),
+      runDrain(bp, rc, {
+        ...S.drain,
+        workers: 1,
+        label: `1w_mc`,
+        maxConcurrency: Number(arg("--max-concurrency")),
+        cpuProfDir: flag("--profile") ? path.join(outDir, "profiles") : undefined,
+      }),
     );
   await step("cron_sweep", () => runCronSweep(bp, rc, { ...S.drain, seconds: S.cronSweepSeconds }));
 
@@ -153,9 +164,25 @@ try {
   const carry = (results.drain_1w as { perSecond?: number } | undefined)?.perSecond;
   const freshPerSecond = carry ? Math.min(S.redrive.freshPerSecond, Math.max(100, Math.round(carry / 2 / 100) * 100)) : S.redrive.freshPerSecond;
   await step("redrive_pacing", () => runRedrivePacing(bp, rc, { ...S.redrive, freshPerSecond }));
+  await step("recover_pacing", () => runRedrivePacing(bp, rc, { ...S.redrive, freshPerSecond, kind: "recover" }));
 
+  // Bulk resolve of 100,000 dead letters (smaller in quick/tiny): target under 10 s.
+  await step("resolve", () => runBulkResolve(bp, { deadLetters: mode === "full" ? 100_000 : mode === "tiny" ? 1_000 : 20_000 }));
+  await step("erase", () => runErase(bp, { studentEvents: 1_000, otherEvents: mode === "tiny" ? 2_000 : 20_000 }));
   await step("dashboard", () => runDashboard(bp, S.dashboard, log));
-  await step("ingest", () => runIngest(bp, { ...S.ingest, tryNext: !flag("--no-next") && mode !== "tiny", cpuProfDir: flag("--profile") || mode === "full" ? path.join(outDir, "profiles") : undefined }, log));
+  // 10,000,000 deliveries over six months: only when asked for by name (--only dashboard10m), an
+  // hour or more and ~40 GB on a small machine; --dashboard10m-events N seeds N events (2 N deliveries) instead.
+  if (only?.includes("dashboard10m")) {
+    const events = Number(arg("--dashboard10m-events") ?? 5_000_000);
+    await step("dashboard10m", () => runDashboard(bp, { events, subscriptions: 200, iterations: 100, spanDays: 182, name: "dashboard10m" }, log));
+  }
+  await step("ingest", () =>
+    runIngest(
+      bp,
+      { ...S.ingest, tryNext: !flag("--no-next") && mode !== "tiny", cpuProfDir: flag("--profile") || mode === "full" ? path.join(outDir, "profiles") : undefined },
+      log,
+    ),
+  );
 
   writeReport(true);
   log(`wrote ${path.join(outDir, "latest.json")}${Object.keys(errors).length ? `; failed: ${Object.keys(errors).join(", ")}` : ""}`);

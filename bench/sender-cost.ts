@@ -16,7 +16,14 @@ const rc = await startReceiver();
 const origin = `http://127.0.0.1:${rc.port}`;
 const body = Buffer.alloc(1024, "x");
 const secret = generateSecret();
-const headers = { "content-type": "application/json", "user-agent": "hookledger/0.1.0", "webhook-id": "a".repeat(64), "idempotency-key": "a".repeat(64), "webhook-timestamp": "1700000000", "webhook-signature": `v1,${"b".repeat(44)}` };
+const headers = {
+  "content-type": "application/json",
+  "user-agent": "hookledger/0.1.0",
+  "webhook-id": "a".repeat(64),
+  "idempotency-key": "a".repeat(64),
+  "webhook-timestamp": "1700000000",
+  "webhook-signature": `v1,${"b".repeat(44)}`,
+};
 const agent = new Agent({ connections: 50, pipelining: 1 });
 const sender = new Sender({ allowPrivate: true, connectionsPerOrigin: 50 });
 const url = (i: number) => `${origin}/ok/sub_${String(i % 20).padStart(2, "0")}`;
@@ -34,7 +41,11 @@ const paths: Record<string, (i: number) => Promise<unknown>> = {
 async function block(fn: (i: number) => Promise<unknown>, n: number) {
   let next = 0;
   const c0 = process.cpuUsage();
-  await Promise.all(Array.from({ length: 200 }, async () => { while (next < n) await fn(next++); }));
+  await Promise.all(
+    Array.from({ length: 200 }, async () => {
+      while (next < n) await fn(next++);
+    }),
+  );
   const c = process.cpuUsage(c0);
   return (c.user + c.system) / n;
 }
@@ -43,5 +54,12 @@ for (const k of names) await block(paths[k], 3000);
 const res: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]));
 for (let r = 0; r < Number(process.argv[2] ?? 12); r++) for (const k of r % 2 ? [...names].reverse() : names) res[k].push(await block(paths[k], 4000));
 const med = (a: number[]) => medianBy(a, (x) => x);
-for (const k of names) console.log(`${k.padEnd(12)} median ${med(res[k]).toFixed(1)} µs  ratio to trivial ${(med(res[k].map((v, i) => v / res.trivial[i]))).toFixed(2)}  all ${res[k].map((v) => v.toFixed(0)).join(" ")}`);
-await agent.close(); await sender.close(); await rc.child.stop(2000); killAll(); process.exit(0);
+for (const k of names)
+  console.log(
+    `${k.padEnd(12)} median ${med(res[k]).toFixed(1)} µs  ratio to trivial ${med(res[k].map((v, i) => v / res.trivial[i])).toFixed(2)}  all ${res[k].map((v) => v.toFixed(0)).join(" ")}`,
+  );
+await agent.close();
+await sender.close();
+await rc.child.stop(2000);
+killAll();
+process.exit(0);

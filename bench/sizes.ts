@@ -13,9 +13,21 @@ export function sizesFor(mode: Mode) {
     /** The one-worker drain (the target) is run this many times, each after its own ceiling measurement; the median is reported. */
     drainRepeats: full ? 3 : 1,
     cronSweepSeconds: full ? 20 : tiny ? 1 : 4,
-    retry: { retries: full ? 5_000 : tiny ? 100 : 1_000, spreadSeconds: full ? 30 : tiny ? 2 : 8, freshPerSecond: full ? 2_000 : tiny ? 200 : 2_000, subscriptions: 20, leadInSeconds: tiny ? 1 : 3 },
+    retry: {
+      retries: full ? 5_000 : tiny ? 100 : 1_000,
+      spreadSeconds: full ? 30 : tiny ? 2 : 8,
+      freshPerSecond: full ? 2_000 : tiny ? 200 : 2_000,
+      subscriptions: 20,
+      leadInSeconds: tiny ? 1 : 3,
+    },
     // rounds: drains with the bad endpoint, each between two without it (bench/scenarios/fairness.ts); the median ratio is the figure.
-    fairness: { healthy: full ? 30_000 : tiny ? 500 : 5_000, healthySubs: 10, bad: full ? 10_000 : tiny ? 100 : 2_000, timeoutMs: full ? 90_000 : 40_000, rounds: full ? 3 : 1 },
+    fairness: {
+      healthy: full ? 30_000 : tiny ? 500 : 5_000,
+      healthySubs: 10,
+      bad: full ? 10_000 : tiny ? 100 : 2_000,
+      timeoutMs: full ? 90_000 : 40_000,
+      rounds: full ? 3 : 1,
+    },
     redrive: {
       deadLetters: full ? 10_000 : tiny ? 100 : 2_000,
       ratePerSecond: full ? 500 : tiny ? 100 : 500,

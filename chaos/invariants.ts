@@ -1,4 +1,4 @@
-// The end-of-run checks (issue 10), each naming the deliveries that broke it.
+// The end-of-run checks, each naming the deliveries that broke it.
 // They read the ledger with plain SQL and compare it with what the receivers
 // recorded on the wire; nothing here trusts the worker's own bookkeeping.
 import type pg from "pg";
@@ -55,8 +55,7 @@ export async function checkOneDeliveryPerPair(pool: pg.Pool, eventIds: string[],
       GROUP BY 1, 2 HAVING count(d.id) <> 1`,
     [eventIds, subs],
   );
-  for (const r of rows)
-    off.push({ deliveryId: r.ids?.join(","), detail: `event ${r.event_id} × subscription ${r.sub_id}: ${r.n} delivery rows (want 1)` });
+  for (const r of rows) off.push({ deliveryId: r.ids?.join(","), detail: `event ${r.event_id} × subscription ${r.sub_id}: ${r.n} delivery rows (want 1)` });
   const stray = await pool.query<{ id: string; event_id: string; sub: string }>(
     `SELECT d.id, d.event_id, d.subscription_id AS sub FROM deliveries d
       WHERE d.subscription_id = ANY($2::text[]) AND NOT EXISTS (SELECT 1 FROM unnest($1::text[]) e(id) WHERE e.id = d.event_id)`,
@@ -77,7 +76,11 @@ export async function checkOneDeliveryPerPair(pool: pg.Pool, eventIds: string[],
 export function checkTerminal(rows: LedgerRow[]): InvariantResult {
   const off = rows
     .filter((r) => !(r.state === "delivered" || (r.state === "dead_letter" && r.reason)))
-    .map((r) => ({ deliveryId: r.id, key: r.key, detail: `state ${r.state}${r.state === "dead_letter" ? " without a reason" : ""} (subscription ${r.sub}, ${r.attempts} attempts)` }));
+    .map((r) => ({
+      deliveryId: r.id,
+      key: r.key,
+      detail: `state ${r.state}${r.state === "dead_letter" ? " without a reason" : ""} (subscription ${r.sub}, ${r.attempts} attempts)`,
+    }));
   return result("all_terminal", "every delivery ends delivered, or dead_letter with a reason", off);
 }
 
@@ -86,7 +89,11 @@ export function checkDelivered2xx(rows: LedgerRow[]): InvariantResult {
   const off: Offender[] = [];
   for (const r of rows) {
     if (r.state === "delivered" && (r.delivered2xx !== 1 || r.deliveredAttempts !== 1))
-      off.push({ deliveryId: r.id, key: r.key, detail: `delivered with ${r.delivered2xx} 2xx delivered attempts of ${r.deliveredAttempts} delivered attempts (want exactly 1)` });
+      off.push({
+        deliveryId: r.id,
+        key: r.key,
+        detail: `delivered with ${r.delivered2xx} 2xx delivered attempts of ${r.deliveredAttempts} delivered attempts (want exactly 1)`,
+      });
     if (r.state !== "delivered" && r.deliveredAttempts > 0)
       off.push({ deliveryId: r.id, key: r.key, detail: `state ${r.state} after a delivered attempt: a delivered row moved again` });
   }
@@ -94,12 +101,21 @@ export function checkDelivered2xx(rows: LedgerRow[]): InvariantResult {
 }
 
 /**
- * 3b. At-most-once in effect from the sender's side (DESIGN.md #3): once a worker has a 2xx back, nobody sends the
+ * 3b. At-most-once in effect from the sender's side (docs/DESIGN.md invariant 3): once a worker has a 2xx back, nobody sends the
  * delivery again; and each attempt number is written once (two rows with one number mean two results were
  * applied to one claim).
  */
 export async function checkNoSendAfter2xx(pool: pg.Pool, subs: string[]): Promise<InvariantResult[]> {
-  const after = await pool.query<{ id: string; key: string; ok_id: number; ok_end: Date; later_id: number; later_start: Date; later_outcome: string; later_worker: string }>(
+  const after = await pool.query<{
+    id: string;
+    key: string;
+    ok_id: number;
+    ok_end: Date;
+    later_id: number;
+    later_start: Date;
+    later_outcome: string;
+    later_worker: string;
+  }>(
     `SELECT d.id, d.delivery_key AS key, ok.id AS ok_id, ok.started_at + make_interval(secs => ok.duration_ms / 1000.0) AS ok_end,
             later.id AS later_id, later.started_at AS later_start, later.outcome AS later_outcome, later.worker_id AS later_worker
        FROM deliveries d
@@ -164,7 +180,11 @@ export function checkWire(rows: LedgerRow[], receivers: ReceiverRecord[]): Invar
       if (r.state === "delivered" && !applied)
         lost.push({ deliveryId: r.id, key: r.key, detail: `ledger says delivered; the ${rc.behavior} receiver never applied it (${seen} requests seen)` });
       if (r.state === "dead_letter" && applied && r.ambiguous === 0)
-        deadButApplied.push({ deliveryId: r.id, key: r.key, detail: `dead-lettered (${r.reason}) with no ambiguous attempt, yet the ${rc.behavior} receiver applied it` });
+        deadButApplied.push({
+          deliveryId: r.id,
+          key: r.key,
+          detail: `dead-lettered (${r.reason}) with no ambiguous attempt, yet the ${rc.behavior} receiver applied it`,
+        });
       if (seen > r.responded + r.ambiguous)
         unrecorded.push({
           deliveryId: r.id,
@@ -183,7 +203,11 @@ export function checkWire(rows: LedgerRow[], receivers: ReceiverRecord[]): Invar
     result("receiver_keys_known", "every key a receiver saw is a delivery the ledger knows for that subscription", unknown),
     result("delivered_applied_once", "every delivered row was applied at its receiver exactly once (de-duplicated on webhook-id): nothing lost", lost),
     result("dead_letter_not_applied", "a dead-lettered row the receiver applied had an ambiguous attempt (else the ledger contradicts the wire)", deadButApplied),
-    result("requests_match_attempts", "per key, answered attempts ≤ requests seen ≤ answered + ambiguous/abandoned attempts: every request has its attempt row, duplicates only where marked ambiguous or reaped", unrecorded),
+    result(
+      "requests_match_attempts",
+      "per key, answered attempts ≤ requests seen ≤ answered + ambiguous/abandoned attempts: every request has its attempt row, duplicates only where marked ambiguous or reaped",
+      unrecorded,
+    ),
     result("wire_identity_and_signature", "every request carries webhook-id = Idempotency-Key = sha256(sub:event) of its body and a signature that verifies", wire),
   ];
 }
@@ -214,7 +238,9 @@ export function checkPauseHeld(rc: ReceiverRecord | undefined, window: { from: n
   else if (window) {
     const during = rc.arrivals.filter((t) => t > window.from && t < window.to);
     if (during.length > 0)
-      off.push({ detail: `${during.length} request(s) reached the paused ${rc.behavior} receiver (${rc.subscriptionId}) between ${new Date(window.from).toISOString()} and ${new Date(window.to).toISOString()}` });
+      off.push({
+        detail: `${during.length} request(s) reached the paused ${rc.behavior} receiver (${rc.subscriptionId}) between ${new Date(window.from).toISOString()} and ${new Date(window.to).toISOString()}`,
+      });
   }
   return result("pause_holds", "no request reaches a paused subscription's receiver (after the in-flight ones finish)", off);
 }

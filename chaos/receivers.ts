@@ -1,13 +1,14 @@
 // The chaos receivers: node:http servers on 127.0.0.1 that behave like the
 // districts that break webhook systems. Every one of them de-duplicates on
 // webhook-id the way a careful receiver does (that is what the stable key is
-// for, DESIGN.md #1 and #4), and records every request it saw and every key it
+// for, docs/DESIGN.md invariants 1 and 4), and records every request it saw and every key it
 // applied, so the end-of-run checks can compare the wire with the ledger.
 import http from "node:http";
-import { createHash, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { secretKey, signOne } from "../lib/signing/standard-webhooks";
 import { rng, type Rng } from "../lib/random";
+import { deliveryKey } from "../lib/ledger/delivery-key";
 
 export type Behavior = "dedup" | "drop" | "flaky503" | "reject422" | "throttle429";
 
@@ -36,7 +37,7 @@ export class ChaosReceiver {
   suppressed = 0;
   /** Arrival times (ms since epoch) of every request, for the pause check. */
   readonly arrivals: number[] = [];
-  /** Signature, identity or header problems (DESIGN.md #1, #10). */
+  /** Signature, identity or header problems (docs/DESIGN.md invariants 1 and 10). */
   readonly problems: WireProblem[] = [];
   answered = { ok: 0, dropped: 0, s503: 0, s422: 0, s429: 0 };
   /** Requests that came back sooner than the Retry-After: 1 of a 429 to the same key (informational: a reaped lease legitimately retries at once). */
@@ -98,19 +99,22 @@ export class ChaosReceiver {
     }
     if (req.headers["idempotency-key"] !== key)
       this.problems.push({ key, problem: `Idempotency-Key ${JSON.stringify(req.headers["idempotency-key"])} differs from webhook-id` });
-    // Identity (DESIGN.md #1): the key is sha256(subscription id ":" event id) of the event in the body.
+    // Identity (docs/DESIGN.md invariant 1): the key is sha256(subscription id ":" event id) of the event in the body.
     let eventId = "";
     try {
       eventId = String((JSON.parse(body.toString("utf8")) as { id?: unknown }).id ?? "");
     } catch {
       this.problems.push({ key, problem: "the body is not JSON" });
     }
-    const expected = createHash("sha256").update(`${this.subscriptionId}:${eventId}`, "utf8").digest("hex");
+    const expected = deliveryKey(this.subscriptionId, eventId);
     if (eventId && expected !== key) this.problems.push({ key, problem: `webhook-id is not sha256("${this.subscriptionId}:${eventId}")` });
-    // Signature over the exact bytes received (DESIGN.md #10).
+    // Signature over the exact bytes received (docs/DESIGN.md invariant 10).
     const ts = Number(req.headers["webhook-timestamp"]);
-    const sigs = String(req.headers["webhook-signature"] ?? "").split(" ").filter(Boolean);
-    if (!Number.isInteger(ts) || Math.abs(Date.now() / 1000 - ts) > 300) this.problems.push({ key, problem: `webhook-timestamp ${JSON.stringify(req.headers["webhook-timestamp"])} is not now` });
+    const sigs = String(req.headers["webhook-signature"] ?? "")
+      .split(" ")
+      .filter(Boolean);
+    if (!Number.isInteger(ts) || Math.abs(Date.now() / 1000 - ts) > 300)
+      this.problems.push({ key, problem: `webhook-timestamp ${JSON.stringify(req.headers["webhook-timestamp"])} is not now` });
     else {
       const good = this.keys.some((k) => {
         const want = Buffer.from(signOne(k, key, ts, body));

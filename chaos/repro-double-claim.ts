@@ -22,6 +22,7 @@ import pg from "pg";
 import { ChaosPostgres } from "./postgres";
 import { migrate } from "../lib/db/migrate";
 import { startWorker } from "../worker/worker";
+import { enqueueEvents } from "../lib/ledger/sql/enqueue";
 
 process.env.LOG_LEVEL ??= "warn";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -50,7 +51,6 @@ await pool.query(
   `INSERT INTO subscriptions (id, name, url, event_types, retry_policy) VALUES ('sub_r', 'sub_r', $1, '{assignment.graded}', '{"ladderSeconds":[1,1,1],"timeoutMs":5000}')`,
   [target],
 );
-await pool.query(`INSERT INTO events (id, type, payload, occurred_at) VALUES ('evt_r', 'assignment.graded', convert_to('{"id":"evt_r"}', 'UTF8'), now())`);
 const w = startWorker({
   databaseUrl: url,
   pollIntervalMs: 100,
@@ -61,10 +61,9 @@ const w = startWorker({
   random: () => 0.5,
 });
 await sleep(500);
-await pool.query(
-  `INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type)
-   VALUES (encode(sha256(convert_to('sub_r:evt_r', 'UTF8')), 'hex'), 'evt_r', 'sub_r', 'assignment.graded')`,
-);
+await enqueueEvents(pool, [
+  { id: "evt_r", type: "assignment.graded", payload: Buffer.from('{"id":"evt_r"}'), occurredAt: new Date(), tenant: null, subject: "{}", subjectValues: [] },
+]);
 while (seen.length < 1) await sleep(20);
 await sleep(300);
 const expired = await pool.query("UPDATE deliveries SET lease_until = now() - interval '1 second' WHERE state = 'in_flight' RETURNING id");

@@ -1,7 +1,7 @@
-// The chaos scenario (issue 10): real worker processes over a Postgres of the
+// The chaos scenario: real worker processes over a Postgres of the
 // run's own, five misbehaving receivers, traffic published through the
 // transactional outbox, and faults injected while it flows. At the end, once
-// faults stop and retries drain, the invariants of DESIGN.md are checked
+// faults stop and retries drain, the invariants of docs/DESIGN.md are checked
 // against the ledger and the wire. `npm run chaos` runs the full size;
 // test/chaos-scenario.test.ts runs the same code at CI size.
 import fs from "node:fs";
@@ -17,7 +17,7 @@ import { createApiToken } from "../lib/auth/tokens";
 import type { Principal } from "../lib/auth/principal";
 import { ChaosPostgres } from "./postgres";
 import { BEHAVIORS, ReceiverHost, rng, type Behavior, type ReceiverRecord, type Rng } from "./receivers";
-import { WorkerFleet, cpuSeconds, type WorkerProc } from "./workers";
+import { WorkerFleet, cpuSeconds } from "./workers";
 import {
   checkAudit,
   checkDelivered2xx,
@@ -222,7 +222,10 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     if (driverLog !== null) fs.writeSync(driverLog, `${new Date().toISOString()} ${line}\n`);
   };
   const random: Rng = rng(o.seed);
-  const runId = `${new Date().toISOString().replace(/[-:.TZ]/g, "").slice(0, 14)}_${randomBytes(2).toString("hex")}`;
+  const runId = `${new Date()
+    .toISOString()
+    .replace(/[-:.TZ]/g, "")
+    .slice(0, 14)}_${randomBytes(2).toString("hex")}`;
   const started = Date.now();
   const findings: string[] = [];
   const faults: FaultRecord[] = [];
@@ -353,17 +356,20 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
           try {
             await persist(
               () =>
-                px.$transaction(async (tx) => {
-                  for (const id of ids) {
-                    const i = Number(id.slice(id.lastIndexOf("_") + 1));
-                    await publishEvent(tx, {
-                      id,
-                      type: "assignment.graded",
-                      data: { studentId: `stu_${i % 977}`, assignmentId: `asg_${i % 13}`, score: i % 101 },
-                      subject: { studentId: `stu_${i % 977}`, assignmentId: `asg_${i % 13}` },
-                    });
-                  }
-                }, { maxWait: 10_000, timeout: 14_000 }),
+                px.$transaction(
+                  async (tx) => {
+                    for (const id of ids) {
+                      const i = Number(id.slice(id.lastIndexOf("_") + 1));
+                      await publishEvent(tx, {
+                        id,
+                        type: "assignment.graded",
+                        data: { studentId: `stu_${i % 977}`, assignmentId: `asg_${i % 13}`, score: i % 101 },
+                        subject: { studentId: `stu_${i % 977}`, assignmentId: `asg_${i % 13}` },
+                      });
+                    }
+                  },
+                  { maxWait: 10_000, timeout: 14_000 },
+                ),
               120_000,
               `publishing ${ids[0]}…`,
               () => publishRetries++,
@@ -407,9 +413,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
           );
           const byState = Object.fromEntries(rows.map((r) => [r.state, r.n]));
           const seen = (await withTimeout(host.counts(), 5_000, "receiver counts")).reduce((a, n) => a + n, 0);
-          log(
-            `t=${secs(Date.now())}s published ${published}/${o.events} · ${JSON.stringify(byState)} · workers alive ${fl.alive.length} · requests ${seen}`,
-          );
+          log(`t=${secs(Date.now())}s published ${published}/${o.events} · ${JSON.stringify(byState)} · workers alive ${fl.alive.length} · requests ${seen}`);
         } catch {
           log(`t=${secs(Date.now())}s published ${published}/${o.events} · (database unavailable)`);
         }
@@ -483,7 +487,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
           // Restart under workers that are running (a worker still starting up when the database vanishes is another case, below).
           await persist(
             async () => {
-              const { rows: up } = await db.query<{ pid: number }>("SELECT pid FROM worker_heartbeats WHERE stopped_at IS NULL AND beat_at > now() - interval '5 seconds'");
+              const { rows: up } = await db.query<{ pid: number }>(
+                "SELECT pid FROM worker_heartbeats WHERE stopped_at IS NULL AND beat_at > now() - interval '5 seconds'",
+              );
               const upPids = new Set(up.map((r) => Number(r.pid)));
               const starting = fl.alive.filter((w) => !upPids.has(w.pid));
               if (starting.length) throw new Error(`${starting.length} worker(s) still starting`);
@@ -505,7 +511,12 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         } else if (f.kind === "redrive") {
           const at = new Date();
           const batch = await persist(
-            () => createRedriveBatch(px, { filter: {}, reason: `chaos ${runId}: redrive the DLQ while traffic flows`, ratePerSecond: o.redriveRatePerSecond, latestStateWins: false }, principal),
+            () =>
+              createRedriveBatch(
+                px,
+                { filter: {}, reason: `chaos ${runId}: redrive the DLQ while traffic flows`, ratePerSecond: o.redriveRatePerSecond, latestStateWins: false },
+                principal,
+              ),
             20_000,
             "creating the bulk redrive",
           );
@@ -569,31 +580,36 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       90_000,
       "waiting for every worker to be up before SIGTERM",
     ).catch((err) => findings.push((err as Error).message));
-    const unexpectedExits = fl.all
-      .filter((w) => !w.killedByUs && w.exit !== null)
-      .map((w) => ({ n: w.n, pid: w.pid, exit: w.exit, logTail: fl.crash(w) }));
+    const unexpectedExits = fl.all.filter((w) => !w.killedByUs && w.exit !== null).map((w) => ({ n: w.n, pid: w.pid, exit: w.exit, logTail: fl.crash(w) }));
     const exitsAtEnd = await fl.stopAll(15_000);
 
     // ---- invariants ----
     const receivers = await host.snapshot();
     const rows = await ledgerRows(db, subIds);
     const invariants: InvariantResult[] = [];
-    invariants.push(await checkOneDeliveryPerPair(db, eventIds.filter((id) => !publishFailed.includes(id)), subIds));
+    invariants.push(
+      await checkOneDeliveryPerPair(
+        db,
+        eventIds.filter((id) => !publishFailed.includes(id)),
+        subIds,
+      ),
+    );
     invariants.push(checkTerminal(rows));
     invariants.push(checkDelivered2xx(rows));
     invariants.push(...(await checkNoSendAfter2xx(db, subIds)));
     invariants.push(...checkWire(rows, receivers));
     invariants.push(await checkAudit(db, expectedAudit));
-    invariants.push(checkPauseHeld(receivers.find((r) => r.subscriptionId === pauseTarget.id), pauseWindow));
     invariants.push(
-      workerCheck(
-        "workers_survive_and_stop",
-        "no worker exits on its own (Postgres restart included), and every worker exits 0 on SIGTERM",
-        [
-          ...unexpectedExits.map((w) => ({ detail: `worker ${w.n} (pid ${w.pid}) exited by itself with ${w.exit}: ${w.logTail}` })),
-          ...exitsAtEnd.filter((e) => e.exit !== 0).map((e) => ({ detail: `worker ${e.n} (pid ${e.pid}) exited with ${e.exit} on SIGTERM` })),
-        ],
+      checkPauseHeld(
+        receivers.find((r) => r.subscriptionId === pauseTarget.id),
+        pauseWindow,
       ),
+    );
+    invariants.push(
+      workerCheck("workers_survive_and_stop", "no worker exits on its own (Postgres restart included), and every worker exits 0 on SIGTERM", [
+        ...unexpectedExits.map((w) => ({ detail: `worker ${w.n} (pid ${w.pid}) exited by itself with ${w.exit}: ${w.logTail}` })),
+        ...exitsAtEnd.filter((e) => e.exit !== 0).map((e) => ({ detail: `worker ${e.n} (pid ${e.pid}) exited with ${e.exit} on SIGTERM` })),
+      ]),
     );
     const reconnect: Offender[] = [];
     if (rs) {
@@ -607,9 +623,12 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         if (a[0].n === 0) reconnect.push({ detail: `worker pid ${pid} (${workerId}) recorded no attempt after Postgres came back (hung?)` });
       }
       for (const c of cpuDuringOutage)
-        if (c.cpuShare !== null && c.cpuShare > 0.6) reconnect.push({ detail: `worker pid ${c.pid} used ${Math.round(c.cpuShare * 100)}% of a core while Postgres was down (spinning?)` });
+        if (c.cpuShare !== null && c.cpuShare > 0.6)
+          reconnect.push({ detail: `worker pid ${c.pid} used ${Math.round(c.cpuShare * 100)}% of a core while Postgres was down (spinning?)` });
     } else reconnect.push({ detail: "Postgres was not restarted (the fault failed)" });
-    invariants.push(workerCheck("reconnect_no_hang_no_spin", "across the Postgres restart each worker carries on: attempts after, and no busy loop while down", reconnect));
+    invariants.push(
+      workerCheck("reconnect_no_hang_no_spin", "across the Postgres restart each worker carries on: attempts after, and no busy loop while down", reconnect),
+    );
     const batchCheck: Offender[] = [];
     if (redriveBatchId) {
       const { rows: b } = await db.query<{ status: string; matched: number; redriven: number; skipped: number; unhandled: number }>(
@@ -622,7 +641,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       if (!x || x.status !== "done" || x.redriven + x.skipped !== x.matched || x.unhandled > 0)
         batchCheck.push({ detail: `redrive batch ${redriveBatchId}: ${JSON.stringify(x)} (want status done, redriven + skipped = matched, no item unhandled)` });
     } else batchCheck.push({ detail: "no bulk redrive was created (the fault failed)" });
-    invariants.push(workerCheck("redrive_batch_completes", "the bulk redrive, paced by the workers through the Postgres restart, handles every item and finishes", batchCheck));
+    invariants.push(
+      workerCheck("redrive_batch_completes", "the bulk redrive, paced by the workers through the Postgres restart, handles every item and finishes", batchCheck),
+    );
     const publishCheck = publishFailed.map((id) => ({ detail: `event ${id} could not be published within 120 s of retries` }));
     invariants.push(workerCheck("producer_publishes", "every event is published (the producer retries through the restart; publishing is idempotent)", publishCheck));
 
@@ -725,7 +746,9 @@ export function formatReport(r: ChaosReport, maxOffenders = 20): string {
   out.push(`  faults: ${JSON.stringify(r.faults.counts)}; workers spawned ${r.workers.spawned}, SIGKILLed ${r.workers.killed}`);
   const restart = r.faults.injected.find((f) => f.kind === "postgres_restart");
   if (restart) out.push(`  postgres restart: ${JSON.stringify(restart.details)}`);
-  out.push(`  forced duplicate claims: ${r.forcedDuplicateClaims.leasesExpired} leases expired early, ${r.forcedDuplicateClaims.keysSentTwiceOrMore} of those keys sent twice or more`);
+  out.push(
+    `  forced duplicate claims: ${r.forcedDuplicateClaims.leasesExpired} leases expired early, ${r.forcedDuplicateClaims.keysSentTwiceOrMore} of those keys sent twice or more`,
+  );
   out.push(`  duplicates suppressed at the receivers: ${r.duplicatesSuppressedTotal} (${r.receivers.map((x) => `${x.behavior} ${x.duplicatesSuppressed}`).join(", ")})`);
   out.push(`  requests seen: ${r.receivers.map((x) => `${x.behavior} ${x.requests}`).join(", ")}`);
   const t429 = r.receivers.find((x) => x.behavior === "throttle429");

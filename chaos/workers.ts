@@ -33,9 +33,7 @@ export class WorkerFleet {
   readonly all: WorkerProc[] = [];
   private seq = 0;
 
-  constructor(
-    private readonly opts: { databaseUrl: string; logDir: string; env: Record<string, string> },
-  ) {
+  constructor(private readonly opts: { databaseUrl: string; logDir: string; env: Record<string, string> }) {
     fs.mkdirSync(opts.logDir, { recursive: true });
   }
 
@@ -119,7 +117,10 @@ export class WorkerFleet {
   crash(w: WorkerProc): string {
     let lines: string[];
     try {
-      lines = fs.readFileSync(w.logFile, "utf8").split("\n").filter((l) => l && !l.startsWith("{"));
+      lines = fs
+        .readFileSync(w.logFile, "utf8")
+        .split("\n")
+        .filter((l) => l && !l.startsWith("{"));
     } catch {
       return "";
     }

@@ -35,8 +35,54 @@ const SCHOOLS: Record<DistrictSlug, string[]> = {
 
 // A few surnames carry an apostrophe on purpose: the legacy PHP handler
 // builds its SQL by string concatenation and chokes on them.
-const FIRST = ["Ava", "Liam", "Sofia", "Noah", "Maya", "Ethan", "Zoe", "Mateo", "Isla", "Omar", "Priya", "Lucas", "Amara", "Leo", "Hana", "Diego", "Chloe", "Kwame", "Nora", "Ravi", "Elena", "Jamal", "Grace", "Tomás"];
-const LAST = ["Johnson", "Nguyen", "Garcia", "Patel", "Okafor", "Smith", "Kim", "Martinez", "O'Brien", "Chen", "Williams", "D'Angelo", "Haddad", "Brown", "Rossi", "Kowalski", "O'Neill", "Singh", "Lopez", "Andersen"];
+const FIRST = [
+  "Ava",
+  "Liam",
+  "Sofia",
+  "Noah",
+  "Maya",
+  "Ethan",
+  "Zoe",
+  "Mateo",
+  "Isla",
+  "Omar",
+  "Priya",
+  "Lucas",
+  "Amara",
+  "Leo",
+  "Hana",
+  "Diego",
+  "Chloe",
+  "Kwame",
+  "Nora",
+  "Ravi",
+  "Elena",
+  "Jamal",
+  "Grace",
+  "Tomás",
+];
+const LAST = [
+  "Johnson",
+  "Nguyen",
+  "Garcia",
+  "Patel",
+  "Okafor",
+  "Smith",
+  "Kim",
+  "Martinez",
+  "O'Brien",
+  "Chen",
+  "Williams",
+  "D'Angelo",
+  "Haddad",
+  "Brown",
+  "Rossi",
+  "Kowalski",
+  "O'Neill",
+  "Singh",
+  "Lopez",
+  "Andersen",
+];
 
 export const ASSIGNMENTS = [
   { id: "asg_101", title: "Unit 3 Quiz: Fractions", course: "Math 6", max: 20 },
@@ -52,7 +98,6 @@ export const ASSIGNMENTS = [
 ];
 
 export const CURRENT_TERM = "fall-2026";
-
 
 export function buildRoster(slug: DistrictSlug, studentsPerSchool = 40): Roster {
   const rnd = rng([...slug].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7));

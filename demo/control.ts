@@ -26,9 +26,7 @@ export type ControlContext = {
 };
 
 const ZFix = z.object({ fixed: z.boolean().optional() }).strict();
-const ZTraffic = z
-  .object({ paused: z.boolean().optional(), eventsPerSecond: z.number().min(0).max(200).optional() })
-  .strict();
+const ZTraffic = z.object({ paused: z.boolean().optional(), eventsPerSecond: z.number().min(0).max(200).optional() }).strict();
 
 export function stateJson(ctx: ControlContext) {
   return {
@@ -87,7 +85,10 @@ async function handle(ctx: ControlContext, req: http.IncomingMessage, res: http.
     const m = p.match(/^\/(api\/)?districts\/([a-z]+)$/);
     if (m) {
       const d = ctx.districts.find((x) => x.info.slug === m[2]);
-      if (!d) return send(res, 404, { error: { code: "not_found", message: `No simulated district ${m[2]}; try one of ${ctx.districts.map((x) => x.info.slug).join(", ")}.` } });
+      if (!d)
+        return send(res, 404, {
+          error: { code: "not_found", message: `No simulated district ${m[2]}; try one of ${ctx.districts.map((x) => x.info.slug).join(", ")}.` },
+        });
       return m[1] ? send(res, 200, d.status()) : html(res, renderDistrictPage(d.status()));
     }
     return send(res, 404, { error: { code: "not_found", message: `No page ${p}. The control page is /, its JSON /api/state.` } });
@@ -126,13 +127,15 @@ async function handle(ctx: ControlContext, req: http.IncomingMessage, res: http.
     const d = ctx.districts.find((x) => x.info.slug === m[1]);
     if (!d) return send(res, 404, { error: { code: "not_found", message: `No simulated district ${m[1]}.` } });
     const parsed = ZFix.safeParse(body);
-    if (!parsed.success) return send(res, 400, { error: { code: "validation_failed", message: parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ") } });
+    if (!parsed.success)
+      return send(res, 400, { error: { code: "validation_failed", message: parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ") } });
     d.setFixed(m[2] === "break" ? false : (parsed.data.fixed ?? true));
     return done(d.status());
   }
   if (p === "/api/traffic") {
     const parsed = ZTraffic.safeParse(body);
-    if (!parsed.success) return send(res, 400, { error: { code: "validation_failed", message: parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ") } });
+    if (!parsed.success)
+      return send(res, 400, { error: { code: "validation_failed", message: parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ") } });
     if (parsed.data.paused !== undefined) ctx.traffic.paused = parsed.data.paused;
     if (parsed.data.eventsPerSecond !== undefined) ctx.traffic.eventsPerSecond = parsed.data.eventsPerSecond;
     return done(stateJson(ctx).traffic);

@@ -108,7 +108,8 @@ export const DISTRICTS: DistrictInfo[] = [
     subscriptionId: "sub_demo_maplegrove",
     eventTypes: ["assignment.graded"],
     behaviour: "Strict importer",
-    brokenBehaviour: 'A strict gradebook importer: 422 "missing field term_id" for a grade recorded outside a grading term (no term_id). Retrying the same JSON cannot help, so hookledger dead-letters it at once.',
+    brokenBehaviour:
+      'A strict gradebook importer: 422 "missing field term_id" for a grade recorded outside a grading term (no term_id). Retrying the same JSON cannot help, so hookledger dead-letters it at once.',
     fixedBehaviour: "The importer now defaults a missing term_id to the current term and accepts the grade.",
     fixLabel: "Accept a missing term_id",
     breakLabel: "Require term_id again",
@@ -419,10 +420,20 @@ export class District {
         if (!(await this.sleep(rand(lo, hi), req))) return this.record({ ...base, answer: "client gone" }, "client gone");
         if (ev.studentName?.includes("'")) {
           const near = ev.studentName.split("'")[1];
-          return answer(500, phpError(`Uncaught mysqli_sql_exception: You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '${near}', ${ev.score ?? "NULL"})' at line 1 in /var/www/html/grades/import.php:88`), "SQL error on an apostrophe");
+          return answer(
+            500,
+            phpError(
+              `Uncaught mysqli_sql_exception: You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '${near}', ${ev.score ?? "NULL"})' at line 1 in /var/www/html/grades/import.php:88`,
+            ),
+            "SQL error on an apostrophe",
+          );
         }
         if (Math.random() < k.error500Rate)
-          return answer(500, phpError("Allowed memory size of 134217728 bytes exhausted (tried to allocate 20480 bytes) in /var/www/html/grades/import.php on line 212"), "PHP fatal error");
+          return answer(
+            500,
+            phpError("Allowed memory size of 134217728 bytes exhausted (tried to allocate 20480 bytes) in /var/www/html/grades/import.php on line 212"),
+            "PHP fatal error",
+          );
         // Legacy: every request writes a row, webhook-id or not.
         this.applyNoDedupe(webhookId, ev);
         if (Math.random() < k.hangRate) {
@@ -461,7 +472,11 @@ export class District {
         if (ev.type === "assignment.graded" && !ev.hasTermId && !this.fixed)
           return answer(422, { error: "validation_failed", message: "missing field term_id", field: "data.term_id" }, "missing term_id");
         const r = this.apply(webhookId, ev);
-        return answer(200, { status: r === "duplicate" ? "duplicate" : "imported", term_id: ev.hasTermId ? undefined : "fall-2026 (defaulted)" }, r === "duplicate" ? "duplicate ignored" : undefined);
+        return answer(
+          200,
+          { status: r === "duplicate" ? "duplicate" : "imported", term_id: ev.hasTermId ? undefined : "fall-2026 (defaulted)" },
+          r === "duplicate" ? "duplicate ignored" : undefined,
+        );
       }
       case "cedarfalls": {
         await this.sleep(rand(20, 120), req);
@@ -477,7 +492,11 @@ export class District {
       }
       case "westfield": {
         if (!this.fixed)
-          return answer(410, { error: "gone", message: "This endpoint was decommissioned on 2026-06-30. Westfield Academy now receives grades through the county SIS." }, "decommissioned");
+          return answer(
+            410,
+            { error: "gone", message: "This endpoint was decommissioned on 2026-06-30. Westfield Academy now receives grades through the county SIS." },
+            "decommissioned",
+          );
         const r = this.apply(webhookId, ev);
         return answer(200, { status: r === "duplicate" ? "duplicate" : "ok" });
       }

@@ -14,13 +14,16 @@ import { createPrisma, type PrismaClient } from "../lib/db/prisma";
 import { dataDir } from "../lib/db/embedded";
 import { SYSTEM } from "../lib/auth/principal";
 import { createSubscription, updateSubscription } from "../lib/subscriptions/service";
+import { findStateCounts, hasDeliveries } from "../lib/ledger/sql/counts";
 import { openSecret } from "../lib/subscriptions/secrets";
-import { createUser, FIRST_ADMIN_COMMAND } from "../lib/auth/users";
-import { AppError } from "../lib/errors";
+import { createUser, DEMO_ADMIN_EMAIL, FIRST_ADMIN_COMMAND } from "../lib/auth/users";
+import { generatePassword, hashPassword, verifyPassword } from "../lib/auth/password";
 import type { TRetryPolicy } from "../lib/subscriptions/schema";
 import type { DistrictSlug } from "./catalog";
 import { District, DISTRICTS, secretVerifier, type DistrictKnobs, type DistrictSnapshot } from "./districts";
 import { Traffic } from "./traffic";
+import { HookledgerClient } from "../lib/client/hookledger";
+import { createApiToken } from "../lib/auth/tokens";
 import { startControlServer, stateJson } from "./control";
 
 export type DemoOptions = {
@@ -44,6 +47,12 @@ export type DemoOptions = {
   seedUser?: boolean;
   /** Wait for the dashboard to answer before printing the banner. Default true. */
   waitForDashboard?: boolean;
+  /**
+   * "api": the traffic publishes over HTTP to the dashboard with the typed client and a producer
+   * token of its own (`hookledger start --demo`), starting once the dashboard answers. Default
+   * "library": in this process, without a dashboard (tests).
+   */
+  publishVia?: "api" | "library";
   /** A one-line summary this often (default 30 s; 0: never). */
   summaryIntervalMs?: number;
   log?: (line: string) => void;
@@ -62,7 +71,9 @@ export type Demo = {
 // hangs show as timeouts quickly.
 export const DEMO_RETRY_POLICY: TRetryPolicy = { ladderSeconds: [2, 5, 10, 20, 40], timeoutMs: 3000 };
 
-export const DEMO_USER = { email: "demo@hookledger.local", password: "hookledger-demo-2026" };
+export const DEMO_USER = { email: DEMO_ADMIN_EMAIL };
+/** What earlier versions used for every demo: published, so a demo admin still using it gets the generated one. */
+const PUBLISHED_DEMO_PASSWORD = "hookledger-demo-2026";
 
 export async function startDemo(opts: DemoOptions): Promise<Demo> {
   const log = opts.log ?? ((line: string) => console.log(line));
@@ -92,10 +103,11 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     }
     cleanup.push(() => prisma.$disconnect());
     await seedSubscriptions(prisma, districts, opts.retryPolicy ?? DEMO_RETRY_POLICY, log);
-    const signIn = opts.seedUser === false ? undefined : await ensureDemoUser(prisma, log);
+    const signIn = opts.seedUser === false ? undefined : await ensureDemoUser(prisma, log, stateDir);
 
+    const viaApi = opts.publishVia === "api";
     const traffic = new Traffic(
-      prisma,
+      viaApi ? { client: new HookledgerClient({ baseUrl: opts.dashboardUrl, token: await demoProducerToken(prisma) }) } : { prisma },
       {
         eventsPerSecond: opts.eventsPerSecond ?? numberEnv("HOOKLEDGER_DEMO_RATE") ?? 4,
         missingTermIdRate: opts.missingTermIdRate ?? 0.25,
@@ -121,7 +133,8 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     );
     cleanup.push(() => control.close());
 
-    traffic.start();
+    // Through the API, traffic starts when the dashboard answers (below), not into a refused connection.
+    if (!viaApi) traffic.start();
     cleanup.push(() => traffic.stop());
     if (statePath) {
       const timer = setInterval(() => {
@@ -140,7 +153,9 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
         "",
         "hookledger demo is running.",
         `  Dashboard:          ${opts.dashboardUrl}`,
-        signIn ? `  Sign in:            ${signIn.email}${signIn.password ? `  password ${signIn.password}` : ""}` : null,
+        signIn
+          ? `  Sign in:            ${signIn.email}${signIn.password ? `  password ${signIn.password}   (generated for this install; kept in ${stateDir ? path.join(stateDir, "admin-password") : "memory"})` : "  (with the password you gave it)"}`
+          : null,
         `  Simulator controls: ${control.url}   (fix switches, traffic, what each district applied)`,
         `  Districts:          ${districts.map((d) => `${d.info.slug} ${d.statusUrl}`).join("\n                      ")}`,
         `  Traffic:            about ${traffic.eventsPerSecond} events/s; run id ${traffic.runId}. Ctrl-C stops everything; run again to carry on.`,
@@ -149,13 +164,21 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
       log(lines.filter((l) => l !== null).join("\n"));
     };
     let bannerTimer: NodeJS.Timeout | undefined;
-    if (opts.waitForDashboard === false) banner();
-    else {
+    if (opts.waitForDashboard === false) {
+      banner();
+      if (viaApi) traffic.start();
+    } else {
       // Printed once the dashboard answers, so it is the last thing on the screen.
       const until = Date.now() + 120_000;
       const poll = async () => {
-        const ok = await fetch(`${opts.dashboardUrl}/api/health`).then((r) => r.status < 500 || r.status === 503, () => false);
-        if (ok || Date.now() > until) return banner();
+        const ok = await fetch(`${opts.dashboardUrl}/api/health`).then(
+          (r) => r.status < 500 || r.status === 503,
+          () => false,
+        );
+        if (ok || Date.now() > until) {
+          if (viaApi) traffic.start();
+          return banner();
+        }
         bannerTimer = setTimeout(() => void poll(), 500);
       };
       bannerTimer = setTimeout(() => void poll(), 250);
@@ -180,7 +203,8 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
       controlUrl: control.url,
       districts,
       traffic,
-      state: () => stateJson({ districts, traffic, dashboardUrl: opts.dashboardUrl, signIn, signatureLibrary: "", subscriptions: () => subscriptions, onChange: () => {} }),
+      state: () =>
+        stateJson({ districts, traffic, dashboardUrl: opts.dashboardUrl, signIn, signatureLibrary: "", subscriptions: () => subscriptions, onChange: () => {} }),
       stop: () => (stopped ??= stopAll()),
     };
   } catch (err) {
@@ -189,11 +213,19 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
   }
 }
 
+/**
+ * A producer token for this run's traffic. Tokens are stored hashed, so each run makes a new one
+ * and revokes the earlier runs' (a demo install does not collect live tokens).
+ */
+async function demoProducerToken(prisma: PrismaClient): Promise<string> {
+  const name = "demo traffic";
+  await prisma.apiToken.updateMany({ where: { name, revokedAt: null }, data: { revokedAt: new Date() } });
+  return (await createApiToken(prisma, { role: "producer", name })).token;
+}
+
 /** "N events published · deliveries: … · DLQ n (reason n, …)", from the trigger-kept counters (no scan of deliveries). */
 async function summarize(prisma: PrismaClient, traffic: Traffic): Promise<string> {
-  const rows = await prisma.$queryRaw<{ state: string; reason: string; n: number }[]>`
-    SELECT state, reason, sum(n)::int AS n FROM delivery_state_counts
-    WHERE subscription_id LIKE 'sub_demo_%' GROUP BY 1, 2 HAVING sum(n) <> 0`;
+  const rows = (await findStateCounts(prisma)).filter((r) => r.subscriptionId.startsWith("sub_demo_"));
   const by = (st: string) => rows.filter((r) => r.state === st).reduce((a, r) => a + r.n, 0);
   const dlq = rows.filter((r) => r.state === "dead_letter");
   const reasons = dlq.map((r) => `${r.reason || "?"} ${r.n}`).join(", ");
@@ -226,19 +258,20 @@ async function seedSubscriptions(prisma: PrismaClient, districts: District[], re
     }
   }
   // The placeholder the first scaffold seeded pointed at a dead port; drop it if nothing was ever sent to it.
-  await prisma.$executeRaw`DELETE FROM subscriptions s WHERE s.id = 'sub_demo' AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = s.id)`.catch(() => {});
+  // (A delivery written meanwhile makes the delete fail on its foreign key: then it stays.)
+  if (!(await hasDeliveries(prisma, "sub_demo").catch(() => true))) await prisma.subscription.deleteMany({ where: { id: "sub_demo" } }).catch(() => {});
   void log;
 }
 
 async function loadSecrets(prisma: PrismaClient, subscriptionId: string): Promise<string[]> {
   const rows = await prisma.subscriptionSecret.findMany({
     where: { subscriptionId, OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }] },
-    select: { secret: true },
+    select: { id: true, subscriptionId: true, secret: true },
   });
   const out: string[] = [];
   for (const r of rows) {
     try {
-      out.push(await openSecret(r.secret));
+      out.push(openSecret(r.secret, r));
     } catch {
       /* a secret this process cannot open: verification is skipped rather than failing every request */
     }
@@ -246,16 +279,52 @@ async function loadSecrets(prisma: PrismaClient, subscriptionId: string): Promis
   return out;
 }
 
-/** The demo admin: created on the first run with a fixed demo password, reused afterwards. */
-async function ensureDemoUser(prisma: PrismaClient, log: (l: string) => void): Promise<{ email: string; password: string | null } | undefined> {
+/**
+ * The demo admin's password: generated on the first run and kept in
+ * <data dir>/demo/admin-password (mode 0600), so each install has its own and
+ * every later run prints the same one. Without a state directory (tests) a
+ * fresh one per call.
+ */
+export function demoPassword(stateDir: string | null): string {
+  if (!stateDir) return generatePassword();
+  const file = path.join(stateDir, "admin-password");
+  const read = () => fs.readFileSync(file, "utf8").trim();
+  if (fs.existsSync(file)) return read();
+  fs.mkdirSync(stateDir, { recursive: true });
   try {
-    const u = await createUser(prisma, { email: DEMO_USER.email, role: "admin", password: DEMO_USER.password });
-    return { email: u.email, password: u.password };
+    fs.writeFileSync(file, `${generatePassword()}\n`, { mode: 0o600, flag: "wx" });
   } catch (err) {
-    if (err instanceof AppError && err.code === "conflict") {
-      // Reused: the password is the demo's unless someone changed it.
-      return { email: DEMO_USER.email, password: DEMO_USER.password };
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  }
+  return read();
+}
+
+/**
+ * The demo admin: created on the first run with this data directory's
+ * generated password, reused afterwards. One still on the password earlier
+ * versions published gets the generated one (and loses its sessions); one whose
+ * password someone changed is left alone and printed without a password.
+ */
+export async function ensureDemoUser(
+  prisma: PrismaClient,
+  log: (l: string) => void,
+  stateDir: string | null,
+): Promise<{ email: string; password: string | null } | undefined> {
+  try {
+    const password = demoPassword(stateDir);
+    const existing = await prisma.user.findUnique({ where: { email: DEMO_ADMIN_EMAIL } });
+    if (!existing) {
+      const u = await createUser(prisma, { email: DEMO_ADMIN_EMAIL, role: "admin", password });
+      return { email: u.email, password };
     }
+    if (await verifyPassword(password, existing.passwordHash)) return { email: existing.email, password };
+    if (await verifyPassword(PUBLISHED_DEMO_PASSWORD, existing.passwordHash)) {
+      await prisma.user.update({ where: { id: existing.id }, data: { passwordHash: await hashPassword(password), sessionVersion: { increment: 1 } } });
+      log("Demo: the demo admin had the published demo password; it now has this install's generated one.");
+      return { email: existing.email, password };
+    }
+    return { email: existing.email, password: null };
+  } catch (err) {
     log(`Demo: could not create the demo user (${(err as Error).message}); create one with \`${FIRST_ADMIN_COMMAND}\`.`);
     return undefined;
   }

@@ -1,9 +1,13 @@
 // The traffic generator: a steady stream of events from the "edtech platform",
-// published through the library the way a producer would (publishEvent in its
-// own transaction). Event ids carry the run id, so a restarted demo never
-// collides with the ids of an earlier run.
+// published the way a producer would. `hookledger start --demo` publishes over
+// HTTP with the typed client (hookledger/client) and a producer token, so the
+// demo exercises the route producers use; tests without a dashboard publish
+// through the library (publishEvent in its own transaction). Event ids carry
+// the run id, so a restarted demo never collides with the ids of an earlier run.
 import type { PrismaClient } from "../lib/db/prisma";
 import { publishEventStandalone } from "../lib/events/publish";
+import type { TCreateEvent } from "../lib/events/schema";
+import type { HookledgerClient } from "../lib/client/hookledger";
 import { buildRoster, generateEvent, pickWeighted, TRAFFIC_WEIGHTS, type DistrictSlug, type Roster } from "./catalog";
 
 export type PublishedSample = {
@@ -44,11 +48,14 @@ export class Traffic {
   private weights: Record<DistrictSlug, number>;
   private lastErrorLog = 0;
 
+  private publishEvent: (event: TCreateEvent) => Promise<unknown>;
+
   constructor(
-    private prisma: PrismaClient,
+    via: { client: HookledgerClient } | { prisma: PrismaClient },
     private opts: TrafficOptions,
     private log: (line: string) => void,
   ) {
+    this.publishEvent = "client" in via ? (event) => via.client.publish(event) : (event) => publishEventStandalone(via.prisma, event);
     this.eventsPerSecond = opts.eventsPerSecond;
     // Base-36 milliseconds: short, sortable, and unique per run.
     this.runId = Date.now().toString(36);
@@ -63,7 +70,9 @@ export class Traffic {
   async stop() {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    await this.inFlight;
+    // Ctrl-C reaches the dashboard too: a publish in flight may be retrying against a server that is
+    // gone (the client backs off for seconds), and a demo event may be lost. Waited for briefly only.
+    await Promise.race([this.inFlight, new Promise((r) => setTimeout(r, 250).unref())]);
   }
 
   /** Publishes one event now (the loop calls this; tests may too). */
@@ -71,7 +80,7 @@ export class Traffic {
     const district = slug ?? pickWeighted(this.weights);
     const ev = generateEvent(this.rosters.get(district)!, this.runId, ++this.seq, { missingTermIdRate: this.opts.missingTermIdRate });
     try {
-      await publishEventStandalone(this.prisma, ev);
+      await this.publishEvent(ev);
       this.published++;
       const d = ev.data as Record<string, unknown>;
       const sample: PublishedSample = {
@@ -95,6 +104,7 @@ export class Traffic {
       }
       return ev.id;
     } catch (err) {
+      if (this.stopped) return null;
       this.errors++;
       this.lastError = (err as Error).message;
       if (Date.now() - this.lastErrorLog > 30_000) {

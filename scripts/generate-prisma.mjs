@@ -1,7 +1,7 @@
 // Generates the Prisma client into lib/generated/prisma.
 // The Prisma CLI insists on a schema-engine binary that the npm registry does
 // not carry; `prisma generate` never runs it, so any existing file satisfies
-// the check (PLATFORM.md). Migrations are applied by our own runner.
+// the check (docs/PLATFORM.md). Migrations are applied by our own runner.
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import path from "node:path";

@@ -91,10 +91,20 @@ export function cpuMeter(groups: CpuGroups, postmasterPid: number | null) {
       const reaped = ((procCpu(postmasterPid)?.reaped ?? 0) - reaped0) / wall;
       if (reaped > 0) byRole.reaped = reaped;
       cores.postgres = Math.round((cores.postgres + reaped) * 100) / 100;
-      pgRoles = Object.fromEntries(Object.entries(byRole).filter(([, v]) => v >= 0.005).map(([k, v]) => [k, Math.round(v * 100) / 100]));
+      pgRoles = Object.fromEntries(
+        Object.entries(byRole)
+          .filter(([, v]) => v >= 0.005)
+          .map(([k, v]) => [k, Math.round(v * 100) / 100]),
+      );
     }
     const machine = Math.round(((m1.busy - m0.busy) / wall) * 100) / 100;
     const ours = Object.values(cores).reduce((a, b) => a + b, 0);
-    return { wallSeconds: Math.round(wall * 100) / 100, coresUsed: cores, machineCoresBusy: machine, otherCoresBusy: Math.round(Math.max(0, machine - ours) * 100) / 100, ...(pgRoles ? { postgresByRole: pgRoles } : {}) };
+    return {
+      wallSeconds: Math.round(wall * 100) / 100,
+      coresUsed: cores,
+      machineCoresBusy: machine,
+      otherCoresBusy: Math.round(Math.max(0, machine - ours) * 100) / 100,
+      ...(pgRoles ? { postgresByRole: pgRoles } : {}),
+    };
   };
 }

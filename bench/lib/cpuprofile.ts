@@ -44,7 +44,11 @@ export function summarizeProfile(file: string, top = 12, lastSeconds?: number) {
   }
   const busy = totalUs - idle;
   const pct = (us: number) => Math.round((1000 * us) / Math.max(1, busy)) / 10;
-  const sorted = (m: Map<string, number>) => [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, us]) => ({ name: k, ms: Math.round(us / 1000), pctOfBusy: pct(us) }));
+  const sorted = (m: Map<string, number>) =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([k, us]) => ({ name: k, ms: Math.round(us / 1000), pctOfBusy: pct(us) }));
   return {
     wallMs: Math.round(totalUs / 1000),
     busyMs: Math.round(busy / 1000),
@@ -64,7 +68,11 @@ export function profileOf(dir: string, pid: number, top = 12, lastSeconds?: numb
   }
   if (files.length === 0) return null;
   const biggest = files.map((f) => ({ f, size: fs.statSync(`${dir}/${f}`).size })).sort((a, b) => b.size - a.size)[0].f;
-  return { file: `${dir}/${biggest}`.replace(/^.*\/bench\//, "bench/"), window: lastSeconds ? `the last ${lastSeconds} s of the process` : "the whole process", ...summarizeProfile(`${dir}/${biggest}`, top, lastSeconds) };
+  return {
+    file: `${dir}/${biggest}`.replace(/^.*\/bench\//, "bench/"),
+    window: lastSeconds ? `the last ${lastSeconds} s of the process` : "the whole process",
+    ...summarizeProfile(`${dir}/${biggest}`, top, lastSeconds),
+  };
 }
 
 if (process.argv[1]?.endsWith("cpuprofile.ts")) {

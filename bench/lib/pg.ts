@@ -111,8 +111,7 @@ export async function openBenchPg(opts: { log?: (m: string) => void } = {}): Pro
       try {
         const out: Record<string, string> = {};
         out.version = (await c.query("SHOW server_version")).rows[0].server_version;
-        for (const s of ["synchronous_commit", "fsync", "shared_buffers", "max_connections", "work_mem", "wal_level"])
-          out[s] = (await c.query(`SHOW ${s}`)).rows[0][s];
+        for (const s of ["synchronous_commit", "fsync", "shared_buffers", "max_connections", "work_mem", "wal_level"]) out[s] = (await c.query(`SHOW ${s}`)).rows[0][s];
         return out;
       } finally {
         await c.end();

@@ -35,12 +35,13 @@ export async function topStatements(db: pg.Pool, enabled: boolean, limit = 8): P
 
 /** A recognisable name for a statement: its first 120 characters, with the hot-path ones named. */
 function summarize(q: string): string {
-  if (/subs AS MATERIALIZED/.test(q) && /json_to_recordset/.test(q)) return "writeAndClaim (worker/sql.ts)";
-  if (/subs AS MATERIALIZED/.test(q)) return "claimDeliveries (worker/sql.ts)";
-  if (/INSERT INTO attempts/.test(q) && /unnest|json_to_recordset/.test(q)) return "writeResults (worker/sql.ts)";
-  if (/FROM subscription_secrets/.test(q)) return "activeSecrets (worker/sql.ts)";
-  if (/lease_until < now\(\)/.test(q)) return "abandonLeases/reaper (worker/sql.ts)";
-  if (/worker_heartbeats/.test(q)) return "heartbeat (worker/sql.ts)";
+  if (/subs AS MATERIALIZED/.test(q) && /json_to_recordset/.test(q)) return "writeAndClaim (lib/ledger/sql/write-and-claim.ts)";
+  if (/subs AS MATERIALIZED/.test(q)) return "claimDeliveries (lib/ledger/sql/claim.ts)";
+  if (/INSERT INTO attempts/.test(q) && /unnest|json_to_recordset/.test(q)) return "writeResults (lib/ledger/sql/write-results.ts)";
+  if (/FROM hl_enqueue_events\(\$1/.test(q)) return "enqueue group (lib/ledger/sql/enqueue.ts, hl_enqueue_events)";
+  if (/FROM subscription_secrets/.test(q)) return "activeSecrets (worker/secrets.ts)";
+  if (/lease_until < now\(\)/.test(q)) return "abandonLeases/reaper (lib/ledger/sql/abandon-leases.ts)";
+  if (/worker_heartbeats/.test(q)) return "heartbeat (worker/heartbeat.ts)";
   if (/delivery_state_counts/.test(q)) return `counts: ${q.slice(0, 100)}`;
   return q.slice(0, 120);
 }

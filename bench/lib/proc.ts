@@ -9,13 +9,14 @@ export const ROOT = path.resolve(import.meta.dirname, "..", "..");
 const children = new Set<ChildProcess>();
 
 export function killAll() {
-  for (const c of children) if (c.exitCode === null && c.pid) {
-    try {
-      process.kill(c.pid, "SIGKILL");
-    } catch {
-      /* gone */
+  for (const c of children)
+    if (c.exitCode === null && c.pid) {
+      try {
+        process.kill(c.pid, "SIGKILL");
+      } catch {
+        /* gone */
+      }
     }
-  }
   children.clear();
 }
 process.on("exit", killAll);

@@ -1,7 +1,8 @@
-// Writing the ledger fast, straight in SQL (the issue: "published first, fast,
-// not the HTTP API"). The rows are what publishEvent writes: the stored
-// envelope bytes, sha256 delivery keys, one delivery per (event, subscription).
+// Writing the ledger fast, in SQL, through lib/ledger (published first, fast,
+// not through the HTTP API). The rows are what publishEvent writes: the stored
+// envelope bytes, the delivery keys, one delivery per (event, subscription).
 import pg from "pg";
+import { notifyWorkers, seedFixtureDeliveries, seedRoundRobin } from "../../lib/ledger/sql/seed";
 import { generateSecret, sealSecret } from "../../lib/subscriptions/secrets";
 
 export type SubSpec = {
@@ -30,15 +31,21 @@ export async function createSubs(db: pg.Pool, subs: SubSpec[]): Promise<void> {
         s.maxConcurrency ?? 10,
       ],
     );
-    await db.query("INSERT INTO subscription_secrets (id, subscription_id, secret) VALUES ($1, $2, $3)", [`sec_${s.id}`, s.id, sealSecret(generateSecret())]);
+    await db.query("INSERT INTO subscription_secrets (id, subscription_id, secret) VALUES ($1, $2, $3)", [
+      `sec_${s.id}`,
+      s.id,
+      sealSecret(generateSecret(), { id: `sec_${s.id}`, subscriptionId: s.id }),
+    ]);
   }
 }
 
 /**
  * `count` events `<prefix><n>`, event n going to subscription n mod len(subs)
- * (one district per event, as tenant-scoped subscriptions do), each with an
- * envelope of about `payloadBytes` bytes. Deliveries get `state` and a due time
- * of now() + `dueOffsetSql` (an SQL expression over g, the event number).
+ * (one district per event: the bench's subscriptions are tenant-scoped to
+ * their own id), each with an envelope of about `payloadBytes` bytes. Pending
+ * deliveries due now are enqueued through the ledger's one enqueue path;
+ * another `state` or a due offset (`dueOffsetSql`, an SQL expression over g,
+ * the event number) is written as fixture rows (lib/ledger/sql/seed.ts).
  */
 export async function seedDeliveries(
   db: pg.Pool,
@@ -54,32 +61,18 @@ export async function seedDeliveries(
     chunk?: number;
   },
 ): Promise<void> {
-  const type = opts.eventType ?? "assignment.graded";
-  const pad = Math.max(0, (opts.payloadBytes ?? 1024) - 150);
+  const eventType = opts.eventType ?? "assignment.graded";
+  const padBytes = Math.max(0, (opts.payloadBytes ?? 1024) - 150);
   const chunk = opts.chunk ?? 50_000;
+  const fixture = (opts.state ?? "pending") !== "pending" || opts.dueOffsetSql !== undefined || (opts.attemptCount ?? 0) > 0;
   for (let from = 1; from <= opts.count; from += chunk) {
     const to = Math.min(opts.count, from + chunk - 1);
-    await db.query(
-      `INSERT INTO events (id, type, payload, occurred_at, subject, subject_values)
-       SELECT $1 || g, $4,
-              convert_to('{"id":"' || $1 || g || '","type":"' || $4 || '","timestamp":"' || to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
-                         || '","data":{"studentId":"stu_' || g || '","assignmentId":"asg_7","score":93,"comment":"' || repeat('x', $5::int) || '"}}', 'UTF8'),
-              now(), jsonb_build_object('studentId', 'stu_' || g), ARRAY['stu_' || g, 'studentId:stu_' || g]
-         FROM generate_series($2::int, $3::int) g`,
-      [opts.prefix, from, to, type, pad],
-    );
-    await db.query(
-      `INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, next_attempt_at, attempt_count, total_attempts,
-                               dead_letter_reason, dead_lettered_at, last_error_class, last_status_code)
-       SELECT encode(sha256(convert_to(s || ':' || $1 || g, 'UTF8')), 'hex'), $1 || g, s, $4, $5,
-              now() + (${opts.dueOffsetSql ?? "interval '0'"}), $6, $6,
-              CASE WHEN $5 = 'dead_letter' THEN 'exhausted' END, CASE WHEN $5 = 'dead_letter' THEN now() END,
-              CASE WHEN $5 = 'dead_letter' THEN 'http_5xx' END, CASE WHEN $5 = 'dead_letter' THEN 503 END
-         FROM generate_series($2::int, $3::int) g, LATERAL (SELECT ($7::text[])[1 + (g % array_length($7::text[], 1))] AS s) x`,
-      [opts.prefix, from, to, type, opts.state ?? "pending", opts.attemptCount ?? 0, opts.subs],
-    );
+    const o = { prefix: opts.prefix, from, to, subs: opts.subs, eventType, padBytes };
+    if (fixture)
+      await seedFixtureDeliveries(db, { ...o, state: opts.state ?? "pending", attemptCount: opts.attemptCount ?? 0, dueOffsetSql: opts.dueOffsetSql ?? "interval '0'" });
+    else await seedRoundRobin(db, o);
   }
-  await db.query("SELECT pg_notify('hookledger_deliveries', '')");
+  await notifyWorkers(db);
 }
 
 /** Deliveries of these subscriptions in `state`, from the trigger-kept counters (no scan of the queue). */

@@ -2,7 +2,10 @@
 // attempts and 200 subscriptions written with generate_series (secondary
 // indexes dropped during the load and rebuilt from their own definitions,
 // trigger-kept counters recomputed), rolled up by the real sampler, then the
-// real dashboard query functions timed with varied inputs.
+// real dashboard query functions timed with varied inputs. `dashboard10m`
+// runs the same with 5,000,000 events (10,000,000 deliveries, ~30,000,000
+// attempts) spread over 182 days, so six month partitions of events and
+// attempts (made beforehand, as the maintenance would have) hold the data.
 import pg from "pg";
 import type { BenchPg } from "../lib/pg";
 import { summary, round } from "../lib/stats";
@@ -14,10 +17,13 @@ import { listDeliveries } from "../../lib/deliveries/queries";
 import { createPrisma } from "../../lib/db/prisma";
 import { refreshHourlyStats, rollupAttemptStats, sampleDlq } from "../../lib/dlq/sampler";
 import { LATENCY_BOUNDS_MS, LATENCY_BUCKETS } from "../../lib/dashboard/latency";
+import { ensurePartitions, listPartitions } from "../../lib/ledger/sql/partitions";
+import type { Scope } from "../../lib/tenants/scope";
 
-export type DashboardSizes = { events: number; subscriptions: number; iterations: number };
+/** `spanDays`: how far back the events go (default 7). */
+export type DashboardSizes = { events: number; subscriptions: number; iterations: number; spanDays?: number; name?: string };
 
-async function load(db: pg.Pool, s: DashboardSizes, log: (m: string) => void) {
+async function load(db: pg.Pool, s: DashboardSizes, _log: (m: string) => void) {
   const c = await db.connect();
   const timings: Record<string, number> = {};
   const timed = async (name: string, sql: string, params: unknown[] = []) => {
@@ -31,6 +37,9 @@ async function load(db: pg.Pool, s: DashboardSizes, log: (m: string) => void) {
     await c.query("SET maintenance_work_mem = '256MB'");
     await c.query("SELECT setseed(0.42)");
     const tenants = s.subscriptions / 2;
+    const spanDays = s.spanDays ?? 7;
+    // Every month the seed writes has its partition, as the worker's maintenance would have made them as time went by.
+    await ensurePartitions(db, { from: new Date(Date.now() - (spanDays + 1) * 86_400_000) });
     // 200 subscriptions, two per district (SIS and LMS); a few paused or disabled.
     await timed(
       "subscriptions",
@@ -58,7 +67,7 @@ async function load(db: pg.Pool, s: DashboardSizes, log: (m: string) => void) {
     } catch {
       replica = false;
     }
-    // Events over the last 7 days, districts skewed (a few large, many small),
+    // Events over the last `spanDays` days (7 by default), districts skewed (a few large, many small),
     // 2,000 students per district, subject values as publishEvent stores them.
     await timed(
       "events",
@@ -68,13 +77,15 @@ async function load(db: pg.Pool, s: DashboardSizes, log: (m: string) => void) {
               ARRAY[tenant, 'tenant:' || tenant, stu, 'studentId:' || stu, asg, 'assignmentId:' || asg], at
          FROM (SELECT g, 'evt_' || lpad(g::text, 8, '0') AS id,
                       CASE WHEN g % 10 < 7 THEN 'assignment.graded' WHEN g % 10 < 9 THEN 'assignment.submitted' ELSE 'course.enrolled' END AS type,
-                      now() - interval '7 days' * (1 - g::float8 / $1) AS at, t,
+                      now() - make_interval(days => $3) * (1 - g::float8 / $1) AS at, t,
                       'dist_' || lpad(t::text, 3, '0') AS tenant,
                       'stu_' || lpad(t::text, 3, '0') || '_' || lpad(floor(random() * 2000)::int::text, 4, '0') AS stu,
                       'asg_' || (g % 400) AS asg
                  FROM generate_series(1, $1::int) g, LATERAL (SELECT 1 + floor($2 * random() ^ 2 + 0 * g)::int AS t) tt) x`,
-      [s.events, tenants],
+      [s.events, tenants, spanDays],
     );
+    // The events' keys (migration 0021), which the events trigger writes when triggers are on.
+    await timed("event_keys", "INSERT INTO event_keys (id, created_at) SELECT id, created_at FROM events ON CONFLICT (id) DO NOTHING");
     // Two deliveries per event (the district's two subscriptions). Older rows
     // are settled (delivered, or dead-lettered); the last day also holds
     // pending and scheduled ones. Sub 7 is a broken district: 30% dead letters.
@@ -84,7 +95,7 @@ async function load(db: pg.Pool, s: DashboardSizes, log: (m: string) => void) {
                                next_attempt_at, last_attempt_at, last_status_code, last_error_class, last_error_message,
                                dead_letter_reason, dead_lettered_at, delivered_at, created_at, updated_at)
        SELECT 'dlv_' || lpad(to_hex((extract(epoch FROM x.created_at) * 1000000)::bigint + x.k), 14, '0') || substr(md5(x.id || x.k), 1, 12),
-              encode(sha256(convert_to(sub || ':' || x.id, 'UTF8')), 'hex'), x.id, sub, x.type, st, n, n, x.created_at,
+              hl_delivery_key(sub, x.id), x.id, sub, x.type, st, n, n, x.created_at,
               CASE WHEN st IN ('pending', 'scheduled') THEN now() + interval '1 minute' * (r * 60) ELSE x.created_at END,
               CASE WHEN n > 0 THEN x.created_at + interval '1 minute' * (n - 1) * (n - 1) END,
               CASE WHEN st = 'delivered' THEN 200 WHEN reason = 'permanent' THEN 422 WHEN reason = 'gone' THEN 410 WHEN st = 'pending' THEN NULL
@@ -134,7 +145,9 @@ async function load(db: pg.Pool, s: DashboardSizes, log: (m: string) => void) {
     );
     if (replica) await c.query("SET session_replication_role = origin");
     const tIdx = performance.now();
-    for (const i of idx) await c.query(i.indexdef);
+    // A partitioned table's index reads "CREATE INDEX … ON ONLY public.attempts …": as written it would make
+    // the parent's index alone (invalid, no partition gets one) and every query below would seq-scan the months.
+    for (const i of idx) await c.query(String(i.indexdef).replace(" ON ONLY ", " ON "));
     timings.indexes = round((performance.now() - tIdx) / 1000, 1);
     await timed(
       "counters",
@@ -158,7 +171,7 @@ async function load(db: pg.Pool, s: DashboardSizes, log: (m: string) => void) {
 }
 
 export async function runDashboard(benchPg: BenchPg, s: DashboardSizes, log: (m: string) => void) {
-  const url = await benchPg.create("dashboard");
+  const url = await benchPg.create(s.name ?? "dashboard");
   const db = new pg.Pool({ connectionString: url, max: 6, statement_timeout: 10_000 });
   db.on("error", () => {});
   const prisma = createPrisma(url);
@@ -207,6 +220,10 @@ export async function runDashboard(benchPg: BenchPg, s: DashboardSizes, log: (m:
               (SELECT pg_size_pretty(pg_database_size(current_database()))) AS size`,
     );
     log(`dashboard: loaded ${JSON.stringify(counts[0])} in ${loadSeconds} s ${JSON.stringify(timings)}`);
+    const partitions = (await listPartitions(db))
+      .filter((p) => p.rowsEstimate > 0)
+      .map((p) => ({ name: p.name, rows: Math.round(p.rowsEstimate), mb: Math.round(p.bytes / 1048576) }));
+    log(`dashboard: partitions holding rows ${JSON.stringify(partitions)}`);
 
     // Inputs: real student ids, subscriptions weighted by size (as support would land on them).
     // A 1% page sample of a large table; a small table may sample no page at all, so fall back to a plain read.
@@ -214,31 +231,45 @@ export async function runDashboard(benchPg: BenchPg, s: DashboardSizes, log: (m:
       const { rows } = await db.query(`SELECT ${col} FROM events TABLESAMPLE SYSTEM (1) LIMIT 200`);
       return rows.length >= 10 ? rows : (await db.query(`SELECT ${col} FROM events ORDER BY id LIMIT 200`)).rows;
     };
-    const students = await sample(`subject->>'studentId' AS s`);
-    const eventIds = await sample("id");
-    const { rows: subIds } = await db.query(`SELECT id FROM subscriptions ORDER BY id`);
+    const students = await sample(`subject->>'studentId' AS s, tenant AS t`);
+    const eventIds = await sample("id, tenant AS t");
+    const { rows: subIds } = await db.query(`SELECT id, tenant AS t FROM subscriptions ORDER BY id`);
     const pick = <T>(a: T[], i: number) => a[(i * 7919) % a.length];
     const cursors = new Map<string, string>();
-    const queries: Record<string, (i: number) => Promise<unknown>> = {
-      "lookup by student id (findLookupResults)": (i) => findLookupResults({ q: pick(students, i).s }, db),
-      "lookup by event id (findLookupResults)": (i) => findLookupResults({ q: pick(eventIds, i).id }, db),
-      "subscription timeline, first page (findSubscriptionDeliveries)": async (i) => {
-        const r = await findSubscriptionDeliveries({ subscriptionId: pick(subIds, i).id }, db);
-        if (r.nextCursor) cursors.set(pick(subIds, i).id, r.nextCursor);
-        return r;
-      },
-      "subscription timeline, next page (cursor)": (i) => {
-        const id = pick(subIds, i).id;
-        return findSubscriptionDeliveries({ subscriptionId: id, cursor: cursors.get(id) }, db);
-      },
-      "subscription timeline, dead letters only": (i) => findSubscriptionDeliveries({ subscriptionId: pick(subIds, i).id, state: "dead_letter" }, db),
-      "DLQ depth now, by subscription and reason (getDlqSummary)": () => getDlqSummary({}, db),
-      "DLQ depth and age series, 24 h (findDlqHistory)": () => findDlqHistory({ hours: 24 }, db),
-      "subscription health list, 200 subscriptions (findSubscriptionHealth)": () => findSubscriptionHealth({}, db),
-      "one subscription's overview (getSubscriptionOverview)": (i) => getSubscriptionOverview({ id: pick(subIds, i).id }, db),
-      "API: GET /deliveries?q=<student id> (listDeliveries, Prisma)": (i) => listDeliveries(prisma, { q: pick(students, i).s, limit: 50 }),
-      "API: GET /deliveries?subscriptionId= (listDeliveries, Prisma)": (i) => listDeliveries(prisma, { subscriptionId: pick(subIds, i).id, limit: 50 }),
-    };
+    // Each query as a global viewer, then as a district's viewer (its tenant's rows only: the tenant
+    // condition inside the finders), on inputs from that district.
+    const variants: [string, (t: string | null) => Scope | undefined][] = [
+      ["", () => undefined],
+      [" [scoped to the input's tenant]", (t) => ({ tenantId: t })],
+    ];
+    const queries: Record<string, (i: number) => Promise<unknown>> = {};
+    for (const [suffix, as] of variants) {
+      Object.assign(queries, {
+        [`lookup by student id (findLookupResults)${suffix}`]: (i: number) => findLookupResults({ q: pick(students, i).s }, db, as(pick(students, i).t)),
+        [`lookup by event id (findLookupResults)${suffix}`]: (i: number) => findLookupResults({ q: pick(eventIds, i).id }, db, as(pick(eventIds, i).t)),
+        [`subscription timeline, first page (findSubscriptionDeliveries)${suffix}`]: async (i: number) => {
+          const sub = pick(subIds, i);
+          const r = await findSubscriptionDeliveries({ subscriptionId: sub.id, scope: as(sub.t) }, db);
+          if (r.nextCursor) cursors.set(sub.id, r.nextCursor);
+          return r;
+        },
+        [`subscription timeline, next page (cursor)${suffix}`]: (i: number) => {
+          const sub = pick(subIds, i);
+          return findSubscriptionDeliveries({ subscriptionId: sub.id, cursor: cursors.get(sub.id), scope: as(sub.t) }, db);
+        },
+        [`subscription timeline, dead letters only${suffix}`]: (i: number) =>
+          findSubscriptionDeliveries({ subscriptionId: pick(subIds, i).id, state: "dead_letter", scope: as(pick(subIds, i).t) }, db),
+        [`DLQ depth now, by subscription and reason (getDlqSummary)${suffix}`]: (i: number) => getDlqSummary({ scope: as(pick(subIds, i).t) }, db),
+        [`DLQ depth and age series, 24 h (findDlqHistory)${suffix}`]: (i: number) => findDlqHistory({ hours: 24, scope: as(pick(subIds, i).t) }, db),
+        [`subscription health list, 200 subscriptions (findSubscriptionHealth)${suffix}`]: (i: number) => findSubscriptionHealth({ scope: as(pick(subIds, i).t) }, db),
+        [`one subscription's overview (getSubscriptionOverview)${suffix}`]: (i: number) =>
+          getSubscriptionOverview({ id: pick(subIds, i).id, scope: as(pick(subIds, i).t) }, db),
+        [`API: GET /deliveries?q=<student id> (listDeliveries, Prisma)${suffix}`]: (i: number) =>
+          listDeliveries(prisma, { q: pick(students, i).s, limit: 50 }, as(pick(students, i).t)),
+        [`API: GET /deliveries?subscriptionId= (listDeliveries, Prisma)${suffix}`]: (i: number) =>
+          listDeliveries(prisma, { subscriptionId: pick(subIds, i).id, limit: 50 }, as(pick(subIds, i).t)),
+      });
+    }
     const out: Record<string, unknown> = {};
     for (const [name, fn] of Object.entries(queries)) {
       const ms: number[] = [];
@@ -264,6 +295,8 @@ export async function runDashboard(benchPg: BenchPg, s: DashboardSizes, log: (m:
     }
     return {
       loaded: counts[0],
+      spanDays: s.spanDays ?? 7,
+      partitions,
       loadSeconds,
       loadTimings: timings,
       attemptsFoldedByTheRealRollupAfterTheLoad: folded,

@@ -8,6 +8,7 @@ import type { BenchPg } from "../lib/pg";
 import type { Receiver } from "../lib/proc";
 import { createSubs, countState, pollUntil, seedDeliveries } from "../lib/seed";
 import { startWorkers } from "../lib/workers";
+import { notifyWorkers } from "../../lib/ledger/sql/seed";
 import { resetStatements, topStatements } from "../lib/pgstat";
 import { round } from "../lib/stats";
 import { profileOf } from "../lib/cpuprofile";
@@ -15,7 +16,16 @@ import { cpuMeter } from "../lib/cpu";
 import { signatureHeader } from "../../lib/signing/standard-webhooks";
 import { openSecret } from "../../lib/subscriptions/secrets";
 
-export type DrainOpts = { deliveries: number; subscriptions: number; workers: number; timeoutMs: number; cpuProfDir?: string; label: string; maxConcurrency?: number; workerEnv?: Record<string, string | undefined> };
+export type DrainOpts = {
+  deliveries: number;
+  subscriptions: number;
+  workers: number;
+  timeoutMs: number;
+  cpuProfDir?: string;
+  label: string;
+  maxConcurrency?: number;
+  workerEnv?: Record<string, string | undefined>;
+};
 
 async function seedBacklog(
   benchPg: BenchPg,
@@ -26,7 +36,10 @@ async function seedBacklog(
   const db = new pg.Pool({ connectionString: url, max: 4 });
   db.on("error", () => {});
   const subs = Array.from({ length: opts.subscriptions }, (_, i) => `sub_${String(i + 1).padStart(2, "0")}`);
-  await createSubs(db, subs.map((id) => ({ id, url: receiver.url(`ok/${id}`), state: opts.state, tenant: id, maxConcurrency: opts.maxConcurrency })));
+  await createSubs(
+    db,
+    subs.map((id) => ({ id, url: receiver.url(`ok/${id}`), state: opts.state, tenant: id, maxConcurrency: opts.maxConcurrency })),
+  );
   await seedDeliveries(db, { prefix: "evt_", count: opts.deliveries, subs, payloadBytes: 1024 });
   await db.query("VACUUM ANALYZE");
   await db.query("CHECKPOINT").catch(() => {});
@@ -52,7 +65,7 @@ export async function runDrain(benchPg: BenchPg, receiver: Receiver, opts: Drain
     await resetStatements(db, benchPg.statStatements);
     const meter = cpuMeter({ workers: workers.children.map((c) => c.pid), receiver: [receiver.child.pid], bench: [process.pid] }, benchPg.postmasterPid());
     const t0 = (await db.query("UPDATE subscriptions SET state = 'active' RETURNING clock_timestamp() AS t")).rows[0].t as Date;
-    await db.query("SELECT pg_notify('hookledger_deliveries', '')");
+    await notifyWorkers(db);
     done = await pollUntil(async () => (await countState(db, "delivered")) >= opts.deliveries, opts.timeoutMs, 100);
     const cpu = meter();
     const statements = await topStatements(db, benchPg.statStatements);
@@ -112,7 +125,8 @@ export async function runCronSweep(benchPg: BenchPg, receiver: Receiver, opts: {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const secrets = new Map<string, string>();
-  for (const s of (await client.query("SELECT subscription_id, secret FROM subscription_secrets")).rows) secrets.set(s.subscription_id, openSecret(s.secret));
+  for (const s of (await client.query("SELECT id, subscription_id, secret FROM subscription_secrets")).rows)
+    secrets.set(s.subscription_id, openSecret(s.secret, { id: s.id, subscriptionId: s.subscription_id }));
   let sent = 0;
   const t = performance.now();
   const end = t + opts.seconds * 1000;

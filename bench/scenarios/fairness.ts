@@ -8,6 +8,7 @@ import type { BenchPg } from "../lib/pg";
 import type { Receiver } from "../lib/proc";
 import { createSubs, countState, pollUntil, seedDeliveries } from "../lib/seed";
 import { startWorkers } from "../lib/workers";
+import { notifyWorkers } from "../../lib/ledger/sql/seed";
 import { medianBy, round } from "../lib/stats";
 
 async function healthyDrain(
@@ -20,7 +21,10 @@ async function healthyDrain(
   const db = new pg.Pool({ connectionString: url, max: 3 });
   db.on("error", () => {});
   const subs = Array.from({ length: opts.healthySubs }, (_, i) => `ok_${String(i + 1).padStart(2, "0")}`);
-  await createSubs(db, subs.map((id) => ({ id, url: healthyRx.url(`ok/${id}`), state: "paused", tenant: id })));
+  await createSubs(
+    db,
+    subs.map((id) => ({ id, url: healthyRx.url(`ok/${id}`), state: "paused", tenant: id })),
+  );
   if (badRx) {
     await createSubs(db, [{ id: "bad", url: badRx.url("hang/bad"), state: "paused", tenant: "bad", retryPolicy: { timeoutMs: 10_000 } }]);
     await seedDeliveries(db, { prefix: "bad_", count: opts.bad, subs: ["bad"] });
@@ -31,7 +35,7 @@ async function healthyDrain(
   const workers = await startWorkers(db, url, 1);
   try {
     await db.query("UPDATE subscriptions SET state = 'active'");
-    await db.query("SELECT pg_notify('hookledger_deliveries', '')");
+    await notifyWorkers(db);
     const done = await pollUntil(async () => (await countState(db, "delivered", subs)) >= opts.healthy, opts.timeoutMs, 100);
     const { rows } = await db.query(
       `SELECT (SELECT min(started_at) FROM attempts WHERE subscription_id <> 'bad') AS first,

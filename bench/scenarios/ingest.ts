@@ -1,7 +1,12 @@
 // 8. Ingest: events per second through POST /api/v1/events, each fanned out
-// to 3 subscriptions, over real HTTP. Served by the route handler mounted in a
-// node:http server (bench/ingest-server.ts), and by `next start` when a build
-// exists; beside each, the same server's no-op reference.
+// to 3 subscriptions, over real HTTP; and through POST /api/v1/events/batch in
+// batches of 500 sent with the typed client (hookledger/client), as a backfill
+// would. Served by the route handler mounted in a node:http server
+// (bench/ingest-server.ts); when a build exists, by server.ts (what
+// `hookledger start` and `npm start` run: the publish routes beside Next's
+// request handler on one port) and by plain `next start`; beside each, the
+// same server's no-op reference (for server.ts and next start that is Next's
+// own answer for a path without a route, its 404).
 import fs from "node:fs";
 import path from "node:path";
 import pg from "pg";
@@ -16,6 +21,7 @@ import { createApiToken } from "../../lib/auth/tokens";
 import { freePort } from "../../lib/db/embedded";
 import { profileOf } from "../lib/cpuprofile";
 import { cpuMeter } from "../lib/cpu";
+import { HookledgerClient } from "../../lib/client/hookledger";
 
 async function load(port: number, opts: { path: string; token: string; events: number; concurrency: number; prefix: string; maxSeconds?: number }) {
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: opts.concurrency, pipelining: 1 });
@@ -54,6 +60,58 @@ async function load(port: number, opts: { path: string; token: string; events: n
   return { events: next, concurrency: opts.concurrency, seconds: round(seconds, 2), perSecond: round(next / seconds), statuses, latencyMs: summary(ms) };
 }
 
+/** Batches of `batchSize` through the typed client, `concurrency` requests in flight, bounded in count and time. */
+async function loadBatches(port: number, opts: { token: string; events: number; batchSize: number; concurrency: number; prefix: string; maxSeconds: number }) {
+  const client = new HookledgerClient({ baseUrl: `http://127.0.0.1:${port}`, token: opts.token, timeoutMs: 60_000 });
+  const outcome = { created: 0, duplicate: 0, failed: 0 };
+  const ms: number[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  const deadline = t0 + opts.maxSeconds * 1000;
+  await Promise.all(
+    Array.from({ length: opts.concurrency }, async () => {
+      while (next < opts.events && performance.now() < deadline) {
+        const first = next;
+        next = Math.min(opts.events, next + opts.batchSize);
+        const events = Array.from({ length: next - first }, (_, k) => {
+          const i = first + k;
+          return {
+            id: `${opts.prefix}${i}`,
+            type: "assignment.graded",
+            data: { studentId: `stu_${i % 5000}`, assignmentId: `asg_${i % 40}`, score: i % 100, comment: "Well argued; cite the second source." },
+            subject: { tenant: "lincoln", studentId: `stu_${i % 5000}`, assignmentId: `asg_${i % 40}` },
+          };
+        });
+        const t = performance.now();
+        const r = await client.publishBatch(events);
+        ms.push(performance.now() - t);
+        for (const x of r.results) {
+          if ("error" in x) outcome.failed++;
+          else outcome[x.status]++;
+        }
+      }
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  return {
+    events: next,
+    batchSize: opts.batchSize,
+    concurrency: opts.concurrency,
+    seconds: round(seconds, 2),
+    perSecond: round(next / seconds),
+    ...outcome,
+    batchLatencyMs: summary(ms),
+  };
+}
+
+async function measureBatch(port: number, db: pg.Pool, opts: { token: string; events: number; label: string }) {
+  await loadBatches(port, { token: opts.token, events: 2_000, batchSize: 500, concurrency: 2, prefix: `warmb_${opts.label}_`, maxSeconds: 10 });
+  const before = (await db.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n as number;
+  const r = await loadBatches(port, { token: opts.token, events: opts.events, batchSize: 500, concurrency: 4, prefix: `bat_${opts.label}_`, maxSeconds: 20 });
+  const after = (await db.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n as number;
+  return { ...r, deliveriesWritten: after - before, fanOut: round((after - before) / r.events, 2) };
+}
+
 async function measure(
   server: { port: number; child: Child },
   db: pg.Pool,
@@ -66,16 +124,37 @@ async function measure(
   await resetStatements(db, benchPg.statStatements);
   const before = (await db.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n as number;
   const meter = cpuMeter({ server: [server.child.pid], bench: [process.pid] }, benchPg.postmasterPid());
-  const real = await load(server.port, { path: "/api/v1/events", token: opts.token, events: opts.events, concurrency: opts.concurrency, prefix: `evt_${opts.label}_`, maxSeconds: 20 });
+  const real = await load(server.port, {
+    path: "/api/v1/events",
+    token: opts.token,
+    events: opts.events,
+    concurrency: opts.concurrency,
+    prefix: `evt_${opts.label}_`,
+    maxSeconds: 20,
+  });
   const cpu = meter();
   const statements = await topStatements(db, benchPg.statStatements, 8);
   const after = (await db.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n as number;
-  const reference = await load(server.port, { path: "/noop", token: opts.token, events: opts.events, concurrency: opts.concurrency, prefix: `noop_${opts.label}_`, maxSeconds: 10 });
+  const reference = await load(server.port, {
+    path: "/noop",
+    token: opts.token,
+    events: opts.events,
+    concurrency: opts.concurrency,
+    prefix: `noop_${opts.label}_`,
+    maxSeconds: 10,
+  });
   let whatIf: Record<string, unknown> | undefined;
   if (opts.whatIf) {
     await load(server.port, { path: "/what-if/one-statement", token: opts.token, events: 200, concurrency: 8, prefix: `warmone_${opts.label}_`, maxSeconds: 5 });
     const b2 = (await db.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n as number;
-    const one = await load(server.port, { path: "/what-if/one-statement", token: opts.token, events: opts.events, concurrency: opts.concurrency, prefix: `one_${opts.label}_`, maxSeconds: 10 });
+    const one = await load(server.port, {
+      path: "/what-if/one-statement",
+      token: opts.token,
+      events: opts.events,
+      concurrency: opts.concurrency,
+      prefix: `one_${opts.label}_`,
+      maxSeconds: 10,
+    });
     const a2 = (await db.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n as number;
     whatIf = {
       oneStatementRawPg: { ...one, fanOut: round((a2 - b2) / one.events, 2), ratioToReference: round(one.perSecond / reference.perSecond, 3) },
@@ -103,9 +182,15 @@ export async function runIngest(benchPg: BenchPg, opts: { events: number; concur
   const prisma = createPrisma(url);
   const out: Record<string, unknown> = {};
   try {
-    await createSubs(db, ["sub_lincoln_sis", "sub_lincoln_lms", "sub_analytics"].map((id, i) => ({ id, url: `https://${id}.example.test/hooks`, tenant: i < 2 ? "lincoln" : null })));
+    await createSubs(
+      db,
+      ["sub_lincoln_sis", "sub_lincoln_lms", "sub_analytics"].map((id, i) => ({ id, url: `https://${id}.example.test/hooks`, tenant: i < 2 ? "lincoln" : null })),
+    );
     // A few other districts' subscriptions that must not match.
-    await createSubs(db, ["sub_jefferson", "sub_madison"].map((id) => ({ id, url: `https://${id}.example.test/hooks`, tenant: id.slice(4) })));
+    await createSubs(
+      db,
+      ["sub_jefferson", "sub_madison"].map((id) => ({ id, url: `https://${id}.example.test/hooks`, tenant: id.slice(4) })),
+    );
     const { token } = await createApiToken(prisma, { role: "producer", name: "bench-producer" });
     const env = { DATABASE_URL: url, LOG_LEVEL: "warn", HOOKLEDGER_SAMPLER: "0" };
 
@@ -115,6 +200,10 @@ export async function runIngest(benchPg: BenchPg, opts: { events: number; concur
       out.routeHandlerInNodeHttp = {
         server: "app/api/v1/events/route.ts POST mounted in node:http (bench/ingest-server.ts), separate process",
         ...(await measure({ port, child: handler }, db, benchPg, { token, events: opts.events, concurrency: opts.concurrency, label: "h", whatIf: true })),
+      };
+      out.batchRouteHandlerInNodeHttp = {
+        server: "app/api/v1/events/batch/route.ts POST in the same node:http server; batches of 500 through lib/client/hookledger.ts, 4 in flight",
+        ...(await measureBatch(port, db, { token, events: opts.events * 10, label: "h" })),
       };
     } finally {
       await handler.stop(3000);
@@ -137,6 +226,51 @@ export async function runIngest(benchPg: BenchPg, opts: { events: number; concur
 
     const buildId = path.join(ROOT, ".next", "BUILD_ID");
     if (opts.tryNext && fs.existsSync(buildId)) {
+      // server.ts as `hookledger start` runs it: single publish beside Next's 404 path in the same
+      // process, then batches of 500 through the typed client.
+      const cport = await freePort();
+      const server = startChild(["bin/run-ts.mjs", "server.ts", "-p", String(cport), "-H", "127.0.0.1"], {
+        name: "server.ts",
+        env: { ...env, NEXT_TELEMETRY_DISABLED: "1" },
+      });
+      try {
+        await server.waitFor(/listening on/, 90_000);
+        const buildAt = fs.statSync(buildId).mtime.toISOString();
+        out.customServer = {
+          server: `server.ts (hookledger start's dashboard; the .next build of ${buildAt}), separate process; reference: Next's 404 path in the same process`,
+          ...(await measure({ port: cport, child: server }, db, benchPg, { token, events: opts.events, concurrency: opts.concurrency, label: "c" })),
+        };
+        out.batchCustomServer = {
+          server: "server.ts, POST /api/v1/events/batch; batches of 500 through lib/client/hookledger.ts, 4 in flight",
+          ...(await measureBatch(cport, db, { token, events: opts.events * 10, label: "c" })),
+        };
+      } catch (err) {
+        out.customServer = { error: (err as Error).message };
+        log(`ingest: server.ts: ${(err as Error).message}`);
+      } finally {
+        await server.stop(5000);
+        await sleep(200);
+      }
+      if (opts.cpuProfDir) {
+        // A second, profiled server.ts: where its CPU goes under single publishes, then under batches.
+        const pport = await freePort();
+        const prof = startChild(["bin/run-ts.mjs", "server.ts", "-p", String(pport), "-H", "127.0.0.1"], {
+          name: "server.ts (profiled)",
+          env: { ...env, NEXT_TELEMETRY_DISABLED: "1" },
+          nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${opts.cpuProfDir}`],
+        });
+        try {
+          await prof.waitFor(/listening on/, 90_000);
+          await load(pport, { path: "/api/v1/events", token, events: Math.min(opts.events, 5_000), concurrency: opts.concurrency, prefix: "cprof_", maxSeconds: 6 });
+          await loadBatches(pport, { token, events: 10_000, batchSize: 500, concurrency: 4, prefix: "cprofb_", maxSeconds: 6 });
+        } catch (err) {
+          log(`ingest: server.ts (profiled): ${(err as Error).message}`);
+        } finally {
+          await prof.stop(5000);
+        }
+        out.customServerCpuProfile = profileOf(opts.cpuProfDir, prof.pid);
+      }
+
       const port = await freePort();
       const next = startChild([path.join(ROOT, "node_modules", "next", "dist", "bin", "next"), "start", "-p", String(port), "-H", "127.0.0.1"], {
         name: "next start",
@@ -158,7 +292,10 @@ export async function runIngest(benchPg: BenchPg, opts: { events: number; concur
         if (!ready) throw new Error(`next start did not answer within 60 s:\n${next.tail()}`);
         const buildAt = fs.statSync(buildId).mtime.toISOString();
         const real = await measure({ port, child: next }, db, benchPg, { token, events: opts.events, concurrency: opts.concurrency, label: "n" });
-        out.nextStart = { server: `next start (the existing .next build of ${buildAt}), separate process; reference: no-op is not a Next route, so it is the 404 path`, ...real };
+        out.nextStart = {
+          server: `next start (the existing .next build of ${buildAt}), separate process; reference: no-op is not a Next route, so it is the 404 path`,
+          ...real,
+        };
       } catch (err) {
         out.nextStart = { error: (err as Error).message };
         log(`ingest: next start: ${(err as Error).message}`);

@@ -19,7 +19,10 @@ export async function runRetryTiming(
   const db = new pg.Pool({ connectionString: url, max: 3 });
   db.on("error", () => {});
   const subs = Array.from({ length: opts.subscriptions }, (_, i) => `sub_${String(i + 1).padStart(2, "0")}`);
-  await createSubs(db, subs.map((id) => ({ id, url: receiver.url(`ok/${id}`), tenant: id })));
+  await createSubs(
+    db,
+    subs.map((id) => ({ id, url: receiver.url(`ok/${id}`), tenant: id })),
+  );
   await db.query("VACUUM ANALYZE");
   const workers = await startWorkers(db, url, 1);
   await resetStatements(db, benchPg.statStatements);

@@ -1,0 +1,28 @@
+import { startEmbedded, dataDir } from "../lib/db/embedded";
+import { migrate } from "../lib/db/migrate";
+
+export type CliDatabase = { url: string; embedded: boolean; owned: boolean; stop: () => Promise<void> };
+
+/**
+ * DATABASE_URL if set; otherwise the embedded server, found running or started
+ * (and then owned by this process, which stops it when done).
+ */
+export async function openDatabase(opts: { quiet?: boolean } = {}): Promise<CliDatabase> {
+  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, embedded: false, owned: false, stop: async () => {} };
+  const log = opts.quiet ? undefined : (m: string) => process.env.LOG_LEVEL === "debug" && console.error(`[postgres] ${m}`);
+  const pg = await startEmbedded({ log });
+  if (pg.owned && !opts.quiet) console.error(`Embedded PostgreSQL started (data in ${dataDir()}/postgres, port ${pg.info.port}).`);
+  process.env.DATABASE_URL = pg.url;
+  return { url: pg.url, embedded: true, owned: pg.owned, stop: pg.stop };
+}
+
+/** Runs `fn` against a migrated database, stopping an embedded server this process started. */
+export async function withDatabase<T>(fn: (url: string) => Promise<T>): Promise<T> {
+  const db = await openDatabase({ quiet: true });
+  try {
+    await migrate(db.url);
+    return await fn(db.url);
+  } finally {
+    if (db.owned) await db.stop();
+  }
+}

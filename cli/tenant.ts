@@ -1,0 +1,51 @@
+// `hookledger tenant create|list`: tenants (districts) as rows. Users and
+// tokens are confined to one with `--tenant` (`hookledger user create`,
+// `hookledger token create`); subscriptions name theirs.
+import type { Command } from "commander";
+import { withDatabase } from "./db";
+import { cliPrincipal } from "./options";
+
+export function registerTenantCommands(program: Command) {
+  const tenant = program.command("tenant").description("Tenants (districts).");
+  tenant
+    .command("create")
+    .description("Register a tenant.")
+    .requiredOption("--id <id>", "the tenant's id, as producers send it in subject.tenant (e.g. lincoln)")
+    .requiredOption("--name <name>", 'its name, e.g. "Lincoln USD"')
+    .action(async (opts: { id: string; name: string }) => {
+      await withDatabase(async (url) => {
+        const { createPrisma } = await import("../lib/db/prisma");
+        const { createTenant } = await import("../lib/tenants/service");
+        const { AppError, fromZod } = await import("../lib/errors");
+        const { ZodError } = await import("zod");
+        const prisma = createPrisma(url);
+        try {
+          const t = await createTenant(prisma, { id: opts.id, name: opts.name }, cliPrincipal());
+          console.log(`Created tenant ${t.id} (${t.name}).`);
+        } catch (err) {
+          const e = err instanceof ZodError ? fromZod(err, "--id/--name") : err;
+          if (e instanceof AppError) {
+            console.error(`hookledger tenant create: ${e.message}`);
+            process.exitCode = 2;
+          } else throw err;
+        } finally {
+          await prisma.$disconnect();
+        }
+      });
+    });
+  tenant
+    .command("list")
+    .description("List the tenants.")
+    .action(async () => {
+      await withDatabase(async (url) => {
+        const { createPrisma } = await import("../lib/db/prisma");
+        const { listTenants } = await import("../lib/tenants/service");
+        const prisma = createPrisma(url);
+        try {
+          for (const t of await listTenants(prisma, cliPrincipal())) console.log(`${t.id}\t${t.name}`);
+        } finally {
+          await prisma.$disconnect();
+        }
+      });
+    });
+}

@@ -1,0 +1,43 @@
+// `hookledger token create`: an API token, printed alone on the last line and
+// never shown again. `--tenant` confines it to one tenant (district): a
+// producer token then publishes for that tenant only, any other role reads and
+// acts on that tenant's subscriptions and deliveries only.
+import type { Command } from "commander";
+import { ROLES, type Role } from "../lib/auth/permissions";
+import { withDatabase } from "./db";
+
+export function registerTokenCommands(program: Command) {
+  const token = program.command("token").description("API tokens.");
+  token
+    .command("create")
+    .description("Create an API token; the token is printed alone on the last line and never shown again.")
+    .requiredOption("--role <role>", `one of ${ROLES.join(", ")}`)
+    .option("--name <name>", "a label for audit rows")
+    .option("--tenant <id>", "confine the token to this tenant (it must exist: `hookledger tenant create`); default: global")
+    .action(async (opts: { role: string; name?: string; tenant?: string }) => {
+      if (!ROLES.includes(opts.role as Role)) {
+        console.error(`--role must be one of ${ROLES.join(", ")} (got ${opts.role}).`);
+        process.exit(2);
+      }
+      await withDatabase(async (url) => {
+        const { createPrisma } = await import("../lib/db/prisma");
+        const { createApiToken } = await import("../lib/auth/tokens");
+        const { requireTenant } = await import("../lib/tenants/service");
+        const { AppError } = await import("../lib/errors");
+        const prisma = createPrisma(url);
+        try {
+          const tenantId = await requireTenant(prisma, opts.tenant, "--tenant");
+          const t = await createApiToken(prisma, { role: opts.role as Role, name: opts.name, tenantId });
+          console.log(`Created ${t.role} token "${t.name}" (${t.id})${tenantId ? ` for tenant ${tenantId}` : ""}. Store it now; it is not shown again.`);
+          console.log(t.token);
+        } catch (err) {
+          if (err instanceof AppError) {
+            console.error(`hookledger token create: ${err.message}`);
+            process.exitCode = 2;
+          } else throw err;
+        } finally {
+          await prisma.$disconnect();
+        }
+      });
+    });
+}

@@ -1,0 +1,40 @@
+// `hookledger user create`: dashboard users, with a one-time password printed
+// alone on the last line (docs/API.md).
+import type { Command } from "commander";
+import { USER_ROLES } from "../lib/auth/users";
+import { withDatabase } from "./db";
+
+export function registerUserCommands(program: Command) {
+  const user = program.command("user").description("Dashboard users.");
+  user
+    .command("create")
+    .description("Create a dashboard user; a one-time password is printed alone on the last line and never shown again.")
+    .requiredOption("--email <email>", "the user's email, used to sign in and in audit rows")
+    .requiredOption("--role <role>", `one of ${USER_ROLES.join(", ")} (producers use API tokens: \`hookledger token create --role producer\`)`)
+    .option("--tenant <id>", "confine the user to this tenant (it must exist: `hookledger tenant create`); default: global")
+    .action(async (opts: { email: string; role: string; tenant?: string }) => {
+      await withDatabase(async (url) => {
+        const { createPrisma } = await import("../lib/db/prisma");
+        const { createUser } = await import("../lib/auth/users");
+        const { AppError } = await import("../lib/errors");
+        const { requireTenant } = await import("../lib/tenants/service");
+        const prisma = createPrisma(url);
+        try {
+          const tenantId = await requireTenant(prisma, opts.tenant, "--tenant");
+          // The operator sees this password, so the user must choose their own at first sign-in.
+          const u = await createUser(prisma, { email: opts.email, role: opts.role, mustChangePassword: true, tenantId });
+          console.log(
+            `Created ${u.role} user ${u.email} (${u.id})${tenantId ? ` for tenant ${tenantId}` : ""}. Sign in with this one-time password now (it is not shown again); the dashboard then asks for a new one.`,
+          );
+          console.log(u.password);
+        } catch (err) {
+          if (err instanceof AppError) {
+            console.error(`hookledger user create: ${err.message}`);
+            process.exitCode = 2;
+          } else throw err;
+        } finally {
+          await prisma.$disconnect();
+        }
+      });
+    });
+}

@@ -1,0 +1,96 @@
+// The dashboard's HTTP server, as `hookledger start` and `npm start` run it
+// (node bin/run-ts.mjs server.ts -p PORT [-H HOST]): one process, one port.
+// POST /api/v1/events and POST /api/v1/events/batch, the producers' hot
+// path, go straight to their route handlers (the same functions Next serves:
+// same auth, body limits, validation and answers, with the headers
+// next.config.ts gives those paths); everything else, those paths' other
+// methods included, goes to Next's own request handler.
+//
+// Why: through `next start` the publish route ran at about a third of its
+// speed in a plain node:http server (828 against 2,325 events/s; BENCHMARKS.md
+// F5b): Next's per-request machinery (router, web streams, tracing) cost ~2 ms
+// of CPU per request, more than the route itself. A second port for ingest
+// would move every producer's URL; this keeps it.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import type { FastRoute } from "./lib/server/http";
+
+// As `next start` does: the dashboard is the production build, whatever the shell's NODE_ENV.
+(process.env as Record<string, string>).NODE_ENV = "production";
+
+async function main() {
+  const { values } = parseArgs({
+    options: { port: { type: "string", short: "p" }, hostname: { type: "string", short: "H" } },
+    strict: true,
+  });
+  const port = Number(values.port ?? process.env.PORT ?? 3000);
+  // Unset: every interface, as `next start` without -H; Next builds request URLs with "localhost" then.
+  const listenHost = values.hostname?.trim() || undefined;
+
+  // After NODE_ENV is set: these modules read the environment when loaded.
+  const [{ default: next }, events, batch, { MAX_BODY_BYTES }, { MAX_BATCH_BYTES }, { createHookledgerServer }, { default: nextConfig }, { logger }] = await Promise.all([
+    import("next"),
+    import("./app/api/v1/events/route"),
+    import("./app/api/v1/events/batch/route"),
+    import("./lib/api/handler"),
+    import("./lib/events/batch"),
+    import("./lib/server/http"),
+    import("./next.config"),
+    import("./lib/log"),
+  ]);
+  // Next's own pieces for what it adds to every app route's answer: its compression middleware
+  // (gzip over 1 KB when the client accepts it, Vary: Accept-Encoding) and its router's Vary.
+  const compression = createRequire(import.meta.url)("next/dist/compiled/compression") as () => (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+  const h = await import("next/dist/client/components/app-router-headers");
+  const vary = [h.RSC_HEADER, h.NEXT_ROUTER_STATE_TREE_HEADER, h.NEXT_ROUTER_PREFETCH_HEADER, h.NEXT_ROUTER_SEGMENT_PREFETCH_HEADER].join(", ");
+
+  const fast = new Map<string, FastRoute>([
+    ["/api/v1/events", { handler: events.POST, maxBytes: MAX_BODY_BYTES }],
+    ["/api/v1/events/batch", { handler: batch.POST, maxBytes: MAX_BATCH_BYTES }],
+  ]);
+  const rules = nextConfig.headers ? await nextConfig.headers() : [];
+  const urlHost = { hostname: listenHost && listenHost !== "0.0.0.0" && listenHost !== "::" ? listenHost : "localhost", port };
+  // HOOKLEDGER_SERVER_FAST_PATH=0 sends everything to Next (test/server.test.ts compares the two answers).
+  const fastPath = process.env.HOOKLEDGER_SERVER_FAST_PATH !== "0";
+
+  const app = next({ dev: false, dir: path.dirname(fileURLToPath(import.meta.url)), hostname: listenHost, port });
+  const nextHandle = app.getRequestHandler();
+  await app.prepare();
+
+  const server = createHookledgerServer({
+    routes: fastPath ? fast : new Map(),
+    rules,
+    fallback: nextHandle,
+    urlHost,
+    vary,
+    compress: nextConfig.compress === false ? undefined : compression(),
+    onError: (err) => logger.error({ err }, "server.ts: fast path failed"),
+  });
+  // Producers keep connections open between publishes (Node's default would close them after 5 s idle).
+  server.keepAliveTimeout = 65_000;
+  server.listen(port, listenHost, () => {
+    console.log(`hookledger dashboard listening on http://${urlHost.hostname.includes(":") ? `[${urlHost.hostname}]` : urlHost.hostname}:${port}`);
+  });
+
+  // SIGTERM from `hookledger start` (or SIGINT from a terminal's Ctrl-C): stop taking connections, let
+  // requests in flight (a publish waiting for its group's commit) answer, then exit; never more than 1.5 s.
+  // A kept-alive connection is closed as soon as it falls idle (server.close alone would wait for it to time out).
+  let closing = false;
+  const stop = () => {
+    if (closing) return;
+    closing = true;
+    server.close(() => process.exit(0));
+    setInterval(() => server.closeIdleConnections(), 50).unref();
+    setTimeout(() => process.exit(0), 1_500).unref();
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
