@@ -3,7 +3,8 @@
 // the tenant on the principal, a scoped producer's batch (its own tenant's
 // events published, another's refused at their index), bulk redrive and
 // resolve confined to the caller's tenant in SQL whatever the filter, and the
-// audit rows of scoped work carrying the tenant.
+// audit rows of scoped work carrying the tenant, and the event types a
+// district's viewer is offered (its own only).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, tableCounts, type TestDb } from "./db";
 import { call, tokenFor } from "./api";
@@ -19,6 +20,8 @@ import { createTokenAsAdmin, createUserAsAdmin, findTokens } from "../lib/auth/a
 import { principalFromSessionCookie, SYSTEM } from "../lib/auth/principal";
 import { newSession, sealSession } from "../lib/auth/cookies";
 import { createSubscription } from "../lib/subscriptions/service";
+import { findEventTypeChoices } from "../lib/dashboard/subscriptions";
+import { GLOBAL_SCOPE } from "../lib/tenants/scope";
 
 let db: TestDb;
 let admin: string;
@@ -193,5 +196,18 @@ describe("scoped producers and bulk operations", () => {
     expect((await call(redrives.GET, { token: jeff })).json.items).toEqual([]);
     const audit = await db.pool.query("SELECT tenant_id FROM audit_entries WHERE action = 'redrive.create' AND target_id = $1", [created.json.id]);
     expect(audit.rows).toEqual([{ tenant_id: "lincoln" }]);
+  });
+});
+
+describe("the New subscription dialog's event types", () => {
+  it("a district's viewer is offered its own district's published types only; a global viewer every type", async () => {
+    await seedEvent(db.pool, { id: "evt_types_l", type: "roster.synced", subject: { tenant: "lincoln" } });
+    await seedEvent(db.pool, { id: "evt_types_j", type: "jefferson.only_type", subject: { tenant: "jefferson" } });
+    await seedEvent(db.pool, { id: "evt_types_none", type: "platform.wide_type" });
+    const lincoln = await findEventTypeChoices({ tenantId: "lincoln" }, db.prisma);
+    expect(lincoln).toContain("roster.synced");
+    expect(lincoln).not.toContain("jefferson.only_type");
+    expect(lincoln).not.toContain("platform.wide_type");
+    expect(await findEventTypeChoices(GLOBAL_SCOPE, db.prisma)).toEqual(expect.arrayContaining(["roster.synced", "jefferson.only_type", "platform.wide_type"]));
   });
 });

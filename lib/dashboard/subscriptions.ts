@@ -302,7 +302,7 @@ export async function assertSubscriptionInScope(db: LedgerDb, id: string, scope:
   if (rows.length === 0) throw notFound("Subscription", id);
 }
 
-/** The event types producers have published, for the "New subscription" dialog's picker. */
-export async function findEventTypeChoices(db: LedgerDb = ledgerDb()): Promise<string[]> {
-  return findPublishedEventTypes(db);
+/** The event types producers have published, for the "New subscription" dialog's picker: a district's own, for a district's viewer. */
+export async function findEventTypeChoices(scope: Scope = GLOBAL_SCOPE, db: LedgerDb = ledgerDb()): Promise<string[]> {
+  return findPublishedEventTypes(db, 500, scope.tenantId);
 }

@@ -15,7 +15,7 @@ export default async function SubscriptionsPage({ searchParams }: { searchParams
   const [items, tenants, eventTypes] = await Promise.all([
     findSubscriptionHealth({ tenant: t, archived: showArchived, scope: scopeOf(viewer) }),
     findTenants(undefined, scopeOf(viewer)),
-    canCreate ? findEventTypeChoices() : Promise.resolve([]),
+    canCreate ? findEventTypeChoices(scopeOf(viewer)) : Promise.resolve([]),
   ]);
   return (
     <SubscriptionsClient

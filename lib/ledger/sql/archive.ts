@@ -43,9 +43,22 @@ export async function countInFlight(db: LedgerDb, subscriptionId: string): Promi
 /**
  * The event types producers have published, for the "New subscription"
  * dialog: a loose index scan over events_type_created (one index probe per
- * distinct type), so it costs the number of types, not the number of events.
+ * distinct type), so it costs the number of types, not the number of events;
+ * with a tenant, that tenant's recently published types only.
  */
-export async function findPublishedEventTypes(db: LedgerDb, limit = 500): Promise<string[]> {
+export async function findPublishedEventTypes(db: LedgerDb, limit = 500, tenant: string | null = null): Promise<string[]> {
+  if (tenant !== null) {
+    // One district's types: only its own events can reach its subscriptions
+    // (hl_subscription_matches), and another district's type names are not
+    // its to read. Its latest events, newest first through events_tenant_created:
+    // bounded, where a loose scan of the type index would wade through every
+    // other district's rows.
+    const own = await queryRows<{ type: string }>(
+      db,
+      sql`SELECT DISTINCT type FROM (SELECT type FROM events WHERE tenant = ${tenant} ORDER BY created_at DESC LIMIT 5000) r ORDER BY type LIMIT ${limit}::int`,
+    );
+    return own.map((r) => r.type);
+  }
   const rows = await queryRows<{ type: string }>(
     db,
     sql`WITH RECURSIVE t AS (
