@@ -400,7 +400,9 @@ describe("erasure", () => {
       reason: "records request 2291",
       details: { subjectKey: "studentId", tenant: null, events: 2, opsEvents: 2, deliveries: 6, resolved: 4, attempts: receipt.attempts },
     });
+    expect(audit[1].tenantId).toBeNull();
     expect(audit[0].actor).toMatch(/^cli:/);
+    expect(audit[0].tenantId).toBe("lincoln");
     expect(audit[0].details).toMatchObject({ subjectKey: "studentId", tenant: "lincoln", events: 3, opsEvents: 6, deliveries: 21, resolved: 18 });
     expect(tenantReceipt).toContain(audit[0].targetId);
     const rows = (await db.pool.query("SELECT * FROM erasures ORDER BY started_at")).rows;

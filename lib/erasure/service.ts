@@ -130,6 +130,8 @@ export async function createErasure(prisma: PrismaClient, input: TCreateErasure,
       targetId: id,
       reason,
       details: { subjectKey: match.key, tenant: match.tenant, ...total },
+      // A district's erasure shows in that district's audit trail.
+      tenantId: match.tenant ?? undefined,
     });
     return row;
   });
