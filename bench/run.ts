@@ -1,6 +1,7 @@
 // `npm run bench` (full, < 15 min), `npm run bench -- --quick` (< 2 min),
 // `--tiny` (seconds: the smoke test). Options: --only a,b  --out DIR  --profile
-// `--only dashboard10m [--dashboard10m-events N] --time-limit S`: the dashboard at 10 M deliveries (not in a default run).
+// `--only dashboard10m [--dashboard10m-events N] [--dashboard10m-retention-seconds S] --time-limit S`: the dashboard
+// at 10 M deliveries, then an erasure and a retention run expiring three of its six months (not in a default run).
 // Writes <out>/latest.json (default bench/results) and, for a full run, the
 // figures section of BENCHMARKS.md.
 import fs from "node:fs";
@@ -174,7 +175,10 @@ try {
   // hour or more and ~40 GB on a small machine; --dashboard10m-events N seeds N events (2 N deliveries) instead.
   if (only?.includes("dashboard10m")) {
     const events = Number(arg("--dashboard10m-events") ?? 5_000_000);
-    await step("dashboard10m", () => runDashboard(bp, { events, subscriptions: 200, iterations: 100, spanDays: 182, name: "dashboard10m" }, log));
+    const retentionSeconds = Number(arg("--dashboard10m-retention-seconds") ?? 600);
+    await step("dashboard10m", () =>
+      runDashboard(bp, { events, subscriptions: 200, iterations: 100, spanDays: 182, name: "dashboard10m", lifecycle: { retentionSeconds } }, log),
+    );
   }
   await step("ingest", () =>
     runIngest(

@@ -5,7 +5,8 @@
 // real dashboard query functions timed with varied inputs. `dashboard10m`
 // runs the same with 5,000,000 events (10,000,000 deliveries, ~30,000,000
 // attempts) spread over 182 days, so six month partitions of events and
-// attempts (made beforehand, as the maintenance would have) hold the data.
+// attempts (made beforehand, as the maintenance would have) hold the data,
+// and then times an erasure and a retention run on that ledger.
 import pg from "pg";
 import type { BenchPg } from "../lib/pg";
 import { summary, round } from "../lib/stats";
@@ -19,9 +20,18 @@ import { refreshHourlyStats, rollupAttemptStats, sampleDlq } from "../../lib/dlq
 import { LATENCY_BOUNDS_MS, LATENCY_BUCKETS } from "../../lib/dashboard/latency";
 import { ensurePartitions, listPartitions } from "../../lib/ledger/sql/partitions";
 import type { Scope } from "../../lib/tenants/scope";
+import { runScaleLifecycle } from "./scale-lifecycle";
 
 /** `spanDays`: how far back the events go (default 7). */
-export type DashboardSizes = { events: number; subscriptions: number; iterations: number; spanDays?: number; name?: string };
+export type DashboardSizes = {
+  events: number;
+  subscriptions: number;
+  iterations: number;
+  spanDays?: number;
+  name?: string;
+  /** After the queries, on the same ledger: an erasure and a retention run (bench/scenarios/scale-lifecycle.ts). */
+  lifecycle?: { retentionSeconds: number };
+};
 
 async function load(db: pg.Pool, s: DashboardSizes, _log: (m: string) => void) {
   const c = await db.connect();
@@ -293,6 +303,7 @@ export async function runDashboard(benchPg: BenchPg, s: DashboardSizes, log: (m:
       out[name] = { ...sm, meetsTarget: !slow, ...(error ? { error } : {}), ...(slow ? { topStatements: await topStatements(db, benchPg.statStatements, 3) } : {}) };
       log(`dashboard: ${name}: p50 ${sm.p50} ms, p95 ${sm.p95} ms${error ? ` (error: ${error})` : ""}`);
     }
+    const lifecycle = s.lifecycle ? await runScaleLifecycle(url, prisma, { spanDays: s.spanDays ?? 7, retentionSeconds: s.lifecycle.retentionSeconds }, log) : undefined;
     return {
       loaded: counts[0],
       spanDays: s.spanDays ?? 7,
@@ -303,6 +314,7 @@ export async function runDashboard(benchPg: BenchPg, s: DashboardSizes, log: (m:
       iterationsPerQuery: s.iterations,
       targetP95Ms: 150,
       queries: out,
+      ...(lifecycle ? { lifecycle } : {}),
     };
   } finally {
     await prisma.$disconnect();
