@@ -66,6 +66,14 @@ test("a failing endpoint is paused for failing, probed, and resumed; the page sh
   await expect.poll(async () => (await api(request, "GET", `/api/v1/subscriptions/${id}`)).json.health.lastProbe?.status, { timeout: 20_000 }).toBe(503);
 
   await signIn(page, "manager");
+  // The list tells the failure window's pause from an operator's.
+  await page.goto(`/subscriptions?tenant=lincoln_${run}`);
+  await expect(
+    page
+      .getByRole("row")
+      .filter({ has: page.getByRole("link", { name: `Lincoln gradebook ${run}` }) })
+      .getByText("Paused (failing)"),
+  ).toBeVisible();
   await page.goto(`/subscriptions/${id}`);
   const card = page.getByRole("region", { name: "Endpoint health" });
   await expect(card.getByText("Paused (failing)")).toBeVisible();

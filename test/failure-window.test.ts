@@ -10,6 +10,7 @@ import { createTestDatabase, type TestDb } from "./db";
 import { createSub, deliveryOf, seedEvents, startReceiver, waitFor, worker, type Receiver } from "./worker-helpers";
 import { deliveryKey } from "../lib/ledger/delivery-key";
 import { updateSubscription } from "../lib/subscriptions/service";
+import { findSubscriptionHealth } from "../lib/dashboard/subscriptions";
 import { SYSTEM } from "../lib/auth/principal";
 import type { DeliveryWorker } from "../worker/worker";
 
@@ -194,6 +195,8 @@ describe("a 503-forever endpoint with a 2 s window, 3 attempts", () => {
   it("a manual pause says manual; a resume by hand clears the reason", async () => {
     const paused = await updateSubscription(db.prisma, "sub_fw", { state: "paused", reason: "district maintenance" }, SYSTEM);
     expect(paused).toMatchObject({ state: "paused", pausedReason: "manual", pausedAt: expect.any(String) });
+    // The subscriptions list tells an operator's pause from the failure window's.
+    expect((await findSubscriptionHealth({ ids: ["sub_fw"] }, db.pool))[0].pausedReason).toBe("manual");
     const resumed = await updateSubscription(db.prisma, "sub_fw", { state: "active" }, SYSTEM);
     expect(resumed).toMatchObject({ state: "active", pausedReason: null, pausedAt: null });
     expect((await sub("sub_fw")).paused_reason).toBeNull();
@@ -204,12 +207,14 @@ it("a resume by hand of a subscription paused for failing clears the reason, the
   await db.pool.query(
     "UPDATE subscriptions SET state = 'paused', paused_reason = 'failing', paused_at = now(), failing_since = now() - interval '1 day', failing_attempts = 40, next_probe_at = now() + interval '1 hour' WHERE id = 'sub_fw'",
   );
+  expect((await findSubscriptionHealth({ ids: ["sub_fw"] }, db.pool))[0]).toMatchObject({ state: "paused", pausedReason: "failing" });
   expect(await updateSubscription(db.prisma, "sub_fw", { state: "active" }, SYSTEM)).toMatchObject({
     state: "active",
     pausedReason: null,
     pausedAt: null,
     health: { failingSince: null, failedAttempts: 0, nextProbeAt: null },
   });
+  expect((await findSubscriptionHealth({ ids: ["sub_fw"] }, db.pool))[0].pausedReason).toBeNull();
   const s = await sub("sub_fw");
   expect(s).toMatchObject({ paused_reason: null, failing_since: null, failing_attempts: 0, next_probe_at: null });
 });

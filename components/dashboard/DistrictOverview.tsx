@@ -9,7 +9,7 @@ import type { SubscriptionHealth } from "@/lib/dashboard/subscriptions";
 import { answerOf, formatAge } from "@/lib/dashboard/describe";
 import { usePolled } from "@/components/dashboard/usePolled";
 import { useNow } from "@/components/ui/time";
-import { EmptyState, ErrorState, Skeleton, StateBadge, Stat, btn, card, ms, pct } from "@/components/ui/kit";
+import { EmptyState, ErrorState, Skeleton, Stat, SubscriptionStateBadge, btn, card, ms, pct } from "@/components/ui/kit";
 import type { ViewerTenant } from "./ViewerTenant";
 
 function EndpointCard({ s, now }: { s: SubscriptionHealth; now: number }) {
@@ -24,7 +24,7 @@ function EndpointCard({ s, now }: { s: SubscriptionHealth; now: number }) {
           </Link>
           <div className="break-all font-mono text-xs text-slate-500">{s.url}</div>
         </div>
-        <StateBadge state={s.state} />
+        <SubscriptionStateBadge s={s} />
       </div>
       {s.state !== "active" && s.stateReason && <p className="mt-1 text-sm text-amber-900">{s.stateReason}. New deliveries are held, not dropped.</p>}
       <dl className="mt-3 grid grid-cols-2 gap-3 sm:grid-cols-4">

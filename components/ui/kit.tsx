@@ -43,12 +43,19 @@ const STATE_STYLE: Record<string, string> = {
   resolved: "bg-violet-100 text-violet-900 ring-violet-300",
   active: "bg-emerald-100 text-emerald-900 ring-emerald-300",
   paused: "bg-amber-100 text-amber-900 ring-amber-300",
+  paused_failing: "bg-red-100 text-red-900 ring-red-300",
   disabled: "bg-red-100 text-red-900 ring-red-300",
   retry: "bg-amber-100 text-amber-900 ring-amber-300",
   abandoned: "bg-slate-100 text-slate-800 ring-slate-300",
 };
 /** One legend for delivery states, subscription states and attempt outcomes (their names do not collide in meaning). */
-const BADGE_LABELS: Record<string, string> = { ...ATTEMPT_OUTCOME_LABELS, ...SUBSCRIPTION_STATE_LABELS, ...DELIVERY_STATE_LABELS };
+const BADGE_LABELS: Record<string, string> = {
+  ...ATTEMPT_OUTCOME_LABELS,
+  ...SUBSCRIPTION_STATE_LABELS,
+  ...DELIVERY_STATE_LABELS,
+  // Not a state of its own: a subscription the failure window paused (probed, resumes by itself), apart from an operator's pause.
+  paused_failing: "Paused (failing)",
+};
 
 export function StateBadge({ state }: { state: string }) {
   return (
@@ -58,6 +65,11 @@ export function StateBadge({ state }: { state: string }) {
       {labelOf(BADGE_LABELS, state)}
     </span>
   );
+}
+
+/** A subscription's state, telling the failure window's pause (probed, resumes by itself) from an operator's. */
+export function SubscriptionStateBadge({ s }: { s: { state: string; pausedReason: string | null } }) {
+  return <StateBadge state={s.state === "paused" && s.pausedReason === "failing" ? "paused_failing" : s.state} />;
 }
 
 export function EmptyState({ title, children }: { title: string; children?: React.ReactNode }) {

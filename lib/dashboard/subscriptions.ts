@@ -27,6 +27,8 @@ export type SubscriptionHealth = {
   url: string;
   state: string;
   stateReason: string | null;
+  /** Why it is paused, while it is: an operator's pause, or the failure window's (probed, resumed by itself). */
+  pausedReason: "manual" | "failing" | null;
   /** Set while archived: no new deliveries; listed only when asked for. */
   archivedAt: string | null;
   archiveReason: string | null;
@@ -94,6 +96,7 @@ type SubRow = {
   url: string;
   state: string;
   state_reason: string | null;
+  paused_reason: string | null;
   archived_at: Date | null;
   archive_reason: string | null;
   archived_by: string | null;
@@ -111,7 +114,7 @@ export async function findSubscriptionHealth(
   const withArchived = opts.archived === true || opts.archived === "true" || Boolean(opts.ids);
   const subs = await queryRows<SubRow>(
     db,
-    sql`SELECT id, name, tenant, url, state, state_reason, archived_at, archive_reason, archived_by FROM subscriptions
+    sql`SELECT id, name, tenant, url, state, state_reason, paused_reason, archived_at, archive_reason, archived_by FROM subscriptions
          WHERE (${opts.tenant ?? null}::text IS NULL OR tenant = ${opts.tenant ?? null}) AND (${opts.ids ?? null}::text[] IS NULL OR id = ANY(${opts.ids ?? null}::text[]))
            AND (${withArchived} OR archived_at IS NULL) AND ${scopeWhere(opts.scope ?? GLOBAL_SCOPE, "tenant")}
          ORDER BY tenant NULLS LAST, name LIMIT 500`,
@@ -134,6 +137,7 @@ export async function findSubscriptionHealth(
       url: s.url,
       state: s.state,
       stateReason: s.state_reason,
+      pausedReason: s.state !== "paused" ? null : s.paused_reason === "failing" ? "failing" : "manual",
       archivedAt: iso(s.archived_at),
       archiveReason: s.archive_reason,
       archivedBy: s.archived_by,

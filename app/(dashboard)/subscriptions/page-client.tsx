@@ -7,7 +7,7 @@ import type { SubscriptionHealth } from "@/lib/dashboard/subscriptions";
 import { formatAge, answerOf } from "@/lib/dashboard/describe";
 import { usePolled } from "@/components/dashboard/usePolled";
 import { UpdatedAgo, useNow } from "@/components/ui/time";
-import { EmptyState, ErrorState, StateBadge, btnPrimary, input, ms, pct } from "@/components/ui/kit";
+import { EmptyState, ErrorState, SubscriptionStateBadge, btnPrimary, input, ms, pct } from "@/components/ui/kit";
 import { NewSubscriptionDialog } from "@/components/subscriptions/NewSubscriptionDialog";
 import { ArchivedBadge } from "@/components/subscriptions/ArchiveControl";
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
@@ -243,7 +243,7 @@ export function SubscriptionsClient({
                   </td>
                   <Cell label="State">
                     {/* An archived subscription's state waits for an unarchive; "archived" is what is true now. */}
-                    {s.archivedAt ? <ArchivedBadge /> : <StateBadge state={s.state} />}
+                    {s.archivedAt ? <ArchivedBadge /> : <SubscriptionStateBadge s={s} />}
                   </Cell>
                   <Cell label="Success 1 h">
                     <Rate w={s.h1} />
