@@ -302,11 +302,12 @@ export const API_OPERATIONS: ApiOperation[] = [
     method: "post",
     permission: "retention.manage",
     summary:
-      "Run retention now: remove expired finished deliveries, their attempts and unneeded events, expunge old payloads (dryRun: the counts only). 409 while another run holds the lock.",
+      "Start a retention run now: remove expired finished deliveries, their attempts and unneeded events, expunge old payloads. Answered 202 as it starts; GET /api/v1/retention shows its counts and its end. dryRun: 200 with the counts only, nothing changed. 409 while another run holds the lock.",
     body: ZRunRetention,
-    status: 200,
+    status: 202,
     response: ZObject,
-    responseDescription: "The run's record: {id, trigger, by, policy, deliveries, attempts, events, expunged, partitions, startedAt, finishedAt}.",
+    responseDescription:
+      "The run's record as it starts: {id, trigger, by, status: running, policy, deliveries, attempts, events, expunged, partitions, startedAt}; with dryRun (200) the counts it would remove, id null, status preview.",
   },
   {
     path: "/api/v1/tenants",

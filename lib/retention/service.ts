@@ -84,7 +84,8 @@ export type RetentionReport = {
   dryRun: boolean;
   trigger: "schedule" | "manual";
   by: string;
-  status: "preview" | "finished";
+  /** preview: a dry run's counts; running: the record as a run starts (POST answers with it); finished: the run's totals. */
+  status: "preview" | "running" | "finished";
   policy: RetentionPolicy;
   startedAt: string;
   finishedAt: string | null;
@@ -128,27 +129,52 @@ async function inTx<T>(client: pg.PoolClient, fn: () => Promise<T>): Promise<T> 
  * refused with a 409 instead.
  */
 export async function runRetention(pool: pg.Pool, prisma: PrismaClient | null, opts: RunOptions): Promise<RetentionReport | null> {
+  if (opts.dryRun) return previewRun(pool, opts);
+  const started = await beginRetention(pool, prisma, opts);
+  return started ? started.done : null;
+}
+
+async function previewRun(pool: pg.Pool, opts: RunOptions): Promise<RetentionReport> {
   const t0 = Date.now();
   const started = new Date();
   const policy = await currentPolicy(pool);
-  if (opts.dryRun) {
-    const c = await preview(pool, policy);
-    return {
-      id: null,
-      dryRun: true,
-      trigger: opts.trigger,
-      by: opts.actor,
-      status: "preview",
-      policy,
-      startedAt: started.toISOString(),
-      finishedAt: null,
-      durationMs: Date.now() - t0,
-      ...c,
-    };
-  }
+  const c = await preview(pool, policy);
+  return {
+    id: null,
+    dryRun: true,
+    trigger: opts.trigger,
+    by: opts.actor,
+    status: "preview",
+    policy,
+    startedAt: started.toISOString(),
+    finishedAt: null,
+    durationMs: Date.now() - t0,
+    ...c,
+  };
+}
 
+/**
+ * Starts a run: takes the lock and writes the run's record (status
+ * `running`), then returns that record at once with `done`, the rest of the
+ * run, which holds the lock until it ends. The API answers a person with the
+ * record (202) while the run goes on (its record's counts grow batch by batch);
+ * a run over a large ledger outlasts any request. Null when a scheduled run is
+ * not due or another runner holds the lock; a manual one is a 409 then.
+ */
+export async function beginRetention(
+  pool: pg.Pool,
+  prisma: PrismaClient | null,
+  opts: RunOptions,
+): Promise<{ run: RetentionReport; done: Promise<RetentionReport> } | null> {
+  const t0 = Date.now();
+  const policy = await currentPolicy(pool);
   const client = await connectGuarded(pool);
   let locked = false;
+  let handedOff = false;
+  const release = async () => {
+    if (locked) await client.query("SELECT pg_advisory_unlock($1)", [RETENTION_LOCK]).catch(() => {});
+    releaseGuarded(client);
+  };
   try {
     const { rows } = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1) AS ok", [RETENTION_LOCK]);
     locked = rows[0].ok;
@@ -166,53 +192,79 @@ export async function runRetention(pool: pg.Pool, prisma: PrismaClient | null, o
     await rollupAttemptStats(pool, { maxChunks: 10_000 }).catch((err) => logger.warn({ err }, "retention: attempt stats rollup failed; unrolled attempts are kept"));
     const id = `rr_${randomBytes(8).toString("hex")}`;
     await insertRetentionRun(client, { id, trigger: opts.trigger, actor: opts.actor, policy });
-    let total: RetentionCounts = { ...ZERO_COUNTS };
-    const add = (c: Partial<RetentionCounts>) => {
-      total = {
-        deliveries: total.deliveries + (c.deliveries ?? 0),
-        attempts: total.attempts + (c.attempts ?? 0),
-        events: total.events + (c.events ?? 0),
-        expunged: total.expunged + (c.expunged ?? 0),
-        partitions: total.partitions + (c.partitions ?? 0),
-      };
-    };
-    try {
-      await work(client, pool, policy, id, opts, add);
-    } catch (err) {
-      await finishRetentionRun(client, id, (err as Error).message).catch(() => {});
-      throw err;
-    }
-    // A person's run: its record and its audit row in one transaction. The daily run's record is its trace.
-    const done = !prisma
-      ? await finishRetentionRun(client, id)
-      : await prisma.$transaction(async (tx) => {
-          const row = await finishRetentionRun(tx, id);
-          if (opts.trigger === "manual")
-            await writeAudit(tx, {
-              actor: opts.actor,
-              action: "retention.run",
-              targetType: "retention",
-              targetId: id,
-              details: { retentionDays: policy.retentionDays, payloadRetentionDays: policy.payloadRetentionDays, ...total },
-            });
-          return row;
-        });
-    return {
+    const run: RetentionReport = {
       id,
       dryRun: false,
       trigger: opts.trigger,
       by: opts.actor,
-      status: "finished",
+      status: "running",
       policy,
-      startedAt: done.startedAt,
-      finishedAt: done.finishedAt,
+      startedAt: new Date().toISOString(),
+      finishedAt: null,
       durationMs: Date.now() - t0,
-      ...total,
+      ...ZERO_COUNTS,
     };
+    handedOff = true;
+    const done = finishRun(client, pool, prisma, policy, id, opts, t0).finally(release);
+    return { run, done };
   } finally {
-    if (locked) await client.query("SELECT pg_advisory_unlock($1)", [RETENTION_LOCK]).catch(() => {});
-    releaseGuarded(client);
+    if (!handedOff) await release();
   }
+}
+
+/** The run after its record is written: the work, then its record finished (and, for a person's run, its audit row). */
+async function finishRun(
+  client: pg.PoolClient,
+  pool: pg.Pool,
+  prisma: PrismaClient | null,
+  policy: RetentionPolicy,
+  id: string,
+  opts: RunOptions,
+  t0: number,
+): Promise<RetentionReport> {
+  let total: RetentionCounts = { ...ZERO_COUNTS };
+  const add = (c: Partial<RetentionCounts>) => {
+    total = {
+      deliveries: total.deliveries + (c.deliveries ?? 0),
+      attempts: total.attempts + (c.attempts ?? 0),
+      events: total.events + (c.events ?? 0),
+      expunged: total.expunged + (c.expunged ?? 0),
+      partitions: total.partitions + (c.partitions ?? 0),
+    };
+  };
+  try {
+    await work(client, pool, policy, id, opts, add);
+  } catch (err) {
+    await finishRetentionRun(client, id, (err as Error).message).catch(() => {});
+    throw err;
+  }
+  // A person's run: its record and its audit row in one transaction. The daily run's record is its trace.
+  const done = !prisma
+    ? await finishRetentionRun(client, id)
+    : await prisma.$transaction(async (tx) => {
+        const row = await finishRetentionRun(tx, id);
+        if (opts.trigger === "manual")
+          await writeAudit(tx, {
+            actor: opts.actor,
+            action: "retention.run",
+            targetType: "retention",
+            targetId: id,
+            details: { retentionDays: policy.retentionDays, payloadRetentionDays: policy.payloadRetentionDays, ...total },
+          });
+        return row;
+      });
+  return {
+    id,
+    dryRun: false,
+    trigger: opts.trigger,
+    by: opts.actor,
+    status: "finished",
+    policy,
+    startedAt: done.startedAt,
+    finishedAt: done.finishedAt,
+    durationMs: Date.now() - t0,
+    ...total,
+  };
 }
 
 /** The run's steps: whole partitions first (cheapest), then deliveries, events, and payloads, each in bounded batches. */
