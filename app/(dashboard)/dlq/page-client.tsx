@@ -29,6 +29,45 @@ function redriveHref(f: { subscriptionId?: string; reason?: string | null; error
   return `/redrive?${qs}`;
 }
 
+/** The DLQ's depth and oldest age by one key (a subscription, a reason). */
+function DepthTable({
+  first,
+  empty,
+  rows,
+}: {
+  first: string;
+  empty: string;
+  rows: { key: string; label: React.ReactNode; depth: number; oldestAgeSeconds: number | null }[];
+}) {
+  if (rows.length === 0) return <EmptyState title={empty} />;
+  return (
+    <table className="w-full text-left text-sm">
+      <thead className="text-slate-600">
+        <tr>
+          <th scope="col" className="py-1 font-medium">
+            {first}
+          </th>
+          <th scope="col" className="py-1 text-right font-medium">
+            Depth
+          </th>
+          <th scope="col" className="py-1 text-right font-medium">
+            Oldest
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((r) => (
+          <tr key={r.key} className="border-t border-slate-100">
+            <td className="py-1.5">{r.label}</td>
+            <td className="py-1.5 text-right tabular-nums">{r.depth.toLocaleString()}</td>
+            <td className="py-1.5 text-right">{formatAge(r.oldestAgeSeconds)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 export function DlqClient({
   initial,
   initialAt,
@@ -106,68 +145,26 @@ export function DlqClient({
 
       <div className="grid grid-cols-1 gap-6 lg:grid-cols-2">
         <Card title="By subscription" id="by-sub">
-          {s.bySubscription.length === 0 ? (
-            <EmptyState title="The dead-letter queue is empty" />
-          ) : (
-            <table className="w-full text-left text-sm">
-              <thead className="text-slate-600">
-                <tr>
-                  <th scope="col" className="py-1 font-medium">
-                    Subscription
-                  </th>
-                  <th scope="col" className="py-1 text-right font-medium">
-                    Depth
-                  </th>
-                  <th scope="col" className="py-1 text-right font-medium">
-                    Oldest
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {s.bySubscription.map((r) => (
-                  <tr key={r.subscriptionId} className="border-t border-slate-100">
-                    <td className="py-1.5">
-                      <SubLink id={r.subscriptionId} name={r.subscriptionName} />
-                    </td>
-                    <td className="py-1.5 text-right tabular-nums">{r.depth.toLocaleString()}</td>
-                    <td className="py-1.5 text-right">{formatAge(r.oldestAgeSeconds)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
+          <DepthTable
+            first="Subscription"
+            empty="The dead-letter queue is empty"
+            rows={s.bySubscription.map((r) => ({ key: r.subscriptionId, label: <SubLink id={r.subscriptionId} name={r.subscriptionName} />, ...r }))}
+          />
         </Card>
         <Card title="By reason" id="by-reason">
-          {s.byReason.length === 0 ? (
-            <EmptyState title="Nothing dead-lettered" />
-          ) : (
-            <table className="w-full text-left text-sm">
-              <thead className="text-slate-600">
-                <tr>
-                  <th scope="col" className="py-1 font-medium">
-                    Reason
-                  </th>
-                  <th scope="col" className="py-1 text-right font-medium">
-                    Depth
-                  </th>
-                  <th scope="col" className="py-1 text-right font-medium">
-                    Oldest
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {s.byReason.map((r) => (
-                  <tr key={r.reason ?? ""} className="border-t border-slate-100">
-                    <td className="py-1.5">
-                      {reasonLabel(r.reason)} <span className="font-mono text-xs text-slate-500">{r.reason}</span>
-                    </td>
-                    <td className="py-1.5 text-right tabular-nums">{r.depth.toLocaleString()}</td>
-                    <td className="py-1.5 text-right">{formatAge(r.oldestAgeSeconds)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
+          <DepthTable
+            first="Reason"
+            empty="Nothing dead-lettered"
+            rows={s.byReason.map((r) => ({
+              key: r.reason ?? "",
+              label: (
+                <>
+                  {reasonLabel(r.reason)} <span className="font-mono text-xs text-slate-500">{r.reason}</span>
+                </>
+              ),
+              ...r,
+            }))}
+          />
         </Card>
       </div>
 
