@@ -14,6 +14,8 @@ const payload = (d: number | null) => (d === null ? "kept with the delivery" : `
 const th = "whitespace-nowrap py-2 pr-4 font-medium";
 const td = "py-2 pr-4 align-top";
 
+const plural = (k: number, one: string, many: string) => (k === 1 ? one : many);
+
 export function RetentionSection({ overview }: { overview: RetentionOverview }) {
   const { policy, oldest, runs, tables, partitions } = overview;
   const last = runs[0];
@@ -86,9 +88,11 @@ export function RetentionSection({ overview }: { overview: RetentionOverview }) 
         {last ? (
           <p className="text-sm">
             <Time iso={last.startedAt} /> · {last.trigger === "schedule" ? "the daily run" : `run by ${last.actor.replace(/^user:/, "")}`} · {last.status}
-            {last.error && <span className="text-red-700"> ({last.error})</span>}: removed <strong>{n(last.deliveries)}</strong> deliveries,{" "}
-            <strong>{n(last.attempts)}</strong> attempts and <strong>{n(last.events)}</strong> events{last.partitions ? `, ${n(last.partitions)} whole partitions` : ""};
-            expunged <strong>{n(last.expunged)}</strong> payloads.
+            {last.error && <span className="text-red-700"> ({last.error})</span>}: removed{last.status === "running" ? " so far" : ""}{" "}
+            <strong>{n(last.deliveries)}</strong> {plural(last.deliveries, "delivery", "deliveries")}, <strong>{n(last.attempts)}</strong>{" "}
+            {plural(last.attempts, "attempt", "attempts")} and <strong>{n(last.events)}</strong> {plural(last.events, "event", "events")}
+            {last.partitions ? `, ${n(last.partitions)} whole ${plural(last.partitions, "partition", "partitions")}` : ""}; expunged <strong>{n(last.expunged)}</strong>{" "}
+            {plural(last.expunged, "payload", "payloads")}.
           </p>
         ) : (
           <p className="text-sm text-slate-600">No run yet: the worker runs it once a day.</p>
