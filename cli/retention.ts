@@ -29,7 +29,28 @@ function days(flag: string, v: string): number {
   return Number(v);
 }
 
+/** A use case's own refusal (an AppError): its message, exit 2 for bad input and 1 otherwise; anything else is thrown. */
+async function reported(run: () => Promise<number>): Promise<number> {
+  const { AppError } = await import("../lib/errors");
+  try {
+    return await run();
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    console.error(`hookledger retention: ${err.message}`);
+    return err.status === 400 ? 2 : 1;
+  }
+}
+
 const fmtDays = (d: number | null) => (d === null ? "kept as long as the delivery" : `${d} days`);
+
+function printPolicy(p: {
+  retentionDays: number;
+  payloadRetentionDays: number | null;
+  overrides: { tenant: string; retentionDays: number; payloadRetentionDays: number | null }[];
+}) {
+  console.log(`Policy: finished deliveries kept ${p.retentionDays} days; payloads ${fmtDays(p.payloadRetentionDays)}.`);
+  for (const o of p.overrides) console.log(`  tenant ${o.tenant}: ${o.retentionDays} days; payloads ${fmtDays(o.payloadRetentionDays)}`);
+}
 
 export function registerRetentionCommand(program: Command) {
   const cmd = program.command("retention").description("What the ledger keeps and for how long: the policy, runs, per-tenant overrides.");
@@ -44,30 +65,23 @@ export function registerRetentionCommand(program: Command) {
         await withDatabase(async (url) => {
           const { createPrisma } = await import("../lib/db/prisma");
           const { createPool } = await import("../lib/db/pool");
-          const { AppError } = await import("../lib/errors");
           const { runRetention } = await import("../lib/retention/service");
           const prisma = createPrisma(url);
           const pool = createPool({ url, max: 3 });
           try {
-            const r = (await runRetention(pool, prisma, { dryRun: opts.dryRun, trigger: "manual", actor: cliPrincipal().actor }))!;
-            const p = r.policy;
-            console.log(`Policy: finished deliveries kept ${p.retentionDays} days; payloads ${fmtDays(p.payloadRetentionDays)}.`);
-            for (const o of p.overrides) console.log(`  tenant ${o.tenant}: ${o.retentionDays} days; payloads ${fmtDays(o.payloadRetentionDays)}`);
-            const what = `${r.deliveries} finished deliveries with ${r.attempts} attempts, ${r.events} events${r.partitions ? `, ${r.partitions} whole partitions` : ""}; ${r.expunged} payloads expunged`;
-            if (r.dryRun) {
-              console.log(`Dry run: a run now would remove ${what}.`);
-              console.log("Dry run: nothing changed.");
+            return await reported(async () => {
+              const r = (await runRetention(pool, prisma, { dryRun: opts.dryRun, trigger: "manual", actor: cliPrincipal().actor }))!;
+              printPolicy(r.policy);
+              const what = `${r.deliveries} finished deliveries with ${r.attempts} attempts, ${r.events} events${r.partitions ? `, ${r.partitions} whole partitions` : ""}; ${r.expunged} payloads expunged`;
+              if (r.dryRun) {
+                console.log(`Dry run: a run now would remove ${what}.`);
+                console.log("Dry run: nothing changed.");
+                return 0;
+              }
+              console.log(`Retention run ${r.id} finished in ${(r.durationMs / 1000).toFixed(1)} s: removed ${what}.`);
+              console.log(`  by ${r.by}, ${r.startedAt} to ${r.finishedAt}`);
               return 0;
-            }
-            console.log(`Retention run ${r.id} finished in ${(r.durationMs / 1000).toFixed(1)} s: removed ${what}.`);
-            console.log(`  by ${r.by}, ${r.startedAt} to ${r.finishedAt}`);
-            return 0;
-          } catch (err) {
-            if (err instanceof AppError) {
-              console.error(`hookledger retention: ${err.message}`);
-              return err.status === 400 ? 2 : 1;
-            }
-            throw err;
+            });
           } finally {
             await pool.end();
             await prisma.$disconnect();
@@ -87,8 +101,7 @@ export function registerRetentionCommand(program: Command) {
         const pool = createPool({ url, max: 3 });
         try {
           const o = await getRetentionOverview(pool);
-          console.log(`Policy: finished deliveries kept ${o.policy.retentionDays} days; payloads ${fmtDays(o.policy.payloadRetentionDays)}.`);
-          for (const t of o.policy.overrides) console.log(`  tenant ${t.tenant}: ${t.retentionDays} days; payloads ${fmtDays(t.payloadRetentionDays)}`);
+          printPolicy(o.policy);
           console.log(`Oldest kept: event ${o.oldest.event ?? "none"}, finished delivery ${o.oldest.finishedDelivery ?? "none"}, attempt ${o.oldest.attempt ?? "none"}`);
           for (const t of o.tables)
             console.log(`  ${t.name.padEnd(11)} ${t.rows === null ? "rows not yet counted" : `~${t.rows} rows`}, ${(t.bytes / 1024 / 1024).toFixed(1)} MB`);
@@ -133,24 +146,19 @@ export function registerRetentionCommand(program: Command) {
       process.exit(
         await withDatabase(async (url) => {
           const { createPrisma } = await import("../lib/db/prisma");
-          const { AppError } = await import("../lib/errors");
           const { setRetentionOverride } = await import("../lib/retention/service");
           const prisma = createPrisma(url);
           try {
-            const p = await setRetentionOverride(prisma, input, cliPrincipal());
-            const o = p.overrides.find((x) => x.tenant === input.tenant);
-            console.log(
-              o
-                ? `Tenant ${o.tenant}: finished deliveries kept ${o.retentionDays} days; payloads ${fmtDays(o.payloadRetentionDays)}.`
-                : `Tenant ${input.tenant} follows the environment again: ${p.retentionDays} days; payloads ${fmtDays(p.payloadRetentionDays)}.`,
-            );
-            return 0;
-          } catch (err) {
-            if (err instanceof AppError) {
-              console.error(`hookledger retention: ${err.message}`);
-              return err.status === 400 ? 2 : 1;
-            }
-            throw err;
+            return await reported(async () => {
+              const p = await setRetentionOverride(prisma, input, cliPrincipal());
+              const o = p.overrides.find((x) => x.tenant === input.tenant);
+              console.log(
+                o
+                  ? `Tenant ${o.tenant}: finished deliveries kept ${o.retentionDays} days; payloads ${fmtDays(o.payloadRetentionDays)}.`
+                  : `Tenant ${input.tenant} follows the environment again: ${p.retentionDays} days; payloads ${fmtDays(p.payloadRetentionDays)}.`,
+              );
+              return 0;
+            });
           } finally {
             await prisma.$disconnect();
           }
