@@ -1,7 +1,9 @@
 // The OpenAPI 3.1 description of /api/v1 (served at GET /api/v1/openapi.json),
 // generated from the zod schemas the routes validate with: z.toJSONSchema turns
 // each into JSON Schema 2020-12, which is OpenAPI 3.1's schema dialect, so the
-// document cannot disagree with what a route accepts. The registry below names
+// document cannot disagree with what a route accepts. Subscriptions' and
+// deliveries' answers are described by lib/api/views.ts, which a test checks
+// against the routes' real answers; the rest say "an object". The registry below names
 // every route once; test/openapi.test.ts fails if a route file has no entry, an
 // entry no route file, or a permission differs from the route's apiRoute rule.
 import "server-only";
@@ -22,6 +24,7 @@ import { ZCreateTenant } from "../tenants/schema";
 import { ZDlqHistory } from "../dashboard/dlq";
 import { ZLookup } from "../dashboard/lookup";
 import { ZRange, ZSubscriptionDeliveries, ZSubscriptionHealthQuery } from "../dashboard/subscriptions";
+import { ZDeliveryPage, ZDeliveryWithAttempts, ZSubscriptionCreated, ZSubscriptionList, ZSubscriptionView } from "./views";
 
 export type HttpMethod = "get" | "post" | "patch" | "put" | "delete";
 
@@ -87,7 +90,7 @@ export const API_OPERATIONS: ApiOperation[] = [
     summary: "List subscriptions (archived ones too with archived=true).",
     query: ZSubscriptionListQuery,
     status: 200,
-    response: ZItems,
+    response: ZSubscriptionList,
     responseDescription: "The subscriptions.",
   },
   {
@@ -97,7 +100,7 @@ export const API_OPERATIONS: ApiOperation[] = [
     summary: "Create a subscription; its signing secret is answered this once.",
     body: ZCreateSubscription,
     status: 201,
-    response: ZObject,
+    response: ZSubscriptionCreated,
     responseDescription: "The subscription with `secret`.",
   },
   {
@@ -106,7 +109,7 @@ export const API_OPERATIONS: ApiOperation[] = [
     permission: "subscriptions.read",
     summary: "One subscription.",
     status: 200,
-    response: ZObject,
+    response: ZSubscriptionView,
     responseDescription: "The subscription.",
   },
   {
@@ -116,7 +119,7 @@ export const API_OPERATIONS: ApiOperation[] = [
     summary: "Change a subscription (state changes need a reason).",
     body: ZUpdateSubscription,
     status: 200,
-    response: ZObject,
+    response: ZSubscriptionView,
     responseDescription: "The subscription.",
   },
   {
@@ -215,7 +218,7 @@ export const API_OPERATIONS: ApiOperation[] = [
     summary: "Find deliveries.",
     query: ZListDeliveries,
     status: 200,
-    response: ZObject,
+    response: ZDeliveryPage,
     responseDescription: "{items, nextCursor}.",
   },
   {
@@ -224,7 +227,7 @@ export const API_OPERATIONS: ApiOperation[] = [
     permission: "deliveries.read",
     summary: "One delivery with its attempts.",
     status: 200,
-    response: ZObject,
+    response: ZDeliveryWithAttempts,
     responseDescription: "The delivery.",
   },
   {
