@@ -29,7 +29,17 @@ export async function runScaleLifecycle(url: string, prisma: PrismaClient, o: Sc
   const db = new pg.Pool({ connectionString: url, max: 4, statement_timeout: 60_000 });
   db.on("error", () => {});
   try {
-    return { erasure: await erasure(db, prisma, log), retention: await retention(db, prisma, o, log) };
+    // Each on its own: a failed erasure still leaves the retention run to measure.
+    const step = async <T>(name: string, fn: () => Promise<T>): Promise<T | { error: string }> => {
+      try {
+        return await fn();
+      } catch (err) {
+        const error = (err as Error).message.split("\n").filter(Boolean).slice(-1)[0]?.slice(0, 300) ?? String(err);
+        log(`dashboard10m: ${name} failed: ${error}`);
+        return { error };
+      }
+    };
+    return { erasure: await step("erasure", () => erasure(db, prisma, log)), retention: await step("retention", () => retention(db, prisma, o, log)) };
   } finally {
     await db.end().catch(() => {});
   }
