@@ -90,9 +90,9 @@ export type Tombstone = { kind: "erased"; erasureId: string; actor: string; reas
  * row stays resolved. Events already tombstoned are left as they are.
  *
  * Each step names its rows as `= ANY(ARRAY(SELECT …))`, not a join: the
- * planner cannot size a CTE, and with 10 M deliveries and 30 M attempts a
- * join guessed large became hash joins over whole tables (the erasure bench
- * timed out at 10 s); an array is probed through each table's index.
+ * planner cannot size a CTE, and joined that way to 10 M deliveries and 30 M
+ * attempts the statement ran past the 10 s statement limit (the dashboard10m
+ * bench); an array is probed through each table's index whatever the guess.
  */
 export async function tombstoneEvents(db: LedgerDb, eventIds: string[], t: Tombstone): Promise<Omit<ErasureCounts, "opsEvents"> & { opsEvents: number }> {
   if (eventIds.length === 0) return { events: 0, opsEvents: 0, deliveries: 0, resolved: 0, attempts: 0 };
