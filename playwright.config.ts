@@ -37,5 +37,8 @@ export default defineConfig({
     env: { HOOKLEDGER_DATA_DIR: E2E_DATA_DIR, HOOKLEDGER_ALLOW_PRIVATE_TARGETS: "1", LOG_LEVEL: "warn", DATABASE_URL: "" },
     stdout: "pipe",
     stderr: "pipe",
+    // SIGTERM, so `hookledger start` stops its workers and then its database. Playwright's default is SIGKILL to the
+    // process group, which never reaches the embedded PostgreSQL (it runs in its own session): it was left running.
+    gracefulShutdown: { signal: "SIGTERM", timeout: 20_000 },
   },
 });
