@@ -52,6 +52,17 @@ async function seed(id: string, ageDays: number, state: "delivered" | "resolved"
 const event = async (id: string) =>
   (await db.pool.query("SELECT payload, subject, subject_values, content_hash, tombstone, tombstoned_at, erasure_id FROM events WHERE id = $1", [id])).rows[0];
 
+/** A retention run through the API (answered 202 as it starts), to its end: its record as GET lists it. */
+async function runToEnd() {
+  const r = await call(retentionRun.POST, { token: admin, body: {} });
+  expect(r.status, r.text).toBe(202);
+  for (const end = Date.now() + 30_000; Date.now() < end; await new Promise((res) => setTimeout(res, 50))) {
+    const run = (await call(retention.GET, { token: admin })).json.runs.find((x: { id: string }) => x.id === r.json.id);
+    if (run && run.status !== "running") return run;
+  }
+  throw new Error(`retention run ${r.json.id} did not finish in 30 s`);
+}
+
 beforeAll(async () => {
   db = await createTestDatabase();
   admin = await tokenFor(db.prisma, "admin");
@@ -86,9 +97,8 @@ describe("payload expunge", () => {
     process.env.HOOKLEDGER_PAYLOAD_RETENTION_DAYS = "30";
     const deliveriesBefore = (await db.pool.query("SELECT id, delivery_key, state, created_at, delivered_at, resolved_at, last_status_code FROM deliveries ORDER BY id"))
       .rows;
-    const r = await call(retentionRun.POST, { token: admin, body: {} });
-    expect(r.status, r.text).toBe(200);
-    expect(r.json).toMatchObject({ expunged: 2, deliveries: 0, events: 0, attempts: 0 });
+    const run = await runToEnd();
+    expect(run).toMatchObject({ status: "finished", expunged: 2, deliveries: 0, events: 0, attempts: 0 });
 
     for (const id of ["evt_40_delivered", "evt_40_resolved"]) {
       const e = await event(id);
@@ -114,7 +124,7 @@ describe("payload expunge", () => {
       deliveriesBefore,
     );
     // The record counts it; the lookup no longer finds the student.
-    expect((await db.pool.query("SELECT events_expunged FROM retention_runs WHERE id = $1", [r.json.id])).rows[0].events_expunged).toBe(2);
+    expect((await db.pool.query("SELECT events_expunged FROM retention_runs WHERE id = $1", [run.id])).rows[0].events_expunged).toBe(2);
     expect((await db.pool.query("SELECT count(*)::int AS n FROM events WHERE subject_values @> ARRAY['studentId:stu_evt_40_delivered']")).rows[0].n).toBe(0);
   });
 
@@ -155,8 +165,7 @@ describe("payload expunge", () => {
     expect((await call(retention.PUT, { method: "PUT", token: admin, body: { tenant: "lincoln", retentionDays: 20, payloadRetentionDays: 30 } })).status).toBe(400);
     const ok = await call(retention.PUT, { method: "PUT", token: admin, body: { tenant: "lincoln", retentionDays: 60, payloadRetentionDays: 7 } });
     expect(ok.status, ok.text).toBe(200);
-    const r = await call(retentionRun.POST, { token: admin, body: {} });
-    expect(r.json).toMatchObject({ expunged: 1 });
+    expect(await runToEnd()).toMatchObject({ expunged: 1 });
     expect((await event("evt_10_delivered")).tombstone).toBe("expunged");
     expect((await event("evt_40_dead")).tombstone).toBeNull();
   });

@@ -1,4 +1,4 @@
-// Issue 20's lifecycle figures on the dashboard10m ledger (run after its
+// The lifecycle figures on the dashboard10m ledger (run after its
 // queries, before the database is dropped):
 //
 // - erasure: one student's 1,000 events, published through the ledger's
