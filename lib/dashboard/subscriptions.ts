@@ -18,6 +18,7 @@ import { findDeliveries, findRecentEventTypes, withAttempts } from "../ledger/sq
 import { findPublishedEventTypes } from "../ledger/sql/archive";
 import { LIST_EXCERPT_CHARS } from "./lookup";
 import { GLOBAL_SCOPE, isScoped, scopeWhere, type Scope } from "../tenants/scope";
+import { pausedReasonOf, type PausedReason } from "../subscriptions/failure-policy";
 
 export type WindowStats = { attempts: number; delivered: number; successRate: number | null; p50Ms: number | null; p95Ms: number | null };
 export type SubscriptionHealth = {
@@ -28,7 +29,7 @@ export type SubscriptionHealth = {
   state: string;
   stateReason: string | null;
   /** Why it is paused, while it is: an operator's pause, or the failure window's (probed, resumed by itself). */
-  pausedReason: "manual" | "failing" | null;
+  pausedReason: PausedReason | null;
   /** Set while archived: no new deliveries; listed only when asked for. */
   archivedAt: string | null;
   archiveReason: string | null;
@@ -137,7 +138,7 @@ export async function findSubscriptionHealth(
       url: s.url,
       state: s.state,
       stateReason: s.state_reason,
-      pausedReason: s.state !== "paused" ? null : s.paused_reason === "failing" ? "failing" : "manual",
+      pausedReason: pausedReasonOf(s.state, s.paused_reason),
       archivedAt: iso(s.archived_at),
       archiveReason: s.archive_reason,
       archivedBy: s.archived_by,

@@ -41,11 +41,17 @@ export function failurePolicyOf(s: Row): TFailurePolicy | null {
   return { windowSeconds: s.failureWindowSeconds, minAttempts: s.failureMinAttempts, probeIntervalSeconds: s.probeIntervalSeconds };
 }
 
+/** Why a subscription is paused, while it is: the failure window's pause says so; any other pause is an operator's. */
+export function pausedReasonOf(state: string, pausedReason: string | null): PausedReason | null {
+  if (state !== "paused") return null;
+  return pausedReason === "failing" ? "failing" : "manual";
+}
+
 /** The fields a subscription read adds: `pausedReason` and `pausedAt` only while paused. */
 export function pauseView(s: Row) {
   const paused = s.state === "paused";
   return {
-    pausedReason: paused ? ((s.pausedReason as PausedReason | null) ?? "manual") : null,
+    pausedReason: pausedReasonOf(s.state, s.pausedReason),
     pausedAt: paused ? (s.pausedAt?.toISOString() ?? null) : null,
     failurePolicy: failurePolicyOf(s),
     health: {

@@ -30,13 +30,11 @@ export const POST = apiRoute("retention.manage", async ({ req, principal }) => {
       await pool.end();
     }
   }
-  let started: Awaited<ReturnType<typeof beginRetention>>;
-  try {
-    started = await beginRetention(pool, getPrisma(), opts);
-  } catch (err) {
+  const started = await beginRetention(pool, getPrisma(), opts).catch(async (err) => {
     await pool.end();
     throw err;
-  }
+  });
+  // A manual run is started or refused (409), never skipped: only the daily run is null when not due.
   const { run, done } = started!;
   done
     .then((r) =>
