@@ -72,7 +72,7 @@ export function registerRetentionCommand(program: Command) {
             return await reported(async () => {
               const r = (await runRetention(pool, prisma, { dryRun: opts.dryRun, trigger: "manual", actor: cliPrincipal().actor }))!;
               printPolicy(r.policy);
-              const what = `${r.deliveries} finished deliveries with ${r.attempts} attempts, ${r.events} events${r.partitions ? `, ${r.partitions} whole partitions` : ""}; ${r.expunged} payloads expunged`;
+              const what = `${r.deliveries} finished deliveries with ${r.attempts} attempts, ${r.events} events${r.partitions ? `, ${r.partitions} whole months` : ""}; ${r.expunged} payloads expunged`;
               if (r.dryRun) {
                 console.log(`Dry run: a run now would remove ${what}.`);
                 console.log("Dry run: nothing changed.");

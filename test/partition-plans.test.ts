@@ -10,7 +10,8 @@ import { createSub, seedEvents } from "./worker-helpers";
 import { claimCtes, claimParams, type ClaimedRow } from "../lib/ledger/sql/claim";
 import { resultsJson, writeCtes, type AttemptResult } from "../lib/ledger/sql/write-results";
 import { findAttempts } from "../lib/ledger/sql/find-deliveries";
-import { dropPartition, ensurePartitions, listPartitions, monthStart, partitionName, PartitionDropRefused } from "../lib/ledger/sql/partitions";
+import { ensurePartitions, listPartitions, monthStart, partitionName, PartitionDropRefused, swapPartition } from "../lib/ledger/sql/partitions";
+import { sql } from "../lib/ledger/read/db";
 
 let db: TestDb;
 beforeAll(async () => {
@@ -210,15 +211,17 @@ describe("months without a partition, maintenance, drops", () => {
 
   it("drops one whole past month and refuses the default, the current month and an events month whose keys remain", async () => {
     const past = monthStart(new Date(), -2);
-    await expect(dropPartition(db.pool, "attempts_default")).rejects.toBeInstanceOf(PartitionDropRefused);
-    await expect(dropPartition(db.pool, partitionName("attempts", new Date()))).rejects.toBeInstanceOf(PartitionDropRefused);
-    await expect(dropPartition(db.pool, "deliveries")).rejects.toBeInstanceOf(PartitionDropRefused);
-    await expect(dropPartition(db.pool, partitionName("events", past))).rejects.toThrow(/still in event_keys/);
+    // Keeping nothing: the whole month goes.
+    const dropPartition = (name: string) => swapPartition(db.pool, name, sql`false`);
+    await expect(dropPartition("attempts_default")).rejects.toBeInstanceOf(PartitionDropRefused);
+    await expect(dropPartition(partitionName("attempts", new Date()))).rejects.toBeInstanceOf(PartitionDropRefused);
+    await expect(dropPartition("deliveries")).rejects.toBeInstanceOf(PartitionDropRefused);
+    await expect(dropPartition(partitionName("events", past))).rejects.toThrow(/still in event_keys/);
     expect((await db.pool.query("SELECT count(*)::int AS n FROM events WHERE id IN ('evt_part_1', 'evt_part_2')")).rows[0].n).toBe(2);
 
     const month3 = partitionName("events", monthStart(new Date(), -3));
-    expect(await dropPartition(db.pool, month3)).toEqual({ table: "events", rows: 0 });
-    expect(await dropPartition(db.pool, partitionName("attempts", past))).toEqual({ table: "attempts", rows: 0 });
+    expect(await dropPartition(month3)).toEqual({ table: "events", removed: 0, kept: 0, swapped: true });
+    expect(await dropPartition(partitionName("attempts", past))).toEqual({ table: "attempts", removed: 0, kept: 0, swapped: true });
     const names = (await listPartitions(db.pool)).map((p) => p.name);
     expect(names).not.toContain(month3);
     expect(names).toContain(partitionName("events", past));

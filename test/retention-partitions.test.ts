@@ -1,13 +1,17 @@
 // Retention on the month-partitioned ledger (migration 0021): a month of
 // events and attempts whose every row has expired is dropped whole (its event
 // keys first); a month that still holds a dead letter's attempts and event is
-// not, and the expired rows in it go in batches; the counts in the record add
-// up to the rows that went, and what is kept reads the same.
+// swapped for a copy holding only those, with the month's indexes; the
+// counts in the record add up to the rows that went, what is kept reads the
+// same, and no attempt is left without its delivery (migration 0023 leaves
+// that reference to the ledger's statements). A month whose lock is not
+// granted is left whole for the next run, which takes it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
 import { seedDelivery, seedSubscription } from "./dashboard-seed";
 import { rollupAttemptStats } from "../lib/dlq/sampler";
 import { ensurePartitions, listPartitions, monthStart, partitionName } from "../lib/ledger/sql/partitions";
+import { findAttempts } from "../lib/ledger/sql/find-deliveries";
 import { runRetention } from "../lib/retention/service";
 
 let db: TestDb;
@@ -43,13 +47,22 @@ afterAll(async () => {
   await db?.close();
 });
 
+const orphans = async () =>
+  (await db.pool.query("SELECT count(*)::int AS n FROM attempts a WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.id = a.delivery_id)")).rows[0].n;
+const indexesOf = async (table: string) =>
+  (await db.pool.query("SELECT indexdef FROM pg_indexes WHERE tablename = $1 ORDER BY indexdef", [table])).rows.map((r) => r.indexdef.replace(` ${table} `, " <month> ").replace(/INDEX \S+ /, "INDEX "));
+
 describe("month partitions", () => {
-  it("drops a month whose rows have all expired, deletes the rest of an older month in batches, keeps the dead letter's month", async () => {
+  it("drops a month whose rows have all expired and swaps the dead letter's month for its kept rows", async () => {
     expect(await partitions()).toEqual(
       expect.arrayContaining([partitionName("events", m6), partitionName("attempts", m6), partitionName("events", m5), partitionName("attempts", m5)]),
     );
     // Rows landed in their months, not the default partition.
     expect((await db.pool.query(`SELECT count(*)::int AS n FROM ${partitionName("attempts", m6)}`)).rows[0].n).toBe(5);
+    const m5Indexes = { events: await indexesOf(partitionName("events", m5)), attempts: await indexesOf(partitionName("attempts", m5)) };
+    const dead = (await db.pool.query("SELECT id FROM deliveries WHERE event_id = 'evt_m5_dead'")).rows[0].id;
+    const deadAttempts = (await findAttempts(db.pool, [dead])).get(dead);
+    expect(deadAttempts).toHaveLength(1);
 
     const before = await partitions();
     const r = await runRetention(db.pool, db.prisma, { trigger: "manual", actor: "token:test-admin", batch: 2 });
@@ -60,18 +73,58 @@ describe("month partitions", () => {
     const keptMonths = ["events", "attempts"].flatMap((t) => [partitionName(t as "events", m5), partitionName(t as "events", new Date()), `${t}_default`]);
     expect(dropped.filter((n) => keptMonths.includes(n) || !/_p\d{4}_\d{2}$/.test(n))).toEqual([]);
     expect(dropped).toEqual(expect.arrayContaining([partitionName("events", m6), partitionName("attempts", m6)]));
-    expect(r).toMatchObject({ partitions: dropped.length, deliveries: 8, attempts: 8, events: 8 });
+    // The dropped months and the dead letter's two months, swapped in place.
+    expect(r).toMatchObject({ partitions: dropped.length + 2, deliveries: 8, attempts: 8, events: 8 });
 
     expect(names).not.toContain(partitionName("events", m6));
     expect(names).not.toContain(partitionName("attempts", m6));
     expect(names).toContain(partitionName("events", m5));
     expect(names).toContain(partitionName("attempts", m5));
-    // Only the dead letter, its attempt, its event and its key are left.
+    // Only the dead letter, its attempt, its event and its key are left, in the swapped month with the month's indexes.
     expect((await db.pool.query("SELECT event_id FROM deliveries")).rows).toEqual([{ event_id: "evt_m5_dead" }]);
-    expect((await db.pool.query("SELECT id FROM events")).rows).toEqual([{ id: "evt_m5_dead" }]);
+    expect((await db.pool.query("SELECT id, tableoid::regclass::text AS p FROM events")).rows).toEqual([{ id: "evt_m5_dead", p: partitionName("events", m5) }]);
     expect((await db.pool.query("SELECT id FROM event_keys")).rows).toEqual([{ id: "evt_m5_dead" }]);
-    expect((await db.pool.query("SELECT count(*)::int AS n FROM attempts")).rows[0].n).toBe(1);
+    expect((await db.pool.query("SELECT count(*)::int AS n, min(tableoid::regclass::text) AS p FROM attempts")).rows[0]).toEqual({ n: 1, p: partitionName("attempts", m5) });
+    expect(await indexesOf(partitionName("events", m5))).toEqual(m5Indexes.events);
+    expect(await indexesOf(partitionName("attempts", m5))).toEqual(m5Indexes.attempts);
+    expect((await findAttempts(db.pool, [dead])).get(dead)).toEqual(deadAttempts);
+    expect(await orphans()).toBe(0);
     const rec = (await db.pool.query("SELECT partitions_dropped, deliveries_removed, attempts_removed, events_removed FROM retention_runs")).rows;
-    expect(rec).toEqual([{ partitions_dropped: dropped.length, deliveries_removed: 8, attempts_removed: 8, events_removed: 8 }]);
+    expect(rec).toEqual([{ partitions_dropped: dropped.length + 2, deliveries_removed: 8, attempts_removed: 8, events_removed: 8 }]);
+
+    // A second run finds nothing: the swapped months hold only what is kept.
+    const again = await runRetention(db.pool, db.prisma, { trigger: "manual", actor: "token:test-admin", batch: 2 });
+    expect(again).toMatchObject({ partitions: 0, deliveries: 0, attempts: 0, events: 0 });
+  });
+
+  it("a month whose lock is not granted is left whole, its removed deliveries' attempts unread; the next run swaps it", async () => {
+    const m4 = new Date(monthStart(new Date(), -4).getTime() + 14 * 86_400_000);
+    await ensurePartitions(db.pool, { from: monthStart(m4) }); // the first run dropped it empty
+    for (let i = 0; i < 3; i++) await seedAt(`evt_m4_${i}`, m4, "delivered");
+    await seedAt("evt_m4_dead", m4, "dead_letter");
+    await rollupAttemptStats(db.pool, { settleSeconds: 0, maxChunks: 100 });
+    const month = partitionName("attempts", m4);
+    // Another transaction writing into the month (an erasure's update, say) holds it past the swap's lock timeout.
+    const holder = await db.pool.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query(`LOCK TABLE ${month} IN ROW EXCLUSIVE MODE`);
+      const r = await runRetention(db.pool, db.prisma, { trigger: "manual", actor: "token:test-admin", batch: 2 });
+      // The deliveries and the events month went; the attempts month could not be swapped.
+      expect(r).toMatchObject({ deliveries: 3, attempts: 0, events: 3, partitions: 1 });
+    } finally {
+      await holder.query("ROLLBACK");
+      holder.release();
+    }
+    expect((await db.pool.query(`SELECT count(*)::int AS n FROM ${month}`)).rows[0].n).toBe(4);
+    expect(await orphans()).toBe(3);
+    // Nothing reads them: every read of attempts goes through a delivery that is gone.
+    const dead = (await db.pool.query("SELECT id FROM deliveries WHERE event_id = 'evt_m4_dead'")).rows[0].id;
+    expect((await findAttempts(db.pool, [dead])).get(dead)).toHaveLength(1);
+
+    const next = await runRetention(db.pool, db.prisma, { trigger: "manual", actor: "token:test-admin", batch: 2 });
+    expect(next).toMatchObject({ deliveries: 0, attempts: 3, events: 0, partitions: 1 });
+    expect((await db.pool.query(`SELECT count(*)::int AS n FROM ${month}`)).rows[0].n).toBe(1);
+    expect(await orphans()).toBe(0);
   });
 });

@@ -303,7 +303,7 @@ export async function runDashboard(benchPg: BenchPg, s: DashboardSizes, log: (m:
       out[name] = { ...sm, meetsTarget: !slow, ...(error ? { error } : {}), ...(slow ? { topStatements: await topStatements(db, benchPg.statStatements, 3) } : {}) };
       log(`dashboard: ${name}: p50 ${sm.p50} ms, p95 ${sm.p95} ms${error ? ` (error: ${error})` : ""}`);
     }
-    const lifecycle = s.lifecycle ? await runScaleLifecycle(url, prisma, { spanDays: s.spanDays ?? 7, retentionSeconds: s.lifecycle.retentionSeconds }, log) : undefined;
+    const lifecycle = s.lifecycle && !KEEP ? await runScaleLifecycle(url, prisma, { spanDays: s.spanDays ?? 7, retentionSeconds: s.lifecycle.retentionSeconds }, log) : undefined;
     return {
       loaded: counts[0],
       spanDays: s.spanDays ?? 7,
@@ -319,6 +319,30 @@ export async function runDashboard(benchPg: BenchPg, s: DashboardSizes, log: (m:
   } finally {
     await prisma.$disconnect();
     await db.end();
-    await benchPg.drop(url);
+    if (KEEP) await keepDatabase(benchPg, url, log);
+    else await benchPg.drop(url);
   }
+}
+
+/**
+ * BENCH_KEEP_DB=1 (with DATABASE_URL, a server that outlives the run) keeps
+ * the seeded ledger as hl_kept_<name> and skips the lifecycle, which would
+ * remove what it measures: a slow seed is then paid once, and each experiment
+ * runs on a copy (`CREATE DATABASE x TEMPLATE hl_kept_dashboard10m`,
+ * then `node bin/run-ts.mjs bench/lifecycle.ts <url of x>`).
+ */
+const KEEP = process.env.BENCH_KEEP_DB === "1";
+
+async function keepDatabase(benchPg: BenchPg, url: string, log: (m: string) => void) {
+  const from = new URL(url).pathname.slice(1);
+  const to = `hl_kept_${from.replace(/^hl_bench_\d+_[0-9a-f]+_/, "")}`;
+  const c = new pg.Client({ connectionString: benchPg.adminUrl });
+  await c.connect();
+  try {
+    await c.query(`DROP DATABASE IF EXISTS ${to} WITH (FORCE)`);
+    await c.query(`ALTER DATABASE ${from} RENAME TO ${to}`);
+  } finally {
+    await c.end();
+  }
+  log(`dashboard: kept the seeded ledger as ${to}`);
 }

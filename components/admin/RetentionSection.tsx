@@ -91,7 +91,7 @@ export function RetentionSection({ overview }: { overview: RetentionOverview }) 
             {last.error && <span className="text-red-700"> ({last.error})</span>}: removed{last.status === "running" ? " so far" : ""}{" "}
             <strong>{n(last.deliveries)}</strong> {plural(last.deliveries, "delivery", "deliveries")}, <strong>{n(last.attempts)}</strong>{" "}
             {plural(last.attempts, "attempt", "attempts")} and <strong>{n(last.events)}</strong> {plural(last.events, "event", "events")}
-            {last.partitions ? `, ${n(last.partitions)} whole ${plural(last.partitions, "partition", "partitions")}` : ""}; expunged <strong>{n(last.expunged)}</strong>{" "}
+            {last.partitions ? `, ${n(last.partitions)} whole ${plural(last.partitions, "month", "months")}` : ""}; expunged <strong>{n(last.expunged)}</strong>{" "}
             {plural(last.expunged, "payload", "payloads")}.
           </p>
         ) : (
@@ -158,7 +158,7 @@ export function RetentionSection({ overview }: { overview: RetentionOverview }) 
 
       {partitions.length > 0 && (
         <Card title="Partitions" id="retention-partitions">
-          <p className="mb-2 text-sm text-slate-600">Events and attempts by month (UTC). A month whose every row has expired is dropped whole by the run.</p>
+          <p className="mb-2 text-sm text-slate-600">Events and attempts by month (UTC). A month that ended before the retention cutoff is removed whole by the run, the rows still needed (a dead letter’s, say) moved into a fresh month table first.</p>
           <div className="overflow-x-auto">
             <table className="w-full text-left text-sm">
               <caption className="sr-only">The month partitions of events and attempts, with their sizes</caption>

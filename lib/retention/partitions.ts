@@ -1,19 +1,31 @@
-// Whole-partition drops (docs/DESIGN.md, Retention): events and attempts are
+// Whole-month removal (docs/DESIGN.md, Retention): events and attempts are
 // range-partitioned by month on created_at (migration 0021,
-// lib/ledger/sql/partitions.ts). A month whose every row a run would remove is
-// dropped in one catalog change (DETACH, then DROP) instead of deleted row by
-// row. What is not droppable whole (a month still holding a dead letter's
-// attempts, say) is left to the batched deletes of lib/ledger/sql/retention.ts,
-// which are correct on any month, only slower.
+// lib/ledger/sql/partitions.ts). A month that ended before every tenant's
+// cutoff is swapped (swapPartition): the rows still needed (a dead letter's
+// attempts, an event a delivery still names) are copied into a new month
+// table that replaces the old one, which is dropped with everything else in
+// it. A month the swap cannot take (its lock not granted in time) is left as
+// it is and taken by the next run; nothing in it is lost meanwhile, and the
+// attempts of deliveries removed meanwhile are never read (no delivery names
+// them).
 //
-// Order in a run: attempts months first (their deliveries are then removed in
-// batches with nothing left to delete under them), then the deliveries, then
-// events months (an event goes only once no delivery names it), then the
-// remaining events in batches.
+// Order in a run: the expired deliveries first, in batches (their attempts in
+// the months about to be swapped are left to the swap), then the attempts
+// months (keeping the attempts whose delivery is still there), then the
+// events months (keeping the events a delivery or a running batch still
+// names, and those their tenant's days keep), then the events of the months
+// not swapped, in batches.
 import "server-only";
 import type pg from "pg";
-import { dropPartition, listPartitions, PartitionDropRefused, type PartitionInfo } from "../ledger/sql/partitions";
-import { attemptPartitionExpired, eventPartitionExpired, removeMonthEventKeys, type TenantDays } from "../ledger/sql/retention";
+import { listPartitions, PartitionDropRefused, swapPartition, type PartitionInfo } from "../ledger/sql/partitions";
+import {
+  ATTEMPT_KEPT,
+  eventKept,
+  removeDroppedEventKeys,
+  removeOrphanedDefaultAttempts,
+  type SwappedSpan,
+  type TenantDays,
+} from "../ledger/sql/retention";
 import { logger } from "../log";
 
 /** rows: the planner's estimate, null until the partition is first analysed. */
@@ -31,36 +43,46 @@ export async function listPartitionSizes(pool: pg.Pool): Promise<PartitionSize[]
   }));
 }
 
-/** Ended months of `table` old enough that some tenant's cutoff lies after their end: the only candidates worth checking. */
+/** Ended months of `table` that ended before every tenant's cutoff: the months a run swaps. */
 async function candidates(pool: pg.Pool, table: "events" | "attempts", days: TenantDays): Promise<PartitionInfo[]> {
   const shortest = Math.min(days.defaultDays, ...days.overrides.map((o) => o.days));
   const latestCutoff = Date.now() - shortest * 86_400_000;
   return (await listPartitions(pool)).filter((p) => p.table === table && !p.isDefault && p.to && new Date(p.to).getTime() <= latestCutoff);
 }
 
-export type Dropped = { partitions: number; attempts: number; events: number };
+/** The span of the attempts months a run will swap ([first from, last to)), null when none: their attempts are not deleted row by row. */
+export async function swappedAttemptSpan(pool: pg.Pool, days: TenantDays): Promise<SwappedSpan> {
+  const months = await candidates(pool, "attempts", days);
+  if (months.length === 0) return null;
+  return { from: new Date(Math.min(...months.map((m) => m.from!.getTime()))), to: new Date(Math.max(...months.map((m) => m.to!.getTime()))) };
+}
+
+export type Swapped = { partitions: number; attempts: number; events: number };
 
 /**
- * Drops every candidate month of `table` whose rows have all expired; returns
- * how many months and rows went. A drop that cannot get its lock in time is
- * skipped (the batched deletes cover the month), as is one refused.
+ * Swaps every candidate month of `table`, keeping the rows still needed;
+ * returns how many months were swapped and how many rows went. A month whose
+ * lock is not granted in time, or whose swap is refused, is left for the next
+ * run (logged); for attempts, so is the default partition's sweep.
  */
-export async function dropExpiredPartitions(pool: pg.Pool, table: "events" | "attempts", days: TenantDays): Promise<Dropped> {
-  const out: Dropped = { partitions: 0, attempts: 0, events: 0 };
+export async function swapExpiredMonths(pool: pg.Pool, table: "events" | "attempts", days: TenantDays): Promise<Swapped> {
+  const out: Swapped = { partitions: 0, attempts: 0, events: 0 };
   for (const p of await candidates(pool, table, days)) {
     try {
-      const expired = table === "attempts" ? await attemptPartitionExpired(pool, p.name, days) : await eventPartitionExpired(pool, p.name, days);
-      if (!expired) continue;
-      if (table === "events") while ((await removeMonthEventKeys(pool, p.from!, p.to!)) > 0);
-      const r = await dropPartition(pool, p.name);
+      const r =
+        table === "attempts"
+          ? await swapPartition(pool, p.name, ATTEMPT_KEPT)
+          : await swapPartition(pool, p.name, eventKept(days), { beforeSwap: (c, copy) => removeDroppedEventKeys(c, p.from!, p.to!, copy).then(() => {}) });
+      if (!r.swapped) continue;
       out.partitions++;
-      out[table] += r.rows;
+      out[table] += r.removed;
     } catch (err) {
-      // Refused, its lock not granted in time (55P03) or lost to a deadlock with the worker's writes (40P01), a key still named (23503), or the check over the month timed out (57014).
-      if (err instanceof PartitionDropRefused || ["55P03", "40P01", "23503", "57014"].includes((err as { code?: string }).code ?? ""))
-        logger.warn({ partition: p.name, err: (err as Error).message }, "retention: month not dropped whole; its rows are removed in batches");
+      // Refused, its lock not granted in time (55P03) or lost to a deadlock with the worker's writes (40P01), or a key still named (23503).
+      if (err instanceof PartitionDropRefused || ["55P03", "40P01", "23503"].includes((err as { code?: string }).code ?? ""))
+        logger.warn({ partition: p.name, err: (err as Error).message }, "retention: month not swapped; the next run takes it");
       else throw err;
     }
   }
+  if (table === "attempts") out.attempts += await removeOrphanedDefaultAttempts(pool);
   return out;
 }

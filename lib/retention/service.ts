@@ -51,7 +51,7 @@ import {
 } from "../ledger/sql/retention";
 import { countExpungeable, expungeEvents } from "../ledger/sql/expunge";
 import { retentionFromEnv } from "./policy";
-import { dropExpiredPartitions, listPartitionSizes, type PartitionSize } from "./partitions";
+import { listPartitionSizes, swapExpiredMonths, swappedAttemptSpan, type PartitionSize } from "./partitions";
 import { ZRetentionOverride, type TRetentionOverride } from "./schema";
 
 export type RetentionPolicy = {
@@ -280,30 +280,38 @@ async function work(
   const stop = () => opts.signal?.aborted === true;
   const days = recordDays(policy);
 
-  // Whole months first where every row has expired: one catalog change instead of a month of deletes.
+  // Whole months where they can go (lib/retention/partitions.ts): a swap keeps what is still needed.
   const wholeMonths = async (table: "events" | "attempts") => {
     if (stop()) return;
-    const d = await dropExpiredPartitions(pool, table, days);
-    if (d.partitions === 0) return;
+    const t = Date.now();
+    const d = await swapExpiredMonths(pool, table, days);
+    logger.info({ run: id, table, ...d, ms: Date.now() - t }, "retention: months swapped");
+    if (d.partitions === 0 && d.attempts === 0 && d.events === 0) return;
     const c = { partitions: d.partitions, attempts: d.attempts, events: d.events };
     add(c);
     await addRetentionCounts(client, id, c);
   };
-  await wholeMonths("attempts");
 
+  // The expired deliveries first; their attempts in the months swapped next are left to the swap.
+  const swapped = await swappedAttemptSpan(pool, days);
+  const t = Date.now();
+  let removed = 0;
   let after: Keyset = KEYSET_START;
   for (;;) {
     if (stop()) return;
     const b = await inTx(client, async () => {
-      const r = await removeExpiredDeliveries(client, days, after, batch);
+      const r = await removeExpiredDeliveries(client, days, after, batch, swapped);
       await addRetentionCounts(client, id, { deliveries: r.deliveries, attempts: r.attempts });
       return r;
     });
     add({ deliveries: b.deliveries, attempts: b.attempts });
+    removed += b.deliveries;
     if (b.scanned === 0) break;
     after = b.next;
   }
+  logger.info({ run: id, deliveries: removed, ms: Date.now() - t }, "retention: expired deliveries removed");
 
+  await wholeMonths("attempts");
   await wholeMonths("events");
 
   const tenants = await listEventTenants(pool);
@@ -344,10 +352,9 @@ async function work(
 async function preview(pool: pg.Pool, policy: RetentionPolicy): Promise<RetentionCounts> {
   const days = recordDays(policy);
   const d = await countExpiredDeliveries(pool, days);
-  let events = 0;
+  const events = await countExpiredEvents(pool, days);
   let expunged = 0;
   for (const tenant of await listEventTenants(pool)) {
-    events += await countExpiredEvents(pool, days, tenant, daysFor(policy, tenant));
     const pd = payloadDaysFor(policy, tenant);
     if (pd !== null) expunged += await countExpungeable(pool, tenant, pd, { p: days, days: daysFor(policy, tenant) });
   }

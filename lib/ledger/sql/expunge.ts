@@ -84,7 +84,7 @@ export async function countExpungeable(db: LedgerDb, tenant: string | null, days
     db,
     sql`SELECT count(*)::int AS n FROM events e
          WHERE ${tenantIs(tenant)} AND e.created_at < now() - make_interval(days => ${days}::int) AND ${EXPUNGEABLE}
-           AND NOT ${eventRemovable(removal.p, removal.days)}`,
+           AND NOT ${eventRemovable(removal.p, sql`(now() - make_interval(days => ${removal.days}::int))`)}`,
   );
   return r.n;
 }

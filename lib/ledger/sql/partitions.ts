@@ -10,6 +10,7 @@
 import "server-only";
 import type pg from "pg";
 import type { Logger } from "pino";
+import { execute, Prisma, sql, type Sql } from "../read/db";
 
 export const PARTITIONED_TABLES = ["events", "attempts"] as const;
 export type PartitionedTable = (typeof PARTITIONED_TABLES)[number];
@@ -109,37 +110,112 @@ export function partitionName(table: PartitionedTable, at: Date): string {
 
 export class PartitionDropRefused extends Error {}
 
+/** swapped: false when the month held nothing to remove and was left as it was. */
+export type SwapResult = { table: PartitionedTable; removed: number; kept: number; swapped: boolean };
+
 /**
- * Detaches and drops one whole month partition (`name` as listPartitions
- * gives it). Refused (PartitionDropRefused, nothing changed) for a default
- * partition, a name that is not a partition of events or attempts, a month
- * that has not ended yet, and an events month whose event ids are still in
- * event_keys: the caller removes those keys first, and the foreign key from
- * deliveries to event_keys makes that impossible while any delivery still
- * names one of the month's events, so no delivery can lose its event. The
- * DETACH takes ACCESS EXCLUSIVE on the parent for milliseconds (a catalog
- * change); it waits at most `lockTimeoutMs` for it and then fails (retry
- * later) rather than queue the worker's and the ingest's writes behind it.
- * Returns the rows the partition held.
+ * Removes one whole past month but the rows `keep` names, without deleting
+ * row by row: the kept rows are copied into a new table built like the
+ * month (its indexes and a CHECK of the bounds made before it is attached),
+ * then in one short step the old month is detached, the copy attached in its
+ * place and the old month dropped. `beforeSwap` runs after the copy, in the
+ * same transaction (an events month removes its dropped events' keys there).
+ *
+ * Locks: the old month is locked SHARE from before the copy to the commit, so
+ * nothing can change in it unseen (its rows are read, not written, meanwhile);
+ * the parent's ACCESS EXCLUSIVE is taken only by the DETACH, after the copy,
+ * and held for the catalog changes that follow (milliseconds). Each lock is
+ * waited for at most `lockTimeoutMs`; the DETACH is tried a few times from a
+ * savepoint, then the swap gives up with nothing changed (55P03). With no row
+ * kept, the month is simply detached and dropped.
  */
-export async function dropPartition(pool: pg.Pool, name: string, opts: { now?: Date; lockTimeoutMs?: number } = {}): Promise<{ table: PartitionedTable; rows: number }> {
+export async function swapPartition(
+  pool: pg.Pool,
+  name: string,
+  /** A condition over the old month's rows (alias `o`) naming those it keeps. */
+  keep: Sql,
+  opts: { now?: Date; lockTimeoutMs?: number; beforeSwap?: (c: pg.PoolClient, copy: string) => Promise<void>; detachTries?: number } = {},
+): Promise<SwapResult> {
   const now = opts.now ?? new Date();
   const p = (await listPartitions(pool)).find((x) => x.name === name);
   if (!p) throw new PartitionDropRefused(`${name} is not a partition of ${PARTITIONED_TABLES.join(" or ")}`);
   if (p.isDefault || !p.from || !p.to) throw new PartitionDropRefused(`${name} is a default partition; it is never dropped`);
   if (p.to.getTime() > now.getTime()) throw new PartitionDropRefused(`${name} holds a month that has not ended (until ${p.to.toISOString()})`);
-  return inTransaction(pool, opts.lockTimeoutMs ?? PARTITION_LOCK_TIMEOUT_MS, async (c) => {
+  const [from, to] = [p.from, p.to];
+  const copy = `${name}_keep`;
+  if (copy.length > 63) throw new PartitionDropRefused(`${name}: name too long for its copy`);
+  const swap = inTransaction(pool, opts.lockTimeoutMs ?? PARTITION_LOCK_TIMEOUT_MS, async (c): Promise<SwapResult> => {
     await c.query(`SELECT pg_advisory_xact_lock(${PARTITION_LOCK})`);
+    await c.query(`LOCK TABLE ${ident(name)} IN SHARE MODE`);
+    // The copy and its checks read the whole month: no statement timeout (the lock timeout still holds).
+    await c.query("SET LOCAL statement_timeout = 0");
+    await c.query("SET LOCAL work_mem = '256MB'");
+    const { rows: total } = await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${ident(name)}`);
+    await c.query(`DROP TABLE IF EXISTS ${ident(copy)}`);
+    await c.query(`CREATE TABLE ${ident(copy)} (LIKE ${ident(name)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)`);
+    const kept = await execute(c, sql`INSERT INTO ${Prisma.raw(ident(copy))} SELECT * FROM ${Prisma.raw(ident(name))} o WHERE ${keep}`);
+    // Nothing to remove: undone, so the month is left as it was rather than copied whole.
+    if (kept > 0 && kept === total[0].n) throw new NothingToRemove();
+    if (opts.beforeSwap) await opts.beforeSwap(c, copy);
     if (p.table === "events") {
-      const { rows } = await c.query<{ n: number }>("SELECT count(*)::int AS n FROM event_keys WHERE created_at >= $1 AND created_at < $2", [p.from, p.to]);
-      if (rows[0].n > 0) throw new PartitionDropRefused(`${name}: ${rows[0].n} of its event ids are still in event_keys; remove them (and their deliveries) first`);
+      // Every event id the month keeps has its key, and no other id of the month does: else a key would outlive its event.
+      const { rows } = await c.query<{ n: number }>("SELECT count(*)::int AS n FROM event_keys WHERE created_at >= $1 AND created_at < $2", [from, to]);
+      if (rows[0].n !== kept) throw new PartitionDropRefused(`${name}: ${rows[0].n - kept} ids of events it drops are still in event_keys; remove them (and their deliveries) first`);
     }
-    const { rows } = await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${ident(name)}`);
-    await c.query(`ALTER TABLE ${ident(p.table)} DETACH PARTITION ${ident(name)}`);
+    const detach = async () => {
+      for (let i = 0; ; i++) {
+        await c.query("SAVEPOINT hl_detach");
+        try {
+          await c.query(`ALTER TABLE ${ident(p.table)} DETACH PARTITION ${ident(name)}`);
+          return;
+        } catch (err) {
+          await c.query("ROLLBACK TO SAVEPOINT hl_detach");
+          if ((err as { code?: string }).code !== "55P03" || i + 1 >= (opts.detachTries ?? 5)) throw err;
+          await new Promise((r) => setTimeout(r, 50 + Math.random() * 200));
+        }
+      }
+    };
+    if (kept === 0) {
+      await c.query(`DROP TABLE ${ident(copy)}`);
+      await detach();
+      await c.query(`DROP TABLE ${ident(name)}`);
+      return { table: p.table, removed: total[0].n, kept: 0, swapped: true };
+    }
+    // The month's indexes (its primary key as a constraint, which ATTACH looks for), built on the
+    // few kept rows now, so the attach below finds them and builds nothing under the parent's lock;
+    // renamed to the old month's names once it is gone.
+    const { rows: idx } = await c.query<{ name: string; def: string; pkey: string | null }>(
+      `SELECT x.relname AS name, pg_get_indexdef(i.indexrelid) AS def,
+              (SELECT pg_get_constraintdef(k.oid) FROM pg_constraint k WHERE k.conindid = i.indexrelid AND k.contype = 'p') AS pkey
+         FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid WHERE i.indrelid = $1::regclass ORDER BY x.relname`,
+      [name],
+    );
+    const renames: [string, string][] = [];
+    for (const [n, r] of idx.entries()) {
+      const tmp = `${copy}_${n}`;
+      if (r.pkey) await c.query(`ALTER TABLE ${ident(copy)} ADD CONSTRAINT ${ident(tmp)} ${r.pkey}`);
+      else await c.query(r.def.replace(/^CREATE (UNIQUE )?INDEX \S+ ON \S+ /, (_m, u: string | undefined) => `CREATE ${u ?? ""}INDEX ${ident(tmp)} ON ${ident(copy)} `));
+      renames.push([tmp, r.name]);
+    }
+    const bound = `${copy}_bounds`;
+    const range = `'${from.toISOString()}'`;
+    const until = `'${to.toISOString()}'`;
+    await c.query(`ALTER TABLE ${ident(copy)} ADD CONSTRAINT ${ident(bound)} CHECK (created_at >= ${range} AND created_at < ${until})`);
+    await detach();
+    await c.query(`ALTER TABLE ${ident(p.table)} ATTACH PARTITION ${ident(copy)} FOR VALUES FROM (${range}) TO (${until})`);
     await c.query(`DROP TABLE ${ident(name)}`);
-    return { table: p.table, rows: rows[0].n };
+    await c.query(`ALTER TABLE ${ident(copy)} RENAME TO ${ident(name)}`);
+    await c.query(`ALTER TABLE ${ident(name)} DROP CONSTRAINT ${ident(bound)}`);
+    for (const [tmp, was] of renames) await c.query(`ALTER INDEX ${ident(tmp)} RENAME TO ${ident(was)}`);
+    return { table: p.table, removed: total[0].n - kept, kept, swapped: true };
+  });
+  return swap.catch((err: unknown) => {
+    if (err instanceof NothingToRemove) return { table: p.table, removed: 0, kept: Math.max(0, p.rowsEstimate), swapped: false };
+    throw err;
   });
 }
+
+class NothingToRemove extends Error {}
 
 /**
  * Runs ensurePartitions now and every `intervalMs` (default one hour) until

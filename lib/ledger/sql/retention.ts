@@ -36,6 +36,7 @@ export type TenantDays = { defaultDays: number; overrides: { tenant: string; day
 
 /** The cutoff of the tenant in `tenantExpr`: now() minus its override's days, or the default's. */
 function cutoffOf(p: TenantDays, tenantExpr: Sql): Sql {
+  if (p.overrides.length === 0) return sql`(now() - make_interval(days => ${p.defaultDays}::int))`;
   const tenants = p.overrides.map((o) => o.tenant);
   const days = p.overrides.map((o) => o.days);
   return sql`(now() - make_interval(days => coalesce((SELECT o.days FROM unnest(${tenants}::text[], ${days}::int[]) AS o(tenant, days) WHERE o.tenant = ${tenantExpr}), ${p.defaultDays}::int)))`;
@@ -46,12 +47,22 @@ const latestCutoff = (p: TenantDays) => sql`(now() - make_interval(days => ${Mat
 
 /** The rollup's watermark: attempts at or below it are in attempt_stats_minute/hour (lib/dlq/sampler.ts). */
 const ROLLED_UP = sql`coalesce((SELECT r.last_id FROM dashboard_rollups r WHERE r.name = 'attempt_stats'), 0)`;
+/**
+ * The oldest time of an attempt the rollup has not folded (now() when there is
+ * none): the check below then reads only the months from it on (run-time
+ * partition pruning) instead of probing every month for every delivery.
+ */
+const UNROLLED_SINCE = sql`(SELECT coalesce(min(a.created_at), now()) FROM attempts a WHERE a.id > ${ROLLED_UP})`;
+
+/** The tenant of delivery `d` is its event's: a run joins events (alias e) only when some tenant has its own days. */
+const needsEvent = (p: TenantDays) => p.overrides.length > 0;
+const eventJoin = (p: TenantDays) => (needsEvent(p) ? sql`JOIN events e ON e.id = d.event_id` : empty);
 
 /** Whether a delivery may go: finished before its event's tenant's cutoff, every attempt rolled up, not in a running batch. */
 const deliveryExpired = (p: TenantDays) =>
   sql`d.state IN ('delivered', 'resolved')
       AND greatest(d.delivered_at, d.resolved_at) < ${cutoffOf(p, sql`e.tenant`)}
-      AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.delivery_id = d.id AND a.id > ${ROLLED_UP})
+      AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.delivery_id = d.id AND a.created_at >= ${UNROLLED_SINCE} AND a.id > ${ROLLED_UP})
       AND NOT EXISTS (SELECT 1 FROM redrive_batch_items i JOIN redrive_batches b ON b.id = i.batch_id
                        WHERE i.delivery_id = d.id AND b.status = 'running')`;
 
@@ -66,13 +77,19 @@ export const KEYSET_START: Keyset = { at: null, id: "" };
 
 export type DeliveryBatch = { scanned: number; deliveries: number; attempts: number; items: number; next: Keyset };
 
+/** The months of attempts a run swaps after its delivery batches ([from, to), null: none): their attempts are not deleted row by row. */
+export type SwappedSpan = { from: Date; to: Date } | null;
+
 /**
  * Removes one batch of expired deliveries (with their attempts and finished
  * batches' items) after `after` in finish order; returns the counts and where
  * the next batch starts (scanned = 0: the walk is done). Rows another
  * transaction holds are skipped (SKIP LOCKED) and left for the next run.
+ * Attempts inside `swapped` are left to the month swap that follows
+ * (swapAttemptMonth), which keeps only attempts whose delivery is still there.
  */
-export async function removeExpiredDeliveries(db: LedgerDb, p: TenantDays, after: Keyset, limit = RETENTION_BATCH): Promise<DeliveryBatch> {
+export async function removeExpiredDeliveries(db: LedgerDb, p: TenantDays, after: Keyset, limit = RETENTION_BATCH, swapped: SwappedSpan = null): Promise<DeliveryBatch> {
+  const outside = swapped ? sql`AND (a.created_at < ${swapped.from} OR a.created_at >= ${swapped.to})` : empty;
   const [r] = await queryRows<{ scanned: number; deliveries: number; attempts: number; items: number; last_at: string | null; last_id: string | null }>(
     db,
     sql`WITH scan AS (
@@ -83,12 +100,12 @@ export async function removeExpiredDeliveries(db: LedgerDb, p: TenantDays, after
            ORDER BY greatest(d.delivered_at, d.resolved_at), d.id
            LIMIT ${limit}::int),
         victims AS (
-          SELECT d.id FROM deliveries d JOIN events e ON e.id = d.event_id
+          SELECT d.id FROM deliveries d ${eventJoin(p)}
            WHERE d.id IN (SELECT id FROM scan) AND ${deliveryExpired(p)}
            ORDER BY d.id
              FOR UPDATE OF d SKIP LOCKED),
         items AS (DELETE FROM redrive_batch_items i USING victims v WHERE i.delivery_id = v.id RETURNING 1),
-        att AS (DELETE FROM attempts a USING victims v WHERE a.delivery_id = v.id RETURNING 1),
+        att AS (DELETE FROM attempts a USING victims v WHERE a.delivery_id = v.id ${outside} RETURNING 1),
         del AS (DELETE FROM deliveries d USING victims v WHERE d.id = v.id RETURNING 1),
         last AS (SELECT fin, id FROM scan ORDER BY fin DESC, id DESC LIMIT 1)
         SELECT (SELECT count(*) FROM scan)::int AS scanned, (SELECT count(*) FROM del)::int AS deliveries,
@@ -109,7 +126,7 @@ export async function countExpiredDeliveries(db: LedgerDb, p: TenantDays): Promi
   const [r] = await queryRows<{ deliveries: number; attempts: number }>(
     db,
     sql`WITH v AS (
-          SELECT d.id FROM deliveries d JOIN events e ON e.id = d.event_id
+          SELECT d.id FROM deliveries d ${eventJoin(p)}
            WHERE d.state IN ('delivered', 'resolved') AND greatest(d.delivered_at, d.resolved_at) < ${latestCutoff(p)} AND ${deliveryExpired(p)})
         SELECT (SELECT count(*) FROM v)::int AS deliveries,
                (SELECT count(*) FROM attempts a WHERE a.delivery_id IN (SELECT id FROM v))::int AS attempts`,
@@ -170,17 +187,25 @@ export async function removeExpiredEvents(db: LedgerDb, tenant: string | null, d
 }
 
 /**
- * A dry run's count of a tenant's events that would go: those nothing needs
- * now, plus those whose every delivery the delivery step would remove first.
+ * A dry run's count of the events that would go, every tenant's in one
+ * statement: those nothing needs now, plus those whose every delivery the
+ * delivery step would remove first.
  */
-export async function countExpiredEvents(db: LedgerDb, p: TenantDays, tenant: string | null, days: number): Promise<number> {
-  const [r] = await queryRows<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM events e WHERE ${tenantIs(tenant)} AND ${eventRemovable(p, days)}`);
+export async function countExpiredEvents(db: LedgerDb, p: TenantDays): Promise<number> {
+  const [r] = await queryRows<{ n: number }>(
+    db,
+    sql`SELECT count(*)::int AS n FROM events e WHERE e.created_at < ${latestCutoff(p)} AND ${eventRemovable(p, cutoffOf(p, sql`e.tenant`))}`,
+  );
   return r.n;
 }
 
-/** An event (alias e) a run would remove: older than `days`, nothing running names it, every delivery it has would go first. */
-export const eventRemovable = (p: TenantDays, days: number) =>
-  sql`(e.created_at < (now() - make_interval(days => ${days}::int))
+/**
+ * An event (alias e) a run would remove: created before `cutoff`, nothing
+ * running names it, every delivery it has would go first. Its deliveries'
+ * tenant is the event's own (e), so the expiry below reads it from e.
+ */
+export const eventRemovable = (p: TenantDays, cutoff: Sql) =>
+  sql`(e.created_at < ${cutoff}
        AND NOT EXISTS (SELECT 1 FROM redrive_batch_items i JOIN redrive_batches b ON b.id = i.batch_id WHERE i.event_id = e.id AND b.status = 'running')
        AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND NOT (${deliveryExpired(p)})))`;
 
@@ -371,46 +396,56 @@ export async function retentionTenantExists(db: LedgerDb, tenant: string): Promi
   return r.found;
 }
 
-// ---- whole month partitions (migration 0021) ----
+// ---- whole month partitions (migration 0021): what a month swap keeps ----
 
-/** True when every attempt in the partition belongs to a delivery a run would remove (so dropping it loses nothing kept). */
-export async function attemptPartitionExpired(db: LedgerDb, partition: string, p: TenantDays): Promise<boolean> {
-  const [r] = await queryRows<{ expired: boolean }>(
-    db,
-    sql`SELECT NOT EXISTS (
-          SELECT 1 FROM ${Prisma.raw(quoteIdent(partition))} a JOIN deliveries d ON d.id = a.delivery_id JOIN events e ON e.id = d.event_id
-           WHERE a.id > ${ROLLED_UP} OR NOT (${deliveryExpired(p)})) AS expired`,
-  );
-  return r.expired;
-}
+/**
+ * An attempt a month swap keeps (alias o): its delivery is still there. The
+ * run's delivery batches have removed every expired delivery by then, so this
+ * keeps exactly the attempts of the deliveries kept (a dead letter's, a
+ * delivery finished after its tenant's cutoff, one a batch skipped as locked).
+ */
+export const ATTEMPT_KEPT: Sql = sql`EXISTS (SELECT 1 FROM deliveries d WHERE d.id = o.delivery_id)`;
 
-/** True when every event in the partition is one a run would remove: older than its tenant's cutoff, no delivery left, in no running batch. */
-export async function eventPartitionExpired(db: LedgerDb, partition: string, p: TenantDays): Promise<boolean> {
-  const [r] = await queryRows<{ expired: boolean }>(
+/**
+ * An event a month swap keeps (alias o): a delivery still names it, a running
+ * redrive batch names it, or its tenant's own days have not run out (an
+ * override longer than the default).
+ */
+export const eventKept = (p: TenantDays): Sql =>
+  sql`(o.created_at >= ${cutoffOf(p, sql`o.tenant`)}
+       OR EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = o.id)
+       OR EXISTS (SELECT 1 FROM redrive_batch_items i JOIN redrive_batches b ON b.id = i.batch_id WHERE i.event_id = o.id AND b.status = 'running'))`;
+
+/**
+ * In an events month's swap, after the kept events are copied to `copy`:
+ * removes the event_keys rows of the month's events that are not kept (and
+ * the finished batches' items naming them), so the ledger forgets their ids.
+ * The foreign keys into event_keys (deliveries', deferred to the commit) make
+ * the swap fail, changing nothing, if a delivery still names one of them.
+ */
+export async function removeDroppedEventKeys(db: LedgerDb, from: Date, to: Date, copy: string): Promise<number> {
+  const [r] = await queryRows<{ n: number }>(
     db,
-    sql`SELECT NOT EXISTS (
-          SELECT 1 FROM ${Prisma.raw(quoteIdent(partition))} e
-           WHERE e.created_at >= ${cutoffOf(p, sql`e.tenant`)}
-              OR EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id)
-              OR EXISTS (SELECT 1 FROM redrive_batch_items i JOIN redrive_batches b ON b.id = i.batch_id WHERE i.event_id = e.id AND b.status = 'running')) AS expired`,
+    sql`WITH gone AS (
+          SELECT k.id FROM event_keys k
+           WHERE k.created_at >= ${from} AND k.created_at < ${to}
+             AND NOT EXISTS (SELECT 1 FROM ${Prisma.raw(quoteIdent(copy))} c WHERE c.id = k.id)),
+        items AS (DELETE FROM redrive_batch_items i USING gone g WHERE i.event_id = g.id RETURNING 1),
+        del AS (DELETE FROM event_keys x USING gone g WHERE x.id = g.id RETURNING 1)
+        SELECT (SELECT count(*) FROM del)::int AS n`,
   );
-  return r.expired;
+  return r.n;
 }
 
 /**
- * Removes one batch of the event keys (and finished batches' items naming
- * them) of an events month about to be dropped: the partition drop refuses
- * while any key of the month remains. The deliveries' foreign key to
- * event_keys is checked at commit, so a key a delivery still names fails the
- * batch and nothing of it is removed.
+ * Removes the attempts in the default partition whose delivery is gone (rows
+ * dated outside every month; normally none). The month swaps cover the
+ * months; this covers what no month holds.
  */
-export async function removeMonthEventKeys(db: LedgerDb, from: Date, to: Date, limit = 10_000): Promise<number> {
+export async function removeOrphanedDefaultAttempts(db: LedgerDb): Promise<number> {
   const [r] = await queryRows<{ n: number }>(
     db,
-    sql`WITH k AS (SELECT id FROM event_keys WHERE created_at >= ${from} AND created_at < ${to} LIMIT ${limit}::int),
-        items AS (DELETE FROM redrive_batch_items i USING k WHERE i.event_id = k.id RETURNING 1),
-        del AS (DELETE FROM event_keys x USING k WHERE x.id = k.id RETURNING 1)
-        SELECT (SELECT count(*) FROM del)::int AS n`,
+    sql`WITH del AS (DELETE FROM attempts_default o WHERE NOT ${ATTEMPT_KEPT} RETURNING 1) SELECT count(*)::int AS n FROM del`,
   );
   return r.n;
 }

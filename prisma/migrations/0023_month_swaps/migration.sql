@@ -1,0 +1,38 @@
+-- Month swaps for retention (docs/DESIGN.md, Retention): two changes.
+--
+-- 1. attempts.delivery_id no longer has a foreign key to deliveries.
+--
+-- Why: retention removes a month of attempts by swapping its partition for a
+-- copy that holds only the rows still needed (docs/DESIGN.md, Retention), after
+-- the expired deliveries themselves are gone. With the key, a delivery could
+-- not be removed while any month still held one of its attempts, so every
+-- attempt had to be deleted row by row first (30 M rows at the bench's 10 M
+-- deliveries); and every delivery deleted paid a referential check that probes
+-- every month of attempts. Both were most of a retention run's time.
+--
+-- What holds the reference instead: attempts are written only by the ledger's
+-- own statements (lib/ledger/sql: the result write and the abandon paths),
+-- each in the transaction that updates the attempt's delivery row, so the
+-- delivery exists and is locked when its attempt is written. Attempts are
+-- removed with their delivery (retention, in the same statement) or by the
+-- month swap, which keeps every attempt whose delivery exists. An attempt left
+-- behind by a month whose swap did not run (its lock not granted in time) has
+-- no delivery and so is never read: every read of attempts goes through a
+-- delivery id; the next run's swap of that month removes it.
+-- test/retention-partitions.test.ts checks that no attempt is left without
+-- its delivery after a run, and that one left by a month not swapped is
+-- never read and goes with the next run.
+--
+-- Locks: dropping the constraint takes SHARE ROW EXCLUSIVE on attempts and
+-- deliveries for a catalog change (milliseconds); nothing is scanned.
+ALTER TABLE attempts DROP CONSTRAINT attempts_delivery_id_fkey;
+
+-- 2. An index on the redrive batch items' event ids. Removing an event's key
+-- (retention, erasure of an id) checks that no batch item names it, and a
+-- swap keeps the events a running batch names: without the index each of
+-- those is a scan of every item ever written, once per event.
+--
+-- Locks: CREATE INDEX takes SHARE on redrive_batch_items while it reads the
+-- items (a running batch's progress writes wait that long: well under a
+-- second for a hundred thousand items).
+CREATE INDEX redrive_batch_items_event ON redrive_batch_items (event_id) WHERE event_id IS NOT NULL;
