@@ -97,4 +97,16 @@ export async function seedDelivery(
   return id;
 }
 
+/**
+ * Dates a seeded delivery and its attempts as the ledger would have written
+ * them: the delivery at `createdAt`, each attempt when it ended (the result
+ * write stores it with the outcome, so no attempt is newer than the finish).
+ * seedDelivery alone leaves both at now(), which retention, reading by month,
+ * would not see as old.
+ */
+export async function backdate(pool: pg.Pool, deliveryId: string, createdAt: Date): Promise<void> {
+  await pool.query("UPDATE deliveries SET created_at = $2 WHERE id = $1", [deliveryId, createdAt]);
+  await pool.query("UPDATE attempts SET created_at = started_at + make_interval(secs => coalesce(duration_ms, 0) / 1000.0) WHERE delivery_id = $1", [deliveryId]);
+}
+
 export const minutesAgo = (m: number, now = Date.now()) => new Date(now - m * 60_000);

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, tableCounts, type TestDb } from "./db";
 import { runCli } from "./cli-run";
-import { seedDelivery, seedEvent, seedSubscription } from "./dashboard-seed";
+import { backdate, seedDelivery, seedEvent, seedSubscription } from "./dashboard-seed";
 import { rollupAttemptStats } from "../lib/dlq/sampler";
 
 let db: TestDb;
@@ -21,12 +21,13 @@ beforeAll(async () => {
     ["evt_new", 3, "delivered"],
   ] as const) {
     await seedEvent(db.pool, { id, createdAt: daysAgo(age), subject: { tenant: "lincoln" } });
-    await seedDelivery(db.pool, {
+    const d = await seedDelivery(db.pool, {
       subscriptionId: "sub_lin",
       eventId: id,
       state,
       attempts: [{ at: daysAgo(age), outcome: state, status: state === "delivered" ? 200 : 422 }],
     });
+    await backdate(db.pool, d, daysAgo(age));
   }
   await rollupAttemptStats(db.pool, { settleSeconds: 0, maxChunks: 100 });
 }, 60_000);

@@ -5,7 +5,7 @@
 // so the worker) at start.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
-import { seedDelivery, seedEvent, seedSubscription } from "./dashboard-seed";
+import { backdate, seedDelivery, seedEvent, seedSubscription } from "./dashboard-seed";
 import { rollupAttemptStats } from "../lib/dlq/sampler";
 import { startRetentionScheduler } from "../lib/retention/scheduler";
 import { waitFor } from "./worker-helpers";
@@ -18,12 +18,13 @@ beforeAll(async () => {
   await seedSubscription(db.pool, { id: "sub_lin", name: "Lincoln", tenant: "lincoln" });
   for (let i = 0; i < 20; i++) {
     await seedEvent(db.pool, { id: `evt_${i}`, createdAt: daysAgo(100), subject: { tenant: "lincoln" } });
-    await seedDelivery(db.pool, {
+    const d = await seedDelivery(db.pool, {
       subscriptionId: "sub_lin",
       eventId: `evt_${i}`,
       state: "delivered",
       attempts: [{ at: daysAgo(100), outcome: "delivered", status: 200 }],
     });
+    await backdate(db.pool, d, daysAgo(100));
   }
   await rollupAttemptStats(db.pool, { settleSeconds: 0, maxChunks: 100 });
 });

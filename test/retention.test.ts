@@ -8,13 +8,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, tableCounts, type TestDb } from "./db";
 import { call, tokenFor } from "./api";
-import { seedDelivery, seedEvent, seedSubscription, type SeedAttempt } from "./dashboard-seed";
+import { backdate, seedDelivery, seedEvent, seedSubscription, type SeedAttempt } from "./dashboard-seed";
 import * as retention from "../app/api/v1/retention/route";
 import * as retentionRun from "../app/api/v1/retention/run/route";
 import { runRetention } from "../lib/retention/service";
 import { retentionFromEnv } from "../lib/retention/policy";
 import { RETENTION_LOCK } from "../lib/ledger/sql/retention";
-import { rollupAttemptStats } from "../lib/dlq/sampler";
+import { rollupAttemptStats, ROLLUP_LOCK } from "../lib/dlq/sampler";
 import { findDeadLetterGauges, findStateCounts } from "../lib/ledger/sql/counts";
 import { findSubscriptionHealth } from "../lib/dashboard/subscriptions";
 
@@ -47,6 +47,7 @@ async function seed(
           ];
     const seeded = d.state === "resolved" ? "dead_letter" : d.state;
     const did = await seedDelivery(db.pool, { subscriptionId: d.sub, eventId: id, state: seeded, attempts });
+    await backdate(db.pool, did, daysAgo(o.ageDays));
     if (d.state === "resolved")
       await db.pool.query(
         `UPDATE deliveries SET state = 'resolved', resolution = 'discarded', resolved_at = $2, resolved_by = 'user:ops@example.test', resolution_reason = 'not needed' WHERE id = $1`,
@@ -281,11 +282,18 @@ describe("a run", () => {
 
   it("a delivery whose attempts the rollup has not counted yet is kept until they are", async () => {
     const d = await seed("evt_unrolled", { tenant: "lincoln", ageDays: 120, deliveries: [{ sub: "sub_lin", state: "delivered" }] });
-    const r1 = await runRetention(db.pool, db.prisma, { trigger: "manual", actor: "token:test-admin" });
-    // The runner folds settled attempts first; these were written a moment ago, so they are not settled yet.
-    expect(r1).toMatchObject({ deliveries: 0, events: 0 });
+    // The runner folds settled attempts first; while another process holds the rollup (a sampler mid-fold), it cannot.
+    const sampler = await db.pool.connect();
+    try {
+      await sampler.query("BEGIN");
+      await sampler.query("SELECT pg_advisory_xact_lock($1)", [ROLLUP_LOCK]);
+      const r1 = await runRetention(db.pool, db.prisma, { trigger: "manual", actor: "token:test-admin" });
+      expect(r1).toMatchObject({ deliveries: 0, events: 0 });
+    } finally {
+      await sampler.query("ROLLBACK");
+      sampler.release();
+    }
     expect(await ids("deliveries")).toContain(d.sub_lin);
-    await rollupAttemptStats(db.pool, { settleSeconds: 0, maxChunks: 100 });
     const r2 = await runRetention(db.pool, db.prisma, { trigger: "manual", actor: "token:test-admin" });
     expect(r2).toMatchObject({ deliveries: 1, attempts: 2, events: 1 });
   });

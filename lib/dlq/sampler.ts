@@ -22,7 +22,7 @@ import { addMinuteStats, countAttemptOutcomes, findSettledAttemptId, pruneAttemp
 export { refreshHourlyStats };
 
 const DLQ_LOCK = 7_431_401;
-const ROLLUP_LOCK = 7_431_402;
+export const ROLLUP_LOCK = 7_431_402;
 export const SAMPLE_INTERVAL_MS = Number(process.env.HOOKLEDGER_SAMPLE_INTERVAL_MS ?? 15_000);
 // Rows attempted within this many seconds may belong to a transaction that has
 // not committed yet (ids are taken at insert, visible at commit); the rollup

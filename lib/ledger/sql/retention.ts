@@ -89,7 +89,11 @@ export type SwappedSpan = { from: Date; to: Date } | null;
  * (swapAttemptMonth), which keeps only attempts whose delivery is still there.
  */
 export async function removeExpiredDeliveries(db: LedgerDb, p: TenantDays, after: Keyset, limit = RETENTION_BATCH, swapped: SwappedSpan = null): Promise<DeliveryBatch> {
-  const outside = swapped ? sql`AND (a.created_at < ${swapped.from} OR a.created_at >= ${swapped.to})` : empty;
+  // An attempt is written in the transaction that records its delivery's outcome (delivered_at, resolved_at: now()),
+  // so an expired delivery's attempts are all older than the cutoff: the months after it are not probed (a day's
+  // slack). An attempt dated otherwise (a fixture's) is not removed here; it is never read without its delivery, and
+  // its month's swap removes it once that month is old. Those inside `swapped` are the swap's.
+  const outside = sql`AND a.created_at < ${latestCutoff(p)} + interval '1 day' ${swapped ? sql`AND (a.created_at < ${swapped.from} OR a.created_at >= ${swapped.to})` : empty}`;
   const [r] = await queryRows<{ scanned: number; deliveries: number; attempts: number; items: number; last_at: string | null; last_id: string | null }>(
     db,
     sql`WITH scan AS (
