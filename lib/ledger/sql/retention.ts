@@ -354,13 +354,13 @@ export async function failAbandonedRuns(db: LedgerDb): Promise<number> {
 
 export type OldestKept = { event: string | null; delivery: string | null; attempt: string | null; finishedDelivery: string | null };
 
-/** The oldest row of each ledger table (index seeks where there is an index; attempts by its smallest id, the oldest written). */
+/** The oldest row of each ledger table (index seeks where there is an index; attempts by its smallest id, the oldest written, of those with a delivery: one a month not yet swapped still holds is not kept data). */
 export async function findOldestKept(db: LedgerDb): Promise<OldestKept> {
   const [r] = await queryRows<{ event: Date | null; delivery: Date | null; attempt: Date | null; finished: Date | null }>(
     db,
     sql`SELECT (SELECT min(created_at) FROM events) AS event,
                (SELECT created_at FROM deliveries ORDER BY id LIMIT 1) AS delivery,
-               (SELECT started_at FROM attempts ORDER BY id LIMIT 1) AS attempt,
+               (SELECT a.started_at FROM attempts a WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.id = a.delivery_id) ORDER BY a.id LIMIT 1) AS attempt,
                (SELECT greatest(delivered_at, resolved_at) FROM deliveries WHERE state IN ('delivered', 'resolved')
                  ORDER BY greatest(delivered_at, resolved_at), id LIMIT 1) AS finished`,
   );
