@@ -10,7 +10,7 @@
 import "server-only";
 import type pg from "pg";
 import type { Logger } from "pino";
-import { execute, Prisma, sql, type Sql } from "../read/db";
+import { execute, Prisma, queryRows, sql, type Sql } from "../read/db";
 
 export const PARTITIONED_TABLES = ["events", "attempts"] as const;
 export type PartitionedTable = (typeof PARTITIONED_TABLES)[number];
@@ -151,11 +151,13 @@ export async function swapPartition(
     await c.query("SET LOCAL statement_timeout = 0");
     await c.query("SET LOCAL work_mem = '256MB'");
     const { rows: total } = await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${ident(name)}`);
+    // A month swapped before holds only kept rows until something in it expires: the daily run finds that by
+    // reading it, not by copying it whole and undoing the copy.
+    const [gone] = await queryRows<{ any: boolean }>(c, sql`SELECT EXISTS (SELECT 1 FROM ${Prisma.raw(ident(name))} o WHERE NOT ${keep}) AS any`);
+    if (total[0].n > 0 && !gone.any) throw new NothingToRemove();
     await c.query(`DROP TABLE IF EXISTS ${ident(copy)}`);
     await c.query(`CREATE TABLE ${ident(copy)} (LIKE ${ident(name)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)`);
     const kept = await execute(c, sql`INSERT INTO ${Prisma.raw(ident(copy))} SELECT * FROM ${Prisma.raw(ident(name))} o WHERE ${keep}`);
-    // Nothing to remove: undone, so the month is left as it was rather than copied whole.
-    if (kept > 0 && kept === total[0].n) throw new NothingToRemove();
     if (opts.beforeSwap) await opts.beforeSwap(c, copy);
     if (p.table === "events") {
       // Every event id the month keeps has its key, and no other id of the month does: else a key would outlive its event.
