@@ -50,7 +50,9 @@ afterAll(async () => {
 const orphans = async () =>
   (await db.pool.query("SELECT count(*)::int AS n FROM attempts a WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.id = a.delivery_id)")).rows[0].n;
 const indexesOf = async (table: string) =>
-  (await db.pool.query("SELECT indexdef FROM pg_indexes WHERE tablename = $1 ORDER BY indexdef", [table])).rows.map((r) => r.indexdef.replace(` ${table} `, " <month> ").replace(/INDEX \S+ /, "INDEX "));
+  (await db.pool.query("SELECT indexdef FROM pg_indexes WHERE tablename = $1 ORDER BY indexdef", [table])).rows.map((r) =>
+    r.indexdef.replace(` ${table} `, " <month> ").replace(/INDEX \S+ /, "INDEX "),
+  );
 
 describe("month partitions", () => {
   it("drops a month whose rows have all expired and swaps the dead letter's month for its kept rows", async () => {
@@ -84,7 +86,10 @@ describe("month partitions", () => {
     expect((await db.pool.query("SELECT event_id FROM deliveries")).rows).toEqual([{ event_id: "evt_m5_dead" }]);
     expect((await db.pool.query("SELECT id, tableoid::regclass::text AS p FROM events")).rows).toEqual([{ id: "evt_m5_dead", p: partitionName("events", m5) }]);
     expect((await db.pool.query("SELECT id FROM event_keys")).rows).toEqual([{ id: "evt_m5_dead" }]);
-    expect((await db.pool.query("SELECT count(*)::int AS n, min(tableoid::regclass::text) AS p FROM attempts")).rows[0]).toEqual({ n: 1, p: partitionName("attempts", m5) });
+    expect((await db.pool.query("SELECT count(*)::int AS n, min(tableoid::regclass::text) AS p FROM attempts")).rows[0]).toEqual({
+      n: 1,
+      p: partitionName("attempts", m5),
+    });
     expect(await indexesOf(partitionName("events", m5))).toEqual(m5Indexes.events);
     expect(await indexesOf(partitionName("attempts", m5))).toEqual(m5Indexes.attempts);
     expect((await findAttempts(db.pool, [dead])).get(dead)).toEqual(deadAttempts);

@@ -239,7 +239,8 @@ export async function runDashboard(benchPg: BenchPg, s: DashboardSizes, log: (m:
     log(`dashboard: partitions holding rows ${JSON.stringify(partitions)}`);
 
     const out = await measureDashboardQueries(db, prisma, s.iterations, benchPg.statStatements, log);
-    const lifecycle = s.lifecycle && !KEEP ? await runScaleLifecycle(url, prisma, { spanDays: s.spanDays ?? 7, retentionSeconds: s.lifecycle.retentionSeconds }, log) : undefined;
+    const lifecycle =
+      s.lifecycle && !KEEP ? await runScaleLifecycle(url, prisma, { spanDays: s.spanDays ?? 7, retentionSeconds: s.lifecycle.retentionSeconds }, log) : undefined;
     return {
       loaded: counts[0],
       spanDays: s.spanDays ?? 7,

@@ -158,7 +158,10 @@ export function RetentionSection({ overview }: { overview: RetentionOverview }) 
 
       {partitions.length > 0 && (
         <Card title="Partitions" id="retention-partitions">
-          <p className="mb-2 text-sm text-slate-600">Events and attempts by month (UTC). A month that ended before the retention cutoff is removed whole by the run, the rows still needed (a dead letter’s, say) moved into a fresh month table first.</p>
+          <p className="mb-2 text-sm text-slate-600">
+            Events and attempts by month (UTC). A month that ended before the retention cutoff is removed whole by the run, the rows still needed (a dead letter’s, say)
+            moved into a fresh month table first.
+          </p>
           <div className="overflow-x-auto">
             <table className="w-full text-left text-sm">
               <caption className="sr-only">The month partitions of events and attempts, with their sizes</caption>

@@ -18,14 +18,7 @@
 import "server-only";
 import type pg from "pg";
 import { listPartitions, PartitionDropRefused, swapPartition, type PartitionInfo } from "../ledger/sql/partitions";
-import {
-  ATTEMPT_KEPT,
-  eventKept,
-  removeDroppedEventKeys,
-  removeOrphanedDefaultAttempts,
-  type SwappedSpan,
-  type TenantDays,
-} from "../ledger/sql/retention";
+import { ATTEMPT_KEPT, eventKept, removeDroppedEventKeys, removeOrphanedDefaultAttempts, type SwappedSpan, type TenantDays } from "../ledger/sql/retention";
 import { logger } from "../log";
 
 /** rows: the planner's estimate, null until the partition is first analysed. */

@@ -162,7 +162,8 @@ export async function swapPartition(
     if (p.table === "events") {
       // Every event id the month keeps has its key, and no other id of the month does: else a key would outlive its event.
       const { rows } = await c.query<{ n: number }>("SELECT count(*)::int AS n FROM event_keys WHERE created_at >= $1 AND created_at < $2", [from, to]);
-      if (rows[0].n !== kept) throw new PartitionDropRefused(`${name}: ${rows[0].n - kept} ids of events it drops are still in event_keys; remove them (and their deliveries) first`);
+      if (rows[0].n !== kept)
+        throw new PartitionDropRefused(`${name}: ${rows[0].n - kept} ids of events it drops are still in event_keys; remove them (and their deliveries) first`);
     }
     const detach = async () => {
       for (let i = 0; ; i++) {
