@@ -164,7 +164,8 @@ export const AUDIT_ACTIONS = {
   },
   /**
    * A retention run a person started (lib/retention/service.ts; the daily run's record is its retention_runs row): the
-   * policy it applied and how many rows of each table it removed or expunged. Target id: the run's id.
+   * policy it applied and how many rows of each table it removed or expunged; `stopped` when its process stopped it
+   * between batches (the next run removes the rest). Target id: the run's id.
    */
   "retention.run": {
     target: "retention",
@@ -176,6 +177,7 @@ export const AUDIT_ACTIONS = {
       events: z.number().int(),
       expunged: z.number().int(),
       partitions: z.number().int(),
+      stopped: z.literal(true).optional(),
     }),
   },
   /** A tenant's retention override set or removed (target id: the tenant): before and after, null for none. */

@@ -51,6 +51,7 @@ import {
 } from "../ledger/sql/retention";
 import { countExpungeable, expungeEvents } from "../ledger/sql/expunge";
 import { retentionFromEnv } from "./policy";
+import { trackRun } from "./running";
 import { listPartitionSizes, swapExpiredMonths, swappedAttemptSpan, type PartitionSize } from "./partitions";
 import { ZRetentionOverride, type TRetentionOverride } from "./schema";
 
@@ -85,7 +86,7 @@ export type RetentionReport = {
   trigger: "schedule" | "manual";
   by: string;
   /** preview: a dry run's counts; running: the record as a run starts (POST answers with it); finished: the run's totals. */
-  status: "preview" | "running" | "finished";
+  status: "preview" | "running" | "finished" | "stopped";
   policy: RetentionPolicy;
   startedAt: string;
   finishedAt: string | null;
@@ -103,6 +104,16 @@ export type RunOptions = {
   /** The daily run: skipped (null) when a scheduled run started less than this long ago, checked under the lock so two schedulers run once. */
   unlessRanWithinMs?: number;
 };
+
+const STOPPED = "stopped before it finished: its process was shutting down; what it removed is counted, and the next run removes the rest";
+
+/** Starts a person's run that a stopping server can stop between batches (lib/retention/running.ts); the route's entry point. */
+export async function beginTrackedRetention(pool: pg.Pool, prisma: PrismaClient, opts: Omit<RunOptions, "signal">) {
+  const abort = new AbortController();
+  const started = await beginRetention(pool, prisma, { ...opts, signal: abort.signal });
+  if (started) trackRun(abort, started.done);
+  return started;
+}
 
 // Deadlock and serialization failure: the batch is retried (nothing of it committed).
 const RETRYABLE = new Set(["40P01", "40001"]);
@@ -238,18 +249,22 @@ async function finishRun(
     await finishRetentionRun(client, id, (err as Error).message).catch(() => {});
     throw err;
   }
+  // Stopped between batches (its process shutting down): recorded as failed with why, never as finished, and
+  // counting what committed; the next run removes the rest.
+  const stopped = opts.signal?.aborted === true;
+  const error = stopped ? STOPPED : null;
   // A person's run: its record and its audit row in one transaction. The daily run's record is its trace.
   const done = !prisma
-    ? await finishRetentionRun(client, id)
+    ? await finishRetentionRun(client, id, error)
     : await prisma.$transaction(async (tx) => {
-        const row = await finishRetentionRun(tx, id);
+        const row = await finishRetentionRun(tx, id, error);
         if (opts.trigger === "manual")
           await writeAudit(tx, {
             actor: opts.actor,
             action: "retention.run",
             targetType: "retention",
             targetId: id,
-            details: { retentionDays: policy.retentionDays, payloadRetentionDays: policy.payloadRetentionDays, ...total },
+            details: { retentionDays: policy.retentionDays, payloadRetentionDays: policy.payloadRetentionDays, ...total, ...(stopped ? { stopped: true } : {}) },
           });
         return row;
       });
@@ -258,7 +273,7 @@ async function finishRun(
     dryRun: false,
     trigger: opts.trigger,
     by: opts.actor,
-    status: "finished",
+    status: stopped ? "stopped" : "finished",
     policy,
     startedAt: done.startedAt,
     finishedAt: done.finishedAt,

@@ -3,7 +3,7 @@ import { createPool } from "@/lib/db/pool";
 import { getPrisma } from "@/lib/db/prisma";
 import { logger } from "@/lib/log";
 import { ZRunRetention } from "@/lib/retention/schema";
-import { beginRetention, runRetention } from "@/lib/retention/service";
+import { beginTrackedRetention, runRetention } from "@/lib/retention/service";
 
 export const dynamic = "force-dynamic";
 
@@ -30,7 +30,7 @@ export const POST = apiRoute("retention.manage", async ({ req, principal }) => {
       await pool.end();
     }
   }
-  const started = await beginRetention(pool, getPrisma(), opts).catch(async (err) => {
+  const started = await beginTrackedRetention(pool, getPrisma(), opts).catch(async (err) => {
     await pool.end();
     throw err;
   });
