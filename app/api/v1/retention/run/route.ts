@@ -38,7 +38,10 @@ export const POST = apiRoute("retention.manage", async ({ req, principal }) => {
   const { run, done } = started!;
   done
     .then((r) =>
-      logger.info({ run: r.id, deliveries: r.deliveries, attempts: r.attempts, events: r.events, expunged: r.expunged, ms: r.durationMs }, "retention run finished"),
+      logger.info(
+        { run: r.id, deliveries: r.deliveries, attempts: r.attempts, events: r.events, expunged: r.expunged, ms: r.durationMs },
+        r.status === "stopped" ? "retention run stopped: the server is stopping (its record says so)" : "retention run finished",
+      ),
     )
     // Its record says failed, with the message; the next run starts clean.
     .catch((err) => logger.error({ err, run: run.id }, "retention run failed"))
