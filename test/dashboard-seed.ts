@@ -3,6 +3,7 @@
 // held) with their attempts rows, at chosen times.
 import type pg from "pg";
 import { deliveryKey } from "../lib/ledger/delivery-key";
+import { rollupAttemptStats } from "../lib/dlq/sampler";
 
 export async function seedSubscription(pool: pg.Pool, s: { id: string; name: string; tenant?: string | null; state?: string; retryPolicy?: object }) {
   await pool.query(`INSERT INTO subscriptions (id, name, tenant, url, event_types, state, retry_policy) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
@@ -107,6 +108,26 @@ export async function seedDelivery(
 export async function backdate(pool: pg.Pool, deliveryId: string, createdAt: Date): Promise<void> {
   await pool.query("UPDATE deliveries SET created_at = $2 WHERE id = $1", [deliveryId, createdAt]);
   await pool.query("UPDATE attempts SET created_at = started_at + make_interval(secs => coalesce(duration_ms, 0) / 1000.0) WHERE delivery_id = $1", [deliveryId]);
+}
+
+/**
+ * Work retention will find expired: `n` events of `tenant`, each with one
+ * delivered delivery to `subscriptionId` and its attempt, all dated `at` as
+ * the ledger writes them (backdate), and the attempts folded into the stats
+ * (a run removes an attempt only once the rollup has counted it).
+ */
+export async function seedFinishedWork(pool: pg.Pool, o: { subscriptionId: string; tenant: string; prefix: string; n: number; at: Date }): Promise<void> {
+  for (let i = 0; i < o.n; i++) {
+    await seedEvent(pool, { id: `${o.prefix}${i}`, createdAt: o.at, subject: { tenant: o.tenant } });
+    const d = await seedDelivery(pool, {
+      subscriptionId: o.subscriptionId,
+      eventId: `${o.prefix}${i}`,
+      state: "delivered",
+      attempts: [{ at: o.at, outcome: "delivered", status: 200 }],
+    });
+    await backdate(pool, d, o.at);
+  }
+  await rollupAttemptStats(pool, { settleSeconds: 0, maxChunks: 100 });
 }
 
 export const minutesAgo = (m: number, now = Date.now()) => new Date(now - m * 60_000);

@@ -5,8 +5,7 @@
 // so the worker) at start.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
-import { backdate, seedDelivery, seedEvent, seedSubscription } from "./dashboard-seed";
-import { rollupAttemptStats } from "../lib/dlq/sampler";
+import { seedFinishedWork, seedSubscription } from "./dashboard-seed";
 import { startRetentionScheduler } from "../lib/retention/scheduler";
 import { waitFor } from "./worker-helpers";
 
@@ -16,17 +15,7 @@ const daysAgo = (d: number) => new Date(Date.now() - d * 86_400_000);
 beforeAll(async () => {
   db = await createTestDatabase();
   await seedSubscription(db.pool, { id: "sub_lin", name: "Lincoln", tenant: "lincoln" });
-  for (let i = 0; i < 20; i++) {
-    await seedEvent(db.pool, { id: `evt_${i}`, createdAt: daysAgo(100), subject: { tenant: "lincoln" } });
-    const d = await seedDelivery(db.pool, {
-      subscriptionId: "sub_lin",
-      eventId: `evt_${i}`,
-      state: "delivered",
-      attempts: [{ at: daysAgo(100), outcome: "delivered", status: 200 }],
-    });
-    await backdate(db.pool, d, daysAgo(100));
-  }
-  await rollupAttemptStats(db.pool, { settleSeconds: 0, maxChunks: 100 });
+  await seedFinishedWork(db.pool, { subscriptionId: "sub_lin", tenant: "lincoln", prefix: "evt_", n: 20, at: daysAgo(100) });
 });
 
 afterAll(async () => {

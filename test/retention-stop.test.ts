@@ -5,8 +5,7 @@
 // process gone first, `running`. The next run removes the rest.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
-import { backdate, seedDelivery, seedEvent, seedSubscription } from "./dashboard-seed";
-import { rollupAttemptStats } from "../lib/dlq/sampler";
+import { seedFinishedWork, seedSubscription } from "./dashboard-seed";
 import { beginTrackedRetention, runRetention } from "../lib/retention/service";
 import { stopRetentionRuns } from "../lib/retention/running";
 
@@ -16,17 +15,7 @@ const daysAgo = (d: number) => new Date(Date.now() - d * 86_400_000);
 beforeAll(async () => {
   db = await createTestDatabase();
   await seedSubscription(db.pool, { id: "sub_lin", name: "Lincoln", tenant: "lincoln" });
-  for (let i = 0; i < 6; i++) {
-    await seedEvent(db.pool, { id: `evt_stop_${i}`, createdAt: daysAgo(120), subject: { tenant: "lincoln" } });
-    const d = await seedDelivery(db.pool, {
-      subscriptionId: "sub_lin",
-      eventId: `evt_stop_${i}`,
-      state: "delivered",
-      attempts: [{ at: daysAgo(120), outcome: "delivered", status: 200 }],
-    });
-    await backdate(db.pool, d, daysAgo(120));
-  }
-  await rollupAttemptStats(db.pool, { settleSeconds: 0, maxChunks: 100 });
+  await seedFinishedWork(db.pool, { subscriptionId: "sub_lin", tenant: "lincoln", prefix: "evt_stop_", n: 6, at: daysAgo(120) });
 });
 
 afterAll(async () => {
