@@ -282,7 +282,7 @@ async function finishRun(
   };
 }
 
-/** The run's steps: whole partitions first (cheapest), then deliveries, events, and payloads, each in bounded batches. */
+/** The run's steps: expired deliveries in bounded batches, then whole months swapped (attempts, then events), then the other months' events, then payloads. */
 async function work(
   client: pg.PoolClient,
   pool: pg.Pool,

@@ -154,7 +154,7 @@ export async function swapPartition(
     // A month swapped before holds only kept rows until something in it expires: the daily run finds that by
     // reading it, not by copying it whole and undoing the copy.
     const [gone] = await queryRows<{ any: boolean }>(c, sql`SELECT EXISTS (SELECT 1 FROM ${Prisma.raw(ident(name))} o WHERE NOT ${keep}) AS any`);
-    if (total[0].n > 0 && !gone.any) throw new NothingToRemove();
+    if (total[0].n > 0 && !gone.any) throw new NothingToRemove(total[0].n);
     await c.query(`DROP TABLE IF EXISTS ${ident(copy)}`);
     await c.query(`CREATE TABLE ${ident(copy)} (LIKE ${ident(name)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)`);
     const kept = await execute(c, sql`INSERT INTO ${Prisma.raw(ident(copy))} SELECT * FROM ${Prisma.raw(ident(name))} o WHERE ${keep}`);
@@ -213,12 +213,17 @@ export async function swapPartition(
     return { table: p.table, removed: total[0].n - kept, kept, swapped: true };
   });
   return swap.catch((err: unknown) => {
-    if (err instanceof NothingToRemove) return { table: p.table, removed: 0, kept: Math.max(0, p.rowsEstimate), swapped: false };
+    if (err instanceof NothingToRemove) return { table: p.table, removed: 0, kept: err.rows, swapped: false };
     throw err;
   });
 }
 
-class NothingToRemove extends Error {}
+/** Thrown to undo a swap's transaction when every one of the month's `rows` is kept. */
+class NothingToRemove extends Error {
+  constructor(readonly rows: number) {
+    super("nothing to remove");
+  }
+}
 
 /**
  * Runs ensurePartitions now and every `intervalMs` (default one hour) until

@@ -55,8 +55,7 @@ const ROLLED_UP = sql`coalesce((SELECT r.last_id FROM dashboard_rollups r WHERE 
 const UNROLLED_SINCE = sql`(SELECT coalesce(min(a.created_at), now()) FROM attempts a WHERE a.id > ${ROLLED_UP})`;
 
 /** The tenant of delivery `d` is its event's: a run joins events (alias e) only when some tenant has its own days. */
-const needsEvent = (p: TenantDays) => p.overrides.length > 0;
-const eventJoin = (p: TenantDays) => (needsEvent(p) ? sql`JOIN events e ON e.id = d.event_id` : empty);
+const eventJoin = (p: TenantDays) => (p.overrides.length > 0 ? sql`JOIN events e ON e.id = d.event_id` : empty);
 
 /** Whether a delivery may go: finished before its event's tenant's cutoff, every attempt rolled up, not in a running batch. */
 const deliveryExpired = (p: TenantDays) =>
@@ -86,7 +85,8 @@ export type SwappedSpan = { from: Date; to: Date } | null;
  * the next batch starts (scanned = 0: the walk is done). Rows another
  * transaction holds are skipped (SKIP LOCKED) and left for the next run.
  * Attempts inside `swapped` are left to the month swap that follows
- * (swapAttemptMonth), which keeps only attempts whose delivery is still there.
+ * (lib/retention/partitions.ts, swapExpiredMonths), which keeps only
+ * attempts whose delivery is still there.
  */
 export async function removeExpiredDeliveries(db: LedgerDb, p: TenantDays, after: Keyset, limit = RETENTION_BATCH, swapped: SwappedSpan = null): Promise<DeliveryBatch> {
   // An attempt is written in the transaction that records its delivery's outcome (delivered_at, resolved_at: now()),
