@@ -203,6 +203,61 @@ describe("POST /api/v1/subscriptions/:id/archive", () => {
   });
 });
 
+describe("an archive against a write of deliveries still in its transaction (no foreign key holds the subscription since 0024)", () => {
+  /** Until some session waits for a row lock on subscriptions (the archive's FOR UPDATE), at most 5 s. */
+  const lockWaiter = async () => {
+    for (let i = 0; i < 100; i++) {
+      const { rows } = await db.pool.query(
+        "SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE NOT l.granted AND a.query ILIKE '%FROM subscriptions WHERE id%FOR UPDATE%'",
+      );
+      if (rows[0].n > 0) return true;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return false;
+  };
+
+  const raceWith = async (subId: string, write: (c: import("pg").PoolClient) => Promise<void>) => {
+    const c = await db.pool.connect();
+    try {
+      await c.query("BEGIN");
+      await write(c);
+      const pending = archive(subId, { reason: "district moved to a new SIS" });
+      // The archive waits for the writer's commit instead of resolving without its rows.
+      expect(await lockWaiter()).toBe(true);
+      await c.query("COMMIT");
+      const r = await pending;
+      expect(r.status).toBe(200);
+      return r.json as { superseded: number };
+    } finally {
+      c.release();
+    }
+  };
+
+  it("waits for an enqueue that wrote deliveries for the subscription, then supersedes them", async () => {
+    await sub("sub_race_enq");
+    const r = await raceWith("sub_race_enq", async (c) => {
+      const { enqueueEvents } = await import("../lib/ledger/sql/enqueue");
+      const { eventRow } = await import("../lib/events/publish");
+      const out = await enqueueEvents(c, [eventRow({ id: "evt_race_enq", type: "assignment.graded", data: { grade: "B" } })], ["sub_race_enq"]);
+      expect(out.get("evt_race_enq")).toHaveLength(1);
+    });
+    expect(r.superseded).toBe(1);
+    expect(await states("sub_race_enq")).toEqual([{ state: "resolved", resolution: "superseded", n: 1 }]);
+  });
+
+  it("waits for a backfill that wrote deliveries for the subscription, then supersedes them", async () => {
+    await publish("evt_race_bf");
+    await sub("sub_race_bf");
+    const { createBackfillDeliveries } = await import("../lib/ledger/sql/backfill");
+    const r = await raceWith("sub_race_bf", async (c) => {
+      const out = await createBackfillDeliveries(c, "rdb_none", "sub_race_bf", [{ seq: 1, event_id: "evt_race_bf" }]);
+      expect(out.get(1)).toBe("created");
+    });
+    expect(r.superseded).toBe(1);
+    expect(await states("sub_race_bf")).toEqual([{ state: "resolved", resolution: "superseded", n: 1 }]);
+  });
+});
+
 it("migration 0018 keeps every row of a database that already holds subscriptions and deliveries", async () => {
   const mdb = await databaseBefore("0018");
   const c = mdb.client;

@@ -20,9 +20,9 @@ export type ArchiveResult = SubscriptionView & { superseded: number; inFlight: n
 
 export async function archiveSubscription(prisma: PrismaClient, id: string, input: TArchiveSubscription, principal: Principal): Promise<ArchiveResult> {
   return prisma.$transaction(async (tx) => {
-    // FOR UPDATE (not the UPDATE's weaker lock) also waits for an enqueue that
-    // has already inserted deliveries for this subscription to commit (its
-    // foreign key check holds KEY SHARE on the row), so the supersede below sees them.
+    // FOR UPDATE (not the UPDATE's weaker lock) also waits for an enqueue or a
+    // backfill that has already inserted deliveries for this subscription to
+    // commit (each holds KEY SHARE on the row: migration 0024), so the supersede below sees them.
     const [row] = await tx.$queryRaw<{ archived_at: Date | null; state: string }[]>`SELECT archived_at, state FROM subscriptions WHERE id = ${id} FOR UPDATE`;
     if (!row) throw notFound("Subscription", id);
     if (row.archived_at)

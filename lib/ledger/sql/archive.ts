@@ -10,9 +10,9 @@ import { queryRows, sql, type LedgerDb } from "../read/db";
 /**
  * Resolves every queued delivery of the subscription as `superseded`; returns
  * how many moved. Call it after locking the subscription row FOR UPDATE in the
- * same transaction: that waits for an enqueue which already inserted rows for
- * it (the foreign key check holds a KEY SHARE lock on the row) to commit, so
- * this statement's snapshot sees those rows too.
+ * same transaction: that waits for an enqueue or backfill which already
+ * inserted rows for it (each holds a KEY SHARE lock on the row until its
+ * commit, migration 0024) to commit, so this statement's snapshot sees those rows too.
  */
 export async function supersedeQueuedDeliveries(db: LedgerDb, subscriptionId: string, d: { actor: string; reason: string }): Promise<number> {
   const [r] = await queryRows<{ n: number }>(

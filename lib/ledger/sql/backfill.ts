@@ -81,8 +81,10 @@ export async function createBackfillDeliveries(db: LedgerDb, batchId: string, su
     sql`WITH it AS (
           SELECT x.seq, x.event_id FROM unnest(${items.map((i) => i.seq)}::int[], ${items.map((i) => i.event_id)}::text[]) AS x(seq, event_id)
         ), sub AS (
+          -- KEY SHARE until the commit: an archive (FOR UPDATE) waits for the rows written here, or this waits
+          -- for the archive and reads the subscription archived (deliveries have no foreign key to hold it, 0024).
           SELECT s.id, CASE WHEN s.archived_at IS NOT NULL THEN 'archived' ELSE s.state END AS state, s.event_types, s.tenant
-            FROM subscriptions s WHERE s.id = ${subscriptionId}
+            FROM subscriptions s WHERE s.id = ${subscriptionId} FOR KEY SHARE
         ), ins AS (
           INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type)
           SELECT hl_delivery_key(sub.id, e.id), e.id, sub.id, e.type
