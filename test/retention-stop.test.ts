@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
 import { seedFinishedWork, seedSubscription } from "./dashboard-seed";
-import { beginTrackedRetention, runRetention } from "../lib/retention/service";
+import { beginTrackedRetention, getRetentionOverview, runRetention } from "../lib/retention/service";
+import { ABANDONED, RETENTION_LOCK } from "../lib/ledger/sql/retention";
 import { stopRetentionRuns } from "../lib/retention/running";
 
 let db: TestDb;
@@ -39,5 +40,26 @@ describe("a retention run in a stopping server", () => {
     const next = await runRetention(db.pool, db.prisma, { trigger: "manual", actor: "token:test-admin" });
     expect(next).toMatchObject({ status: "finished", deliveries: left });
     expect((await db.pool.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n).toBe(0);
+  });
+
+  it("a run whose process is gone (killed: no session holds the lock) reads as failed at once; one whose runner holds the lock reads as running", async () => {
+    // A record as a run writes it first; its process then killed outright, so nothing finished it.
+    await db.pool.query("INSERT INTO retention_runs (id, trigger, actor, policy) VALUES ('rr_killed', 'manual', 'token:test-admin', '{}')");
+    const runOf = async () => (await getRetentionOverview(db.pool)).runs.find((r) => r.id === "rr_killed")!;
+    expect(await runOf()).toMatchObject({ status: "failed", error: ABANDONED, finishedAt: null });
+
+    // The same record while a session holds the lock, as a live run's does: running.
+    const holder = await db.pool.connect();
+    try {
+      await holder.query("SELECT pg_advisory_lock($1)", [RETENTION_LOCK]);
+      expect(await runOf()).toMatchObject({ status: "running", error: null });
+      await holder.query("SELECT pg_advisory_unlock($1)", [RETENTION_LOCK]);
+    } finally {
+      holder.release();
+    }
+    // The next run records it as failed in the table too.
+    await runRetention(db.pool, db.prisma, { trigger: "manual", actor: "token:test-admin" });
+    const { rows } = await db.pool.query("SELECT status, error FROM retention_runs WHERE id = 'rr_killed'");
+    expect(rows[0]).toMatchObject({ status: "failed", error: expect.stringMatching(/stopped before it finished/) });
   });
 });

@@ -329,9 +329,27 @@ export async function finishRetentionRun(db: LedgerDb, id: string, error: string
   return toRun(row);
 }
 
+/** What a run left `running` by a process that is gone reads as, until the next run records it (failAbandonedRuns). */
+export const ABANDONED = "its process stopped before it finished (no runner holds the retention lock); the next run records it as failed and removes the rest";
+
+/**
+ * The latest runs. A run whose record says `running` while no session holds
+ * the retention lock has lost its process (killed, crashed, its database
+ * connection cut): every run holds the lock from before its record is written
+ * until after it is finished. It reads as failed, with why, at once, instead
+ * of `running` until the next run.
+ */
 export async function listRetentionRuns(db: LedgerDb, limit = 10): Promise<RetentionRunRow[]> {
-  const rows = await queryRows<RunDbRow>(db, sql`SELECT ${RUN_COLUMNS} FROM retention_runs ORDER BY started_at DESC, id DESC LIMIT ${limit}::int`);
-  return rows.map(toRun);
+  const rows = await queryRows<RunDbRow & { abandoned: boolean }>(
+    db,
+    sql`SELECT ${RUN_COLUMNS},
+               status = 'running' AND NOT EXISTS (
+                 SELECT 1 FROM pg_locks l
+                  WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                    AND l.classid = 0 AND l.objid = ${RETENTION_LOCK}::int AND l.objsubid = 1) AS abandoned
+          FROM retention_runs ORDER BY started_at DESC, id DESC LIMIT ${limit}::int`,
+  );
+  return rows.map((r) => (r.abandoned ? { ...toRun(r), status: "failed" as const, error: ABANDONED } : toRun(r)));
 }
 
 /** When the daily run last started (finished or not), for the scheduler. */
