@@ -92,3 +92,20 @@ test("an engineer is refused the Retention section", async ({ page }) => {
   await expect(page.getByText("This page could not be accessed.")).toBeVisible();
   await expect(page.getByRole("heading", { name: "Retention" })).toHaveCount(0);
 });
+
+test("a run whose process was killed reads as failed on the page, with why, not as running", async ({ page }) => {
+  // The record as a run writes it first, its process then gone (SIGKILL, a crash): no session holds the retention lock.
+  const id = `rr_killed_${Date.now().toString(36)}`;
+  await e2eDb().query("INSERT INTO retention_runs (id, trigger, actor, policy, started_at) VALUES ($1, 'manual', 'user:admin', '{}', now())", [id]);
+  try {
+    await signIn(page, "admin");
+    await page.goto("/admin/retention");
+    const last = page.getByRole("region", { name: "Last run" });
+    await expect(last).toContainText("failed");
+    await expect(last).toContainText("its process stopped before it finished");
+    await expect(last).not.toContainText("running");
+    await shot(page, "retention-killed-run");
+  } finally {
+    await e2eDb().query("DELETE FROM retention_runs WHERE id = $1", [id]);
+  }
+});
