@@ -18,21 +18,11 @@ const { cpuMeter } = await import("./lib/cpu");
 const { resetStatements, topStatements } = await import("./lib/pgstat");
 const { DeliveryWorker } = await import("../worker/worker");
 
-const arg = (f: string, d: string) => {
-  const i = process.argv.indexOf(f);
-  return i > 0 ? process.argv[i + 1] : d;
-};
+const { argOf: arg, variantsOf, workProxies } = await import("./lib/variants");
 const deliveries = Number(arg("--deliveries", "40000"));
 const answerMs = Number(arg("--answer-ms", "2"));
 const runs = Number(arg("--runs", "2"));
-const variants: [string, string][] = [["as is", ""]];
-process.argv.forEach((a, i) => {
-  if (a === "--variant") {
-    const v = process.argv[i + 1];
-    const eq = v.indexOf("=");
-    variants.push([v.slice(0, eq), v.slice(eq + 1)]);
-  }
-});
+const variants = variantsOf();
 
 const benchPg = await openBenchPg({});
 try {
@@ -81,11 +71,7 @@ try {
       const cpu = meter();
       const top = await topStatements(db, benchPg.statStatements);
       // Deterministic proxies for Postgres's work, immune to the machine's speed: WAL and buffer accesses per delivery.
-      const w = (await db.query("SELECT wal_records, wal_fpi, wal_bytes FROM pg_stat_wal")).rows[0];
-      const b = (
-        await db.query("SELECT sum(shared_blks_hit + shared_blks_read)::float AS hit, sum(shared_blks_dirtied)::float AS dirtied FROM pg_stat_statements WHERE toplevel")
-      ).rows[0];
-      const proxies = `WAL ${(w.wal_records / deliveries).toFixed(1)} rec ${Math.round(w.wal_bytes / deliveries)} B (fpi ${w.wal_fpi}) buffers ${(b.hit / deliveries).toFixed(1)} dirtied ${(b.dirtied / deliveries).toFixed(2)} /delivery`;
+      const proxies = await workProxies(db, deliveries, "delivery");
       await worker.stop();
       const per = (cores: number) => Math.round(((cores * cpu.wallSeconds) / deliveries) * 1e6);
       console.log(

@@ -18,22 +18,12 @@ const { resetStatements, topStatements } = await import("./lib/pgstat");
 const { enqueueEvents } = await import("../lib/ledger/sql/enqueue");
 const { eventRow } = await import("../lib/events/publish");
 
-const arg = (f: string, d: string) => {
-  const i = process.argv.indexOf(f);
-  return i > 0 ? process.argv[i + 1] : d;
-};
+const { argOf: arg, variantsOf, workProxies } = await import("./lib/variants");
 const events = Number(arg("--events", "60000"));
 const batch = Number(arg("--batch", "500"));
 const concurrency = Number(arg("--concurrency", "2"));
 const runs = Number(arg("--runs", "2"));
-const variants: [string, string][] = [["as is", ""]];
-process.argv.forEach((a, i) => {
-  if (a === "--variant") {
-    const v = process.argv[i + 1];
-    const eq = v.indexOf("=");
-    variants.push([v.slice(0, eq), v.slice(eq + 1)]);
-  }
-});
+const variants = variantsOf();
 
 /** The bench's usual event (bench/scenarios/ingest.ts), as the route turns it into a row. */
 const row = (prefix: string, i: number) =>
@@ -81,12 +71,8 @@ try {
       const secs = (performance.now() - t0) / 1000;
       const cpu = meter();
       const top = await topStatements(db, benchPg.statStatements);
-      const w = (await db.query("SELECT wal_records, wal_fpi, wal_bytes FROM pg_stat_wal")).rows[0];
-      const b = (
-        await db.query("SELECT sum(shared_blks_hit + shared_blks_read)::float AS hit, sum(shared_blks_dirtied)::float AS dirtied FROM pg_stat_statements WHERE toplevel")
-      ).rows[0];
       const { n } = (await db.query("SELECT count(*)::int AS n FROM deliveries WHERE event_id LIKE 'evt_%'")).rows[0];
-      const proxies = `WAL ${(w.wal_records / events).toFixed(1)} rec ${Math.round(w.wal_bytes / events)} B buffers ${(b.hit / events).toFixed(1)} dirtied ${(b.dirtied / events).toFixed(2)} /event`;
+      const proxies = await workProxies(db, events, "event");
       const per = (cores: number) => Math.round(((cores * cpu.wallSeconds) / events) * 1e6);
       console.log(
         `run ${run} ${name.padEnd(24)} ${Math.round(events / secs)} events/s (${n} deliveries)  pg ${per(cpu.coresUsed.postgres)} µs/event  this process ${per(cpu.coresUsed.self)} µs  ${proxies}  ` +
