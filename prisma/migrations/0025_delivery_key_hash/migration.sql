@@ -1,0 +1,21 @@
+-- The delivery key's index becomes a hash index, not a unique b-tree.
+--
+-- Why: the key is sha256(subscription_id:event_id) in hex (invariant 1), 64
+-- random characters, so every delivery the enqueue wrote went into a random
+-- leaf of a b-tree larger than the table's primary key (119 MB against 47 MB
+-- at 1 M deliveries; a hash index of the same keys is 32 MB), and its unique
+-- check came on top. It was the most expensive of the deliveries' indexes to
+-- write (BENCHMARKS.md, "The enqueue's cost per event"). The key is only ever
+-- looked up by equality (a support person pasting a receiver's webhook-id),
+-- which a hash index serves.
+--
+-- What keeps the key unique: it is computed only from the delivery's
+-- (event_id, subscription_id) (hl_delivery_key, in the enqueue and the
+-- backfill), and that pair keeps its unique constraint.
+--
+-- Locks: dropping the constraint is a catalog change; building the index holds
+-- SHARE on deliveries while it reads the table, so writes to deliveries (the
+-- enqueue, the worker's result writes) wait that long: 1.6 s for 1,000,000
+-- deliveries on the 2-core bench machine, so about 16 s at 10 M.
+ALTER TABLE deliveries DROP CONSTRAINT deliveries_delivery_key_key;
+CREATE INDEX deliveries_delivery_key ON deliveries USING hash (delivery_key);
