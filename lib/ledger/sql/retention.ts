@@ -344,9 +344,10 @@ export async function listRetentionRuns(db: LedgerDb, limit = 10): Promise<Reten
     db,
     sql`SELECT ${RUN_COLUMNS},
                status = 'running' AND NOT EXISTS (
+                 -- pg_locks shows a bigint advisory key as its high and low 32 bits (classid, objid), objsubid 1.
                  SELECT 1 FROM pg_locks l
                   WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                    AND l.classid = 0 AND l.objid = ${RETENTION_LOCK}::int AND l.objsubid = 1) AS abandoned
+                    AND l.classid = (${RETENTION_LOCK}::bigint >> 32)::oid AND l.objid = (${RETENTION_LOCK}::bigint & 4294967295)::oid AND l.objsubid = 1) AS abandoned
           FROM retention_runs ORDER BY started_at DESC, id DESC LIMIT ${limit}::int`,
   );
   return rows.map((r) => (r.abandoned ? { ...toRun(r), status: "failed" as const, error: ABANDONED } : toRun(r)));
