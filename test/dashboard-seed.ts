@@ -131,3 +131,4 @@ export async function seedFinishedWork(pool: pg.Pool, o: { subscriptionId: strin
 }
 
 export const minutesAgo = (m: number, now = Date.now()) => new Date(now - m * 60_000);
+export const daysAgo = (d: number, now = Date.now()) => new Date(now - d * 86_400_000);

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
 import { call, tokenFor } from "./api";
-import { seedDelivery, seedEvent, seedSubscription } from "./dashboard-seed";
+import { daysAgo, seedDelivery, seedEvent, seedSubscription } from "./dashboard-seed";
 import * as retentionRun from "../app/api/v1/retention/run/route";
 import * as retention from "../app/api/v1/retention/route";
 import * as redriveOne from "../app/api/v1/deliveries/[id]/redrive/route";
@@ -22,8 +22,6 @@ import { getDeliveryDetail } from "../lib/dashboard/delivery";
 let db: TestDb;
 let admin: string;
 let engineer: string;
-const DAY = 86_400_000;
-const daysAgo = (d: number) => new Date(Date.now() - d * DAY);
 const ids: Record<string, string> = {};
 
 async function seed(id: string, ageDays: number, state: "delivered" | "resolved" | "dead_letter" | "scheduled" | "pending") {

@@ -6,11 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, tableCounts, type TestDb } from "./db";
 import { runCli } from "./cli-run";
-import { backdate, seedDelivery, seedEvent, seedSubscription } from "./dashboard-seed";
+import { backdate, daysAgo, seedDelivery, seedEvent, seedSubscription } from "./dashboard-seed";
 import { rollupAttemptStats } from "../lib/dlq/sampler";
 
 let db: TestDb;
-const daysAgo = (d: number) => new Date(Date.now() - d * 86_400_000);
 
 beforeAll(async () => {
   db = await createTestDatabase();

@@ -5,12 +5,11 @@
 // so the worker) at start.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
-import { seedFinishedWork, seedSubscription } from "./dashboard-seed";
+import { daysAgo, seedFinishedWork, seedSubscription } from "./dashboard-seed";
 import { startRetentionScheduler } from "../lib/retention/scheduler";
 import { waitFor } from "./worker-helpers";
 
 let db: TestDb;
-const daysAgo = (d: number) => new Date(Date.now() - d * 86_400_000);
 
 beforeAll(async () => {
   db = await createTestDatabase();

@@ -5,13 +5,12 @@
 // process gone first, `running`. The next run removes the rest.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
-import { seedFinishedWork, seedSubscription } from "./dashboard-seed";
+import { daysAgo, seedFinishedWork, seedSubscription } from "./dashboard-seed";
 import { beginTrackedRetention, getRetentionOverview, runRetention } from "../lib/retention/service";
 import { ABANDONED, RETENTION_LOCK } from "../lib/ledger/sql/retention";
 import { stopRetentionRuns } from "../lib/retention/running";
 
 let db: TestDb;
-const daysAgo = (d: number) => new Date(Date.now() - d * 86_400_000);
 
 beforeAll(async () => {
   db = await createTestDatabase();

@@ -8,7 +8,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, tableCounts, type TestDb } from "./db";
 import { call, tokenFor } from "./api";
-import { backdate, seedDelivery, seedEvent, seedSubscription, type SeedAttempt } from "./dashboard-seed";
+import { backdate, daysAgo, seedDelivery, seedEvent, seedSubscription, type SeedAttempt } from "./dashboard-seed";
 import * as retention from "../app/api/v1/retention/route";
 import * as retentionRun from "../app/api/v1/retention/run/route";
 import { runRetention } from "../lib/retention/service";
@@ -21,9 +21,6 @@ import { findSubscriptionHealth } from "../lib/dashboard/subscriptions";
 let db: TestDb;
 let admin: string;
 let engineer: string;
-
-const DAY = 86_400_000;
-const daysAgo = (d: number) => new Date(Date.now() - d * DAY);
 
 /** Seeds one event and its deliveries; returns the delivery ids by subscription. */
 async function seed(
