@@ -239,6 +239,8 @@ export function renderMarkdown(report: Any): string {
   cpuLine("drain, 1 worker, max_concurrency 100", r.drain_1w_mc100?.cpuDuringDrain);
   cpuLine("ingest via the route handler", ig?.routeHandlerInNodeHttp?.cpuDuringRun);
   cpuLine("ingest via server.ts", ig?.customServer?.cpuDuringRun);
+  cpuLine("batches via the route handler", ig?.batchRouteHandlerInNodeHttp?.cpuDuringRun);
+  cpuLine("batches via server.ts", ig?.batchCustomServer?.cpuDuringRun);
   cpuLine("ingest via next start", ig?.nextStart?.cpuDuringRun);
   stmts("Drain, 1 worker: database statements", d1?.topStatements);
   prof("Drain, 1 worker, profiled run (`node --cpu-prof`) of the worker process", r.drain_1w_profiled?.cpuProfile);

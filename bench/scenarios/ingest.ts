@@ -104,12 +104,15 @@ async function loadBatches(port: number, opts: { token: string; events: number; 
   };
 }
 
-async function measureBatch(port: number, db: pg.Pool, opts: { token: string; events: number; label: string }) {
+async function measureBatch(server: { port: number; child: Child }, db: pg.Pool, benchPg: BenchPg, opts: { token: string; events: number; label: string }) {
+  const port = server.port;
   await loadBatches(port, { token: opts.token, events: 2_000, batchSize: 500, concurrency: 2, prefix: `warmb_${opts.label}_`, maxSeconds: 10 });
   const before = (await db.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n as number;
+  const meter = cpuMeter({ server: [server.child.pid], bench: [process.pid] }, benchPg.postmasterPid());
   const r = await loadBatches(port, { token: opts.token, events: opts.events, batchSize: 500, concurrency: 4, prefix: `bat_${opts.label}_`, maxSeconds: 20 });
+  const cpu = meter();
   const after = (await db.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n as number;
-  return { ...r, deliveriesWritten: after - before, fanOut: round((after - before) / r.events, 2) };
+  return { ...r, deliveriesWritten: after - before, fanOut: round((after - before) / r.events, 2), cpuDuringRun: cpu };
 }
 
 async function measure(
@@ -203,7 +206,7 @@ export async function runIngest(benchPg: BenchPg, opts: { events: number; concur
       };
       out.batchRouteHandlerInNodeHttp = {
         server: "app/api/v1/events/batch/route.ts POST in the same node:http server; batches of 500 through lib/client/hookledger.ts, 4 in flight",
-        ...(await measureBatch(port, db, { token, events: opts.events * 10, label: "h" })),
+        ...(await measureBatch({ port, child: handler }, db, benchPg, { token, events: opts.events * 10, label: "h" })),
       };
     } finally {
       await handler.stop(3000);
@@ -242,7 +245,7 @@ export async function runIngest(benchPg: BenchPg, opts: { events: number; concur
         };
         out.batchCustomServer = {
           server: "server.ts, POST /api/v1/events/batch; batches of 500 through lib/client/hookledger.ts, 4 in flight",
-          ...(await measureBatch(cport, db, { token, events: opts.events * 10, label: "c" })),
+          ...(await measureBatch({ port: cport, child: server }, db, benchPg, { token, events: opts.events * 10, label: "c" })),
         };
       } catch (err) {
         out.customServer = { error: (err as Error).message };
