@@ -25,9 +25,7 @@ beforeAll(async () => {
 afterAll(async () => db?.close());
 
 const rows = (prefix: string, n: number) =>
-  Array.from({ length: n }, (_, i) =>
-    eventRow({ id: `${prefix}${i}`, type: "assignment.graded", data: { i }, subject: { tenant: "lincoln", studentId: `stu_${i}` } }),
-  );
+  Array.from({ length: n }, (_, i) => eventRow({ id: `${prefix}${i}`, type: "assignment.graded", data: { i }, subject: { tenant: "lincoln", studentId: `stu_${i}` } }));
 
 /** Rows of event_keys read in the current transaction: by sequential scans, and through any of its indexes. */
 async function keysRead(c: pg.PoolClient): Promise<number> {
@@ -62,9 +60,9 @@ describe("the event keys' trigger", () => {
     );
     const { rows: k } = await db.pool.query("SELECT count(*)::int AS n FROM event_keys WHERE id LIKE 'evt_direct_%'");
     expect(k[0].n).toBe(300);
-    await expect(
-      db.pool.query(`INSERT INTO events (id, type, payload, occurred_at) VALUES ('evt_old_7', 'assignment.graded', '\\x7b7d', now())`),
-    ).rejects.toThrow(/event_keys_pkey/);
+    await expect(db.pool.query(`INSERT INTO events (id, type, payload, occurred_at) VALUES ('evt_old_7', 'assignment.graded', '\\x7b7d', now())`)).rejects.toThrow(
+      /event_keys_pkey/,
+    );
     const { rows: e } = await db.pool.query("SELECT count(*)::int AS n FROM events WHERE id = 'evt_old_7'");
     expect(e[0].n).toBe(0);
   });
