@@ -9,6 +9,7 @@ import path from "node:path";
 import { openDatabase } from "./db";
 import { migrate } from "../lib/db/migrate";
 import { dataDir } from "../lib/db/embedded";
+import { SERVER_NODE_FLAGS } from "../lib/server/node-flags";
 
 const ROOT = process.cwd();
 const SOURCE_DIRS = ["app", "components", "lib"];
@@ -105,7 +106,7 @@ export async function start(opts: StartOptions) {
   const supervised: Supervised[] = [];
   // server.ts: Next's request handler for the dashboard and the API, with the publish routes served
   // directly (same handlers) on the same port.
-  const dashboardArgs = [path.join(ROOT, "bin/run-ts.mjs"), path.join(ROOT, "server.ts"), "-p", String(opts.port), ...(host ? ["-H", host] : [])];
+  const dashboardArgs = [...SERVER_NODE_FLAGS, path.join(ROOT, "bin/run-ts.mjs"), path.join(ROOT, "server.ts"), "-p", String(opts.port), ...(host ? ["-H", host] : [])];
   supervised.push(
     supervise("dashboard", dashboardArgs, env, {
       stopping: () => stopping,

@@ -22,6 +22,7 @@ import { freePort } from "../../lib/db/embedded";
 import { profileOf } from "../lib/cpuprofile";
 import { cpuMeter } from "../lib/cpu";
 import { HookledgerClient } from "../../lib/client/hookledger";
+import { SERVER_NODE_FLAGS } from "../../lib/server/node-flags";
 
 async function load(port: number, opts: { path: string; token: string; events: number; concurrency: number; prefix: string; maxSeconds?: number }) {
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: opts.concurrency, pipelining: 1 });
@@ -197,7 +198,7 @@ export async function runIngest(benchPg: BenchPg, opts: { events: number; concur
     const { token } = await createApiToken(prisma, { role: "producer", name: "bench-producer" });
     const env = { DATABASE_URL: url, LOG_LEVEL: "warn", HOOKLEDGER_SAMPLER: "0" };
 
-    const handler = startChild(["bin/run-ts.mjs", "bench/ingest-server.ts"], { name: "ingest server", env });
+    const handler = startChild(["bin/run-ts.mjs", "bench/ingest-server.ts"], { name: "ingest server", env, nodeArgs: SERVER_NODE_FLAGS });
     try {
       const port = Number((await handler.waitFor(/^READY (\d+)/, 60_000))[1]);
       out.routeHandlerInNodeHttp = {
@@ -216,7 +217,7 @@ export async function runIngest(benchPg: BenchPg, opts: { events: number; concur
       const prof = startChild(["bin/run-ts.mjs", "bench/ingest-server.ts"], {
         name: "ingest server (profiled)",
         env,
-        nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${opts.cpuProfDir}`],
+        nodeArgs: [...SERVER_NODE_FLAGS, "--cpu-prof", `--cpu-prof-dir=${opts.cpuProfDir}`],
       });
       try {
         const port = Number((await prof.waitFor(/^READY (\d+)/, 60_000))[1]);
@@ -235,6 +236,7 @@ export async function runIngest(benchPg: BenchPg, opts: { events: number; concur
       const server = startChild(["bin/run-ts.mjs", "server.ts", "-p", String(cport), "-H", "127.0.0.1"], {
         name: "server.ts",
         env: { ...env, NEXT_TELEMETRY_DISABLED: "1" },
+        nodeArgs: SERVER_NODE_FLAGS,
       });
       try {
         await server.waitFor(/listening on/, 90_000);
@@ -260,7 +262,7 @@ export async function runIngest(benchPg: BenchPg, opts: { events: number; concur
         const prof = startChild(["bin/run-ts.mjs", "server.ts", "-p", String(pport), "-H", "127.0.0.1"], {
           name: "server.ts (profiled)",
           env: { ...env, NEXT_TELEMETRY_DISABLED: "1" },
-          nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${opts.cpuProfDir}`],
+          nodeArgs: [...SERVER_NODE_FLAGS, "--cpu-prof", `--cpu-prof-dir=${opts.cpuProfDir}`],
         });
         try {
           await prof.waitFor(/listening on/, 90_000);
