@@ -11,12 +11,21 @@ import { createHash } from "node:crypto";
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return "[" + value.map((v) => (v === undefined ? "null" : canonicalJson(v))).join(",") + "]";
+  // Loops and string appends rather than map/filter/join: this runs for every published event.
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? "" : ",") + (value[i] === undefined ? "null" : canonicalJson(value[i]));
+    return out + "]";
+  }
   const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj)
-    .filter((k) => obj[k] !== undefined)
-    .sort();
-  return "{" + keys.map((k) => JSON.stringify(k) + ":" + canonicalJson(obj[k])).join(",") + "}";
+  const keys = Object.keys(obj).sort();
+  let out = "{";
+  for (const k of keys) {
+    const v = obj[k];
+    if (v === undefined) continue;
+    out += (out.length === 1 ? "" : ",") + JSON.stringify(k) + ":" + canonicalJson(v);
+  }
+  return out + "}";
 }
 
 /**
