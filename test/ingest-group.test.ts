@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createTestDatabase, tableCounts, type TestDb } from "./db";
 import { call, tokenFor } from "./api";
 import * as events from "../app/api/v1/events/route";
-import { GroupPublisher, ingestEvent } from "../lib/events/ingest";
+import { GroupPublisher, Waker, ingestEvent } from "../lib/events/ingest";
 import { deliveryKey } from "../lib/ledger/delivery-key";
 import { DELIVERIES_CHANNEL } from "../lib/ledger/notify";
 import { createTokenAsAdmin, revokeToken } from "../lib/auth/admin";
@@ -159,6 +159,68 @@ describe("group commit", () => {
     await new Promise((r) => setTimeout(r, 200));
     await listener.end();
     expect(seen).toHaveLength(1);
+  });
+
+  it("the group's statement itself does not NOTIFY (its commit would hold the notify lock through its flush): the wake is a statement of its own, after the commit", async () => {
+    const listener = new pg.Client({ connectionString: db.url });
+    await listener.connect();
+    const seen: string[] = [];
+    listener.on("notification", (n) => n.channel === DELIVERIES_CHANNEL && seen.push(n.channel));
+    await listener.query(`LISTEN ${DELIVERIES_CHANNEL}`);
+    const call = (id: string, wake?: boolean) =>
+      db.pool.query(
+        `SELECT count(*)::int AS n FROM hl_enqueue_events(ARRAY[$1], ARRAY['assignment.graded'], ARRAY['\\x7b7d'::bytea], ARRAY[now()], ARRAY['lincoln'],
+                  ARRAY['{}'::jsonb], ARRAY[]::text[], ARRAY[1], ARRAY[0]${wake === undefined ? "" : ", NULL, NULL, $2"})`,
+        wake === undefined ? [id] : [id, wake],
+      );
+    expect((await call("evt_w_quiet", false)).rows[0].n).toBe(2);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(seen).toEqual([]);
+    // Every other caller keeps the statement's own NOTIFY (the default).
+    await call("evt_w_loud");
+    await new Promise((r) => setTimeout(r, 150));
+    expect(seen).toHaveLength(1);
+    await listener.end();
+  });
+
+  it("groups that commit while a wake is in flight get exactly one more wake, sent after it: a wake always follows the last commit", async () => {
+    const sends: (() => void)[] = [];
+    const waker = new Waker(() => new Promise<void>((resolve) => sends.push(resolve)));
+    waker.wake();
+    expect(sends).toHaveLength(1);
+    // Three groups commit while the first wake is in flight: one more wake, once it is done.
+    waker.wake();
+    waker.wake();
+    waker.wake();
+    expect(sends).toHaveLength(1);
+    sends[0]();
+    await new Promise((r) => setImmediate(r));
+    expect(sends).toHaveLength(2);
+    sends[1]();
+    await new Promise((r) => setImmediate(r));
+    expect(sends).toHaveLength(2);
+    // Idle again: the next commit's wake goes out at once. A failed wake is logged and does not stop the next.
+    const failing = new Waker(() => Promise.reject(new Error("connection lost")));
+    failing.wake();
+    await new Promise((r) => setImmediate(r));
+    waker.wake();
+    expect(sends).toHaveLength(3);
+  });
+
+  it("a grouped publish wakes the workers after its commit: the notification finds the deliveries", async () => {
+    const listener = new pg.Client({ connectionString: db.url });
+    await listener.connect();
+    const observed: Promise<number>[] = [];
+    listener.on("notification", (n) => {
+      if (n.channel === DELIVERIES_CHANNEL)
+        observed.push(db.pool.query("SELECT count(*)::int AS n FROM deliveries WHERE event_id LIKE 'evt_wv_%'").then((r) => r.rows[0].n as number));
+    });
+    await listener.query(`LISTEN ${DELIVERIES_CHANNEL}`);
+    const publisher = new GroupPublisher(() => db.pool);
+    await Promise.all(Array.from({ length: 30 }, (_, i) => publisher.publish(graded(`evt_wv_${i}`))));
+    await new Promise((r) => setTimeout(r, 200));
+    await listener.end();
+    expect(await Promise.all(observed)).toEqual([60]);
   });
 });
 

@@ -127,8 +127,9 @@ describe("hot-path plans on the partitioned tables", () => {
       "p_sv_to",
       "p_subscriptions",
       "p_hashes",
+      "p_wake",
     ];
-    const types = ["text[]", "text[]", "bytea[]", "timestamptz[]", "text[]", "jsonb[]", "text[]", "int[]", "int[]", "text[]", "bytea[]"];
+    const types = ["text[]", "text[]", "bytea[]", "timestamptz[]", "text[]", "jsonb[]", "text[]", "int[]", "int[]", "text[]", "bytea[]", "boolean"];
     params.forEach((p, i) => (body = body.replace(new RegExp(`\\b${p}\\b`, "g"), `($${i + 1}::${types[i]})`)));
     const values = [
       ["evt_part_1", "evt_part_new"],
@@ -142,6 +143,7 @@ describe("hot-path plans on the partitioned tables", () => {
       [0, 0],
       ["sub_part"],
       [null, null],
+      true,
     ];
     const plan = await explain(body, values);
     expect(plan.some((n) => n["Node Type"] === "ModifyTable" && n["Relation Name"] === "event_keys")).toBe(true);

@@ -4,7 +4,8 @@
 // nothing and never joins a group). Events that arrive while a write is in
 // flight wait for a free slot and are then written together: ONE autocommit
 // statement (lib/ledger/sql/enqueue.ts, the SQL function hl_enqueue_events)
-// inserts the events and their deliveries and NOTIFYs the workers once. The statement is atomic, so every event of a group is committed or none
+// inserts the events and their deliveries; once it has committed, the workers
+// are woken (a NOTIFY of its own: migration 0027). The statement is atomic, so every event of a group is committed or none
 // is (invariant 2: an event and all its deliveries in one transaction), and each
 // caller is answered only after the commit that holds its rows.
 //
@@ -23,7 +24,8 @@ import "server-only";
 import type pg from "pg";
 import { getPool } from "../db/pool";
 import { AppError } from "../errors";
-import { enqueueEvents, existingDeliveries, type EventRow, type ExistingEvent } from "../ledger/sql/enqueue";
+import { enqueueEvents, existingDeliveries, wakeWorkers, type EventRow, type ExistingEvent } from "../ledger/sql/enqueue";
+import { logger } from "../log";
 import { eventConflict, eventRow, isChangedRepublish, republishRefusal, type PublishedDelivery, type PublishResult } from "./publish";
 import type { TCreateEvent } from "./schema";
 
@@ -50,7 +52,7 @@ const RETRYABLE = new Set(["40P01", "40001"]); // deadlock, serialization failur
  * Writes a group and answers each waiter. Events with the same id in one group:
  * the first is written, the others answer as a republish of it would.
  */
-async function writeGroup(pool: pg.Pool, waiters: Waiter[], attempt = 0): Promise<void> {
+async function writeGroup(pool: pg.Pool, waiters: Waiter[], wake: () => void, attempt = 0): Promise<void> {
   const leaders = new Map<string, Waiter[]>();
   for (const w of waiters) {
     const same = leaders.get(w.row.id);
@@ -61,21 +63,23 @@ async function writeGroup(pool: pg.Pool, waiters: Waiter[], attempt = 0): Promis
   let created: Map<string, PublishedDelivery[]>;
   try {
     // One statement, so one commit: the group's events and deliveries, by event id.
-    created = await enqueueEvents(pool, rows);
+    created = await enqueueEvents(pool, rows, null, { wake: false });
   } catch (err) {
     const code = (err as { code?: string }).code ?? "";
     if (rows.length > 1) {
       // Nothing of the group was written. Each event again, alone: a bad row fails only its own caller.
-      await Promise.all([...leaders.values()].map((ws) => writeGroup(pool, ws, attempt)));
+      await Promise.all([...leaders.values()].map((ws) => writeGroup(pool, ws, wake, attempt)));
       return;
     }
-    if (RETRYABLE.has(code) && attempt < 3) return writeGroup(pool, waiters, attempt + 1);
+    if (RETRYABLE.has(code) && attempt < 3) return writeGroup(pool, waiters, wake, attempt + 1);
     // A data exception (SQLSTATE class 22) on input that passed validation is still the caller's input.
     const failure = code.startsWith("22") ? new AppError("validation_failed", `The event could not be stored: ${(err as Error).message}`) : err;
     for (const w of waiters) w.reject(failure);
     return;
   }
 
+  // Committed: wake the workers (sent now, not awaited: the answers do not wait for it).
+  if ([...created.values()].some((d) => d.length > 0)) wake();
   const missing: string[] = [];
   for (const [id, ws] of leaders) {
     const deliveries = created.get(id);
@@ -111,8 +115,42 @@ async function writeGroup(pool: pg.Pool, waiters: Waiter[], attempt = 0): Promis
     }
   }
   if (retry.length) {
-    if (attempt < 3) await writeGroup(pool, retry, attempt + 1);
+    if (attempt < 3) await writeGroup(pool, retry, wake, attempt + 1);
     else for (const w of retry) w.reject(new AppError("unavailable", "The event could not be published; try again."));
+  }
+}
+
+/**
+ * The workers' wake after grouped commits (migration 0027): one `send` at a
+ * time; a group that commits while one is in flight asks for one more, so a
+ * wake always follows the last commit. A failed wake is only logged: the
+ * deliveries are committed, and the workers poll (HOOKLEDGER_WORKER_POLL_MS).
+ */
+export class Waker {
+  private running = false;
+  private again = false;
+
+  constructor(private readonly send: () => Promise<void>) {}
+
+  wake = () => {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    void this.loop();
+  };
+
+  private async loop() {
+    do {
+      this.again = false;
+      try {
+        await this.send();
+      } catch (err) {
+        logger.warn({ err: (err as Error).message }, "ingest: could not wake the workers; they will find the deliveries at their next poll");
+      }
+    } while (this.again);
+    this.running = false;
   }
 }
 
@@ -121,8 +159,11 @@ export class GroupPublisher {
   private queue: Waiter[] = [];
   private inFlight = 0;
   private scheduled = false;
+  private readonly waker: Waker;
 
-  constructor(private readonly pool: () => pg.Pool = getPool) {}
+  constructor(private readonly pool: () => pg.Pool = getPool) {
+    this.waker = new Waker(() => wakeWorkers(pool()));
+  }
 
   publish(event: TCreateEvent): Promise<PublishResult> {
     const row = eventRow(event);
@@ -141,7 +182,7 @@ export class GroupPublisher {
     while (this.queue.length > 0 && this.inFlight < (this.queue.length <= SMALL_GROUP ? MAX_IN_FLIGHT_SMALL : MAX_IN_FLIGHT)) {
       const group = this.queue.splice(0, MAX_GROUP);
       this.inFlight++;
-      writeGroup(this.pool(), group)
+      writeGroup(this.pool(), group, this.waker.wake)
         .catch((err) => {
           for (const w of group) w.reject(err);
         })

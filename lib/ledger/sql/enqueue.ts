@@ -10,6 +10,7 @@ import "server-only";
 import type pg from "pg";
 import type { Tx } from "../../db/prisma";
 import type { EventTombstone } from "./erase";
+import { DELIVERIES_CHANNEL } from "../notify";
 
 /** The events row for a validated event, as the enqueue stores it. */
 export type EventRow = {
@@ -51,7 +52,7 @@ function columns(rows: EventRow[]) {
 }
 
 const ENQUEUE = `SELECT event_id, delivery_id AS id, subscription_id, delivery_key
-  FROM hl_enqueue_events($1::text[], $2::text[], $3::bytea[], $4::timestamptz[], $5::text[], $6::jsonb[], $7::text[], $8::int[], $9::int[], $10::text[], $11::bytea[])`;
+  FROM hl_enqueue_events($1::text[], $2::text[], $3::bytea[], $4::timestamptz[], $5::text[], $6::jsonb[], $7::text[], $8::int[], $9::int[], $10::text[], $11::bytea[], $12::boolean)`;
 
 /** Deliveries per event id, each list in subscription-id order. */
 function byEvent(rows: OutRow[]): Map<string, EnqueuedDelivery[]> {
@@ -69,13 +70,30 @@ function byEvent(rows: OutRow[]): Map<string, EnqueuedDelivery[]> {
  * Enqueues `rows` in one statement (so one transaction when autocommitted):
  * the events written and their deliveries, by event id. An event whose id was
  * already stored is absent from the map (see existingDeliveries).
- * `onlySubscriptions` restricts the matching (tests and benches).
+ * `onlySubscriptions` restricts the matching (tests and benches). With
+ * `wake: false` the statement does not NOTIFY the workers: the caller calls
+ * wakeWorkers after the commit (migration 0027 says why).
  */
-export async function enqueueEvents(db: pg.Pool | pg.PoolClient, rows: EventRow[], onlySubscriptions: string[] | null = null): Promise<Map<string, EnqueuedDelivery[]>> {
+export async function enqueueEvents(
+  db: pg.Pool | pg.PoolClient,
+  rows: EventRow[],
+  onlySubscriptions: string[] | null = null,
+  opts: { wake?: boolean } = {},
+): Promise<Map<string, EnqueuedDelivery[]>> {
   // A named statement: parsed and planned once per connection.
   const { cols, hashes } = columns(rows);
-  const { rows: out } = await db.query<OutRow>({ name: "hl_enqueue_v3", text: ENQUEUE, values: [...cols, onlySubscriptions, hashes] });
+  const { rows: out } = await db.query<OutRow>({ name: "hl_enqueue_v4", text: ENQUEUE, values: [...cols, onlySubscriptions, hashes, opts.wake ?? true] });
   return byEvent(out);
+}
+
+/**
+ * Wakes the workers for deliveries already committed. Its own transaction
+ * commits without waiting for a WAL flush (synchronous_commit off for it
+ * alone): it writes nothing a crash could lose but the wake, and it holds the
+ * notify lock only for as long as it runs.
+ */
+export async function wakeWorkers(db: pg.Pool | pg.PoolClient): Promise<void> {
+  await db.query({ name: "hl_wake_v1", text: "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')", values: [DELIVERIES_CHANNEL] });
 }
 
 /** enqueueEvents for one event inside a producer's Prisma transaction: its deliveries, or null if the id was already stored. */

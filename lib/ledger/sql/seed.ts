@@ -7,7 +7,7 @@
 // happened. Production code never calls this file.
 import "server-only";
 import type pg from "pg";
-import { DELIVERIES_CHANNEL } from "../notify";
+import { wakeWorkers } from "./enqueue";
 
 /**
  * `n` events `<prefix>1..n` of type assignment.graded, of `tenant` (none by default), each enqueued to every
@@ -98,6 +98,4 @@ export async function seedFixtureDeliveries(
 }
 
 /** Wakes the workers (after fixtures, which do not NOTIFY). */
-export async function notifyWorkers(db: pg.Pool | pg.PoolClient): Promise<void> {
-  await db.query("SELECT pg_notify($1, '')", [DELIVERIES_CHANNEL]);
-}
+export const notifyWorkers = wakeWorkers;
