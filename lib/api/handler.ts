@@ -9,15 +9,20 @@ import { SAFE_METHODS, assertCsrf } from "../auth/csrf";
 import { logger } from "../log";
 import { withHttpMetrics } from "../metrics/http";
 import { envInt } from "../env";
+import { readBodyOf, withAnswerText } from "./bodies";
 
 export type RouteContext = { params: Promise<Record<string, string>> };
 export type Handler = (args: { req: Request; principal: Principal; params: Record<string, string> }) => Promise<Response>;
 
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { "content-type": "application/json; charset=utf-8", ...headers },
-  });
+  const text = JSON.stringify(body);
+  return withAnswerText(
+    new Response(text, {
+      status,
+      headers: { "content-type": "application/json; charset=utf-8", ...headers },
+    }),
+    text,
+  );
 }
 
 export function errorResponse(err: AppError): Response {
@@ -92,6 +97,11 @@ function assertDeclaredLength(req: Request, max: number): void {
  */
 export async function readBodyLimited(req: Request, max: number): Promise<Buffer> {
   assertDeclaredLength(req, max);
+  const read = readBodyOf(req);
+  if (read) {
+    if (read.length > max) throw new AppError("payload_too_large", `The request body is over ${max} bytes; the limit is ${max}.`);
+    return read;
+  }
   if (!req.body) return Buffer.alloc(0);
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];

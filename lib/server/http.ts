@@ -5,6 +5,7 @@
 // gives those paths. Next's own pipeline cost ~2 ms of CPU per request (web
 // streams, router, tracing): a third of the route's throughput (BENCHMARKS.md F5b).
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import { answerTextOf, withReadBody } from "../api/bodies";
 
 /** One entry of next.config.ts's `headers()`: only the forms the config uses (a literal prefix then `/:path*`, `has` on a header). */
 export type HeaderRule = {
@@ -96,7 +97,8 @@ export function readBody(req: IncomingMessage, max: number): Promise<BodyRead> {
 /**
  * The web Request a Next route handler would get: the URL Next builds (its
  * protocol from x-forwarded-proto, the server's hostname and port, the raw
- * path and query), the request's headers, and the body read so far.
+ * path and query), the request's headers, and the body read so far (attached
+ * for readBodyLimited, lib/api/bodies.ts: route handlers read it through that).
  */
 export function toWebRequest(req: IncomingMessage, body: Buffer, server: { hostname: string; port: number }): Request {
   const headers = new Headers();
@@ -109,11 +111,9 @@ export function toWebRequest(req: IncomingMessage, body: Buffer, server: { hostn
   const host = server.hostname.includes(":") ? `[${server.hostname}]` : server.hostname;
   const method = req.method ?? "GET";
   const hasBody = method !== "GET" && method !== "HEAD" && body.length > 0;
-  return new Request(`${protocol}://${host}:${server.port}${req.url ?? "/"}`, {
-    method,
-    headers,
-    body: hasBody ? (body as Uint8Array<ArrayBuffer>) : undefined,
-  });
+  // The body travels beside the Request (lib/api/bodies.ts), not as a stream inside it.
+  const web = new Request(`${protocol}://${host}:${server.port}${req.url ?? "/"}`, { method, headers });
+  return hasBody ? withReadBody(web, body) : web;
 }
 
 /**
@@ -121,7 +121,8 @@ export function toWebRequest(req: IncomingMessage, body: Buffer, server: { hostn
  * handler's own headers win on a clash, as in Next).
  */
 export async function sendResponse(res: ServerResponse, response: Response, extra: [string, string][], vary?: string): Promise<void> {
-  const body = Buffer.from(await response.arrayBuffer());
+  const text = answerTextOf(response);
+  const body = text !== undefined ? Buffer.from(text, "utf8") : Buffer.from(await response.arrayBuffer());
   res.statusCode = response.status;
   for (const [k, v] of extra) res.setHeader(k, v);
   if (vary) res.appendHeader("vary", vary);

@@ -1,0 +1,31 @@
+// What server.ts already holds as bytes, so the publish routes need not go
+// through web streams for it: the request body it read off the socket
+// (lib/server/http.ts attaches it to the Request it builds, which then carries
+// no stream), and the text an answer was made from (lib/api/handler.ts json()),
+// which server.ts writes instead of reading the Response's stream back. Under
+// Next the same Requests and Responses are read the usual way. A body and its
+// stream cost about 30 µs to make and read, an answer's read as much again, of
+// the ~350 µs of server CPU a single publish takes (BENCHMARKS.md, "The event
+// keys' trigger, and the ingest after it").
+const requestBodies = new WeakMap<Request, Buffer>();
+const answerTexts = new WeakMap<Response, string>();
+
+/** `req`, whose body is `body` (already read, at most the route's limit plus one byte). */
+export function withReadBody(req: Request, body: Buffer): Request {
+  requestBodies.set(req, body);
+  return req;
+}
+
+export function readBodyOf(req: Request): Buffer | undefined {
+  return requestBodies.get(req);
+}
+
+/** `res`, made from `text`. */
+export function withAnswerText(res: Response, text: string): Response {
+  answerTexts.set(res, text);
+  return res;
+}
+
+export function answerTextOf(res: Response): string | undefined {
+  return answerTexts.get(res);
+}
