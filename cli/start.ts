@@ -66,7 +66,22 @@ export function assertDemoDatabase(opts: Pick<StartOptions, "demo" | "demoExtern
     );
 }
 
+/**
+ * `hookledger start | tee start.log`: the terminal's Ctrl-C ends tee as well,
+ * and this process's next write to the closed pipe ("Stopping hookledger…")
+ * would end it with EPIPE halfway through its shutdown, before it stops the
+ * database (which then runs on by itself). What it still has to say is lost;
+ * the shutdown is not. Any other output error still ends the process.
+ */
+export function surviveClosedOutput(streams: NodeJS.WriteStream[] = [process.stdout, process.stderr]) {
+  for (const s of streams)
+    s.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code !== "EPIPE") throw err;
+    });
+}
+
 export async function start(opts: StartOptions) {
+  surviveClosedOutput();
   await (await import("../lib/auth/startup")).checkSettings(); // a malformed numeric setting fails here, naming it
   (await import("../lib/retention/policy")).retentionFromEnv(); // a malformed or absurd HOOKLEDGER_RETENTION_DAYS fails here too
   assertDemoDatabase(opts);

@@ -148,6 +148,22 @@ describe("hookledger start", () => {
     expect((await fetch(`http://127.0.0.1:${s.port}/login`)).status).toBe(200);
   });
 
+  it("stops cleanly on Ctrl-C when its output pipe closes first (as `hookledger start | tee log` does: Ctrl-C ends tee too)", { timeout: 180_000 }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-start-"));
+    const s = await startHookledger(dir);
+    await until("running", () => s.output.join("").includes("hookledger is running"), 120_000, s.output);
+    await until("health 200", async () => (await health(s.port))?.status === 200, 60_000, s.output);
+    expect(postgresPids(dir).length).toBeGreaterThan(0);
+    // The reader is gone: every later write of the group to its stdout or stderr fails with EPIPE.
+    s.child.stdout!.destroy();
+    s.child.stderr!.destroy();
+    const exited = new Promise<number | null>((resolve) => s.child.once("exit", (code) => resolve(code)));
+    process.kill(-s.child.pid!, "SIGINT");
+    await until("no process of the group and no postgres of the data dir", () => groupPids(s.child.pid!).length === 0 && postgresPids(dir).length === 0, 20_000);
+    expect(await exited).toBe(0);
+    expect(fs.readFileSync(path.join(dir, "postgres.log"), "utf8")).toMatch(/database system is shut down/);
+  });
+
   it("stops on Ctrl-C (SIGINT to the group) in under 5 s with the demo running, and the next start finds the data", { timeout: 240_000 }, async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-start-"));
     const s = await startHookledger(dir, { HOOKLEDGER_DEMO_RATE: "40" }, ["--demo", "--workers", "2"]);
