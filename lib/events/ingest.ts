@@ -32,14 +32,16 @@ import type { TCreateEvent } from "./schema";
 /** Statements in flight at once. Two keep PostgreSQL's two cores busy: one group executes while the other waits for its flush. */
 const MAX_IN_FLIGHT = 2;
 /**
- * A third statement may start when its group is small (at most SMALL_GROUP events): single publishes
- * form groups of about ten events whose time is mostly the commit's flush, not execution. Bench
- * ingest, route handler in node:http, runs alternated on a quiet machine: single publish, 32
- * concurrent, 1,845 and 2,106/s against 1,644, 1,750 and 1,879/s with two; batches of 500 unchanged
- * (7,129 and 7,160/s against 6,906–7,587/s). A third statement for full groups as well slowed
- * batches (5,810 and 6,846/s): they are bound by execution, not by flushes.
+ * More statements may start while the group is small (at most SMALL_GROUP events): single publishes
+ * form groups of about ten events whose time is mostly the commit's flush, not execution. Since the
+ * groups' commits no longer hold the notify lock (migration 0027) they can share a flush, and a
+ * fourth statement helps: single publishes through server.ts, 32 concurrent, runs alternated
+ * (BENCHMARKS.md, "The event keys' trigger, and the ingest after it"): with three 2,535, 2,419,
+ * 1,857, 1,806/s, with four 2,783, 2,713, 1,945, 1,978/s, with six no better than four. Full groups
+ * (batches) are bound by execution: a third statement for them was within noise (8,203-9,105
+ * against 7,912-8,632 events/s) and slowed them before 0027.
  */
-const MAX_IN_FLIGHT_SMALL = 3;
+const MAX_IN_FLIGHT_SMALL = 4;
 const SMALL_GROUP = 64;
 /** Events per statement at most (a group is whatever arrived during the previous write, up to this). */
 const MAX_GROUP = 256;
