@@ -13,7 +13,7 @@ process.env.HOOKLEDGER_SECRET_KEY ??= randomBytes(32).toString("base64");
 process.env.LOG_LEVEL ??= "warn";
 const { openBenchPg } = await import("./lib/pg");
 const { createSubs, seedDeliveries, countState, pollUntil } = await import("./lib/seed");
-const { notifyWorkers } = await import("../lib/ledger/sql/seed");
+const { wakeWorkers } = await import("../lib/ledger/sql/enqueue");
 const { cpuMeter } = await import("./lib/cpu");
 const { resetStatements, topStatements } = await import("./lib/pgstat");
 const { DeliveryWorker } = await import("../worker/worker");
@@ -65,7 +65,7 @@ try {
       const meter = cpuMeter({ self: [process.pid] }, benchPg.postmasterPid());
       const t0 = performance.now();
       await db.query("UPDATE subscriptions SET state = 'active'");
-      await notifyWorkers(db);
+      await wakeWorkers(db); // fixtures do not NOTIFY
       const done = await pollUntil(async () => (await countState(db, "delivered")) >= deliveries, 120_000, 50);
       const secs = (performance.now() - t0) / 1000;
       const cpu = meter();

@@ -73,8 +73,8 @@ export function assertDemoDatabase(opts: Pick<StartOptions, "demo" | "demoExtern
  * database (which then runs on by itself). What it still has to say is lost;
  * the shutdown is not. Any other output error still ends the process.
  */
-export function surviveClosedOutput(streams: NodeJS.WriteStream[] = [process.stdout, process.stderr]) {
-  for (const s of streams)
+function surviveClosedOutput() {
+  for (const s of [process.stdout, process.stderr])
     s.on("error", (err: NodeJS.ErrnoException) => {
       if (err.code !== "EPIPE") throw err;
     });

@@ -2,7 +2,8 @@
 // not through the HTTP API). The rows are what publishEvent writes: the stored
 // envelope bytes, the delivery keys, one delivery per (event, subscription).
 import pg from "pg";
-import { notifyWorkers, seedFixtureDeliveries, seedRoundRobin } from "../../lib/ledger/sql/seed";
+import { seedFixtureDeliveries, seedRoundRobin } from "../../lib/ledger/sql/seed";
+import { wakeWorkers } from "../../lib/ledger/sql/enqueue";
 import { generateSecret, sealSecret } from "../../lib/subscriptions/secrets";
 
 export type SubSpec = {
@@ -72,7 +73,7 @@ export async function seedDeliveries(
       await seedFixtureDeliveries(db, { ...o, state: opts.state ?? "pending", attemptCount: opts.attemptCount ?? 0, dueOffsetSql: opts.dueOffsetSql ?? "interval '0'" });
     else await seedRoundRobin(db, o);
   }
-  await notifyWorkers(db);
+  await wakeWorkers(db); // fixtures do not NOTIFY
 }
 
 /** Deliveries of these subscriptions in `state`, from the trigger-kept counters (no scan of the queue). */

@@ -8,7 +8,7 @@ import type { BenchPg } from "../lib/pg";
 import type { Receiver } from "../lib/proc";
 import { createSubs, countState, pollUntil, seedDeliveries } from "../lib/seed";
 import { startWorkers } from "../lib/workers";
-import { notifyWorkers } from "../../lib/ledger/sql/seed";
+import { wakeWorkers } from "../../lib/ledger/sql/enqueue";
 import { resetStatements, topStatements } from "../lib/pgstat";
 import { round } from "../lib/stats";
 import { profileOf } from "../lib/cpuprofile";
@@ -65,7 +65,7 @@ export async function runDrain(benchPg: BenchPg, receiver: Receiver, opts: Drain
     await resetStatements(db, benchPg.statStatements);
     const meter = cpuMeter({ workers: workers.children.map((c) => c.pid), receiver: [receiver.child.pid], bench: [process.pid] }, benchPg.postmasterPid());
     const t0 = (await db.query("UPDATE subscriptions SET state = 'active' RETURNING clock_timestamp() AS t")).rows[0].t as Date;
-    await notifyWorkers(db);
+    await wakeWorkers(db); // fixtures do not NOTIFY
     done = await pollUntil(async () => (await countState(db, "delivered")) >= opts.deliveries, opts.timeoutMs, 100);
     const cpu = meter();
     const statements = await topStatements(db, benchPg.statStatements);

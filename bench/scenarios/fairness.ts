@@ -8,7 +8,7 @@ import type { BenchPg } from "../lib/pg";
 import type { Receiver } from "../lib/proc";
 import { createSubs, countState, pollUntil, seedDeliveries } from "../lib/seed";
 import { startWorkers } from "../lib/workers";
-import { notifyWorkers } from "../../lib/ledger/sql/seed";
+import { wakeWorkers } from "../../lib/ledger/sql/enqueue";
 import { medianBy, round } from "../lib/stats";
 
 async function healthyDrain(
@@ -35,7 +35,7 @@ async function healthyDrain(
   const workers = await startWorkers(db, url, 1);
   try {
     await db.query("UPDATE subscriptions SET state = 'active'");
-    await notifyWorkers(db);
+    await wakeWorkers(db); // fixtures do not NOTIFY
     const done = await pollUntil(async () => (await countState(db, "delivered", subs)) >= opts.healthy, opts.timeoutMs, 100);
     const { rows } = await db.query(
       `SELECT (SELECT min(started_at) FROM attempts WHERE subscription_id <> 'bad') AS first,

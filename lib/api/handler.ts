@@ -84,6 +84,8 @@ export function apiRoute(permission: Permission, handler: Handler): ApiRoute {
 /** HOOKLEDGER_MAX_PAYLOAD_BYTES: the largest API body (a malformed value stops the process; lib/env.ts). */
 export const MAX_BODY_BYTES = envInt("HOOKLEDGER_MAX_PAYLOAD_BYTES", { default: 256 * 1024, min: 1024, max: 64 * 1024 * 1024 });
 
+const overLimit = (max: number) => new AppError("payload_too_large", `The request body is over ${max} bytes; the limit is ${max}.`);
+
 function assertDeclaredLength(req: Request, max: number): void {
   const declared = req.headers.get("content-length");
   if (declared !== null && Number(declared) > max) throw new AppError("payload_too_large", `The request body is ${declared} bytes; the limit is ${max}.`);
@@ -99,7 +101,7 @@ export async function readBodyLimited(req: Request, max: number): Promise<Buffer
   assertDeclaredLength(req, max);
   const read = readBodyOf(req);
   if (read) {
-    if (read.length > max) throw new AppError("payload_too_large", `The request body is over ${max} bytes; the limit is ${max}.`);
+    if (read.length > max) throw overLimit(max);
     return read;
   }
   if (!req.body) return Buffer.alloc(0);
@@ -112,7 +114,7 @@ export async function readBodyLimited(req: Request, max: number): Promise<Buffer
     total += value.byteLength;
     if (total > max) {
       await reader.cancel().catch(() => {});
-      throw new AppError("payload_too_large", `The request body is over ${max} bytes; the limit is ${max}.`);
+      throw overLimit(max);
     }
     chunks.push(value);
   }

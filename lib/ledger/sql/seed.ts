@@ -7,7 +7,6 @@
 // happened. Production code never calls this file.
 import "server-only";
 import type pg from "pg";
-import { wakeWorkers } from "./enqueue";
 
 /**
  * `n` events `<prefix>1..n` of type assignment.graded, of `tenant` (none by default), each enqueued to every
@@ -96,6 +95,3 @@ export async function seedFixtureDeliveries(
     [o.prefix, o.from, o.to, o.eventType, o.state, o.attemptCount, o.subs],
   );
 }
-
-/** Wakes the workers (after fixtures, which do not NOTIFY). */
-export const notifyWorkers = wakeWorkers;
