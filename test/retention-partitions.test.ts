@@ -5,12 +5,16 @@
 // counts in the record add up to the rows that went, what is kept reads the
 // same, and no attempt is left without its delivery (migration 0023 leaves
 // that reference to the ledger's statements). A month whose lock is not
-// granted is left whole for the next run, which takes it.
+// granted is left whole for the next run, which takes it. A delivery or a
+// running batch that names an event after its month was copied refuses the
+// swap (deliveries have no foreign key to event_keys since migration 0028).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
 import { seedDelivery, seedSubscription } from "./dashboard-seed";
 import { rollupAttemptStats } from "../lib/dlq/sampler";
-import { ensurePartitions, listPartitions, monthStart, partitionName } from "../lib/ledger/sql/partitions";
+import { ensurePartitions, listPartitions, monthStart, partitionName, swapPartition } from "../lib/ledger/sql/partitions";
+import { eventKept, KEYSET_START, removeDroppedEventKeys, removeExpiredEvents } from "../lib/ledger/sql/retention";
+import { createBackfillDeliveries } from "../lib/ledger/sql/backfill";
 import { findAttempts } from "../lib/ledger/sql/find-deliveries";
 import { runRetention } from "../lib/retention/service";
 
@@ -131,5 +135,82 @@ describe("month partitions", () => {
     expect(next).toMatchObject({ deliveries: 0, attempts: 3, events: 0, partitions: 1 });
     expect((await db.pool.query(`SELECT count(*)::int AS n FROM ${month}`)).rows[0].n).toBe(1);
     expect(await orphans()).toBe(0);
+  });
+});
+
+describe("what names an event after its month was copied", () => {
+  const m7 = new Date(monthStart(new Date(), -7).getTime() + 14 * 86_400_000);
+  const days = { defaultDays: 90, overrides: [] };
+  const month = partitionName("events", m7);
+  const addEvent = (id: string) =>
+    db.pool.query(
+      `INSERT INTO events (id, type, payload, occurred_at, tenant, subject, subject_values, created_at) VALUES ($1, 'assignment.graded', '\\x7b7d', $2, 'lincoln', '{}', '{}', $2)`,
+      [id, m7],
+    );
+  const stillThere = async () =>
+    (await db.pool.query("SELECT e.id FROM events e JOIN event_keys k ON k.id = e.id WHERE e.id LIKE 'evt_m7_%' ORDER BY 1")).rows.map((r) => r.id);
+  /** Swaps the month with `meanwhile` run on another connection (committed) between the copy and the removal of the keys. */
+  const swapWith = (meanwhile: () => Promise<unknown>) =>
+    swapPartition(db.pool, month, eventKept(days), {
+      beforeSwap: async (c, copy) => {
+        await meanwhile();
+        await removeDroppedEventKeys(c, monthStart(m7), monthStart(m7, 1), copy);
+      },
+    });
+
+  it("a delivery written for a dropped event refuses the swap, and the next run keeps that event", async () => {
+    await ensurePartitions(db.pool, { from: monthStart(m7) });
+    for (const id of ["evt_m7_late", "evt_m7_gone"]) await addEvent(id);
+    await expect(swapWith(() => seedDelivery(db.pool, { subscriptionId: "sub_lin", eventId: "evt_m7_late", state: "pending" }))).rejects.toThrow(
+      /named by a delivery or a running batch/,
+    );
+    expect(await stillThere()).toEqual(["evt_m7_gone", "evt_m7_late"]);
+    expect((await listPartitions(db.pool)).map((p) => p.name)).toContain(month);
+
+    const r = await runRetention(db.pool, db.prisma, { trigger: "manual", actor: "token:test-admin", batch: 2 });
+    expect(r).toMatchObject({ events: 1 });
+    expect(await stillThere()).toEqual(["evt_m7_late"]);
+    const lost = await db.pool.query("SELECT d.id FROM deliveries d WHERE NOT EXISTS (SELECT 1 FROM event_keys k JOIN events e ON e.id = k.id WHERE k.id = d.event_id)");
+    expect(lost.rows).toEqual([]);
+  });
+
+  it("a backfill batch started for a dropped event refuses the swap, and keeps its item", async () => {
+    await ensurePartitions(db.pool, { from: monthStart(m7) });
+    await addEvent("evt_m7_backfill");
+    const item = async () => {
+      await db.pool.query(
+        `INSERT INTO redrive_batches (id, kind, filter, reason, actor, rate_per_second, matched) VALUES ('rdb_m7', 'backfill', '{"subscriptionId":"sub_lin"}', 'late district', 'token:test-admin', 10, 1)`,
+      );
+      await db.pool.query("INSERT INTO redrive_batch_items (batch_id, seq, event_id) VALUES ('rdb_m7', 1, 'evt_m7_backfill')");
+    };
+    await expect(swapWith(item)).rejects.toThrow(/named by a delivery or a running batch/);
+    expect(await stillThere()).toEqual(["evt_m7_backfill", "evt_m7_late"]);
+    expect((await db.pool.query("SELECT event_id FROM redrive_batch_items WHERE batch_id = 'rdb_m7'")).rows).toEqual([{ event_id: "evt_m7_backfill" }]);
+  });
+
+  it("a backfill step writing a delivery while the row path runs keeps its event: the batch is running until the step commits", async () => {
+    await addEvent("evt_m7_paced");
+    await db.pool.query(
+      `INSERT INTO redrive_batches (id, kind, filter, reason, actor, rate_per_second, matched) VALUES ('rdb_m7p', 'backfill', '{"subscriptionId":"sub_lin"}', 'late district', 'token:test-admin', 10, 1)`,
+    );
+    await db.pool.query("INSERT INTO redrive_batch_items (batch_id, seq, event_id) VALUES ('rdb_m7p', 1, 'evt_m7_paced')");
+    const pacer = await db.pool.connect();
+    try {
+      // The pacer's last step: the delivery and the batch's end in one transaction, as lib/redrive/pacer.ts writes them.
+      await pacer.query("BEGIN");
+      const out = await createBackfillDeliveries(pacer, "rdb_m7p", "sub_lin", [{ seq: 1, event_id: "evt_m7_paced" }]);
+      expect([...out.values()]).toEqual(["created"]);
+      const removal = removeExpiredEvents(db.pool, "lincoln", 90, KEYSET_START, 100);
+      await new Promise((r) => setTimeout(r, 300));
+      await pacer.query("UPDATE redrive_batches SET status = 'done', finished_at = now() WHERE id = 'rdb_m7p'");
+      await pacer.query("COMMIT");
+      await removal;
+    } finally {
+      pacer.release();
+    }
+    await removeExpiredEvents(db.pool, "lincoln", 90, KEYSET_START, 100);
+    expect(await stillThere()).toContain("evt_m7_paced");
+    const lost = await db.pool.query("SELECT d.id FROM deliveries d WHERE NOT EXISTS (SELECT 1 FROM event_keys k JOIN events e ON e.id = k.id WHERE k.id = d.event_id)");
+    expect(lost.rows).toEqual([]);
   });
 });

@@ -70,7 +70,8 @@ export async function swapExpiredMonths(pool: pg.Pool, table: "events" | "attemp
       out.partitions++;
       out[table] += r.removed;
     } catch (err) {
-      // Refused, its lock not granted in time (55P03) or lost to a deadlock with the worker's writes (40P01), or a key still named (23503).
+      // Refused (a delivery or a running batch names an event it drops), its lock not granted in time (55P03), lost to a
+      // deadlock with the worker's writes (40P01), or a key a batch item written meanwhile still names (23503).
       if (err instanceof PartitionDropRefused || ["55P03", "40P01", "23503"].includes((err as { code?: string }).code ?? ""))
         logger.warn({ partition: p.name, err: (err as Error).message }, "retention: month not swapped; the next run takes it");
       else throw err;

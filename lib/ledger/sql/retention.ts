@@ -25,6 +25,7 @@
 // delivery for the next run, so no attempt is removed before it is counted.
 import "server-only";
 import { empty, iso, Prisma, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
+import { PartitionDropRefused } from "./partitions";
 
 /** Deliveries read per batch: a few thousand rows locked for tens of milliseconds. */
 export const RETENTION_BATCH = 2_000;
@@ -162,7 +163,15 @@ const eventScan = (tenant: string | null, cutoff: Sql, after: Keyset, limit: num
        ORDER BY e.created_at, e.id
        LIMIT ${limit}::int`;
 
-/** An event nothing needs any more: no delivery left (whatever its state) and no running batch names it. */
+/**
+ * An event nothing needs any more: no delivery left (whatever its state) and
+ * no running batch names it. Read in the statement that removes the event, so
+ * in one snapshot: a backfill writes deliveries only while its batch runs, and
+ * the batch ends in or after the transaction that wrote its last ones, so the
+ * snapshot sees either the running batch or the deliveries. That is what keeps
+ * a backfilled delivery's event (deliveries have no foreign key to event_keys,
+ * migration 0028).
+ */
 const EVENT_UNNEEDED = sql`NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id)
   AND NOT EXISTS (SELECT 1 FROM redrive_batch_items i JOIN redrive_batches b ON b.id = i.batch_id WHERE i.event_id = e.id AND b.status = 'running')`;
 
@@ -443,20 +452,31 @@ export const eventKept = (p: TenantDays): Sql =>
  * In an events month's swap, after the kept events are copied to `copy`:
  * removes the event_keys rows of the month's events that are not kept (and
  * the finished batches' items naming them), so the ledger forgets their ids.
- * The foreign keys into event_keys (deliveries', deferred to the commit) make
- * the swap fail, changing nothing, if a delivery still names one of them.
+ *
+ * The copy was made from an earlier snapshot. A delivery or a running batch
+ * that names one of the dropped events now (a backfill that started after the
+ * copy) refuses the swap, and nothing changes: deliveries have no foreign key
+ * to event_keys (migration 0028), so this statement is what keeps a delivery
+ * from outliving its event. Checked in the statement that removes the keys,
+ * so the check and the removal see the same rows; a batch item written after
+ * it waits for the removal (its own key to event_keys) and then fails.
  */
 export async function removeDroppedEventKeys(db: LedgerDb, from: Date, to: Date, copy: string): Promise<number> {
-  const [r] = await queryRows<{ n: number }>(
+  const [r] = await queryRows<{ n: number; named: number }>(
     db,
     sql`WITH gone AS (
           SELECT k.id FROM event_keys k
            WHERE k.created_at >= ${from} AND k.created_at < ${to}
              AND NOT EXISTS (SELECT 1 FROM ${Prisma.raw(quoteIdent(copy))} c WHERE c.id = k.id)),
-        items AS (DELETE FROM redrive_batch_items i USING gone g WHERE i.event_id = g.id RETURNING 1),
-        del AS (DELETE FROM event_keys x USING gone g WHERE x.id = g.id RETURNING 1)
-        SELECT (SELECT count(*) FROM del)::int AS n`,
+        named AS (
+          SELECT g.id FROM gone g
+           WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = g.id)
+              OR EXISTS (SELECT 1 FROM redrive_batch_items i JOIN redrive_batches b ON b.id = i.batch_id WHERE i.event_id = g.id AND b.status = 'running')),
+        items AS (DELETE FROM redrive_batch_items i USING gone g WHERE i.event_id = g.id AND NOT EXISTS (SELECT 1 FROM named) RETURNING 1),
+        del AS (DELETE FROM event_keys x USING gone g WHERE x.id = g.id AND NOT EXISTS (SELECT 1 FROM named) RETURNING 1)
+        SELECT (SELECT count(*) FROM del)::int AS n, (SELECT count(*) FROM named)::int AS named`,
   );
+  if (r.named > 0) throw new PartitionDropRefused(`${r.named} events the month drops are named by a delivery or a running batch written after its copy`);
   return r.n;
 }
 

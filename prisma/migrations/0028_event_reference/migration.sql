@@ -1,0 +1,31 @@
+-- deliveries.event_id loses its foreign key to event_keys: the ledger's own
+-- statements hold that reference, as they hold a delivery's subscription
+-- (0024) and an attempt's delivery (0023).
+--
+-- Why: the key was checked once per delivery written, at the commit, with a
+-- row lock on the event's key: about a tenth of PostgreSQL's time per
+-- published event (BENCHMARKS.md, "The event reference"). And each event key
+-- retention removed paid the reverse check, a probe of deliveries.
+--
+-- What holds the reference instead (docs/SCALING.md, "Event ids stay
+-- unique"):
+-- * the enqueue writes deliveries only for the event keys its own statement
+--   inserts, so nothing else can see those keys before their deliveries;
+-- * the backfill writes a delivery only for an item of a running batch, and
+--   an item's event_id still references event_keys (that key stays), so its
+--   key cannot go while the item exists; retention keeps every event a
+--   running batch names, and the batch stops running only in or after the
+--   transaction that wrote its last deliveries, so one snapshot always sees
+--   either the running batch or the deliveries;
+-- * a month swap's last statement (lib/ledger/sql/retention.ts,
+--   removeDroppedEventKeys) refuses the swap when a delivery or a running
+--   batch names an event the month drops, in the statement that removes the
+--   keys (the copy was made from an earlier snapshot).
+--
+-- Locks: dropping the constraint takes ACCESS EXCLUSIVE on deliveries and on
+-- event_keys (read off pg_locks in the migration's transaction) for a catalog
+-- change: milliseconds once granted, nothing is scanned, but it waits for
+-- every transaction reading either table, and everything after it waits in
+-- turn. Run it while the workers and the ingest are stopped, or expect a
+-- pause of the longest running transaction's length.
+ALTER TABLE deliveries DROP CONSTRAINT deliveries_event_id_fkey;
