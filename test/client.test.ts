@@ -185,4 +185,22 @@ describe("HookledgerClient against the real route handlers over HTTP", () => {
     expect(stdout).toContain("#1 failed: validation_failed");
     expect(stdout).toContain("error 403 forbidden");
   });
+
+  it("asks for the batch answer uncompressed, and leaves the other answers' encoding to fetch", async () => {
+    const sent: { path: string; encoding: string | null }[] = [];
+    const recording = new HookledgerClient({
+      baseUrl: server.url,
+      token: producerToken,
+      fetch: (async (url: string | URL | Request, init?: RequestInit) => {
+        sent.push({ path: new URL(String(url)).pathname, encoding: new Headers(init?.headers).get("accept-encoding") });
+        return fetch(url, init);
+      }) as typeof fetch,
+    });
+    expect((await recording.publishBatch([graded("cl_enc_1")])).results[0]).toMatchObject({ status: "created" });
+    await recording.publish(graded("cl_enc_2"));
+    expect(sent).toEqual([
+      { path: "/api/v1/events/batch", encoding: "identity" },
+      { path: "/api/v1/events", encoding: null },
+    ]);
+  });
 });
