@@ -1,11 +1,11 @@
-// server.ts hands the publish routes a Request whose body it has already read
+// server.ts hands the publish routes a request whose body it has already read
 // (lib/api/bodies.ts): the route reads those bytes, under the same limit and
 // with the same 413 as a streamed body, and the answer's bytes are the text it
 // was made from. test/server.test.ts compares whole answers with Next's.
 import { describe, expect, it } from "vitest";
 import { json, readBodyLimited } from "../lib/api/handler";
 import { answerTextOf, readBodyOf, withReadBody } from "../lib/api/bodies";
-import { toWebRequest } from "../lib/server/http";
+import { toApiRequest } from "../lib/server/http";
 import type { IncomingMessage } from "node:http";
 
 const url = "http://127.0.0.1:3000/api/v1/events";
@@ -21,15 +21,25 @@ describe("bodies server.ts has already read", () => {
     expect((attached as Error).message).toBe((streamed as Error).message);
   });
 
-  it("toWebRequest attaches the body it was given and builds no stream", async () => {
-    const req = { method: "POST", url: "/api/v1/events?x=1", headers: { "content-type": "application/json", host: "h" } } as unknown as IncomingMessage;
-    const web = toWebRequest(req, Buffer.from("{}"), { hostname: "127.0.0.1", port: 3000 });
-    expect(web.body).toBeNull();
-    expect(readBodyOf(web)?.toString()).toBe("{}");
-    expect(web.url).toBe("http://127.0.0.1:3000/api/v1/events?x=1");
-    expect(web.headers.get("content-type")).toBe("application/json");
+  it("toApiRequest carries what Next's Request would (method, URL, headers) and the body beside it, with no stream", async () => {
+    const req = {
+      method: "POST",
+      url: "/api/v1/events?x=1&y=a%20b",
+      headers: { "content-type": "application/json", host: "h", "x-forwarded-proto": "https", accept: ["a", "b"] },
+    } as unknown as IncomingMessage;
+    const server = { hostname: "127.0.0.1", port: 3000 };
+    const api = toApiRequest(req, Buffer.from("{}"), server);
+    // What undici's Request would say for the same URL and headers.
+    const web = new Request(`https://127.0.0.1:3000${req.url}`, { method: "POST", headers: api.headers });
+    expect({ method: api.method, url: api.url, body: api.body }).toEqual({ method: web.method, url: web.url, body: null });
+    expect([...api.headers]).toEqual([...web.headers]);
+    expect(api.headers.get("accept")).toBe("a, b");
+    expect(readBodyOf(api)?.toString()).toBe("{}");
+    expect(await readBodyLimited(api, 1024)).toEqual(Buffer.from("{}"));
     // GET carries none.
-    expect(readBodyOf(toWebRequest({ ...req, method: "GET" } as IncomingMessage, Buffer.alloc(0), { hostname: "127.0.0.1", port: 3000 }))).toBeUndefined();
+    const get = toApiRequest({ ...req, method: "GET" } as IncomingMessage, Buffer.alloc(0), server);
+    expect(readBodyOf(get)).toBeUndefined();
+    expect(await readBodyLimited(get, 1024)).toEqual(Buffer.alloc(0));
   });
 
   it("an answer keeps the text it was made from, the same bytes its stream holds", async () => {

@@ -7,16 +7,24 @@
 // stream cost about 30 µs to make and read, an answer's read as much again, of
 // the ~350 µs of server CPU a single publish takes (BENCHMARKS.md, "The event
 // keys' trigger, and the ingest after it").
-const requestBodies = new WeakMap<Request, Buffer>();
+/**
+ * What an /api/v1 route reads of its request: under Next a Request; on
+ * server.ts's fast path (lib/server/http.ts) a plain object with only these,
+ * since undici's Request makes an AbortController and more for each one, about
+ * 12 µs of a single publish's CPU (BENCHMARKS.md, "A lighter request object").
+ */
+export type ApiRequest = Pick<Request, "method" | "url" | "headers" | "body">;
+
+const requestBodies = new WeakMap<ApiRequest, Buffer>();
 const answerTexts = new WeakMap<Response, string>();
 
 /** `req`, whose body is `body` (already read, at most the route's limit plus one byte). */
-export function withReadBody(req: Request, body: Buffer): Request {
+export function withReadBody<R extends ApiRequest>(req: R, body: Buffer): R {
   requestBodies.set(req, body);
   return req;
 }
 
-export function readBodyOf(req: Request): Buffer | undefined {
+export function readBodyOf(req: ApiRequest): Buffer | undefined {
   return requestBodies.get(req);
 }
 

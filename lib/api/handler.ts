@@ -9,10 +9,12 @@ import { SAFE_METHODS, assertCsrf } from "../auth/csrf";
 import { logger } from "../log";
 import { withHttpMetrics } from "../metrics/http";
 import { envInt } from "../env";
-import { readBodyOf, withAnswerText } from "./bodies";
+import { readBodyOf, withAnswerText, type ApiRequest } from "./bodies";
+
+export type { ApiRequest };
 
 export type RouteContext = { params: Promise<Record<string, string>> };
-export type Handler = (args: { req: Request; principal: Principal; params: Record<string, string> }) => Promise<Response>;
+export type Handler = (args: { req: ApiRequest; principal: Principal; params: Record<string, string> }) => Promise<Response>;
 
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
   const text = JSON.stringify(body);
@@ -44,7 +46,7 @@ export function toErrorResponse(err: unknown): Response {
   return json({ error: { code: "internal", message: "Internal error; the server log has the details.", details: null } }, 500);
 }
 
-export type ApiRoute = ((req: Request, ctx?: RouteContext) => Promise<Response>) & { permission: Permission };
+export type ApiRoute = ((req: ApiRequest, ctx?: RouteContext) => Promise<Response>) & { permission: Permission };
 
 /**
  * A route handler that authenticates (bearer token, or the dashboard's session
@@ -53,7 +55,7 @@ export type ApiRoute = ((req: Request, ctx?: RouteContext) => Promise<Response>)
  * permission-matrix test can find every route's rule.
  */
 export function apiRoute(permission: Permission, handler: Handler): ApiRoute {
-  const route = withHttpMetrics(async (req: Request, ctx?: RouteContext): Promise<Response> => {
+  const route = withHttpMetrics(async (req: ApiRequest, ctx?: RouteContext): Promise<Response> => {
     try {
       const principal = await principalFromRequest(req);
       if (!principal)
@@ -86,7 +88,7 @@ export const MAX_BODY_BYTES = envInt("HOOKLEDGER_MAX_PAYLOAD_BYTES", { default: 
 
 const overLimit = (max: number) => new AppError("payload_too_large", `The request body is over ${max} bytes; the limit is ${max}.`);
 
-function assertDeclaredLength(req: Request, max: number): void {
+function assertDeclaredLength(req: ApiRequest, max: number): void {
   const declared = req.headers.get("content-length");
   if (declared !== null && Number(declared) > max) throw new AppError("payload_too_large", `The request body is ${declared} bytes; the limit is ${max}.`);
 }
@@ -97,7 +99,7 @@ function assertDeclaredLength(req: Request, max: number): void {
  * buffered whole before its size is known. A declared length over the limit is
  * refused before anything is read.
  */
-export async function readBodyLimited(req: Request, max: number): Promise<Buffer> {
+export async function readBodyLimited(req: ApiRequest, max: number): Promise<Buffer> {
   assertDeclaredLength(req, max);
   const read = readBodyOf(req);
   if (read) {
@@ -122,7 +124,7 @@ export async function readBodyLimited(req: Request, max: number): Promise<Buffer
 }
 
 /** Reads a JSON body: 413 over the limit, 415 if not JSON, 400 if malformed, then the schema. */
-export async function readJson<T>(req: Request, schema: ZodType<T>, opts: { maxBytes?: number } = {}): Promise<{ value: T; raw: string }> {
+export async function readJson<T>(req: ApiRequest, schema: ZodType<T>, opts: { maxBytes?: number } = {}): Promise<{ value: T; raw: string }> {
   const max = opts.maxBytes ?? MAX_BODY_BYTES;
   assertDeclaredLength(req, max);
   const type = req.headers.get("content-type") ?? "";
@@ -140,7 +142,7 @@ export async function readJson<T>(req: Request, schema: ZodType<T>, opts: { maxB
   return { value: r.data, raw };
 }
 
-export function parseQuery<T>(req: Request, schema: ZodType<T>): T {
+export function parseQuery<T>(req: ApiRequest, schema: ZodType<T>): T {
   const url = new URL(req.url);
   const obj: Record<string, string> = {};
   url.searchParams.forEach((v, k) => (obj[k] = v));

@@ -62,7 +62,7 @@ export async function sessionFromCookieHeader(header: string | null | undefined)
 }
 
 /** HTTPS as the browser saw it (directly or through a proxy that sets x-forwarded-proto). */
-export function isSecureRequest(req: Request): boolean {
+export function isSecureRequest(req: Pick<Request, "headers" | "url">): boolean {
   const proto = req.headers.get("x-forwarded-proto")?.split(",")[0].trim();
   if (proto) return proto === "https";
   return new URL(req.url).protocol === "https:";

@@ -19,12 +19,14 @@ function same(a: string, b: string): boolean {
 }
 
 /** The host the browser addressed (a reverse proxy may pass it as x-forwarded-host). */
-function requestHost(req: Request): string {
+type Req = Pick<Request, "headers" | "url">;
+
+function requestHost(req: Req): string {
   return (req.headers.get("x-forwarded-host")?.split(",")[0].trim() || req.headers.get("host") || new URL(req.url).host).toLowerCase();
 }
 
 /** Throws 403 unless the browser marks the request as coming from our own origin. */
-export function assertSameOrigin(req: Request): void {
+export function assertSameOrigin(req: Req): void {
   const site = req.headers.get("sec-fetch-site");
   if (site && site !== "same-origin")
     throw new AppError("forbidden", `Cross-site request refused (Sec-Fetch-Site: ${site}). Use the dashboard, or call the API with a bearer token.`);
@@ -42,7 +44,7 @@ export function assertSameOrigin(req: Request): void {
 }
 
 /** For a cookie-authenticated, state-changing request: same origin and a matching CSRF token. */
-export function assertCsrf(req: Request, sessionCsrf: string): void {
+export function assertCsrf(req: Req, sessionCsrf: string): void {
   assertSameOrigin(req);
   const header = req.headers.get(CSRF_HEADER) ?? "";
   const cookie = parseCookies(req.headers.get("cookie"))[CSRF_COOKIE] ?? "";

@@ -54,7 +54,7 @@ export async function principalFromSessionCookie(sealed: string | undefined | nu
  * The caller of an API request: `Authorization: Bearer <token>` if present
  * (a bad token is not rescued by a cookie), else the session cookie; null if neither.
  */
-export async function principalFromRequest(req: Request): Promise<Principal | null> {
+export async function principalFromRequest(req: Pick<Request, "headers">): Promise<Principal | null> {
   const header = req.headers.get("authorization");
   if (header) {
     const m = header.match(/^Bearer\s+(\S+)$/i);

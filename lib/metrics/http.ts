@@ -13,7 +13,7 @@ import "server-only";
 import { dashboardMetrics } from "./dashboard";
 import { API_OPERATIONS } from "../api/openapi";
 
-type RouteFn<C> = (req: Request, ctx?: C) => Promise<Response>;
+type RouteFn<R, C> = (req: R, ctx?: C) => Promise<Response>;
 
 /** The label of a path that matches no /api/v1 route. */
 export const UNMATCHED_ROUTE = "/api/v1/:unmatched";
@@ -61,8 +61,8 @@ export function observeHttpRequest(method: string, route: string, status: number
 }
 
 /** Wraps a route handler so every answer (and every throw, as a 500) is counted. */
-export function withHttpMetrics<C>(fn: RouteFn<C>, route?: string): RouteFn<C> {
-  return async (req: Request, ctx?: C) => {
+export function withHttpMetrics<R extends Pick<Request, "method" | "url">, C>(fn: RouteFn<R, C>, route?: string): RouteFn<R, C> {
+  return async (req: R, ctx?: C) => {
     const t0 = performance.now();
     const label = route ?? routeLabel(new URL(req.url).pathname);
     const method = req.method.toUpperCase();

@@ -1,11 +1,11 @@
 // node:http ⇄ web Request/Response for the routes server.ts serves itself
 // (POST /api/v1/events and /api/v1/events/batch) before Next's request
-// handler would: the same route handler functions, called with a web Request
-// built the way Next builds one, and answered with the headers next.config.ts
+// handler would: the same route handler functions, called with the method, URL
+// and headers Next's Request would carry, and answered with the headers next.config.ts
 // gives those paths. Next's own pipeline cost ~2 ms of CPU per request (web
 // streams, router, tracing): a third of the route's throughput (BENCHMARKS.md F5b).
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
-import { answerTextOf, withReadBody } from "../api/bodies";
+import { answerTextOf, withReadBody, type ApiRequest } from "../api/bodies";
 
 /** One entry of next.config.ts's `headers()`: only the forms the config uses (a literal prefix then `/:path*`, `has` on a header). */
 export type HeaderRule = {
@@ -95,12 +95,14 @@ export function readBody(req: IncomingMessage, max: number): Promise<BodyRead> {
 }
 
 /**
- * The web Request a Next route handler would get: the URL Next builds (its
- * protocol from x-forwarded-proto, the server's hostname and port, the raw
- * path and query), the request's headers, and the body read so far (attached
- * for readBodyLimited, lib/api/bodies.ts: route handlers read it through that).
+ * What a route handler reads of the Request Next would give it: the method,
+ * the URL Next builds (its protocol from x-forwarded-proto, the server's
+ * hostname and port, the raw path and query), the request's headers, and the
+ * body read so far (attached for readBodyLimited, lib/api/bodies.ts: route
+ * handlers read it through that). A plain object, not undici's Request, which
+ * costs an AbortController and more each (lib/api/bodies.ts, ApiRequest).
  */
-export function toWebRequest(req: IncomingMessage, body: Buffer, server: { hostname: string; port: number }): Request {
+export function toApiRequest(req: IncomingMessage, body: Buffer, server: { hostname: string; port: number }): ApiRequest {
   const headers = new Headers();
   for (const [k, v] of Object.entries(req.headers)) {
     if (v === undefined) continue;
@@ -111,9 +113,9 @@ export function toWebRequest(req: IncomingMessage, body: Buffer, server: { hostn
   const host = server.hostname.includes(":") ? `[${server.hostname}]` : server.hostname;
   const method = req.method ?? "GET";
   const hasBody = method !== "GET" && method !== "HEAD" && body.length > 0;
-  // The body travels beside the Request (lib/api/bodies.ts), not as a stream inside it.
-  const web = new Request(`${protocol}://${host}:${server.port}${req.url ?? "/"}`, { method, headers });
-  return hasBody ? withReadBody(web, body) : web;
+  // The body travels beside the request (lib/api/bodies.ts), not as a stream inside it.
+  const api: ApiRequest = { method, url: new URL(`${protocol}://${host}:${server.port}${req.url ?? "/"}`).href, headers, body: null };
+  return hasBody ? withReadBody(api, body) : api;
 }
 
 /**
@@ -135,7 +137,7 @@ export async function sendResponse(res: ServerResponse, response: Response, extr
   res.end(body);
 }
 
-export type FastRoute = { handler: (req: Request) => Promise<Response>; maxBytes: number };
+export type FastRoute = { handler: (req: ApiRequest) => Promise<Response>; maxBytes: number };
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => unknown;
 
 /**
@@ -167,7 +169,7 @@ export function createHookledgerServer(opts: {
     void (async () => {
       try {
         const { body } = await readBody(req, route.maxBytes);
-        const response = await route.handler(toWebRequest(req, body, opts.urlHost));
+        const response = await route.handler(toApiRequest(req, body, opts.urlHost));
         opts.compress?.(req, res, () => {});
         await sendResponse(res, response, configHeaders(opts.rules, pathname, req.headers), opts.vary);
       } catch (err) {
