@@ -11,8 +11,6 @@ import { withHttpMetrics } from "../metrics/http";
 import { envInt } from "../env";
 import { readBodyOf, withAnswerText, type ApiRequest } from "./bodies";
 
-export type { ApiRequest };
-
 export type RouteContext = { params: Promise<Record<string, string>> };
 export type Handler = (args: { req: ApiRequest; principal: Principal; params: Record<string, string> }) => Promise<Response>;
 
