@@ -11,7 +11,6 @@
 // Needs a build (`npm run build`): server.ts hands every other path to Next.
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { Pool } from "undici";
 
 process.env.HOOKLEDGER_SECRET_KEY ??= randomBytes(32).toString("base64");
 process.env.LOG_LEVEL ??= "warn";
@@ -23,7 +22,7 @@ const { argOf: arg } = await import("./lib/variants");
 const { createPrisma } = await import("../lib/db/prisma");
 const { createApiToken } = await import("../lib/auth/tokens");
 const { freePort } = await import("../lib/db/embedded");
-const { HookledgerClient } = await import("../lib/client/hookledger");
+const { load, loadBatches } = await import("./scenarios/ingest");
 const { SERVER_NODE_FLAGS } = await import("../lib/server/node-flags");
 
 const rounds = Number(arg("--rounds", "3"));
@@ -32,52 +31,17 @@ const single = process.argv.includes("--single");
 const gzip = process.argv.includes("--gzip");
 const nodeFlags = process.argv.includes("--node-flags") ? arg("--node-flags", "").split(" ").filter(Boolean) : SERVER_NODE_FLAGS;
 
-/** The bench's usual event (bench/scenarios/ingest.ts). */
-const event = (prefix: string, i: number) => ({
-  id: `${prefix}${i}`,
-  type: "assignment.graded",
-  data: { studentId: `stu_${i % 5000}`, assignmentId: `asg_${i % 40}`, score: i % 100, comment: "Well argued; cite the second source." },
-  subject: { tenant: "lincoln", studentId: `stu_${i % 5000}`, assignmentId: `asg_${i % 40}` },
-});
-
-async function batches(port: number, token: string, prefix: string, n: number) {
-  const withGzip: typeof fetch = (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), "accept-encoding": "gzip, deflate" } });
-  const client = new HookledgerClient({ baseUrl: `http://127.0.0.1:${port}`, token, timeoutMs: 60_000, ...(gzip ? { fetch: withGzip } : {}) });
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 4 }, async () => {
-      while (next < n) {
-        const first = next;
-        next = Math.min(n, next + 500);
-        const r = await client.publishBatch(Array.from({ length: next - first }, (_, k) => event(prefix, first + k)));
-        const failed = r.results.find((x) => "error" in x);
-        if (failed) throw new Error(`an event failed: ${JSON.stringify(failed)}`);
-      }
-    }),
-  );
-}
-
-async function singles(port: number, token: string, prefix: string, n: number) {
-  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 32, pipelining: 1 });
-  let next = 0;
-  try {
-    await Promise.all(
-      Array.from({ length: 32 }, async () => {
-        while (next < n) {
-          const r = await pool.request({
-            path: "/api/v1/events",
-            method: "POST",
-            headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-            body: JSON.stringify(event(prefix, next++)),
-          });
-          await r.body.dump();
-          if (r.statusCode !== 202) throw new Error(`HTTP ${r.statusCode}`);
-        }
-      }),
-    );
-  } finally {
-    await pool.close();
+/** The load of `npm run bench -- --only ingest` (bench/scenarios/ingest.ts), checked: every event created. */
+async function run(port: number, token: string, prefix: string, n: number) {
+  const bound = { token, events: n, prefix, maxSeconds: 3600 };
+  if (single) {
+    const r = await load(port, { ...bound, path: "/api/v1/events", concurrency: 32 });
+    if (r.statuses[202] !== n) throw new Error(`not every publish was created: ${JSON.stringify(r.statuses)}`);
+    return;
   }
+  const withGzip: typeof fetch = (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), "accept-encoding": "gzip, deflate" } });
+  const r = await loadBatches(port, { ...bound, batchSize: 500, concurrency: 4, ...(gzip ? { fetch: withGzip } : {}) });
+  if (r.created !== n) throw new Error(`not every event was created: ${JSON.stringify(r)}`);
 }
 
 const benchPg = await openBenchPg();
@@ -102,7 +66,6 @@ try {
   });
   try {
     await server.waitFor(/listening on/, 90_000);
-    const run = single ? singles : batches;
     await run(port, token, "warm_", 4_000);
     console.log(
       `server.ts, ${single ? "single publishes, 32 in flight" : `batches of 500, 4 in flight${gzip ? ", gzip answers" : ""}`}, node flags [${nodeFlags.join(" ")}]`,

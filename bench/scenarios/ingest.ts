@@ -24,19 +24,22 @@ import { cpuMeter } from "../lib/cpu";
 import { HookledgerClient } from "../../lib/client/hookledger";
 import { SERVER_NODE_FLAGS } from "../../lib/server/node-flags";
 
-async function load(port: number, opts: { path: string; token: string; events: number; concurrency: number; prefix: string; maxSeconds?: number }) {
+/** The bench's event: a grade for one of 5,000 students and 40 assignments, of tenant lincoln. */
+export const benchEvent = (prefix: string, i: number) => ({
+  id: `${prefix}${i}`,
+  type: "assignment.graded",
+  data: { studentId: `stu_${i % 5000}`, assignmentId: `asg_${i % 40}`, score: i % 100, comment: "Well argued; cite the second source." },
+  subject: { tenant: "lincoln", studentId: `stu_${i % 5000}`, assignmentId: `asg_${i % 40}` },
+});
+
+/** One event a request to `path`, `concurrency` requests in flight, bounded in count and time. */
+export async function load(port: number, opts: { path: string; token: string; events: number; concurrency: number; prefix: string; maxSeconds?: number }) {
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: opts.concurrency, pipelining: 1 });
   const statuses: Record<string, number> = {};
   const ms: number[] = [];
   let next = 0;
   const one = async (i: number) => {
-    const id = `${opts.prefix}${i}`;
-    const body = JSON.stringify({
-      id,
-      type: "assignment.graded",
-      data: { studentId: `stu_${i % 5000}`, assignmentId: `asg_${i % 40}`, score: i % 100, comment: "Well argued; cite the second source." },
-      subject: { tenant: "lincoln", studentId: `stu_${i % 5000}`, assignmentId: `asg_${i % 40}` },
-    });
+    const body = JSON.stringify(benchEvent(opts.prefix, i));
     const t = performance.now();
     const r = await pool.request({
       path: opts.path,
@@ -62,8 +65,11 @@ async function load(port: number, opts: { path: string; token: string; events: n
 }
 
 /** Batches of `batchSize` through the typed client, `concurrency` requests in flight, bounded in count and time. */
-async function loadBatches(port: number, opts: { token: string; events: number; batchSize: number; concurrency: number; prefix: string; maxSeconds: number }) {
-  const client = new HookledgerClient({ baseUrl: `http://127.0.0.1:${port}`, token: opts.token, timeoutMs: 60_000 });
+export async function loadBatches(
+  port: number,
+  opts: { token: string; events: number; batchSize: number; concurrency: number; prefix: string; maxSeconds: number; fetch?: typeof fetch },
+) {
+  const client = new HookledgerClient({ baseUrl: `http://127.0.0.1:${port}`, token: opts.token, timeoutMs: 60_000, ...(opts.fetch ? { fetch: opts.fetch } : {}) });
   const outcome = { created: 0, duplicate: 0, failed: 0 };
   const ms: number[] = [];
   let next = 0;
@@ -74,15 +80,7 @@ async function loadBatches(port: number, opts: { token: string; events: number; 
       while (next < opts.events && performance.now() < deadline) {
         const first = next;
         next = Math.min(opts.events, next + opts.batchSize);
-        const events = Array.from({ length: next - first }, (_, k) => {
-          const i = first + k;
-          return {
-            id: `${opts.prefix}${i}`,
-            type: "assignment.graded",
-            data: { studentId: `stu_${i % 5000}`, assignmentId: `asg_${i % 40}`, score: i % 100, comment: "Well argued; cite the second source." },
-            subject: { tenant: "lincoln", studentId: `stu_${i % 5000}`, assignmentId: `asg_${i % 40}` },
-          };
-        });
+        const events = Array.from({ length: next - first }, (_, k) => benchEvent(opts.prefix, first + k));
         const t = performance.now();
         const r = await client.publishBatch(events);
         ms.push(performance.now() - t);
