@@ -64,6 +64,7 @@ try {
     "w1",
     claimed.map((r) => ({
       id: r.id,
+      eventAt: r.eventAt,
       claimToken: r.claimToken,
       state: "delivered" as const,
       nextAttemptAt: null,

@@ -176,6 +176,7 @@ describe("POST /api/v1/subscriptions/:id/archive", () => {
 
     const result = (row: (typeof mine)[number], ok: boolean): AttemptResult => ({
       id: row.id,
+      eventAt: row.eventAt,
       claimToken: row.claimToken,
       state: ok ? "delivered" : "scheduled",
       nextAttemptAt: ok ? null : new Date(Date.now() - 1000),

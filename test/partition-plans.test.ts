@@ -68,6 +68,7 @@ describe("hot-path plans on the partitioned tables", () => {
     expect(rows.length).toBe(6);
     const results: AttemptResult[] = rows.map((r) => ({
       id: r.id,
+      eventAt: r.eventAt,
       claimToken: r.claimToken,
       state: "delivered",
       nextAttemptAt: null,

@@ -23,6 +23,7 @@ const sub = async (id: string) => (await db.pool.query("SELECT * FROM subscripti
 function result(row: ClaimedRow, ok: boolean, startedAt: Date): AttemptResult {
   return {
     id: row.id,
+    eventAt: row.eventAt,
     claimToken: row.claimToken,
     state: ok ? "delivered" : "scheduled",
     nextAttemptAt: ok ? null : new Date(Date.now() + 3600_000),

@@ -26,6 +26,7 @@ const claimOpts = { owner: "w1", limit: 10, perSubscription: 10, leaseSlackSecon
 function delivered(row: ClaimedRow): AttemptResult {
   return {
     id: row.id,
+    eventAt: row.eventAt,
     claimToken: row.claimToken,
     state: "delivered",
     nextAttemptAt: null,

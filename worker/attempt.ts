@@ -101,6 +101,7 @@ export class Attempts {
     const errorMessage = redactSecrets(o.errorMessage, Object.values(endpoint.auth.headers));
     this.w.results.push({
       id: row.id,
+      eventAt: row.eventAt,
       claimToken: row.claimToken,
       state: o.state,
       nextAttemptAt: o.nextAttemptAt,

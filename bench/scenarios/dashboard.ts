@@ -103,7 +103,7 @@ async function load(db: pg.Pool, s: DashboardSizes, _log: (m: string) => void) {
       "deliveries",
       `INSERT INTO deliveries (id, delivery_key, event_id, subscription_id, event_type, state, attempt_count, total_attempts, run_started_at,
                                next_attempt_at, last_attempt_at, last_status_code, last_error_class, last_error_message,
-                               dead_letter_reason, dead_lettered_at, delivered_at, created_at, updated_at)
+                               dead_letter_reason, dead_lettered_at, delivered_at, created_at, updated_at, event_at)
        SELECT 'dlv_' || lpad(to_hex((extract(epoch FROM x.created_at) * 1000000)::bigint + x.k), 14, '0') || substr(md5(x.id || x.k), 1, 12),
               hl_delivery_key(sub, x.id), x.id, sub, x.type, st, n, n, x.created_at,
               CASE WHEN st IN ('pending', 'scheduled') THEN now() + interval '1 minute' * (r * 60) ELSE x.created_at END,
@@ -118,7 +118,7 @@ async function load(db: pg.Pool, s: DashboardSizes, _log: (m: string) => void) {
               reason,
               CASE WHEN st = 'dead_letter' THEN least(now(), x.created_at + CASE WHEN reason = 'exhausted' THEN interval '31 hours' ELSE interval '1 second' END) END,
               CASE WHEN st = 'delivered' THEN x.created_at + interval '1 minute' * (n - 1) * (n - 1) + interval '150 ms' END,
-              x.created_at, x.created_at
+              x.created_at, x.created_at, x.created_at
          FROM (SELECT e.*, s1.st, s2.reason,
                       CASE WHEN st = 'pending' THEN 0
                            WHEN st = 'scheduled' THEN 1 + floor(r * 4)::int

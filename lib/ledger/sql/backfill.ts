@@ -18,7 +18,7 @@ function candidates(w: BackfillWindow): Sql {
                AND hl_subscription_matches(s.event_types, s.tenant, e.type, e.tenant)
         WHERE e.created_at >= ${w.since}::timestamptz AND e.created_at < ${w.until}::timestamptz
           AND e.tombstone IS NULL
-          AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.subscription_id = s.id)`;
+          AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.event_at = e.created_at AND d.subscription_id = s.id)`;
 }
 
 export type BackfillMatchCount = { matched: number; oldest: Date | null; newest: Date | null };
@@ -86,9 +86,10 @@ export async function createBackfillDeliveries(db: LedgerDb, batchId: string, su
           SELECT s.id, CASE WHEN s.archived_at IS NOT NULL THEN 'archived' ELSE s.state END AS state, s.event_types, s.tenant
             FROM subscriptions s WHERE s.id = ${subscriptionId} FOR KEY SHARE
         ), ins AS (
-          INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type)
-          SELECT hl_delivery_key(sub.id, e.id), e.id, sub.id, e.type
-            FROM it JOIN events e ON e.id = it.event_id AND e.tombstone IS NULL
+          INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, event_at)
+          SELECT hl_delivery_key(sub.id, e.id), e.id, sub.id, e.type, e.created_at
+            FROM it JOIN event_keys k ON k.id = it.event_id
+            JOIN events e ON e.id = k.id AND e.created_at = k.created_at AND e.tombstone IS NULL
             JOIN sub ON sub.state = 'active' AND hl_subscription_matches(sub.event_types, sub.tenant, e.type, e.tenant)
            ORDER BY e.id
           ON CONFLICT DO NOTHING

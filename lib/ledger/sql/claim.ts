@@ -9,6 +9,12 @@ export type ClaimedRow = {
   deliveryKey: string;
   subscriptionId: string;
   eventId: string;
+  /**
+   * The event's created_at as Postgres text (microseconds kept): the month
+   * partition the delivery lives in (deliveries are partitioned by it,
+   * migration 0029). The result write names it, so it reads one month.
+   */
+  eventAt: string;
   prevState: "pending" | "scheduled";
   /**
    * The claim token: leased_at of this claim as Postgres text (microseconds
@@ -71,9 +77,10 @@ export type ClaimOptions = {
  * refilled without waiting for the next claim, and the requests on the wire
  * never exceed `max_concurrency` (held rows count as in flight for every
  * worker's room). The lease is the subscription's timeout plus the slack.
- * The payload is read through event_keys, whose created_at names the event's
- * month partition, so the read of events probes one partition, not every
- * month (test/partition-plans.test.ts). `p` names the statement's parameters.
+ * A delivery carries its event's created_at (event_at, its own partition
+ * key), so the claimed row is found again in its month and the payload read
+ * probes the event's month only, not every month (test/partition-plans.test.ts).
+ * `p` names the statement's parameters.
  */
 export const claimCtes = (p: { owner: string; limit: string; perSub: string; exclude: string; slack: string; answered: string; held: string }) => `
      subs AS MATERIALIZED (
@@ -91,9 +98,9 @@ export const claimCtes = (p: { owner: string; limit: string; perSub: string; exc
        ORDER BY random()
      ),
      cand AS (
-       SELECT c.ctid, c.state AS prev_state, c.event_id, subs.id AS sub_id
+       SELECT c.id, c.event_at, c.state AS prev_state, c.event_id, subs.id AS sub_id
        FROM subs CROSS JOIN LATERAL (
-         SELECT d.ctid, d.state, d.event_id FROM deliveries d
+         SELECT d.id, d.event_at, d.state, d.event_id FROM deliveries d
          WHERE d.subscription_id = subs.id AND d.state IN ('pending', 'scheduled') AND d.next_attempt_at <= now()
          ORDER BY d.next_attempt_at
          LIMIT LEAST(subs.take, ${p.perSub}::int, COALESCE(subs.rate_limit_per_second, ${p.perSub}::int))
@@ -110,10 +117,9 @@ export const claimCtes = (p: { owner: string; limit: string; perSub: string; exc
               updated_at = now()
          FROM cand
          JOIN subs s ON s.id = cand.sub_id
-         JOIN event_keys k ON k.id = cand.event_id
-         JOIN events e ON e.id = k.id AND e.created_at = k.created_at
-        WHERE d.ctid = cand.ctid AND d.state IN ('pending', 'scheduled')
-       RETURNING d.id, d.delivery_key AS "deliveryKey", d.subscription_id AS "subscriptionId", d.event_id AS "eventId",
+         JOIN events e ON e.id = cand.event_id AND e.created_at = cand.event_at
+        WHERE d.id = cand.id AND d.event_at = cand.event_at AND d.state IN ('pending', 'scheduled')
+       RETURNING d.id, d.delivery_key AS "deliveryKey", d.subscription_id AS "subscriptionId", d.event_id AS "eventId", d.event_at::text AS "eventAt",
                  cand.prev_state AS "prevState", d.leased_at::text AS "claimToken", d.attempt_count AS "attemptCount", d.total_attempts AS "totalAttempts",
                  (extract(epoch FROM d.run_started_at) * 1000)::float8 AS "runStartedAt", (extract(epoch FROM d.next_attempt_at) * 1000)::float8 AS "dueAt",
                  d.next_trigger AS trigger, d.next_actor AS actor, GREATEST(0, s.room)::int AS "slotsFree",

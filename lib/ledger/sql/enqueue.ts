@@ -118,7 +118,7 @@ export type ExistingEvent = { type: string; contentHash: Buffer | null; deliveri
 // another transaction is visible only to a new snapshot.
 const SELECT_EXISTING = `
 SELECT e.id AS event_id, e.type, e.content_hash, e.tombstone, e.tombstoned_at, e.erasure_id, d.id, d.subscription_id, d.delivery_key
-FROM events e LEFT JOIN deliveries d ON d.event_id = e.id
+FROM events e LEFT JOIN deliveries d ON d.event_id = e.id AND d.event_at = e.created_at
 WHERE e.id = ANY($1::text[])`;
 
 /** Events already stored under these ids: each one's type and deliveries (subscription-id order). */
@@ -131,7 +131,7 @@ export async function existingDeliveries(db: pg.Pool | pg.PoolClient, ids: strin
 export async function existingDeliveriesTx(tx: Tx, id: string): Promise<ExistingEvent | null> {
   const rows = await tx.$queryRaw<ExistingRow[]>`
     SELECT e.id AS event_id, e.type, e.content_hash, e.tombstone, e.tombstoned_at, e.erasure_id, d.id, d.subscription_id, d.delivery_key
-      FROM events e LEFT JOIN deliveries d ON d.event_id = e.id
+      FROM events e LEFT JOIN deliveries d ON d.event_id = e.id AND d.event_at = e.created_at
      WHERE e.id = ${id}`;
   return existing(rows).get(id) ?? null;
 }

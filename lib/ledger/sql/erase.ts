@@ -203,7 +203,7 @@ export async function findDeliveryTombstone(db: LedgerDb, deliveryId: string): P
   const [r] = await queryRows<EventTombstone>(
     db,
     sql`SELECT e.tombstone, e.tombstoned_at AS at, e.erasure_id AS "erasureId"
-          FROM deliveries d JOIN events e ON e.id = d.event_id
+          FROM deliveries d JOIN events e ON e.id = d.event_id AND e.created_at = d.event_at
          WHERE d.id = ${deliveryId} AND e.tombstone IS NOT NULL`,
   );
   return r ?? null;

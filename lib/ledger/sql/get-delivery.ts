@@ -31,7 +31,7 @@ export async function getDeliveryWithAttempts(db: LedgerDb, id: string, opts: { 
     db,
     opts.payload
       ? sql`SELECT ${DELIVERY_COLUMNS}, s.url, e.payload
-              FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id JOIN events e ON e.id = d.event_id
+              FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id JOIN events e ON e.id = d.event_id AND e.created_at = d.event_at
              WHERE d.id = ${id} AND ${inScope}`
       : sql`SELECT ${DELIVERY_COLUMNS}, s.url, NULL::bytea AS payload
               FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id

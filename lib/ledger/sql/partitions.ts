@@ -1,4 +1,5 @@
-// Month partitions of `events` and `attempts` (migration 0021_partitions):
+// Month partitions of `events` and `attempts` (migration 0021_partitions) and
+// of `deliveries` (by their event's month, migration 0029):
 // list them with their bounds and sizes, create them ahead of time, and drop
 // one whole month (retention). docs/SCALING.md step 1 explains the design.
 //
@@ -12,8 +13,11 @@ import type pg from "pg";
 import type { Logger } from "pino";
 import { execute, Prisma, queryRows, sql, type Sql } from "../read/db";
 
-export const PARTITIONED_TABLES = ["events", "attempts"] as const;
+export const PARTITIONED_TABLES = ["events", "attempts", "deliveries"] as const;
 export type PartitionedTable = (typeof PARTITIONED_TABLES)[number];
+
+/** The column each table is partitioned on: a delivery lives in its event's month (migration 0029). */
+export const PARTITION_KEY: Record<PartitionedTable, string> = { events: "created_at", attempts: "created_at", deliveries: "event_at" };
 
 /** The advisory lock every partition change takes ("hlpart" in ASCII), the same as hl_ensure_partition's. */
 const PARTITION_LOCK = "x'686c70617274'::bigint";
@@ -45,7 +49,7 @@ export type PartitionInfo = {
 
 type Db = pg.Pool | pg.PoolClient;
 
-/** Every partition of events and attempts, by table then lower bound (the default partition last). */
+/** Every partition of the partitioned tables, by table then lower bound (the default partition last). */
 export async function listPartitions(db: Db): Promise<PartitionInfo[]> {
   const { rows } = await db.query<{ table: PartitionedTable; name: string; from: Date | null; to: Date | null; is_default: boolean; bytes: string; rows: number }>(
     `SELECT p.relname AS table, c.relname AS name,
@@ -77,7 +81,7 @@ export function monthStart(at: Date, months = 0): Date {
 }
 
 /**
- * Creates the month partitions of both tables from `from`'s month (default:
+ * Creates the month partitions of every partitioned table from `from`'s month (default:
  * the current month) through `ahead` months after `now`'s, those missing only.
  * Idempotent and safe beside other processes doing the same (one advisory
  * lock; each month in its own short transaction with a lock timeout). Returns
@@ -203,7 +207,7 @@ export async function swapPartition(
     const bound = `${copy}_bounds`;
     const range = `'${from.toISOString()}'`;
     const until = `'${to.toISOString()}'`;
-    await c.query(`ALTER TABLE ${ident(copy)} ADD CONSTRAINT ${ident(bound)} CHECK (created_at >= ${range} AND created_at < ${until})`);
+    await c.query(`ALTER TABLE ${ident(copy)} ADD CONSTRAINT ${ident(bound)} CHECK (${PARTITION_KEY[p.table]} >= ${range} AND ${PARTITION_KEY[p.table]} < ${until})`);
     await detach();
     await c.query(`ALTER TABLE ${ident(p.table)} ATTACH PARTITION ${ident(copy)} FOR VALUES FROM (${range}) TO (${until})`);
     await c.query(`DROP TABLE ${ident(name)}`);

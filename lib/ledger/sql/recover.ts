@@ -29,7 +29,7 @@ function windowWhere(w: RecoverWindow): Sql {
       sql`d.created_at < ${w.until}::timestamptz`,
       sql`d.state = ANY(${[...w.states]}::text[])`,
       // An erased (or expunged) event's bytes are gone: there is nothing to send again.
-      sql`NOT EXISTS (SELECT 1 FROM events e WHERE e.id = d.event_id AND e.tombstone IS NOT NULL)`,
+      sql`NOT EXISTS (SELECT 1 FROM events e WHERE e.id = d.event_id AND e.created_at = d.event_at AND e.tombstone IS NOT NULL)`,
     ],
     " AND ",
   );
@@ -108,7 +108,7 @@ export async function recoverDeliveries(
            WHERE d.id = ANY(${ids}::text[])
              AND d.state = ANY(${[...states]}::text[])
              AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = d.subscription_id AND s.state = 'active' AND s.archived_at IS NULL)
-             AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = d.event_id AND e.tombstone IS NOT NULL)
+             AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = d.event_id AND e.created_at = d.event_at AND e.tombstone IS NOT NULL)
            ORDER BY d.id
              FOR UPDATE OF d
         ), moved AS (

@@ -47,7 +47,7 @@ export async function redriveDeliveries(db: LedgerDb, ids: string[], actor: stri
          WHERE d.id = ANY(${ids}::text[])
            AND (d.state = 'dead_letter' OR (${opts.reopenResolved ?? false}::boolean AND d.state = 'resolved'))
            AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = d.subscription_id AND s.state = 'active')
-           AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = d.event_id AND e.tombstone IS NOT NULL)
+           AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = d.event_id AND e.created_at = d.event_at AND e.tombstone IS NOT NULL)
         RETURNING d.id`,
   );
   return rows.map((r) => r.id);
@@ -104,7 +104,7 @@ export async function countRedriveMatches(db: LedgerDb, f: RedriveFilter, opts: 
     sql`SELECT count(*)::int AS matched, min(d.dead_lettered_at) AS oldest, max(d.dead_lettered_at) AS newest,
                ${opts.latestStateWins ? sql`(count(*) FILTER (WHERE ${SUPERSEDED}))::int` : sql`NULL::int`} AS superseded
           FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
-          ${opts.latestStateWins ? sql`JOIN events e ON e.id = d.event_id` : empty}
+          ${opts.latestStateWins ? sql`JOIN events e ON e.id = d.event_id AND e.created_at = d.event_at` : empty}
          WHERE ${redriveFilterWhere(f, opts.scope)} AND s.state = 'active'`,
   );
   return r;
@@ -194,7 +194,7 @@ export async function findNextBatchItems(db: LedgerDb, batchId: string, position
                  WHERE i.batch_id = ${batchId} AND i.seq > ${position}::int
                  ORDER BY i.seq LIMIT ${limit}::int) n
           JOIN deliveries d ON d.id = n.delivery_id
-          JOIN events e ON e.id = d.event_id
+          JOIN events e ON e.id = d.event_id AND e.created_at = d.event_at
           JOIN subscriptions s ON s.id = d.subscription_id
          ORDER BY n.seq`,
   );

@@ -23,7 +23,7 @@ export async function resendDelivery(db: LedgerDb, id: string, actor: string): P
          WHERE d.id = ${id}
            AND d.state IN ('delivered', 'resolved')
            AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = d.subscription_id AND s.state = 'active')
-           AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = d.event_id AND e.tombstone IS NOT NULL)
+           AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = d.event_id AND e.created_at = d.event_at AND e.tombstone IS NOT NULL)
         RETURNING d.id`,
   );
   return rows.length > 0;

@@ -56,7 +56,7 @@ const ROLLED_UP = sql`coalesce((SELECT r.last_id FROM dashboard_rollups r WHERE 
 const UNROLLED_SINCE = sql`(SELECT coalesce(min(a.created_at), now()) FROM attempts a WHERE a.id > ${ROLLED_UP})`;
 
 /** The tenant of delivery `d` is its event's: a run joins events (alias e) only when some tenant has its own days. */
-const eventJoin = (p: TenantDays) => (p.overrides.length > 0 ? sql`JOIN events e ON e.id = d.event_id` : empty);
+const eventJoin = (p: TenantDays) => (p.overrides.length > 0 ? sql`JOIN events e ON e.id = d.event_id AND e.created_at = d.event_at` : empty);
 
 /** Whether a delivery may go: finished before its event's tenant's cutoff, every attempt rolled up, not in a running batch. */
 const deliveryExpired = (p: TenantDays) =>
@@ -98,20 +98,20 @@ export async function removeExpiredDeliveries(db: LedgerDb, p: TenantDays, after
   const [r] = await queryRows<{ scanned: number; deliveries: number; attempts: number; items: number; last_at: string | null; last_id: string | null }>(
     db,
     sql`WITH scan AS (
-          SELECT d.id, greatest(d.delivered_at, d.resolved_at) AS fin FROM deliveries d
+          SELECT d.id, d.event_at, greatest(d.delivered_at, d.resolved_at) AS fin FROM deliveries d
            WHERE d.state IN ('delivered', 'resolved')
              AND greatest(d.delivered_at, d.resolved_at) < ${latestCutoff(p)}
              AND (greatest(d.delivered_at, d.resolved_at), d.id) > (coalesce(${after.at}::timestamptz, '-infinity'), ${after.id}::text)
            ORDER BY greatest(d.delivered_at, d.resolved_at), d.id
            LIMIT ${limit}::int),
         victims AS (
-          SELECT d.id FROM deliveries d ${eventJoin(p)}
-           WHERE d.id IN (SELECT id FROM scan) AND ${deliveryExpired(p)}
+          SELECT d.id, d.event_at FROM deliveries d ${eventJoin(p)}
+           WHERE (d.id, d.event_at) IN (SELECT id, event_at FROM scan) AND ${deliveryExpired(p)}
            ORDER BY d.id
              FOR UPDATE OF d SKIP LOCKED),
         items AS (DELETE FROM redrive_batch_items i USING victims v WHERE i.delivery_id = v.id RETURNING 1),
         att AS (DELETE FROM attempts a USING victims v WHERE a.delivery_id = v.id ${outside} RETURNING 1),
-        del AS (DELETE FROM deliveries d USING victims v WHERE d.id = v.id RETURNING 1),
+        del AS (DELETE FROM deliveries d USING victims v WHERE d.id = v.id AND d.event_at = v.event_at RETURNING 1),
         last AS (SELECT fin, id FROM scan ORDER BY fin DESC, id DESC LIMIT 1)
         SELECT (SELECT count(*) FROM scan)::int AS scanned, (SELECT count(*) FROM del)::int AS deliveries,
                (SELECT count(*) FROM att)::int AS attempts, (SELECT count(*) FROM items)::int AS items,
@@ -172,7 +172,7 @@ const eventScan = (tenant: string | null, cutoff: Sql, after: Keyset, limit: num
  * a backfilled delivery's event (deliveries have no foreign key to event_keys,
  * migration 0028).
  */
-const EVENT_UNNEEDED = sql`NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id)
+const EVENT_UNNEEDED = sql`NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.event_at = e.created_at)
   AND NOT EXISTS (SELECT 1 FROM redrive_batch_items i JOIN redrive_batches b ON b.id = i.batch_id WHERE i.event_id = e.id AND b.status = 'running')`;
 
 export type EventBatch = { scanned: number; events: number; items: number; next: Keyset };
@@ -220,7 +220,7 @@ export async function countExpiredEvents(db: LedgerDb, p: TenantDays): Promise<n
 export const eventRemovable = (p: TenantDays, cutoff: Sql) =>
   sql`(e.created_at < ${cutoff}
        AND NOT EXISTS (SELECT 1 FROM redrive_batch_items i JOIN redrive_batches b ON b.id = i.batch_id WHERE i.event_id = e.id AND b.status = 'running')
-       AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND NOT (${deliveryExpired(p)})))`;
+       AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.event_at = e.created_at AND NOT (${deliveryExpired(p)})))`;
 
 // ---- the policy's overrides ----
 
@@ -445,7 +445,7 @@ export const ATTEMPT_KEPT: Sql = sql`EXISTS (SELECT 1 FROM deliveries d WHERE d.
  */
 export const eventKept = (p: TenantDays): Sql =>
   sql`(o.created_at >= ${cutoffOf(p, sql`o.tenant`)}
-       OR EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = o.id)
+       OR EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = o.id AND d.event_at = o.created_at)
        OR EXISTS (SELECT 1 FROM redrive_batch_items i JOIN redrive_batches b ON b.id = i.batch_id WHERE i.event_id = o.id AND b.status = 'running'))`;
 
 /**
@@ -465,12 +465,12 @@ export async function removeDroppedEventKeys(db: LedgerDb, from: Date, to: Date,
   const [r] = await queryRows<{ n: number; named: number }>(
     db,
     sql`WITH gone AS (
-          SELECT k.id FROM event_keys k
+          SELECT k.id, k.created_at FROM event_keys k
            WHERE k.created_at >= ${from} AND k.created_at < ${to}
              AND NOT EXISTS (SELECT 1 FROM ${Prisma.raw(quoteIdent(copy))} c WHERE c.id = k.id)),
         named AS (
           SELECT g.id FROM gone g
-           WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = g.id)
+           WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = g.id AND d.event_at = g.created_at)
               OR EXISTS (SELECT 1 FROM redrive_batch_items i JOIN redrive_batches b ON b.id = i.batch_id WHERE i.event_id = g.id AND b.status = 'running')),
         items AS (DELETE FROM redrive_batch_items i USING gone g WHERE i.event_id = g.id AND NOT EXISTS (SELECT 1 FROM named) RETURNING 1),
         del AS (DELETE FROM event_keys x USING gone g WHERE x.id = g.id AND NOT EXISTS (SELECT 1 FROM named) RETURNING 1)

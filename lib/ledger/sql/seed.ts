@@ -86,12 +86,14 @@ export async function seedFixtureDeliveries(
   );
   await db.query(
     `INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, next_attempt_at, attempt_count, total_attempts,
-                             dead_letter_reason, dead_lettered_at, last_error_class, last_status_code)
+                             dead_letter_reason, dead_lettered_at, last_error_class, last_status_code, event_at)
      SELECT hl_delivery_key(s, $1 || g), $1 || g, s, $4, $5,
             now() + (${o.dueOffsetSql}), $6, $6,
             CASE WHEN $5 = 'dead_letter' THEN 'exhausted' END, CASE WHEN $5 = 'dead_letter' THEN now() END,
-            CASE WHEN $5 = 'dead_letter' THEN 'http_5xx' END, CASE WHEN $5 = 'dead_letter' THEN 503 END
-       FROM generate_series($2::int, $3::int) g, LATERAL (SELECT ($7::text[])[1 + (g % array_length($7::text[], 1))] AS s) x`,
+            CASE WHEN $5 = 'dead_letter' THEN 'http_5xx' END, CASE WHEN $5 = 'dead_letter' THEN 503 END, k.created_at
+       FROM generate_series($2::int, $3::int) g
+       JOIN event_keys k ON k.id = $1 || g,
+       LATERAL (SELECT ($7::text[])[1 + (g % array_length($7::text[], 1))] AS s) x`,
     [o.prefix, o.from, o.to, o.eventType, o.state, o.attemptCount, o.subs],
   );
 }

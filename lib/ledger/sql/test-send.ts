@@ -11,7 +11,7 @@ export async function eventForTestSend(db: LedgerDb, subscriptionId: string, eve
     db,
     sql`SELECT e.id, e.type, e.payload FROM events e
          WHERE e.id = ${eventId}
-           AND EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.subscription_id = ${subscriptionId})`,
+           AND EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.event_at = e.created_at AND d.subscription_id = ${subscriptionId})`,
   );
   const r = rows[0];
   return r ? { id: r.id, type: r.type, payload: Buffer.from(r.payload) } : null;

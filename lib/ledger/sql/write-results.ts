@@ -7,6 +7,8 @@ import { failureWindowCtes } from "./failure-window";
 
 export type AttemptResult = {
   id: string;
+  /** The claimed row's eventAt (ClaimedRow): the month the delivery is updated in. */
+  eventAt: string;
   claimToken: string;
   state: "delivered" | "scheduled" | "dead_letter";
   nextAttemptAt: Date | null;
@@ -35,7 +37,7 @@ export type AttemptResult = {
 export function resultsJson(results: AttemptResult[]): string {
   return JSON.stringify(
     results.map((r, i) => {
-      const o: Record<string, unknown> = { o: i + 1, id: r.id, state: r.state, claim_token: r.claimToken, started_at: r.startedAt, duration_ms: r.durationMs };
+      const o: Record<string, unknown> = { o: i + 1, id: r.id, at: r.eventAt, state: r.state, claim_token: r.claimToken, started_at: r.startedAt, duration_ms: r.durationMs };
       if (r.nextAttemptAt) o.next_at = r.nextAttemptAt;
       if (r.statusCode !== null) o.status_code = r.statusCode;
       if (r.errorClass !== null) o.error_class = r.errorClass;
@@ -92,11 +94,11 @@ export const writeCtes = (gone: boolean) => `
      r AS (
        SELECT o AS ord, id, state, next_at, status_code, error_class, error_message, dl_reason, started_at, duration_ms,
               CASE state WHEN 'scheduled' THEN 'retry' ELSE state END AS outcome, retry_after, headers, excerpt,
-              COALESCE(ambiguous, false) AS ambiguous, COALESCE(trig, 'scheduled') AS trig, actor, claim_token
+              COALESCE(ambiguous, false) AS ambiguous, COALESCE(trig, 'scheduled') AS trig, actor, claim_token, at
          FROM json_to_recordset($2::json)
            AS r(o int, id text, state text, next_at timestamptz, status_code int, error_class text, error_message text, dl_reason text,
                 started_at timestamptz, duration_ms int, retry_after int, headers jsonb, excerpt text, ambiguous bool,
-                trig text, actor text, claim_token timestamptz)
+                trig text, actor text, claim_token timestamptz, at timestamptz)
      ),
      upd AS (
        UPDATE deliveries d
@@ -115,7 +117,7 @@ export const writeCtes = (gone: boolean) => `
               next_trigger = 'scheduled', next_actor = NULL,
               updated_at = now()
          FROM r
-        WHERE d.id = r.id AND d.state = 'in_flight' AND d.lease_owner = $1 AND d.leased_at = r.claim_token
+        WHERE d.id = r.id AND d.event_at = r.at AND d.state = 'in_flight' AND d.lease_owner = $1 AND d.leased_at = r.claim_token
        RETURNING d.id, d.subscription_id, d.total_attempts AS attempt_number, r.dl_reason, r.ord
      ),
      ins AS (
