@@ -103,9 +103,9 @@ describe("the dashboard's alerts page conditions (same thresholds, from the data
   async function deliveries(sub: string, n: number, sql: string, ageSeconds: number) {
     await db.pool.query(
       `WITH e AS (INSERT INTO events (id, type, payload, occurred_at)
-                  SELECT $1 || '_' || i || '_' || $4, 'assignment.graded', '\\x7b7d'::bytea, now() FROM generate_series(1, $2::int) i RETURNING id)
-       INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, dead_letter_reason, dead_lettered_at, next_attempt_at)
-       SELECT md5($1 || e.id), e.id, $1, 'assignment.graded', ${sql}, now() - make_interval(secs => $3)
+                  SELECT $1 || '_' || i || '_' || $4, 'assignment.graded', '\\x7b7d'::bytea, now() FROM generate_series(1, $2::int) i RETURNING id, created_at)
+       INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, dead_letter_reason, dead_lettered_at, next_attempt_at, event_at)
+       SELECT md5($1 || e.id), e.id, $1, 'assignment.graded', ${sql}, now() - make_interval(secs => $3), e.created_at
        FROM e`,
       [sub, n, ageSeconds, Math.random().toString(36).slice(2)],
     );

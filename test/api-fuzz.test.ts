@@ -55,9 +55,11 @@ beforeAll(async () => {
                                                                ('evt_fuzz_2', 'assignment.graded', convert_to('{"id":"evt_fuzz_2"}', 'UTF8'), now())`,
   );
   const ins = await db.pool.query<{ id: string }>(
-    `INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, delivered_at, dead_letter_reason, dead_lettered_at, last_status_code)
-     VALUES (hl_delivery_key('${SUB}', 'evt_fuzz_1'), 'evt_fuzz_1', '${SUB}', 'assignment.graded', 'delivered', now(), NULL, NULL, 200),
-            (hl_delivery_key('${SUB}', 'evt_fuzz_2'), 'evt_fuzz_2', '${SUB}', 'assignment.graded', 'dead_letter', NULL, 'permanent', now(), 422)
+    `INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, delivered_at, dead_letter_reason, dead_lettered_at, last_status_code, event_at)
+     VALUES (hl_delivery_key('${SUB}', 'evt_fuzz_1'), 'evt_fuzz_1', '${SUB}', 'assignment.graded', 'delivered', now(), NULL, NULL, 200,
+             (SELECT created_at FROM event_keys WHERE id = 'evt_fuzz_1')),
+            (hl_delivery_key('${SUB}', 'evt_fuzz_2'), 'evt_fuzz_2', '${SUB}', 'assignment.graded', 'dead_letter', NULL, 'permanent', now(), 422,
+             (SELECT created_at FROM event_keys WHERE id = 'evt_fuzz_2'))
      RETURNING id`,
   );
   [deliveredId, deadId] = ins.rows.map((r) => r.id);

@@ -36,7 +36,8 @@ beforeAll(async () => {
   const deliveryOf = new Map<string, string>();
   for (const sub of SUBS) {
     const { rows } = await p.query(
-      `INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state) VALUES ($1, 'evt_roll', $2, 'assignment.graded', 'delivered') RETURNING id`,
+      `INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, event_at)
+       VALUES ($1, 'evt_roll', $2, 'assignment.graded', 'delivered', (SELECT created_at FROM event_keys WHERE id = 'evt_roll')) RETURNING id`,
       [deliveryKey(sub, "evt_roll"), sub],
     );
     deliveryOf.set(sub, rows[0].id);
@@ -157,18 +158,19 @@ describe("queue counts from delivery_state_counts", () => {
     );
     // sub_a: a backlog above the cap; sub_c: a few of every state, dead letters with two reasons and none.
     await p.query(
-      `INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state)
-       SELECT hl_delivery_key('sub_a', 'evt_q_' || g), 'evt_q_' || g, 'sub_a', 'assignment.graded', 'pending'
-       FROM generate_series(1, $1::int) g`,
+      `INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, event_at)
+       SELECT hl_delivery_key('sub_a', k.id), k.id, 'sub_a', 'assignment.graded', 'pending', k.created_at
+       FROM generate_series(1, $1::int) g JOIN event_keys k ON k.id = 'evt_q_' || g`,
       [n],
     );
     await p.query(
-      `INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, dead_letter_reason, dead_lettered_at)
-       SELECT hl_delivery_key('sub_c', 'evt_q_' || g), 'evt_q_' || g, 'sub_c', 'assignment.graded',
+      `INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, dead_letter_reason, dead_lettered_at, event_at)
+       SELECT hl_delivery_key('sub_c', k.id), k.id, 'sub_c', 'assignment.graded',
               (ARRAY['pending', 'scheduled', 'in_flight', 'dead_letter', 'delivered'])[1 + g % 5],
               CASE WHEN g % 5 = 3 THEN (ARRAY['permanent', 'exhausted', NULL])[1 + g % 3] END,
-              CASE WHEN g % 5 = 3 THEN now() - make_interval(mins => g) END
-       FROM generate_series(1, 40) g`,
+              CASE WHEN g % 5 = 3 THEN now() - make_interval(mins => g) END,
+              k.created_at
+       FROM generate_series(1, 40) g JOIN event_keys k ON k.id = 'evt_q_' || g`,
     );
     // A state change moves a count (the UPDATE trigger), as the worker's writes do.
     await p.query(`UPDATE deliveries SET state = 'scheduled' WHERE subscription_id = 'sub_c' AND state = 'pending' AND event_id IN ('evt_q_5', 'evt_q_10')`);

@@ -52,8 +52,8 @@ export async function seedDelivery(
   const last = attempts[attempts.length - 1];
   const { rows } = await pool.query(
     `INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, attempt_count, total_attempts, next_attempt_at,
-        last_attempt_at, last_status_code, last_error_class, last_error_message, dead_letter_reason, dead_lettered_at, delivered_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $6, coalesce($7, now()), $8, $9, $10, $11, $12, $13, $14) RETURNING id`,
+        last_attempt_at, last_status_code, last_error_class, last_error_message, dead_letter_reason, dead_lettered_at, delivered_at, event_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $6, coalesce($7, now()), $8, $9, $10, $11, $12, $13, $14, (SELECT created_at FROM event_keys WHERE id = $2)) RETURNING id`,
     [
       deliveryKey(d.subscriptionId, d.eventId),
       d.eventId,

@@ -34,12 +34,17 @@ describe("migration 0019 on a database that already holds rows", () => {
       );
       const snapshot = async () => ({
         events: (await c.query("SELECT id, type, payload, tenant, subject, subject_values, content_hash FROM events ORDER BY id")).rows,
-        deliveries: (await c.query("SELECT * FROM deliveries ORDER BY id")).rows,
+        // Every column as it was; event_at is the one 0029 adds (checked below: the event's created_at).
+        deliveries: (await c.query("SELECT * FROM deliveries ORDER BY id")).rows.map((d) => Object.fromEntries(Object.entries(d).filter(([k]) => k !== "event_at"))),
         attempts: (await c.query("SELECT * FROM attempts ORDER BY id")).rows,
       });
       const before = await snapshot();
       expect(await mdb.applyRest()).toEqual(mdb.rest);
       expect(await snapshot()).toEqual(before);
+      // 0029 gave each delivery its event's created_at (event_keys) as event_at.
+      expect((await c.query("SELECT count(*)::int AS n FROM deliveries d JOIN event_keys k ON k.id = d.event_id AND k.created_at = d.event_at")).rows[0].n).toBe(
+        before.deliveries.length,
+      );
       expect((await c.query("SELECT count(*)::int AS n FROM events WHERE tombstone IS NOT NULL OR erasure_id IS NOT NULL")).rows[0].n).toBe(0);
 
       // An erasure's rows are accepted...

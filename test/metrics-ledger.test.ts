@@ -28,12 +28,13 @@ async function seedDeliveries(sub: string, n: number, state: string, opts: { rea
     `WITH e AS (
        INSERT INTO events (id, type, payload, occurred_at)
        SELECT $2 || '_' || i, 'assignment.graded', '\\x7b7d'::bytea, now() FROM generate_series(1, $3::int) i
-       RETURNING id)
-     INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, dead_letter_reason, dead_lettered_at, delivered_at)
+       RETURNING id, created_at)
+     INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, dead_letter_reason, dead_lettered_at, delivered_at, event_at)
      SELECT md5($1 || e.id), e.id, $1, 'assignment.graded', $4,
             CASE WHEN $4 = 'dead_letter' THEN $5 END,
             CASE WHEN $4 = 'dead_letter' THEN now() - make_interval(secs => $6) END,
-            CASE WHEN $4 = 'delivered' THEN now() END
+            CASE WHEN $4 = 'delivered' THEN now() END,
+            e.created_at
      FROM e`,
     [sub, prefix, n, state, opts.reason ?? null, opts.ageSeconds ?? 0],
   );

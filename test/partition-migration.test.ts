@@ -38,7 +38,8 @@ describe("migration 0021 on a database that already holds rows", () => {
 
       const snapshot = async () => ({
         events: (await c.query("SELECT * FROM events ORDER BY id")).rows,
-        deliveries: (await c.query("SELECT * FROM deliveries ORDER BY id")).rows,
+        // Every column as it was; event_at is the one 0029 adds (checked below: the event's created_at).
+        deliveries: (await c.query("SELECT * FROM deliveries ORDER BY id")).rows.map((d) => Object.fromEntries(Object.entries(d).filter(([k]) => k !== "event_at"))),
         attempts: (await c.query("SELECT * FROM attempts ORDER BY id")).rows,
         items: (await c.query("SELECT * FROM redrive_batch_items ORDER BY batch_id, seq")).rows,
       });
@@ -46,12 +47,17 @@ describe("migration 0021 on a database that already holds rows", () => {
       const maxAttempt = Number((await c.query("SELECT max(id) AS m FROM attempts")).rows[0].m);
       expect(await mdb.applyRest()).toEqual(mdb.rest);
       expect(await snapshot()).toEqual(before);
+      // 0029 gave each delivery its event's created_at (event_keys) as event_at.
+      expect((await c.query("SELECT count(*)::int AS n FROM deliveries d JOIN event_keys k ON k.id = d.event_id AND k.created_at = d.event_at")).rows[0].n).toBe(
+        before.deliveries.length,
+      );
 
-      // Both tables are partitioned; every row sits in the partition of its month (none in the default).
+      // Both tables are partitioned; every row sits in the partition of its month (none in the default). deliveries
+      // is partitioned too since 0029 (by its event's month, event_at).
       const kinds = (await c.query("SELECT relname, relkind FROM pg_class WHERE relname IN ('events', 'attempts', 'deliveries') ORDER BY 1")).rows;
       expect(kinds).toEqual([
         { relname: "attempts", relkind: "p" },
-        { relname: "deliveries", relkind: "r" },
+        { relname: "deliveries", relkind: "p" },
         { relname: "events", relkind: "p" },
       ]);
       for (const t of ["events", "attempts"]) {

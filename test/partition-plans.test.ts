@@ -22,6 +22,8 @@ beforeAll(async () => {
   await seedEvents(db.pool, "evt_part_", 6, ["sub_part"]);
   await db.pool.query(`UPDATE event_keys SET created_at = created_at - make_interval(months => 2) WHERE id IN ('evt_part_1', 'evt_part_2')`);
   await db.pool.query(`UPDATE events SET created_at = created_at - make_interval(months => 2) WHERE id IN ('evt_part_1', 'evt_part_2')`);
+  // A delivery lives in its event's month (event_at, migration 0029): the two events' deliveries move with them.
+  await db.pool.query(`UPDATE deliveries d SET event_at = k.created_at FROM event_keys k WHERE k.id = d.event_id AND d.event_id IN ('evt_part_1', 'evt_part_2')`);
   await db.pool.query("ANALYZE");
 });
 afterAll(async () => db?.close());
@@ -51,15 +53,23 @@ const claimSql = `WITH ${claimCtes({ owner: "$1", limit: "$2", perSub: "$3", exc
 const claimValues = () => ["w_part", ...claimParams({ owner: "w_part", limit: 10, perSubscription: 10, leaseSlackSeconds: 30, excludeSubscriptions: [] })];
 
 describe("hot-path plans on the partitioned tables", () => {
-  it("the claim reads each payload from its own month's partition only (run-time pruning), the deliveries as before", async () => {
+  it("the claim finds each claimed delivery and its payload in their own month only (run-time pruning)", async () => {
     const plan = await explain(claimSql, claimValues());
     // Every month partition is in the plan, but only the two months holding the claimed rows' events are read.
     expect(plan.filter((n) => n["Relation Name"]?.startsWith("events_")).length).toBeGreaterThanOrEqual(6);
     const touched = executedOn(plan, "events_");
     const months = new Set([partitionName("events", new Date()), partitionName("events", monthStart(new Date(), -2))]);
     expect(new Set(touched)).toEqual(months);
-    // The key lookup that names the month; nothing of attempts is read.
-    expect(plan.some((n) => n["Relation Name"] === "event_keys")).toBe(true);
+    // The update finds each claimed row by (id, event_at) in its own month: the scans of the other
+    // months' partitions are never run. (The due scan before it reads every month's small due index.)
+    const update = plan.find((n) => n["Node Type"] === "ModifyTable" && n["Relation Name"] === "deliveries");
+    const found = nodes(update!).filter((n) => n !== update && n["Relation Name"]?.startsWith("deliveries_"));
+    expect(found.length).toBeGreaterThanOrEqual(7);
+    expect(new Set(found.filter((n) => (n["Actual Loops"] ?? 0) > 0).map((n) => n["Relation Name"]))).toEqual(
+      new Set([partitionName("deliveries", new Date()), partitionName("deliveries", monthStart(new Date(), -2))]),
+    );
+    // The delivery's event_at names the month: no lookup of event_keys; nothing of attempts is read.
+    expect(plan.some((n) => n["Relation Name"] === "event_keys")).toBe(false);
     expect(executedOn(plan, "attempts")).toEqual([]);
   });
 
@@ -161,8 +171,8 @@ describe("hot-path plans on the partitioned tables", () => {
 describe("months without a partition, maintenance, drops", () => {
   it("one statement may write events and their deliveries (fixtures do): the event keys are there by the commit", async () => {
     await db.pool.query(
-      `WITH e AS (INSERT INTO events (id, type, payload, occurred_at) SELECT 'evt_cte_' || i, 'assignment.graded', '\\x7b7d', now() FROM generate_series(1, 3) i RETURNING id)
-       INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type) SELECT md5(e.id), e.id, 'sub_part', 'assignment.graded' FROM e`,
+      `WITH e AS (INSERT INTO events (id, type, payload, occurred_at) SELECT 'evt_cte_' || i, 'assignment.graded', '\\x7b7d', now() FROM generate_series(1, 3) i RETURNING id, created_at)
+       INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, event_at) SELECT md5(e.id), e.id, 'sub_part', 'assignment.graded', e.created_at FROM e`,
     );
     expect((await db.pool.query("SELECT count(*)::int AS n FROM event_keys WHERE id LIKE 'evt_cte_%'")).rows[0].n).toBe(3);
   });
@@ -183,7 +193,8 @@ describe("months without a partition, maintenance, drops", () => {
       ).rows.map((r) => r.p);
     expect(await where()).toEqual(["attempts_default", "events_default"]);
     const created = await ensurePartitions(db.pool, { now: far, from: far, ahead: 0 });
-    expect(created.sort()).toEqual([partitionName("attempts", far), partitionName("events", far)]);
+    // deliveries has months too (by event_at, migration 0029); this month's is made beside the other two.
+    expect(created.sort()).toEqual([partitionName("attempts", far), partitionName("deliveries", far), partitionName("events", far)]);
     expect(await where()).toEqual([partitionName("attempts", far), partitionName("events", far)]);
     expect((await db.pool.query("SELECT count(*)::int AS n FROM event_keys WHERE id = 'evt_far'")).rows[0].n).toBe(1);
   });
@@ -192,7 +203,7 @@ describe("months without a partition, maintenance, drops", () => {
     const at = new Date(Date.UTC(new Date().getUTCFullYear() + 5, 0, 15));
     const runs = await Promise.all(Array.from({ length: 4 }, () => ensurePartitions(db.pool, { now: at, from: at, ahead: 2 })));
     const all = runs.flat().sort();
-    expect(all).toEqual([0, 1, 2].flatMap((k) => ["events", "attempts"].map((t) => partitionName(t as "events", monthStart(at, k)))).sort());
+    expect(all).toEqual([0, 1, 2].flatMap((k) => ["events", "attempts", "deliveries"].map((t) => partitionName(t as "events", monthStart(at, k)))).sort());
     expect(await ensurePartitions(db.pool, { now: at, from: at, ahead: 2 })).toEqual([]);
   });
 

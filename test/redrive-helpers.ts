@@ -46,10 +46,10 @@ export async function seedDeadLetters(
   );
   const { rows } = await db.pool.query<{ id: string }>(
     `INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, attempt_count, total_attempts,
-                             last_status_code, last_error_class, last_error_message, dead_letter_reason, dead_lettered_at, last_attempt_at)
+                             last_status_code, last_error_class, last_error_message, dead_letter_reason, dead_lettered_at, last_attempt_at, event_at)
      SELECT hl_delivery_key($2, e), e, $2, 'assignment.graded', 'dead_letter', 1, 1,
-            $3, $4, 'rejected', $5, $6::timestamptz, $6::timestamptz
-       FROM unnest($1::text[]) AS e
+            $3, $4, 'rejected', $5, $6::timestamptz, $6::timestamptz, k.created_at
+       FROM unnest($1::text[]) AS e JOIN event_keys k ON k.id = e
      RETURNING id`,
     [ids, opts.subscriptionId, opts.statusCode ?? 422, opts.errorClass ?? "http_4xx", opts.reason ?? "permanent", at.toISOString()],
   );

@@ -34,8 +34,8 @@ beforeAll(async () => {
          SELECT 'evt_m' || $1::int || '_' || g, 'assignment.graded', convert_to('{"n":' || g || '}', 'UTF8'), $2::timestamptz, NULL, '{}', '{}', $2::timestamptz + g * interval '1 second'
            FROM generate_series(1, $3::int) g RETURNING id, created_at),
        dl AS (
-         INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, attempt_count, total_attempts, last_attempt_at, last_status_code, delivered_at, created_at, updated_at)
-         SELECT hl_delivery_key('sub_live', ev.id), ev.id, 'sub_live', 'assignment.graded', 'delivered', 1, 1, ev.created_at, 200, ev.created_at, ev.created_at, ev.created_at FROM ev
+         INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, attempt_count, total_attempts, last_attempt_at, last_status_code, delivered_at, created_at, updated_at, event_at)
+         SELECT hl_delivery_key('sub_live', ev.id), ev.id, 'sub_live', 'assignment.graded', 'delivered', 1, 1, ev.created_at, 200, ev.created_at, ev.created_at, ev.created_at, ev.created_at FROM ev
          RETURNING id, created_at)
        INSERT INTO attempts (delivery_id, subscription_id, attempt_number, trigger, started_at, duration_ms, outcome, status_code, worker_id, created_at)
        SELECT dl.id, 'sub_live', 1, 'scheduled', dl.created_at, 40, 'delivered', 200, 'w-seed', dl.created_at FROM dl`,

@@ -39,7 +39,8 @@ describe("migration 0020 on a database that already holds rows", () => {
       const snapshot = async () => ({
         subscriptions: (await c.query("SELECT * FROM subscriptions ORDER BY id")).rows,
         events: (await c.query("SELECT * FROM events ORDER BY id")).rows,
-        deliveries: (await c.query("SELECT * FROM deliveries ORDER BY id")).rows,
+        // Every column as it was; event_at is the one 0029 adds (checked below: the event's created_at).
+        deliveries: (await c.query("SELECT * FROM deliveries ORDER BY id")).rows.map((d) => Object.fromEntries(Object.entries(d).filter(([k]) => k !== "event_at"))),
         users: (await c.query("SELECT id, email, role FROM users ORDER BY id")).rows,
         tokens: (await c.query("SELECT id, name, role FROM api_tokens ORDER BY id")).rows,
         audit: (await c.query("SELECT id, actor, action, target_type, target_id, details FROM audit_entries ORDER BY id")).rows,
@@ -47,6 +48,10 @@ describe("migration 0020 on a database that already holds rows", () => {
       const before = await snapshot();
       expect(await mdb.applyRest()).toEqual(mdb.rest);
       expect(await snapshot()).toEqual(before);
+      // 0029 gave each delivery its event's created_at (event_keys) as event_at.
+      expect((await c.query("SELECT count(*)::int AS n FROM deliveries d JOIN event_keys k ON k.id = d.event_id AND k.created_at = d.event_at")).rows[0].n).toBe(
+        before.deliveries.length,
+      );
 
       expect((await c.query("SELECT id, name FROM tenants ORDER BY id")).rows).toEqual([
         { id: "jefferson", name: "jefferson" },
