@@ -72,10 +72,10 @@ describe("migration 0029 on a database that already holds deliveries", () => {
       expect((await c.query("SELECT count(*)::int AS n FROM pg_constraint WHERE confrelid = 'deliveries'::regclass")).rows[0].n).toBe(0);
       const oneEvent = before[0];
       await expect(
-        c.query("INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, event_at) SELECT 'k', $1, $2, 't', created_at FROM event_keys WHERE id = $1", [
-          oneEvent.event_id,
-          oneEvent.subscription_id,
-        ]),
+        c.query(
+          "INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, event_at) SELECT 'k', $1, $2, 't', created_at FROM event_keys WHERE id = $1",
+          [oneEvent.event_id, oneEvent.subscription_id],
+        ),
       ).rejects.toThrow(/deliveries_p\d{4}_\d{2}_event_id_subscription_id_event_at_key/);
       // The counters were not touched by the copy, and the count trigger runs on the new table.
       expect(await counts()).toEqual(countsBefore);
@@ -90,7 +90,11 @@ describe("migration 0029 on a database that already holds deliveries", () => {
         `SELECT * FROM hl_enqueue_events(ARRAY['evt_new'], ARRAY['assignment.graded'], ARRAY['\\x7b7d'::bytea], ARRAY[now()], ARRAY['lincoln'], ARRAY['{}'::jsonb],
                                          '{}'::text[], ARRAY[1], ARRAY[0])`,
       );
-      const fresh = (await c.query("SELECT d.event_at = k.created_at AS same, d.tableoid::regclass::text AS part FROM deliveries d JOIN event_keys k ON k.id = d.event_id WHERE d.event_id = 'evt_new'")).rows;
+      const fresh = (
+        await c.query(
+          "SELECT d.event_at = k.created_at AS same, d.tableoid::regclass::text AS part FROM deliveries d JOIN event_keys k ON k.id = d.event_id WHERE d.event_id = 'evt_new'",
+        )
+      ).rows;
       expect(fresh).toHaveLength(2);
       for (const r of fresh) expect(r).toEqual({ same: true, part: `deliveries_p${new Date().toISOString().slice(0, 7).replace("-", "_")}` });
     } finally {

@@ -1,4 +1,4 @@
-// Retention on the month-partitioned ledger (migration 0021): a month of
+// Retention on the month-partitioned ledger (migrations 0021, 0029): a month of
 // events and attempts whose every row has expired is dropped whole (its event
 // keys first); a month that still holds a dead letter's attempts and event is
 // swapped for a copy holding only those, with the month's indexes; the
@@ -8,6 +8,9 @@
 // granted is left whole for the next run, which takes it. A delivery or a
 // running batch that names an event after its month was copied refuses the
 // swap (deliveries have no foreign key to event_keys since migration 0028).
+// Deliveries are months too (migration 0029, by their event's month): the
+// dead letter's month of deliveries is swapped like the others
+// (test/retention-delivery-months.test.ts covers what a deliveries month keeps).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
 import { seedDelivery, seedSubscription } from "./dashboard-seed";
@@ -65,7 +68,11 @@ describe("month partitions", () => {
     );
     // Rows landed in their months, not the default partition.
     expect((await db.pool.query(`SELECT count(*)::int AS n FROM ${partitionName("attempts", m6)}`)).rows[0].n).toBe(5);
-    const m5Indexes = { events: await indexesOf(partitionName("events", m5)), attempts: await indexesOf(partitionName("attempts", m5)) };
+    const m5Indexes = {
+      events: await indexesOf(partitionName("events", m5)),
+      attempts: await indexesOf(partitionName("attempts", m5)),
+      deliveries: await indexesOf(partitionName("deliveries", m5)),
+    };
     const dead = (await db.pool.query("SELECT id FROM deliveries WHERE event_id = 'evt_m5_dead'")).rows[0].id;
     const deadAttempts = (await findAttempts(db.pool, [dead])).get(dead);
     expect(deadAttempts).toHaveLength(1);
@@ -76,11 +83,11 @@ describe("month partitions", () => {
     // The 6th month back and the empty months that ended before the cutoff; never the dead letter's month, the current month or a default partition.
     const dropped = before.filter((n) => !names.includes(n));
     expect(dropped.length).toBeGreaterThanOrEqual(2);
-    const keptMonths = ["events", "attempts"].flatMap((t) => [partitionName(t as "events", m5), partitionName(t as "events", new Date()), `${t}_default`]);
+    const keptMonths = ["events", "attempts", "deliveries"].flatMap((t) => [partitionName(t as "events", m5), partitionName(t as "events", new Date()), `${t}_default`]);
     expect(dropped.filter((n) => keptMonths.includes(n) || !/_p\d{4}_\d{2}$/.test(n))).toEqual([]);
-    expect(dropped).toEqual(expect.arrayContaining([partitionName("events", m6), partitionName("attempts", m6)]));
-    // The dropped months and the dead letter's two months, swapped in place.
-    expect(r).toMatchObject({ partitions: dropped.length + 2, deliveries: 8, attempts: 8, events: 8 });
+    expect(dropped).toEqual(expect.arrayContaining([partitionName("events", m6), partitionName("attempts", m6), partitionName("deliveries", m6)]));
+    // The dropped months and the dead letter's three months (its delivery's, its event's, its attempt's), swapped in place.
+    expect(r).toMatchObject({ partitions: dropped.length + 3, deliveries: 8, attempts: 8, events: 8 });
 
     expect(names).not.toContain(partitionName("events", m6));
     expect(names).not.toContain(partitionName("attempts", m6));
@@ -96,10 +103,13 @@ describe("month partitions", () => {
     });
     expect(await indexesOf(partitionName("events", m5))).toEqual(m5Indexes.events);
     expect(await indexesOf(partitionName("attempts", m5))).toEqual(m5Indexes.attempts);
+    expect(await indexesOf(partitionName("deliveries", m5))).toEqual(m5Indexes.deliveries);
+    expect(m5Indexes.deliveries.length).toBeGreaterThanOrEqual(9);
+    expect((await db.pool.query("SELECT tableoid::regclass::text AS p FROM deliveries")).rows).toEqual([{ p: partitionName("deliveries", m5) }]);
     expect((await findAttempts(db.pool, [dead])).get(dead)).toEqual(deadAttempts);
     expect(await orphans()).toBe(0);
     const rec = (await db.pool.query("SELECT partitions_dropped, deliveries_removed, attempts_removed, events_removed FROM retention_runs")).rows;
-    expect(rec).toEqual([{ partitions_dropped: dropped.length + 2, deliveries_removed: 8, attempts_removed: 8, events_removed: 8 }]);
+    expect(rec).toEqual([{ partitions_dropped: dropped.length + 3, deliveries_removed: 8, attempts_removed: 8, events_removed: 8 }]);
 
     // A second run finds nothing: the swapped months hold only what is kept.
     const again = await runRetention(db.pool, db.prisma, { trigger: "manual", actor: "token:test-admin", batch: 2 });
@@ -119,8 +129,8 @@ describe("month partitions", () => {
       await holder.query("BEGIN");
       await holder.query(`LOCK TABLE ${month} IN ROW EXCLUSIVE MODE`);
       const r = await runRetention(db.pool, db.prisma, { trigger: "manual", actor: "token:test-admin", batch: 2 });
-      // The deliveries and the events month went; the attempts month could not be swapped.
-      expect(r).toMatchObject({ deliveries: 3, attempts: 0, events: 3, partitions: 1 });
+      // The deliveries and the events months were swapped; the attempts month could not be.
+      expect(r).toMatchObject({ deliveries: 3, attempts: 0, events: 3, partitions: 2 });
     } finally {
       await holder.query("ROLLBACK");
       holder.release();

@@ -379,9 +379,15 @@ describe("the walk", () => {
   it("moves past rows it keeps whose times carry microseconds (an event still needed, a delivery locked by a sender): the run ends", async () => {
     // Postgres keeps microseconds; a keyset carried as a JS Date (milliseconds) compared the last row after itself,
     // so a kept row at the end of a batch was found again forever (a hung run, seen on a ledger timed by now()).
-    await seed("evt_us_needed", { tenant: null, ageDays: 200, deliveries: [{ sub: "sub_all", state: "dead_letter" }] });
-    const kept = await seed("evt_us_locked", { tenant: null, ageDays: 200, deliveries: [{ sub: "sub_all", state: "delivered" }] });
-    await db.pool.query("UPDATE events SET created_at = created_at + interval '123 microseconds' WHERE id IN ('evt_us_needed', 'evt_us_locked')");
+    // Past the 90-day cutoff but in the month holding it, which no month swap takes: the rows' walk meets them.
+    const cutoffMonth = Date.UTC(new Date(Date.now() - 90 * 86_400_000).getUTCFullYear(), new Date(Date.now() - 90 * 86_400_000).getUTCMonth(), 1);
+    const ageDays = (Date.now() - cutoffMonth) / 86_400_000 - 1 / 86_400;
+    await seed("evt_us_needed", { tenant: null, ageDays, deliveries: [{ sub: "sub_all", state: "dead_letter" }] });
+    const kept = await seed("evt_us_locked", { tenant: null, ageDays, deliveries: [{ sub: "sub_all", state: "delivered" }] });
+    // An event's time moves with its key and its deliveries' event_at (one time, three places: migrations 0021, 0029).
+    for (const t of ["events", "event_keys"])
+      await db.pool.query(`UPDATE ${t} SET created_at = created_at + interval '123 microseconds' WHERE id IN ('evt_us_needed', 'evt_us_locked')`);
+    await db.pool.query("UPDATE deliveries SET event_at = event_at + interval '123 microseconds' WHERE event_id IN ('evt_us_needed', 'evt_us_locked')");
     await db.pool.query("UPDATE deliveries SET delivered_at = delivered_at + interval '456 microseconds' WHERE id = $1", [kept.sub_all]);
     await rollupAttemptStats(db.pool, { settleSeconds: 0, maxChunks: 100 });
     const sender = await db.pool.connect();

@@ -84,12 +84,14 @@ describe("Prisma model vs migrated database", () => {
         tenant: "lincoln",
         subject: { studentId: "s1" },
         subjectValues: ["s1"],
+        createdAt: now,
       },
     });
     const d = await p.delivery.create({
       data: {
         deliveryKey: deliveryKey("sub_schema", "evt_1"),
         eventId: "evt_1",
+        eventAt: now,
         subscriptionId: "sub_schema",
         eventType: "assignment.graded",
         state: "dead_letter",

@@ -18,7 +18,17 @@
 import "server-only";
 import type pg from "pg";
 import { listPartitions, PartitionDropRefused, swapPartition, type PartitionInfo } from "../ledger/sql/partitions";
-import { ATTEMPT_KEPT, eventKept, removeDroppedEventKeys, removeOrphanedDefaultAttempts, type SwappedSpan, type TenantDays } from "../ledger/sql/retention";
+import {
+  attemptKept,
+  deliveryKept,
+  deliveryKeptRows,
+  eventKept,
+  removeDroppedEventKeys,
+  removeOrphanedDefaultAttempts,
+  settleDroppedDeliveries,
+  type SwappedSpan,
+  type TenantDays,
+} from "../ledger/sql/retention";
 import { logger } from "../log";
 
 /** rows: the planner's estimate, null until the partition is first analysed. */
@@ -37,20 +47,25 @@ export async function listPartitionSizes(pool: pg.Pool): Promise<PartitionSize[]
 }
 
 /** Ended months of `table` that ended before every tenant's cutoff: the months a run swaps. */
-async function candidates(pool: pg.Pool, table: "events" | "attempts", days: TenantDays): Promise<PartitionInfo[]> {
+async function candidates(pool: pg.Pool, table: MonthTable, days: TenantDays): Promise<PartitionInfo[]> {
   const shortest = Math.min(days.defaultDays, ...days.overrides.map((o) => o.days));
   const latestCutoff = Date.now() - shortest * 86_400_000;
   return (await listPartitions(pool)).filter((p) => p.table === table && !p.isDefault && p.to && new Date(p.to).getTime() <= latestCutoff);
 }
 
-/** The span of the attempts months a run will swap ([first from, last to)), null when none: their attempts are not deleted row by row. */
-export async function swappedAttemptSpan(pool: pg.Pool, days: TenantDays): Promise<SwappedSpan> {
-  const months = await candidates(pool, "attempts", days);
+/**
+ * The span of the months of `table` a run swaps ([first from, last to)), null
+ * when none: their rows are not deleted row by row (a deliveries month the
+ * swap could not take waits for the next run whole).
+ */
+export async function swappedSpan(pool: pg.Pool, table: MonthTable, days: TenantDays): Promise<SwappedSpan> {
+  const months = await candidates(pool, table, days);
   if (months.length === 0) return null;
   return { from: new Date(Math.min(...months.map((m) => m.from!.getTime()))), to: new Date(Math.max(...months.map((m) => m.to!.getTime()))) };
 }
 
-export type Swapped = { partitions: number; attempts: number; events: number };
+export type MonthTable = "deliveries" | "events" | "attempts";
+export type Swapped = { partitions: number; deliveries: number; attempts: number; events: number };
 
 /**
  * Swaps every candidate month of `table`, keeping the rows still needed;
@@ -58,15 +73,26 @@ export type Swapped = { partitions: number; attempts: number; events: number };
  * lock is not granted in time, or whose swap is refused, is left for the next
  * run (logged); for attempts, so is the default partition's sweep.
  */
-export async function swapExpiredMonths(pool: pg.Pool, table: "events" | "attempts", days: TenantDays): Promise<Swapped> {
-  const out: Swapped = { partitions: 0, attempts: 0, events: 0 };
+export async function swapExpiredMonths(pool: pg.Pool, table: MonthTable, days: TenantDays): Promise<Swapped> {
+  const out: Swapped = { partitions: 0, deliveries: 0, attempts: 0, events: 0 };
   for (const p of await candidates(pool, table, days)) {
+    const month = { from: p.from!, to: p.to! };
     try {
       const r =
-        table === "attempts"
-          ? await swapPartition(pool, p.name, ATTEMPT_KEPT)
-          : await swapPartition(pool, p.name, eventKept(days), { beforeSwap: (c, copy) => removeDroppedEventKeys(c, p.from!, p.to!, copy).then(() => {}) });
+        table === "deliveries"
+          ? await swapPartition(pool, p.name, deliveryKept(days), {
+              keptRows: deliveryKeptRows(days, p.name),
+              lockMode: "EXCLUSIVE",
+              beforeSwap: (c, copy) => settleDroppedDeliveries(c, p.name, copy).then(() => {}),
+            })
+          : table === "attempts"
+            ? await swapPartition(pool, p.name, attemptKept(month.to))
+            : await swapPartition(pool, p.name, eventKept(days, month), {
+                beforeSwap: (c, copy) => removeDroppedEventKeys(c, month.from, month.to, copy).then(() => {}),
+              });
       if (!r.swapped) continue;
+      // The copy's statistics, so the next months' swaps (which read the kept deliveries as one set) plan on them.
+      if (table === "deliveries" && r.kept > 0) await pool.query(`ANALYZE "${p.name}"`);
       out.partitions++;
       out[table] += r.removed;
     } catch (err) {

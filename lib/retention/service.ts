@@ -52,7 +52,7 @@ import {
 import { countExpungeable, expungeEvents } from "../ledger/sql/expunge";
 import { retentionFromEnv } from "./policy";
 import { trackRun } from "./running";
-import { listPartitionSizes, swapExpiredMonths, swappedAttemptSpan, type PartitionSize } from "./partitions";
+import { listPartitionSizes, swapExpiredMonths, swappedSpan, type MonthTable, type PartitionSize } from "./partitions";
 import { ZRetentionOverride, type TRetentionOverride } from "./schema";
 
 export type RetentionPolicy = {
@@ -282,7 +282,7 @@ async function finishRun(
   };
 }
 
-/** The run's steps: expired deliveries in bounded batches, then whole months swapped (attempts, then events), then the other months' events, then payloads. */
+/** The run's steps: expired deliveries by whole months and then in bounded batches, then whole months of attempts and events, then the other months' events, then payloads. */
 async function work(
   client: pg.PoolClient,
   pool: pg.Pool,
@@ -296,26 +296,29 @@ async function work(
   const days = recordDays(policy);
 
   // Whole months where they can go (lib/retention/partitions.ts): a swap keeps what is still needed.
-  const wholeMonths = async (table: "events" | "attempts") => {
+  const wholeMonths = async (table: MonthTable) => {
     if (stop()) return;
     const t = Date.now();
     const d = await swapExpiredMonths(pool, table, days);
     logger.info({ run: id, table, ...d, ms: Date.now() - t }, "retention: months swapped");
-    if (d.partitions === 0 && d.attempts === 0 && d.events === 0) return;
-    const c = { partitions: d.partitions, attempts: d.attempts, events: d.events };
+    if (d.partitions === 0 && d.deliveries === 0 && d.attempts === 0 && d.events === 0) return;
+    const c = { partitions: d.partitions, deliveries: d.deliveries, attempts: d.attempts, events: d.events };
     add(c);
     await addRetentionCounts(client, id, c);
   };
 
-  // The expired deliveries first; their attempts in the months swapped next are left to the swap.
-  const swapped = await swappedAttemptSpan(pool, days);
+  // The expired deliveries first: whole months of them (a delivery lives in its event's month), then the
+  // rest in batches; their attempts in the months swapped next are left to the swap.
+  const deliveryMonths = await swappedSpan(pool, "deliveries", days);
+  await wholeMonths("deliveries");
+  const swapped = await swappedSpan(pool, "attempts", days);
   const t = Date.now();
   let removed = 0;
   let after: Keyset = KEYSET_START;
   for (;;) {
     if (stop()) return;
     const b = await inTx(client, async () => {
-      const r = await removeExpiredDeliveries(client, days, after, batch, swapped);
+      const r = await removeExpiredDeliveries(client, days, after, batch, swapped, deliveryMonths);
       await addRetentionCounts(client, id, { deliveries: r.deliveries, attempts: r.attempts });
       return r;
     });

@@ -138,7 +138,21 @@ export async function swapPartition(
   name: string,
   /** A condition over the old month's rows (alias `o`) naming those it keeps. */
   keep: Sql,
-  opts: { now?: Date; lockTimeoutMs?: number; beforeSwap?: (c: pg.PoolClient, copy: string) => Promise<void>; detachTries?: number } = {},
+  opts: {
+    now?: Date;
+    lockTimeoutMs?: number;
+    beforeSwap?: (c: pg.PoolClient, copy: string) => Promise<void>;
+    detachTries?: number;
+    /** The kept rows as a query of their own (exactly the rows `keep` names), when the month's indexes find them faster than reading the month. */
+    keptRows?: Sql;
+    /**
+     * The month's lock from before the copy to the commit: SHARE (the default)
+     * stops writes; EXCLUSIVE also waits for rows locked FOR UPDATE, so a row
+     * another transaction holds (a sender's, an operator's) is never judged
+     * while it is held: the swap gives up instead and the next run takes it.
+     */
+    lockMode?: "SHARE" | "EXCLUSIVE";
+  } = {},
 ): Promise<SwapResult> {
   const now = opts.now ?? new Date();
   const p = (await listPartitions(pool)).find((x) => x.name === name);
@@ -150,7 +164,7 @@ export async function swapPartition(
   if (copy.length > 63) throw new PartitionDropRefused(`${name}: name too long for its copy`);
   const swap = inTransaction(pool, opts.lockTimeoutMs ?? PARTITION_LOCK_TIMEOUT_MS, async (c): Promise<SwapResult> => {
     await c.query(`SELECT pg_advisory_xact_lock(${PARTITION_LOCK})`);
-    await c.query(`LOCK TABLE ${ident(name)} IN SHARE MODE`);
+    await c.query(`LOCK TABLE ${ident(name)} IN ${opts.lockMode === "EXCLUSIVE" ? "EXCLUSIVE" : "SHARE"} MODE`);
     // The copy and its checks read the whole month: no statement timeout (the lock timeout still holds).
     await c.query("SET LOCAL statement_timeout = 0");
     await c.query("SET LOCAL work_mem = '256MB'");
@@ -161,7 +175,7 @@ export async function swapPartition(
     if (total[0].n > 0 && !gone.any) throw new NothingToRemove(total[0].n);
     await c.query(`DROP TABLE IF EXISTS ${ident(copy)}`);
     await c.query(`CREATE TABLE ${ident(copy)} (LIKE ${ident(name)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)`);
-    const kept = await execute(c, sql`INSERT INTO ${Prisma.raw(ident(copy))} SELECT * FROM ${Prisma.raw(ident(name))} o WHERE ${keep}`);
+    const kept = await execute(c, sql`INSERT INTO ${Prisma.raw(ident(copy))} ${opts.keptRows ?? sql`SELECT * FROM ${Prisma.raw(ident(name))} o WHERE ${keep}`}`);
     if (opts.beforeSwap) await opts.beforeSwap(c, copy);
     if (p.table === "events") {
       // Every event id the month keeps has its key, and no other id of the month does: else a key would outlive its event.
@@ -188,12 +202,12 @@ export async function swapPartition(
       await c.query(`DROP TABLE ${ident(name)}`);
       return { table: p.table, removed: total[0].n, kept: 0, swapped: true };
     }
-    // The month's indexes (its primary key as a constraint, which ATTACH looks for), built on the
+    // The month's indexes (its primary and unique keys as constraints, which ATTACH looks for), built on the
     // few kept rows now, so the attach below finds them and builds nothing under the parent's lock;
     // renamed to the old month's names once it is gone.
     const { rows: idx } = await c.query<{ name: string; def: string; pkey: string | null }>(
       `SELECT x.relname AS name, pg_get_indexdef(i.indexrelid) AS def,
-              (SELECT pg_get_constraintdef(k.oid) FROM pg_constraint k WHERE k.conindid = i.indexrelid AND k.contype = 'p') AS pkey
+              (SELECT pg_get_constraintdef(k.oid) FROM pg_constraint k WHERE k.conindid = i.indexrelid AND k.contype IN ('p', 'u')) AS pkey
          FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid WHERE i.indrelid = $1::regclass ORDER BY x.relname`,
       [name],
     );

@@ -40,7 +40,7 @@ function cutoffOf(p: TenantDays, tenantExpr: Sql): Sql {
   if (p.overrides.length === 0) return sql`(now() - make_interval(days => ${p.defaultDays}::int))`;
   const tenants = p.overrides.map((o) => o.tenant);
   const days = p.overrides.map((o) => o.days);
-  return sql`(now() - make_interval(days => coalesce((SELECT o.days FROM unnest(${tenants}::text[], ${days}::int[]) AS o(tenant, days) WHERE o.tenant = ${tenantExpr}), ${p.defaultDays}::int)))`;
+  return sql`(now() - make_interval(days => coalesce((SELECT ov.days FROM unnest(${tenants}::text[], ${days}::int[]) AS ov(tenant, days) WHERE ov.tenant = ${tenantExpr}), ${p.defaultDays}::int)))`;
 }
 
 /** The latest cutoff of any tenant: rows finished after it are kept whatever their tenant. */
@@ -58,13 +58,22 @@ const UNROLLED_SINCE = sql`(SELECT coalesce(min(a.created_at), now()) FROM attem
 /** The tenant of delivery `d` is its event's: a run joins events (alias e) only when some tenant has its own days. */
 const eventJoin = (p: TenantDays) => (p.overrides.length > 0 ? sql`JOIN events e ON e.id = d.event_id AND e.created_at = d.event_at` : empty);
 
-/** Whether a delivery may go: finished before its event's tenant's cutoff, every attempt rolled up, not in a running batch. */
-const deliveryExpired = (p: TenantDays) =>
-  sql`d.state IN ('delivered', 'resolved')
-      AND greatest(d.delivered_at, d.resolved_at) < ${cutoffOf(p, sql`e.tenant`)}
-      AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.delivery_id = d.id AND a.created_at >= ${UNROLLED_SINCE} AND a.id > ${ROLLED_UP})
+/**
+ * Whether the delivery in `alias` may go: finished before its event's tenant's
+ * cutoff (the tenant in `tenant`), every attempt rolled up, not in a running
+ * batch.
+ */
+const expiredAs = (p: TenantDays, alias: string, tenant: Sql) => {
+  const d = Prisma.raw(alias);
+  return sql`${d}.state IN ('delivered', 'resolved')
+      AND greatest(${d}.delivered_at, ${d}.resolved_at) < ${cutoffOf(p, tenant)}
+      AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.delivery_id = ${d}.id AND a.created_at >= ${UNROLLED_SINCE} AND a.id > ${ROLLED_UP})
       AND NOT EXISTS (SELECT 1 FROM redrive_batch_items i JOIN redrive_batches b ON b.id = i.batch_id
-                       WHERE i.delivery_id = d.id AND b.status = 'running')`;
+                       WHERE i.delivery_id = ${d}.id AND b.status = 'running')`;
+};
+
+/** Whether delivery `d` may go (expiredAs), its tenant read from its event `e` (eventJoin). */
+const deliveryExpired = (p: TenantDays) => expiredAs(p, "d", sql`e.tenant`);
 
 /**
  * Where a walk stands: the last row's time and id. The time is Postgres's own
@@ -89,7 +98,15 @@ export type SwappedSpan = { from: Date; to: Date } | null;
  * (lib/retention/partitions.ts, swapExpiredMonths), which keeps only
  * attempts whose delivery is still there.
  */
-export async function removeExpiredDeliveries(db: LedgerDb, p: TenantDays, after: Keyset, limit = RETENTION_BATCH, swapped: SwappedSpan = null): Promise<DeliveryBatch> {
+export async function removeExpiredDeliveries(
+  db: LedgerDb,
+  p: TenantDays,
+  after: Keyset,
+  limit = RETENTION_BATCH,
+  swapped: SwappedSpan = null,
+  /** The deliveries months the run swaps: their rows are the swap's (not read here: the scan prunes them). */
+  swappedDeliveries: SwappedSpan = null,
+): Promise<DeliveryBatch> {
   // An attempt is written in the transaction that records its delivery's outcome (delivered_at, resolved_at: now()),
   // so an expired delivery's attempts are all older than the cutoff: the months after it are not probed (a day's
   // slack). An attempt dated otherwise (a fixture's) is not removed here; it is never read without its delivery, and
@@ -102,6 +119,7 @@ export async function removeExpiredDeliveries(db: LedgerDb, p: TenantDays, after
            WHERE d.state IN ('delivered', 'resolved')
              AND greatest(d.delivered_at, d.resolved_at) < ${latestCutoff(p)}
              AND (greatest(d.delivered_at, d.resolved_at), d.id) > (coalesce(${after.at}::timestamptz, '-infinity'), ${after.id}::text)
+             ${swappedDeliveries ? sql`AND (d.event_at < ${swappedDeliveries.from} OR d.event_at >= ${swappedDeliveries.to})` : empty}
            ORDER BY greatest(d.delivered_at, d.resolved_at), d.id
            LIMIT ${limit}::int),
         victims AS (
@@ -432,20 +450,98 @@ export async function retentionTenantExists(db: LedgerDb, tenant: string): Promi
 
 /**
  * An attempt a month swap keeps (alias o): its delivery is still there. The
- * run's delivery batches have removed every expired delivery by then, so this
- * keeps exactly the attempts of the deliveries kept (a dead letter's, a
- * delivery finished after its tenant's cutoff, one a batch skipped as locked).
+ * run's delivery months and batches have removed every expired delivery by
+ * then, so this keeps exactly the attempts of the deliveries kept (a dead
+ * letter's, a delivery finished after its tenant's cutoff, one a batch
+ * skipped as locked). For a month ending at `before`, only the deliveries of
+ * events before it are read (an attempt is never older than its delivery's
+ * event): the months already swapped, small, so one hashed set rather than a
+ * probe of every month per attempt.
  */
-export const ATTEMPT_KEPT: Sql = sql`EXISTS (SELECT 1 FROM deliveries d WHERE d.id = o.delivery_id)`;
+export const attemptKept = (before: Date | null): Sql =>
+  before ? sql`o.delivery_id IN (SELECT d.id FROM deliveries d WHERE d.event_at < ${before})` : sql`EXISTS (SELECT 1 FROM deliveries d WHERE d.id = o.delivery_id)`;
+
+/** The month swap's tenant of delivery o: its event's, read in the event's own month. */
+const MONTH_TENANT = sql`(SELECT e.tenant FROM events e WHERE e.id = o.event_id AND e.created_at = o.event_at)`;
+
+/**
+ * A delivery a month swap keeps (alias o): it has not expired (expiredAs).
+ * Never null: a month swap copies the rows it names and drops the rest.
+ */
+export const deliveryKept = (p: TenantDays): Sql => sql`NOT coalesce((${expiredAs(p, "o", p.overrides.length > 0 ? MONTH_TENANT : sql`NULL`)}), false)`;
+
+/** The earliest cutoff of any tenant: a delivery finished before it has expired for every tenant. */
+const earliestCutoff = (p: TenantDays) => sql`(now() - make_interval(days => ${Math.max(p.defaultDays, ...p.overrides.map((o) => o.days))}::int))`;
+
+/**
+ * The rows of deliveries month `month` that deliveryKept keeps, found through
+ * the month's small indexes instead of reading the month: every delivery not
+ * finished (the due, in-flight and dead-letter partial indexes), the finished
+ * ones from the earliest cutoff on (deliveries_finished), and the older
+ * finished ones a running batch or an attempt not yet rolled up names (probed
+ * by id). Each is then checked with deliveryKept, so the rows are exactly
+ * those `WHERE deliveryKept` reads (test/retention-partitions.test.ts).
+ */
+export const deliveryKeptRows = (p: TenantDays, month: string): Sql => {
+  const m = Prisma.raw(quoteIdent(month));
+  const kept = deliveryKept(p);
+  return sql`SELECT o.* FROM ${m} o WHERE o.state IN ('pending', 'scheduled')
+    UNION ALL SELECT o.* FROM ${m} o WHERE o.state = 'in_flight'
+    UNION ALL SELECT o.* FROM ${m} o WHERE o.state = 'dead_letter'
+    UNION ALL SELECT o.* FROM ${m} o
+               WHERE o.state IN ('delivered', 'resolved') AND greatest(o.delivered_at, o.resolved_at) >= ${earliestCutoff(p)} AND ${kept}
+    UNION ALL SELECT o.* FROM (SELECT i.delivery_id AS id FROM redrive_batch_items i JOIN redrive_batches b ON b.id = i.batch_id
+                                WHERE b.status = 'running' AND i.delivery_id IS NOT NULL
+                               UNION
+                               SELECT a.delivery_id FROM attempts a WHERE a.created_at >= ${UNROLLED_SINCE} AND a.id > ${ROLLED_UP}) n
+               CROSS JOIN LATERAL (SELECT o.* FROM ${m} o WHERE o.id = n.id) o
+               WHERE o.state IN ('delivered', 'resolved') AND greatest(o.delivered_at, o.resolved_at) < ${earliestCutoff(p)} AND ${kept}`;
+};
+
+/**
+ * In a deliveries month's swap, after the kept rows are copied to `copy` and
+ * with the month locked: takes the dropped deliveries off the state counters
+ * (a dropped table fires no delete trigger; only finished deliveries are
+ * dropped) and removes the finished batches' items that name them. Returns
+ * how many deliveries the month drops.
+ */
+export async function settleDroppedDeliveries(db: LedgerDb, month: string, copy: string): Promise<number> {
+  const m = Prisma.raw(quoteIdent(month));
+  const k = Prisma.raw(quoteIdent(copy));
+  const [r] = await queryRows<{ dropped: number }>(
+    db,
+    sql`WITH was AS (SELECT subscription_id, state, count(*) AS n FROM ${m} WHERE state IN ('delivered', 'resolved') GROUP BY 1, 2),
+             kept AS (SELECT subscription_id, state, count(*) AS n FROM ${k} WHERE state IN ('delivered', 'resolved') GROUP BY 1, 2),
+             gone AS (SELECT w.subscription_id, w.state, w.n - coalesce(k.n, 0) AS n FROM was w LEFT JOIN kept k USING (subscription_id, state)),
+             counted AS (
+               INSERT INTO delivery_state_counts AS c (subscription_id, state, reason, backend, n)
+               SELECT subscription_id, state, '', pg_backend_pid(), -n FROM gone WHERE n <> 0 ORDER BY 1, 2
+               ON CONFLICT (subscription_id, state, reason, backend) DO UPDATE SET n = c.n + excluded.n
+               RETURNING 1),
+             items AS (
+               DELETE FROM redrive_batch_items i USING redrive_batches b
+                WHERE b.id = i.batch_id AND b.status <> 'running'
+                  AND EXISTS (SELECT 1 FROM ${m} o WHERE o.id = i.delivery_id)
+                  AND NOT EXISTS (SELECT 1 FROM ${k} o WHERE o.id = i.delivery_id)
+               RETURNING 1)
+        SELECT coalesce((SELECT sum(n) FROM gone), 0)::int AS dropped, (SELECT count(*) FROM counted) + (SELECT count(*) FROM items) >= 0 AS done`,
+  );
+  return r.dropped;
+}
 
 /**
  * An event a month swap keeps (alias o): a delivery still names it, a running
  * redrive batch names it, or its tenant's own days have not run out (an
  * override longer than the default).
  */
-export const eventKept = (p: TenantDays): Sql =>
+export const eventKept = (p: TenantDays, month: { from: Date; to: Date } | null = null): Sql =>
   sql`(o.created_at >= ${cutoffOf(p, sql`o.tenant`)}
-       OR EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = o.id AND d.event_at = o.created_at)
+       OR ${
+         // A month's events are named only by that month's deliveries, already swapped (small): one hashed set.
+         month
+           ? sql`o.id IN (SELECT d.event_id FROM deliveries d WHERE d.event_at >= ${month.from} AND d.event_at < ${month.to})`
+           : sql`EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = o.id AND d.event_at = o.created_at)`
+       }
        OR EXISTS (SELECT 1 FROM redrive_batch_items i JOIN redrive_batches b ON b.id = i.batch_id WHERE i.event_id = o.id AND b.status = 'running'))`;
 
 /**
@@ -470,7 +566,7 @@ export async function removeDroppedEventKeys(db: LedgerDb, from: Date, to: Date,
              AND NOT EXISTS (SELECT 1 FROM ${Prisma.raw(quoteIdent(copy))} c WHERE c.id = k.id)),
         named AS (
           SELECT g.id FROM gone g
-           WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = g.id AND d.event_at = g.created_at)
+           WHERE g.id IN (SELECT d.event_id FROM deliveries d WHERE d.event_at >= ${from} AND d.event_at < ${to})
               OR EXISTS (SELECT 1 FROM redrive_batch_items i JOIN redrive_batches b ON b.id = i.batch_id WHERE i.event_id = g.id AND b.status = 'running')),
         items AS (DELETE FROM redrive_batch_items i USING gone g WHERE i.event_id = g.id AND NOT EXISTS (SELECT 1 FROM named) RETURNING 1),
         del AS (DELETE FROM event_keys x USING gone g WHERE x.id = g.id AND NOT EXISTS (SELECT 1 FROM named) RETURNING 1)
@@ -488,7 +584,7 @@ export async function removeDroppedEventKeys(db: LedgerDb, from: Date, to: Date,
 export async function removeOrphanedDefaultAttempts(db: LedgerDb): Promise<number> {
   const [r] = await queryRows<{ n: number }>(
     db,
-    sql`WITH del AS (DELETE FROM attempts_default o WHERE NOT ${ATTEMPT_KEPT} RETURNING 1) SELECT count(*)::int AS n FROM del`,
+    sql`WITH del AS (DELETE FROM attempts_default o WHERE NOT ${attemptKept(null)} RETURNING 1) SELECT count(*)::int AS n FROM del`,
   );
   return r.n;
 }

@@ -37,7 +37,15 @@ export type AttemptResult = {
 export function resultsJson(results: AttemptResult[]): string {
   return JSON.stringify(
     results.map((r, i) => {
-      const o: Record<string, unknown> = { o: i + 1, id: r.id, at: r.eventAt, state: r.state, claim_token: r.claimToken, started_at: r.startedAt, duration_ms: r.durationMs };
+      const o: Record<string, unknown> = {
+        o: i + 1,
+        id: r.id,
+        at: r.eventAt,
+        state: r.state,
+        claim_token: r.claimToken,
+        started_at: r.startedAt,
+        duration_ms: r.durationMs,
+      };
       if (r.nextAttemptAt) o.next_at = r.nextAttemptAt;
       if (r.statusCode !== null) o.status_code = r.statusCode;
       if (r.errorClass !== null) o.error_class = r.errorClass;

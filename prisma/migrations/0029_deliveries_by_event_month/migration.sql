@@ -20,6 +20,7 @@
 -- * hl_ensure_partition makes deliveries months too (key event_at).
 -- * hl_enqueue_events writes each delivery's event_at from the key it
 --   inserted.
+-- * deliveries_finished also carries (subscription_id, state) (see below).
 -- * The statement triggers (delivery counts, operational events) and the row
 --   trigger that keeps an erased event from being sent are created again on
 --   the new table, unchanged.
@@ -103,7 +104,7 @@ BEGIN
   -- The secondary indexes and the triggers as they are now (every migration's), made again on the new table.
   SELECT array_agg(indexdef) INTO v_idx FROM pg_indexes
    WHERE schemaname = current_schema() AND tablename = 'deliveries'
-     AND indexname NOT IN ('deliveries_pkey', 'deliveries_event_id_subscription_id_key');
+     AND indexname NOT IN ('deliveries_pkey', 'deliveries_event_id_subscription_id_key', 'deliveries_finished');
   SELECT array_agg(pg_get_triggerdef(oid)) INTO v_trg FROM pg_trigger WHERE tgrelid = 'deliveries'::regclass AND NOT tgisinternal;
   DROP TABLE deliveries;
   ALTER TABLE deliveries_partitioned RENAME TO deliveries;
@@ -112,6 +113,11 @@ BEGIN
   FOREACH v_def IN ARRAY coalesce(v_idx, '{}') LOOP
     EXECUTE v_def;
   END LOOP;
+  -- The finished rows' index (0022) also carries each row's subscription and
+  -- state: a month swap takes the rows it drops off the state counters by
+  -- reading this index alone, with the month locked.
+  CREATE INDEX deliveries_finished ON deliveries ((greatest(delivered_at, resolved_at)), id) INCLUDE (subscription_id, state)
+   WHERE state IN ('delivered', 'resolved');
   FOREACH v_def IN ARRAY coalesce(v_trg, '{}') LOOP
     EXECUTE v_def;
   END LOOP;
