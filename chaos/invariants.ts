@@ -39,7 +39,7 @@ export async function ledgerRows(pool: pg.Pool, subs: string[]): Promise<LedgerR
             count(a.id) FILTER (WHERE a.outcome = 'delivered')::int AS "deliveredAttempts"
        FROM deliveries d LEFT JOIN attempts a ON a.delivery_id = d.id
       WHERE d.subscription_id = ANY($1::text[])
-      GROUP BY d.id`,
+      GROUP BY d.id, d.event_at`,
     [subs],
   );
   return rows;
