@@ -1,6 +1,6 @@
 // Retention of deliveries by whole months (migration 0029: a delivery lives in
-// its event's month). A month that ended before the cutoff is swapped for a
-// copy of the deliveries still needed, found through the month's indexes:
+// its event's month). A month that ended before the cutoff is emptied of all
+// but the deliveries still needed, found through the month's indexes:
 // exactly the rows the row-by-row expiry would keep (every state but
 // finished, finished after the tenant's cutoff, named by a running batch,
 // with an attempt not yet rolled up). The dropped deliveries leave the state
@@ -87,7 +87,7 @@ describe("deliveries by whole months", () => {
     expect(byRows.map((r) => r.id)).toEqual(kept);
   });
 
-  it("swaps the month for its kept rows; the counters and the batch items follow", async () => {
+  it("empties the month but for its kept rows; the counters and the batch items follow", async () => {
     expect(await counters()).toEqual(await actual());
     const r = await runRetention(db.pool, db.prisma, { trigger: "manual", actor: "token:test-admin" });
     // Four old delivered of sub_a, one of sub_b, the old resolved one, the finished batch's, and the unrolled one: the run

@@ -8,8 +8,8 @@
 // granted is left whole for the next run, which takes it. A delivery or a
 // running batch that names an event after its month was copied refuses the
 // swap (deliveries have no foreign key to event_keys since migration 0028).
-// Deliveries are months too (migration 0029, by their event's month): the
-// dead letter's month of deliveries is swapped like the others
+// Deliveries are months too (migration 0029, by their event's month): a
+// month of them is emptied in place of all but the dead letter
 // (test/retention-delivery-months.test.ts covers what a deliveries month keeps).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
@@ -85,9 +85,12 @@ describe("month partitions", () => {
     expect(dropped.length).toBeGreaterThanOrEqual(2);
     const keptMonths = ["events", "attempts", "deliveries"].flatMap((t) => [partitionName(t as "events", m5), partitionName(t as "events", new Date()), `${t}_default`]);
     expect(dropped.filter((n) => keptMonths.includes(n) || !/_p\d{4}_\d{2}$/.test(n))).toEqual([]);
-    expect(dropped).toEqual(expect.arrayContaining([partitionName("events", m6), partitionName("attempts", m6), partitionName("deliveries", m6)]));
-    // The dropped months and the dead letter's three months (its delivery's, its event's, its attempt's), swapped in place.
-    expect(r).toMatchObject({ partitions: dropped.length + 3, deliveries: 8, attempts: 8, events: 8 });
+    expect(dropped).toEqual(expect.arrayContaining([partitionName("events", m6), partitionName("attempts", m6)]));
+    // A deliveries month is emptied in place, never dropped (lib/ledger/sql/partitions.ts, compactPartition).
+    expect(dropped.filter((n) => n.startsWith("deliveries"))).toEqual([]);
+    expect((await db.pool.query(`SELECT count(*)::int AS n FROM ${partitionName("deliveries", m6)}`)).rows[0].n).toBe(0);
+    // The dropped months, the dead letter's event and attempt months swapped in place, and the two deliveries months emptied.
+    expect(r).toMatchObject({ partitions: dropped.length + 4, deliveries: 8, attempts: 8, events: 8 });
 
     expect(names).not.toContain(partitionName("events", m6));
     expect(names).not.toContain(partitionName("attempts", m6));
@@ -109,7 +112,7 @@ describe("month partitions", () => {
     expect((await findAttempts(db.pool, [dead])).get(dead)).toEqual(deadAttempts);
     expect(await orphans()).toBe(0);
     const rec = (await db.pool.query("SELECT partitions_dropped, deliveries_removed, attempts_removed, events_removed FROM retention_runs")).rows;
-    expect(rec).toEqual([{ partitions_dropped: dropped.length + 3, deliveries_removed: 8, attempts_removed: 8, events_removed: 8 }]);
+    expect(rec).toEqual([{ partitions_dropped: dropped.length + 4, deliveries_removed: 8, attempts_removed: 8, events_removed: 8 }]);
 
     // A second run finds nothing: the swapped months hold only what is kept.
     const again = await runRetention(db.pool, db.prisma, { trigger: "manual", actor: "token:test-admin", batch: 2 });

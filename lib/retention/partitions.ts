@@ -17,10 +17,10 @@
 // not swapped, in batches.
 import "server-only";
 import type pg from "pg";
-import { listPartitions, PartitionDropRefused, swapPartition, type PartitionInfo } from "../ledger/sql/partitions";
+import { compactPartition, listPartitions, PartitionDropRefused, swapPartition, type PartitionInfo } from "../ledger/sql/partitions";
 import {
   attemptKept,
-  deliveryKept,
+  deliveryGoneIn,
   deliveryKeptRows,
   eventKept,
   removeDroppedEventKeys,
@@ -80,10 +80,10 @@ export async function swapExpiredMonths(pool: pg.Pool, table: MonthTable, days: 
     try {
       const r =
         table === "deliveries"
-          ? await swapPartition(pool, p.name, deliveryKept(days), {
+          ? await compactPartition(pool, p.name, {
+              anyGone: deliveryGoneIn(days, p.name),
               keptRows: deliveryKeptRows(days, p.name),
-              lockMode: "EXCLUSIVE",
-              beforeSwap: (c, copy) => settleDroppedDeliveries(c, p.name, copy).then(() => {}),
+              settle: (c) => settleDroppedDeliveries(c, p.name),
             })
           : table === "attempts"
             ? await swapPartition(pool, p.name, attemptKept(month.to))

@@ -465,10 +465,15 @@ export const attemptKept = (before: Date | null): Sql =>
 const MONTH_TENANT = sql`(SELECT e.tenant FROM events e WHERE e.id = o.event_id AND e.created_at = o.event_at)`;
 
 /**
- * A delivery a month swap keeps (alias o): it has not expired (expiredAs).
- * Never null: a month swap copies the rows it names and drops the rest.
+ * A delivery a month's compaction keeps (alias o): it has not expired
+ * (expiredAs). Never null: the compaction keeps the rows it names and drops
+ * the rest.
  */
 export const deliveryKept = (p: TenantDays): Sql => sql`NOT coalesce((${expiredAs(p, "o", p.overrides.length > 0 ? MONTH_TENANT : sql`NULL`)}), false)`;
+
+/** Whether deliveries month `month` holds a row its compaction would drop (a finished row not kept). */
+export const deliveryGoneIn = (p: TenantDays, month: string): Sql =>
+  sql`SELECT 1 FROM ${Prisma.raw(quoteIdent(month))} o WHERE o.state IN ('delivered', 'resolved') AND NOT ${deliveryKept(p)}`;
 
 /** The earliest cutoff of any tenant: a delivery finished before it has expired for every tenant. */
 const earliestCutoff = (p: TenantDays) => sql`(now() - make_interval(days => ${Math.max(p.defaultDays, ...p.overrides.map((o) => o.days))}::int))`;
@@ -499,20 +504,21 @@ export const deliveryKeptRows = (p: TenantDays, month: string): Sql => {
 };
 
 /**
- * In a deliveries month's swap, after the kept rows are copied to `copy` and
- * with the month locked: takes the dropped deliveries off the state counters
- * (a dropped table fires no delete trigger; only finished deliveries are
- * dropped) and removes the finished batches' items that name them. Returns
- * how many deliveries the month drops.
+ * In a deliveries month's compaction (compactPartition), with the kept rows in
+ * the temporary table `kept` and the month locked: takes the dropped
+ * deliveries off the state counters (a truncate fires no delete trigger; only
+ * finished deliveries are dropped, and the month's deliveries_finished index
+ * carries their subscription and state) and removes the finished batches'
+ * items that name them. Returns how many deliveries the month drops.
  */
-export async function settleDroppedDeliveries(db: LedgerDb, month: string, copy: string): Promise<number> {
+export async function settleDroppedDeliveries(db: LedgerDb, month: string): Promise<number> {
   const m = Prisma.raw(quoteIdent(month));
-  const k = Prisma.raw(quoteIdent(copy));
+  const k = Prisma.raw("kept");
   const [r] = await queryRows<{ dropped: number }>(
     db,
     sql`WITH was AS (SELECT subscription_id, state, count(*) AS n FROM ${m} WHERE state IN ('delivered', 'resolved') GROUP BY 1, 2),
-             kept AS (SELECT subscription_id, state, count(*) AS n FROM ${k} WHERE state IN ('delivered', 'resolved') GROUP BY 1, 2),
-             gone AS (SELECT w.subscription_id, w.state, w.n - coalesce(k.n, 0) AS n FROM was w LEFT JOIN kept k USING (subscription_id, state)),
+             stays AS (SELECT subscription_id, state, count(*) AS n FROM ${k} WHERE state IN ('delivered', 'resolved') GROUP BY 1, 2),
+             gone AS (SELECT w.subscription_id, w.state, w.n - coalesce(s.n, 0) AS n FROM was w LEFT JOIN stays s USING (subscription_id, state)),
              counted AS (
                INSERT INTO delivery_state_counts AS c (subscription_id, state, reason, backend, n)
                SELECT subscription_id, state, '', pg_backend_pid(), -n FROM gone WHERE n <> 0 ORDER BY 1, 2
