@@ -499,7 +499,8 @@ export const deliveryKeptRows = (p: TenantDays, month: string): Sql => {
                                 WHERE b.status = 'running' AND i.delivery_id IS NOT NULL
                                UNION
                                SELECT a.delivery_id FROM attempts a WHERE a.created_at >= ${UNROLLED_SINCE} AND a.id > ${ROLLED_UP}) n
-               CROSS JOIN LATERAL (SELECT o.* FROM ${m} o WHERE o.id = n.id) o
+               -- OFFSET 0 keeps this a probe per named id: pulled up, it was planned as a hash join reading the month's whole index.
+               CROSS JOIN LATERAL (SELECT o.* FROM ${m} o WHERE o.id = n.id OFFSET 0) o
                WHERE o.state IN ('delivered', 'resolved') AND greatest(o.delivered_at, o.resolved_at) < ${earliestCutoff(p)} AND ${kept}`;
 };
 
