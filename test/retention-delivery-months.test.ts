@@ -89,10 +89,14 @@ describe("deliveries by whole months", () => {
 
   it("empties the month but for its kept rows; the counters and the batch items follow", async () => {
     expect(await counters()).toEqual(await actual());
-    const r = await runRetention(db.pool, db.prisma, { trigger: "manual", actor: "token:test-admin" });
+    const storage = Number((await db.pool.query("SELECT relfilenode FROM pg_class WHERE relname = $1", [month])).rows[0].relfilenode);
+    const r = await runRetention(db.pool, db.prisma, { trigger: "manual", actor: "token:test-admin", compactFrom: 1 });
     // Four old delivered of sub_a, one of sub_b, the old resolved one, the finished batch's, and the unrolled one: the run
     // rolls the attempt stats up first, so its attempt is folded by then.
     expect(r?.deliveries).toBe(8);
+    expect(r?.partitions).toBeGreaterThanOrEqual(1);
+    // Emptied in place: the month's table is a new one (a truncate gives it new storage).
+    expect(Number((await db.pool.query("SELECT relfilenode FROM pg_class WHERE relname = $1", [month])).rows[0].relfilenode)).not.toBe(storage);
     const left = (await db.pool.query("SELECT id, tableoid::regclass::text AS p FROM deliveries ORDER BY id")).rows;
     expect(left.map((x) => x.id)).toEqual(
       ["pending", "scheduled", "in_flight", "dead", "redelivered_lately", "roosevelt_old", "in_running_batch"].map((n) => ids[n]).sort(),
@@ -102,5 +106,16 @@ describe("deliveries by whole months", () => {
     expect(await counters()).toEqual(await actual());
     // The finished batch's item went with its delivery; the running batch's stays.
     expect((await db.pool.query("SELECT batch_id FROM redrive_batch_items ORDER BY 1")).rows).toEqual([{ batch_id: "rdb_run" }]);
+  });
+
+  it("a month emptied before, with few finished rows, loses what expires later row by row, not locked and emptied again", async () => {
+    for (let i = 0; i < 3; i++) await seed(`later_${i}`, "delivered");
+    await rollupAttemptStats(db.pool, { settleSeconds: 0, maxChunks: 100 });
+    const storage = Number((await db.pool.query("SELECT relfilenode FROM pg_class WHERE relname = $1", [month])).rows[0].relfilenode);
+    const r = await runRetention(db.pool, db.prisma, { trigger: "manual", actor: "token:test-admin" });
+    expect(r?.deliveries).toBe(3);
+    expect(Number((await db.pool.query("SELECT relfilenode FROM pg_class WHERE relname = $1", [month])).rows[0].relfilenode)).toBe(storage);
+    expect((await db.pool.query("SELECT count(*)::int AS n FROM deliveries WHERE event_id LIKE 'evt_later_%'")).rows[0].n).toBe(0);
+    expect(await counters()).toEqual(await actual());
   });
 });

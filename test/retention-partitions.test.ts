@@ -8,9 +8,9 @@
 // granted is left whole for the next run, which takes it. A delivery or a
 // running batch that names an event after its month was copied refuses the
 // swap (deliveries have no foreign key to event_keys since migration 0028).
-// Deliveries are months too (migration 0029, by their event's month): a
-// month of them is emptied in place of all but the dead letter
-// (test/retention-delivery-months.test.ts covers what a deliveries month keeps).
+// Deliveries are months too (migration 0029, by their event's month); these
+// small ones lose their expired rows one by one
+// (test/retention-delivery-months.test.ts covers emptying a month whole).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
 import { seedDelivery, seedSubscription } from "./dashboard-seed";
@@ -86,11 +86,12 @@ describe("month partitions", () => {
     const keptMonths = ["events", "attempts", "deliveries"].flatMap((t) => [partitionName(t as "events", m5), partitionName(t as "events", new Date()), `${t}_default`]);
     expect(dropped.filter((n) => keptMonths.includes(n) || !/_p\d{4}_\d{2}$/.test(n))).toEqual([]);
     expect(dropped).toEqual(expect.arrayContaining([partitionName("events", m6), partitionName("attempts", m6)]));
-    // A deliveries month is emptied in place, never dropped (lib/ledger/sql/partitions.ts, compactPartition).
+    // A deliveries month is never dropped; these, with a few rows each, lose their expired rows one by one
+    // (a month is emptied whole only from COMPACT_FROM finished rows on: test/retention-delivery-months.test.ts).
     expect(dropped.filter((n) => n.startsWith("deliveries"))).toEqual([]);
     expect((await db.pool.query(`SELECT count(*)::int AS n FROM ${partitionName("deliveries", m6)}`)).rows[0].n).toBe(0);
-    // The dropped months, the dead letter's event and attempt months swapped in place, and the two deliveries months emptied.
-    expect(r).toMatchObject({ partitions: dropped.length + 4, deliveries: 8, attempts: 8, events: 8 });
+    // The dropped months and the dead letter's event and attempt months, swapped in place.
+    expect(r).toMatchObject({ partitions: dropped.length + 2, deliveries: 8, attempts: 8, events: 8 });
 
     expect(names).not.toContain(partitionName("events", m6));
     expect(names).not.toContain(partitionName("attempts", m6));
@@ -112,7 +113,7 @@ describe("month partitions", () => {
     expect((await findAttempts(db.pool, [dead])).get(dead)).toEqual(deadAttempts);
     expect(await orphans()).toBe(0);
     const rec = (await db.pool.query("SELECT partitions_dropped, deliveries_removed, attempts_removed, events_removed FROM retention_runs")).rows;
-    expect(rec).toEqual([{ partitions_dropped: dropped.length + 4, deliveries_removed: 8, attempts_removed: 8, events_removed: 8 }]);
+    expect(rec).toEqual([{ partitions_dropped: dropped.length + 2, deliveries_removed: 8, attempts_removed: 8, events_removed: 8 }]);
 
     // A second run finds nothing: the swapped months hold only what is kept.
     const again = await runRetention(db.pool, db.prisma, { trigger: "manual", actor: "token:test-admin", batch: 2 });
@@ -132,8 +133,8 @@ describe("month partitions", () => {
       await holder.query("BEGIN");
       await holder.query(`LOCK TABLE ${month} IN ROW EXCLUSIVE MODE`);
       const r = await runRetention(db.pool, db.prisma, { trigger: "manual", actor: "token:test-admin", batch: 2 });
-      // The deliveries and the events months were swapped; the attempts month could not be.
-      expect(r).toMatchObject({ deliveries: 3, attempts: 0, events: 3, partitions: 2 });
+      // The events month was swapped (the deliveries went row by row); the attempts month could not be.
+      expect(r).toMatchObject({ deliveries: 3, attempts: 0, events: 3, partitions: 1 });
     } finally {
       await holder.query("ROLLBACK");
       holder.release();

@@ -20,6 +20,7 @@ import type pg from "pg";
 import { compactPartition, listPartitions, PartitionDropRefused, swapPartition, type PartitionInfo } from "../ledger/sql/partitions";
 import {
   attemptKept,
+  countFinishedIn,
   deliveryGoneIn,
   deliveryKeptRows,
   eventKept,
@@ -65,6 +66,15 @@ export async function swappedSpan(pool: pg.Pool, table: MonthTable, days: Tenant
 }
 
 export type MonthTable = "deliveries" | "events" | "attempts";
+
+/**
+ * A deliveries month is emptied whole (compactPartition, which locks it and
+ * so holds the worker's next cycle for as long as it runs) only while it
+ * holds at least this many finished rows: the first time its month expires.
+ * Afterwards it holds its kept rows, and what expires among them later is
+ * removed row by row.
+ */
+export const COMPACT_FROM = 10_000;
 export type Swapped = { partitions: number; deliveries: number; attempts: number; events: number };
 
 /**
@@ -73,10 +83,14 @@ export type Swapped = { partitions: number; deliveries: number; attempts: number
  * lock is not granted in time, or whose swap is refused, is left for the next
  * run (logged); for attempts, so is the default partition's sweep.
  */
-export async function swapExpiredMonths(pool: pg.Pool, table: MonthTable, days: TenantDays): Promise<Swapped> {
+export async function swapExpiredMonths(pool: pg.Pool, table: MonthTable, days: TenantDays, opts: { compactFrom?: number } = {}): Promise<Swapped> {
   const out: Swapped = { partitions: 0, deliveries: 0, attempts: 0, events: 0 };
   for (const p of await candidates(pool, table, days)) {
     const month = { from: p.from!, to: p.to! };
+    // A deliveries month emptied before holds few finished rows: the few that expire later go row by row
+    // (removeExpiredDeliveries), without locking the month again.
+    const compactFrom = opts.compactFrom ?? COMPACT_FROM;
+    if (table === "deliveries" && (await countFinishedIn(pool, p.name, compactFrom)) < compactFrom) continue;
     try {
       const r =
         table === "deliveries"

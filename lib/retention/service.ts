@@ -103,6 +103,8 @@ export type RunOptions = {
   signal?: AbortSignal;
   /** The daily run: skipped (null) when a scheduled run started less than this long ago, checked under the lock so two schedulers run once. */
   unlessRanWithinMs?: number;
+  /** A deliveries month is emptied whole from this many finished rows on (lib/retention/partitions.ts, COMPACT_FROM); tests use 1. */
+  compactFrom?: number;
 };
 
 const STOPPED = "stopped before it finished: its process was shutting down; what it removed is counted, and the next run removes the rest";
@@ -299,7 +301,7 @@ async function work(
   const wholeMonths = async (table: MonthTable) => {
     if (stop()) return;
     const t = Date.now();
-    const d = await swapExpiredMonths(pool, table, days);
+    const d = await swapExpiredMonths(pool, table, days, { compactFrom: opts.compactFrom });
     logger.info({ run: id, table, ...d, ms: Date.now() - t }, "retention: months swapped");
     if (d.partitions === 0 && d.deliveries === 0 && d.attempts === 0 && d.events === 0) return;
     const c = { partitions: d.partitions, deliveries: d.deliveries, attempts: d.attempts, events: d.events };
@@ -309,7 +311,6 @@ async function work(
 
   // The expired deliveries first: whole months of them (a delivery lives in its event's month), then the
   // rest in batches; their attempts in the months swapped next are left to the swap.
-  const deliveryMonths = await swappedSpan(pool, "deliveries", days);
   await wholeMonths("deliveries");
   const swapped = await swappedSpan(pool, "attempts", days);
   const t = Date.now();
@@ -318,7 +319,7 @@ async function work(
   for (;;) {
     if (stop()) return;
     const b = await inTx(client, async () => {
-      const r = await removeExpiredDeliveries(client, days, after, batch, swapped, deliveryMonths);
+      const r = await removeExpiredDeliveries(client, days, after, batch, swapped);
       await addRetentionCounts(client, id, { deliveries: r.deliveries, attempts: r.attempts });
       return r;
     });

@@ -104,8 +104,6 @@ export async function removeExpiredDeliveries(
   after: Keyset,
   limit = RETENTION_BATCH,
   swapped: SwappedSpan = null,
-  /** The deliveries months the run swaps: their rows are the swap's (not read here: the scan prunes them). */
-  swappedDeliveries: SwappedSpan = null,
 ): Promise<DeliveryBatch> {
   // An attempt is written in the transaction that records its delivery's outcome (delivered_at, resolved_at: now()),
   // so an expired delivery's attempts are all older than the cutoff: the months after it are not probed (a day's
@@ -119,7 +117,6 @@ export async function removeExpiredDeliveries(
            WHERE d.state IN ('delivered', 'resolved')
              AND greatest(d.delivered_at, d.resolved_at) < ${latestCutoff(p)}
              AND (greatest(d.delivered_at, d.resolved_at), d.id) > (coalesce(${after.at}::timestamptz, '-infinity'), ${after.id}::text)
-             ${swappedDeliveries ? sql`AND (d.event_at < ${swappedDeliveries.from} OR d.event_at >= ${swappedDeliveries.to})` : empty}
            ORDER BY greatest(d.delivered_at, d.resolved_at), d.id
            LIMIT ${limit}::int),
         victims AS (
@@ -470,6 +467,15 @@ const MONTH_TENANT = sql`(SELECT e.tenant FROM events e WHERE e.id = o.event_id 
  * the rest.
  */
 export const deliveryKept = (p: TenantDays): Sql => sql`NOT coalesce((${expiredAs(p, "o", p.overrides.length > 0 ? MONTH_TENANT : sql`NULL`)}), false)`;
+
+/** How many finished deliveries month `month` holds, counting no further than `limit` (an index-only count). */
+export async function countFinishedIn(db: LedgerDb, month: string, limit: number): Promise<number> {
+  const [r] = await queryRows<{ n: number }>(
+    db,
+    sql`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${Prisma.raw(quoteIdent(month))} WHERE state IN ('delivered', 'resolved') LIMIT ${limit}::int) x`,
+  );
+  return r.n;
+}
 
 /** Whether deliveries month `month` holds a row its compaction would drop (a finished row not kept). */
 export const deliveryGoneIn = (p: TenantDays, month: string): Sql =>
