@@ -238,7 +238,8 @@ export async function swapPartition(
  * rather than judge a row about to change. `settle` runs with the kept rows in the temporary
  * table `kept` before the truncate, and returns how many rows go (what the
  * month's delete triggers would have seen: a truncate fires none).
- * `anyGone` tells whether anything would go; when not, nothing is changed.
+ * `anyGone` tells whether anything would go (read before the lock); when
+ * not, nothing is changed.
  * A month with nothing to keep stays, empty.
  */
 export async function compactPartition(
@@ -252,13 +253,16 @@ export async function compactPartition(
   if (!p) throw new PartitionDropRefused(`${name} is not a partition of ${PARTITIONED_TABLES.join(" or ")}`);
   if (p.isDefault || !p.from || !p.to) throw new PartitionDropRefused(`${name} is a default partition; it is never compacted`);
   if (p.to.getTime() > now.getTime()) throw new PartitionDropRefused(`${name} holds a month that has not ended (until ${p.to.toISOString()})`);
+  // Before the lock, so the worker does not wait for them: whether anything would go (a month with nothing to remove is
+  // left alone), and one read of the kept rows, which brings their pages into memory for the read under the lock.
+  const [gone] = await queryRows<{ any: boolean }>(pool, sql`SELECT EXISTS (${q.anyGone}) AS any`);
+  if (!gone.any) return { table: p.table, removed: 0, kept: -1, swapped: false };
+  await queryRows(pool, sql`SELECT count(*) FROM (${q.keptRows}) k`);
   return inTransaction(pool, opts.lockTimeoutMs ?? PARTITION_LOCK_TIMEOUT_MS, async (c): Promise<SwapResult> => {
     await c.query(`SELECT pg_advisory_xact_lock(${PARTITION_LOCK})`);
     await c.query(`LOCK TABLE ${ident(name)} IN ACCESS EXCLUSIVE MODE`);
     await c.query("SET LOCAL statement_timeout = 0");
     await c.query("SET LOCAL work_mem = '256MB'");
-    const [gone] = await queryRows<{ any: boolean }>(c, sql`SELECT EXISTS (${q.anyGone}) AS any`);
-    if (!gone.any) return { table: p.table, removed: 0, kept: -1, swapped: false };
     const kept = await execute(c, sql`CREATE TEMPORARY TABLE kept ON COMMIT DROP AS ${q.keptRows}`);
     const removed = await q.settle(c);
     await c.query(`TRUNCATE ${ident(name)}`);
