@@ -24,7 +24,7 @@ const tenantIs = (tenant: string | null) => (tenant === null ? sql`e.tenant IS N
 
 /** A live event none of whose deliveries is still to be sent or in the DLQ. */
 const EXPUNGEABLE = sql`e.tombstone IS NULL
-  AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.event_at = e.created_at AND d.state IN ('pending', 'scheduled', 'in_flight', 'dead_letter'))`;
+  AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.event_at = e.created_at AND d.state IN ('pending', 'scheduled', 'in_flight', 'dead_letter') OFFSET 0)`;
 
 export type ExpungeBatch = { scanned: number; expunged: number; next: Keyset };
 
