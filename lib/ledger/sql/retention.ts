@@ -98,13 +98,7 @@ export type SwappedSpan = { from: Date; to: Date } | null;
  * (lib/retention/partitions.ts, swapExpiredMonths), which keeps only
  * attempts whose delivery is still there.
  */
-export async function removeExpiredDeliveries(
-  db: LedgerDb,
-  p: TenantDays,
-  after: Keyset,
-  limit = RETENTION_BATCH,
-  swapped: SwappedSpan = null,
-): Promise<DeliveryBatch> {
+export async function removeExpiredDeliveries(db: LedgerDb, p: TenantDays, after: Keyset, limit = RETENTION_BATCH, swapped: SwappedSpan = null): Promise<DeliveryBatch> {
   // An attempt is written in the transaction that records its delivery's outcome (delivered_at, resolved_at: now()),
   // so an expired delivery's attempts are all older than the cutoff: the months after it are not probed (a day's
   // slack). An attempt dated otherwise (a fixture's) is not removed here; it is never read without its delivery, and
