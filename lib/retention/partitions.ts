@@ -1,6 +1,8 @@
 // Whole-month removal (docs/DESIGN.md, Retention): events and attempts are
 // range-partitioned by month on created_at (migration 0021,
-// lib/ledger/sql/partitions.ts). A month that ended before every tenant's
+// lib/ledger/sql/partitions.ts), deliveries by their event's month (0029).
+// A deliveries month is emptied in place (compactPartition) the first time it
+// expires; for events and attempts, a month that ended before every tenant's
 // cutoff is swapped (swapPartition): the rows still needed (a dead letter's
 // attempts, an event a delivery still names) are copied into a new month
 // table that replaces the old one, which is dropped with everything else in
@@ -9,12 +11,12 @@
 // attempts of deliveries removed meanwhile are never read (no delivery names
 // them).
 //
-// Order in a run: the expired deliveries first, in batches (their attempts in
-// the months about to be swapped are left to the swap), then the attempts
-// months (keeping the attempts whose delivery is still there), then the
-// events months (keeping the events a delivery or a running batch still
-// names, and those their tenant's days keep), then the events of the months
-// not swapped, in batches.
+// Order in a run: the expired deliveries first, by whole months and then in
+// batches (their attempts in the months about to be swapped are left to the
+// swap), then the attempts months (keeping the attempts whose delivery is
+// still there), then the events months (keeping the events a delivery or a
+// running batch still names, and those their tenant's days keep), then the
+// events of the months not swapped, in batches.
 import "server-only";
 import type pg from "pg";
 import { compactPartition, listPartitions, PartitionDropRefused, swapPartition, type PartitionInfo } from "../ledger/sql/partitions";
@@ -54,13 +56,9 @@ async function candidates(pool: pg.Pool, table: MonthTable, days: TenantDays): P
   return (await listPartitions(pool)).filter((p) => p.table === table && !p.isDefault && p.to && new Date(p.to).getTime() <= latestCutoff);
 }
 
-/**
- * The span of the months of `table` a run swaps ([first from, last to)), null
- * when none: their rows are not deleted row by row (a deliveries month the
- * swap could not take waits for the next run whole).
- */
-export async function swappedSpan(pool: pg.Pool, table: MonthTable, days: TenantDays): Promise<SwappedSpan> {
-  const months = await candidates(pool, table, days);
+/** The span of the attempts months a run will swap ([first from, last to)), null when none: their attempts are not deleted row by row. */
+export async function swappedAttemptSpan(pool: pg.Pool, days: TenantDays): Promise<SwappedSpan> {
+  const months = await candidates(pool, "attempts", days);
   if (months.length === 0) return null;
   return { from: new Date(Math.min(...months.map((m) => m.from!.getTime()))), to: new Date(Math.max(...months.map((m) => m.to!.getTime()))) };
 }
@@ -85,11 +83,11 @@ export type Swapped = { partitions: number; deliveries: number; attempts: number
  */
 export async function swapExpiredMonths(pool: pg.Pool, table: MonthTable, days: TenantDays, opts: { compactFrom?: number } = {}): Promise<Swapped> {
   const out: Swapped = { partitions: 0, deliveries: 0, attempts: 0, events: 0 };
+  const compactFrom = opts.compactFrom ?? COMPACT_FROM;
   for (const p of await candidates(pool, table, days)) {
     const month = { from: p.from!, to: p.to! };
     // A deliveries month emptied before holds few finished rows: the few that expire later go row by row
     // (removeExpiredDeliveries), without locking the month again.
-    const compactFrom = opts.compactFrom ?? COMPACT_FROM;
     if (table === "deliveries" && (await countFinishedIn(pool, p.name, compactFrom)) < compactFrom) continue;
     try {
       const r =
@@ -105,8 +103,8 @@ export async function swapExpiredMonths(pool: pg.Pool, table: MonthTable, days: 
                 beforeSwap: (c, copy) => removeDroppedEventKeys(c, month.from, month.to, copy).then(() => {}),
               });
       if (!r.swapped) continue;
-      // The copy's statistics, so the next months' swaps (which read the kept deliveries as one set) plan on them.
-      if (table === "deliveries" && r.kept > 0) await pool.query(`ANALYZE "${p.name}"`);
+      // The emptied month's statistics, so the attempts and events swaps that follow (which read its kept rows as one set) plan on them.
+      if (table === "deliveries") await pool.query(`ANALYZE "${p.name}"`);
       out.partitions++;
       out[table] += r.removed;
     } catch (err) {

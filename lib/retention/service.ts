@@ -52,7 +52,7 @@ import {
 import { countExpungeable, expungeEvents } from "../ledger/sql/expunge";
 import { retentionFromEnv } from "./policy";
 import { trackRun } from "./running";
-import { listPartitionSizes, swapExpiredMonths, swappedSpan, type MonthTable, type PartitionSize } from "./partitions";
+import { listPartitionSizes, swapExpiredMonths, swappedAttemptSpan, type MonthTable, type PartitionSize } from "./partitions";
 import { ZRetentionOverride, type TRetentionOverride } from "./schema";
 
 export type RetentionPolicy = {
@@ -312,7 +312,7 @@ async function work(
   // The expired deliveries first: whole months of them (a delivery lives in its event's month), then the
   // rest in batches; their attempts in the months swapped next are left to the swap.
   await wholeMonths("deliveries");
-  const swapped = await swappedSpan(pool, "attempts", days);
+  const swapped = await swappedAttemptSpan(pool, days);
   const t = Date.now();
   let removed = 0;
   let after: Keyset = KEYSET_START;

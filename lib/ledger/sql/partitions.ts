@@ -16,9 +16,6 @@ import { execute, Prisma, queryRows, sql, type Sql } from "../read/db";
 export const PARTITIONED_TABLES = ["events", "attempts", "deliveries"] as const;
 export type PartitionedTable = (typeof PARTITIONED_TABLES)[number];
 
-/** The column each table is partitioned on: a delivery lives in its event's month (migration 0029). */
-export const PARTITION_KEY: Record<PartitionedTable, string> = { events: "created_at", attempts: "created_at", deliveries: "event_at" };
-
 /** The advisory lock every partition change takes ("hlpart" in ASCII), the same as hl_ensure_partition's. */
 const PARTITION_LOCK = "x'686c70617274'::bigint";
 
@@ -114,6 +111,20 @@ export function partitionName(table: PartitionedTable, at: Date): string {
 
 export class PartitionDropRefused extends Error {}
 
+/**
+ * The partition `name` of one of `tables`, if it is a whole month that has
+ * ended by `now`: never a default partition, never the current month.
+ * Deliveries months are only ever emptied in place (compactPartition), never
+ * swapped: see there.
+ */
+async function endedMonth(db: Db, name: string, tables: PartitionedTable[], now = new Date()): Promise<PartitionInfo & { from: Date; to: Date }> {
+  const p = (await listPartitions(db)).find((x) => x.name === name);
+  if (!p || !tables.includes(p.table)) throw new PartitionDropRefused(`${name} is not a partition of ${tables.join(" or ")}`);
+  if (p.isDefault || !p.from || !p.to) throw new PartitionDropRefused(`${name} is a default partition; it is never removed`);
+  if (p.to.getTime() > now.getTime()) throw new PartitionDropRefused(`${name} holds a month that has not ended (until ${p.to.toISOString()})`);
+  return { ...p, from: p.from, to: p.to };
+}
+
 /** swapped: false when the month held nothing to remove and was left as it was. */
 export type SwapResult = { table: PartitionedTable; removed: number; kept: number; swapped: boolean };
 
@@ -140,11 +151,7 @@ export async function swapPartition(
   keep: Sql,
   opts: { now?: Date; lockTimeoutMs?: number; beforeSwap?: (c: pg.PoolClient, copy: string) => Promise<void>; detachTries?: number } = {},
 ): Promise<SwapResult> {
-  const now = opts.now ?? new Date();
-  const p = (await listPartitions(pool)).find((x) => x.name === name);
-  if (!p) throw new PartitionDropRefused(`${name} is not a partition of ${PARTITIONED_TABLES.join(" or ")}`);
-  if (p.isDefault || !p.from || !p.to) throw new PartitionDropRefused(`${name} is a default partition; it is never dropped`);
-  if (p.to.getTime() > now.getTime()) throw new PartitionDropRefused(`${name} holds a month that has not ended (until ${p.to.toISOString()})`);
+  const p = await endedMonth(pool, name, ["events", "attempts"], opts.now);
   const [from, to] = [p.from, p.to];
   const copy = `${name}_keep`;
   if (copy.length > 63) throw new PartitionDropRefused(`${name}: name too long for its copy`);
@@ -207,7 +214,7 @@ export async function swapPartition(
     const bound = `${copy}_bounds`;
     const range = `'${from.toISOString()}'`;
     const until = `'${to.toISOString()}'`;
-    await c.query(`ALTER TABLE ${ident(copy)} ADD CONSTRAINT ${ident(bound)} CHECK (${PARTITION_KEY[p.table]} >= ${range} AND ${PARTITION_KEY[p.table]} < ${until})`);
+    await c.query(`ALTER TABLE ${ident(copy)} ADD CONSTRAINT ${ident(bound)} CHECK (created_at >= ${range} AND created_at < ${until})`);
     await detach();
     await c.query(`ALTER TABLE ${ident(p.table)} ATTACH PARTITION ${ident(copy)} FOR VALUES FROM (${range}) TO (${until})`);
     await c.query(`DROP TABLE ${ident(name)}`);
@@ -248,11 +255,7 @@ export async function compactPartition(
   q: { anyGone: Sql; keptRows: Sql; settle: (c: pg.PoolClient) => Promise<number> },
   opts: { now?: Date; lockTimeoutMs?: number } = {},
 ): Promise<SwapResult> {
-  const now = opts.now ?? new Date();
-  const p = (await listPartitions(pool)).find((x) => x.name === name);
-  if (!p) throw new PartitionDropRefused(`${name} is not a partition of ${PARTITIONED_TABLES.join(" or ")}`);
-  if (p.isDefault || !p.from || !p.to) throw new PartitionDropRefused(`${name} is a default partition; it is never compacted`);
-  if (p.to.getTime() > now.getTime()) throw new PartitionDropRefused(`${name} holds a month that has not ended (until ${p.to.toISOString()})`);
+  const p = await endedMonth(pool, name, ["deliveries"], opts.now);
   // Before the lock, so the worker does not wait for them: whether anything would go (a month with nothing to remove is
   // left alone), and one read of the kept rows, which brings their pages into memory for the read under the lock.
   const [gone] = await queryRows<{ any: boolean }>(pool, sql`SELECT EXISTS (${q.anyGone}) AS any`);
