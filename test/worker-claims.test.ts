@@ -63,7 +63,7 @@ describe("claim tokens", () => {
     const mid = await db.pool.query("SELECT state FROM deliveries WHERE id = $1", [first.id]);
     expect(mid.rows[0].state).toBe("in_flight");
     // Shutdown release of the stale claim does nothing either.
-    expect(await releaseUnsent(db.pool, "w1", [{ id: first.id, prevState: "pending", claimToken: first.claimToken }])).toBe(0);
+    expect(await releaseUnsent(db.pool, "w1", [{ id: first.id, eventAt: first.eventAt, prevState: "pending", claimToken: first.claimToken }])).toBe(0);
 
     expect((await writeResults(db.pool, "w1", [delivered(second)])).map((r) => r.id)).toEqual([second.id]);
     const { rows: attempts } = await db.pool.query("SELECT attempt_number, outcome FROM attempts WHERE delivery_id = $1 ORDER BY attempt_number", [first.id]);

@@ -9,9 +9,12 @@ import type pg from "pg";
 import type { Logger } from "pino";
 import type { ClaimedRow } from "../lib/ledger/sql/claim";
 import { writeAndClaim } from "../lib/ledger/sql/write-and-claim";
+import { inFrozen } from "../lib/ledger/sql/freeze";
+import type { AttemptResult } from "../lib/ledger/sql/write-results";
 import { claimBatchSize } from "../lib/metrics/worker";
 import { dbBackoff } from "../lib/db/wait";
 import type { WorkerConfig } from "./config";
+import type { FreezeWatch } from "./freeze";
 import type { RateLimiter } from "./rate-limit";
 import type { ResultQueue } from "./results";
 import type { SecretsCache } from "./secrets";
@@ -28,6 +31,8 @@ export type LoopContext = {
   results: ResultQueue;
   secrets: SecretsCache;
   limiter: RateLimiter;
+  /** Deliveries months retention is emptying, left out of every cycle (lib/ledger/sql/freeze.ts). */
+  freeze: FreezeWatch;
   stopping: () => boolean;
   /** Resolves when the worker starts stopping: cuts a wait for the database short. */
   stopSignal: Promise<void>;
@@ -36,15 +41,25 @@ export type LoopContext = {
 export async function claimLoop(w: LoopContext): Promise<void> {
   const { batchSize, maxInFlight, pollIntervalMs } = w.config;
   let dbFailures = 0;
+  await w.freeze.ready;
   while (!w.stopping()) {
+    // No statement of an earlier cycle is running: a month frozen since is acknowledged, and left out from here on.
+    // One view of the freezes for the whole cycle: the statement leaves out exactly the months whose results are held.
+    const frozen = w.freeze.active;
+    const hold = frozen.length > 0 ? (r: AttemptResult) => inFrozen(r.eventAt, frozen) : undefined;
+    try {
+      await w.freeze.acknowledge();
+    } catch (err) {
+      w.log.warn({ err: (err as Error).message }, "could not acknowledge a partition freeze; retrying next cycle");
+    }
     const room = maxInFlight - w.slots.size;
     // Claim when a useful batch fits; otherwise only write, or wait for answers to free room.
-    const asked = room >= Math.min(batchSize, maxInFlight) / 4 || w.slots.size === 0 ? Math.min(batchSize, room) : 0;
-    if (asked === 0 && w.results.length === 0) {
+    const asked = frozen.every((f) => f.inFlight !== null) && (room >= Math.min(batchSize, maxInFlight) / 4 || w.slots.size === 0) ? Math.min(batchSize, room) : 0;
+    if (asked === 0 && w.results.ready(hold) === 0) {
       await w.wake.wait(pollIntervalMs);
       continue;
     }
-    const batch = w.results.take();
+    const batch = w.results.take(hold);
     let claimed: ClaimedRow[];
     w.slots.clearCredits(); // slots freed until now are free in this statement's snapshot
     try {
@@ -62,6 +77,7 @@ export async function claimLoop(w: LoopContext): Promise<void> {
               held: w.slots.heldIds(),
             }
           : null,
+        frozen,
       );
       if (dbFailures > 0) w.log.info("database reachable again");
       dbFailures = 0;
@@ -83,6 +99,6 @@ export async function claimLoop(w: LoopContext): Promise<void> {
       w.slots.place(claimed);
     }
     // Nothing more due (or no room) and no result waiting: sleep until an answer, a NOTIFY or the poll.
-    if (w.results.length === 0 && claimed.length < asked) await w.wake.wait(pollIntervalMs);
+    if (w.results.ready(hold) === 0 && claimed.length < asked) await w.wake.wait(pollIntervalMs);
   }
 }

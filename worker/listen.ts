@@ -4,13 +4,23 @@
 import pg from "pg";
 import type { Logger } from "pino";
 import { DELIVERIES_CHANNEL } from "../lib/ledger/notify";
+import { FREEZE_CHANNEL } from "../lib/ledger/sql/freeze";
 import { dbBackoff } from "../lib/db/wait";
 import { sleep } from "./wakeup";
 
 export class WorkListener {
   private client: pg.Client | null = null;
 
-  constructor(private readonly o: { databaseUrl: string; log: Logger; onNotify: () => void; stopping: () => boolean }) {}
+  constructor(
+    private readonly o: {
+      databaseUrl: string;
+      log: Logger;
+      onNotify: () => void;
+      /** A partition freeze begun, counted or ended (lib/ledger/sql/freeze.ts), or possibly missed while disconnected. */
+      onFreeze: () => void;
+      stopping: () => boolean;
+    },
+  ) {}
 
   /** Runs until the worker is stopping. */
   async run(): Promise<void> {
@@ -26,11 +36,13 @@ export class WorkListener {
       });
       try {
         await client.connect();
-        client.on("notification", () => this.o.onNotify());
-        await client.query(`LISTEN ${DELIVERIES_CHANNEL}`);
+        client.on("notification", (n) => (n.channel === FREEZE_CHANNEL ? this.o.onFreeze() : this.o.onNotify()));
+        await client.query(`LISTEN ${DELIVERIES_CHANNEL}; LISTEN ${FREEZE_CHANNEL}`);
         this.client = client;
         failures = 0;
-        this.o.onNotify(); // notifications may have been missed while disconnected
+        // Notifications may have been missed while disconnected.
+        this.o.onFreeze();
+        this.o.onNotify();
         await ended;
       } catch (err) {
         this.o.log.warn({ err: (err as Error).message }, "could not LISTEN; polling meanwhile");

@@ -29,14 +29,31 @@ export class ResultQueue {
     return this.pending.length;
   }
 
+  /** How many results take(hold) would return now. */
+  ready(hold?: (r: AttemptResult) => boolean): number {
+    if (!hold) return this.pending.length;
+    let n = 0;
+    for (const r of this.pending) if (!hold(r)) n++;
+    return n;
+  }
+
   push(r: AttemptResult) {
     this.pending.push(r);
     this.onResult();
   }
 
-  /** The next batch to write; its rows stay `answered` until written() or putBack(). */
-  take(): AttemptResult[] {
-    return (this.writing = this.pending.splice(0, BATCH));
+  /**
+   * The next batch to write; its rows stay `answered` until written() or
+   * putBack(). Results `hold` names stay queued, in order (their rows' month is
+   * frozen: worker/freeze.ts).
+   */
+  take(hold?: (r: AttemptResult) => boolean): AttemptResult[] {
+    if (!hold) return (this.writing = this.pending.splice(0, BATCH));
+    const out: AttemptResult[] = [];
+    const kept: AttemptResult[] = [];
+    for (const r of this.pending) (out.length < BATCH && !hold(r) ? out : kept).push(r);
+    this.pending = kept;
+    return (this.writing = out);
   }
 
   /** A batch that could not be written goes back to the front. */

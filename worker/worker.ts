@@ -20,6 +20,7 @@ import { releaseUnsent } from "../lib/ledger/sql/release-unsent";
 import { Attempts } from "./attempt";
 import { claimLoop } from "./claim-loop";
 import { workerConfig, type WorkerConfig, type WorkerOptions } from "./config";
+import { FreezeWatch } from "./freeze";
 import { heartbeat } from "./heartbeat";
 import { Prober } from "./probe";
 import { WorkListener } from "./listen";
@@ -45,6 +46,7 @@ export class DeliveryWorker {
   private readonly secrets: SecretsCache;
   private readonly attempts: Attempts;
   private readonly listener: WorkListener;
+  private readonly freeze: FreezeWatch;
   private readonly prober: Prober;
   private timers: NodeJS.Timeout[] = [];
   private stopping = false;
@@ -97,13 +99,25 @@ export class DeliveryWorker {
       holding: this.holding.signal,
       onResumed: () => this.wake.poke(),
     });
-    this.listener = new WorkListener({ databaseUrl: this.config.databaseUrl, log: this.log, onNotify: () => this.wake.poke(), stopping: () => this.stopping });
+    this.freeze = new FreezeWatch({ pool: this.pool, workerId: this.workerId, log: this.log, onChange: () => this.wake.poke() });
+    this.listener = new WorkListener({
+      databaseUrl: this.config.databaseUrl,
+      log: this.log,
+      onNotify: () => this.wake.poke(),
+      onFreeze: () => void this.freeze.reload(),
+      stopping: () => this.stopping,
+    });
   }
 
   start(): this {
     this.log.info({ batch: this.config.batchSize, maxInFlight: this.config.maxInFlight, allowPrivateTargets: this.config.allowPrivateTargets }, "worker started");
     void this.listener.run();
-    this.every(this.config.heartbeatIntervalMs, () => heartbeat(this.pool, { workerId: this.workerId, startedAt: this.startedAt }, this.log), true);
+    // The freezes are read again with each beat too: a NOTIFY missed, or a freeze expired (its retention run died).
+    this.every(
+      this.config.heartbeatIntervalMs,
+      () => heartbeat(this.pool, { workerId: this.workerId, startedAt: this.startedAt }, this.log).then(() => this.freeze.reload()),
+      true,
+    );
     this.every(this.config.reapIntervalMs, () => reapExpiredLeases(this.pool, this.log, () => this.wake.poke()), true);
     // Due probes of subscriptions paused for failing are looked for as often as expired leases: both are rare, cheap to find and not urgent to the second.
     this.every(this.config.reapIntervalMs, () => this.prober.tick());
@@ -117,6 +131,7 @@ export class DeliveryWorker {
       results: this.results,
       secrets: this.secrets,
       limiter: this.limiter,
+      freeze: this.freeze,
       stopping: () => this.stopping,
       stopSignal: this.stopSignal,
     });

@@ -10,10 +10,9 @@
 //   the daily run or `hookledger retention run` runs it, bounded by
 //   `retentionSeconds` (stopped between batches, as the worker's shutdown
 //   stops it; what committed stays counted). Target: three months in under
-//   60 s. Meanwhile a probe does what the worker's result write does to the
-//   tables (an attempt into the current month, its delivery's row updated, one
-//   transaction) every 50 ms; its slowest write is how long the run stalled
-//   a worker. Target: no stall over 1 s.
+//   60 s. Meanwhile the real worker drains an event published every 50 ms
+//   (startDrainProbe); the latest of those deliveries is how long the run
+//   stalled the drain. Target: no delivery over 1 s late.
 import pg from "pg";
 import { round, summary } from "../lib/stats";
 import type { PrismaClient } from "../../lib/db/prisma";
@@ -22,6 +21,8 @@ import { enqueueEvents } from "../../lib/ledger/sql/enqueue";
 import { eventRow } from "../../lib/events/publish";
 import { runRetention } from "../../lib/retention/service";
 import { SYSTEM } from "../../lib/auth/principal";
+import { DeliveryWorker } from "../../worker/worker";
+import { createSubs } from "../lib/seed";
 
 export type ScaleLifecycleOptions = { spanDays: number; retentionSeconds: number };
 
@@ -39,7 +40,7 @@ export async function runScaleLifecycle(url: string, prisma: PrismaClient, o: Sc
         return { error };
       }
     };
-    return { erasure: await step("erasure", () => erasure(db, prisma, log)), retention: await step("retention", () => retention(db, prisma, o, log)) };
+    return { erasure: await step("erasure", () => erasure(db, prisma, log)), retention: await step("retention", () => retention(db, url, prisma, o, log)) };
   } finally {
     await db.end().catch(() => {});
   }
@@ -68,52 +69,26 @@ async function erasure(db: pg.Pool, prisma: PrismaClient, log: (m: string) => vo
   return { events: r.events, deliveries: r.deliveries, seconds: round(seconds, 2), targetSeconds: 2, meetsTarget: seconds < 2 };
 }
 
-async function retention(db: pg.Pool, prisma: PrismaClient, o: ScaleLifecycleOptions, log: (m: string) => void) {
+async function retention(db: pg.Pool, url: string, prisma: PrismaClient, o: ScaleLifecycleOptions, log: (m: string) => void) {
   const days = Math.floor(o.spanDays / 2);
   // The policy comes from the environment, as in the worker.
   const previous = process.env.HOOKLEDGER_RETENTION_DAYS;
   process.env.HOOKLEDGER_RETENTION_DAYS = String(days);
   try {
-    return await retentionRun(db, prisma, o, days, log);
+    return await retentionRun(db, url, prisma, o, days, log);
   } finally {
     if (previous === undefined) delete process.env.HOOKLEDGER_RETENTION_DAYS;
     else process.env.HOOKLEDGER_RETENTION_DAYS = previous;
   }
 }
 
-async function retentionRun(db: pg.Pool, prisma: PrismaClient, o: ScaleLifecycleOptions, days: number, log: (m: string) => void) {
+async function retentionRun(db: pg.Pool, url: string, prisma: PrismaClient, o: ScaleLifecycleOptions, days: number, log: (m: string) => void) {
   // What the run would remove, by the run's own dry run (counts only).
   const p0 = performance.now();
   const preview = await runRetention(db, prisma, { dryRun: true, trigger: "manual", actor: "bench" });
   const previewSeconds = round((performance.now() - p0) / 1000, 1);
   const expired = { deliveries: preview!.deliveries, attempts: preview!.attempts, events: preview!.events };
-  // The probe's delivery: a pending one of this month (the erasure's warm-up published it beside others).
-  const { rows: target } = await db.query<{ id: string; subscription_id: string }>(
-    "SELECT id, subscription_id FROM deliveries WHERE state = 'pending' ORDER BY created_at DESC LIMIT 1",
-  );
-  if (!target[0]) throw new Error("no pending delivery for the result-write probe");
-  const probeMs: number[] = [];
-  let probing = true;
-  const probe = (async () => {
-    const c = await db.connect();
-    try {
-      for (let n = 1; probing; n++) {
-        const t = performance.now();
-        await c.query("BEGIN");
-        await c.query(
-          `INSERT INTO attempts (delivery_id, subscription_id, attempt_number, trigger, started_at, duration_ms, outcome, status_code, error_class, worker_id)
-           VALUES ($1, $2, $3, 'scheduled', now(), 20, 'retry', 503, 'http_5xx', 'bench-probe')`,
-          [target[0].id, target[0].subscription_id, n],
-        );
-        await c.query("UPDATE deliveries SET updated_at = now(), last_attempt_at = now() WHERE id = $1", [target[0].id]);
-        await c.query("COMMIT");
-        probeMs.push(performance.now() - t);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    } finally {
-      c.release();
-    }
-  })();
+  const probe = await startDrainProbe(db, url);
   const stop = new AbortController();
   const timer = setTimeout(() => stop.abort(), o.retentionSeconds * 1000);
   const t0 = performance.now();
@@ -121,13 +96,11 @@ async function retentionRun(db: pg.Pool, prisma: PrismaClient, o: ScaleLifecycle
     const r = await runRetention(db, prisma, { trigger: "manual", actor: "bench", signal: stop.signal });
     const seconds = (performance.now() - t0) / 1000;
     const finished = !stop.signal.aborted;
-    probing = false;
-    await probe;
-    const p = summary(probeMs);
+    const p = summary(await probe.stop());
     const removed = { deliveries: r!.deliveries, attempts: r!.attempts, events: r!.events, partitions: r!.partitions };
     const perSecond = round((removed.deliveries + removed.attempts + removed.events) / seconds, 0);
     log(
-      `dashboard10m: retention at ${days} days ${finished ? "finished" : `stopped after ${o.retentionSeconds} s`} in ${round(seconds, 1)} s: removed ${JSON.stringify(removed)} of ${JSON.stringify(expired)} (dry run ${previewSeconds} s); result-write probe p50 ${p.p50} ms, max ${p.max} ms`,
+      `dashboard10m: retention at ${days} days ${finished ? "finished" : `stopped after ${o.retentionSeconds} s`} in ${round(seconds, 1)} s: removed ${JSON.stringify(removed)} of ${JSON.stringify(expired)} (dry run ${previewSeconds} s); drain lateness p50 ${p.p50} ms, max ${p.max} ms (${p.n} deliveries)`,
     );
     return {
       retentionDays: days,
@@ -139,11 +112,65 @@ async function retentionRun(db: pg.Pool, prisma: PrismaClient, o: ScaleLifecycle
       rowsPerSecond: perSecond,
       targetSeconds: 60,
       meetsTarget: finished && seconds < 60,
-      resultWriteProbe: { ...p, targetMaxMs: 1000, meetsTarget: (p.max ?? 0) < 1000 },
+      drainLateness: { ...p, targetMaxMs: 1000, meetsTarget: (p.max ?? 0) < 1000 },
     };
   } finally {
     clearTimeout(timer);
-    probing = false;
-    await probe.catch(() => {});
+    await probe.stop().catch(() => {});
   }
+}
+
+/**
+ * The drain during the run: the real DeliveryWorker in this process (its
+ * sender answering 204 at once, as in bench/db-drain.ts, so the lateness is
+ * the ledger's, not a network's), delivering an event published every 50 ms
+ * to a subscription of its own; every other subscription is paused, so the
+ * worker sends nothing else. `stop` returns each delivery's lateness
+ * (delivered_at - created_at) in ms.
+ */
+async function startDrainProbe(db: pg.Pool, url: string) {
+  await db.query("UPDATE subscriptions SET state = 'paused' WHERE state = 'active'");
+  await db.query("DELETE FROM subscriptions WHERE id = 'sub_bench_probe'");
+  await createSubs(db, [{ id: "sub_bench_probe", url: "http://127.0.0.1:9/probe", eventTypes: ["bench.probe"], maxConcurrency: 20 }]);
+  const worker = new DeliveryWorker({ databaseUrl: url, allowPrivateTargets: true, handleSignals: false });
+  (worker.sender as { send: unknown }).send = async () => ({
+    outcome: "response",
+    statusCode: 204,
+    errorClass: null,
+    errorMessage: null,
+    retryAfter: null,
+    durationMs: 1,
+    responseExcerpt: null,
+    responseHeaders: null,
+    ambiguous: false,
+  });
+  worker.start();
+  let publishing = true;
+  const published = (async () => {
+    for (let n = 1; publishing; n++) {
+      await enqueueEvents(db, [eventRow({ id: `evt_bench_probe_${n}`, type: "bench.probe", data: { n } })]);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  let stopped: Promise<number[]> | null = null;
+  return {
+    stop: () =>
+      (stopped ??= (async () => {
+        publishing = false;
+        await published;
+        // Every probe event delivered (within a minute), then the worker stopped.
+        for (let i = 0; i < 600; i++) {
+          const { rows } = await db.query<{ open: number }>(
+            "SELECT count(*)::int AS open FROM deliveries WHERE subscription_id = 'sub_bench_probe' AND state <> 'delivered'",
+          );
+          if (rows[0].open === 0) break;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        await worker.stop();
+        const { rows } = await db.query<{ ms: number }>(
+          "SELECT (EXTRACT(EPOCH FROM coalesce(delivered_at, now()) - created_at) * 1000)::float8 AS ms FROM deliveries WHERE subscription_id = 'sub_bench_probe'",
+        );
+        return rows.map((r) => r.ms);
+      })()),
+  };
 }

@@ -66,9 +66,10 @@ export async function swappedAttemptSpan(pool: pg.Pool, days: TenantDays): Promi
 export type MonthTable = "deliveries" | "events" | "attempts";
 
 /**
- * A deliveries month is emptied whole (compactPartition, which locks it and
- * so holds the worker's next cycle for as long as it runs) only while it
- * holds at least this many finished rows: the first time its month expires.
+ * A deliveries month is emptied whole (compactPartition, which locks it; the
+ * workers leave it out meanwhile, but the dashboard's reads of every month
+ * wait for it) only while it holds at least this many finished rows: the
+ * first time its month expires.
  * Afterwards it holds its kept rows, and what expires among them later is
  * removed row by row.
  */
@@ -92,11 +93,16 @@ export async function swapExpiredMonths(pool: pg.Pool, table: MonthTable, days: 
     try {
       const r =
         table === "deliveries"
-          ? await compactPartition(pool, p.name, {
-              anyGone: deliveryGoneIn(days, p.name),
-              keptRows: deliveryKeptRows(days, p.name),
-              settle: (c) => settleDroppedDeliveries(c, p.name),
-            })
+          ? await compactPartition(
+              pool,
+              p.name,
+              {
+                anyGone: deliveryGoneIn(days, p.name),
+                keptRows: deliveryKeptRows(days, p.name),
+                settle: (c) => settleDroppedDeliveries(c, p.name),
+              },
+              { log: logger },
+            )
           : table === "attempts"
             ? await swapPartition(pool, p.name, attemptKept(month.to))
             : await swapPartition(pool, p.name, eventKept(days, month), {

@@ -3,6 +3,7 @@
 // by state (docs/DESIGN.md invariant 3) and leases each row it returns.
 import "server-only";
 import type pg from "pg";
+import { frozenInFlight, outsideFrozen, type Freeze } from "./freeze";
 
 export type ClaimedRow = {
   id: string;
@@ -61,6 +62,12 @@ export type ClaimOptions = {
    * claim prefetches nothing.
    */
   held?: string[];
+  /**
+   * Deliveries months retention is emptying (./freeze.ts): left out of the
+   * statement when it is planned, their in-flight rows counted from the
+   * freeze instead.
+   */
+  frozen?: readonly Freeze[];
 };
 
 /**
@@ -82,17 +89,26 @@ export type ClaimOptions = {
  * probes the event's month only, not every month (test/partition-plans.test.ts).
  * `p` names the statement's parameters.
  */
-export const claimCtes = (p: { owner: string; limit: string; perSub: string; exclude: string; slack: string; answered: string; held: string }) => `
+export const claimCtes = (p: {
+  owner: string;
+  limit: string;
+  perSub: string;
+  exclude: string;
+  slack: string;
+  answered: string;
+  held: string;
+  frozen?: readonly Freeze[];
+}) => `
      subs AS MATERIALIZED (
        SELECT s.id, s.url, s.retry_policy, s.rate_limit_per_second,
               s.max_concurrency - f.busy AS room,
               GREATEST(0, s.max_concurrency - f.busy) + CASE WHEN ${p.held}::text[] IS NULL THEN 0 ELSE GREATEST(0, f.mine_wire - f.mine_held) END AS take
        FROM subscriptions s
        CROSS JOIN LATERAL (
-         SELECT count(*) FILTER (WHERE NOT (f.id = ANY(${p.answered}::text[]))) AS busy,
+         SELECT count(*) FILTER (WHERE NOT (f.id = ANY(${p.answered}::text[]))) + ${frozenInFlight("s.id", p.frozen ?? [])} AS busy,
                 count(*) FILTER (WHERE f.lease_owner = ${p.owner} AND NOT (f.id = ANY(${p.answered}::text[])) AND NOT (f.id = ANY(${p.held}::text[]))) AS mine_wire,
                 count(*) FILTER (WHERE f.id = ANY(${p.held}::text[])) AS mine_held
-           FROM deliveries f WHERE f.subscription_id = s.id AND f.state = 'in_flight'
+           FROM deliveries f WHERE f.subscription_id = s.id AND f.state = 'in_flight'${outsideFrozen("f", p.frozen ?? [])}
        ) f
        WHERE s.state = 'active' AND s.archived_at IS NULL AND NOT (s.id = ANY(${p.exclude}::text[]))
        ORDER BY random()
@@ -101,7 +117,7 @@ export const claimCtes = (p: { owner: string; limit: string; perSub: string; exc
        SELECT c.id, c.event_at, c.state AS prev_state, c.event_id, subs.id AS sub_id
        FROM subs CROSS JOIN LATERAL (
          SELECT d.id, d.event_at, d.state, d.event_id FROM deliveries d
-         WHERE d.subscription_id = subs.id AND d.state IN ('pending', 'scheduled') AND d.next_attempt_at <= now()
+         WHERE d.subscription_id = subs.id AND d.state IN ('pending', 'scheduled') AND d.next_attempt_at <= now()${outsideFrozen("d", p.frozen ?? [])}
          ORDER BY d.next_attempt_at
          LIMIT LEAST(subs.take, ${p.perSub}::int, COALESCE(subs.rate_limit_per_second, ${p.perSub}::int))
          FOR UPDATE SKIP LOCKED
@@ -118,7 +134,7 @@ export const claimCtes = (p: { owner: string; limit: string; perSub: string; exc
          FROM cand
          JOIN subs s ON s.id = cand.sub_id
          JOIN events e ON e.id = cand.event_id AND e.created_at = cand.event_at
-        WHERE d.id = cand.id AND d.event_at = cand.event_at AND d.state IN ('pending', 'scheduled')
+        WHERE d.id = cand.id AND d.event_at = cand.event_at AND d.state IN ('pending', 'scheduled')${outsideFrozen("d", p.frozen ?? [])}
        RETURNING d.id, d.delivery_key AS "deliveryKey", d.subscription_id AS "subscriptionId", d.event_id AS "eventId", d.event_at::text AS "eventAt",
                  cand.prev_state AS "prevState", d.leased_at::text AS "claimToken", d.attempt_count AS "attemptCount", d.total_attempts AS "totalAttempts",
                  (extract(epoch FROM d.run_started_at) * 1000)::float8 AS "runStartedAt", (extract(epoch FROM d.next_attempt_at) * 1000)::float8 AS "dueAt",
@@ -136,7 +152,7 @@ export const claimParams = (o: ClaimOptions) => [o.limit, o.perSubscription, o.e
  */
 export async function claimDeliveries(db: pg.Pool | pg.PoolClient, opts: ClaimOptions): Promise<ClaimedRow[]> {
   const { rows } = await db.query({
-    text: `WITH ${claimCtes({ owner: "$1", limit: "$2", perSub: "$3", exclude: "$4", slack: "$5", answered: "$6", held: "$7" })}
+    text: `WITH ${claimCtes({ owner: "$1", limit: "$2", perSub: "$3", exclude: "$4", slack: "$5", answered: "$6", held: "$7", frozen: opts.frozen })}
      SELECT * FROM claimed`,
     values: [opts.owner, ...claimParams(opts)],
   });

@@ -12,6 +12,7 @@ import "server-only";
 import type pg from "pg";
 import type { Logger } from "pino";
 import { execute, Prisma, queryRows, sql, type Sql } from "../read/db";
+import { withFrozenMonth } from "./freeze";
 
 export const PARTITIONED_TABLES = ["events", "attempts", "deliveries"] as const;
 export type PartitionedTable = (typeof PARTITIONED_TABLES)[number];
@@ -237,7 +238,9 @@ export async function swapPartition(
  * lock the parent and then, as they are planned, every month; a swap waiting
  * for the parent's lock to detach a month that the worker waits for would be
  * a deadlock, and was (the 1 M bench). Here only the month is locked, ACCESS
- * EXCLUSIVE from the first read to the commit: taken at once, not raised
+ * EXCLUSIVE from the first read to the commit, with the month frozen
+ * (./freeze.ts) so that the workers' statements leave it out and do not wait
+ * for that lock. The lock is taken at once, not raised
  * from a weaker mode later, since a statement that read the month under the
  * weaker lock and then waits to lock rows in it would hold what the raise
  * waits for (a deadlock, seen with EXCLUSIVE then TRUNCATE). A row locked FOR
@@ -253,7 +256,13 @@ export async function compactPartition(
   pool: pg.Pool,
   name: string,
   q: { anyGone: Sql; keptRows: Sql; settle: (c: pg.PoolClient) => Promise<number> },
-  opts: { now?: Date; lockTimeoutMs?: number } = {},
+  opts: {
+    now?: Date;
+    lockTimeoutMs?: number;
+    ackTimeoutMs?: number;
+    log?: Logger;
+    /** Runs in the transaction, after the lock (tests hold the lock with it). */ locked?: (c: pg.PoolClient) => Promise<void>;
+  } = {},
 ): Promise<SwapResult> {
   const p = await endedMonth(pool, name, ["deliveries"], opts.now);
   // Before the lock, so the worker does not wait for them: whether anything would go (a month with nothing to remove is
@@ -261,17 +270,26 @@ export async function compactPartition(
   const [gone] = await queryRows<{ any: boolean }>(pool, sql`SELECT EXISTS (${q.anyGone}) AS any`);
   if (!gone.any) return { table: p.table, removed: 0, kept: -1, swapped: false };
   await queryRows(pool, sql`SELECT count(*) FROM (${q.keptRows}) k`);
-  return inTransaction(pool, opts.lockTimeoutMs ?? PARTITION_LOCK_TIMEOUT_MS, async (c): Promise<SwapResult> => {
-    await c.query(`SELECT pg_advisory_xact_lock(${PARTITION_LOCK})`);
-    await c.query(`LOCK TABLE ${ident(name)} IN ACCESS EXCLUSIVE MODE`);
-    await c.query("SET LOCAL statement_timeout = 0");
-    await c.query("SET LOCAL work_mem = '256MB'");
-    const kept = await execute(c, sql`CREATE TEMPORARY TABLE kept ON COMMIT DROP AS ${q.keptRows}`);
-    const removed = await q.settle(c);
-    await c.query(`TRUNCATE ${ident(name)}`);
-    await c.query(`INSERT INTO ${ident(name)} SELECT * FROM kept`);
-    return { table: p.table, removed, kept, swapped: true };
-  });
+  // Frozen (./freeze.ts): the workers leave the month out of their statements while it is locked, so they do not wait.
+  const month = { name: ident(name).slice(1, -1), from: p.from, to: p.to };
+  return withFrozenMonth(
+    pool,
+    month,
+    () =>
+      inTransaction(pool, opts.lockTimeoutMs ?? PARTITION_LOCK_TIMEOUT_MS, async (c): Promise<SwapResult> => {
+        await c.query(`SELECT pg_advisory_xact_lock(${PARTITION_LOCK})`);
+        await c.query(`LOCK TABLE ${ident(name)} IN ACCESS EXCLUSIVE MODE`);
+        if (opts.locked) await opts.locked(c);
+        await c.query("SET LOCAL statement_timeout = 0");
+        await c.query("SET LOCAL work_mem = '256MB'");
+        const kept = await execute(c, sql`CREATE TEMPORARY TABLE kept ON COMMIT DROP AS ${q.keptRows}`);
+        const removed = await q.settle(c);
+        await c.query(`TRUNCATE ${ident(name)}`);
+        await c.query(`INSERT INTO ${ident(name)} SELECT * FROM kept`);
+        return { table: p.table, removed, kept, swapped: true };
+      }),
+    { ackTimeoutMs: opts.ackTimeoutMs, log: opts.log },
+  );
 }
 
 /** Thrown to undo a swap's transaction when every one of the month's `rows` is kept. */

@@ -4,6 +4,7 @@
 import "server-only";
 import type pg from "pg";
 import { claimCtes, claimDeliveries, claimParams, type ClaimedRow, type ClaimOptions } from "./claim";
+import type { Freeze } from "./freeze";
 import { releaseUnsent } from "./release-unsent";
 import { hasGone, resultsJson, writeCtes, writeResults, type AttemptResult } from "./write-results";
 
@@ -18,19 +19,21 @@ import { hasGone, resultsJson, writeCtes, writeResults, type AttemptResult } fro
  * subscription the write disables for a 410, so a batch holding a 410 claims
  * nothing (`claim` null does the same), and the rows it claims for a
  * subscription the write pauses for failing are released before the commit. The claimed rows' leases are committed
- * before any of them is sent.
+ * before any of them is sent. `frozen` months (./freeze.ts) are left out of
+ * both halves when they are planned: the caller holds their rows' results.
  */
 export async function writeAndClaim(
   db: pg.Pool,
   owner: string,
   results: AttemptResult[],
   claim: Omit<ClaimOptions, "owner"> | null,
+  frozen: readonly Freeze[] = [],
 ): Promise<{ applied: AttemptResult[]; claimed: ClaimedRow[] }> {
-  if (!claim || hasGone(results)) return { applied: await writeResults(db, owner, results), claimed: [] };
+  if (!claim || hasGone(results)) return { applied: await writeResults(db, owner, results, frozen), claimed: [] };
   return inClaimLock(db, async (c) => {
-    if (results.length === 0) return { applied: [], claimed: await claimDeliveries(c, { owner, ...claim }) };
+    if (results.length === 0) return { applied: [], claimed: await claimDeliveries(c, { owner, ...claim, frozen }) };
     const { rows } = await c.query<ClaimedRow & { ord: number | null; paused: boolean }>({
-      text: `WITH ${writeCtes(false)},${claimCtes({ owner: "$1", limit: "$3", perSub: "$4", exclude: "$5", slack: "$6", answered: "$7", held: "$8" })}
+      text: `WITH ${writeCtes(false, frozen)},${claimCtes({ owner: "$1", limit: "$3", perSub: "$4", exclude: "$5", slack: "$6", answered: "$7", held: "$8", frozen })}
        SELECT c.*, NULL::int AS ord, c."subscriptionId" IN (SELECT id FROM fw_paused) AS paused FROM claimed c
        UNION ALL
        SELECT c.*, u.ord, false FROM upd u LEFT JOIN claimed c ON false`,

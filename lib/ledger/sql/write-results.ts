@@ -4,6 +4,7 @@
 import "server-only";
 import type pg from "pg";
 import { failureWindowCtes } from "./failure-window";
+import { outsideFrozen, type Freeze } from "./freeze";
 
 export type AttemptResult = {
   id: string;
@@ -98,7 +99,7 @@ export const hasGone = (results: AttemptResult[]) => results.some((r) => r.deadL
  * lands, and the attempt row is joined to that result by position, never by
  * id. $1 is the owner, $2 the results (resultsJson).
  */
-export const writeCtes = (gone: boolean) => `
+export const writeCtes = (gone: boolean, frozen: readonly Freeze[] = []) => `
      r AS (
        SELECT o AS ord, id, state, next_at, status_code, error_class, error_message, dl_reason, started_at, duration_ms,
               CASE state WHEN 'scheduled' THEN 'retry' ELSE state END AS outcome, retry_after, headers, excerpt,
@@ -125,7 +126,7 @@ export const writeCtes = (gone: boolean) => `
               next_trigger = 'scheduled', next_actor = NULL,
               updated_at = now()
          FROM r
-        WHERE d.id = r.id AND d.event_at = r.at AND d.state = 'in_flight' AND d.lease_owner = $1 AND d.leased_at = r.claim_token
+        WHERE d.id = r.id AND d.event_at = r.at AND d.state = 'in_flight' AND d.lease_owner = $1 AND d.leased_at = r.claim_token${outsideFrozen("d", frozen)}
        RETURNING d.id, d.subscription_id, d.total_attempts AS attempt_number, r.dl_reason, r.ord
      ),
      ins AS (
@@ -141,10 +142,10 @@ export const writeCtes = (gone: boolean) => `
  * Writes a batch of attempt results (writeCtes) in one statement, so one
  * transaction. Returns the results that were applied.
  */
-export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, results: AttemptResult[]): Promise<AttemptResult[]> {
+export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, results: AttemptResult[], frozen: readonly Freeze[] = []): Promise<AttemptResult[]> {
   if (results.length === 0) return [];
   const { rows } = await db.query<{ ord: string }>({
-    text: `WITH ${writeCtes(hasGone(results))}
+    text: `WITH ${writeCtes(hasGone(results), frozen)}
      SELECT ord FROM upd`,
     // One JSON parameter (a native stringify) rather than seventeen arrays escaped element by element.
     values: [owner, resultsJson(results)],
