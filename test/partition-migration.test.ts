@@ -80,13 +80,13 @@ describe("migration 0021 on a database that already holds rows", () => {
         [d[0].id],
       );
       expect(Number(next.rows[0].id)).toBe(maxAttempt + 1);
-      // References: none from deliveries or attempts any more. An attempt's delivery is held by the ledger's
-      // own statements since 0023, a delivery's event since 0028 (test/retention-partitions.test.ts,
-      // test/backfill.test.ts); a batch item's event still has its key.
+      // References: none to event_keys any more. An attempt's delivery is held by the ledger's own statements
+      // since 0023, a delivery's event since 0028 (test/retention-partitions.test.ts, test/backfill.test.ts),
+      // a batch item's event since 0031 (an advisory lock: test/retention-partitions.test.ts).
       const { rows: refs } = await c.query(
         "SELECT conrelid::regclass::text AS t, conname FROM pg_constraint WHERE contype = 'f' AND confrelid = 'event_keys'::regclass ORDER BY 1",
       );
-      expect(refs).toEqual([{ t: "redrive_batch_items", conname: "redrive_batch_items_event_id_fkey" }]);
+      expect(refs).toEqual([]);
       // The enqueue still treats a stored id as a republish, and writes a new one once.
       const enq = await c.query(
         `SELECT event_id, delivery_id FROM hl_enqueue_events(ARRAY['evt_p2', 'evt_pnew'], ARRAY['assignment.graded', 'assignment.graded'],

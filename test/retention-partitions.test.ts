@@ -17,7 +17,7 @@ import { seedDelivery, seedSubscription } from "./dashboard-seed";
 import { rollupAttemptStats } from "../lib/dlq/sampler";
 import { ensurePartitions, listPartitions, monthStart, partitionName, swapPartition } from "../lib/ledger/sql/partitions";
 import { eventKept, KEYSET_START, removeDroppedEventKeys, removeExpiredEvents } from "../lib/ledger/sql/retention";
-import { createBackfillDeliveries } from "../lib/ledger/sql/backfill";
+import { createBackfillDeliveries, snapshotBackfillItems } from "../lib/ledger/sql/backfill";
 import { findAttempts } from "../lib/ledger/sql/find-deliveries";
 import { runRetention } from "../lib/retention/service";
 
@@ -152,6 +152,22 @@ describe("month partitions", () => {
   });
 });
 
+/** `fn` in a transaction of its own (removing event keys takes a lock held to the commit). */
+async function inTransaction<T>(fn: (c: import("pg").PoolClient) => Promise<T>): Promise<T> {
+  const c = await db.pool.connect();
+  try {
+    await c.query("BEGIN");
+    const out = await fn(c);
+    await c.query("COMMIT");
+    return out;
+  } catch (err) {
+    await c.query("ROLLBACK");
+    throw err;
+  } finally {
+    c.release();
+  }
+}
+
 describe("what names an event after its month was copied", () => {
   const m7 = new Date(monthStart(new Date(), -7).getTime() + 14 * 86_400_000);
   const days = { defaultDays: 90, overrides: [] };
@@ -214,7 +230,7 @@ describe("what names an event after its month was copied", () => {
       await pacer.query("BEGIN");
       const out = await createBackfillDeliveries(pacer, "rdb_m7p", "sub_lin", [{ seq: 1, event_id: "evt_m7_paced" }]);
       expect([...out.values()]).toEqual(["created"]);
-      const removal = removeExpiredEvents(db.pool, "lincoln", 90, KEYSET_START, 100);
+      const removal = inTransaction((c) => removeExpiredEvents(c, "lincoln", 90, KEYSET_START, 100));
       await new Promise((r) => setTimeout(r, 300));
       await pacer.query("UPDATE redrive_batches SET status = 'done', finished_at = now() WHERE id = 'rdb_m7p'");
       await pacer.query("COMMIT");
@@ -222,9 +238,41 @@ describe("what names an event after its month was copied", () => {
     } finally {
       pacer.release();
     }
-    await removeExpiredEvents(db.pool, "lincoln", 90, KEYSET_START, 100);
+    await inTransaction((c) => removeExpiredEvents(c, "lincoln", 90, KEYSET_START, 100));
     expect(await stillThere()).toContain("evt_m7_paced");
     const lost = await db.pool.query("SELECT d.id FROM deliveries d WHERE NOT EXISTS (SELECT 1 FROM event_keys k JOIN events e ON e.id = k.id WHERE k.id = d.event_id)");
     expect(lost.rows).toEqual([]);
+  });
+  it("a backfill snapshotting its items while its events' keys are being removed waits for the removal, and names none of them", async () => {
+    await addEvent("evt_m7_race");
+    const removal = await db.pool.connect();
+    const backfill = await db.pool.connect();
+    try {
+      await removal.query("BEGIN");
+      const r = await removeExpiredEvents(removal, "lincoln", 90, KEYSET_START, 100);
+      expect(r.events).toBeGreaterThan(0);
+      // The backfill begins while the removal has not committed: the event is still there in its snapshot's eyes.
+      await backfill.query("BEGIN");
+      await backfill.query(
+        `INSERT INTO redrive_batches (id, kind, filter, reason, actor, rate_per_second, matched) VALUES ('rdb_m7r', 'backfill', '{"subscriptionId":"sub_lin"}', 'late district', 'token:test-admin', 10, 0)`,
+      );
+      const items = snapshotBackfillItems(backfill, "rdb_m7r", {
+        subscriptionId: "sub_lin",
+        since: monthStart(m7).toISOString(),
+        until: monthStart(m7, 1).toISOString(),
+      });
+      await new Promise((res) => setTimeout(res, 300));
+      await removal.query("COMMIT");
+      await items;
+      await backfill.query("COMMIT");
+    } finally {
+      removal.release();
+      backfill.release();
+    }
+    const { rows } = await db.pool.query(
+      "SELECT i.event_id FROM redrive_batch_items i WHERE i.event_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM event_keys k WHERE k.id = i.event_id)",
+    );
+    expect(rows).toEqual([]);
+    expect(await stillThere()).not.toContain("evt_m7_race");
   });
 });

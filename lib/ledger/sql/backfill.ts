@@ -8,9 +8,17 @@
 // subscription_id) pair decides, whatever created it meanwhile), so running a
 // backfill twice, or two at once, creates each delivery once.
 import "server-only";
-import { queryRows, sql, type LedgerDb, type Sql } from "../read/db";
+import { execute, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
 
 export type BackfillWindow = { subscriptionId: string; since: string; until: string };
+
+/**
+ * The advisory lock that holds a batch item's event (migration 0031: no
+ * foreign key does). A backfill's item snapshot takes it shared; every
+ * statement removing event keys (retention) takes it exclusive, each to its
+ * transaction's end. An arbitrary constant ("hlevkey" in ASCII).
+ */
+export const EVENT_KEYS_LOCK = 0x686c65766b6579;
 
 /** Events e received in the window, not erased, that subscription s receives and has no delivery for. */
 function candidates(w: BackfillWindow): Sql {
@@ -42,8 +50,14 @@ export async function sampleBackfillMatches(db: LedgerDb, w: BackfillWindow, lim
   );
 }
 
-/** Snapshots the events into a batch's items, oldest received first (seq 1…n). Returns n. */
+/**
+ * Snapshots the events into a batch's items, oldest received first (seq
+ * 1…n), in the caller's transaction (which writes the running batch). Returns n.
+ * The lock first, in its own statement, so the insert's snapshot is taken
+ * after any removal of event keys under way has committed.
+ */
 export async function snapshotBackfillItems(db: LedgerDb, batchId: string, w: BackfillWindow): Promise<number> {
+  await execute(db, sql`SELECT pg_advisory_xact_lock_shared(${EVENT_KEYS_LOCK}::bigint)`);
   const [r] = await queryRows<{ n: number }>(
     db,
     sql`WITH ins AS (

@@ -24,8 +24,12 @@
 // the rollup has not folded yet (its id above the rollup's watermark) keeps its
 // delivery for the next run, so no attempt is removed before it is counted.
 import "server-only";
-import { empty, iso, Prisma, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
+import { empty, execute, iso, Prisma, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
 import { PartitionDropRefused } from "./partitions";
+import { EVENT_KEYS_LOCK } from "./backfill";
+
+/** Taken before a statement removes event keys, in its transaction (migration 0031: it holds a backfill item's event). */
+const lockEventKeys = (db: LedgerDb) => execute(db, sql`SELECT pg_advisory_xact_lock(${EVENT_KEYS_LOCK}::bigint)`);
 
 /** Deliveries read per batch: a few thousand rows locked for tens of milliseconds. */
 export const RETENTION_BATCH = 2_000;
@@ -191,6 +195,7 @@ export type EventBatch = { scanned: number; events: number; items: number; next:
 /** Removes one batch of a tenant's events older than `days` that no delivery needs; the keyset continues the walk. */
 export async function removeExpiredEvents(db: LedgerDb, tenant: string | null, days: number, after: Keyset, limit = RETENTION_BATCH): Promise<EventBatch> {
   const cutoff = sql`(now() - make_interval(days => ${days}::int))`;
+  await lockEventKeys(db);
   const [r] = await queryRows<{ scanned: number; events: number; items: number; last_at: string | null; last_id: string | null }>(
     db,
     sql`WITH scan AS (${eventScan(tenant, cutoff, after, limit)}),
@@ -564,10 +569,12 @@ export const eventKept = (p: TenantDays, month: { from: Date; to: Date } | null 
  * copy) refuses the swap, and nothing changes: deliveries have no foreign key
  * to event_keys (migration 0028), so this statement is what keeps a delivery
  * from outliving its event. Checked in the statement that removes the keys,
- * so the check and the removal see the same rows; a batch item written after
- * it waits for the removal (its own key to event_keys) and then fails.
+ * so the check and the removal see the same rows; a backfill snapshotting its
+ * items meanwhile waits for the swap's commit (EVENT_KEYS_LOCK, taken here and
+ * held to it) and then no longer sees the dropped events.
  */
 export async function removeDroppedEventKeys(db: LedgerDb, from: Date, to: Date, copy: string): Promise<number> {
+  await lockEventKeys(db);
   const [r] = await queryRows<{ n: number; named: number }>(
     db,
     sql`WITH gone AS (

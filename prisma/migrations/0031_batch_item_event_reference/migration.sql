@@ -1,0 +1,27 @@
+-- redrive_batch_items.event_id loses its foreign key to event_keys, the last
+-- one to that table: the ledger's statements hold the reference, as they do
+-- for a delivery's event since 0028.
+--
+-- Why: retention removes the keys of the events it drops, and each key
+-- removed paid the reverse check, a probe of redrive_batch_items per row.
+-- At 10 M deliveries that was 9.8 s of the 14 s it took to remove one
+-- month's 766,000 keys; without it the delete takes 0.6 s (BENCHMARKS.md,
+-- "A frozen month").
+--
+-- What holds the reference instead (docs/SCALING.md, "Event ids stay
+-- unique"): the advisory lock EVENT_KEYS_LOCK (lib/ledger/sql/backfill.ts).
+-- A backfill takes it shared before the statement that snapshots its events
+-- into the batch's items, and holds it to its commit; every statement that
+-- removes event keys takes it exclusive first and holds it to its own commit
+-- (a month swap, to the swap's end). So the items are written either before
+-- the removal, which then sees the running batch and keeps its events (or
+-- refuses the swap), or after it, from a snapshot that no longer holds the
+-- removed events. A backfill's step writes deliveries only for the items of
+-- its running batch, so nothing else can name a removed key.
+--
+-- Locks: dropping the constraint takes ACCESS EXCLUSIVE on
+-- redrive_batch_items and on event_keys for a catalog change: milliseconds
+-- once granted, nothing is scanned, but it waits for every transaction that
+-- reads either table (the ingest writes event_keys), and what comes after it
+-- waits in turn.
+ALTER TABLE redrive_batch_items DROP CONSTRAINT redrive_batch_items_event_id_fkey;
