@@ -56,9 +56,14 @@ async function candidates(pool: pg.Pool, table: MonthTable, days: TenantDays): P
   return (await listPartitions(pool)).filter((p) => p.table === table && !p.isDefault && p.to && new Date(p.to).getTime() <= latestCutoff);
 }
 
-/** The span of the attempts months a run will swap ([first from, last to)), null when none: their attempts are not deleted row by row. */
-export async function swappedAttemptSpan(pool: pg.Pool, days: TenantDays): Promise<SwappedSpan> {
-  const months = await candidates(pool, "attempts", days);
+/**
+ * The span of the months of `table` a run swaps ([first from, last to)), null
+ * when none: the row-by-row walks leave their rows to the swap (attempts) or
+ * to the swap just made (events). A month whose swap fails is then left
+ * whole, for the next run.
+ */
+export async function swappedSpan(pool: pg.Pool, table: "attempts" | "events", days: TenantDays): Promise<SwappedSpan> {
+  const months = await candidates(pool, table, days);
   if (months.length === 0) return null;
   return { from: new Date(Math.min(...months.map((m) => m.from!.getTime()))), to: new Date(Math.max(...months.map((m) => m.to!.getTime()))) };
 }

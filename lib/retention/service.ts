@@ -52,7 +52,7 @@ import {
 import { countExpungeable, expungeEvents } from "../ledger/sql/expunge";
 import { retentionFromEnv } from "./policy";
 import { trackRun } from "./running";
-import { listPartitionSizes, swapExpiredMonths, swappedAttemptSpan, type MonthTable, type PartitionSize } from "./partitions";
+import { listPartitionSizes, swapExpiredMonths, swappedSpan, type MonthTable, type PartitionSize } from "./partitions";
 import { ZRetentionOverride, type TRetentionOverride } from "./schema";
 
 export type RetentionPolicy = {
@@ -312,7 +312,7 @@ async function work(
   // The expired deliveries first: whole months of them (a delivery lives in its event's month), then the
   // rest in batches; their attempts in the months swapped next are left to the swap.
   await wholeMonths("deliveries");
-  const swapped = await swappedAttemptSpan(pool, days);
+  const swapped = await swappedSpan(pool, "attempts", days);
   const t = Date.now();
   let removed = 0;
   let after: Keyset = KEYSET_START;
@@ -331,24 +331,42 @@ async function work(
   logger.info({ run: id, deliveries: removed, ms: Date.now() - t }, "retention: expired deliveries removed");
 
   await wholeMonths("attempts");
+  // The events months this run swaps have just had every event judged (after every expired delivery went):
+  // the walk reads the events before and after them.
+  const eventMonths = await swappedSpan(pool, "events", days);
   await wholeMonths("events");
 
   const tenants = await listEventTenants(pool);
+  const te = Date.now();
+  let events = 0;
+  const ranges: { from: Keyset; before: Date | null }[] = eventMonths
+    ? [
+        { from: KEYSET_START, before: eventMonths.from },
+        { from: { at: eventMonths.to.toISOString(), id: "" }, before: null },
+      ]
+    : [{ from: KEYSET_START, before: null }];
   for (const tenant of tenants) {
-    let at: Keyset = KEYSET_START;
-    for (;;) {
-      if (stop()) return;
-      const b = await inTx(client, async () => {
-        const r = await removeExpiredEvents(client, tenant, daysFor(policy, tenant), at, batch);
-        await addRetentionCounts(client, id, { events: r.events });
-        return r;
-      });
-      add({ events: b.events });
-      if (b.scanned === 0) break;
-      at = b.next;
+    for (const range of ranges) {
+      let at = range.from;
+      for (;;) {
+        if (stop()) return;
+        const b = await inTx(client, async () => {
+          const r = await removeExpiredEvents(client, tenant, daysFor(policy, tenant), at, batch, range.before);
+          await addRetentionCounts(client, id, { events: r.events });
+          return r;
+        });
+        add({ events: b.events });
+        events += b.events;
+        // A short batch is the range's last.
+        if (b.scanned < batch) break;
+        at = b.next;
+      }
     }
   }
+  logger.info({ run: id, events, tenants: tenants.length, ms: Date.now() - te }, "retention: expired events removed");
 
+  const tx = Date.now();
+  let expunged = 0;
   for (const tenant of tenants) {
     const pd = payloadDaysFor(policy, tenant);
     if (pd === null) continue;
@@ -361,10 +379,12 @@ async function work(
         return r;
       });
       add({ expunged: b.expunged });
+      expunged += b.expunged;
       if (b.scanned === 0) break;
       at = b.next;
     }
   }
+  logger.info({ run: id, expunged, ms: Date.now() - tx }, "retention: payloads expunged");
 }
 
 /** What a run would remove and expunge now, changing nothing. */

@@ -192,9 +192,20 @@ const EVENT_UNNEEDED = sql`NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_
 
 export type EventBatch = { scanned: number; events: number; items: number; next: Keyset };
 
-/** Removes one batch of a tenant's events older than `days` that no delivery needs; the keyset continues the walk. */
-export async function removeExpiredEvents(db: LedgerDb, tenant: string | null, days: number, after: Keyset, limit = RETENTION_BATCH): Promise<EventBatch> {
-  const cutoff = sql`(now() - make_interval(days => ${days}::int))`;
+/**
+ * Removes one batch of a tenant's events older than `days` that no delivery needs; the keyset continues the walk.
+ * In the caller's transaction: it takes EVENT_KEYS_LOCK first, held to the commit.
+ */
+export async function removeExpiredEvents(
+  db: LedgerDb,
+  tenant: string | null,
+  days: number,
+  after: Keyset,
+  limit = RETENTION_BATCH,
+  /** Reads only events received before this (the walk's range ends there). */
+  before: Date | null = null,
+): Promise<EventBatch> {
+  const cutoff = before ? sql`least(now() - make_interval(days => ${days}::int), ${before}::timestamptz)` : sql`(now() - make_interval(days => ${days}::int))`;
   await lockEventKeys(db);
   const [r] = await queryRows<{ scanned: number; events: number; items: number; last_at: string | null; last_id: string | null }>(
     db,
@@ -575,18 +586,27 @@ export const eventKept = (p: TenantDays, month: { from: Date; to: Date } | null 
  */
 export async function removeDroppedEventKeys(db: LedgerDb, from: Date, to: Date, copy: string): Promise<number> {
   await lockEventKeys(db);
+  const copyTable = Prisma.raw(quoteIdent(copy));
   const [r] = await queryRows<{ n: number; named: number }>(
     db,
-    sql`WITH gone AS (
-          SELECT k.id, k.created_at FROM event_keys k
-           WHERE k.created_at >= ${from} AND k.created_at < ${to}
-             AND NOT EXISTS (SELECT 1 FROM ${Prisma.raw(quoteIdent(copy))} c WHERE c.id = k.id)),
-        named AS (
-          SELECT g.id FROM gone g
-           WHERE g.id IN (SELECT d.event_id FROM deliveries d WHERE d.event_at >= ${from} AND d.event_at < ${to})
-              OR EXISTS (SELECT 1 FROM redrive_batch_items i JOIN redrive_batches b ON b.id = i.batch_id WHERE i.event_id = g.id AND b.status = 'running')),
-        items AS (DELETE FROM redrive_batch_items i USING gone g WHERE i.event_id = g.id AND NOT EXISTS (SELECT 1 FROM named) RETURNING 1),
-        del AS (DELETE FROM event_keys x USING gone g WHERE x.id = g.id AND NOT EXISTS (SELECT 1 FROM named) RETURNING 1)
+    // Driven by the few rows that can name a dropped event (the month's kept deliveries, the running batches' items),
+    // and the keys removed by one range scan: built on the set of dropped keys, the statement took 4.4 s a month at 10 M.
+    sql`WITH named AS (
+          SELECT d.event_id AS id FROM deliveries d JOIN event_keys k ON k.id = d.event_id
+           WHERE d.event_at >= ${from} AND d.event_at < ${to} AND NOT EXISTS (SELECT 1 FROM ${copyTable} c WHERE c.id = d.event_id)
+          UNION
+          SELECT i.event_id FROM redrive_batch_items i JOIN redrive_batches b ON b.id = i.batch_id JOIN event_keys k ON k.id = i.event_id
+           WHERE b.status = 'running' AND k.created_at >= ${from} AND k.created_at < ${to} AND NOT EXISTS (SELECT 1 FROM ${copyTable} c WHERE c.id = i.event_id)),
+        items AS (
+          DELETE FROM redrive_batch_items i USING event_keys k
+           WHERE i.event_id = k.id AND k.created_at >= ${from} AND k.created_at < ${to}
+             AND NOT EXISTS (SELECT 1 FROM ${copyTable} c WHERE c.id = i.event_id) AND NOT EXISTS (SELECT 1 FROM named)
+          RETURNING 1),
+        del AS (
+          DELETE FROM event_keys x
+           WHERE x.created_at >= ${from} AND x.created_at < ${to}
+             AND NOT EXISTS (SELECT 1 FROM ${copyTable} c WHERE c.id = x.id) AND NOT EXISTS (SELECT 1 FROM named)
+          RETURNING 1)
         SELECT (SELECT count(*) FROM del)::int AS n, (SELECT count(*) FROM named)::int AS named`,
   );
   if (r.named > 0) throw new PartitionDropRefused(`${r.named} events the month drops are named by a delivery or a running batch written after its copy`);
