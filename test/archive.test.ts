@@ -19,6 +19,7 @@ import { findLookupResults } from "../lib/dashboard/lookup";
 import { claimDeliveries } from "../lib/ledger/sql/claim";
 import { writeResults, type AttemptResult } from "../lib/ledger/sql/write-results";
 import { databaseBefore } from "./migration-db";
+import { delivered, retried503 } from "./worker-helpers";
 
 let db: TestDb;
 let manager: string;
@@ -174,25 +175,7 @@ describe("POST /api/v1/subscriptions/:id/archive", () => {
     expect(r.json).toMatchObject({ superseded: 0, inFlight: 2 });
     expect(await states("sub_flight")).toEqual([{ state: "in_flight", resolution: null, n: 2 }]);
 
-    const result = (row: (typeof mine)[number], ok: boolean): AttemptResult => ({
-      id: row.id,
-      eventAt: row.eventAt,
-      claimToken: row.claimToken,
-      state: ok ? "delivered" : "scheduled",
-      nextAttemptAt: ok ? null : new Date(Date.now() - 1000),
-      statusCode: ok ? 204 : 503,
-      errorClass: ok ? null : "http_5xx",
-      errorMessage: ok ? null : "HTTP 503",
-      deadLetterReason: null,
-      startedAt: new Date(),
-      durationMs: 5,
-      retryAfterSeconds: null,
-      responseHeaders: null,
-      responseExcerpt: null,
-      ambiguous: false,
-      trigger: row.trigger,
-      actor: row.actor,
-    });
+    const result = (row: (typeof mine)[number], ok: boolean): AttemptResult => (ok ? delivered(row) : retried503(row, new Date(Date.now() - 1000)));
     const written = await writeResults(db.pool, "w1", [result(mine[0], true), result(mine[1], false)]);
     expect(written.map((w) => w.id).sort()).toEqual(mine.map((m) => m.id).sort());
     const attempts = await db.pool.query("SELECT outcome FROM attempts WHERE subscription_id = 'sub_flight' ORDER BY outcome");

@@ -11,13 +11,13 @@
 //   written once the month is free: one attempt, delivered.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
-import { FAST, createSub, startReceiver, type Receiver } from "./worker-helpers";
+import { FAST, createSub, delivered, startReceiver, type Receiver } from "./worker-helpers";
 import { startWorker, type DeliveryWorker } from "../worker/worker";
 import { publishEventStandalone } from "../lib/events/publish";
 import { compactPartition, ensurePartitions, monthStart, partitionName } from "../lib/ledger/sql/partitions";
 import { deliveryGoneIn, deliveryKeptRows, settleDroppedDeliveries, type TenantDays } from "../lib/ledger/sql/retention";
 import { claimDeliveries } from "../lib/ledger/sql/claim";
-import { writeResults, type AttemptResult } from "../lib/ledger/sql/write-results";
+import { writeResults } from "../lib/ledger/sql/write-results";
 import type { Freeze } from "../lib/ledger/sql/freeze";
 
 let db: TestDb;
@@ -86,25 +86,7 @@ describe("a frozen deliveries month", () => {
       try {
         await c.query("BEGIN");
         const claimed = await claimDeliveries(c, { owner: "w-locks", limit: 10, perSubscription: 10, leaseSlackSeconds: 5, excludeSubscriptions: [], frozen: f });
-        const result: AttemptResult[] = claimed.map((r) => ({
-          id: r.id,
-          eventAt: r.eventAt,
-          claimToken: r.claimToken,
-          state: "delivered",
-          nextAttemptAt: null,
-          statusCode: 204,
-          errorClass: null,
-          errorMessage: null,
-          deadLetterReason: null,
-          startedAt: new Date(),
-          durationMs: 1,
-          retryAfterSeconds: null,
-          responseHeaders: null,
-          responseExcerpt: null,
-          ambiguous: false,
-          trigger: "scheduled",
-          actor: null,
-        }));
+        const result = claimed.map(delivered);
         await writeResults(c, "w-locks", result, f);
         if (f.length > 0) {
           // The frozen month's due row is not claimed, and nothing of the month is locked.

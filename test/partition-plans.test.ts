@@ -6,9 +6,9 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
-import { createSub, seedEvents } from "./worker-helpers";
+import { createSub, delivered, seedEvents } from "./worker-helpers";
 import { claimCtes, claimParams, type ClaimedRow } from "../lib/ledger/sql/claim";
-import { resultsJson, writeCtes, type AttemptResult } from "../lib/ledger/sql/write-results";
+import { resultsJson, writeCtes } from "../lib/ledger/sql/write-results";
 import { findAttempts } from "../lib/ledger/sql/find-deliveries";
 import { ensurePartitions, listPartitions, monthStart, partitionName, PartitionDropRefused, swapPartition } from "../lib/ledger/sql/partitions";
 import { sql } from "../lib/ledger/read/db";
@@ -76,25 +76,7 @@ describe("hot-path plans on the partitioned tables", () => {
   it("the result write reads no month partition and its attempt rows land in the current month", async () => {
     const { rows } = await db.pool.query<ClaimedRow>(claimSql, claimValues());
     expect(rows.length).toBe(6);
-    const results: AttemptResult[] = rows.map((r) => ({
-      id: r.id,
-      eventAt: r.eventAt,
-      claimToken: r.claimToken,
-      state: "delivered",
-      nextAttemptAt: null,
-      statusCode: 204,
-      errorClass: null,
-      errorMessage: null,
-      deadLetterReason: null,
-      startedAt: new Date(),
-      durationMs: 3,
-      retryAfterSeconds: null,
-      responseHeaders: null,
-      responseExcerpt: null,
-      ambiguous: false,
-      trigger: "scheduled",
-      actor: null,
-    }));
+    const results = rows.map(delivered);
     const plan = await explain(`WITH ${writeCtes(false)} SELECT ord FROM upd`, ["w_part", resultsJson(results)]);
     // Nothing of attempts or events is read: the write reads deliveries and inserts into one attempts month.
     expect(plan.filter((n) => /^(attempts|events)_/.test(n["Relation Name"] ?? "") && n["Node Type"] !== "ModifyTable")).toEqual([]);

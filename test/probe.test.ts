@@ -5,7 +5,7 @@
 // meets a manual resume, and the endpoint's headers on a real probe.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
-import { createSub, seedEvents, startReceiver, waitFor, worker } from "./worker-helpers";
+import { createSub, delivered, retried503, seedEvents, startReceiver, waitFor, worker } from "./worker-helpers";
 import { claimDeliveries, type ClaimedRow } from "../lib/ledger/sql/claim";
 import { writeResults, type AttemptResult } from "../lib/ledger/sql/write-results";
 import { claimDueProbes, recordProbe } from "../lib/ledger/sql/probe";
@@ -21,25 +21,7 @@ afterAll(async () => db?.close());
 const sub = async (id: string) => (await db.pool.query("SELECT * FROM subscriptions WHERE id = $1", [id])).rows[0];
 
 function result(row: ClaimedRow, ok: boolean, startedAt: Date): AttemptResult {
-  return {
-    id: row.id,
-    eventAt: row.eventAt,
-    claimToken: row.claimToken,
-    state: ok ? "delivered" : "scheduled",
-    nextAttemptAt: ok ? null : new Date(Date.now() + 3600_000),
-    statusCode: ok ? 204 : 503,
-    errorClass: ok ? null : "http_5xx",
-    errorMessage: ok ? null : "HTTP 503",
-    deadLetterReason: null,
-    startedAt,
-    durationMs: 3,
-    retryAfterSeconds: null,
-    responseHeaders: null,
-    responseExcerpt: null,
-    ambiguous: false,
-    trigger: row.trigger,
-    actor: row.actor,
-  };
+  return { ...(ok ? delivered(row) : retried503(row, new Date(Date.now() + 3600_000))), startedAt };
 }
 
 /** Claims every due row of `id` and writes `outcomes` for them in one batch (true: delivered), attempt i started i seconds after `t0`. */

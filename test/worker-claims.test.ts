@@ -4,9 +4,9 @@
 // was applied to the second claim, so two results were written for one claim.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
-import { createSub, seedEvents } from "./worker-helpers";
+import { createSub, delivered, seedEvents } from "./worker-helpers";
 import { abandonLeases } from "../lib/ledger/sql/abandon-leases";
-import { claimDeliveries, type ClaimedRow } from "../lib/ledger/sql/claim";
+import { claimDeliveries } from "../lib/ledger/sql/claim";
 import { releaseUnsent } from "../lib/ledger/sql/release-unsent";
 import { writeAndClaim } from "../lib/ledger/sql/write-and-claim";
 import { writeResults, type AttemptResult } from "../lib/ledger/sql/write-results";
@@ -22,28 +22,6 @@ beforeAll(async () => {
 afterAll(async () => db?.close());
 
 const claimOpts = { owner: "w1", limit: 10, perSubscription: 10, leaseSlackSeconds: 30, excludeSubscriptions: ["sub_claims_batch"] };
-
-function delivered(row: ClaimedRow): AttemptResult {
-  return {
-    id: row.id,
-    eventAt: row.eventAt,
-    claimToken: row.claimToken,
-    state: "delivered",
-    nextAttemptAt: null,
-    statusCode: 204,
-    errorClass: null,
-    errorMessage: null,
-    deadLetterReason: null,
-    startedAt: new Date(),
-    durationMs: 3,
-    retryAfterSeconds: null,
-    responseHeaders: null,
-    responseExcerpt: null,
-    ambiguous: false,
-    trigger: row.trigger,
-    actor: row.actor,
-  };
-}
 
 describe("claim tokens", () => {
   it("a stale result of an earlier claim by the same worker is discarded; the current claim's result applies", async () => {

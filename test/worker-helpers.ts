@@ -7,6 +7,8 @@ import { generateSecret, sealSecret } from "../lib/subscriptions/secrets";
 import { seedEventsFanOut } from "../lib/ledger/sql/seed";
 import { startWorker, type DeliveryWorker } from "../worker/worker";
 import type { WorkerOptions } from "../worker/config";
+import type { ClaimedRow } from "../lib/ledger/sql/claim";
+import type { AttemptResult } from "../lib/ledger/sql/write-results";
 
 export type Received = { headers: http.IncomingHttpHeaders; body: Buffer; at: number; id: string };
 export type Receiver = {
@@ -167,3 +169,36 @@ export async function startDbRelay(dbUrl: string, port = 0): Promise<{ url: stri
     },
   };
 }
+
+/** The result of a claimed row answered 204 at once (for writing results by hand). */
+export function delivered(row: ClaimedRow): AttemptResult {
+  return {
+    id: row.id,
+    eventAt: row.eventAt,
+    claimToken: row.claimToken,
+    state: "delivered",
+    nextAttemptAt: null,
+    statusCode: 204,
+    errorClass: null,
+    errorMessage: null,
+    deadLetterReason: null,
+    startedAt: new Date(),
+    durationMs: 3,
+    retryAfterSeconds: null,
+    responseHeaders: null,
+    responseExcerpt: null,
+    ambiguous: false,
+    trigger: row.trigger,
+    actor: row.actor,
+  };
+}
+
+/** The result of a claimed row answered 503, its retry due at `nextAttemptAt`. */
+export const retried503 = (row: ClaimedRow, nextAttemptAt: Date): AttemptResult => ({
+  ...delivered(row),
+  state: "scheduled",
+  nextAttemptAt,
+  statusCode: 503,
+  errorClass: "http_5xx",
+  errorMessage: "HTTP 503",
+});
