@@ -223,12 +223,21 @@ async function demoProducerToken(prisma: PrismaClient): Promise<string> {
   return (await createApiToken(prisma, { role: "producer", name })).token;
 }
 
+/** "reason n, …" of the dead letters among the counters (one row per subscription, state and reason), one entry per reason, the largest first. */
+export function dlqReasons(rows: { state: string; reason: string; n: number }[]): string {
+  const by = new Map<string, number>();
+  for (const r of rows) if (r.state === "dead_letter") by.set(r.reason || "?", (by.get(r.reason || "?") ?? 0) + r.n);
+  return [...by]
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .map(([reason, n]) => `${reason} ${n}`)
+    .join(", ");
+}
+
 /** "N events published · deliveries: … · DLQ n (reason n, …)", from the trigger-kept counters (no scan of deliveries). */
 async function summarize(prisma: PrismaClient, traffic: Traffic): Promise<string> {
   const rows = (await findStateCounts(prisma)).filter((r) => r.subscriptionId.startsWith("sub_demo_"));
   const by = (st: string) => rows.filter((r) => r.state === st).reduce((a, r) => a + r.n, 0);
-  const dlq = rows.filter((r) => r.state === "dead_letter");
-  const reasons = dlq.map((r) => `${r.reason || "?"} ${r.n}`).join(", ");
+  const reasons = dlqReasons(rows);
   return (
     `${traffic.published} events published this run · deliveries: ${by("delivered")} delivered, ${by("scheduled")} retrying, ` +
     `${by("in_flight")} in flight, ${by("pending")} pending · DLQ ${by("dead_letter")}${reasons ? ` (${reasons})` : ""}`

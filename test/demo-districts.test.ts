@@ -7,7 +7,7 @@ import path from "node:path";
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
-import { startDemo, DEMO_RETRY_POLICY, type Demo } from "../demo/run";
+import { startDemo, dlqReasons, DEMO_RETRY_POLICY, type Demo } from "../demo/run";
 import { openSecret } from "../lib/subscriptions/secrets";
 import { deliveryKey } from "../lib/ledger/delivery-key";
 
@@ -290,5 +290,18 @@ describe("restart", () => {
     );
     expect(JSON.parse(r.text).status).toBe("duplicate");
     expect(after.applied.get(applied)!.n).toBe(1);
+  });
+});
+
+describe("the status line", () => {
+  it("names each dead-letter reason once, summed over the districts, the largest first", () => {
+    const rows = [
+      { state: "dead_letter", reason: "exhausted", n: 3 },
+      { state: "dead_letter", reason: "permanent", n: 12 },
+      { state: "dead_letter", reason: "exhausted", n: 2 },
+      { state: "delivered", reason: "", n: 40 },
+      { state: "dead_letter", reason: "gone", n: 1 },
+    ];
+    expect(dlqReasons(rows)).toBe("permanent 12, exhausted 5, gone 1");
   });
 });
