@@ -11,7 +11,7 @@
 //   written once the month is free: one attempt, delivered.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "./db";
-import { FAST, createSub, delivered, startReceiver, type Receiver } from "./worker-helpers";
+import { FAST, createSub, delivered, startReceiver, waitFor, type Receiver } from "./worker-helpers";
 import { startWorker, type DeliveryWorker } from "../worker/worker";
 import { publishEventStandalone } from "../lib/events/publish";
 import { compactPartition, ensurePartitions, monthStart, partitionName } from "../lib/ledger/sql/partitions";
@@ -108,10 +108,11 @@ describe("a frozen deliveries month", () => {
     await seedOld("evt_slow_", 1, "sub_slow", "pending");
     worker = startWorker({ databaseUrl: db.url, ...FAST });
     // The frozen month's row goes on the wire before the freeze, and its endpoint answers only once the lock is held.
-    for (let i = 0; (await db.pool.query("SELECT 1 FROM deliveries WHERE event_id = 'evt_slow_1' AND state = 'in_flight'")).rowCount === 0; i++) {
-      if (i > 200) throw new Error("the old row was never claimed");
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitFor(
+      async () => (await db.pool.query("SELECT 1 FROM deliveries WHERE event_id = 'evt_slow_1' AND state = 'in_flight'")).rowCount === 1,
+      10_000,
+      "the old row's claim",
+    );
     let lockedAt = 0;
     let releasedAt = 0;
     let deliveredWhileLocked = 0;
@@ -142,15 +143,12 @@ describe("a frozen deliveries month", () => {
     expect(deliveredWhileLocked).toBe(20);
     expect(inFlightCounted).toEqual({ sub_slow: 1 });
     // The old row's result, held while its month was frozen, is written once it is free: delivered, one attempt.
-    for (let i = 0; ; i++) {
-      const { rows } = await db.pool.query("SELECT state, attempt_count FROM deliveries WHERE event_id = 'evt_slow_1'");
-      if (rows[0].state === "delivered") {
-        expect(rows[0].attempt_count).toBe(1);
-        break;
-      }
-      if (i > 200) throw new Error(`the old row stayed ${rows[0].state}`);
-      await new Promise((res) => setTimeout(res, 50));
-    }
+    const old = await waitFor(
+      async () => (await db.pool.query("SELECT attempt_count FROM deliveries WHERE event_id = 'evt_slow_1' AND state = 'delivered'")).rows[0],
+      10_000,
+      "the old row's held result",
+    );
+    expect(old.attempt_count).toBe(1);
     const { rows: att } = await db.pool.query(
       "SELECT count(*)::int AS n, min(a.created_at) AS at FROM attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.event_id = 'evt_slow_1'",
     );

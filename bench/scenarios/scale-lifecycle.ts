@@ -22,7 +22,7 @@ import { eventRow } from "../../lib/events/publish";
 import { runRetention } from "../../lib/retention/service";
 import { SYSTEM } from "../../lib/auth/principal";
 import { DeliveryWorker } from "../../worker/worker";
-import { createSubs } from "../lib/seed";
+import { createSubs, pollUntil } from "../lib/seed";
 
 export type ScaleLifecycleOptions = { spanDays: number; retentionSeconds: number };
 
@@ -148,11 +148,7 @@ async function startDrainProbe(db: pg.Pool, url: string) {
   worker.start();
   // Warmed up first (its LISTEN connection, its first claim, the subscription's secret): a cold start is not a stall.
   await enqueueEvents(db, [eventRow({ id: "evt_bench_probe_warm", type: "bench.probe", data: { n: 0 } })]);
-  for (let i = 0; i < 300; i++) {
-    const { rows } = await db.query<{ state: string }>("SELECT state FROM deliveries WHERE event_id = 'evt_bench_probe_warm'");
-    if (rows[0]?.state === "delivered") break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await pollUntil(async () => (await db.query("SELECT 1 FROM deliveries WHERE event_id = 'evt_bench_probe_warm' AND state = 'delivered'")).rowCount === 1, 30_000);
   let publishing = true;
   const published = (async () => {
     for (let n = 1; publishing; n++) {
@@ -167,13 +163,10 @@ async function startDrainProbe(db: pg.Pool, url: string) {
         publishing = false;
         await published;
         // Every probe event delivered (within a minute), then the worker stopped.
-        for (let i = 0; i < 600; i++) {
-          const { rows } = await db.query<{ open: number }>(
-            "SELECT count(*)::int AS open FROM deliveries WHERE subscription_id = 'sub_bench_probe' AND state <> 'delivered'",
-          );
-          if (rows[0].open === 0) break;
-          await new Promise((r) => setTimeout(r, 100));
-        }
+        await pollUntil(
+          async () => (await db.query("SELECT 1 FROM deliveries WHERE subscription_id = 'sub_bench_probe' AND state <> 'delivered' LIMIT 1")).rowCount === 0,
+          60_000,
+        );
         await worker.stop();
         const { rows } = await db.query<{ ms: number }>(
           "SELECT (EXTRACT(EPOCH FROM coalesce(delivered_at, now()) - created_at) * 1000)::float8 AS ms FROM deliveries WHERE subscription_id = 'sub_bench_probe' AND event_id <> 'evt_bench_probe_warm'",

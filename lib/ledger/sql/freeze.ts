@@ -101,11 +101,11 @@ export async function ackFreeze(db: pg.Pool, workerId: string, gen: number): Pro
  */
 export async function withFrozenMonth<T>(
   pool: pg.Pool,
-  month: { name: string; from: Date; to: Date },
+  /** The month's partition: its name, the name quoted for SQL (partitions.ts ident), its bounds. */
+  month: { name: string; quoted: string; from: Date; to: Date },
   fn: () => Promise<T>,
   opts: { ackTimeoutMs?: number; log?: Logger } = {},
 ): Promise<T> {
-  if (!/^[a-z_][a-z0-9_]*$/.test(month.name)) throw new Error(`not a partition name: ${month.name}`);
   // One retention runner at a time (its advisory lock): a row left by a run that died is replaced.
   await pool.query(`DELETE FROM partition_freezes WHERE "partition" = $1`, [month.name]);
   const { rows } = await pool.query<{ gen: string }>(
@@ -119,7 +119,7 @@ export async function withFrozenMonth<T>(
     if (late.length > 0) opts.log?.warn({ partition: month.name, workers: late }, "workers did not acknowledge the partition freeze in time; they may wait for its lock");
     await pool.query(
       `UPDATE partition_freezes SET in_flight = coalesce((SELECT jsonb_object_agg(subscription_id, n) FROM (
-           SELECT subscription_id, count(*)::int AS n FROM "${month.name}" WHERE state = 'in_flight' GROUP BY 1) c), '{}')
+           SELECT subscription_id, count(*)::int AS n FROM ${month.quoted} WHERE state = 'in_flight' GROUP BY 1) c), '{}')
         WHERE gen = $1`,
       [gen],
     );

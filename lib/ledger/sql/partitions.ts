@@ -271,10 +271,9 @@ export async function compactPartition(
   if (!gone.any) return { table: p.table, removed: 0, kept: -1, swapped: false };
   await queryRows(pool, sql`SELECT count(*) FROM (${q.keptRows}) k`);
   // Frozen (./freeze.ts): the workers leave the month out of their statements while it is locked, so they do not wait.
-  const month = { name: ident(name).slice(1, -1), from: p.from, to: p.to };
   return withFrozenMonth(
     pool,
-    month,
+    { name, quoted: ident(name), from: p.from, to: p.to },
     () =>
       inTransaction(pool, opts.lockTimeoutMs ?? PARTITION_LOCK_TIMEOUT_MS, async (c): Promise<SwapResult> => {
         await c.query(`SELECT pg_advisory_xact_lock(${PARTITION_LOCK})`);
@@ -341,7 +340,8 @@ export function startPartitionMaintenance(pool: pg.Pool, opts: { intervalMs?: nu
   };
 }
 
-function ident(name: string): string {
+/** A partition's (or its copy's) name quoted for SQL, refused unless it is a plain lower-case identifier. */
+export function ident(name: string): string {
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new PartitionDropRefused(`not a partition name: ${name}`);
   return `"${name}"`;
 }
