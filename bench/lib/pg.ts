@@ -21,7 +21,7 @@ export type BenchPg = {
   create: (name: string) => Promise<string>;
   drop: (url: string) => Promise<void>;
   info: () => Promise<Record<string, string>>;
-  /** The embedded server's postmaster pid (null with DATABASE_URL), for CPU accounting. */
+  /** The server's postmaster pid, for CPU accounting: the embedded one's, or a DATABASE_URL server's on this machine (null elsewhere). */
   postmasterPid: () => number | null;
   close: () => Promise<void>;
 };
@@ -82,6 +82,13 @@ export async function openBenchPg(opts: { log?: (m: string) => void } = {}): Pro
     statStatements = false;
   }
   const created: string[] = [template];
+  // Where postmaster.pid is: ours, or the external server's when it runs on this machine and we may read its settings.
+  let dataDir: string | null = tmp ? path.join(tmp, "postgres") : null;
+  if (!dataDir)
+    dataDir = await adminQuery(admin, "SHOW data_directory").then(
+      (r) => r.rows[0].data_directory as string,
+      () => null,
+    );
 
   return {
     adminUrl: admin,
@@ -98,9 +105,9 @@ export async function openBenchPg(opts: { log?: (m: string) => void } = {}): Pro
       await adminQuery(admin, `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`).catch(() => {});
     },
     postmasterPid() {
-      if (!tmp) return null;
+      if (!dataDir) return null;
       try {
-        return Number(fs.readFileSync(path.join(tmp, "postgres", "postmaster.pid"), "utf8").split("\n")[0]) || null;
+        return Number(fs.readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]) || null;
       } catch {
         return null;
       }

@@ -1,0 +1,40 @@
+// hl_new_id (migrations 0001, 0032): "<prefix><14 hex of epoch µs><12 random hex>".
+// Cursors and time windows read an id as its time (lib/dashboard/subscriptions.ts
+// idBound, lib/ledger/sql/find-deliveries.ts), so the time part must be the
+// clock's, and the random part must keep ids apart across backends.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDb } from "./db";
+
+let db: TestDb;
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => db?.close());
+
+const drawn = async (n: number) => {
+  const { rows } = await db.pool.query<{ id: string; at: Date }>("SELECT hl_new_id('dlv_') AS id, clock_timestamp() AS at FROM generate_series(1, $1)", [n]);
+  return rows;
+};
+
+describe("hl_new_id", () => {
+  it("keeps its form, and its first 14 hex digits are the clock's microseconds", async () => {
+    const rows = await drawn(2_000);
+    for (const { id, at } of rows) {
+      expect(id).toMatch(/^dlv_[0-9a-f]{14}[0-9a-f]{12}$/);
+      const micros = parseInt(id.slice(4, 18), 16);
+      expect(Math.abs(micros / 1000 - at.getTime())).toBeLessThan(5);
+    }
+    const ids = rows.map((r) => r.id);
+    expect([...ids].sort()).toEqual(ids); // drawn in order, sorted in order
+  });
+
+  it("draws different random parts in different backends", async () => {
+    const [a, b] = await Promise.all([drawn(20_000), drawn(20_000)]);
+    const tails = new Set([...a, ...b].map((r) => r.id.slice(18)));
+    expect(tails.size).toBe(40_000);
+    // Not a constant or a counter: the tails spread over the whole 48-bit range.
+    const high = [...tails].filter((t) => t[0] >= "8").length;
+    expect(high / tails.size).toBeGreaterThan(0.45);
+    expect(high / tails.size).toBeLessThan(0.55);
+  });
+});
