@@ -121,13 +121,32 @@ describe("hot-path plans on the partitioned tables", () => {
       "p_subscriptions",
       "p_hashes",
       "p_wake",
+      "p_payload_blob",
+      "p_payload_ends",
+      "p_hash_blob",
     ];
-    const types = ["text[]", "text[]", "bytea[]", "timestamptz[]", "text[]", "jsonb[]", "text[]", "int[]", "int[]", "text[]", "bytea[]", "boolean"];
+    const types = [
+      "text[]",
+      "text[]",
+      "bytea[]",
+      "timestamptz[]",
+      "text[]",
+      "jsonb[]",
+      "text[]",
+      "int[]",
+      "int[]",
+      "text[]",
+      "bytea[]",
+      "boolean",
+      "bytea",
+      "int[]",
+      "bytea",
+    ];
     params.forEach((p, i) => (body = body.replace(new RegExp(`\\b${p}\\b`, "g"), `($${i + 1}::${types[i]})`)));
     const values = [
       ["evt_part_1", "evt_part_new"],
       ["assignment.graded", "assignment.graded"],
-      [Buffer.from("{}"), Buffer.from("{}")],
+      null, // the payloads packed, as the ingest sends them (lib/ledger/sql/enqueue.ts)
       [new Date(), new Date()],
       [null, null],
       ["{}", "{}"],
@@ -137,6 +156,9 @@ describe("hot-path plans on the partitioned tables", () => {
       ["sub_part"],
       [null, null],
       true,
+      Buffer.from("{}{}"),
+      [2, 4],
+      null,
     ];
     const plan = await explain(body, values);
     expect(plan.some((n) => n["Node Type"] === "ModifyTable" && n["Relation Name"] === "event_keys")).toBe(true);

@@ -1,5 +1,5 @@
 // Enqueueing: new events and one delivery per matching subscription, through
-// the one SQL function hl_enqueue_events (migrations 0011, 0014), which derives the
+// the one SQL function hl_enqueue_events (migrations 0011 to 0033), which derives the
 // delivery keys (hl_delivery_key), matches subscriptions (type, '*', tenant),
 // inserts the rows and NOTIFYs the workers. Callers: the HTTP ingest's group
 // commit (lib/events/ingest.ts: many events, one statement, a pooled pg
@@ -31,14 +31,22 @@ export type EnqueuedDelivery = { id: string; subscriptionId: string; deliveryKey
 
 type OutRow = { event_id: string; id: string | null; subscription_id: string | null; delivery_key: string | null };
 
-/** The rows as the function's parallel arrays ($1..$9: ids, types, payloads, times, tenants, subjects, subject values, their from/to; then the hashes). */
+/**
+ * The rows as the function's parallel arrays ($1..$9: ids, types, no payload array, times, tenants, subjects, subject
+ * values, their from/to), then the payloads packed end to end with each one's end offset, and the 32-byte content
+ * hashes packed (null when a row has none: then the hash array). Buffers go to PostgreSQL as binary parameters, where a
+ * bytea[] goes as hex inside a text array literal (migration 0033).
+ */
 function columns(rows: EventRow[]) {
-  const cols: [string[], string[], Buffer[], string[], (string | null)[], string[], string[], number[], number[]] = [[], [], [], [], [], [], [], [], []];
-  const hashes: (Buffer | null)[] = [];
+  const cols: [string[], string[], null, string[], (string | null)[], string[], string[], number[], number[]] = [[], [], null, [], [], [], [], [], []];
+  const payloadEnds: number[] = [];
+  let end = 0;
+  let packedHashes = true;
   for (const r of rows) {
     cols[0].push(r.id);
     cols[1].push(r.type);
-    cols[2].push(r.payload);
+    end += r.payload.length;
+    payloadEnds.push(end);
     // As text: the driver's own Date formatting (local time, field by field) cost more than the rest of the row's encoding.
     cols[3].push(r.occurredAt.toISOString());
     cols[4].push(r.tenant);
@@ -46,13 +54,20 @@ function columns(rows: EventRow[]) {
     cols[7].push(cols[6].length + 1);
     for (const v of r.subjectValues) cols[6].push(v);
     cols[8].push(cols[6].length);
-    hashes.push(r.contentHash ?? null);
+    if (r.contentHash?.length !== 32) packedHashes = false;
   }
-  return { cols, hashes };
+  const payloadBlob = Buffer.concat(
+    rows.map((r) => r.payload),
+    end,
+  );
+  const hashes = packedHashes ? null : rows.map((r) => r.contentHash ?? null);
+  const hashBlob = packedHashes ? Buffer.concat(rows.map((r) => r.contentHash!)) : null;
+  return { cols, hashes, payloadBlob, payloadEnds, hashBlob };
 }
 
 const ENQUEUE = `SELECT event_id, delivery_id AS id, subscription_id, delivery_key
-  FROM hl_enqueue_events($1::text[], $2::text[], $3::bytea[], $4::timestamptz[], $5::text[], $6::jsonb[], $7::text[], $8::int[], $9::int[], $10::text[], $11::bytea[], $12::boolean)`;
+  FROM hl_enqueue_events($1::text[], $2::text[], $3::bytea[], $4::timestamptz[], $5::text[], $6::jsonb[], $7::text[], $8::int[], $9::int[], $10::text[], $11::bytea[], $12::boolean,
+                         $13::bytea, $14::int[], $15::bytea)`;
 
 /** Deliveries per event id, each list in subscription-id order. */
 function byEvent(rows: OutRow[]): Map<string, EnqueuedDelivery[]> {
@@ -81,8 +96,12 @@ export async function enqueueEvents(
   opts: { wake?: boolean } = {},
 ): Promise<Map<string, EnqueuedDelivery[]>> {
   // A named statement: parsed and planned once per connection.
-  const { cols, hashes } = columns(rows);
-  const { rows: out } = await db.query<OutRow>({ name: "hl_enqueue_v4", text: ENQUEUE, values: [...cols, onlySubscriptions, hashes, opts.wake ?? true] });
+  const { cols, hashes, payloadBlob, payloadEnds, hashBlob } = columns(rows);
+  const { rows: out } = await db.query<OutRow>({
+    name: "hl_enqueue_v5",
+    text: ENQUEUE,
+    values: [...cols, onlySubscriptions, hashes, opts.wake ?? true, payloadBlob, payloadEnds, hashBlob],
+  });
   return byEvent(out);
 }
 
