@@ -29,17 +29,22 @@ import { logger } from "../log";
 import { eventConflict, eventRow, isChangedRepublish, republishRefusal, type PublishedDelivery, type PublishResult } from "./publish";
 import type { TCreateEvent } from "./schema";
 
-/** Statements in flight at once. Two keep PostgreSQL's two cores busy: one group executes while the other waits for its flush. */
-const MAX_IN_FLIGHT = 2;
+/**
+ * Statements in flight at once for full groups (batches). Two left a fifth of the machine idle: two
+ * statements inserting at the same right-hand index pages wait on each other's page locks, and a
+ * group's commit waits for its flush, so a third statement has work to do meanwhile. Batches of 500
+ * through server.ts, runs alternated (BENCHMARKS.md, "Delivery ids from the backend's generator, and
+ * packed payloads"): with three 9,692-11,295 events/s and 1.82-1.88 of 2 cores busy, with two
+ * 8,145-10,319/s and 1.69-1.76 cores.
+ */
+const MAX_IN_FLIGHT = 3;
 /**
  * More statements may start while the group is small (at most SMALL_GROUP events): single publishes
  * form groups of about ten events whose time is mostly the commit's flush, not execution. Since the
  * groups' commits no longer hold the notify lock (migration 0027) they can share a flush, and a
  * fourth statement helps: single publishes through server.ts, 32 concurrent, runs alternated
  * (BENCHMARKS.md, "The event keys' trigger, and the ingest after it"): with three 2,535, 2,419,
- * 1,857, 1,806/s, with four 2,783, 2,713, 1,945, 1,978/s, with six no better than four. Full groups
- * (batches) are bound by execution: a third statement for them was within noise (8,203-9,105
- * against 7,912-8,632 events/s) and slowed them before 0027.
+ * 1,857, 1,806/s, with four 2,783, 2,713, 1,945, 1,978/s, with six no better than four.
  */
 const MAX_IN_FLIGHT_SMALL = 4;
 const SMALL_GROUP = 64;
