@@ -4,7 +4,7 @@
 // was made from. test/server.test.ts compares whole answers with Next's.
 import { describe, expect, it } from "vitest";
 import { json, readBodyLimited } from "../lib/api/handler";
-import { answerTextOf, readBodyOf, withReadBody } from "../lib/api/bodies";
+import { answerBytesOf, readBodyOf, withReadBody } from "../lib/api/bodies";
 import { toApiRequest } from "../lib/server/http";
 import type { IncomingMessage } from "node:http";
 
@@ -42,9 +42,10 @@ describe("bodies server.ts has already read", () => {
     expect(await readBodyLimited(get, 1024)).toEqual(Buffer.alloc(0));
   });
 
-  it("an answer keeps the text it was made from, the same bytes its stream holds", async () => {
-    const res = json({ eventId: "evt_1", deliveries: [] }, 202);
-    expect(answerTextOf(res)).toBe(await res.clone().text());
-    expect(answerTextOf(new Response("x"))).toBeUndefined();
+  it("an answer keeps the bytes it was made from, the same bytes its stream holds", async () => {
+    const res = json({ eventId: "evt_1", name: "Zoë 😀", deliveries: [] }, 202);
+    expect(await res.clone().json()).toEqual({ eventId: "evt_1", name: "Zoë 😀", deliveries: [] });
+    expect(answerBytesOf(res)!.equals(Buffer.from(await res.clone().arrayBuffer()))).toBe(true);
+    expect(answerBytesOf(new Response("x"))).toBeUndefined();
   });
 });

@@ -4,6 +4,7 @@
 // publish path (HTTP ingest, publishEvent in a producer's transaction). And
 // migration 0014 on a database that already holds events: their hash is
 // unknown (NULL) and only the type is compared for them.
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, tableCounts, type TestDb } from "./db";
 import { call, tokenFor } from "./api";
@@ -45,6 +46,14 @@ describe("canonical JSON", () => {
     expect(eventContentHash(e).equals(eventContentHash({ ...e, type: "assignment.deleted" }))).toBe(false);
     expect(eventContentHash(e).equals(eventContentHash({ ...e, subject: { tenant: "lincoln" } }))).toBe(false);
     expect(eventContentHash(e).equals(eventContentHash(graded("evt_h", 91)))).toBe(false);
+  });
+  it("the hash is the sha256 of the canonical text, as stored hashes were made (they are compared on every republish)", () => {
+    const e = graded("evt_h");
+    const text = canonicalJson({ type: e.type, data: e.data, subject: e.subject ?? {} });
+    expect(eventContentHash(e).toString("hex")).toBe(createHash("sha256").update(text, "utf8").digest("hex"));
+    expect(eventContentHash({ type: "t", data: { name: "Zoë 😀" } }).toString("hex")).toBe(
+      createHash("sha256").update('{"data":{"name":"Zoë 😀"},"subject":{},"type":"t"}', "utf8").digest("hex"),
+    );
   });
 });
 

@@ -1,7 +1,7 @@
 // What server.ts already holds as bytes, so the publish routes need not go
 // through web streams for it: the request body it read off the socket
 // (lib/server/http.ts attaches it to the Request it builds, which then carries
-// no stream), and the text an answer was made from (lib/api/handler.ts json()),
+// no stream), and the bytes an answer was made from (lib/api/handler.ts json()),
 // which server.ts writes instead of reading the Response's stream back. Under
 // Next the same Requests and Responses are read the usual way. A body and its
 // stream cost about 30 µs to make and read, an answer's read as much again, of
@@ -16,7 +16,7 @@
 export type ApiRequest = Pick<Request, "method" | "url" | "headers" | "body">;
 
 const requestBodies = new WeakMap<ApiRequest, Buffer>();
-const answerTexts = new WeakMap<Response, string>();
+const answerBytes = new WeakMap<Response, Buffer>();
 
 /** `req`, whose body is `body` (already read, at most the route's limit plus one byte). */
 export function withReadBody<R extends ApiRequest>(req: R, body: Buffer): R {
@@ -28,12 +28,12 @@ export function readBodyOf(req: ApiRequest): Buffer | undefined {
   return requestBodies.get(req);
 }
 
-/** `res`, made from `text`. */
-export function withAnswerText(res: Response, text: string): Response {
-  answerTexts.set(res, text);
+/** `res`, made from `bytes`. */
+export function withAnswerBytes(res: Response, bytes: Buffer): Response {
+  answerBytes.set(res, bytes);
   return res;
 }
 
-export function answerTextOf(res: Response): string | undefined {
-  return answerTexts.get(res);
+export function answerBytesOf(res: Response): Buffer | undefined {
+  return answerBytes.get(res);
 }

@@ -5,7 +5,7 @@
 // gives those paths. Next's own pipeline cost ~2 ms of CPU per request (web
 // streams, router, tracing): a third of the route's throughput (BENCHMARKS.md F5b).
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
-import { answerTextOf, withReadBody, type ApiRequest } from "../api/bodies";
+import { answerBytesOf, withReadBody, type ApiRequest } from "../api/bodies";
 
 /** One entry of next.config.ts's `headers()`: only the forms the config uses (a literal prefix then `/:path*`, `has` on a header). */
 export type HeaderRule = {
@@ -123,8 +123,7 @@ export function toApiRequest(req: IncomingMessage, body: Buffer, server: { hostn
  * handler's own headers win on a clash, as in Next).
  */
 export async function sendResponse(res: ServerResponse, response: Response, extra: [string, string][], vary?: string): Promise<void> {
-  const text = answerTextOf(response);
-  const body = text !== undefined ? Buffer.from(text, "utf8") : Buffer.from(await response.arrayBuffer());
+  const body = answerBytesOf(response) ?? Buffer.from(await response.arrayBuffer());
   res.statusCode = response.status;
   for (const [k, v] of extra) res.setHeader(k, v);
   if (vary) res.appendHeader("vary", vary);
