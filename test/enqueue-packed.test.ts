@@ -14,22 +14,22 @@ beforeAll(async () => {
 });
 afterAll(async () => db?.close());
 
-const row = (id: string, payload: Buffer, contentHash: Buffer | null): EventRow => ({
+const row = (id: string, payload: Buffer, contentHash: Buffer | null, subjectValues: string[] = []): EventRow => ({
   id,
   type: "assignment.graded",
   payload,
   occurredAt: new Date(),
   tenant: null,
   subject: "{}",
-  subjectValues: [],
+  subjectValues,
   contentHash,
 });
 
 const hash = (s: string) => createHash("sha256").update(s).digest();
 
 async function stored(ids: string[]) {
-  const { rows } = await db.pool.query<{ id: string; payload: Buffer; content_hash: Buffer | null }>(
-    "SELECT id, payload, content_hash FROM events WHERE id = ANY($1::text[])",
+  const { rows } = await db.pool.query<{ id: string; payload: Buffer; content_hash: Buffer | null; subject_values: string[] }>(
+    "SELECT id, payload, content_hash, subject_values FROM events WHERE id = ANY($1::text[])",
     [ids],
   );
   return new Map(rows.map((r) => [r.id, r]));
@@ -45,14 +45,16 @@ describe("packed payloads and hashes", () => {
     Buffer.from("{}"),
   ];
 
-  it("stores each event's own payload and hash, byte for byte", async () => {
-    const rows = payloads.map((p, i) => row(`evt_pk_${i}`, p, hash(`h${i}`)));
+  it("stores each event's own payload, hash and subject values (a slice of one array each)", async () => {
+    const values = (i: number) => Array.from({ length: i % 3 === 0 ? 0 : i }, (_, k) => `v${i}_${k}`);
+    const rows = payloads.map((p, i) => row(`evt_pk_${i}`, p, hash(`h${i}`), values(i)));
     const out = await enqueueEvents(db.pool, rows);
     expect(out.size).toBe(rows.length);
     const got = await stored(rows.map((r) => r.id));
     for (const r of rows) {
       expect(got.get(r.id)!.payload.equals(r.payload)).toBe(true);
       expect(got.get(r.id)!.content_hash!.equals(r.contentHash!)).toBe(true);
+      expect(got.get(r.id)!.subject_values).toEqual(r.subjectValues);
     }
   });
 
