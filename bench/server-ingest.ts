@@ -4,9 +4,11 @@
 // `npm run bench -- --only ingest` (which also measures the bare route and
 // next start, on tables grown by the runs before): the way to compare one
 // change to the publish path, run against a worktree of the commit before.
-//   node bin/run-ts.mjs bench/server-ingest.ts [--rounds K] [--events N] [--single] [--gzip] [--node-flags "…"]
+//   node bin/run-ts.mjs bench/server-ingest.ts [--rounds K] [--events N] [--single] [--gzip] [--bare] [--node-flags "…"]
 //   --single      one event per request, 32 in flight (default: batches of 500 through the typed client, 4 in flight)
 //   --gzip        the batches ask for a gzip answer, as fetch does unless told otherwise (the client asks for none)
+//   --bare        the same route handlers in a plain node:http server (bench/ingest-server.ts) instead of
+//                 server.ts: what having Next in the process costs the publish path
 //   --node-flags  the server's node flags instead of lib/server/node-flags.ts's (an empty string for none)
 // Needs a build (`npm run build`): server.ts hands every other path to Next.
 import { randomBytes } from "node:crypto";
@@ -29,6 +31,7 @@ const rounds = Number(arg("--rounds", "3"));
 const events = Number(arg("--events", "60000"));
 const single = process.argv.includes("--single");
 const gzip = process.argv.includes("--gzip");
+const bare = process.argv.includes("--bare");
 const nodeFlags = process.argv.includes("--node-flags") ? arg("--node-flags", "").split(" ").filter(Boolean) : SERVER_NODE_FLAGS;
 
 /** The load of `npm run bench -- --only ingest` (bench/scenarios/ingest.ts), checked: every event created. */
@@ -58,17 +61,24 @@ try {
   const prisma = createPrisma(url);
   const { token } = await createApiToken(prisma, { role: "producer", name: "bench-server-ingest" });
   await prisma.$disconnect();
-  const port = await freePort();
-  const server = startChild(["bin/run-ts.mjs", "server.ts", "-p", String(port), "-H", "127.0.0.1"], {
-    name: "server.ts",
-    env: { DATABASE_URL: url, HOOKLEDGER_SAMPLER: "0", NEXT_TELEMETRY_DISABLED: "1" },
-    nodeArgs: nodeFlags,
-  });
+  let port = await freePort();
+  const server = bare
+    ? startChild(["bin/run-ts.mjs", "bench/ingest-server.ts"], {
+        name: "ingest-server.ts",
+        env: { DATABASE_URL: url, HOOKLEDGER_SAMPLER: "0" },
+        nodeArgs: nodeFlags,
+      })
+    : startChild(["bin/run-ts.mjs", "server.ts", "-p", String(port), "-H", "127.0.0.1"], {
+        name: "server.ts",
+        env: { DATABASE_URL: url, HOOKLEDGER_SAMPLER: "0", NEXT_TELEMETRY_DISABLED: "1" },
+        nodeArgs: nodeFlags,
+      });
   try {
-    await server.waitFor(/listening on/, 90_000);
+    if (bare) port = Number((await server.waitFor(/^READY (\d+)/, 60_000))[1]);
+    else await server.waitFor(/listening on/, 90_000);
     await run(port, token, "warm_", 4_000);
     console.log(
-      `server.ts, ${single ? "single publishes, 32 in flight" : `batches of 500, 4 in flight${gzip ? ", gzip answers" : ""}`}, node flags [${nodeFlags.join(" ")}]`,
+      `${bare ? "the routes in node:http" : "server.ts"}, ${single ? "single publishes, 32 in flight" : `batches of 500, 4 in flight${gzip ? ", gzip answers" : ""}`}, node flags [${nodeFlags.join(" ")}]`,
     );
     for (let r = 1; r <= rounds; r++) {
       const meter = cpuMeter({ server: [server.pid], bench: [process.pid] }, benchPg.postmasterPid());
