@@ -92,6 +92,34 @@ describe("POST /api/v1/events/batch", () => {
     expect(await eventCount("bat_big")).toBe(0);
   });
 
+  it("with ?deliveries=false answers each event's status without its deliveries, and writes the same rows", async () => {
+    const events = [graded("bat_so_1"), graded("bat_so_2"), graded("bat_so_1"), { id: "bat_so_3", type: "assignment.graded" }];
+    const r = await call(batch.POST, { token: producer, path: "/api/v1/events/batch?deliveries=false", body: { events } });
+    expect(r.status, r.text).toBe(200);
+    expect(r.json.results).toEqual([
+      { index: 0, id: "bat_so_1", status: "created" },
+      { index: 1, id: "bat_so_2", status: "created" },
+      { index: 2, id: "bat_so_1", status: "duplicate" },
+      { index: 3, id: "bat_so_3", error: expect.objectContaining({ code: "validation_failed" }) },
+    ]);
+    const d = await db.pool.query("SELECT count(*)::int AS n FROM deliveries WHERE event_id LIKE 'bat_so_%'");
+    expect(d.rows[0].n).toBe(4);
+    // The same batch again, with its deliveries: what was written is what a full answer names.
+    const full = await call(batch.POST, { token: producer, path: "/api/v1/events/batch?deliveries=true", body: { events: events.slice(0, 2) } });
+    expect(full.json.results.map((x: { status: string; deliveries: unknown[] }) => [x.status, x.deliveries.length])).toEqual([
+      ["duplicate", 2],
+      ["duplicate", 2],
+    ]);
+  });
+
+  it.each(["yes", "0", ""])("refuses ?deliveries=%s (400) before reading the batch, and writes nothing", async (value) => {
+    const before = await tableCounts(db.pool);
+    const r = await call(batch.POST, { token: producer, path: `/api/v1/events/batch?deliveries=${value}`, body: { events: [graded("bat_q_1")] } });
+    expect(r.status, r.text).toBe(400);
+    expect(r.json.error.code).toBe("validation_failed");
+    expect(await tableCounts(db.pool)).toEqual(before);
+  });
+
   const refused: [string, { body?: unknown; rawBody?: string }, number, string][] = [
     ["events not a list", { body: { events: graded("bat_r_1") } }, 400, "validation_failed"],
     ["a bare list", { body: [graded("bat_r_2")] }, 400, "validation_failed"],

@@ -192,15 +192,22 @@ describe("HookledgerClient against the real route handlers over HTTP", () => {
       baseUrl: server.url,
       token: producerToken,
       fetch: (async (url: string | URL | Request, init?: RequestInit) => {
-        sent.push({ path: new URL(String(url)).pathname, encoding: new Headers(init?.headers).get("accept-encoding") });
+        const u = new URL(String(url));
+        sent.push({ path: u.pathname + u.search, encoding: new Headers(init?.headers).get("accept-encoding") });
         return fetch(url, init);
       }) as typeof fetch,
     });
     expect((await recording.publishBatch([graded("cl_enc_1")])).results[0]).toMatchObject({ status: "created" });
     await recording.publish(graded("cl_enc_2"));
+    const counted = await recording.publishBatch([graded("cl_enc_3"), graded("cl_enc_1")], { deliveries: false });
+    expect(counted.results).toEqual([
+      { index: 0, id: "cl_enc_3", status: "created" },
+      { index: 1, id: "cl_enc_1", status: "duplicate" },
+    ]);
     expect(sent).toEqual([
       { path: "/api/v1/events/batch", encoding: "identity" },
       { path: "/api/v1/events", encoding: null },
+      { path: "/api/v1/events/batch?deliveries=false", encoding: "identity" },
     ]);
   });
 });

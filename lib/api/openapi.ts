@@ -10,7 +10,7 @@ import "server-only";
 import { z } from "zod";
 import type { Permission } from "../auth/permissions";
 import { ZCreateEvent } from "../events/schema";
-import { MAX_BATCH_EVENTS, ZApiError, ZBatchDelivery, ZPublishBatch, ZPublishBatchResponse } from "../events/batch";
+import { MAX_BATCH_EVENTS, ZApiError, ZBatchDelivery, ZPublishBatch, ZPublishBatchQuery, ZPublishBatchResponse } from "../events/batch";
 import { ZCreateSubscription, ZUpdateSubscription } from "../subscriptions/schema";
 import { ZRotateSecret } from "../subscriptions/rotation";
 import { ZArchiveSubscription } from "../subscriptions/archive";
@@ -78,10 +78,12 @@ export const API_OPERATIONS: ApiOperation[] = [
     method: "post",
     permission: "events.publish",
     summary: `Publish 1–${MAX_BATCH_EVENTS} events; each is validated and answered on its own, in order.`,
+    query: ZPublishBatchQuery,
     body: ZPublishBatch,
     status: 200,
     response: ZPublishBatchResponse,
-    responseDescription: "One result per event: {index, id, status, deliveries} or {index, id?, error}. A bad envelope is a 400/413 that writes nothing.",
+    responseDescription:
+      "One result per event: {index, id, status, deliveries} (deliveries left out with deliveries=false) or {index, id?, error}. A bad envelope is a 400/413 that writes nothing.",
   },
   {
     path: "/api/v1/subscriptions",

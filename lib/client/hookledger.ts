@@ -32,7 +32,19 @@ type Result<F extends (...args: never[]) => unknown> = Awaited<ReturnType<F>>;
 
 export type PublishEventInput = TCreateEvent;
 export type PublishEventResult = { eventId: string; deliveries: PublishedDelivery[]; created: boolean };
-export type PublishBatchResult = TPublishBatchResponse;
+/** publishBatch's answer: each published event's result with its deliveries. */
+export type PublishBatchResult = {
+  results: (
+    | (Exclude<TPublishBatchResponse["results"][number], { error: unknown }> & { deliveries: PublishedDelivery[] })
+    | Extract<TPublishBatchResponse["results"][number], { error: unknown }>
+  )[];
+};
+/** publishBatch's answer with `{ deliveries: false }`: each published event's status only. */
+export type PublishBatchStatusResult = {
+  results: (
+    Omit<Exclude<TPublishBatchResponse["results"][number], { error: unknown }>, "deliveries"> | Extract<TPublishBatchResponse["results"][number], { error: unknown }>
+  )[];
+};
 export type CreateSubscriptionInput = z.input<typeof ZCreateSubscription>;
 export type UpdateSubscriptionInput = z.input<typeof ZUpdateSubscription>;
 export type RotateSecretInput = z.input<typeof ZRotateSecret>;
@@ -179,9 +191,13 @@ export class HookledgerClient {
    * Publishes up to 500 events; one result per event, in order. An event's own error does not throw: read its `error`.
    * The answer is asked for uncompressed: it is mostly random ids and delivery keys, which gzip shrinks only about
    * threefold for about a fifth of the server's CPU per batched event (BENCHMARKS.md, "The batch answer, uncompressed").
+   * With `{ deliveries: false }` each result is the status only, as a backfill needs: a fraction of the bytes.
    */
-  publishBatch(events: PublishEventInput[] | unknown[]): Promise<PublishBatchResult> {
-    return this.call("POST", "/events/batch", { body: { events }, idempotent: true, headers: IDENTITY });
+  publishBatch(events: PublishEventInput[] | unknown[], opts?: { deliveries?: true }): Promise<PublishBatchResult>;
+  publishBatch(events: PublishEventInput[] | unknown[], opts: { deliveries: false }): Promise<PublishBatchStatusResult>;
+  publishBatch(events: PublishEventInput[] | unknown[], opts: { deliveries?: boolean } = {}): Promise<PublishBatchResult | PublishBatchStatusResult> {
+    const query = opts.deliveries === false ? { deliveries: "false" } : undefined;
+    return this.call("POST", "/events/batch", { body: { events }, query, idempotent: true, headers: IDENTITY });
   }
 
   readonly subscriptions = {

@@ -33,10 +33,32 @@ export const ZPublishBatch = z
   .strict();
 export type TPublishBatch = z.infer<typeof ZPublishBatch>;
 
+/**
+ * The batch's query: `deliveries=false` answers each published event with its status only, no deliveries. For a
+ * backfill, which counts results and discards the rest: the deliveries were most of an answer's bytes (three ids
+ * and three 64-character keys an event at fan-out 3), which the server encoded and the producer decoded and parsed
+ * for nothing (BENCHMARKS.md, "Batch answers without their deliveries"). As Svix's `with_content=false` on a message.
+ */
+export const ZPublishBatchQuery = z
+  .object({
+    deliveries: z
+      .enum(["true", "false"])
+      .default("true")
+      .transform((v) => v === "true")
+      .meta({ description: "false: each result without its deliveries (status only), for a backfill that only counts them." }),
+  })
+  .strict();
+export type TPublishBatchQuery = z.infer<typeof ZPublishBatchQuery>;
+
 export const ZBatchDelivery = z.object({ id: z.string(), subscriptionId: z.string(), deliveryKey: z.string() });
 export const ZApiError = z.object({ code: z.string(), message: z.string(), details: z.unknown() });
 export const ZBatchResult = z.union([
-  z.object({ index: z.number().int(), id: z.string(), status: z.enum(["created", "duplicate"]), deliveries: z.array(ZBatchDelivery) }),
+  z.object({
+    index: z.number().int(),
+    id: z.string(),
+    status: z.enum(["created", "duplicate"]),
+    deliveries: z.array(ZBatchDelivery).optional().meta({ description: "The event's deliveries; left out when the batch was sent with deliveries=false." }),
+  }),
   z.object({ index: z.number().int(), id: z.string().optional(), error: ZApiError }),
 ]);
 export const ZPublishBatchResponse = z.object({ results: z.array(ZBatchResult) });
@@ -48,13 +70,15 @@ function errorOf(index: number, id: string | undefined, err: AppError): TBatchRe
 }
 
 /**
- * Publishes a validated batch envelope: one result per event, in order. Events
+ * Publishes a validated batch envelope: one result per event, in order (with its
+ * deliveries unless `deliveries` is false). Events
  * with the same id resolve to one event (the first is `created`, the rest
  * `duplicate`, as the group publisher answers a republish). An error that is
  * not the event's own (the database is gone) is thrown, failing the request:
  * whatever was written is idempotent, so the producer sends the batch again.
  */
-export async function publishBatch(batch: TPublishBatch, opts: { maxEventBytes: number; scope?: Scope }): Promise<TPublishBatchResponse> {
+export async function publishBatch(batch: TPublishBatch, opts: { maxEventBytes: number; scope?: Scope; deliveries?: boolean }): Promise<TPublishBatchResponse> {
+  const withDeliveries = opts.deliveries ?? true;
   const pending: Promise<TBatchResult>[] = batch.events.map((raw, index) => {
     const rawId = raw && typeof raw === "object" && typeof (raw as { id?: unknown }).id === "string" ? (raw as { id: string }).id : undefined;
     const parsed = ZCreateEvent.safeParse(raw);
@@ -65,7 +89,10 @@ export async function publishBatch(batch: TPublishBatch, opts: { maxEventBytes: 
     const refused = opts.scope ? publishTenantError(opts.scope, parsed.data.subject?.tenant, `events.${index}.subject.tenant`) : null;
     if (refused) return Promise.resolve(errorOf(index, rawId, refused));
     return ingestEvent(parsed.data).then(
-      (r: PublishResult): TBatchResult => ({ index, id: r.eventId, status: r.created ? "created" : "duplicate", deliveries: r.deliveries }),
+      (r: PublishResult): TBatchResult =>
+        withDeliveries
+          ? { index, id: r.eventId, status: r.created ? "created" : "duplicate", deliveries: r.deliveries }
+          : { index, id: r.eventId, status: r.created ? "created" : "duplicate" },
       (err: unknown) => {
         if (err instanceof AppError) return errorOf(index, rawId, err);
         throw err;
