@@ -59,14 +59,15 @@ const server = http.createServer((req, res) => {
       const headers = new Headers();
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
       const request = new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+      const pathname = (req.url ?? "/").split("?")[0];
       const handler =
-        req.url === "/api/v1/events"
+        pathname === "/api/v1/events"
           ? POST
-          : req.url === "/api/v1/events/batch"
+          : pathname === "/api/v1/events/batch"
             ? POST_BATCH
-            : req.url === "/noop"
+            : pathname === "/noop"
               ? noop
-              : req.url === "/what-if/one-statement"
+              : pathname === "/what-if/one-statement"
                 ? oneStatement
                 : null;
       if (!handler) {

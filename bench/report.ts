@@ -167,12 +167,13 @@ export function renderMarkdown(report: Any): string {
   for (const [key, label] of [
     ["batchRouteHandlerInNodeHttp", "route handler in node:http"],
     ["batchCustomServer", "server.ts (hookledger start)"],
+    ["batchCustomServerFullAnswers", "server.ts (hookledger start)"],
   ] as const) {
     const x = ig?.[key];
     if (!x || x.error) continue;
     add(
       "8",
-      `Ingest: POST /api/v1/events/batch, batches of ${x.batchSize}, ${x.concurrency} in flight, fan-out ${n(x.fanOut, 1)}, via ${label}`,
+      `Ingest: POST /api/v1/events/batch, batches of ${x.batchSize}, ${x.concurrency} in flight, fan-out ${n(x.fanOut, 1)}, answers ${x.answers ?? "with deliveries"}, via ${label}`,
       `${n(x.perSecond)} events/s (batch p50 ${n(x.batchLatencyMs?.p50, 1)} ms, p99 ${n(x.batchLatencyMs?.p99, 1)} ms)`,
       "—",
       "—",
@@ -241,6 +242,7 @@ export function renderMarkdown(report: Any): string {
   cpuLine("ingest via server.ts", ig?.customServer?.cpuDuringRun);
   cpuLine("batches via the route handler", ig?.batchRouteHandlerInNodeHttp?.cpuDuringRun);
   cpuLine("batches via server.ts", ig?.batchCustomServer?.cpuDuringRun);
+  cpuLine("batches via server.ts, answers with deliveries", ig?.batchCustomServerFullAnswers?.cpuDuringRun);
   cpuLine("ingest via next start", ig?.nextStart?.cpuDuringRun);
   stmts("Drain, 1 worker: database statements", d1?.topStatements);
   prof("Drain, 1 worker, profiled run (`node --cpu-prof`) of the worker process", r.drain_1w_profiled?.cpuProfile);

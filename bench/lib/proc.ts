@@ -42,7 +42,10 @@ export function startChild(args: string[], opts: { env?: Record<string, string |
   children.add(proc);
   const lines: string[] = [];
   const watchers: { re: RegExp; resolve: (m: RegExpMatchArray) => void }[] = [];
+  // BENCH_CHILD_LOG=dir: each child's whole output also goes to dir/<name>.<pid>.log (GC traces, say).
+  const logTo = process.env.BENCH_CHILD_LOG ? path.join(process.env.BENCH_CHILD_LOG, `${opts.name.replace(/[^\w.-]+/g, "_")}.${proc.pid}.log`) : null;
   const onData = (buf: Buffer) => {
+    if (logTo) fs.appendFileSync(logTo, buf);
     for (const line of buf.toString("utf8").split("\n")) {
       if (!line) continue;
       lines.push(line);

@@ -6,7 +6,9 @@
 // `hookledger start` and `npm start` run: the publish routes beside Next's
 // request handler on one port) and by plain `next start`; beside each, the
 // same server's no-op reference (for server.ts and next start that is Next's
-// own answer for a path without a route, its 404).
+// own answer for a path without a route, its 404). Each server is measured on
+// a fresh ledger of its own, and each measurement says what the ledger held
+// when it started.
 import fs from "node:fs";
 import path from "node:path";
 import pg from "pg";
@@ -67,7 +69,17 @@ export async function load(port: number, opts: { path: string; token: string; ev
 /** Batches of `batchSize` through the typed client, `concurrency` requests in flight, bounded in count and time. */
 export async function loadBatches(
   port: number,
-  opts: { token: string; events: number; batchSize: number; concurrency: number; prefix: string; maxSeconds: number; fetch?: typeof fetch },
+  opts: {
+    token: string;
+    events: number;
+    batchSize: number;
+    concurrency: number;
+    prefix: string;
+    maxSeconds: number;
+    fetch?: typeof fetch;
+    /** false: answers without deliveries, as `hookledger publish --file` asks for them. */
+    deliveries?: boolean;
+  },
 ) {
   const client = new HookledgerClient({ baseUrl: `http://127.0.0.1:${port}`, token: opts.token, timeoutMs: 60_000, ...(opts.fetch ? { fetch: opts.fetch } : {}) });
   const outcome = { created: 0, duplicate: 0, failed: 0 };
@@ -82,7 +94,7 @@ export async function loadBatches(
         next = Math.min(opts.events, next + opts.batchSize);
         const events = Array.from({ length: next - first }, (_, k) => benchEvent(opts.prefix, first + k));
         const t = performance.now();
-        const r = await client.publishBatch(events);
+        const r = opts.deliveries === false ? await client.publishBatch(events, { deliveries: false }) : await client.publishBatch(events);
         ms.push(performance.now() - t);
         for (const x of r.results) {
           if ("error" in x) outcome.failed++;
@@ -96,6 +108,7 @@ export async function loadBatches(
     events: next,
     batchSize: opts.batchSize,
     concurrency: opts.concurrency,
+    answers: opts.deliveries === false ? "status only (deliveries=false)" : "with deliveries",
     seconds: round(seconds, 2),
     perSecond: round(next / seconds),
     ...outcome,
@@ -103,12 +116,26 @@ export async function loadBatches(
   };
 }
 
-async function measureBatch(server: { port: number; child: Child }, db: pg.Pool, benchPg: BenchPg, opts: { token: string; events: number; label: string }) {
+async function measureBatch(
+  server: { port: number; child: Child },
+  db: pg.Pool,
+  benchPg: BenchPg,
+  opts: { token: string; events: number; label: string; deliveries: boolean; maxSeconds: number },
+) {
   const port = server.port;
-  await loadBatches(port, { token: opts.token, events: 2_000, batchSize: 500, concurrency: 2, prefix: `warmb_${opts.label}_`, maxSeconds: 10 });
+  const deliveries = opts.deliveries;
+  await loadBatches(port, { token: opts.token, events: 2_000, batchSize: 500, concurrency: 2, prefix: `warmb_${opts.label}_`, maxSeconds: 10, deliveries });
   const before = (await db.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n as number;
   const meter = cpuMeter({ server: [server.child.pid], bench: [process.pid] }, benchPg.postmasterPid());
-  const r = await loadBatches(port, { token: opts.token, events: opts.events, batchSize: 500, concurrency: 4, prefix: `bat_${opts.label}_`, maxSeconds: 20 });
+  const r = await loadBatches(port, {
+    token: opts.token,
+    events: opts.events,
+    batchSize: 500,
+    concurrency: 4,
+    prefix: `bat_${opts.label}_`,
+    maxSeconds: opts.maxSeconds,
+    deliveries,
+  });
   const cpu = meter();
   const after = (await db.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n as number;
   return { ...r, deliveriesWritten: after - before, fanOut: round((after - before) / r.events, 2), cpuDuringRun: cpu };
@@ -177,59 +204,94 @@ async function measure(
   };
 }
 
-export async function runIngest(benchPg: BenchPg, opts: { events: number; concurrency: number; tryNext: boolean; cpuProfDir?: string }, log: (m: string) => void) {
-  const url = await benchPg.create("ingest");
+/** What the ledger holds when a measurement starts: the servers are compared on equal ledgers. */
+async function ledgerSize(db: pg.Pool) {
+  const r = await db.query("SELECT (SELECT count(*) FROM events)::int AS events, (SELECT count(*) FROM deliveries)::int AS deliveries");
+  return r.rows[0] as { events: number; deliveries: number };
+}
+
+/**
+ * A fresh ledger from the migrated template: the bench's five subscriptions and a producer token. Each server gets
+ * its own, so none is measured on the tables the one before it grew (an enqueue into a ledger of 300,000 events
+ * costs Postgres more than into an empty one; bench/server-ingest.ts's rounds show how much).
+ */
+async function freshLedger(benchPg: BenchPg, name: string) {
+  const url = await benchPg.create(name);
   const db = new pg.Pool({ connectionString: url, max: 2 });
   db.on("error", () => {});
+  await createSubs(
+    db,
+    ["sub_lincoln_sis", "sub_lincoln_lms", "sub_analytics"].map((id, i) => ({ id, url: `https://${id}.example.test/hooks`, tenant: i < 2 ? "lincoln" : null })),
+  );
+  // A few other districts' subscriptions that must not match.
+  await createSubs(
+    db,
+    ["sub_jefferson", "sub_madison"].map((id) => ({ id, url: `https://${id}.example.test/hooks`, tenant: id.slice(4) })),
+  );
   const prisma = createPrisma(url);
+  const { token } = await createApiToken(prisma, { role: "producer", name: "bench-producer" });
+  await prisma.$disconnect();
+  return {
+    url,
+    db,
+    token,
+    env: { DATABASE_URL: url, LOG_LEVEL: "warn", HOOKLEDGER_SAMPLER: "0" },
+    async close() {
+      await db.end();
+      await benchPg.drop(url);
+    },
+  };
+}
+
+export async function runIngest(benchPg: BenchPg, opts: { events: number; concurrency: number; tryNext: boolean; cpuProfDir?: string }, log: (m: string) => void) {
   const out: Record<string, unknown> = {};
-  try {
-    await createSubs(
-      db,
-      ["sub_lincoln_sis", "sub_lincoln_lms", "sub_analytics"].map((id, i) => ({ id, url: `https://${id}.example.test/hooks`, tenant: i < 2 ? "lincoln" : null })),
-    );
-    // A few other districts' subscriptions that must not match.
-    await createSubs(
-      db,
-      ["sub_jefferson", "sub_madison"].map((id) => ({ id, url: `https://${id}.example.test/hooks`, tenant: id.slice(4) })),
-    );
-    const { token } = await createApiToken(prisma, { role: "producer", name: "bench-producer" });
-    const env = { DATABASE_URL: url, LOG_LEVEL: "warn", HOOKLEDGER_SAMPLER: "0" };
-
-    const handler = startChild(["bin/run-ts.mjs", "bench/ingest-server.ts"], { name: "ingest server", env, nodeArgs: SERVER_NODE_FLAGS });
+  {
+    const { db, token, env, close } = await freshLedger(benchPg, "ingest_handler");
     try {
-      const port = Number((await handler.waitFor(/^READY (\d+)/, 60_000))[1]);
-      out.routeHandlerInNodeHttp = {
-        server: "app/api/v1/events/route.ts POST mounted in node:http (bench/ingest-server.ts), separate process",
-        ...(await measure({ port, child: handler }, db, benchPg, { token, events: opts.events, concurrency: opts.concurrency, label: "h", whatIf: true })),
-      };
-      out.batchRouteHandlerInNodeHttp = {
-        server: "app/api/v1/events/batch/route.ts POST in the same node:http server; batches of 500 through lib/client/hookledger.ts, 4 in flight",
-        ...(await measureBatch({ port, child: handler }, db, benchPg, { token, events: opts.events * 10, label: "h" })),
-      };
-    } finally {
-      await handler.stop(3000);
-    }
-    if (opts.cpuProfDir) {
-      // A second, profiled run of the handler server: where its CPU goes.
-      const prof = startChild(["bin/run-ts.mjs", "bench/ingest-server.ts"], {
-        name: "ingest server (profiled)",
-        env,
-        nodeArgs: [...SERVER_NODE_FLAGS, "--cpu-prof", `--cpu-prof-dir=${opts.cpuProfDir}`],
-      });
+      const handler = startChild(["bin/run-ts.mjs", "bench/ingest-server.ts"], { name: "ingest server", env, nodeArgs: SERVER_NODE_FLAGS });
       try {
-        const port = Number((await prof.waitFor(/^READY (\d+)/, 60_000))[1]);
-        await load(port, { path: "/api/v1/events", token, events: Math.min(opts.events, 5_000), concurrency: opts.concurrency, prefix: "prof_", maxSeconds: 6 });
+        const port = Number((await handler.waitFor(/^READY (\d+)/, 60_000))[1]);
+        out.routeHandlerInNodeHttp = {
+          server: "app/api/v1/events/route.ts POST mounted in node:http (bench/ingest-server.ts), separate process",
+          ledgerAtStart: await ledgerSize(db),
+          ...(await measure({ port, child: handler }, db, benchPg, { token, events: opts.events, concurrency: opts.concurrency, label: "h", whatIf: true })),
+        };
+        out.batchRouteHandlerInNodeHttp = {
+          server: "app/api/v1/events/batch/route.ts POST in the same node:http server; batches of 500 through lib/client/hookledger.ts, 4 in flight",
+          ledgerAtStart: await ledgerSize(db),
+          ...(await measureBatch({ port, child: handler }, db, benchPg, { token, events: opts.events * 10, label: "h", deliveries: false, maxSeconds: 20 })),
+        };
       } finally {
-        await prof.stop(5000);
+        await handler.stop(3000);
       }
-      out.routeHandlerCpuProfile = profileOf(opts.cpuProfDir, prof.pid);
+      if (opts.cpuProfDir) {
+        // A second, profiled run of the handler server: where its CPU goes.
+        const prof = startChild(["bin/run-ts.mjs", "bench/ingest-server.ts"], {
+          name: "ingest server (profiled)",
+          env,
+          nodeArgs: [...SERVER_NODE_FLAGS, "--cpu-prof", `--cpu-prof-dir=${opts.cpuProfDir}`],
+        });
+        try {
+          const port = Number((await prof.waitFor(/^READY (\d+)/, 60_000))[1]);
+          await load(port, { path: "/api/v1/events", token, events: Math.min(opts.events, 5_000), concurrency: opts.concurrency, prefix: "prof_", maxSeconds: 6 });
+        } finally {
+          await prof.stop(5000);
+        }
+        out.routeHandlerCpuProfile = profileOf(opts.cpuProfDir, prof.pid);
+      }
+    } finally {
+      await close();
     }
+  }
 
-    const buildId = path.join(ROOT, ".next", "BUILD_ID");
-    if (opts.tryNext && fs.existsSync(buildId)) {
-      // server.ts as `hookledger start` runs it: single publish beside Next's 404 path in the same
-      // process, then batches of 500 through the typed client.
+  const buildId = path.join(ROOT, ".next", "BUILD_ID");
+  if (!opts.tryNext || !fs.existsSync(buildId)) return out;
+  const buildAt = fs.statSync(buildId).mtime.toISOString();
+  {
+    // server.ts as `hookledger start` runs it: single publish beside Next's 404 path in the same
+    // process, then batches of 500 through the typed client.
+    const { db, token, env, close } = await freshLedger(benchPg, "ingest_server_ts");
+    try {
       const cport = await freePort();
       const server = startChild(["bin/run-ts.mjs", "server.ts", "-p", String(cport), "-H", "127.0.0.1"], {
         name: "server.ts",
@@ -238,14 +300,21 @@ export async function runIngest(benchPg: BenchPg, opts: { events: number; concur
       });
       try {
         await server.waitFor(/listening on/, 90_000);
-        const buildAt = fs.statSync(buildId).mtime.toISOString();
         out.customServer = {
           server: `server.ts (hookledger start's dashboard; the .next build of ${buildAt}), separate process; reference: Next's 404 path in the same process`,
+          ledgerAtStart: await ledgerSize(db),
           ...(await measure({ port: cport, child: server }, db, benchPg, { token, events: opts.events, concurrency: opts.concurrency, label: "c" })),
         };
         out.batchCustomServer = {
-          server: "server.ts, POST /api/v1/events/batch; batches of 500 through lib/client/hookledger.ts, 4 in flight",
-          ...(await measureBatch({ port: cport, child: server }, db, benchPg, { token, events: opts.events * 10, label: "c" })),
+          server:
+            "server.ts, POST /api/v1/events/batch?deliveries=false (as hookledger publish --file sends them); batches of 500 through lib/client/hookledger.ts, 4 in flight",
+          ledgerAtStart: await ledgerSize(db),
+          ...(await measureBatch({ port: cport, child: server }, db, benchPg, { token, events: opts.events * 10, label: "c", deliveries: false, maxSeconds: 20 })),
+        };
+        out.batchCustomServerFullAnswers = {
+          server: "server.ts, POST /api/v1/events/batch, each result with its deliveries; batches of 500 through lib/client/hookledger.ts, 4 in flight",
+          ledgerAtStart: await ledgerSize(db),
+          ...(await measureBatch({ port: cport, child: server }, db, benchPg, { token, events: opts.events * 5, label: "cf", deliveries: true, maxSeconds: 10 })),
         };
       } catch (err) {
         out.customServer = { error: (err as Error).message };
@@ -273,7 +342,13 @@ export async function runIngest(benchPg: BenchPg, opts: { events: number; concur
         }
         out.customServerCpuProfile = profileOf(opts.cpuProfDir, prof.pid);
       }
-
+    } finally {
+      await close();
+    }
+  }
+  {
+    const { db, token, env, close } = await freshLedger(benchPg, "ingest_next_start");
+    try {
       const port = await freePort();
       const next = startChild([path.join(ROOT, "node_modules", "next", "dist", "bin", "next"), "start", "-p", String(port), "-H", "127.0.0.1"], {
         name: "next start",
@@ -293,11 +368,10 @@ export async function runIngest(benchPg: BenchPg, opts: { events: number; concur
           250,
         );
         if (!ready) throw new Error(`next start did not answer within 60 s:\n${next.tail()}`);
-        const buildAt = fs.statSync(buildId).mtime.toISOString();
-        const real = await measure({ port, child: next }, db, benchPg, { token, events: opts.events, concurrency: opts.concurrency, label: "n" });
         out.nextStart = {
           server: `next start (the existing .next build of ${buildAt}), separate process; reference: no-op is not a Next route, so it is the 404 path`,
-          ...real,
+          ledgerAtStart: await ledgerSize(db),
+          ...(await measure({ port, child: next }, db, benchPg, { token, events: opts.events, concurrency: opts.concurrency, label: "n" })),
         };
       } catch (err) {
         out.nextStart = { error: (err as Error).message };
@@ -306,11 +380,9 @@ export async function runIngest(benchPg: BenchPg, opts: { events: number; concur
         await next.stop(3000);
         await sleep(200);
       }
+    } finally {
+      await close();
     }
-    return out;
-  } finally {
-    await prisma.$disconnect();
-    await db.end();
-    await benchPg.drop(url);
   }
+  return out;
 }
