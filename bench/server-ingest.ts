@@ -13,6 +13,7 @@
 //   --b-env "K=V …"   a second server, on a ledger of its own, with these variables added to its environment
 //                 (a switch read at start-up, say); the rounds alternate between the two, so both see the same
 //                 minutes of a noisy machine
+//   --b-sql "…"   the second server's ledger gets this SQL too (a database setting, say); implies the second server
 //   --bare        the same route handlers in a plain node:http server (bench/ingest-server.ts) instead of
 //                 server.ts: what having Next in the process costs the publish path
 //   --node-flags  the server's node flags instead of lib/server/node-flags.ts's (an empty string for none)
@@ -83,6 +84,7 @@ async function side(name: string, extraEnv: Record<string, string>) {
   );
   await db.query("UPDATE subscriptions SET state = 'paused'");
   if (process.argv.includes("--sql")) await db.query(arg("--sql", ""));
+  if (name === "b" && process.argv.includes("--b-sql")) await db.query(arg("--b-sql", ""));
   const prisma = createPrisma(url);
   const { token } = await createApiToken(prisma, { role: "producer", name: "bench-server-ingest" });
   await prisma.$disconnect();
@@ -100,7 +102,7 @@ async function side(name: string, extraEnv: Record<string, string>) {
 const sides: Awaited<ReturnType<typeof side>>[] = [];
 try {
   sides.push(await side("a", {}));
-  if (bEnv) sides.push(await side("b", bEnv));
+  if (bEnv || process.argv.includes("--b-sql")) sides.push(await side("b", bEnv ?? {}));
   console.log(
     `${bare ? "the routes in node:http" : "server.ts"}, ${single ? "single publishes, 32 in flight" : `batches of 500, ${arg("--concurrency", "4")} in flight${gzip ? ", gzip answers" : ""}${statusOnly ? ", status-only answers" : ""}`}, node flags [${nodeFlags.join(" ")}]${bEnv ? `; b: ${JSON.stringify(bEnv)}` : ""}`,
   );
@@ -113,7 +115,7 @@ try {
         const rate = events / ((performance.now() - t0) / 1000);
         const { coresUsed: c, machineCoresBusy } = meter();
         const us = (cores: number) => ((cores / rate) * 1e6).toFixed(0);
-        const label = [bEnv ? s.name : "", compareAnswers ? (answers ? "status only" : "with deliveries") : ""].filter(Boolean).join(", ");
+        const label = [sides.length > 1 ? s.name : "", compareAnswers ? (answers ? "status only" : "with deliveries") : ""].filter(Boolean).join(", ");
         console.log(
           `round ${r}${label ? ` (${label})` : ""}: ${rate.toFixed(0)} events/s; CPU per event: server ${us(c.server)} µs, load generator ${us(c.bench)} µs, Postgres ${us(c.postgres)} µs; ${machineCoresBusy} of 2 cores busy`,
         );
