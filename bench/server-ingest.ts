@@ -2,9 +2,9 @@
 // each on the same fresh server, and says where each event's CPU went: the
 // server, this load generator and Postgres. Narrower and quicker than
 // `npm run bench -- --only ingest` (which also measures the bare route and
-// next start, on tables grown by the runs before): the way to compare one
+// next start, and the single publishes before the batches): the way to compare one
 // change to the publish path, run against a worktree of the commit before.
-//   node bin/run-ts.mjs bench/server-ingest.ts [--rounds K] [--events N] [--single] [--gzip] [--status-only] [--concurrency C] [--compare-answers] [--b-env "K=V …"] [--bare] [--node-flags "…"] [--sql "…"]
+//   node bin/run-ts.mjs bench/server-ingest.ts [--rounds K] [--events N] [--single] [--gzip] [--status-only] [--concurrency C] [--compare-answers] [--b-env "K=V …"] [--b-sql "…"] [--bare] [--node-flags "…"] [--sql "…"]
 //   --single      one event per request, 32 in flight (default: batches of 500 through the typed client, 4 in flight)
 //   --gzip        the batches ask for a gzip answer, as fetch does unless told otherwise (the client asks for none)
 //   --status-only the batches ask for answers without deliveries (?deliveries=false), as hookledger publish --file does
@@ -20,19 +20,15 @@
 //   --sql "…"     run this on the scratch database before the load: a what-if (drop an index, say)
 // Needs a build (`npm run build`): server.ts hands every other path to Next.
 import { randomBytes } from "node:crypto";
-import pg from "pg";
 
 process.env.HOOKLEDGER_SECRET_KEY ??= randomBytes(32).toString("base64");
 process.env.LOG_LEVEL ??= "warn";
 const { openBenchPg } = await import("./lib/pg");
 const { startChild } = await import("./lib/proc");
-const { createSubs } = await import("./lib/seed");
 const { cpuMeter } = await import("./lib/cpu");
 const { argOf: arg } = await import("./lib/variants");
-const { createPrisma } = await import("../lib/db/prisma");
-const { createApiToken } = await import("../lib/auth/tokens");
 const { freePort } = await import("../lib/db/embedded");
-const { load, loadBatches } = await import("./scenarios/ingest");
+const { freshLedger, load, loadBatches } = await import("./scenarios/ingest");
 const { SERVER_NODE_FLAGS } = await import("../lib/server/node-flags");
 
 const rounds = Number(arg("--rounds", "3"));
@@ -73,30 +69,25 @@ const bEnv = process.argv.includes("--b-env")
     )
   : null;
 
-/** A server on a fresh ledger of its own: fan-out 3, as in the bench, paused so no worker is needed (held, not dropped). */
+/**
+ * A server on a fresh ledger of its own, the ingest step's (bench/scenarios/ingest.ts: fan-out 3), paused so no
+ * worker is needed (held, not dropped).
+ */
 async function side(name: string, extraEnv: Record<string, string>) {
-  const url = await benchPg.create(`server_ingest_${name}`);
-  const db = new pg.Pool({ connectionString: url, max: 2 });
-  db.on("error", () => {});
-  await createSubs(
-    db,
-    ["sub_lincoln_sis", "sub_lincoln_lms", "sub_analytics"].map((id, i) => ({ id, url: `https://${id}.example.test/hooks`, tenant: i < 2 ? "lincoln" : null })),
-  );
+  const ledger = await freshLedger(benchPg, `server_ingest_${name}`);
+  const { db, token } = ledger;
   await db.query("UPDATE subscriptions SET state = 'paused'");
   if (process.argv.includes("--sql")) await db.query(arg("--sql", ""));
   if (name === "b" && process.argv.includes("--b-sql")) await db.query(arg("--b-sql", ""));
-  const prisma = createPrisma(url);
-  const { token } = await createApiToken(prisma, { role: "producer", name: "bench-server-ingest" });
-  await prisma.$disconnect();
   let port = await freePort();
-  const env = { DATABASE_URL: url, HOOKLEDGER_SAMPLER: "0", NEXT_TELEMETRY_DISABLED: "1", ...extraEnv };
+  const env = { ...ledger.env, NEXT_TELEMETRY_DISABLED: "1", ...extraEnv };
   const server = bare
     ? startChild(["bin/run-ts.mjs", "bench/ingest-server.ts"], { name: `ingest-server.ts ${name}`, env, nodeArgs: nodeFlags })
     : startChild(["bin/run-ts.mjs", "server.ts", "-p", String(port), "-H", "127.0.0.1"], { name: `server.ts ${name}`, env, nodeArgs: nodeFlags });
   if (bare) port = Number((await server.waitFor(/^READY (\d+)/, 60_000))[1]);
   else await server.waitFor(/listening on/, 90_000);
   await run(port, token, "warm_", 4_000);
-  return { name, port, token, server, db };
+  return { name, port, token, server, close: ledger.close };
 }
 
 const sides: Awaited<ReturnType<typeof side>>[] = [];
@@ -125,7 +116,7 @@ try {
 } finally {
   for (const s of sides) {
     await s.server.stop(5000);
-    await s.db.end();
+    await s.close();
   }
   await benchPg.close();
 }

@@ -215,7 +215,7 @@ async function ledgerSize(db: pg.Pool) {
  * its own, so none is measured on the tables the one before it grew (an enqueue into a ledger of 300,000 events
  * costs Postgres more than into an empty one; bench/server-ingest.ts's rounds show how much).
  */
-async function freshLedger(benchPg: BenchPg, name: string) {
+export async function freshLedger(benchPg: BenchPg, name: string) {
   const url = await benchPg.create(name);
   const db = new pg.Pool({ connectionString: url, max: 2 });
   db.on("error", () => {});
