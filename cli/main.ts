@@ -94,6 +94,7 @@ registerPublishCommand(program);
 export { program };
 
 program.parseAsync(process.argv).catch((err: Error) => {
-  console.error(`hookledger: ${err.message}`);
+  // The version refusal is already one whole sentence that starts with our name.
+  console.error(err.name === "ServerVersionError" ? err.message : `hookledger: ${err.message}`);
   process.exit(1);
 });

@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { expect, inject } from "vitest";
-import { listMigrations, migrate } from "../lib/db/migrate";
+import { listMigrations, migrate, migrationsDir } from "../lib/db/migrate";
 
 export type MigrationDb = {
   url: string;
@@ -32,10 +32,8 @@ export async function databaseBefore(prefix: string): Promise<MigrationDb> {
   u.pathname = `/${name}`;
   const url = u.toString();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `hl-mig${prefix}-`));
-  const copy = (m: (typeof all)[number]) => {
-    fs.mkdirSync(path.join(dir, m.name));
-    fs.writeFileSync(path.join(dir, m.name, "migration.sql"), m.sql);
-  };
+  // The whole folder: a migration may carry more than its SQL (superseded-checksums).
+  const copy = (m: (typeof all)[number]) => fs.cpSync(path.join(migrationsDir(), m.name), path.join(dir, m.name), { recursive: true });
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);

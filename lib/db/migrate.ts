@@ -13,7 +13,14 @@ export function migrationsDir(): string {
   return path.resolve(/*turbopackIgnore: true*/ process.env.HOOKLEDGER_MIGRATIONS_DIR ?? path.join(process.cwd(), "prisma", "migrations"));
 }
 
-export type Migration = { name: string; sql: string; checksum: string };
+/**
+ * A migration on disk. `superseded` holds the checksums of earlier texts of the
+ * same migration (its folder's `superseded-checksums` file): a database that
+ * recorded one of them applied that migration, and a later migration brings it
+ * to the current definition. Only for a migration whose first text cannot run
+ * on a supported server (0032 called a function PostgreSQL 15 lacks).
+ */
+export type Migration = { name: string; sql: string; checksum: string; superseded: string[] };
 
 export function listMigrations(dir = migrationsDir()): Migration[] {
   if (!fs.existsSync(/*turbopackIgnore: true*/ dir)) throw new Error(`Migrations folder ${dir} does not exist; run hookledger from the project root.`);
@@ -24,8 +31,41 @@ export function listMigrations(dir = migrationsDir()): Migration[] {
     .sort()
     .map((name) => {
       const sql = fs.readFileSync(/*turbopackIgnore: true*/ path.join(dir, name, "migration.sql"), "utf8");
-      return { name, sql, checksum: crypto.createHash("sha256").update(sql).digest("hex") };
+      const supersededFile = path.join(dir, name, "superseded-checksums");
+      const superseded = fs.existsSync(/*turbopackIgnore: true*/ supersededFile)
+        ? fs
+            .readFileSync(/*turbopackIgnore: true*/ supersededFile, "utf8")
+            .split("\n")
+            .map((l) => l.trim())
+            .filter((l) => /^[0-9a-f]{64}$/.test(l))
+        : [];
+      return { name, sql, checksum: crypto.createHash("sha256").update(sql).digest("hex"), superseded };
     });
+}
+
+/** The oldest PostgreSQL major version every migration and statement runs on (CI tests 15 and the embedded 18). */
+export const MIN_SERVER_VERSION = 15;
+
+/**
+ * The one line that refuses a server older than MIN_SERVER_VERSION, or null.
+ * `num` is server_version_num (150018 for 15.18), `version` server_version.
+ */
+export function serverVersionRefusal(num: number, version: string): string | null {
+  if (num >= MIN_SERVER_VERSION * 10_000) return null;
+  return `hookledger needs PostgreSQL ${MIN_SERVER_VERSION} or newer; this server is ${version.split(" ")[0]}.`;
+}
+
+/** Refuses a server older than MIN_SERVER_VERSION, before anything is written to it. */
+export async function checkServerVersion(client: pg.Client | pg.Pool): Promise<void> {
+  const { rows } = await client.query<{ num: string; version: string }>(
+    "SELECT current_setting('server_version_num') AS num, current_setting('server_version') AS version",
+  );
+  const refusal = serverVersionRefusal(Number(rows[0].num), rows[0].version);
+  if (refusal) throw new ServerVersionError(refusal);
+}
+
+export class ServerVersionError extends Error {
+  name = "ServerVersionError";
 }
 
 const LOCK_ID = 7_431_001; // advisory lock: concurrent starters migrate one at a time
@@ -35,6 +75,7 @@ export async function migrate(url: string, opts: { dir?: string } = {}): Promise
   await client.connect();
   const applied: string[] = [];
   try {
+    await checkServerVersion(client);
     await client.query("SELECT pg_advisory_lock($1)", [LOCK_ID]);
     await client.query(`CREATE TABLE IF NOT EXISTS _hookledger_migrations (
       name text PRIMARY KEY, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
@@ -43,7 +84,8 @@ export async function migrate(url: string, opts: { dir?: string } = {}): Promise
     for (const m of listMigrations(opts.dir)) {
       const prior = done.get(m.name);
       if (prior) {
-        if (prior !== m.checksum) throw new Error(`Migration ${m.name} was changed after it was applied. Add a new migration instead of editing an applied one.`);
+        if (prior !== m.checksum && !m.superseded.includes(prior))
+          throw new Error(`Migration ${m.name} was changed after it was applied. Add a new migration instead of editing an applied one.`);
         continue;
       }
       try {
