@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The database tests again, on PostgreSQL 15: the oldest server hookledger
+# supports (lib/db/migrate.ts MIN_SERVER_VERSION). `npm test` runs the whole
+# vitest suite on the embedded PostgreSQL 18 first, then this.
+#
+# The server:
+#   - HOOKLEDGER_TEST_PG15_URL, when set: any PostgreSQL 15 server whose user
+#     may create databases (each test file clones a template, test/db.ts);
+#   - otherwise Debian's PostgreSQL 15 (apt-get install postgresql-15), in a
+#     throwaway cluster on a free port that pg_virtualenv (postgresql-common)
+#     creates for this run and drops after it, whatever the outcome.
+# Arguments go to vitest (a file filter, say).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ -n "${HOOKLEDGER_TEST_PG15_URL:-}" ]; then
+  exec env DATABASE_URL="$HOOKLEDGER_TEST_PG15_URL" HOOKLEDGER_TEST_EXPECT_SERVER=15 npx vitest run "$@"
+fi
+
+if ! command -v pg_virtualenv >/dev/null 2>&1 || [ ! -x /usr/lib/postgresql/15/bin/postgres ]; then
+  echo "npm test runs the database tests on PostgreSQL 15 too, and found none here." >&2
+  echo "Install it (Debian: apt-get install postgresql-15) or set HOOKLEDGER_TEST_PG15_URL to a PostgreSQL 15 server's URL." >&2
+  exit 1
+fi
+
+# pg_virtualenv as root makes the cluster as the postgres user, who must reach this checkout's files only through
+# the server's own connections (nothing here is read by the server), so no permissions change.
+# max_connections: two vitest workers each run a worker pool, a dashboard and Prisma against their own database.
+exec pg_virtualenv -v 15 -o max_connections=300 -o fsync=off -o synchronous_commit=off \
+  sh -c 'DATABASE_URL="postgres://$PGUSER:$PGPASSWORD@$PGHOST:$PGPORT/postgres" HOOKLEDGER_TEST_EXPECT_SERVER=15 npx vitest run "$@"' vitest "$@"
