@@ -10,7 +10,7 @@ import { clearSessionCookies, isSecureRequest, newSession, sessionSetCookies } f
 import { principalFromRequest } from "./principal";
 import { bumpSessionVersion, changePassword, verifyCredentials } from "./users";
 import { beginSignInAttempt, signInSucceeded } from "./rate-limit";
-import { ROLE_PERMISSIONS, can, type Permission } from "./permissions";
+import { ROLE_PERMISSIONS, canAs, type Permission } from "./permissions";
 
 const ZSignIn = z.object({
   email: z.string().trim().toLowerCase().min(1, "enter your email").max(254),
@@ -132,7 +132,8 @@ export async function handleSignOut(req: Request): Promise<Response> {
 export async function handleSession(req: Request): Promise<Response> {
   const p = await principalFromRequest(req);
   if (!p) return toErrorResponse(new AppError("unauthorized", "Not signed in."));
-  const permissions = (Object.keys(ROLE_PERMISSIONS) as Permission[]).filter((k) => can(p.role, k));
+  // The check the routes make (lib/api/handler.ts): a tenant's admin holds no global-only permission.
+  const permissions = (Object.keys(ROLE_PERMISSIONS) as Permission[]).filter((k) => canAs(p, k));
   return json({ kind: p.kind, actor: p.actor, email: p.email ?? null, role: p.role, permissions }, 200, { "cache-control": "no-store" });
 }
 
