@@ -1,6 +1,6 @@
 import "server-only";
 import { randomBytes } from "node:crypto";
-import type { PrismaClient } from "../db/prisma";
+import type { PrismaClient, Tx } from "../db/prisma";
 import type { Subscription } from "../generated/prisma/client";
 import { AppError, notFound } from "../errors";
 import { writeAudit } from "../audit";
@@ -13,6 +13,7 @@ import type { TCreateSubscription, TUpdateSubscription } from "./schema";
 import { failurePolicyColumns, failurePolicyOf, pauseColumns, pauseView } from "./failure-policy";
 import { GLOBAL_SCOPE, isGlobalAdmin, scopeOf, subscriptionWhere, type Scope } from "../tenants/scope";
 import { requireTenant } from "../tenants/service";
+import { subscriptionHasHistory } from "../ledger/sql/find-deliveries";
 
 export type SubscriptionView = {
   id: string;
@@ -155,6 +156,26 @@ export async function listSubscriptions(prisma: PrismaClient, opts: { tenant?: s
 }
 
 /**
+ * A subscription that has deliveries keeps its tenant. Every read of a delivery, its event's payload, its attempts
+ * and a lookup by subject value is confined by the subscription's current tenant, so moving one that carried
+ * another tenant's events (a tenant-less endpoint, say) would hand that history, and the means to resend it, to the
+ * new tenant. Refusing the move closes that for every reader at once, where confining each of them by the event's
+ * tenant as well would need the condition in every finder and bulk operation. The row is locked FOR UPDATE first,
+ * which waits for an enqueue or a backfill that has inserted deliveries for it and not yet committed (each holds
+ * KEY SHARE on the row until it does: migration 0024), so the check sees them.
+ */
+async function assertNoHistory(tx: Tx, id: string, from: string | null, to: string | null): Promise<void> {
+  await tx.$queryRaw`SELECT id FROM subscriptions WHERE id = ${id} FOR UPDATE`;
+  if (!(await subscriptionHasHistory(tx, id))) return;
+  const name = (t: string | null) => (t === null ? "no tenant" : `tenant ${t}`);
+  throw new AppError(
+    "conflict",
+    `tenant: subscription ${id} has deliveries (or test sends of stored events) made under ${name(from)}; moving it to ${name(to)} would hand that tenant their history. Archive it (POST /api/v1/subscriptions/${id}/archive) and create a new subscription for ${name(to)}.`,
+    [{ path: "body.tenant", message: "a subscription with deliveries cannot change tenant; archive it and create another" }],
+  );
+}
+
+/**
  * Updates configuration and/or pauses or resumes. Pause and resume are audited
  * as their own actions; a disabled subscription (410 Gone) can be reactivated
  * only deliberately, with state "active".
@@ -171,6 +192,7 @@ export async function updateSubscription(prisma: PrismaClient, id: string, input
   return prisma.$transaction(async (tx) => {
     const before = await tx.subscription.findFirst({ where: { id, ...subscriptionWhere(scopeOf(principal)) } });
     if (!before) throw notFound("Subscription", id);
+    if (input.tenant !== undefined && input.tenant !== before.tenant) await assertNoHistory(tx, id, before.tenant, input.tenant);
     assertTlsHasHttps(input.url ?? before.url, input.tls !== undefined ? Boolean(input.tls) : before.endpointTls !== null);
     assertEndpointAuthRestated(before, input);
     if (before.archivedAt)

@@ -146,3 +146,17 @@ export async function findRecentEventTypes(db: LedgerDb, subscriptionId: string,
   );
   return rows.map((r) => r.event_type);
 }
+
+/**
+ * Whether a subscription holds another tenant's history if it changed tenant: any delivery (its event, payload,
+ * attempts and answers are read through the subscription's tenant), or a test send of a stored event (the event's
+ * id and the endpoint's answer to its bytes). deliveries_sub_timeline and test_sends_subscription_created, one probe each.
+ */
+export async function subscriptionHasHistory(db: LedgerDb, subscriptionId: string): Promise<boolean> {
+  const [r] = await queryRows<{ found: boolean }>(
+    db,
+    sql`SELECT EXISTS (SELECT 1 FROM deliveries WHERE subscription_id = ${subscriptionId})
+            OR EXISTS (SELECT 1 FROM test_sends WHERE subscription_id = ${subscriptionId} AND event_id IS NOT NULL) AS found`,
+  );
+  return r.found;
+}
