@@ -65,7 +65,9 @@ export class Attempts {
       this.w.slots.finished(entry);
       return;
     }
-    const endpoint = this.w.secrets.endpoint(row.subscriptionId);
+    // The credentials and the URL they go to come from one read of the subscription (./secrets.ts).
+    const endpoint = await this.w.secrets.endpointFor(row, hold);
+    if (hold.aborted) return; // shutting down: released unsent
     if (!endpoint?.auth) {
       // Never send without the headers or certificate the endpoint was configured with. The lease runs out and the reaper returns the row.
       log.error(
@@ -79,7 +81,7 @@ export class Attempts {
     const startedAt = new Date();
     schedulingLateness.observe(Math.max(0, (startedAt.getTime() - row.dueAt) / 1000));
     const res = await this.w.sender.send({
-      url: row.url,
+      url: endpoint.url,
       deliveryKey: row.deliveryKey,
       body: row.payload,
       secrets,

@@ -95,7 +95,7 @@ export async function claimLoop(w: LoopContext): Promise<void> {
     }
     if (asked > 0) claimBatchSize.observe(claimed.length);
     if (claimed.length > 0) {
-      await w.secrets.refresh(claimed.map((r) => r.subscriptionId));
+      await w.secrets.refresh(claimed);
       w.slots.place(claimed);
     }
     // Nothing more due (or no room) and no result waiting: sleep until an answer, a NOTIFY or the poll.

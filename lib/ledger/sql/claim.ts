@@ -35,6 +35,13 @@ export type ClaimedRow = {
   /** The subscription's free slots when the claim ran: its first `slotsFree` rows in the batch may go on the wire now, the rest are prefetched (held). */
   slotsFree: number;
   url: string;
+  /**
+   * The subscription's updated_at as Postgres text, read with `url`: every
+   * change of its URL, endpoint headers or client certificate moves it, so the
+   * worker can tell that what it cached for the subscription (worker/secrets.ts)
+   * belongs to another version than the one this row was claimed under.
+   */
+  subscriptionVersion: string;
   /** The subscription's retry_policy as JSON text (rows of one subscription share it; lib/ledger/retry-policy.ts caches by it). */
   retryPolicy: string;
   rateLimitPerSecond: number | null;
@@ -100,7 +107,7 @@ export const claimCtes = (p: {
   frozen?: readonly Freeze[];
 }) => `
      subs AS MATERIALIZED (
-       SELECT s.id, s.url, s.retry_policy, s.rate_limit_per_second,
+       SELECT s.id, s.url, s.updated_at, s.retry_policy, s.rate_limit_per_second,
               s.max_concurrency - f.busy AS room,
               GREATEST(0, s.max_concurrency - f.busy) + CASE WHEN ${p.held}::text[] IS NULL THEN 0 ELSE GREATEST(0, f.mine_wire - f.mine_held) END AS take
        FROM subscriptions s
@@ -139,7 +146,7 @@ export const claimCtes = (p: {
                  cand.prev_state AS "prevState", d.leased_at::text AS "claimToken", d.attempt_count AS "attemptCount", d.total_attempts AS "totalAttempts",
                  (extract(epoch FROM d.run_started_at) * 1000)::float8 AS "runStartedAt", (extract(epoch FROM d.next_attempt_at) * 1000)::float8 AS "dueAt",
                  d.next_trigger AS trigger, d.next_actor AS actor, GREATEST(0, s.room)::int AS "slotsFree",
-                 s.url, s.retry_policy::text AS "retryPolicy", s.rate_limit_per_second AS "rateLimitPerSecond", e.payload
+                 s.url, s.updated_at::text AS "subscriptionVersion", s.retry_policy::text AS "retryPolicy", s.rate_limit_per_second AS "rateLimitPerSecond", e.payload
      )`;
 
 export const claimParams = (o: ClaimOptions) => [o.limit, o.perSubscription, o.excludeSubscriptions, o.leaseSlackSeconds, o.answered ?? [], o.held ?? null];
