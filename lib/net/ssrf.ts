@@ -67,6 +67,33 @@ function denied(addr: ipaddr.IPv4 | ipaddr.IPv6): boolean {
   return denyTargets().some(([net, bits]) => addr.kind() === net.kind() && addr.match([net, bits] as never));
 }
 
+type EmbeddingKind = "compatible" | "mapped" | "translated" | "nat64" | "6to4" | "teredo";
+
+const v4Of = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+
+/**
+ * The IPv4 address an IPv6 address carries in one of the forms that deliver
+ * to it, and the form's name; null for any other address. Each is a way to
+ * reach an IPv4 host by an IPv6 literal or AAAA record, so the deny-list and
+ * the private ranges must be applied to what it carries (a NAT64 gateway, a
+ * 6to4 or Teredo relay, or a dual stack forwards to it).
+ */
+function embeddedIPv4(v6: ipaddr.IPv6): { v4: ipaddr.IPv4; kind: EmbeddingKind; form: string } | null {
+  const p = v6.parts;
+  const zero = (from: number, to: number) => p.slice(from, to).every((x) => x === 0);
+  // :: and ::1 are their own ranges (unspecified, loopback), not IPv4 0.0.0.0 and 0.0.0.1.
+  if (zero(0, 6) && (p[6] !== 0 || p[7] > 1)) return { v4: v4Of(p[6], p[7]), kind: "compatible", form: "an IPv4-compatible IPv6 address (::/96)" };
+  if (zero(0, 5) && p[5] === 0xffff) return { v4: v4Of(p[6], p[7]), kind: "mapped", form: "an IPv4-mapped IPv6 address (::ffff:0:0/96)" };
+  if (zero(0, 4) && p[4] === 0xffff && p[5] === 0) return { v4: v4Of(p[6], p[7]), kind: "translated", form: "an IPv4-translated IPv6 address (::ffff:0:0:0/96)" };
+  if (p[0] === 0x64 && p[1] === 0xff9b && zero(2, 6)) return { v4: v4Of(p[6], p[7]), kind: "nat64", form: "a NAT64 address (64:ff9b::/96)" };
+  // RFC 8215's local-use NAT64 prefix: read as the usual /96 layout, the IPv4 address in the last 32 bits.
+  if (p[0] === 0x64 && p[1] === 0xff9b && p[2] === 1) return { v4: v4Of(p[6], p[7]), kind: "nat64", form: "a local-use NAT64 address (64:ff9b:1::/48)" };
+  if (p[0] === 0x2002) return { v4: v4Of(p[1], p[2]), kind: "6to4", form: "a 6to4 address (2002::/16)" };
+  // RFC 4380: the client's IPv4 address with every bit inverted; the relay delivers to it.
+  if (p[0] === 0x2001 && p[1] === 0) return { v4: v4Of(p[6] ^ 0xffff, p[7] ^ 0xffff), kind: "teredo", form: "a Teredo address (2001::/32)" };
+  return null;
+}
+
 /** Why an IP address may not be a webhook target, or null if it may. */
 export function blockedReason(address: string, opts: { allowPrivate?: boolean } = {}): string | null {
   const raw = address.replace(/^\[|\]$/g, "");
@@ -79,15 +106,15 @@ export function blockedReason(address: string, opts: { allowPrivate?: boolean } 
     return `${raw} is not an IP address`;
   }
   if (parsed.kind() === "ipv6") {
-    const v6 = parsed as ipaddr.IPv6;
-    // ::a.b.c.d (IPv4-compatible, deprecated by RFC 4291; :: and ::1 excepted,
-    // which are their own ranges below): refused whatever the IPv4 part, since
-    // some stacks still route it to the embedded IPv4 address.
-    if (v6.parts.slice(0, 6).every((p) => p === 0) && (v6.parts[6] !== 0 || v6.parts[7] > 1) && !opts.allowPrivate)
-      return `${raw} is an IPv4-compatible IPv6 address (::/96)`;
-    if (v6.isIPv4MappedAddress()) {
-      const inner = blockedReason(v6.toIPv4Address().toString(), opts);
-      return inner ? `${raw} is an IPv4-mapped IPv6 address: ${inner}` : null;
+    const embedded = embeddedIPv4(parsed as ipaddr.IPv6);
+    if (embedded) {
+      const v4 = embedded.v4.toString();
+      const inner = blockedReason(v4, opts);
+      if (inner) return `${raw} is ${embedded.form} carrying ${v4}: ${inner}`;
+      // Deprecated by RFC 4291, and some stacks still route it to the IPv4 address: refused whatever it carries.
+      if (embedded.kind === "compatible" && !opts.allowPrivate) return `${raw} is ${embedded.form}, carrying ${v4}`;
+      // A mapped address is how a dual stack dials the IPv4 address itself: what it carries is what is checked.
+      if (embedded.kind === "mapped" && !denied(parsed)) return null;
     }
   }
   if (denied(parsed)) return `${raw} is on the operator's deny-list (${DENY_TARGETS_ENV})`;
