@@ -384,15 +384,16 @@ describe("tenant A's own work still works", () => {
       body: { name: "Lincoln SIS (new)" },
     });
     expect(patch.status, patch.text).toBe(200);
+    // A scoped account's subscription ids are generated (it sends none).
     const created = await call(routes.get("subscriptions:POST")!.fn, {
       token: tokens.get(`${A}:manager`),
-      body: { id: "sub_linc_2", name: "Lincoln LMS", url: "https://lms.lincoln.example.test/h", eventTypes: ["assignment.graded"], tenant: A },
+      body: { name: "Lincoln LMS", url: "https://lms.lincoln.example.test/h", eventTypes: ["assignment.graded"], tenant: A },
     });
     expect(created.status, created.text).toBe(201);
-    const audit = await db.pool.query("SELECT action, tenant_id FROM audit_entries WHERE target_id IN ($1, 'sub_linc_2') ORDER BY id", [SUB_A]);
+    const audit = await db.pool.query("SELECT action, tenant_id FROM audit_entries WHERE target_id IN ($1, $2) ORDER BY id", [SUB_A, created.json.id]);
     expect(audit.rows).toContainEqual({ action: "subscription.update", tenant_id: A });
     expect(audit.rows).toContainEqual({ action: "subscription.create", tenant_id: A });
-    await db.pool.query("DELETE FROM subscriptions WHERE id = 'sub_linc_2'");
+    await db.pool.query("DELETE FROM subscriptions WHERE id = $1", [created.json.id]);
   });
 
   it("a global admin still creates tenant-less and '*' subscriptions and moves one between tenants", async () => {

@@ -8,9 +8,9 @@ import { z } from "zod";
 import { AppError, fromZod } from "../errors";
 import { envInt } from "../env";
 import { ingestEvent } from "./ingest";
-import type { PublishResult } from "./publish";
+import { refusalFor, visibleDeliveries, type PublishResult } from "./publish";
 import { ZCreateEvent } from "./schema";
-import { publishTenantError, type Scope } from "../tenants/scope";
+import { GLOBAL_SCOPE, publishTenantError, type Scope } from "../tenants/scope";
 
 /** Events per batch at most: a few grouped statements' worth, answered within a request timeout. */
 export const MAX_BATCH_EVENTS = 500;
@@ -79,6 +79,7 @@ function errorOf(index: number, id: string | undefined, err: AppError): TBatchRe
  */
 export async function publishBatch(batch: TPublishBatch, opts: { maxEventBytes: number; scope?: Scope; deliveries?: boolean }): Promise<TPublishBatchResponse> {
   const withDeliveries = opts.deliveries ?? true;
+  const scope = opts.scope ?? GLOBAL_SCOPE;
   const pending: Promise<TBatchResult>[] = batch.events.map((raw, index) => {
     const rawId = raw && typeof raw === "object" && typeof (raw as { id?: unknown }).id === "string" ? (raw as { id: string }).id : undefined;
     const parsed = ZCreateEvent.safeParse(raw);
@@ -86,16 +87,18 @@ export async function publishBatch(batch: TPublishBatch, opts: { maxEventBytes: 
     const bytes = Buffer.byteLength(JSON.stringify(raw), "utf8");
     if (bytes > opts.maxEventBytes)
       return Promise.resolve(errorOf(index, rawId, new AppError("payload_too_large", `Event ${index} is ${bytes} bytes; the limit per event is ${opts.maxEventBytes}.`)));
-    const refused = opts.scope ? publishTenantError(opts.scope, parsed.data.subject?.tenant, `events.${index}.subject.tenant`) : null;
+    const refused = publishTenantError(scope, parsed.data.subject?.tenant, `events.${index}.subject.tenant`);
     if (refused) return Promise.resolve(errorOf(index, rawId, refused));
     return ingestEvent(parsed.data).then(
       (r: PublishResult): TBatchResult =>
         withDeliveries
-          ? { index, id: r.eventId, status: r.created ? "created" : "duplicate", deliveries: r.deliveries }
+          ? { index, id: r.eventId, status: r.created ? "created" : "duplicate", deliveries: visibleDeliveries(r, scope) }
           : { index, id: r.eventId, status: r.created ? "created" : "duplicate" },
       (err: unknown) => {
-        if (err instanceof AppError) return errorOf(index, rawId, err);
-        throw err;
+        // A scoped producer's conflicts say nothing of whose the id is (./publish.ts refusalFor).
+        const e = refusalFor(scope, err);
+        if (e instanceof AppError) return errorOf(index, rawId, e);
+        throw e;
       },
     );
   });

@@ -24,7 +24,7 @@ import "server-only";
 import type pg from "pg";
 import { getPool } from "../db/pool";
 import { AppError } from "../errors";
-import { enqueueEvents, existingDeliveries, wakeWorkers, type EventRow, type ExistingEvent } from "../ledger/sql/enqueue";
+import { enqueueEventsWithTenants, existingDeliveries, wakeWorkers, type EventRow, type ExistingEvent, type SubscriptionTenants } from "../ledger/sql/enqueue";
 import { logger } from "../log";
 import { eventConflict, eventRow, isChangedRepublish, republishRefusal, type PublishedDelivery, type PublishResult } from "./publish";
 import type { TCreateEvent } from "./schema";
@@ -68,9 +68,10 @@ async function writeGroup(pool: pg.Pool, waiters: Waiter[], wake: () => void, at
   }
   const rows = [...leaders.values()].map((ws) => ws[0].row);
   let created: Map<string, PublishedDelivery[]>;
+  let tenants: SubscriptionTenants;
   try {
     // One statement, so one commit: the group's events and deliveries, by event id.
-    created = await enqueueEvents(pool, rows, null, { wake: false });
+    ({ byEvent: created, tenants } = await enqueueEventsWithTenants(pool, rows, null, { wake: false }));
   } catch (err) {
     const code = (err as { code?: string }).code ?? "";
     if (rows.length > 1) {
@@ -94,10 +95,10 @@ async function writeGroup(pool: pg.Pool, waiters: Waiter[], wake: () => void, at
       missing.push(id);
       continue;
     }
-    ws[0].resolve({ eventId: id, created: true, deliveries });
+    ws[0].resolve({ eventId: id, created: true, deliveries, subscriptionTenants: tenants });
     for (const w of ws.slice(1)) {
       if (isChangedRepublish(w.row, ws[0].row)) w.reject(eventConflict(id, ws[0].row.type));
-      else w.resolve({ eventId: id, created: false, deliveries: deliveries.map((d) => ({ ...d })) });
+      else w.resolve({ eventId: id, created: false, deliveries: deliveries.map((d) => ({ ...d })), subscriptionTenants: tenants });
     }
   }
   if (missing.length === 0) return;
@@ -118,7 +119,7 @@ async function writeGroup(pool: pg.Pool, waiters: Waiter[], wake: () => void, at
       if (prior === undefined)
         retry.push(w); // the conflicting row is gone again (cannot happen today: events are never deleted)
       else if (refusal) w.reject(refusal);
-      else w.resolve({ eventId: id, created: false, deliveries: prior.deliveries.map((d) => ({ ...d })) });
+      else w.resolve({ eventId: id, created: false, deliveries: prior.deliveries.map((d) => ({ ...d })), subscriptionTenants: prior.subscriptionTenants });
     }
   }
   if (retry.length) {

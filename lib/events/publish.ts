@@ -5,14 +5,48 @@ import "server-only";
 import { Prisma } from "../generated/prisma/client";
 import type { PrismaClient, Tx } from "../db/prisma";
 import { AppError, fromZod } from "../errors";
-import { enqueueEventTx, existingDeliveriesTx, type EnqueuedDelivery, type EventRow, type ExistingEvent } from "../ledger/sql/enqueue";
+import { enqueueEventTx, existingDeliveriesTx, type EnqueuedDelivery, type EventRow, type ExistingEvent, type SubscriptionTenants } from "../ledger/sql/enqueue";
 import { tombstoneSentence } from "../ledger/sql/erase";
+import type { Scope } from "../tenants/scope";
 import { eventContentHash } from "./canonical";
 import { ZCreateEvent, type TCreateEvent } from "./schema";
 
 export type PublishedDelivery = EnqueuedDelivery;
 export type { EventRow };
-export type PublishResult = { eventId: string; created: boolean; deliveries: PublishedDelivery[] };
+export type PublishResult = {
+  eventId: string;
+  created: boolean;
+  deliveries: PublishedDelivery[];
+  /** The HTTP ingest's: each delivery's subscription tenant, for visibleDeliveries. Never part of an answer. */
+  subscriptionTenants?: SubscriptionTenants;
+};
+
+/**
+ * The deliveries of a publish answer that `scope` may see. A scoped producer's event also reaches tenant-less
+ * subscriptions (they receive every tenant's events); their delivery ids and keys are not its to know, so its answer
+ * lists its own tenant's subscriptions' deliveries only. An in-memory filter over the tenants the enqueue statement
+ * returned with the rows: no query. A result without them (publishEvent's) shows a scoped caller nothing.
+ */
+export function visibleDeliveries(r: PublishResult, scope: Scope): PublishedDelivery[] {
+  if (scope.tenantId === null) return r.deliveries;
+  const tenants = r.subscriptionTenants;
+  return tenants ? r.deliveries.filter((d) => tenants.get(d.subscriptionId) === scope.tenantId) : [];
+}
+
+/**
+ * A republish refusal as a scoped producer is told it. The stored type and the erasure belong to whoever published
+ * the id first, possibly another tenant, and a scoped producer cannot tell whose from the answer: every conflict and
+ * erased id is the same 409, so its own conflicts and another tenant's ids read alike. Other errors pass unchanged.
+ */
+export function refusalFor(scope: Scope, err: unknown): unknown {
+  if (scope.tenantId === null || !(err instanceof AppError) || (err.code !== "event_conflict" && err.code !== "event_erased")) return err;
+  const id = String((err.details as { eventId?: unknown } | undefined)?.eventId ?? "");
+  return new AppError(
+    "event_conflict",
+    `Event ${id} cannot be published with this content: the id is already taken, and an event id names one event. Publish under a new id.`,
+    { eventId: id },
+  );
+}
 
 /** The bytes every receiver gets for this event: serialised once, stored, never re-serialised. */
 export function envelopeBytes(event: TCreateEvent, occurredAt: Date): Buffer {

@@ -100,6 +100,15 @@ async function assertCreateTenant(prisma: PrismaClient, input: TCreateSubscripti
     throw new AppError("forbidden", `tenant: your account is confined to tenant ${scope.tenantId}; it may not create subscriptions for another tenant.`, [
       { path: "body.tenant", message: `must be ${scope.tenantId}` },
     ]);
+  // Subscription ids are one namespace for every tenant. A district choosing its own could take a name before the
+  // district it describes does ("sub_jeff"), and a 409 on an id would tell it which ids exist elsewhere; so its ids
+  // are generated, and the answer here is the same whether the id it sent is taken or not.
+  if (input.id !== undefined)
+    throw new AppError(
+      "validation_failed",
+      `id: an account confined to tenant ${scope.tenantId} does not choose subscription ids (they are shared by every tenant); leave id out and one is generated (sub_…).`,
+      [{ path: "body.id", message: "leave it out: ids are generated for accounts confined to a tenant" }],
+    );
 }
 
 export async function createSubscription(prisma: PrismaClient, input: TCreateSubscription, principal: Principal): Promise<SubscriptionView & { secret: string }> {

@@ -29,7 +29,14 @@ export type EventRow = {
 
 export type EnqueuedDelivery = { id: string; subscriptionId: string; deliveryKey: string };
 
-type OutRow = { event_id: string; id: string | null; subscription_id: string | null; delivery_key: string | null };
+/**
+ * The tenant of each subscription a statement wrote (or found) deliveries for, as the statement read it (null:
+ * tenant-less). Not part of a delivery's shape: a publish answer lists only the deliveries its caller may see
+ * (lib/events/publish.ts visibleDeliveries), and filtering by this costs no query.
+ */
+export type SubscriptionTenants = ReadonlyMap<string, string | null>;
+
+type OutRow = { event_id: string; id: string | null; subscription_id: string | null; delivery_key: string | null; subscription_tenant?: string | null };
 
 /**
  * The rows as the function's parallel arrays ($1..$9: ids, types, no payload array, times, tenants, subjects, subject
@@ -65,9 +72,12 @@ function columns(rows: EventRow[]) {
   return { cols, hashes, payloadBlob, payloadEnds, hashBlob };
 }
 
-const ENQUEUE = `SELECT event_id, delivery_id AS id, subscription_id, delivery_key
+// Each delivery's subscription tenant is joined to the function's rows in the same statement (and snapshot) that
+// matched them: subscriptions is small (one row per endpoint), so this is a hash of it, not a query per delivery.
+const ENQUEUE = `SELECT x.event_id, x.delivery_id AS id, x.subscription_id, x.delivery_key, s.tenant AS subscription_tenant
   FROM hl_enqueue_events($1::text[], $2::text[], $3::bytea[], $4::timestamptz[], $5::text[], $6::jsonb[], $7::text[], $8::int[], $9::int[], $10::text[], $11::bytea[], $12::boolean,
-                         $13::bytea, $14::int[], $15::bytea)`;
+                         $13::bytea, $14::int[], $15::bytea) x
+  LEFT JOIN subscriptions s ON s.id = x.subscription_id`;
 
 /** Deliveries per event id, each list in subscription-id order. */
 function byEvent(rows: OutRow[]): Map<string, EnqueuedDelivery[]> {
@@ -78,6 +88,12 @@ function byEvent(rows: OutRow[]): Map<string, EnqueuedDelivery[]> {
     if (r.id) list.push({ id: r.id, subscriptionId: r.subscription_id!, deliveryKey: r.delivery_key! });
   }
   for (const list of out.values()) list.sort((a, b) => (a.subscriptionId < b.subscriptionId ? -1 : a.subscriptionId > b.subscriptionId ? 1 : 0));
+  return out;
+}
+
+function tenantsOf(rows: OutRow[]): Map<string, string | null> {
+  const out = new Map<string, string | null>();
+  for (const r of rows) if (r.subscription_id) out.set(r.subscription_id, r.subscription_tenant ?? null);
   return out;
 }
 
@@ -95,14 +111,24 @@ export async function enqueueEvents(
   onlySubscriptions: string[] | null = null,
   opts: { wake?: boolean } = {},
 ): Promise<Map<string, EnqueuedDelivery[]>> {
+  return (await enqueueEventsWithTenants(db, rows, onlySubscriptions, opts)).byEvent;
+}
+
+/** enqueueEvents, with the tenant of every subscription it wrote deliveries for (the HTTP ingest filters its answers by it). */
+export async function enqueueEventsWithTenants(
+  db: pg.Pool | pg.PoolClient,
+  rows: EventRow[],
+  onlySubscriptions: string[] | null = null,
+  opts: { wake?: boolean } = {},
+): Promise<{ byEvent: Map<string, EnqueuedDelivery[]>; tenants: SubscriptionTenants }> {
   // A named statement: parsed and planned once per connection.
   const { cols, hashes, payloadBlob, payloadEnds, hashBlob } = columns(rows);
   const { rows: out } = await db.query<OutRow>({
-    name: "hl_enqueue_v5",
+    name: "hl_enqueue_v6",
     text: ENQUEUE,
     values: [...cols, onlySubscriptions, hashes, opts.wake ?? true, payloadBlob, payloadEnds, hashBlob],
   });
-  return byEvent(out);
+  return { byEvent: byEvent(out), tenants: tenantsOf(out) };
 }
 
 /**
@@ -131,26 +157,33 @@ type ExistingRow = OutRow & { type: string; content_hash: Buffer | null; tombsto
  * An event already stored under an id: its type, content hash (null for events stored before hashes were kept, and for
  * tombstones), deliveries, and its tombstone when its payload was erased (./erase.ts), which a republish may not revive.
  */
-export type ExistingEvent = { type: string; contentHash: Buffer | null; deliveries: EnqueuedDelivery[]; tombstone: EventTombstone | null };
+export type ExistingEvent = {
+  type: string;
+  contentHash: Buffer | null;
+  deliveries: EnqueuedDelivery[];
+  tombstone: EventTombstone | null;
+  /** The tenant of each of those deliveries' subscriptions (see SubscriptionTenants). */
+  subscriptionTenants: SubscriptionTenants;
+};
 
 // After the insert, in a statement of its own: a conflicting event committed by
 // another transaction is visible only to a new snapshot.
 const SELECT_EXISTING = `
-SELECT e.id AS event_id, e.type, e.content_hash, e.tombstone, e.tombstoned_at, e.erasure_id, d.id, d.subscription_id, d.delivery_key
-FROM events e LEFT JOIN deliveries d ON d.event_id = e.id AND d.event_at = e.created_at
+SELECT e.id AS event_id, e.type, e.content_hash, e.tombstone, e.tombstoned_at, e.erasure_id, d.id, d.subscription_id, d.delivery_key, s.tenant AS subscription_tenant
+FROM events e LEFT JOIN deliveries d ON d.event_id = e.id AND d.event_at = e.created_at LEFT JOIN subscriptions s ON s.id = d.subscription_id
 WHERE e.id = ANY($1::text[])`;
 
 /** Events already stored under these ids: each one's type and deliveries (subscription-id order). */
 export async function existingDeliveries(db: pg.Pool | pg.PoolClient, ids: string[]): Promise<Map<string, ExistingEvent>> {
-  const { rows } = await db.query<ExistingRow>({ name: "hl_enqueue_existing_v3", text: SELECT_EXISTING, values: [ids] });
+  const { rows } = await db.query<ExistingRow>({ name: "hl_enqueue_existing_v4", text: SELECT_EXISTING, values: [ids] });
   return existing(rows);
 }
 
 /** existingDeliveries of one id inside a producer's Prisma transaction. */
 export async function existingDeliveriesTx(tx: Tx, id: string): Promise<ExistingEvent | null> {
   const rows = await tx.$queryRaw<ExistingRow[]>`
-    SELECT e.id AS event_id, e.type, e.content_hash, e.tombstone, e.tombstoned_at, e.erasure_id, d.id, d.subscription_id, d.delivery_key
-      FROM events e LEFT JOIN deliveries d ON d.event_id = e.id AND d.event_at = e.created_at
+    SELECT e.id AS event_id, e.type, e.content_hash, e.tombstone, e.tombstoned_at, e.erasure_id, d.id, d.subscription_id, d.delivery_key, s.tenant AS subscription_tenant
+      FROM events e LEFT JOIN deliveries d ON d.event_id = e.id AND d.event_at = e.created_at LEFT JOIN subscriptions s ON s.id = d.subscription_id
      WHERE e.id = ${id}`;
   return existing(rows).get(id) ?? null;
 }
@@ -158,6 +191,8 @@ export async function existingDeliveriesTx(tx: Tx, id: string): Promise<Existing
 function existing(rows: ExistingRow[]) {
   const heads = new Map(rows.map((r) => [r.event_id, r]));
   const found = byEvent(rows);
+  // A subscription's tenant does not depend on the event: one map serves every event here.
+  const tenants = tenantsOf(rows);
   const out = new Map<string, ExistingEvent>();
   for (const [id, r] of heads)
     out.set(id, {
@@ -165,6 +200,7 @@ function existing(rows: ExistingRow[]) {
       contentHash: r.content_hash,
       deliveries: found.get(id)!,
       tombstone: r.tombstone ? { tombstone: r.tombstone, at: r.tombstoned_at!, erasureId: r.erasure_id } : null,
+      subscriptionTenants: tenants,
     });
   return out;
 }
