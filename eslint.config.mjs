@@ -85,5 +85,16 @@ export default defineConfig([
   ...nextTypescript,
   ...habits,
   boundaries,
-  globalIgnores([".next/**", "out/**", "build/**", "next-env.d.ts", "lib/generated/**", ".data/**", "test-results/**", "playwright-report/**"]),
+  globalIgnores([
+    ".next/**",
+    "out/**",
+    "build/**",
+    "next-env.d.ts",
+    "lib/generated/**",
+    "client/dist/**",
+    "client/src/openapi.ts",
+    ".data/**",
+    "test-results/**",
+    "playwright-report/**",
+  ]),
 ]);
