@@ -9,7 +9,7 @@
 import fs from "node:fs";
 import readline from "node:readline";
 import { InvalidArgumentError, Option, type Command } from "commander";
-import { HookledgerApiError, HookledgerClient } from "../lib/client/hookledger";
+import { HookledgerApiError, HookledgerClient } from "../client/src/index";
 
 export type PublishFileStats = { sent: number; created: number; duplicate: number; failed: number; seconds: number };
 

@@ -22,7 +22,7 @@ import type { TRetryPolicy } from "../lib/subscriptions/schema";
 import type { DistrictSlug } from "./catalog";
 import { District, DISTRICTS, secretVerifier, type DistrictKnobs, type DistrictSnapshot } from "./districts";
 import { Traffic } from "./traffic";
-import { HookledgerClient } from "../lib/client/hookledger";
+import { HookledgerClient } from "../client/src/index";
 import { createApiToken } from "../lib/auth/tokens";
 import { startControlServer, stateJson } from "./control";
 

@@ -1,13 +1,13 @@
 // The traffic generator: a steady stream of events from the "edtech platform",
 // published the way a producer would. `hookledger start --demo` publishes over
-// HTTP with the typed client (hookledger/client) and a producer token, so the
+// HTTP with the typed client (@hookledger/client) and a producer token, so the
 // demo exercises the route producers use; tests without a dashboard publish
 // through the library (publishEvent in its own transaction). Event ids carry
 // the run id, so a restarted demo never collides with the ids of an earlier run.
 import type { PrismaClient } from "../lib/db/prisma";
 import { publishEventStandalone } from "../lib/events/publish";
 import type { TCreateEvent } from "../lib/events/schema";
-import type { HookledgerClient } from "../lib/client/hookledger";
+import type { HookledgerClient } from "../client/src/index";
 import { buildRoster, generateEvent, pickWeighted, TRAFFIC_WEIGHTS, type DistrictSlug, type Roster } from "./catalog";
 
 export type PublishedSample = {

@@ -1,6 +1,8 @@
 // A producer publishing through the typed client, as a separate program would:
 //   HOOKLEDGER_URL=http://localhost:3000 HOOKLEDGER_TOKEN=… node bin/run-ts.mjs examples/publish.ts
-// It imports the package export, not a path inside the repository.
+// It imports the package export, not a path inside the repository; a service
+// that installed the @hookledger/client tarball imports "@hookledger/client"
+// instead, and the rest reads the same.
 import { HookledgerApiError, HookledgerClient } from "hookledger/client";
 
 const client = new HookledgerClient({ baseUrl: process.env.HOOKLEDGER_URL ?? "http://localhost:3000", token: process.env.HOOKLEDGER_TOKEN ?? "" });

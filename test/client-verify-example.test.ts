@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDb } from "./db";
 import { tokenFor } from "./api";
 import { startApiServer, type TestServer } from "./client-server";
 import { createSub, settled, waitFor, worker } from "./worker-helpers";
-import { HookledgerClient } from "../lib/client/hookledger";
+import { HookledgerClient } from "../client/src/index";
 import { generateSecret } from "../lib/subscriptions/secrets";
 import type { DeliveryWorker } from "../worker/worker";
 

@@ -1,6 +1,6 @@
 // 8. Ingest: events per second through POST /api/v1/events, each fanned out
 // to 3 subscriptions, over real HTTP; and through POST /api/v1/events/batch in
-// batches of 500 sent with the typed client (hookledger/client), as a backfill
+// batches of 500 sent with the typed client (@hookledger/client), as a backfill
 // would. Served by the route handler mounted in a node:http server
 // (bench/ingest-server.ts); when a build exists, by server.ts (what
 // `hookledger start` and `npm start` run: the publish routes beside Next's
@@ -23,7 +23,7 @@ import { createApiToken } from "../../lib/auth/tokens";
 import { freePort } from "../../lib/db/embedded";
 import { profileOf } from "../lib/cpuprofile";
 import { cpuMeter } from "../lib/cpu";
-import { HookledgerClient } from "../../lib/client/hookledger";
+import { HookledgerClient } from "../../client/src/index";
 import { SERVER_NODE_FLAGS } from "../../lib/server/node-flags";
 
 /** The bench's event: a grade for one of 5,000 students and 40 assignments, of tenant lincoln. */
@@ -257,7 +257,7 @@ export async function runIngest(benchPg: BenchPg, opts: { events: number; concur
           ...(await measure({ port, child: handler }, db, benchPg, { token, events: opts.events, concurrency: opts.concurrency, label: "h", whatIf: true })),
         };
         out.batchRouteHandlerInNodeHttp = {
-          server: "app/api/v1/events/batch/route.ts POST in the same node:http server; batches of 500 through lib/client/hookledger.ts, 4 in flight",
+          server: "app/api/v1/events/batch/route.ts POST in the same node:http server; batches of 500 through @hookledger/client, 4 in flight",
           ledgerAtStart: await ledgerSize(db),
           ...(await measureBatch({ port, child: handler }, db, benchPg, { token, events: opts.events * 10, label: "h", deliveries: false, maxSeconds: 20 })),
         };
@@ -307,12 +307,12 @@ export async function runIngest(benchPg: BenchPg, opts: { events: number; concur
         };
         out.batchCustomServer = {
           server:
-            "server.ts, POST /api/v1/events/batch?deliveries=false (as hookledger publish --file sends them); batches of 500 through lib/client/hookledger.ts, 4 in flight",
+            "server.ts, POST /api/v1/events/batch?deliveries=false (as hookledger publish --file sends them); batches of 500 through @hookledger/client, 4 in flight",
           ledgerAtStart: await ledgerSize(db),
           ...(await measureBatch({ port: cport, child: server }, db, benchPg, { token, events: opts.events * 10, label: "c", deliveries: false, maxSeconds: 20 })),
         };
         out.batchCustomServerFullAnswers = {
-          server: "server.ts, POST /api/v1/events/batch, each result with its deliveries; batches of 500 through lib/client/hookledger.ts, 4 in flight",
+          server: "server.ts, POST /api/v1/events/batch, each result with its deliveries; batches of 500 through @hookledger/client, 4 in flight",
           ledgerAtStart: await ledgerSize(db),
           ...(await measureBatch({ port: cport, child: server }, db, benchPg, { token, events: opts.events * 5, label: "cf", deliveries: true, maxSeconds: 10 })),
         };
