@@ -38,13 +38,14 @@ beforeAll(async () => {
 afterAll(async () => db?.close());
 
 describe("GET /api/v1/dlq", () => {
-  it("answers {depth, oldestAgeSeconds, bySubscription, byReason} from the latest sample", async () => {
+  it("answers {depth, oldestAgeSeconds, countedAt, bySubscription, byReason} counted from the ledger", async () => {
     const r = await call(dlq.GET, { token: support, path: "/api/v1/dlq" });
     expect(r.status, r.text).toBe(200);
     expect(r.json).toMatchObject({
       depth: 1,
       oldestAgeSeconds: expect.any(Number),
-      source: "sample",
+      countedAt: expect.any(String),
+      groupsSampledAt: null,
       bySubscription: [{ subscriptionId: "sub_a", subscriptionName: "Lincoln USD", depth: 1 }],
       byReason: [{ reason: "exhausted", depth: 1 }],
     });

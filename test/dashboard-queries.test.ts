@@ -233,20 +233,27 @@ describe("findEndpointAnswers", () => {
 });
 
 describe("the DLQ sampler and summary", () => {
-  it("summary is live before any sample, then read from the sample", async () => {
-    const live = await getDlqSummary();
-    expect(live).toMatchObject({ depth: 11, source: "live" });
-    expect(live.oldestAgeSeconds).toBeGreaterThan(49 * 60);
+  it("summary is counted from the ledger before and after a sample; the sample agrees with it", async () => {
+    const before = await getDlqSummary();
+    expect(before).toMatchObject({ depth: 11, groupsSampledAt: null });
+    expect(before.oldestAgeSeconds).toBeGreaterThan(49 * 60);
     const s = await sampleDlq(db.pool, { minGapMs: 0 });
     expect(s).toEqual({ sampled: true, depth: 11 });
-    const sampled = await getDlqSummary();
-    expect(sampled.source).toBe("sample");
-    expect(sampled.depth).toBe(11);
-    expect(sampled.bySubscription).toEqual([{ subscriptionId: "sub_jeff", subscriptionName: "Jefferson SIS", depth: 11, oldestAgeSeconds: expect.any(Number) }]);
-    expect(sampled.byReason).toEqual([{ reason: "permanent", depth: 11, oldestAgeSeconds: expect.any(Number) }]);
-    expect(sampled.groups.map((g) => [g.statusCode, g.depth])).toEqual([
-      [422, 10],
-      [400, 1],
+    const after = await getDlqSummary();
+    expect(after.depth).toBe(11);
+    expect(after.bySubscription).toEqual([{ subscriptionId: "sub_jeff", subscriptionName: "Jefferson SIS", depth: 11, oldestAgeSeconds: expect.any(Number) }]);
+    expect(after.byReason).toEqual([{ reason: "permanent", depth: 11, oldestAgeSeconds: expect.any(Number) }]);
+    expect(after.bySubscriptionAndReason).toEqual([{ subscriptionId: "sub_jeff", reason: "permanent", depth: 11, oldestAgeSeconds: expect.any(Number) }]);
+    expect(after.groups.map((g) => [g.statusCode, g.depth, g.sampledAt])).toEqual([
+      [422, 10, null],
+      [400, 1, null],
+    ]);
+    // Past the live budget the groups are the sample's, marked with its time; the depth is still counted.
+    const large = await getDlqSummary({ liveGroupLimit: 5 });
+    expect(large).toMatchObject({ depth: 11, groupsSampledAt: expect.any(String) });
+    expect(large.groups.map((g) => [g.statusCode, g.depth, g.sampledAt])).toEqual([
+      [422, 10, large.groupsSampledAt],
+      [400, 1, large.groupsSampledAt],
     ]);
   });
 

@@ -1,13 +1,17 @@
-// The DLQ as the sampler saw it (lib/dlq/sampler.ts): depth and oldest age now,
-// broken down by subscription and reason, and their history for the charts.
-// Requests read dlq_samples / dlq_sample_groups only; when no recent sample
-// exists (the sampler is not running, e.g. the CLI) the summary is computed
-// from the deliveries_dlq partial index instead, and says so. The statements
-// are the ledger's (lib/ledger/sql/dlq.ts).
+// The DLQ now: depth and oldest age, by subscription and reason, counted from
+// the ledger at each call (the trigger-kept counters and one seek per pair on
+// the deliveries_dlq partial index: lib/ledger/sql/dlq.ts findDlqPairs), so a
+// resolve, a redrive or a new dead letter shows from its commit. The finer
+// groups a redrive filters on (error class, status) are read from the rows for
+// as many subscriptions as fit in LIVE_GROUP_LIMIT dead letters, smallest
+// first; the larger subscriptions' groups come from the sampler's latest
+// reading (lib/dlq/sampler.ts), marked with its time, because reading them
+// costs a heap read per dead letter. The sampler's readings also draw the
+// charts (findDlqHistory).
 import "server-only";
 import { z } from "zod";
 import { iso, ledgerDb, queryRows, sql, type LedgerDb } from "../ledger/read/db";
-import { findDlqGroupsLive, findDlqHistoryRows, findDlqSampleGroups, findLatestDlqSampleAt, type DlqGroupRow } from "../ledger/sql/dlq";
+import { findDlqGroupsLive, findDlqHistoryRows, findDlqPairs, findDlqSampleGroups, findLatestDlqSampleAt, type DlqGroupRow } from "../ledger/sql/dlq";
 import { GLOBAL_SCOPE, type Scope } from "../tenants/scope";
 
 export type DlqGroup = {
@@ -18,71 +22,101 @@ export type DlqGroup = {
   statusCode: number | null;
   depth: number;
   oldestAt: string | null;
+  /** null: counted now; else the time of the sample this group was read from. */
+  sampledAt: string | null;
 };
-export type DlqSummary = {
-  depth: number;
-  oldestAgeSeconds: number | null;
-  sampledAt: string;
-  source: "sample" | "live";
-  bySubscription: { subscriptionId: string; subscriptionName: string | null; depth: number; oldestAgeSeconds: number | null }[];
-  byReason: { reason: string | null; depth: number; oldestAgeSeconds: number | null }[];
+type Depth = { depth: number; oldestAgeSeconds: number | null };
+export type DlqSummary = Depth & {
+  /** When depth and ages were counted: this call. */
+  countedAt: string;
+  /** Set when some groups are the sampler's (subscriptions beyond LIVE_GROUP_LIMIT): that sample's time. */
+  groupsSampledAt: string | null;
+  bySubscription: ({ subscriptionId: string; subscriptionName: string | null } & Depth)[];
+  byReason: ({ reason: string | null } & Depth)[];
+  bySubscriptionAndReason: ({ subscriptionId: string; reason: string | null } & Depth)[];
   groups: DlqGroup[];
 };
 
-// A sample older than this is stale: the summary is computed live instead.
+// Dead letters whose groups one call reads from the rows: about 60 ms of heap
+// reads spread over a large ledger (BENCHMARKS.md, "DLQ counts now").
+export const LIVE_GROUP_LIMIT = 10_000;
+// A sample older than this is stale: the large subscriptions' groups are then read from the rows too, whatever it costs.
 const FRESH_MS = 2 * 60_000;
 
-/** `scope`: a scoped caller's summary counts its tenant's dead letters only (lib/tenants/scope.ts). */
-export async function getDlqSummary(opts: { now?: Date; subscriptionId?: string; scope?: Scope } = {}, db: LedgerDb = ledgerDb()): Promise<DlqSummary> {
+const pairKey = (subscriptionId: string, reason: string | null) => `${subscriptionId}\u0000${reason ?? ""}`;
+
+/**
+ * `scope`: a scoped caller's summary counts its tenant's dead letters only (lib/tenants/scope.ts).
+ * `liveGroupLimit`: how many dead letters' groups are read from the rows (LIVE_GROUP_LIMIT).
+ */
+export async function getDlqSummary(
+  opts: { now?: Date; subscriptionId?: string; scope?: Scope; liveGroupLimit?: number } = {},
+  db: LedgerDb = ledgerDb(),
+): Promise<DlqSummary> {
   const now = opts.now ?? new Date();
   const scope = opts.scope ?? GLOBAL_SCOPE;
-  const latest = await findLatestDlqSampleAt(db);
-  let rows: DlqGroupRow[];
-  let sampledAt: Date;
-  let source: DlqSummary["source"];
-  if (latest && now.getTime() - latest.getTime() < FRESH_MS) {
-    sampledAt = latest;
-    source = "sample";
-    rows = await findDlqSampleGroups(db, sampledAt, scope);
-  } else {
-    sampledAt = now;
-    source = "live";
-    rows = await findDlqGroupsLive(db, scope);
+  const pairs = await findDlqPairs(db, scope, opts.subscriptionId ?? null);
+
+  const subDepth = new Map<string, number>();
+  for (const p of pairs) subDepth.set(p.subscriptionId, (subDepth.get(p.subscriptionId) ?? 0) + p.depth);
+  // Smallest first, so one large queue does not keep every other subscription's groups on the sample.
+  let budget = opts.liveGroupLimit ?? LIVE_GROUP_LIMIT;
+  const live: string[] = [];
+  const large: string[] = [];
+  for (const [id, depth] of [...subDepth].sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0]))) {
+    if (depth <= budget) {
+      live.push(id);
+      budget -= depth;
+    } else large.push(id);
   }
-  let groups: Omit<DlqGroup, "subscriptionName">[] = rows.map((r) => ({ ...r, oldestAt: iso(r.oldestAt) }));
-  if (opts.subscriptionId) groups = groups.filter((g) => g.subscriptionId === opts.subscriptionId);
-  const subIds = [...new Set(groups.map((g) => g.subscriptionId))];
+  const rows: (DlqGroupRow & { sampledAt: Date | null })[] = [];
+  if (live.length) for (const g of await findDlqGroupsLive(db, scope, live)) rows.push({ ...g, sampledAt: null });
+  let groupsSampledAt: Date | null = null;
+  if (large.length) {
+    const latest = await findLatestDlqSampleAt(db);
+    if (latest && now.getTime() - latest.getTime() < FRESH_MS) {
+      groupsSampledAt = latest;
+      // A pair emptied since the sample has no groups now, whatever the sample says.
+      const current = new Set(pairs.map((p) => pairKey(p.subscriptionId, p.reason)));
+      for (const g of await findDlqSampleGroups(db, latest, scope, large))
+        if (current.has(pairKey(g.subscriptionId, g.reason || null))) rows.push({ ...g, sampledAt: latest });
+    } else for (const g of await findDlqGroupsLive(db, scope, large)) rows.push({ ...g, sampledAt: null });
+  }
+
   const names = new Map<string, string>();
-  if (subIds.length) {
-    const rows = await queryRows<{ id: string; name: string }>(db, sql`SELECT id, name FROM subscriptions WHERE id = ANY(${subIds}::text[])`);
-    for (const r of rows) names.set(r.id, r.name);
+  if (subDepth.size) {
+    const found = await queryRows<{ id: string; name: string }>(db, sql`SELECT id, name FROM subscriptions WHERE id = ANY(${[...subDepth.keys()]}::text[])`);
+    for (const r of found) names.set(r.id, r.name);
   }
-  const age = (at: string | null) => (at ? Math.max(0, Math.round((now.getTime() - new Date(at).getTime()) / 1000)) : null);
-  const older = (a: string | null, b: string | null) => (!a ? b : !b ? a : a < b ? a : b);
-  const roll = <K extends string | null>(key: (g: (typeof groups)[number]) => K) => {
-    const m = new Map<K, { depth: number; oldestAt: string | null }>();
-    for (const g of groups) {
-      const k = key(g);
+  const age = (at: Date | null) => (at ? Math.max(0, Math.round((now.getTime() - at.getTime()) / 1000)) : null);
+  const older = (a: Date | null, b: Date | null) => (!a ? b : !b ? a : a < b ? a : b);
+  const roll = <K extends string | null>(key: (p: (typeof pairs)[number]) => K) => {
+    const m = new Map<K, { depth: number; oldestAt: Date | null }>();
+    for (const p of pairs) {
+      const k = key(p);
       const cur = m.get(k) ?? { depth: 0, oldestAt: null };
-      m.set(k, { depth: cur.depth + g.depth, oldestAt: older(cur.oldestAt, g.oldestAt) });
+      m.set(k, { depth: cur.depth + p.depth, oldestAt: older(cur.oldestAt, p.oldestAt) });
     }
     return [...m.entries()].sort((a, b) => b[1].depth - a[1].depth);
   };
-  const depth = groups.reduce((s, g) => s + g.depth, 0);
-  const oldest = groups.reduce<string | null>((o, g) => older(o, g.oldestAt), null);
   return {
-    depth,
-    oldestAgeSeconds: age(oldest),
-    sampledAt: sampledAt.toISOString(),
-    source,
-    bySubscription: roll((g) => g.subscriptionId).map(([id, v]) => ({
+    depth: pairs.reduce((s, p) => s + p.depth, 0),
+    oldestAgeSeconds: age(pairs.reduce<Date | null>((o, p) => older(o, p.oldestAt), null)),
+    countedAt: now.toISOString(),
+    groupsSampledAt: iso(groupsSampledAt),
+    bySubscription: roll((p) => p.subscriptionId).map(([id, v]) => ({
       subscriptionId: id,
       subscriptionName: names.get(id) ?? null,
       depth: v.depth,
       oldestAgeSeconds: age(v.oldestAt),
     })),
-    byReason: roll((g) => g.reason).map(([reason, v]) => ({ reason, depth: v.depth, oldestAgeSeconds: age(v.oldestAt) })),
-    groups: groups.map((g) => ({ ...g, subscriptionName: names.get(g.subscriptionId) ?? null })).sort((a, b) => b.depth - a.depth),
+    byReason: roll((p) => p.reason).map(([reason, v]) => ({ reason, depth: v.depth, oldestAgeSeconds: age(v.oldestAt) })),
+    bySubscriptionAndReason: pairs
+      .map((p) => ({ subscriptionId: p.subscriptionId, reason: p.reason, depth: p.depth, oldestAgeSeconds: age(p.oldestAt) }))
+      .sort((a, b) => b.depth - a.depth),
+    groups: rows
+      .map((g) => ({ ...g, oldestAt: iso(g.oldestAt), sampledAt: iso(g.sampledAt), subscriptionName: names.get(g.subscriptionId) ?? null }))
+      .sort((a, b) => b.depth - a.depth),
   };
 }
 

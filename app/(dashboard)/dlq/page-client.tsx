@@ -90,7 +90,10 @@ export function DlqClient({
   const groups: DlqGroup[] = s.groups.filter(
     (g) => (!filter.subscriptionId || g.subscriptionId === filter.subscriptionId) && (!filter.reason || (g.reason ?? "") === filter.reason),
   );
-  const filteredDepth = groups.reduce((n, g) => n + g.depth, 0);
+  // From the pairs counted now, not the groups, some of which may be the sampler's.
+  const filteredDepth = s.bySubscriptionAndReason
+    .filter((p) => (!filter.subscriptionId || p.subscriptionId === filter.subscriptionId) && (!filter.reason || (p.reason ?? "") === filter.reason))
+    .reduce((n, p) => n + p.depth, 0);
   const filtered = Boolean(filter.subscriptionId || filter.reason);
 
   return (
@@ -113,9 +116,9 @@ export function DlqClient({
           <Stat label="Oldest" value={formatAge(s.oldestAgeSeconds)} hint="age of the oldest dead letter" />
           <Stat label="Reasons" value={s.byReason.length} hint={s.byReason.map((r) => reasonLabel(r.reason)).join(", ") || "—"} />
           <Stat
-            label={s.source === "sample" ? "Sampled" : "Counted live"}
-            value={<Time iso={s.sampledAt} relative={false} className="text-sm font-normal" />}
-            hint={s.source === "sample" ? "sampler runs every 15 s" : "no recent sample; counted from the ledger"}
+            label="Counted"
+            value={<Time iso={s.countedAt} relative={false} className="text-sm font-normal" />}
+            hint="from the ledger at each refresh; the charts from the sampler (every 15 s)"
           />
         </dl>
       </Card>
@@ -258,8 +261,11 @@ export function DlqClient({
                       {g.statusCode ? `HTTP ${g.statusCode}` : labelOf(ERROR_CLASS_LABELS, g.errorClass, "no HTTP answer")}{" "}
                       <span className="font-mono text-xs text-slate-500">{g.errorClass}</span>
                     </td>
-                    <td className="py-1.5 text-right tabular-nums">{g.depth.toLocaleString()}</td>
-                    <td className="py-1.5 text-right">{formatAge(g.oldestAt ? (Date.parse(s.sampledAt) - Date.parse(g.oldestAt)) / 1000 : null)}</td>
+                    <td className="py-1.5 text-right tabular-nums">
+                      {g.depth.toLocaleString()}
+                      {g.sampledAt && <span className="block text-xs font-normal text-slate-500">sampled</span>}
+                    </td>
+                    <td className="py-1.5 text-right">{formatAge(g.oldestAt ? (Date.parse(s.countedAt) - Date.parse(g.oldestAt)) / 1000 : null)}</td>
                     <td className="py-1.5 text-right">
                       {canRedrive || canResolve ? (
                         <span className="inline-flex flex-wrap justify-end gap-x-3">
@@ -289,6 +295,12 @@ export function DlqClient({
               </tbody>
             </table>
           </div>
+        )}
+        {s.groupsSampledAt && (
+          <p className="mt-2 text-xs text-slate-600" data-testid="dlq-groups-sampled">
+            The groups of the largest subscriptions are as the sampler saw them at <Time iso={s.groupsSampledAt} relative={false} />; the depths above are counted now,
+            and a redrive or resolve previews its exact count.
+          </p>
         )}
         {!canRedrive && <p className="mt-2 text-xs text-slate-600">Redrive is for engineers; ask one with the filter above.</p>}
       </Card>

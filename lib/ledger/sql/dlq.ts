@@ -1,6 +1,8 @@
-// The dead-letter queue: sampled (dlq_samples, dlq_sample_groups, written by
-// the sampler so that no dashboard request scans the DLQ) and live (one pass
-// over the deliveries_dlq partial index, state = 'dead_letter').
+// The dead-letter queue: now (depth by subscription and reason from the
+// trigger-kept delivery_state_counts, oldest by one seek each on the
+// deliveries_dlq partial index; the rows of a few subscriptions in one pass
+// over that index) and sampled (dlq_samples, dlq_sample_groups, written by the
+// sampler for the charts, the alerts and the breakdown of large queues).
 import "server-only";
 import { execute, queryRows, sql, type LedgerDb } from "../read/db";
 import { GLOBAL_SCOPE, isScoped, subscriptionInScope, type Scope } from "../../tenants/scope";
@@ -71,25 +73,66 @@ export async function findLatestDlqSampleAt(db: LedgerDb): Promise<Date | null> 
   return rows[0]?.sampled_at ?? null;
 }
 
-/** The groups of the sample taken at `sampledAt` (dlq_sample_groups pk). */
-export async function findDlqSampleGroups(db: LedgerDb, sampledAt: Date, scope: Scope = GLOBAL_SCOPE): Promise<DlqGroupRow[]> {
+/** The groups of the sample taken at `sampledAt` (dlq_sample_groups pk); only `subscriptionIds`' when given. */
+export async function findDlqSampleGroups(db: LedgerDb, sampledAt: Date, scope: Scope = GLOBAL_SCOPE, subscriptionIds: string[] | null = null): Promise<DlqGroupRow[]> {
   const rows = await queryRows<GroupRow>(
     db,
     sql`SELECT subscription_id, reason, error_class, status_code, depth, oldest_at FROM dlq_sample_groups
-         WHERE sampled_at = ${sampledAt} AND ${subscriptionInScope(scope, "subscription_id")}`,
+         WHERE sampled_at = ${sampledAt} AND ${subscriptionInScope(scope, "subscription_id")}
+           AND (${subscriptionIds}::text[] IS NULL OR subscription_id = ANY(${subscriptionIds}::text[]))`,
   );
   return rows.map(toGroup);
 }
 
-/** The same groups computed now from the dead-letter rows (deliveries_dlq). */
-export async function findDlqGroupsLive(db: LedgerDb, scope: Scope = GLOBAL_SCOPE): Promise<DlqGroupRow[]> {
+/**
+ * The same groups computed now from the dead-letter rows: the deliveries_dlq
+ * range of each subscription, and a heap read per dead letter for its last
+ * error class and status, so the time grows with the number of dead letters
+ * (BENCHMARKS.md, "DLQ counts now"). Only `subscriptionIds`' when given.
+ */
+export async function findDlqGroupsLive(db: LedgerDb, scope: Scope = GLOBAL_SCOPE, subscriptionIds: string[] | null = null): Promise<DlqGroupRow[]> {
   const rows = await queryRows<GroupRow>(
     db,
     sql`SELECT subscription_id, dead_letter_reason AS reason, last_error_class AS error_class, last_status_code AS status_code,
                count(*)::int AS depth, min(dead_lettered_at) AS oldest_at
-          FROM deliveries WHERE state = 'dead_letter' AND ${subscriptionInScope(scope, "subscription_id")} GROUP BY 1, 2, 3, 4`,
+          FROM deliveries
+         WHERE state = 'dead_letter' AND ${subscriptionInScope(scope, "subscription_id")}
+           AND (${subscriptionIds}::text[] IS NULL OR subscription_id = ANY(${subscriptionIds}::text[]))
+         GROUP BY 1, 2, 3, 4`,
   );
   return rows.map(toGroup);
+}
+
+export type DlqPairRow = { subscriptionId: string; reason: string | null; depth: number; oldestAt: Date | null };
+
+/**
+ * The DLQ now, by subscription and reason: the depth from delivery_state_counts
+ * (kept by the deliveries triggers in the transaction of every change,
+ * migration 0006, so a resolve, a redrive or a new dead letter is counted from
+ * its commit) and the oldest dead letter of each pair by one seek per month on
+ * deliveries_dlq (subscription_id, dead_letter_reason, dead_lettered_at). One
+ * statement, so depth and age are of one snapshot; its time grows with the
+ * number of pairs, not of dead letters. Reason null stands for a NULL or empty
+ * dead_letter_reason (the counters key both as '').
+ */
+export async function findDlqPairs(db: LedgerDb, scope: Scope = GLOBAL_SCOPE, subscriptionId: string | null = null): Promise<DlqPairRow[]> {
+  const rows = await queryRows<{ subscription_id: string; reason: string; depth: number | bigint | string; oldest_at: Date | null }>(
+    db,
+    sql`SELECT g.subscription_id, g.reason, g.depth,
+               CASE WHEN g.reason = '' THEN least(
+                      (SELECT min(d.dead_lettered_at) FROM deliveries d
+                        WHERE d.subscription_id = g.subscription_id AND d.state = 'dead_letter' AND d.dead_letter_reason IS NULL),
+                      (SELECT min(d.dead_lettered_at) FROM deliveries d
+                        WHERE d.subscription_id = g.subscription_id AND d.state = 'dead_letter' AND d.dead_letter_reason = ''))
+                    ELSE (SELECT min(d.dead_lettered_at) FROM deliveries d
+                           WHERE d.subscription_id = g.subscription_id AND d.state = 'dead_letter' AND d.dead_letter_reason = g.reason)
+               END AS oldest_at
+          FROM (SELECT subscription_id, reason, sum(n)::bigint AS depth FROM delivery_state_counts
+                 WHERE state = 'dead_letter' AND ${subscriptionInScope(scope, "subscription_id")}
+                   AND (${subscriptionId}::text IS NULL OR subscription_id = ${subscriptionId})
+                 GROUP BY 1, 2 HAVING sum(n) > 0) g`,
+  );
+  return rows.map((r) => ({ subscriptionId: r.subscription_id, reason: r.reason === "" ? null : r.reason, depth: Number(r.depth), oldestAt: r.oldest_at }));
 }
 
 export type DlqHistoryRow = { at: Date; depth: number; oldestAgeSeconds: number | null };
