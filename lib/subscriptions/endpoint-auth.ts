@@ -10,6 +10,7 @@ import { z } from "zod";
 import { Prisma } from "../generated/prisma/client";
 import { AppError } from "../errors";
 import { openEndpointValue, sealEndpointValue } from "./secrets";
+import { maskCredentials } from "../net/redact";
 
 /** RFC 7230 token: what a header name may be. */
 const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -248,21 +249,16 @@ export function openEndpointAuth(subscriptionId: string, sealed: { headers: stri
 
 /**
  * `text` with every configured credential value replaced by the mask: an
- * endpoint that echoes its request (a debugging receiver, an error page)
- * would otherwise put the bearer token into the stored answer. Values shorter
- * than 6 characters are left alone (they would mask ordinary words).
+ * endpoint that echoes its request (a debugging receiver, an error page, a
+ * gateway that puts it in a redirect's Location) would otherwise put the
+ * bearer token into the stored answer. Its URL-encoded, JSON-escaped and
+ * base64 forms are masked too, as are the token after an Authorization
+ * scheme and what a Basic token decodes to (lib/net/redact.ts). Values
+ * shorter than 6 characters are left alone (they would mask ordinary words).
  */
 export function redactSecrets(text: string | null, values: string[]): string | null {
-  if (text === null) return null;
-  let out = text;
-  for (const v of values) {
-    if (v.length < 6) continue;
-    out = out.split(v).join(MASK);
-    // The token alone too, when the value is "<scheme> <token>".
-    const token = v.match(/^[A-Za-z][A-Za-z0-9-]{0,19} +(\S{6,}.*)$/)?.[1];
-    if (token) out = out.split(token).join(MASK);
-  }
-  return out;
+  if (text === null || values.length === 0) return text;
+  return maskCredentials(text, values, MASK);
 }
 
 /**
