@@ -55,6 +55,21 @@ export function tenantIdWhere(scope: Scope, column: TenantIdColumn = "tenant_id"
   return scope.tenantId === null ? Prisma.sql`true` : Prisma.sql`${Prisma.raw(column)} = ${scope.tenantId}`;
 }
 
+/** `<column> = $tenant` on events.tenant (the event's own tenant, its subject.tenant); `true` for a global scope. */
+export function eventTenantWhere(scope: Scope, column: "e.tenant" | "tenant" = "tenant"): Prisma.Sql {
+  return scope.tenantId === null ? Prisma.sql`true` : Prisma.sql`${Prisma.raw(column)} = ${scope.tenantId}`;
+}
+
+/**
+ * The subject values an event must hold to match `q` in `scope`: `q`, and for a scoped caller also `tenant:<its
+ * tenant>`, which the ingest stores for every event with a subject.tenant (lib/events/publish.ts subjectValues, and
+ * the operational events' trigger). Both go to the GIN index in one `@>`, so a value common in another tenant is not
+ * read row by row to be filtered out afterwards.
+ */
+export function subjectValuesInScope(scope: Scope, q: string): string[] {
+  return scope.tenantId === null ? [q] : [q, `tenant:${scope.tenantId}`];
+}
+
 /** For a Prisma `where`: the tenant condition on a Subscription (undefined = no condition). */
 export function subscriptionWhere(scope: Scope): { tenant: string } | Record<string, never> {
   return scope.tenantId === null ? {} : { tenant: scope.tenantId };

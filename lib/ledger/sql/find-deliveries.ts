@@ -6,7 +6,23 @@ import "server-only";
 import { empty, join, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
 import { DELIVERY_COLUMNS, attemptColumns, toAttemptRecord, toDeliveryRecord, type AttemptRow, type DeliveryRow } from "../read/map";
 import type { AttemptRecord, DeliveryRecord, DeliveryWithAttempts } from "../read/types";
-import { GLOBAL_SCOPE, scopeWhere, type Scope } from "../../tenants/scope";
+import { GLOBAL_SCOPE, eventTenantWhere, scopeWhere, subjectValuesInScope, subscriptionInScope, type Scope } from "../../tenants/scope";
+
+/**
+ * Events one `q` reads at most per page: a student's events for years. A value common to many events (a school, an
+ * assignment) is cut off here inside the statement rather than brought back whole; the pages after the first look
+ * below their cursor (cursorTime), so paging still reaches every match.
+ */
+export const Q_EVENTS = 1000;
+
+/**
+ * The time in a delivery id (hl_new_id: 14 hex digits of microseconds since 1970 after the prefix). A delivery is
+ * written with or after its event, so every delivery older than a cursor belongs to an event created no later than it.
+ */
+function cursorTime(cursor: string): Date | null {
+  const m = /^dlv_([0-9a-f]{14})/.exec(cursor);
+  return m ? new Date(Number(BigInt(`0x${m[1]}`) / 1000n)) : null;
+}
 
 export type DeliveryFilter = {
   subscriptionId?: string;
@@ -32,12 +48,14 @@ export type DeliveryPage<T = DeliveryRecord> = { items: T[]; nextCursor: string 
 /**
  * Deliveries matching every given filter, newest first, `limit` at a time.
  * With a subscription it walks deliveries_sub_timeline (subscription_id,
- * id DESC). `q` looks up matching events first, each branch on its own index
- * (events pk, the events_subject_values GIN), then deliveries by key, id or
- * event_id: one OR over a subquery would scan every delivery.
+ * id DESC). `q` is resolved inside the same statement: the matching events
+ * (events pk; the events_subject_values GIN, the newest Q_EVENTS below the
+ * cursor), in the caller's tenant, then deliveries by key, id or event_id, each
+ * branch on its own index.
  */
 export async function findDeliveries(db: LedgerDb, f: DeliveryFilter): Promise<DeliveryPage> {
-  const where: Sql[] = [scopeWhere(f.scope ?? GLOBAL_SCOPE)];
+  const scope = f.scope ?? GLOBAL_SCOPE;
+  const where: Sql[] = [scopeWhere(scope)];
   if (f.subscriptionId) where.push(sql`d.subscription_id = ${f.subscriptionId}`);
   if (f.state) where.push(sql`d.state = ${f.state}`);
   if (f.eventId) where.push(sql`d.event_id = ${f.eventId}`);
@@ -49,18 +67,20 @@ export async function findDeliveries(db: LedgerDb, f: DeliveryFilter): Promise<D
   if (f.cursor) where.push(sql`d.id < ${f.cursor}`);
   let matched: Sql = empty;
   if (f.q) {
-    const events = await queryRows<{ id: string }>(
-      db,
-      sql`SELECT id FROM events WHERE id = ${f.q}
-          UNION SELECT id FROM events WHERE subject_values @> ARRAY[${f.q}]::text[]`,
-    );
-    const branches = [sql`d.delivery_key = ${f.q}`, sql`d.id = ${f.q}`];
-    if (events.length > 0) branches.push(sql`d.event_id = ANY(${events.map((e) => e.id)}::text[])`);
-    // The few deliveries `q` names, read first by their own indexes and the rest of the query run over
-    // them alone (a materialized CTE): left to itself, the planner may instead read a district's
-    // subscriptions' whole timelines (deliveries_sub_timeline, a million entries at 10 M deliveries)
-    // to meet a student's few hundred deliveries.
-    matched = sql`WITH matched AS MATERIALIZED (SELECT d.* FROM deliveries d WHERE ${join(branches, " OR ")}) `;
+    // The events `q` names stay in the database: a value common to thousands of events (every tenant's) was
+    // once read back whole and sent again as an array before the tenant was applied. Here the tenant confines
+    // the events themselves, and the subject-value branch is cut at Q_EVENTS.
+    const below = f.cursor ? cursorTime(f.cursor) : null;
+    const ev = sql`(SELECT id FROM events WHERE id = ${f.q} AND ${eventTenantWhere(scope)})
+      UNION (SELECT id FROM events WHERE subject_values @> ${subjectValuesInScope(scope, f.q)}::text[] AND ${eventTenantWhere(scope)}
+             ${below ? sql`AND created_at <= ${below}` : empty} ORDER BY created_at DESC LIMIT ${Q_EVENTS}::int)`;
+    // The few deliveries `q` names, read first by their own indexes (an array from the events, probed
+    // through deliveries_event) and the rest of the query run over them alone (a materialized CTE): left
+    // to itself, the planner may instead read a district's subscriptions' whole timelines
+    // (deliveries_sub_timeline, a million entries at 10 M deliveries) to meet a student's few hundred deliveries.
+    matched = sql`WITH matched AS MATERIALIZED (
+        SELECT d.* FROM deliveries d
+         WHERE d.delivery_key = ${f.q} OR d.id = ${f.q} OR d.event_id = ANY(ARRAY(${ev}))) `;
   }
   const rows = await queryRows<DeliveryRow>(
     db,
@@ -81,16 +101,19 @@ export async function findDeliveries(db: LedgerDb, f: DeliveryFilter): Promise<D
 export async function searchDeliveries(db: LedgerDb, q: string, limit: number, scope: Scope = GLOBAL_SCOPE): Promise<{ items: DeliveryRecord[]; truncated: boolean }> {
   // Each branch is an index lookup: events pk, the subject GIN, events by
   // tenant, delivery key/id, and a subscription's newest deliveries.
+  // The event branches are confined to the caller's tenant too: otherwise another tenant's events could fill their
+  // limits and leave the caller's own matches out.
   const rows = await queryRows<DeliveryRow>(
     db,
     sql`WITH ev AS (
-          (SELECT id FROM events WHERE id = ${q})
-          UNION (SELECT id FROM events WHERE subject_values @> ARRAY[${q}]::text[] ORDER BY created_at DESC LIMIT ${limit + 1}::int)
-          UNION (SELECT id FROM events WHERE tenant = ${q} ORDER BY created_at DESC LIMIT ${limit + 1}::int)
+          (SELECT id FROM events WHERE id = ${q} AND ${eventTenantWhere(scope)})
+          UNION (SELECT id FROM events WHERE subject_values @> ${subjectValuesInScope(scope, q)}::text[] AND ${eventTenantWhere(scope)}
+                 ORDER BY created_at DESC LIMIT ${limit + 1}::int)
+          UNION (SELECT id FROM events WHERE tenant = ${q} AND ${eventTenantWhere(scope)} ORDER BY created_at DESC LIMIT ${limit + 1}::int)
         ), ids AS (
           (SELECT d.id FROM deliveries d WHERE d.event_id IN (SELECT id FROM ev))
           UNION (SELECT d.id FROM deliveries d WHERE d.delivery_key = ${q} OR d.id = ${q})
-          UNION (SELECT d.id FROM deliveries d WHERE d.subscription_id = ${q} ORDER BY d.id DESC LIMIT ${limit + 1}::int)
+          UNION (SELECT d.id FROM deliveries d WHERE d.subscription_id = ${q} AND ${subscriptionInScope(scope, "d.subscription_id")} ORDER BY d.id DESC LIMIT ${limit + 1}::int)
         )
         SELECT ${DELIVERY_COLUMNS}
           FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
