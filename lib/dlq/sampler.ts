@@ -1,8 +1,11 @@
 // The dashboard's sampler: every ~15 s it records the DLQ's depth and oldest age
 // (dlq_samples, dlq_sample_groups) and folds new attempts into per-minute stats
 // (attempt_stats_minute) and their hourly sums (attempt_stats_hour). The DLQ
-// charts and subscription health read only these tables, so no dashboard
-// request scans the queue or the attempts.
+// charts, the error-class groups of subscriptions too large to group per
+// request, and subscription health read these tables, so no dashboard request
+// scans the attempts or a large queue. The DLQ's depth and age now are not the
+// sampler's: they are counted per request from the trigger-kept counters
+// (lib/dashboard/dlq.ts), so they do not lag a write by a tick.
 //
 // It runs inside each Next server process (instrumentation.ts). Several
 // dashboard instances are safe: each step takes a transaction-scoped advisory
