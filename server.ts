@@ -30,6 +30,15 @@ async function main() {
   // Unset: every interface, as `next start` without -H; Next builds request URLs with "localhost" then.
   const listenHost = values.hostname?.trim() || undefined;
 
+  // Who the client is (the sign-in limit's address): a malformed HOOKLEDGER_TRUSTED_PROXIES stops the start here, naming it.
+  const proxies = await import("./lib/auth/proxies");
+  try {
+    proxies.trustedProxies();
+  } catch (err) {
+    console.error((err as Error).message);
+    process.exit(1);
+  }
+
   // After NODE_ENV is set: these modules read the environment when loaded.
   const [{ default: next }, events, batch, { MAX_BODY_BYTES }, { MAX_BATCH_BYTES }, { createHookledgerServer }, { default: nextConfig }, { logger }] = await Promise.all([
     import("next"),
@@ -69,6 +78,10 @@ async function main() {
     compress: nextConfig.compress === false ? undefined : compression(),
     onError: (err) => logger.error({ err }, "server.ts: fast path failed"),
   });
+  // Before any other listener sees the request: the client's own copy of the peer header goes, the
+  // socket's address takes its place, and the route handlers are told to believe it (lib/auth/proxies.ts).
+  server.prependListener("request", proxies.stampPeer);
+  proxies.trustPeerHeader();
   // Producers keep connections open between publishes (Node's default would close them after 5 s idle).
   server.keepAliveTimeout = 65_000;
   server.listen(port, listenHost, () => {

@@ -8,6 +8,7 @@ import { createUser } from "../lib/auth/users";
 import { handleSignIn } from "../lib/auth/signin";
 import { SIGN_IN_MAX_FAILURES, SIGN_IN_MAX_FAILURES_PER_ADDRESS } from "../lib/auth/rate-limit";
 import { verifyPassword } from "../lib/auth/password";
+import { PEER_HEADER, trustPeerHeader } from "../lib/auth/proxies";
 
 // A small per-address cap, so the flood below needs few (slow, N=2^17) password checks.
 vi.hoisted(() => {
@@ -15,11 +16,15 @@ vi.hoisted(() => {
 });
 
 let db: TestDb;
-beforeAll(async () => (db = await createTestDatabase()));
+beforeAll(async () => {
+  db = await createTestDatabase();
+  // The client's address, as server.ts passes it to the handlers (lib/auth/proxies.ts).
+  trustPeerHeader();
+});
 afterAll(async () => db?.close());
 
 const signIn = (body: unknown, ip: string) =>
-  call(handleSignIn, { path: "/api/auth/signin", body, headers: { origin: "http://localhost", host: "localhost", "x-forwarded-for": ip } });
+  call(handleSignIn, { path: "/api/auth/signin", body, headers: { origin: "http://localhost", host: "localhost", [PEER_HEADER]: ip } });
 
 describe("sign-in rate limit under concurrency", () => {
   it(`a burst of 25 parallel wrong guesses gets at most ${SIGN_IN_MAX_FAILURES} password checks; the rest are 429`, async () => {

@@ -7,6 +7,7 @@ import { createUser } from "../lib/auth/users";
 import { createUserAsAdmin, setUserDisabled, setUserRole } from "../lib/auth/admin";
 import { handlePasswordChange, handleSession, handleSignIn, handleSignOut } from "../lib/auth/signin";
 import { SYSTEM } from "../lib/auth/principal";
+import { PEER_HEADER, trustPeerHeader } from "../lib/auth/proxies";
 import * as subs from "../app/api/v1/subscriptions/route";
 
 let db: TestDb;
@@ -14,10 +15,12 @@ beforeAll(async () => (db = await createTestDatabase()));
 afterAll(async () => db?.close());
 
 const SAME = { origin: "http://localhost", host: "localhost" };
+// The client's address, as server.ts passes it to the handlers (lib/auth/proxies.ts).
+trustPeerHeader();
 let ipSeq = 0;
 /** Each sign-in from its own address, so the rate limit never interferes. */
 async function signIn(email: string, password: string) {
-  const r = await call(handleSignIn, { path: "/api/auth/signin", body: { email, password }, headers: { ...SAME, "x-forwarded-for": `192.0.2.${++ipSeq}` } });
+  const r = await call(handleSignIn, { path: "/api/auth/signin", body: { email, password }, headers: { ...SAME, [PEER_HEADER]: `192.0.2.${++ipSeq}` } });
   expect(r.status, r.text).toBe(200);
   return { ...session(r.headers), json: r.json };
 }
@@ -76,7 +79,7 @@ describe("password change", () => {
     call(handlePasswordChange, {
       path: "/api/auth/password",
       body,
-      headers: { ...SAME, cookie: s.cookie, "x-hookledger-csrf": s.csrf, "x-forwarded-for": "198.51.100.200", ...headers },
+      headers: { ...SAME, cookie: s.cookie, "x-hookledger-csrf": s.csrf, [PEER_HEADER]: "198.51.100.200", ...headers },
     });
 
   it("changes the password: other sessions end, this browser gets a new cookie, the old password stops working", async () => {
@@ -94,7 +97,7 @@ describe("password change", () => {
     const old = await call(handleSignIn, {
       path: "/api/auth/signin",
       body: { email: "chg@hq.example", password: "correct horse battery" },
-      headers: { ...SAME, "x-forwarded-for": "192.0.2.250" },
+      headers: { ...SAME, [PEER_HEADER]: "192.0.2.250" },
     });
     expect(old.status).toBe(401);
     await signIn("chg@hq.example", "a brand new passphrase");

@@ -7,9 +7,14 @@ import { verifyPassword } from "../lib/auth/password";
 import { handleSession, handleSignIn, handleSignOut } from "../lib/auth/signin";
 import { SIGN_IN_MAX_FAILURES, SIGN_IN_MAX_FAILURES_PER_EMAIL } from "../lib/auth/rate-limit";
 import * as subs from "../app/api/v1/subscriptions/route";
+import { PEER_HEADER, trustPeerHeader } from "../lib/auth/proxies";
 
 let db: TestDb;
-beforeAll(async () => (db = await createTestDatabase()));
+beforeAll(async () => {
+  db = await createTestDatabase();
+  // The client's address, as server.ts passes it to the handlers (lib/auth/proxies.ts).
+  trustPeerHeader();
+});
 afterAll(async () => db?.close());
 
 /** The Cookie header a browser would send back after these Set-Cookie answers. */
@@ -97,7 +102,7 @@ describe("POST /api/auth/signin", () => {
 
   it(`rate-limits: after ${SIGN_IN_MAX_FAILURES} failures per email and IP, 429 with Retry-After, even with the right password`, async () => {
     await createUser(db.prisma, { email: "target@hq.example", role: "admin", password: "correct horse battery" });
-    const ip = { "x-forwarded-for": "203.0.113.7" };
+    const ip = { [PEER_HEADER]: "203.0.113.7" };
     for (let i = 0; i < SIGN_IN_MAX_FAILURES; i++) expect((await signIn({ email: "target@hq.example", password: `guess-${i}-xxxxxxx` }, ip)).status).toBe(401);
     const limited = await signIn({ email: "target@hq.example", password: "correct horse battery" }, ip);
     expect(limited.status).toBe(429);
@@ -105,16 +110,16 @@ describe("POST /api/auth/signin", () => {
     expect(limited.json.error.message).toMatch(/Too many failed sign-ins/);
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
     // Another address is counted separately.
-    const other = await signIn({ email: "target@hq.example", password: "correct horse battery" }, { "x-forwarded-for": "198.51.100.9" });
+    const other = await signIn({ email: "target@hq.example", password: "correct horse battery" }, { [PEER_HEADER]: "198.51.100.9" });
     expect(other.status).toBe(200);
     expect(await db.prisma.signInAttempt.count({ where: { email: "target@hq.example", ip: "203.0.113.7" } })).toBe(SIGN_IN_MAX_FAILURES);
   });
 
-  it(`caps failures per email from any address at ${SIGN_IN_MAX_FAILURES_PER_EMAIL} (rotating X-Forwarded-For buys nothing)`, async () => {
+  it(`caps failures per email from any address at ${SIGN_IN_MAX_FAILURES_PER_EMAIL} (rotating addresses buys nothing)`, async () => {
     await createUser(db.prisma, { email: "rotating@hq.example", role: "admin", password: "correct horse battery" });
     for (let i = 0; i < SIGN_IN_MAX_FAILURES_PER_EMAIL; i++)
-      expect((await signIn({ email: "rotating@hq.example", password: `guess-${i}-xxxxxxx` }, { "x-forwarded-for": `192.0.2.${i}` })).status).toBe(401);
-    const limited = await signIn({ email: "rotating@hq.example", password: "correct horse battery" }, { "x-forwarded-for": "192.0.2.250" });
+      expect((await signIn({ email: "rotating@hq.example", password: `guess-${i}-xxxxxxx` }, { [PEER_HEADER]: `192.0.2.${i}` })).status).toBe(401);
+    const limited = await signIn({ email: "rotating@hq.example", password: "correct horse battery" }, { [PEER_HEADER]: "192.0.2.250" });
     expect(limited.status).toBe(429);
   });
 

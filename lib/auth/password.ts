@@ -4,6 +4,8 @@
 // still verify and are replaced at the user's next sign-in (needsRehash).
 import "server-only";
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from "node:crypto";
+import { envInt } from "../env";
+import { AppError } from "../errors";
 
 export const SCRYPT_PARAMS = { N: 2 ** 17, r: 8, p: 1 } as const;
 const KEYLEN = 32;
@@ -11,15 +13,41 @@ const KEYLEN = 32;
 /**
  * At most this many hashes at once per process: each takes 128 MiB and one of
  * libuv's four threads, which DNS lookups and file reads need too. The rest
- * wait their turn (the sign-in rate limit keeps that queue short).
+ * wait their turn.
  */
 const MAX_CONCURRENT = 2;
+/**
+ * How many may wait. The sign-in limit counts per email and address, so
+ * requests from many addresses (or for many emails) could still each queue a
+ * hash, and an unbounded queue is CPU and memory for as long as they keep
+ * coming. 16 waiting is a few seconds of hashing at two at once.
+ */
+export const PASSWORD_HASH_QUEUE = envInt("HOOKLEDGER_PASSWORD_HASH_QUEUE", { default: 16, min: 0, max: 1000 });
+/** What a refused caller is told to wait: about the time the queue takes to drain. */
+export const PASSWORD_HASH_RETRY_AFTER_SECONDS = 2;
 let running = 0;
 const waiting: (() => void)[] = [];
 
+/** True when a hash asked for now would be refused: the sign-in checks it before recording an attempt. */
+export function passwordHashingBusy(): boolean {
+  return running >= MAX_CONCURRENT && waiting.length >= PASSWORD_HASH_QUEUE;
+}
+
+/** 503: the queue is full. Its details carry the Retry-After the sign-in answers with. */
+export class PasswordHashingBusy extends AppError {
+  constructor() {
+    super("unavailable", `Too many passwords are being checked right now. Try again in ${PASSWORD_HASH_RETRY_AFTER_SECONDS} seconds.`, {
+      retryAfterSeconds: PASSWORD_HASH_RETRY_AFTER_SECONDS,
+    });
+  }
+}
+
 async function withSlot<T>(fn: () => Promise<T>): Promise<T> {
-  if (running >= MAX_CONCURRENT) await new Promise<void>((resolve) => waiting.push(resolve));
-  else running++;
+  if (running >= MAX_CONCURRENT) {
+    // Refused at once, before anything is held: a full queue costs the caller nothing and the process no scrypt.
+    if (waiting.length >= PASSWORD_HASH_QUEUE) throw new PasswordHashingBusy();
+    await new Promise<void>((resolve) => waiting.push(resolve));
+  } else running++;
   try {
     return await fn();
   } finally {
@@ -67,7 +95,11 @@ export function needsRehash(stored: string): boolean {
 /** A hash of a random password, to spend the same time when the email is unknown. */
 let dummy: Promise<string> | undefined;
 export function dummyHash(): Promise<string> {
-  dummy ??= hashPassword(randomBytes(16).toString("hex"));
+  // A refusal (the queue was full) must not be remembered as the dummy forever.
+  dummy ??= hashPassword(randomBytes(16).toString("hex")).catch((err: unknown) => {
+    dummy = undefined;
+    throw err;
+  });
   return dummy;
 }
 

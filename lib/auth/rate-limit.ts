@@ -12,8 +12,8 @@ import { envInt } from "../env";
 export const SIGN_IN_MAX_FAILURES = envInt("HOOKLEDGER_SIGNIN_MAX_FAILURES", { default: 5, min: 1, max: 1000 });
 export const SIGN_IN_WINDOW_SECONDS = 15 * 60;
 /**
- * A cap per email from any address, so rotating addresses (or a forged
- * X-Forwarded-For) cannot buy unlimited guesses. It lets an attacker lock one
+ * A cap per email from any address, so rotating addresses cannot buy
+ * unlimited guesses. It lets an attacker lock one
  * account out for the window, the usual trade-off; the message says to wait.
  */
 export const SIGN_IN_MAX_FAILURES_PER_EMAIL = envInt("HOOKLEDGER_SIGNIN_MAX_FAILURES_PER_EMAIL", { default: 20, min: 1, max: 10_000 });
@@ -27,23 +27,34 @@ export const SIGN_IN_MAX_FAILURES_PER_ADDRESS = envInt("HOOKLEDGER_SIGNIN_MAX_FA
 export type SignInAttempt = { id: bigint };
 
 /**
+ * Stored for an attempt whose address is not known (lib/auth/proxies.ts
+ * clientAddress: not served by server.ts). Never counted as an address: all
+ * such clients would share it, and 30 failures from anyone would lock
+ * everyone out; those attempts are held by the per-email cap alone.
+ */
+export const UNKNOWN_ADDRESS = "unknown";
+
+/**
  * Records an attempt (as a failure until `signInSucceeded` clears it), then
  * counts: over any limit, the attempt is withdrawn and a 429 thrown, so a
  * refused attempt costs the caller nothing and the limiter no scrypt.
+ * `ip` is the client's address, or null when it cannot be known.
  */
-export async function beginSignInAttempt(prisma: PrismaClient, email: string, ip: string): Promise<SignInAttempt> {
-  const row = await prisma.signInAttempt.create({ data: { email, ip }, select: { id: true, attemptedAt: true } });
+export async function beginSignInAttempt(prisma: PrismaClient, email: string, ip: string | null): Promise<SignInAttempt> {
+  const row = await prisma.signInAttempt.create({ data: { email, ip: ip ?? UNKNOWN_ADDRESS }, select: { id: true, attemptedAt: true } });
   const since = new Date(Date.now() - SIGN_IN_WINDOW_SECONDS * 1000);
   const [byEmail, byAddress] = await Promise.all([
     prisma.signInAttempt.findMany({ where: { email, attemptedAt: { gt: since } }, orderBy: { id: "asc" }, select: { id: true, attemptedAt: true, ip: true } }),
-    prisma.signInAttempt.count({ where: { ip, attemptedAt: { gt: since } } }),
+    ip === null ? 0 : prisma.signInAttempt.count({ where: { ip, attemptedAt: { gt: since } } }),
   ]);
-  const fromIp = byEmail.filter((r) => r.ip === ip);
+  const fromIp = ip === null ? [] : byEmail.filter((r) => r.ip === ip);
   let blocking: { attemptedAt: Date } | null = null;
   let what = `for ${email} from this address`;
   if (fromIp.length > SIGN_IN_MAX_FAILURES) blocking = fromIp[fromIp.length - 1 - SIGN_IN_MAX_FAILURES];
-  else if (byEmail.length > SIGN_IN_MAX_FAILURES_PER_EMAIL) blocking = byEmail[byEmail.length - 1 - SIGN_IN_MAX_FAILURES_PER_EMAIL];
-  else if (byAddress > SIGN_IN_MAX_FAILURES_PER_ADDRESS) {
+  else if (byEmail.length > SIGN_IN_MAX_FAILURES_PER_EMAIL) {
+    blocking = byEmail[byEmail.length - 1 - SIGN_IN_MAX_FAILURES_PER_EMAIL];
+    what = `for ${email}`;
+  } else if (ip !== null && byAddress > SIGN_IN_MAX_FAILURES_PER_ADDRESS) {
     what = "from this address";
     const oldest = await prisma.signInAttempt.findMany({
       where: { ip, attemptedAt: { gt: since } },
@@ -67,8 +78,13 @@ export async function beginSignInAttempt(prisma: PrismaClient, email: string, ip
 }
 
 /** The password was right: this attempt and the earlier failures of this email and address no longer count. */
-export async function signInSucceeded(prisma: PrismaClient, email: string, ip: string): Promise<void> {
-  await prisma.signInAttempt.deleteMany({ where: { email, ip } });
+export async function signInSucceeded(prisma: PrismaClient, email: string, ip: string | null): Promise<void> {
+  await prisma.signInAttempt.deleteMany({ where: { email, ip: ip ?? UNKNOWN_ADDRESS } });
+}
+
+/** The password was never checked (the hash queue was full): the attempt is not a failure. */
+export async function withdrawSignInAttempt(prisma: PrismaClient, attempt: SignInAttempt): Promise<void> {
+  await prisma.signInAttempt.delete({ where: { id: attempt.id } }).catch(() => {});
 }
 
 function trimOld(prisma: PrismaClient) {

@@ -2,14 +2,16 @@
 // exports them; tests call them in-process).
 import "server-only";
 import { z } from "zod";
-import { getPrisma } from "../db/prisma";
+import { getPrisma, type PrismaClient } from "../db/prisma";
 import { AppError } from "../errors";
 import { toErrorResponse, json, readBodyLimited } from "../api/handler";
 import { assertCsrf, assertSameOrigin } from "./csrf";
 import { clearSessionCookies, isSecureRequest, newSession, sessionSetCookies } from "./cookies";
 import { principalFromRequest } from "./principal";
 import { bumpSessionVersion, changePassword, verifyCredentials } from "./users";
-import { beginSignInAttempt, signInSucceeded } from "./rate-limit";
+import { beginSignInAttempt, signInSucceeded, withdrawSignInAttempt } from "./rate-limit";
+import { PASSWORD_HASH_RETRY_AFTER_SECONDS, PasswordHashingBusy, passwordHashingBusy } from "./password";
+import { clientAddress } from "./proxies";
 import { ROLE_PERMISSIONS, canAs, type Permission } from "./permissions";
 
 const ZSignIn = z.object({
@@ -42,11 +44,31 @@ export function safeNext(next: string | undefined | null): string {
   return local.startsWith("/") && !local.startsWith("//") ? local : "/";
 }
 
-/** The caller's address for the rate limit: the nearest proxy's x-forwarded-for entry, else x-real-ip. */
-export function clientIp(req: Request): string {
-  const xff = req.headers.get("x-forwarded-for");
-  if (xff) return xff.split(",").pop()!.trim() || "unknown";
-  return req.headers.get("x-real-ip") ?? "unknown";
+/**
+ * Errors as answers, with the Retry-After a full password-hash queue asks for
+ * (lib/api/handler.ts gives one to 429s only).
+ */
+function errorAnswer(err: unknown): Response {
+  const res = toErrorResponse(err);
+  if (err instanceof PasswordHashingBusy) res.headers.set("retry-after", String(PASSWORD_HASH_RETRY_AFTER_SECONDS));
+  return res;
+}
+
+/**
+ * The password check of a sign-in or a password change, counted by the
+ * limiter: refused at once while the hash queue is full, and withdrawn if it
+ * filled meanwhile, so a 503 is never a failure against the account.
+ */
+async function checkedAttempt<T>(prisma: PrismaClient, email: string, ip: string | null, check: () => Promise<T>): Promise<T> {
+  if (passwordHashingBusy()) throw new PasswordHashingBusy();
+  // Counted before the scrypt: a failure is already on record while the hash runs.
+  const attempt = await beginSignInAttempt(prisma, email, ip);
+  try {
+    return await check();
+  } catch (err) {
+    if (err instanceof PasswordHashingBusy) await withdrawSignInAttempt(prisma, attempt);
+    throw err;
+  }
 }
 
 /** A sign-in body is an email, a password and a path: 8 KB is generous, and nothing larger is read. */
@@ -88,10 +110,8 @@ export async function handleSignIn(req: Request): Promise<Response> {
     assertSameOrigin(req);
     const input = await readSignIn(req);
     const prisma = getPrisma();
-    const ip = clientIp(req);
-    // Counted before the scrypt: a failure is already on record while the hash runs.
-    await beginSignInAttempt(prisma, input.email, ip);
-    const user = await verifyCredentials(prisma, input.email, input.password);
+    const ip = clientAddress(req.headers);
+    const user = await checkedAttempt(prisma, input.email, ip, () => verifyCredentials(prisma, input.email, input.password));
     if (!user) throw new AppError("unauthorized", "That email and password do not match a user. Check both, or ask an admin to create your user.");
     await signInSucceeded(prisma, input.email, ip);
     const cookies = await sessionSetCookies(newSession(user.id, user.sessionVersion, { mustChangePassword: user.mustChangePassword }), isSecureRequest(req));
@@ -106,7 +126,7 @@ export async function handleSignIn(req: Request): Promise<Response> {
     headers.set("content-type", "application/json; charset=utf-8");
     return new Response(JSON.stringify({ email: user.email, role: user.role, next }), { status: 200, headers });
   } catch (err) {
-    return toErrorResponse(err);
+    return errorAnswer(err);
   }
 }
 
@@ -166,15 +186,14 @@ export async function handlePasswordChange(req: Request): Promise<Response> {
     const r = ZPasswordChange.safeParse(raw);
     if (!r.success) throw new AppError("validation_failed", r.error.issues[0].message);
     const prisma = getPrisma();
-    const ip = clientIp(req);
-    await beginSignInAttempt(prisma, principal.email, ip);
-    const user = await changePassword(prisma, principal.id, r.data.currentPassword, r.data.newPassword);
+    const ip = clientAddress(req.headers);
+    const user = await checkedAttempt(prisma, principal.email, ip, () => changePassword(prisma, principal.id, r.data.currentPassword, r.data.newPassword));
     if (!user) throw new AppError("unauthorized", "The current password is not right.");
     await signInSucceeded(prisma, principal.email, ip);
     const headers = new Headers({ "content-type": "application/json; charset=utf-8", "cache-control": "no-store" });
     for (const c of await sessionSetCookies(newSession(user.id, user.sessionVersion), isSecureRequest(req))) headers.append("set-cookie", c);
     return new Response(JSON.stringify({ changed: true, next: safeNext(r.data.next) }), { status: 200, headers });
   } catch (err) {
-    return toErrorResponse(err);
+    return errorAnswer(err);
   }
 }

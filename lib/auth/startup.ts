@@ -6,13 +6,16 @@ import { ensureSecretKey } from "./keys";
 import { DEMO_ADMIN_EMAIL, FIRST_ADMIN_COMMAND, countUsers } from "./users";
 
 /**
- * Reads every numeric setting the dashboard reads at load, so a malformed one
- * (HOOKLEDGER_MAX_PAYLOAD_BYTES=abc) stops `hookledger start` with its message
- * before anything is spawned, rather than failing each request later.
+ * Reads every setting the dashboard reads at load, so a malformed one
+ * (HOOKLEDGER_MAX_PAYLOAD_BYTES=abc, HOOKLEDGER_TRUSTED_PROXIES=proxy.internal)
+ * stops `hookledger start` with its message before anything is spawned,
+ * rather than failing each request later.
  */
 export async function checkSettings(): Promise<void> {
   await import("../api/handler");
   await import("./rate-limit");
+  await import("./password");
+  (await import("./proxies")).trustedProxies();
   (await import("../net/ssrf")).denyTargets();
 }
 

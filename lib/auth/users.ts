@@ -7,7 +7,7 @@ import type { PrismaClient, Tx } from "../db/prisma";
 import { AppError } from "../errors";
 import { writeAudit } from "../audit";
 import type { Role } from "./permissions";
-import { dummyHash, generatePassword, hashPassword, needsRehash, verifyPassword } from "./password";
+import { PasswordHashingBusy, dummyHash, generatePassword, hashPassword, needsRehash, verifyPassword } from "./password";
 
 export const USER_ROLES = ["support", "manager", "engineer", "admin"] as const satisfies readonly Role[];
 export type UserRole = (typeof USER_ROLES)[number];
@@ -106,7 +106,13 @@ export async function verifyCredentials(prisma: PrismaClient, emailInput: string
   const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash()));
   if (!user || !ok || user.disabledAt) return null;
   // A hash from before today's scrypt parameters is replaced now, while the password is at hand.
-  const passwordHash = needsRehash(user.passwordHash) ? await hashPassword(password) : undefined;
+  // Not worth refusing a right password for: with the hash queue full it waits for the next sign-in.
+  const passwordHash = needsRehash(user.passwordHash)
+    ? await hashPassword(password).catch((err: unknown) => {
+        if (err instanceof PasswordHashingBusy) return undefined;
+        throw err;
+      })
+    : undefined;
   return prisma.user.update({ where: { id: user.id }, data: { lastSignInAt: new Date(), ...(passwordHash ? { passwordHash } : {}) } });
 }
 
