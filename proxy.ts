@@ -6,13 +6,23 @@
 // database through getViewer()/requireViewer() (lib/auth/session.ts).
 // Every answer that passes here gets a Content-Security-Policy with a fresh
 // nonce (lib/auth/headers.ts), and HSTS when it was served over https.
+// Everything here answers only to a Host the dashboard is known by (DNS
+// rebinding; lib/auth/host.ts): 421 otherwise, before anything else.
 import { NextResponse, type NextRequest } from "next/server";
 import { SESSION_COOKIE, unsealSession } from "./lib/auth/cookies";
 import { HSTS, newNonce, pageContentSecurityPolicy, servedOverHttps } from "./lib/auth/headers";
+import { hostRefusal, misdirectedResponse } from "./lib/auth/host";
+import { metricsTokenAccepts } from "./lib/metrics/token";
 
 const PUBLIC = [/^\/signin(\/|$)/, /^\/api\/auth\//, /^\/api\/health$/, /^\/metrics$/, /^\/api\/v1(\/|$)/];
 
+/** Scrapers and health checks address the dashboard by whatever name they were given; the metrics token vouches for them. */
+const MACHINE = /^\/(metrics|api\/health)$/;
+
 export async function proxy(req: NextRequest) {
+  const refusal = hostRefusal(req.headers);
+  if (refusal && !(MACHINE.test(req.nextUrl.pathname) && metricsTokenAccepts(req.headers.get("authorization"))))
+    return misdirectedResponse(refusal, req.nextUrl.pathname.startsWith("/api/"));
   const nonce = newNonce();
   const csp = pageContentSecurityPolicy(nonce);
   const secure = servedOverHttps(req.headers, req.url);

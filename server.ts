@@ -30,10 +30,12 @@ async function main() {
   // Unset: every interface, as `next start` without -H; Next builds request URLs with "localhost" then.
   const listenHost = values.hostname?.trim() || undefined;
 
-  // Who the client is (the sign-in limit's address): a malformed HOOKLEDGER_TRUSTED_PROXIES stops the start here, naming it.
-  const proxies = await import("./lib/auth/proxies");
+  // Who the client is and which names it may use (the sign-in limit's address, the Host check): a malformed
+  // HOOKLEDGER_TRUSTED_PROXIES or HOOKLEDGER_PUBLIC_URL stops the start here, naming it.
+  const [proxies, hosts] = await Promise.all([import("./lib/auth/proxies"), import("./lib/auth/host")]);
   try {
     proxies.trustedProxies();
+    hosts.publicUrl();
   } catch (err) {
     console.error((err as Error).message);
     process.exit(1);
@@ -82,6 +84,7 @@ async function main() {
   // socket's address takes its place, and the route handlers are told to believe it (lib/auth/proxies.ts).
   server.prependListener("request", proxies.stampPeer);
   proxies.trustPeerHeader();
+  hosts.rememberListenHost(listenHost);
   // Producers keep connections open between publishes (Node's default would close them after 5 s idle).
   server.keepAliveTimeout = 65_000;
   server.listen(port, listenHost, () => {

@@ -75,7 +75,24 @@ export async function startControlServer(ctx: ControlContext, port: number): Pro
   };
 }
 
+/**
+ * It listens on 127.0.0.1, so only a page on this machine's browser reaches
+ * it; a page on a rebound name (a DNS answer moved to 127.0.0.1) would reach
+ * it as its own origin. Loopback names only.
+ */
+function loopbackHost(host: string | undefined): boolean {
+  const name = /^(\[[^\]]*\]|[^:]*)(?::\d*)?$/.exec((host ?? "").trim().toLowerCase())?.[1];
+  return name === "localhost" || name === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name ?? "");
+}
+
 async function handle(ctx: ControlContext, req: http.IncomingMessage, res: http.ServerResponse) {
+  if (!loopbackHost(req.headers.host))
+    return send(res, 421, {
+      error: {
+        code: "misdirected_request",
+        message: "The demo's control page answers on this machine only: open it at http://127.0.0.1:<port> or http://localhost:<port>.",
+      },
+    });
   const url = new URL(req.url ?? "/", "http://x");
   const p = url.pathname;
   if (req.method === "GET") {
@@ -224,8 +241,9 @@ const code = (v: string | undefined) => (v ? `<code>${esc(v)}</code>` : "");
 
 function renderControlPage(ctx: ControlContext): string {
   const dash = ctx.dashboardUrl.replace(/\/$/, "");
+  // The password stays out of the page: the terminal that started the demo printed it, and the data directory keeps it.
   const signIn = ctx.signIn
-    ? `Sign in as <code>${esc(ctx.signIn.email)}</code>${ctx.signIn.password ? ` with password <code>${esc(ctx.signIn.password)}</code>` : ""}.`
+    ? `Sign in as <code>${esc(ctx.signIn.email)}</code>${ctx.signIn.password ? " with the password the demo printed at start (also in <code>.data/demo/admin-password</code>, or <code>$HOOKLEDGER_DATA_DIR/demo/admin-password</code>)" : ""}.`
     : "";
   return `<!doctype html><html><head><meta charset="utf-8"><title>hookledger demo: simulated districts</title><style>${PAGE_CSS}
 .row{display:flex;gap:6px;flex-wrap:wrap}.ticket{max-width:none;background:#fffbeb;border-color:#fcd34d;margin:12px 0}.row form{margin:0}ol li{margin:2px 0}</style></head><body>

@@ -12,6 +12,7 @@ import { bumpSessionVersion, changePassword, verifyCredentials } from "./users";
 import { beginSignInAttempt, signInSucceeded, withdrawSignInAttempt } from "./rate-limit";
 import { PASSWORD_HASH_RETRY_AFTER_SECONDS, PasswordHashingBusy, passwordHashingBusy } from "./password";
 import { clientAddress } from "./proxies";
+import { hostRefusal, misdirectedResponse } from "./host";
 import { ROLE_PERMISSIONS, canAs, type Permission } from "./permissions";
 
 const ZSignIn = z.object({
@@ -52,6 +53,12 @@ function errorAnswer(err: unknown): Response {
   const res = toErrorResponse(err);
   if (err instanceof PasswordHashingBusy) res.headers.set("retry-after", String(PASSWORD_HASH_RETRY_AFTER_SECONDS));
   return res;
+}
+
+/** 421 unless the request names a host the dashboard answers to (DNS rebinding; lib/auth/host.ts). */
+function misdirected(req: Request): Response | null {
+  const refusal = hostRefusal(req.headers);
+  return refusal ? misdirectedResponse(refusal, true) : null;
 }
 
 /**
@@ -105,6 +112,8 @@ async function readSignIn(req: Request) {
 }
 
 export async function handleSignIn(req: Request): Promise<Response> {
+  const refused = misdirected(req);
+  if (refused) return refused;
   try {
     // Login CSRF: a foreign page must not sign the browser in as someone else.
     assertSameOrigin(req);
@@ -131,6 +140,8 @@ export async function handleSignIn(req: Request): Promise<Response> {
 }
 
 export async function handleSignOut(req: Request): Promise<Response> {
+  const refused = misdirected(req);
+  if (refused) return refused;
   try {
     const principal = await principalFromRequest(req);
     // Signing out is a mutation too: a foreign page must not be able to end the session.
@@ -150,6 +161,8 @@ export async function handleSignOut(req: Request): Promise<Response> {
 
 /** Who am I: email, role and the permissions the UI may use to hide buttons. */
 export async function handleSession(req: Request): Promise<Response> {
+  const refused = misdirected(req);
+  if (refused) return refused;
   const p = await principalFromRequest(req);
   if (!p) return toErrorResponse(new AppError("unauthorized", "Not signed in."));
   // The check the routes make (lib/api/handler.ts): a tenant's admin holds no global-only permission.
@@ -170,6 +183,8 @@ const ZPasswordChange = z.object({
  * cookie under the new session version.
  */
 export async function handlePasswordChange(req: Request): Promise<Response> {
+  const refused = misdirected(req);
+  if (refused) return refused;
   try {
     const principal = await principalFromRequest(req);
     if (!principal || principal.kind !== "user" || !principal.email) throw new AppError("unauthorized", "Sign in first.");

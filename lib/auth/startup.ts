@@ -16,6 +16,7 @@ export async function checkSettings(): Promise<void> {
   await import("./rate-limit");
   await import("./password");
   (await import("./proxies")).trustedProxies();
+  (await import("./host")).publicUrl();
   (await import("../net/ssrf")).denyTargets();
 }
 
