@@ -63,16 +63,19 @@ async function runErase(url: string, input: { subject: Record<string, string | n
     const scope = r.tenant ? ` in tenant ${r.tenant}` : " in every tenant";
     if (r.dryRun) {
       console.log(`Dry run: an erasure of ${r.subjectKey}${scope} would erase ${r.events} events (and ${r.opsEvents} operational events about them),`);
-      console.log(`  scrub ${r.deliveries} deliveries and ${r.attempts} recorded answers, and resolve ${r.resolved} unfinished deliveries as erased.`);
+      console.log(`  scrub ${r.deliveries} deliveries and ${r.attempts} recorded answers, and resolve ${r.resolved} unfinished deliveries as erased;`);
+      console.log(`  take the value out of ${r.reasonsScrubbed} operators' reasons; ${r.eventIdsWithValue} of the event ids contain it (an id cannot be erased).`);
       console.log("Dry run: nothing changed.");
       return 0;
     }
     console.log(`Erasure ${r.id} finished in ${(r.durationMs / 1000).toFixed(1)} s.`);
-    console.log(`  subject key   ${r.subjectKey} (the value is not kept)`);
+    console.log(`  subject key   ${r.subjectKey} (the value is not kept; a keyed MAC of it refuses later reasons that name it)`);
     console.log(`  tenant        ${r.tenant ?? "every tenant"}`);
     console.log(`  events        ${r.events} erased, and ${r.opsEvents} operational events about them`);
     console.log(`  deliveries    ${r.deliveries} scrubbed, ${r.resolved} unfinished resolved as erased`);
     console.log(`  answers       ${r.attempts} recorded attempt answers removed`);
+    console.log(`  reasons       ${r.reasonsScrubbed} operators' reasons and resolution texts scrubbed of the value`);
+    console.log(`  event ids     ${r.eventIdsWithValue} of the erased events' ids contain the value; an id cannot be erased (it is the delivery's identity)`);
     console.log(`  when          ${r.startedAt} to ${r.finishedAt}`);
     console.log(`  by            ${r.by}`);
     console.log(`  why           ${r.reason}`);

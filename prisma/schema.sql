@@ -195,6 +195,10 @@ CREATE TABLE erasures (
   attempts_scrubbed integer DEFAULT 0 NOT NULL,
   started_at timestamp with time zone DEFAULT now() NOT NULL,
   finished_at timestamp with time zone,
+  value_mac bytea,
+  value_length integer,
+  event_ids_with_value integer DEFAULT 0 NOT NULL,
+  reasons_scrubbed integer DEFAULT 0 NOT NULL,
   CONSTRAINT erasures_status_check CHECK ((status = ANY (ARRAY['running'::text, 'finished'::text]))),
   CONSTRAINT erasures_pkey PRIMARY KEY (id)
 );

@@ -7,7 +7,10 @@
 // erasure that fails half-way is visible as `running` and a rerun finishes
 // the rest (the events already tombstoned no longer match). The receipt, the
 // row and the `erasure.run` audit row name the subject KEY, the tenant, the
-// counts, who and why; never the erased value.
+// counts, who and why; never the erased value. The value is also scrubbed from
+// operators' reasons (lib/ledger/sql/erase.ts scrubOperatorText), and the row
+// keeps a keyed MAC of it so that later reasons naming it are refused
+// (./values.ts).
 import "server-only";
 import { randomBytes } from "node:crypto";
 import type { PrismaClient } from "../db/prisma";
@@ -23,11 +26,14 @@ import {
   finishErasure,
   insertErasure,
   tenantExists,
+  scrubOperatorText,
   tombstoneEvents,
   type ErasureCounts,
+  type ErasureTextCounts,
   type SubjectMatch,
 } from "../ledger/sql/erase";
 import { subjectPair, ZCreateErasure, type TCreateErasure } from "./schema";
+import { ERASED_TEXT, erasedValueRecord, namesValue, valuePattern } from "./values";
 
 export type ErasureReceipt = {
   /** er_…; null for a dry run, which records nothing. */
@@ -42,7 +48,8 @@ export type ErasureReceipt = {
   startedAt: string;
   finishedAt: string | null;
   durationMs: number;
-} & ErasureCounts;
+} & ErasureCounts &
+  ErasureTextCounts;
 
 /** A pass re-reads the subject's events after the chunks, for events published meanwhile; a few passes catch a producer that is still publishing. */
 const MAX_PASSES = 3;
@@ -75,12 +82,22 @@ function sum(a: ErasureCounts, b: ErasureCounts): ErasureCounts {
 
 const ZERO: ErasureCounts = { events: 0, opsEvents: 0, deliveries: 0, resolved: 0, attempts: 0 };
 
+/** The operators' texts to scrub: the value as a word, in the erasure's tenant and tenant-less rows (lib/ledger/sql/erase.ts). */
+const scrubOf = (m: SubjectMatch) => ({ pattern: valuePattern(m.value), tenant: m.tenant, replacement: ERASED_TEXT });
+
+/**
+ * Of these event ids, how many contain the value. An erasure cannot change an id (it is the delivery key's identity,
+ * docs/DESIGN.md invariant 1), so it reports them, by number only: the receipt must not carry the value.
+ */
+const idsNaming = (ids: string[], value: string) => ids.filter((id) => namesValue(id, value)).length;
+
 /** What an erasure would touch, changing nothing. */
-async function preview(prisma: PrismaClient, m: SubjectMatch): Promise<ErasureCounts> {
+async function preview(prisma: PrismaClient, m: SubjectMatch): Promise<ErasureCounts & ErasureTextCounts> {
   const ids = await findSubjectEventIds(prisma, m);
   const ops = await findOpsEventIds(prisma, ids);
   const c = await countTombstone(prisma, [...ids, ...ops]);
-  return { events: ids.length, opsEvents: ops.length, ...c };
+  const reasonsScrubbed = await scrubOperatorText(prisma, scrubOf(m), { dryRun: true });
+  return { events: ids.length, opsEvents: ops.length, ...c, eventIdsWithValue: idsNaming(ids, m.value), reasonsScrubbed };
 }
 
 /**
@@ -110,31 +127,39 @@ export async function createErasure(prisma: PrismaClient, input: TCreateErasure,
   }
 
   const id = `er_${randomBytes(8).toString("hex")}`;
-  await insertErasure(prisma, { id, subjectKey: match.key, tenant: match.tenant, reason, actor: principal.actor });
+  const value = erasedValueRecord(match.value);
+  await insertErasure(prisma, { id, subjectKey: match.key, tenant: match.tenant, reason, actor: principal.actor, valueMac: value.mac, valueLength: value.length });
   const tomb = { kind: "erased" as const, erasureId: id, actor: principal.actor, reason };
   let total = ZERO;
+  let eventIdsWithValue = 0;
   for (let pass = 0; pass < MAX_PASSES; pass++) {
     const ids = await findSubjectEventIds(prisma, match);
     if (ids.length === 0) break;
+    eventIdsWithValue += idsNaming(ids, match.value);
     for (let i = 0; i < ids.length; i += ERASE_CHUNK) {
       const chunk = ids.slice(i, i + ERASE_CHUNK);
       total = sum(total, await eraseChunk(prisma, id, chunk, tomb));
     }
   }
-  const done = await prisma.$transaction(async (tx) => {
-    const row = await finishErasure(tx, id);
-    await writeAudit(tx, {
-      actor: principal.actor,
-      action: "erasure.run",
-      targetType: "erasure",
-      targetId: id,
-      reason,
-      details: { subjectKey: match.key, tenant: match.tenant, ...total },
-      // A district's erasure shows in that district's audit trail.
-      tenantId: match.tenant ?? undefined,
-    });
-    return row;
-  });
+  // The scrub reads audit_entries and redrive_batches whole (no index finds a word in free text): more time than a chunk.
+  const done = await prisma.$transaction(
+    async (tx) => {
+      const reasonsScrubbed = await scrubOperatorText(tx, scrubOf(match), { dryRun: false });
+      const row = await finishErasure(tx, id, { eventIdsWithValue, reasonsScrubbed });
+      await writeAudit(tx, {
+        actor: principal.actor,
+        action: "erasure.run",
+        targetType: "erasure",
+        targetId: id,
+        reason,
+        details: { subjectKey: match.key, tenant: match.tenant, ...total },
+        // A district's erasure shows in that district's audit trail.
+        tenantId: match.tenant ?? undefined,
+      });
+      return row;
+    },
+    { timeout: 120_000, maxWait: 10_000 },
+  );
   return {
     id,
     dryRun,
@@ -147,6 +172,8 @@ export async function createErasure(prisma: PrismaClient, input: TCreateErasure,
     finishedAt: done.finishedAt ? new Date(done.finishedAt).toISOString() : null,
     durationMs: Date.now() - t0,
     ...total,
+    eventIdsWithValue: done.eventIdsWithValue,
+    reasonsScrubbed: done.reasonsScrubbed,
   };
 }
 

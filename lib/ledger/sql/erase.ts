@@ -18,7 +18,7 @@
 // transaction per chunk of events. tombstoneEvents takes the kind so that a
 // payload expunge by age can write the same tombstone as 'expunged'.
 import "server-only";
-import { empty, queryRows, sql, type LedgerDb } from "../read/db";
+import { empty, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
 
 /** What a tombstoned event's payload becomes: fixed bytes, so a reader that parses payloads still gets JSON. */
 export const TOMBSTONE_PAYLOAD = Buffer.from('{"erased":true}', "utf8");
@@ -142,6 +142,9 @@ export async function tombstoneEvents(db: LedgerDb, eventIds: string[], t: Tombs
   return { events: r.events, opsEvents: r.opsEvents, deliveries: r.deliveries, resolved: r.resolved, attempts: r.attempts };
 }
 
+/** What an erasure reports beside its counts: the erased events whose ids contain the value, and the operators' texts it scrubbed. */
+export type ErasureTextCounts = { eventIdsWithValue: number; reasonsScrubbed: number };
+
 export type ErasureRow = {
   id: string;
   subjectKey: string;
@@ -151,19 +154,107 @@ export type ErasureRow = {
   status: "running" | "finished";
   startedAt: Date;
   finishedAt: Date | null;
-} & ErasureCounts;
+} & ErasureCounts &
+  ErasureTextCounts;
 
 const ERASURE_COLUMNS = sql`id, subject_key AS "subjectKey", tenant, reason, actor, status, events_erased AS events, ops_events_erased AS "opsEvents",
-  deliveries_erased AS deliveries, deliveries_resolved AS resolved, attempts_scrubbed AS attempts, started_at AS "startedAt", finished_at AS "finishedAt"`;
+  deliveries_erased AS deliveries, deliveries_resolved AS resolved, attempts_scrubbed AS attempts, event_ids_with_value AS "eventIdsWithValue",
+  reasons_scrubbed AS "reasonsScrubbed", started_at AS "startedAt", finished_at AS "finishedAt"`;
 
-/** Records an erasure as running (its own short transaction: the record outlives a failure half-way, and a rerun finishes the rest). */
-export async function insertErasure(db: LedgerDb, e: { id: string; subjectKey: string; tenant: string | null; reason: string; actor: string }): Promise<ErasureRow> {
+/**
+ * Records an erasure as running (its own short transaction: the record outlives a failure half-way, and a rerun
+ * finishes the rest), with the keyed MAC and length of its value (lib/erasure/values.ts), never the value.
+ */
+export async function insertErasure(
+  db: LedgerDb,
+  e: { id: string; subjectKey: string; tenant: string | null; reason: string; actor: string; valueMac: Buffer; valueLength: number },
+): Promise<ErasureRow> {
   const [r] = await queryRows<ErasureRow>(
     db,
-    sql`INSERT INTO erasures (id, subject_key, tenant, reason, actor) VALUES (${e.id}, ${e.subjectKey}, ${e.tenant}, ${e.reason}, ${e.actor})
+    sql`INSERT INTO erasures (id, subject_key, tenant, reason, actor, value_mac, value_length)
+        VALUES (${e.id}, ${e.subjectKey}, ${e.tenant}, ${e.reason}, ${e.actor}, ${e.valueMac}, ${e.valueLength}::int)
         RETURNING ${ERASURE_COLUMNS}`,
   );
   return r;
+}
+
+/** Erasures a caller may be told of: a tenant's own and tenant-less ones for a scoped caller (`tenant`), every one for a global caller (null). */
+const erasureVisible = (tenant: string | null) => (tenant === null ? sql`true` : sql`(tenant IS NULL OR tenant = ${tenant})`);
+
+/** The lengths of the recorded erased values (lib/erasure/values.ts checks reasons at these lengths only). */
+export async function erasedValueLengths(db: LedgerDb, tenant: string | null): Promise<number[]> {
+  const rows = await queryRows<{ n: number }>(
+    db,
+    sql`SELECT DISTINCT value_length AS n FROM erasures WHERE value_mac IS NOT NULL AND ${erasureVisible(tenant)} ORDER BY 1`,
+  );
+  return rows.map((r) => Number(r.n));
+}
+
+/** Whether any of these MACs is a recorded erased value's. */
+export async function hasErasedValueMac(db: LedgerDb, macs: Buffer[], tenant: string | null): Promise<boolean> {
+  const [r] = await queryRows<{ found: boolean }>(
+    db,
+    sql`SELECT EXISTS (SELECT 1 FROM erasures WHERE value_mac = ANY(${macs}::bytea[]) AND ${erasureVisible(tenant)}) AS found`,
+  );
+  return r.found;
+}
+
+/**
+ * Operators' free text that names the value (`pattern`: lib/erasure/values.ts valuePattern, matched with ~*), in the
+ * erasure's tenant and in tenant-less rows (a tenant-less subscription's, a global batch's), or everywhere for an
+ * erasure of every tenant: audit reasons and the batch and archive reasons audit details repeat, redrive batch
+ * reasons, the resolution reasons of the deliveries those audit rows name (every resolve and supersede writes one per
+ * delivery, with its reason), pause and archive reasons, and earlier erasures' reasons. Another tenant's rows are
+ * about another district's student of that id and are left alone. With `dryRun`, counted only. Returns the rows
+ * changed (or that would be). audit_entries and redrive_batches are read whole, once per erasure: no index serves a
+ * word inside free text, and an erasure is rare.
+ */
+export async function scrubOperatorText(db: LedgerDb, m: { pattern: string; tenant: string | null; replacement: string }, opts: { dryRun: boolean }): Promise<number> {
+  const p = m.pattern;
+  const rowTenant = (col: "tenant_id" | "tenant") =>
+    m.tenant === null ? sql`true` : col === "tenant" ? sql`(tenant IS NULL OR tenant = ${m.tenant})` : sql`(tenant_id IS NULL OR tenant_id = ${m.tenant})`;
+  const fix = (col: Sql) => sql`regexp_replace(${col}, ${p}, ${m.replacement}, 'gi')`;
+  const auditHit = sql`(reason ~* ${p} OR details->>'batchReason' ~* ${p} OR details->>'archiveReason' ~* ${p}) AND ${rowTenant("tenant_id")}`;
+  if (opts.dryRun) {
+    const [r] = await queryRows<{ n: number }>(
+      db,
+      sql`WITH hit AS (SELECT target_type, target_id FROM audit_entries WHERE ${auditHit})
+          SELECT ((SELECT count(*) FROM hit)
+                + (SELECT count(*) FROM deliveries d WHERE d.id = ANY(ARRAY(SELECT target_id FROM hit WHERE target_type = 'delivery')) AND d.resolution_reason ~* ${p})
+                + (SELECT count(*) FROM redrive_batches WHERE reason ~* ${p} AND ${rowTenant("tenant_id")})
+                + (SELECT count(*) FROM subscriptions WHERE (state_reason ~* ${p} OR archive_reason ~* ${p}) AND ${rowTenant("tenant")})
+                + (SELECT count(*) FROM erasures WHERE reason ~* ${p} AND ${rowTenant("tenant")}))::int AS n`,
+    );
+    return r.n;
+  }
+  const [r] = await queryRows<{ n: number }>(
+    db,
+    sql`WITH hit AS (SELECT id, target_type, target_id FROM audit_entries WHERE ${auditHit} FOR UPDATE),
+        dl AS (
+          UPDATE deliveries d SET resolution_reason = ${fix(sql`d.resolution_reason`)}, updated_at = now()
+           WHERE d.id = ANY(ARRAY(SELECT target_id FROM hit WHERE target_type = 'delivery')) AND d.resolution_reason ~* ${p}
+          RETURNING d.id),
+        au AS (
+          UPDATE audit_entries a
+             SET reason = CASE WHEN a.reason ~* ${p} THEN ${fix(sql`a.reason`)} ELSE a.reason END,
+                 details = a.details || jsonb_strip_nulls(jsonb_build_object(
+                   'batchReason', CASE WHEN a.details->>'batchReason' ~* ${p} THEN ${fix(sql`a.details->>'batchReason'`)} END,
+                   'archiveReason', CASE WHEN a.details->>'archiveReason' ~* ${p} THEN ${fix(sql`a.details->>'archiveReason'`)} END))
+           WHERE a.id IN (SELECT id FROM hit)
+          RETURNING a.id),
+        rb AS (
+          UPDATE redrive_batches SET reason = ${fix(sql`reason`)} WHERE reason ~* ${p} AND ${rowTenant("tenant_id")} RETURNING id),
+        sb AS (
+          UPDATE subscriptions
+             SET state_reason = CASE WHEN state_reason ~* ${p} THEN ${fix(sql`state_reason`)} ELSE state_reason END,
+                 archive_reason = CASE WHEN archive_reason ~* ${p} THEN ${fix(sql`archive_reason`)} ELSE archive_reason END
+           WHERE (state_reason ~* ${p} OR archive_reason ~* ${p}) AND ${rowTenant("tenant")}
+          RETURNING id),
+        er AS (
+          UPDATE erasures SET reason = ${fix(sql`reason`)} WHERE reason ~* ${p} AND ${rowTenant("tenant")} RETURNING id)
+        SELECT ((SELECT count(*) FROM au) + (SELECT count(*) FROM dl) + (SELECT count(*) FROM rb) + (SELECT count(*) FROM sb) + (SELECT count(*) FROM er))::int AS n`,
+  );
+  return r.n;
 }
 
 /** Adds a chunk's counts to the erasure's row (in the chunk's transaction, so the counts are what committed). */
@@ -177,8 +268,13 @@ export async function addErasureCounts(db: LedgerDb, id: string, c: ErasureCount
   );
 }
 
-export async function finishErasure(db: LedgerDb, id: string): Promise<ErasureRow> {
-  const [r] = await queryRows<ErasureRow>(db, sql`UPDATE erasures SET status = 'finished', finished_at = now() WHERE id = ${id} RETURNING ${ERASURE_COLUMNS}`);
+export async function finishErasure(db: LedgerDb, id: string, text: ErasureTextCounts): Promise<ErasureRow> {
+  const [r] = await queryRows<ErasureRow>(
+    db,
+    sql`UPDATE erasures SET status = 'finished', finished_at = now(),
+               event_ids_with_value = ${text.eventIdsWithValue}::int, reasons_scrubbed = reasons_scrubbed + ${text.reasonsScrubbed}::int
+         WHERE id = ${id} RETURNING ${ERASURE_COLUMNS}`,
+  );
   return r;
 }
 

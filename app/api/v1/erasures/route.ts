@@ -3,6 +3,8 @@ import { getPrisma } from "@/lib/db/prisma";
 import { ZCreateErasure } from "@/lib/erasure/schema";
 import { createErasure } from "@/lib/erasure/service";
 import { assertGlobalPrincipal } from "@/lib/tenants/service";
+import { assertReasonNotErased } from "@/lib/erasure/values";
+import { scopeOf } from "@/lib/tenants/scope";
 
 export const dynamic = "force-dynamic";
 
@@ -17,5 +19,6 @@ export const POST = apiRoute("erasures.create", async ({ req, principal }) => {
   // An erasure reaches every tenant's events (or the one named): a global admin's, never a scoped one's.
   assertGlobalPrincipal(principal, "run an erasure");
   const { value } = await readJson(req, ZCreateErasure);
+  if (!value.dryRun) await assertReasonNotErased(scopeOf(principal), value.reason);
   return json(await createErasure(getPrisma(), value, principal));
 });

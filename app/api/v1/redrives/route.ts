@@ -3,6 +3,7 @@ import { getPrisma } from "@/lib/db/prisma";
 import { ZCreateRedrive, ZListRedrives } from "@/lib/redrive/schema";
 import { createRedriveBatch, listRedriveBatches, previewRedrive } from "@/lib/redrive/service";
 import { scopeOf } from "@/lib/tenants/scope";
+import { assertReasonNotErased } from "@/lib/erasure/values";
 
 export const dynamic = "force-dynamic";
 
@@ -18,6 +19,7 @@ export const POST = apiRoute("redrives.create", async ({ req, principal }) => {
     const preview = await previewRedrive(prisma, { filter: value.filter, latestStateWins: value.latestStateWins, scope: scopeOf(principal) });
     return json({ id: null, status: "preview", ...preview });
   }
+  await assertReasonNotErased(scopeOf(principal), value.reason);
   const batch = await createRedriveBatch(prisma, { ...value, reason: value.reason! }, principal);
   return json(batch, 201);
 });

@@ -3,6 +3,7 @@ import { getPrisma } from "@/lib/db/prisma";
 import { ZBulkResolve } from "@/lib/resolve/schema";
 import { previewResolve, resolveDeadLetters } from "@/lib/resolve/service";
 import { scopeOf } from "@/lib/tenants/scope";
+import { assertReasonNotErased } from "@/lib/erasure/values";
 
 export const dynamic = "force-dynamic";
 
@@ -16,6 +17,7 @@ export const POST = apiRoute("deliveries.resolve", async ({ req, principal }) =>
   const { value } = await readJson(req, ZBulkResolve);
   const prisma = getPrisma();
   if (value.dryRun) return json({ id: null, status: "preview", ...(await previewResolve(prisma, { filter: value.filter, scope: scopeOf(principal) })) });
+  await assertReasonNotErased(scopeOf(principal), value.reason);
   const r = await resolveDeadLetters(prisma, { filter: value.filter, resolution: value.resolution, reason: value.reason! }, principal);
   return json({ status: "resolved", ...r });
 });

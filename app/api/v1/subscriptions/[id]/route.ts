@@ -3,6 +3,7 @@ import { getPrisma } from "@/lib/db/prisma";
 import { ZUpdateSubscription } from "@/lib/subscriptions/schema";
 import { getSubscription, updateSubscription } from "@/lib/subscriptions/service";
 import { scopeOf } from "@/lib/tenants/scope";
+import { assertReasonNotErased } from "@/lib/erasure/values";
 
 export const dynamic = "force-dynamic";
 
@@ -10,5 +11,6 @@ export const GET = apiRoute("subscriptions.read", async ({ params, principal }) 
 
 export const PATCH = apiRoute("subscriptions.update", async ({ req, params, principal }) => {
   const { value } = await readJson(req, ZUpdateSubscription);
+  await assertReasonNotErased(scopeOf(principal), value.reason);
   return json(await updateSubscription(getPrisma(), params.id, value, principal));
 });

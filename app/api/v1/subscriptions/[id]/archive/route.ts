@@ -2,6 +2,8 @@ import { apiRoute, json, readJson } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
 import { ZArchiveSubscription, archiveSubscription } from "@/lib/subscriptions/archive";
 import { assertSubscriptionVisible } from "@/lib/tenants/service";
+import { assertReasonNotErased } from "@/lib/erasure/values";
+import { scopeOf } from "@/lib/tenants/scope";
 
 export const dynamic = "force-dynamic";
 
@@ -9,5 +11,6 @@ export const dynamic = "force-dynamic";
 export const POST = apiRoute("subscriptions.archive", async ({ req, params, principal }) => {
   await assertSubscriptionVisible(getPrisma(), params.id, principal);
   const { value } = await readJson(req, ZArchiveSubscription);
+  await assertReasonNotErased(scopeOf(principal), value.reason);
   return json(await archiveSubscription(getPrisma(), params.id, value, principal));
 });

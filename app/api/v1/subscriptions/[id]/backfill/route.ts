@@ -3,6 +3,7 @@ import { getPrisma } from "@/lib/db/prisma";
 import { ZBackfill } from "@/lib/redrive/schema";
 import { createBackfillBatch, previewBackfill } from "@/lib/redrive/recover";
 import { scopeOf } from "@/lib/tenants/scope";
+import { assertReasonNotErased } from "@/lib/erasure/values";
 
 export const dynamic = "force-dynamic";
 
@@ -17,5 +18,6 @@ export const POST = apiRoute("subscriptions.backfill", async ({ req, params, pri
   const { value } = await readJson(req, ZBackfill);
   const prisma = getPrisma();
   if (value.dryRun) return json({ id: null, status: "preview", ...(await previewBackfill(prisma, params.id, value, scopeOf(principal))) });
+  await assertReasonNotErased(scopeOf(principal), value.reason);
   return json(await createBackfillBatch(prisma, params.id, value, principal), 201);
 });

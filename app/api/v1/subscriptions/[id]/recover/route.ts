@@ -3,6 +3,7 @@ import { getPrisma } from "@/lib/db/prisma";
 import { ZRecover } from "@/lib/redrive/schema";
 import { createRecoverBatch, previewRecover } from "@/lib/redrive/recover";
 import { scopeOf } from "@/lib/tenants/scope";
+import { assertReasonNotErased } from "@/lib/erasure/values";
 
 export const dynamic = "force-dynamic";
 
@@ -18,5 +19,6 @@ export const POST = apiRoute("subscriptions.recover", async ({ req, params, prin
   const { value } = await readJson(req, ZRecover);
   const prisma = getPrisma();
   if (value.dryRun) return json({ id: null, status: "preview", ...(await previewRecover(prisma, params.id, value, scopeOf(principal))) });
+  await assertReasonNotErased(scopeOf(principal), value.reason);
   return json(await createRecoverBatch(prisma, params.id, value, principal), 201);
 });

@@ -2,6 +2,8 @@ import { apiRoute, json, readJson } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
 import { ZRotateSecret, listSecrets, rotateSecret } from "@/lib/subscriptions/rotation";
 import { assertSubscriptionVisible } from "@/lib/tenants/service";
+import { assertReasonNotErased } from "@/lib/erasure/values";
+import { scopeOf } from "@/lib/tenants/scope";
 
 export const dynamic = "force-dynamic";
 
@@ -9,6 +11,7 @@ export const dynamic = "force-dynamic";
 export const POST = apiRoute("secrets.rotate", async ({ req, params, principal }) => {
   await assertSubscriptionVisible(getPrisma(), params.id, principal);
   const { value } = await readJson(req, ZRotateSecret);
+  await assertReasonNotErased(scopeOf(principal), value.reason);
   return json(await rotateSecret(getPrisma(), params.id, value, principal), 201, { "cache-control": "no-store" });
 });
 
