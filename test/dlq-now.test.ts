@@ -204,6 +204,11 @@ describe("GET /api/v1/dlq counts the DLQ now", () => {
     const s2 = await getDlqSummary({ liveGroupLimit: 4 });
     expect(s2.depth).toBe(7);
     expect(s2.groups.filter((g) => g.subscriptionId === "sub_jeff").map((g) => [g.reason, g.depth])).toEqual([["permanent", 4]]);
+    // Without a fresh sample (the sampler stopped) the large subscription's rows are read too, whatever it costs.
+    const stale = await getDlqSummary({ liveGroupLimit: 4, now: new Date(Date.now() + 3 * 60_000) });
+    expect(stale).toMatchObject({ depth: 7, groupsSampledAt: null });
+    expect(stale.groups.every((g) => g.sampledAt === null)).toBe(true);
+    expect(stale.groups.filter((g) => g.subscriptionId === "sub_jeff").map((g) => [g.reason, g.statusCode, g.depth])).toEqual([["permanent", 400, 4]]);
     // Scoped, with the same budget: Jefferson's groups never reach Lincoln.
     const scoped = await getDlqSummary({ liveGroupLimit: 4, scope: scopeOf({ tenantId: "lincoln" }) });
     expect(scoped).toMatchObject({ depth: 3, groupsSampledAt: null });

@@ -1,17 +1,18 @@
-// The DLQ now: depth and oldest age, by subscription and reason, counted from
-// the ledger at each call (the trigger-kept counters and one seek per pair on
-// the deliveries_dlq partial index: lib/ledger/sql/dlq.ts findDlqPairs), so a
-// resolve, a redrive or a new dead letter shows from its commit. The finer
-// groups a redrive filters on (error class, status) are read from the rows for
-// as many subscriptions as fit in LIVE_GROUP_LIMIT dead letters, smallest
-// first; the larger subscriptions' groups come from the sampler's latest
-// reading (lib/dlq/sampler.ts), marked with its time, because reading them
-// costs a heap read per dead letter. The sampler's readings also draw the
-// charts (findDlqHistory).
+// The DLQ now: depth and oldest age, by subscription and reason, counted at
+// each call, so a resolve, a redrive or a new dead letter shows from its
+// commit. The trigger-kept counters give each subscription's depth
+// (lib/ledger/sql/dlq.ts findDlqPairs); the subscriptions that fit in
+// LIVE_GROUP_LIMIT dead letters, smallest first, are then read from their rows
+// through the deliveries_dlq partial index (depth, oldest, and the groups a
+// redrive filters on: error class, last status). A larger subscription's depth
+// and oldest come from the counters and one seek per reason on that index,
+// and its groups from the sampler's latest reading (lib/dlq/sampler.ts),
+// marked with its time, since grouping its rows costs a heap read per dead
+// letter. The sampler's readings also draw the charts (findDlqHistory).
 import "server-only";
 import { z } from "zod";
 import { iso, ledgerDb, queryRows, sql, type LedgerDb } from "../ledger/read/db";
-import { findDlqGroupsLive, findDlqHistoryRows, findDlqPairs, findDlqSampleGroups, findLatestDlqSampleAt, type DlqGroupRow } from "../ledger/sql/dlq";
+import { findDlqGroupsLive, findDlqHistoryRows, findDlqPairs, findDlqSampleGroups, findLatestDlqSampleAt, type DlqGroupRow, type DlqPairRow } from "../ledger/sql/dlq";
 import { GLOBAL_SCOPE, type Scope } from "../tenants/scope";
 
 export type DlqGroup = {
@@ -44,6 +45,7 @@ export const LIVE_GROUP_LIMIT = 10_000;
 const FRESH_MS = 2 * 60_000;
 
 const pairKey = (subscriptionId: string, reason: string | null) => `${subscriptionId}\u0000${reason ?? ""}`;
+const older = (a: Date | null, b: Date | null) => (!a ? b : !b ? a : a < b ? a : b);
 
 /**
  * `scope`: a scoped caller's summary counts its tenant's dead letters only (lib/tenants/scope.ts).
@@ -55,10 +57,10 @@ export async function getDlqSummary(
 ): Promise<DlqSummary> {
   const now = opts.now ?? new Date();
   const scope = opts.scope ?? GLOBAL_SCOPE;
-  const pairs = await findDlqPairs(db, scope, opts.subscriptionId ?? null);
-
+  // Depths only first (the counters, no seek): they decide which subscriptions' rows are read.
+  const depths = await findDlqPairs(db, { scope, subscriptionId: opts.subscriptionId, oldest: false });
   const subDepth = new Map<string, number>();
-  for (const p of pairs) subDepth.set(p.subscriptionId, (subDepth.get(p.subscriptionId) ?? 0) + p.depth);
+  for (const p of depths) subDepth.set(p.subscriptionId, (subDepth.get(p.subscriptionId) ?? 0) + p.depth);
   // Smallest first, so one large queue does not keep every other subscription's groups on the sample.
   let budget = opts.liveGroupLimit ?? LIVE_GROUP_LIMIT;
   const live: string[] = [];
@@ -69,18 +71,33 @@ export async function getDlqSummary(
       budget -= depth;
     } else large.push(id);
   }
+
   const rows: (DlqGroupRow & { sampledAt: Date | null })[] = [];
-  if (live.length) for (const g of await findDlqGroupsLive(db, scope, live)) rows.push({ ...g, sampledAt: null });
+  const pairs: DlqPairRow[] = [];
+  // Read from the rows: the groups, and the pairs (depth, oldest) summed from the same rows, so the two agree.
+  const fromRows = async (ids: string[]) => {
+    const byPair = new Map<string, DlqPairRow>();
+    for (const g of await findDlqGroupsLive(db, scope, ids)) {
+      rows.push({ ...g, sampledAt: null });
+      const k = pairKey(g.subscriptionId, g.reason || null);
+      const p = byPair.get(k) ?? { subscriptionId: g.subscriptionId, reason: g.reason || null, depth: 0, oldestAt: null };
+      byPair.set(k, { ...p, depth: p.depth + g.depth, oldestAt: older(p.oldestAt, g.oldestAt) });
+    }
+    pairs.push(...byPair.values());
+  };
+  if (live.length) await fromRows(live);
   let groupsSampledAt: Date | null = null;
   if (large.length) {
     const latest = await findLatestDlqSampleAt(db);
     if (latest && now.getTime() - latest.getTime() < FRESH_MS) {
       groupsSampledAt = latest;
+      const counted = await findDlqPairs(db, { scope, subscriptionIds: large, oldest: true });
+      pairs.push(...counted);
       // A pair emptied since the sample has no groups now, whatever the sample says.
-      const current = new Set(pairs.map((p) => pairKey(p.subscriptionId, p.reason)));
+      const current = new Set(counted.map((p) => pairKey(p.subscriptionId, p.reason)));
       for (const g of await findDlqSampleGroups(db, latest, scope, large))
         if (current.has(pairKey(g.subscriptionId, g.reason || null))) rows.push({ ...g, sampledAt: latest });
-    } else for (const g of await findDlqGroupsLive(db, scope, large)) rows.push({ ...g, sampledAt: null });
+    } else await fromRows(large);
   }
 
   const names = new Map<string, string>();
@@ -89,7 +106,6 @@ export async function getDlqSummary(
     for (const r of found) names.set(r.id, r.name);
   }
   const age = (at: Date | null) => (at ? Math.max(0, Math.round((now.getTime() - at.getTime()) / 1000)) : null);
-  const older = (a: Date | null, b: Date | null) => (!a ? b : !b ? a : a < b ? a : b);
   const roll = <K extends string | null>(key: (p: (typeof pairs)[number]) => K) => {
     const m = new Map<K, { depth: number; oldestAt: Date | null }>();
     for (const p of pairs) {

@@ -109,28 +109,40 @@ export type DlqPairRow = { subscriptionId: string; reason: string | null; depth:
  * The DLQ now, by subscription and reason: the depth from delivery_state_counts
  * (kept by the deliveries triggers in the transaction of every change,
  * migration 0006, so a resolve, a redrive or a new dead letter is counted from
- * its commit) and the oldest dead letter of each pair by one seek per month on
- * deliveries_dlq (subscription_id, dead_letter_reason, dead_lettered_at). One
- * statement, so depth and age are of one snapshot; its time grows with the
- * number of pairs, not of dead letters. Reason null stands for a NULL or empty
- * dead_letter_reason (the counters key both as ''); no writer dead-letters
- * without a reason, so that arm is one subquery (a range scan, not a seek)
- * rather than two: every subquery is planned once per month of deliveries,
- * and planning is much of this statement's time on a small DLQ.
+ * its commit), read in time bounded by the number of subscriptions, not of dead
+ * letters. Reason null stands for a NULL or empty dead_letter_reason (the
+ * counters key both as ''). Only `subscriptionId`'s, or `subscriptionIds`',
+ * when given.
+ *
+ * With `oldest`, also the oldest dead letter of each pair, by one seek per
+ * month on deliveries_dlq (subscription_id, dead_letter_reason,
+ * dead_lettered_at), in the same statement (so of the same snapshot): about 23
+ * buffer reads a pair on seven months, which for many small pairs costs more
+ * than reading their rows (BENCHMARKS.md, "DLQ counts now"). No writer
+ * dead-letters without a reason, so that arm is one subquery (a range scan,
+ * not a seek) rather than two: every subquery is planned once per month.
  */
-export async function findDlqPairs(db: LedgerDb, scope: Scope = GLOBAL_SCOPE, subscriptionId: string | null = null): Promise<DlqPairRow[]> {
+export async function findDlqPairs(
+  db: LedgerDb,
+  opts: { scope?: Scope; subscriptionId?: string | null; subscriptionIds?: string[] | null; oldest: boolean },
+): Promise<DlqPairRow[]> {
+  const oldest = opts.oldest
+    ? sql`CASE WHEN g.reason = '' THEN (SELECT min(d.dead_lettered_at) FROM deliveries d
+                                         WHERE d.subscription_id = g.subscription_id AND d.state = 'dead_letter'
+                                           AND (d.dead_letter_reason IS NULL OR d.dead_letter_reason = ''))
+               ELSE (SELECT min(d.dead_lettered_at) FROM deliveries d
+                      WHERE d.subscription_id = g.subscription_id AND d.state = 'dead_letter' AND d.dead_letter_reason = g.reason)
+          END`
+    : sql`NULL::timestamptz`;
+  const subscriptionId = opts.subscriptionId ?? null;
+  const subscriptionIds = opts.subscriptionIds ?? null;
   const rows = await queryRows<{ subscription_id: string; reason: string; depth: number | bigint | string; oldest_at: Date | null }>(
     db,
-    sql`SELECT g.subscription_id, g.reason, g.depth,
-               CASE WHEN g.reason = '' THEN (SELECT min(d.dead_lettered_at) FROM deliveries d
-                                              WHERE d.subscription_id = g.subscription_id AND d.state = 'dead_letter'
-                                                AND (d.dead_letter_reason IS NULL OR d.dead_letter_reason = ''))
-                    ELSE (SELECT min(d.dead_lettered_at) FROM deliveries d
-                           WHERE d.subscription_id = g.subscription_id AND d.state = 'dead_letter' AND d.dead_letter_reason = g.reason)
-               END AS oldest_at
+    sql`SELECT g.subscription_id, g.reason, g.depth, ${oldest} AS oldest_at
           FROM (SELECT subscription_id, reason, sum(n)::bigint AS depth FROM delivery_state_counts
-                 WHERE state = 'dead_letter' AND ${subscriptionInScope(scope, "subscription_id")}
+                 WHERE state = 'dead_letter' AND ${subscriptionInScope(opts.scope ?? GLOBAL_SCOPE, "subscription_id")}
                    AND (${subscriptionId}::text IS NULL OR subscription_id = ${subscriptionId})
+                   AND (${subscriptionIds}::text[] IS NULL OR subscription_id = ANY(${subscriptionIds}::text[]))
                  GROUP BY 1, 2 HAVING sum(n) > 0) g`,
   );
   return rows.map((r) => ({ subscriptionId: r.subscription_id, reason: r.reason === "" ? null : r.reason, depth: Number(r.depth), oldestAt: r.oldest_at }));
