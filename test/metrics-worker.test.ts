@@ -1,6 +1,7 @@
 // The worker's own metrics endpoint (worker/metrics-server.ts): the per-process
 // series the worker records, served in Prometheus text format.
 import { afterAll, describe, expect, it } from "vitest";
+import http from "node:http";
 import net from "node:net";
 import { attemptDuration, attemptsTotal, claimBatchSize, schedulingLateness, workerHeartbeat } from "../lib/metrics/worker";
 import { parseMetricsPort, startMetricsServer, type MetricsServer } from "../worker/metrics-server";
@@ -113,5 +114,30 @@ describe("worker metrics server", () => {
     }
     // Loopback (the other tests here) needs no token.
     expect((await fetch((await start({ port: 0, host: "127.0.0.1" })).url!)).status).toBe(200);
+  });
+});
+
+describe("worker metrics server and DNS rebinding", () => {
+  const get = (url: string, hostHeader: string, authorization?: string) =>
+    new Promise<number>((resolve, reject) => {
+      const req = http.request(url, { headers: { host: hostHeader, ...(authorization ? { authorization } : {}) } }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.on("error", reject);
+      req.end();
+    });
+
+  it("open on loopback without a token, it answers localhost and IP addresses only: a rebound name gets 421", async () => {
+    const s = await start({ port: 0, token: "" });
+    expect(await get(s.url!, `127.0.0.1:${s.port}`)).toBe(200);
+    expect(await get(s.url!, `localhost:${s.port}`)).toBe(200);
+    expect(await get(s.url!, `rebind.evil.example:${s.port}`)).toBe(421);
+  });
+
+  it("with a token, any name that brings the token is served (a scraper may use a service name)", async () => {
+    const s = await start({ port: 0, token: "metrics-secret" });
+    expect(await get(s.url!, "worker-1.internal", "Bearer metrics-secret")).toBe(200);
+    expect(await get(s.url!, "worker-1.internal")).toBe(401);
   });
 });

@@ -17,6 +17,7 @@ import type { AddressInfo } from "node:net";
 import client from "prom-client";
 import { workerRegistry } from "../lib/metrics/worker";
 import { isLoopbackHost, metricsAccess } from "../lib/metrics/token";
+import { hostRefusal } from "../lib/auth/host";
 import { logger as rootLogger } from "../lib/log";
 
 /** How many consecutive ports from HOOKLEDGER_METRICS_PORT a worker tries. */
@@ -79,6 +80,15 @@ export async function startMetricsServer(opts: MetricsServerOptions = {}): Promi
     if (req.method !== "GET" || path !== "/metrics") {
       res.writeHead(404, { "content-type": "text/plain" }).end("Not found: the worker serves GET /metrics only.\n");
       return;
+    }
+    // Without a token, listening on loopback opens /metrics (every subscription's name): a page on a rebound
+    // name (DNS rebinding, lib/auth/host.ts) must not read it, so only the names the dashboard answers to do.
+    if (!token) {
+      const refusal = hostRefusal({ get: (name: string) => [req.headers[name.toLowerCase()]].flat()[0] ?? null });
+      if (refusal) {
+        res.writeHead(421, { "content-type": "text/plain" }).end(`${refusal}\n`);
+        return;
+      }
     }
     const access = metricsAccess(req.headers.authorization, { token, loopback: isLoopbackHost(host) });
     if (!access.ok) {
