@@ -11,7 +11,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
-import { esc, PAGE_CSS, renderDistrictPage, type District } from "./districts";
+import { esc, loopbackHost, PAGE_CSS, renderDistrictPage, type District } from "./districts";
 import type { Traffic } from "./traffic";
 
 export type ControlContext = {
@@ -73,16 +73,6 @@ export async function startControlServer(ctx: ControlContext, port: number): Pro
         server.closeAllConnections();
       }),
   };
-}
-
-/**
- * It listens on 127.0.0.1, so only a page on this machine's browser reaches
- * it; a page on a rebound name (a DNS answer moved to 127.0.0.1) would reach
- * it as its own origin. Loopback names only.
- */
-function loopbackHost(host: string | undefined): boolean {
-  const name = /^(\[[^\]]*\]|[^:]*)(?::\d*)?$/.exec((host ?? "").trim().toLowerCase())?.[1];
-  return name === "localhost" || name === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name ?? "");
 }
 
 async function handle(ctx: ControlContext, req: http.IncomingMessage, res: http.ServerResponse) {

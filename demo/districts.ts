@@ -13,6 +13,17 @@ import type { AddressInfo } from "node:net";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { DistrictSlug } from "./catalog";
 
+/**
+ * The demo's pages (the control page, each district's status page) listen on
+ * 127.0.0.1, so only a page in this machine's browser reaches them; but a page
+ * on a rebound name (a DNS answer moved to 127.0.0.1) would reach them as its
+ * own origin and read them. So they answer to loopback names only.
+ */
+export function loopbackHost(host: string | undefined): boolean {
+  const name = /^(\[[^\]]*\]|[^:]*)(?::\d*)?$/.exec((host ?? "").trim().toLowerCase())?.[1];
+  return name === "localhost" || name === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name ?? "");
+}
+
 export type DistrictKnobs = {
   /** Healthy SIS: response latency range, ms. */
   latencyMs: [number, number];
@@ -363,6 +374,10 @@ export class District {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse) {
     const path = (req.url ?? "/").split("?")[0];
+    if (req.method === "GET" && !loopbackHost(req.headers.host))
+      return sendJson(res, 421, {
+        error: { code: "misdirected_request", message: "A demo district's pages answer on this machine only: open them at http://127.0.0.1:<port>." },
+      });
     if (req.method === "GET" && (path === "/status" || path === "/status.json")) return sendJson(res, 200, this.status());
     if (req.method === "GET" && path === "/") {
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" });

@@ -2,6 +2,7 @@
 // each district answers the way its story says, the fix switches work, and a
 // restart with the same data carries on.
 import fs from "node:fs";
+import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { createHmac } from "node:crypto";
@@ -215,6 +216,26 @@ describe("simulated districts", () => {
     const json = await fetch(`${d.statusUrl}status`).then((r) => r.json());
     expect(json.stats.uniqueApplied).toBe(1);
     expect(json.recent[0].webhookId).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("a district's pages answer loopback names only: a rebound name (DNS rebinding) gets 421 and no student", async () => {
+    const d = district("oakridge");
+    const asHost = (host: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = http.request(`${d.statusUrl}status`, { headers: { host } }, (res) => {
+          let body = "";
+          res.on("data", (c) => (body += c));
+          res.on("end", () => resolve({ status: res.statusCode!, body }));
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    const port = new URL(d.statusUrl).port;
+    expect((await asHost(`127.0.0.1:${port}`)).status).toBe(200);
+    expect((await asHost(`localhost:${port}`)).status).toBe(200);
+    const rebound = await asHost(`rebind.evil.example:${port}`);
+    expect(rebound.status).toBe(421);
+    expect(rebound.body).not.toContain("stu_");
   });
 });
 
