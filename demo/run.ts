@@ -56,6 +56,10 @@ export type DemoOptions = {
   /** A one-line summary this often (default 30 s; 0: never). */
   summaryIntervalMs?: number;
   log?: (line: string) => void;
+  /** The start-up log, named in the banner (`hookledger start` passes it). */
+  startLog?: string;
+  /** Where the lines go that the banner leaves out (each district's address); default: nowhere. */
+  detail?: (line: string) => void;
 };
 
 export type Demo = {
@@ -148,19 +152,22 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
       });
     }
 
+    // Short enough to be the whole first screen of a first run: the districts' own pages are linked
+    // from the control page, so their addresses go to the start-up log.
     const banner = () => {
       const lines = [
         "",
         "hookledger demo is running.",
         `  Dashboard:          ${opts.dashboardUrl}`,
         signIn
-          ? `  Sign in:            ${signIn.email}${signIn.password ? `  password ${signIn.password}   (generated for this install; kept in ${stateDir ? path.join(stateDir, "admin-password") : "memory"})` : "  (with the password you gave it)"}`
+          ? `  Sign in:            ${signIn.email}${signIn.password ? `  password ${signIn.password}   (generated for this install; kept in ${stateDir ? shownPath(path.join(stateDir, "admin-password")) : "memory"})` : "  (with the password you gave it)"}`
           : null,
-        `  Simulator controls: ${control.url}   (fix switches, traffic, what each district applied)`,
-        `  Districts:          ${districts.map((d) => `${d.info.slug} ${d.statusUrl}`).join("\n                      ")}`,
+        `  Simulator controls: ${control.url}   (fix switches, traffic, each district's status page)`,
         `  Traffic:            about ${traffic.eventsPerSecond} events/s; run id ${traffic.runId}. Ctrl-C stops everything; run again to carry on.`,
+        opts.startLog ? `  Start-up log:       ${opts.startLog}   (the build, migrations; --verbose prints them here)` : null,
         "",
       ];
+      opts.detail?.(`Demo districts: ${districts.map((d) => `${d.info.slug} ${d.statusUrl}`).join(", ")}`);
       log(lines.filter((l) => l !== null).join("\n"));
     };
     let bannerTimer: NodeJS.Timeout | undefined;
@@ -242,6 +249,12 @@ async function summarize(prisma: PrismaClient, traffic: Traffic): Promise<string
     `${traffic.published} events published this run · deliveries: ${by("delivered")} delivered, ${by("scheduled")} retrying, ` +
     `${by("in_flight")} in flight, ${by("pending")} pending · DLQ ${by("dead_letter")}${reasons ? ` (${reasons})` : ""}`
   );
+}
+
+/** A path as the person who ran the demo would type it: relative to the working directory when inside it. */
+function shownPath(p: string): string {
+  const rel = path.relative(process.cwd(), p);
+  return rel && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : p;
 }
 
 function numberEnv(name: string): number | undefined {
