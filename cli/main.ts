@@ -45,13 +45,14 @@ program
   .addOption(new Option("--workers <n>", "worker processes (0: dashboard only)").default(1).argParser(int("--workers", 0)))
   .addOption(new Option("--port <port>", "dashboard and API port").env("PORT").default(3000).argParser(int("--port", 1)))
   .option("--build", "rebuild the dashboard even if the build looks current", false)
+  .option("--verbose", "print the build output, migrations and other start-up detail here too (they always go to <data dir>/logs/start.log)", false)
   .addOption(new Option("--host <address>", "address the dashboard listens on (default: every interface; with --demo 127.0.0.1)").env("HOOKLEDGER_HOST"))
   .addOption(
     new Option("--demo-external-database", "let --demo write its districts, traffic and admin into an external DATABASE_URL")
       .env("HOOKLEDGER_DEMO_EXTERNAL_DATABASE")
       .default(false),
   )
-  .action(async (opts: { demo: boolean; workers: number; port: number; build: boolean; host?: string; demoExternalDatabase?: boolean | string }) => {
+  .action(async (opts: { demo: boolean; workers: number; port: number; build: boolean; host?: string; demoExternalDatabase?: boolean | string; verbose: boolean }) => {
     const { start } = await import("./start");
     await start(opts);
   });

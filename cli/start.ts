@@ -3,9 +3,10 @@
 // the workers (a process that exits is started again, with backoff), and
 // Ctrl-C stops all of it in order: demo, workers and dashboard, then the
 // embedded PostgreSQL.
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import readline from "node:readline";
 import { openDatabase } from "./db";
 import { migrate } from "../lib/db/migrate";
 import { dataDir } from "../lib/db/embedded";
@@ -14,7 +15,7 @@ import { SERVER_NODE_FLAGS } from "../lib/server/node-flags";
 const ROOT = process.cwd();
 const SOURCE_DIRS = ["app", "components", "lib"];
 
-function newestSourceMtime(): number {
+function newestSourceMtime(root: string): number {
   let newest = 0;
   const walk = (dir: string) => {
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -24,26 +25,125 @@ function newestSourceMtime(): number {
       else newest = Math.max(newest, fs.statSync(p).mtimeMs);
     }
   };
-  for (const d of SOURCE_DIRS) if (fs.existsSync(path.join(ROOT, d))) walk(path.join(ROOT, d));
+  for (const d of SOURCE_DIRS) if (fs.existsSync(path.join(root, d))) walk(path.join(root, d));
   return newest;
 }
 
-/** Builds the dashboard when there is no build or the sources are newer than it. */
-export function ensureBuilt(force = false) {
-  const buildId = path.join(ROOT, ".next", "BUILD_ID");
-  if (!force && fs.existsSync(buildId) && fs.statSync(buildId).mtimeMs >= newestSourceMtime()) return;
-  // Tests of `start` itself run beside edits to app/ and must not rebuild the dashboard each time.
-  if (!force && fs.existsSync(buildId) && process.env.HOOKLEDGER_START_SKIP_BUILD === "1") return;
-  console.error("Building the dashboard (next build)…");
-  const r = spawnSync(process.execPath, [path.join(ROOT, "node_modules/next/dist/bin/next"), "build"], {
-    cwd: ROOT,
-    stdio: ["ignore", "inherit", "inherit"],
-    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" },
-  });
-  if (r.status !== 0) throw new Error("next build failed; see the output above.");
+/**
+ * Where `start` writes what a person does not need to watch: the build's
+ * output, the migrations applied, the database, the dashboard's start-up
+ * lines. The terminal gets what a person acts on (a building line, errors, the
+ * banner); the log gets that too, so it reads as the whole story of a start.
+ * --verbose puts the detail on the terminal as well.
+ */
+export type StartLog = {
+  file: string;
+  /** The file as the terminal names it: relative to the working directory when inside it. */
+  shown: string;
+  verbose: boolean;
+  /** A line for the terminal (stderr), and the log. */
+  say: (line: string) => void;
+  /** A line for the log (and the terminal with --verbose). */
+  detail: (line: string) => void;
+  /** Raw output of a child process, as `detail` treats it. */
+  detailRaw: (text: string) => void;
+  /** Text for the terminal only (the full output of a failed build, already in the log). */
+  terminal: (text: string) => void;
+  /** A line for the log only (what the terminal already shows another way). */
+  record: (line: string) => void;
+};
+
+/** A start appends to its log; past this size the log moves to `start.log.1` first, so a long-lived install keeps two files at most. */
+export const START_LOG_MAX_BYTES = 1_000_000;
+
+export function startLogPath(): string {
+  return path.join(dataDir(), "logs", "start.log");
 }
 
-export type StartOptions = { demo?: boolean; workers: number; port: number; build?: boolean; host?: string; demoExternalDatabase?: boolean | string };
+export function openStartLog(opts: { verbose?: boolean; file?: string; terminal?: (text: string) => void; heading?: string } = {}): StartLog {
+  const file = opts.file ?? startLogPath();
+  const terminal = opts.terminal ?? ((text: string) => void process.stderr.write(text));
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  if ((fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0) > START_LOG_MAX_BYTES) fs.renameSync(file, `${file}.1`);
+  const fd = fs.openSync(file, "a", 0o600);
+  const write = (text: string) => fs.writeSync(fd, text);
+  const stamp = () => new Date().toISOString().slice(11, 19);
+  const rel = path.relative(process.cwd(), file);
+  const verbose = opts.verbose ?? false;
+  write(`\n=== ${opts.heading ?? "hookledger start"} · ${new Date().toISOString()} · pid ${process.pid} ===\n`);
+  return {
+    file,
+    shown: rel && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : file,
+    verbose,
+    say: (line) => {
+      write(`[${stamp()}] ${line}\n`);
+      terminal(`${line}\n`);
+    },
+    detail: (line) => {
+      write(`[${stamp()}] ${line}\n`);
+      if (verbose) terminal(`${line}\n`);
+    },
+    detailRaw: (text) => {
+      write(text);
+      if (verbose) terminal(text);
+    },
+    terminal,
+    record: (line) => void write(`[${stamp()}] ${line}\n`),
+  };
+}
+
+/**
+ * Builds the dashboard when there is no build or the sources are newer than
+ * it. The build's output (a route table, about 80 lines) goes to the start-up
+ * log; a failed build's goes to the terminal too, whole, since its error can
+ * be anywhere in it. `root` and `command` let a test build something else.
+ */
+export async function ensureBuilt(log: StartLog, opts: { force?: boolean; root?: string; command?: string[] } = {}): Promise<void> {
+  const root = opts.root ?? ROOT;
+  const buildId = path.join(root, ".next", "BUILD_ID");
+  const built = fs.existsSync(buildId);
+  if (!opts.force && built && fs.statSync(buildId).mtimeMs >= newestSourceMtime(root)) return;
+  // Tests of `start` itself run beside edits to app/ and must not rebuild the dashboard each time.
+  if (!opts.force && built && process.env.HOOKLEDGER_START_SKIP_BUILD === "1") return;
+  const why = opts.force ? "--build" : built ? "the sources changed since the last build" : "first run";
+  log.say(`Building the dashboard (${why}, about a minute)…`);
+  const t0 = Date.now();
+  const [cmd, ...args] = opts.command ?? [process.execPath, path.join(root, "node_modules/next/dist/bin/next"), "build"];
+  const { code, output } = await runLogged(cmd, args, { cwd: root, env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" } }, log);
+  if (code !== 0) {
+    if (!log.verbose) log.terminal(output);
+    throw new Error(`next build failed (${code === null ? "killed" : `exit code ${code}`}); its output is above and in ${log.shown}.`);
+  }
+  log.say(`Dashboard built (${Math.round((Date.now() - t0) / 1000)} s).`);
+}
+
+/** Runs a command with its output (stdout and stderr, interleaved as they come) in the log; resolves with its exit code and that output. */
+function runLogged(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }, log: StartLog): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const c = spawn(cmd, args, { ...opts, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    const take = (b: Buffer) => {
+      const text = String(b);
+      output += text;
+      log.detailRaw(text);
+    };
+    c.stdout.on("data", take);
+    c.stderr.on("data", take);
+    c.on("error", reject);
+    c.on("close", (code) => resolve({ code, output }));
+  });
+}
+
+export type StartOptions = {
+  demo?: boolean;
+  workers: number;
+  port: number;
+  build?: boolean;
+  host?: string;
+  demoExternalDatabase?: boolean | string;
+  /** Start-up detail (build output, migrations) on the terminal as well as in the start-up log. */
+  verbose?: boolean;
+};
 
 /**
  * The dashboard's listen address: --host / HOOKLEDGER_HOST, else loopback for
@@ -86,12 +186,32 @@ export async function start(opts: StartOptions) {
   (await import("../lib/retention/policy")).retentionFromEnv(); // a malformed or absurd HOOKLEDGER_RETENTION_DAYS fails here too
   assertDemoDatabase(opts);
   const host = dashboardHost(opts);
-  const db = await openDatabase();
-  const applied = await migrate(db.url);
-  if (applied.length) console.error(`Applied migrations: ${applied.join(", ")}`);
-  (await import("../worker/partition-maintenance")).startPartitionKeeper({ databaseUrl: db.url }); // month partitions ahead, at start and hourly (the workers do it too)
-  await (await import("../lib/auth/startup")).prepareAuth(db, { demo: opts.demo }); // fail fast without HOOKLEDGER_SECRET_KEY; say how to create the first admin
-  ensureBuilt(opts.build);
+  const log = openStartLog({ verbose: opts.verbose, heading: `hookledger start${opts.demo ? " --demo" : ""} --port ${opts.port} --workers ${opts.workers}` });
+  // The database, migrations and the dashboard's first answer take 10-20 s on a fresh data directory: long enough to look hung.
+  log.say(`Starting hookledger${opts.demo ? " and the demo" : ""}…`);
+  const db = await openDatabase({ quiet: true });
+  try {
+    log.detail(
+      db.embedded
+        ? `Embedded PostgreSQL ${db.owned ? "started" : "already running"} (data in ${path.join(dataDir(), "postgres")}, ${new URL(db.url).host}).`
+        : "Database: DATABASE_URL.",
+    );
+    const applied = await migrate(db.url).catch((err: Error) => {
+      log.detail(`Migrations failed: ${err.message}`);
+      // The version refusal stays the one line it promises.
+      if (err.name !== "ServerVersionError") err.message += ` (start-up log: ${log.shown})`;
+      throw err;
+    });
+    log.detail(applied.length ? `Applied ${applied.length} migration(s):\n${applied.map((m) => `  ${m}`).join("\n")}` : "Migrations: none pending.");
+    (await import("../worker/partition-maintenance")).startPartitionKeeper({ databaseUrl: db.url }); // month partitions ahead, at start and hourly (the workers do it too)
+    await (await import("../lib/auth/startup")).prepareAuth(db, { demo: opts.demo }); // fail fast without HOOKLEDGER_SECRET_KEY; say how to create the first admin
+    await ensureBuilt(log, { force: opts.build });
+  } catch (err) {
+    log.detail(`Start failed: ${(err as Error).message}`);
+    // Left running, the next start would find it and treat it as someone else's, never stopping it.
+    if (db.owned) await db.stop().catch(() => {});
+    throw err;
+  }
 
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: db.url, HOOKLEDGER_DATA_DIR: dataDir(), NEXT_TELEMETRY_DISABLED: "1", PORT: String(opts.port) };
   // The dashboard reads it too: /metrics and /api/health's details are open on loopback (lib/metrics/token.ts).
@@ -117,6 +237,16 @@ export async function start(opts: StartOptions) {
   };
   writeStatus();
 
+  // The dashboard's start-up lines (Next's, "listening on") are detail like the build's: the start-up log
+  // gets them until it answers, the terminal from then on (its request logs, a restart's lines). Its
+  // warnings and errors (pino level 40 and up), and all of its stderr, reach the terminal at any time.
+  let dashboardUp = false;
+  const dashboardStdout = (line: string) => {
+    if (dashboardUp) return void process.stdout.write(`${line}\n`);
+    log.detail(`dashboard: ${line}`);
+    if (!log.verbose && pinoLevel(line) >= 40) process.stdout.write(`${line}\n`);
+  };
+
   let stopping = false;
   const supervised: Supervised[] = [];
   // server.ts: Next's request handler for the dashboard and the API, with the publish routes served
@@ -125,6 +255,7 @@ export async function start(opts: StartOptions) {
   supervised.push(
     supervise("dashboard", dashboardArgs, env, {
       stopping: () => stopping,
+      stdout: dashboardStdout,
       onGiveUp: (reason) => {
         // Nothing could report health without it: stop, and let whatever runs `start` restart it.
         gaveUp.push({ process: "dashboard", reason, at: new Date().toISOString() });
@@ -152,6 +283,8 @@ export async function start(opts: StartOptions) {
     demo = await startDemo({
       databaseUrl: db.url,
       publishVia: "api",
+      startLog: log.shown,
+      detail: log.detail,
       dashboardUrl: `http://${host && host !== "0.0.0.0" && host !== "::" ? (host.includes(":") ? `[${host}]` : host) : "localhost"}:${opts.port}`,
     });
   }
@@ -190,7 +323,10 @@ export async function start(opts: StartOptions) {
 
   const probeHost = host && host !== "0.0.0.0" && host !== "::" ? (host.includes(":") ? `[${host}]` : host) : "127.0.0.1";
   await waitForHttp(`http://${probeHost}:${opts.port}/api/health`, 60_000).catch(() => {});
-  console.log(`hookledger is running: http://localhost:${opts.port}`);
+  dashboardUp = true;
+  const running = `hookledger is running: http://localhost:${opts.port}   (start-up log: ${log.shown})`;
+  log.record(running);
+  console.log(running);
 }
 
 /** Restart delays: 1 s doubling to 30 s; back to 1 s after a minute up. Five exits within a minute: given up. */
@@ -204,7 +340,12 @@ type Supervised = { name: string; pid: () => number | undefined; stop: () => Pro
  * says why. `stop` sends SIGTERM (the child's graceful stop) and waits; a
  * child still there after its grace period and a margin is killed.
  */
-function supervise(name: string, args: string[], env: NodeJS.ProcessEnv, hooks: { stopping: () => boolean; onGiveUp: (reason: string) => void }): Supervised {
+function supervise(
+  name: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  hooks: { stopping: () => boolean; onGiveUp: (reason: string) => void; stdout?: (line: string) => void },
+): Supervised {
   let child: ChildProcess | undefined;
   let delay = RESTART.firstMs;
   let exits: number[] = [];
@@ -212,7 +353,8 @@ function supervise(name: string, args: string[], env: NodeJS.ProcessEnv, hooks: 
   let restartTimer: NodeJS.Timeout | undefined;
   const run = () => {
     restartTimer = undefined;
-    const c = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "inherit", "inherit"] });
+    const c = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", hooks.stdout ? "pipe" : "inherit", "inherit"] });
+    if (hooks.stdout) readline.createInterface({ input: c.stdout!, crlfDelay: Infinity }).on("line", hooks.stdout);
     child = c;
     healthyTimer = setTimeout(() => (delay = RESTART.firstMs), RESTART.healthyMs);
     c.on("exit", (code, signal) => {
@@ -248,6 +390,17 @@ function supervise(name: string, args: string[], env: NodeJS.ProcessEnv, hooks: 
         setTimeout(() => c.kill("SIGKILL"), graceMs + 5_000).unref();
       }),
   };
+}
+
+/** A pino line's level (30 info, 40 warn, 50 error), or 0 for any other line. */
+function pinoLevel(line: string): number {
+  if (!line.startsWith("{")) return 0;
+  try {
+    const level = (JSON.parse(line) as { level?: unknown }).level;
+    return typeof level === "number" ? level : 0;
+  } catch {
+    return 0;
+  }
 }
 
 async function waitForHttp(url: string, timeoutMs: number) {
