@@ -89,7 +89,7 @@ export async function publishBatch(batch: TPublishBatch, opts: { maxEventBytes: 
       return Promise.resolve(errorOf(index, rawId, new AppError("payload_too_large", `Event ${index} is ${bytes} bytes; the limit per event is ${opts.maxEventBytes}.`)));
     const refused = publishTenantError(scope, parsed.data.subject?.tenant, `events.${index}.subject.tenant`);
     if (refused) return Promise.resolve(errorOf(index, rawId, refused));
-    return ingestEvent(parsed.data).then(
+    return ingestEvent(parsed.data, { subscriptionTenants: scope.tenantId !== null }).then(
       (r: PublishResult): TBatchResult =>
         withDeliveries
           ? { index, id: r.eventId, status: r.created ? "created" : "duplicate", deliveries: visibleDeliveries(r, scope) }

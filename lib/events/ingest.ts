@@ -51,7 +51,8 @@ const SMALL_GROUP = 64;
 /** Events per statement at most (a group is whatever arrived during the previous write, up to this). */
 const MAX_GROUP = 256;
 
-type Waiter = { row: EventRow; resolve: (r: PublishResult) => void; reject: (e: unknown) => void };
+/** `tenants`: the caller is a scoped producer, whose answer needs each delivery's subscription tenant (publish.ts visibleDeliveries). */
+type Waiter = { row: EventRow; tenants: boolean; resolve: (r: PublishResult) => void; reject: (e: unknown) => void };
 
 const RETRYABLE = new Set(["40P01", "40001"]); // deadlock, serialization failure
 
@@ -71,7 +72,7 @@ async function writeGroup(pool: pg.Pool, waiters: Waiter[], wake: () => void, at
   let tenants: SubscriptionTenants;
   try {
     // One statement, so one commit: the group's events and deliveries, by event id.
-    ({ byEvent: created, tenants } = await enqueueEventsWithTenants(pool, rows, null, { wake: false }));
+    ({ byEvent: created, tenants } = await enqueueEventsWithTenants(pool, rows, null, { wake: false, withTenants: waiters.some((w) => w.tenants) }));
   } catch (err) {
     const code = (err as { code?: string }).code ?? "";
     if (rows.length > 1) {
@@ -173,10 +174,10 @@ export class GroupPublisher {
     this.waker = new Waker(() => wakeWorkers(pool()));
   }
 
-  publish(event: TCreateEvent): Promise<PublishResult> {
+  publish(event: TCreateEvent, tenants: boolean): Promise<PublishResult> {
     const row = eventRow(event);
     return new Promise<PublishResult>((resolve, reject) => {
-      this.queue.push({ row, resolve, reject });
+      this.queue.push({ row, tenants, resolve, reject });
       // Requests parsed in the same turn of the event loop go out together.
       if (!this.scheduled) {
         this.scheduled = true;
@@ -208,9 +209,10 @@ const g = globalThis as unknown as { __hookledgerIngest?: GroupPublisher };
  * Publishes one validated event in a transaction of its own (grouped with
  * concurrent ones): 202-style `created: true` with its deliveries, or, for an
  * id already published with the same content, `created: false` and the existing
- * deliveries; other content is a 409 event_conflict.
+ * deliveries; other content is a 409 event_conflict. With `subscriptionTenants` (a scoped producer's publish) the
+ * result also names each delivery's subscription tenant, for visibleDeliveries.
  */
-export function ingestEvent(event: TCreateEvent): Promise<PublishResult> {
+export function ingestEvent(event: TCreateEvent, opts: { subscriptionTenants?: boolean } = {}): Promise<PublishResult> {
   if (!g.__hookledgerIngest) g.__hookledgerIngest = new GroupPublisher();
-  return g.__hookledgerIngest.publish(event);
+  return g.__hookledgerIngest.publish(event, opts.subscriptionTenants ?? false);
 }

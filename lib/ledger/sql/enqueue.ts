@@ -72,12 +72,15 @@ function columns(rows: EventRow[]) {
   return { cols, hashes, payloadBlob, payloadEnds, hashBlob };
 }
 
-// Each delivery's subscription tenant is joined to the function's rows in the same statement (and snapshot) that
-// matched them: subscriptions is small (one row per endpoint), so this is a hash of it, not a query per delivery.
-const ENQUEUE = `SELECT x.event_id, x.delivery_id AS id, x.subscription_id, x.delivery_key, s.tenant AS subscription_tenant
-  FROM hl_enqueue_events($1::text[], $2::text[], $3::bytea[], $4::timestamptz[], $5::text[], $6::jsonb[], $7::text[], $8::int[], $9::int[], $10::text[], $11::bytea[], $12::boolean,
-                         $13::bytea, $14::int[], $15::bytea) x
-  LEFT JOIN subscriptions s ON s.id = x.subscription_id`;
+const ENQUEUE_CALL = `hl_enqueue_events($1::text[], $2::text[], $3::bytea[], $4::timestamptz[], $5::text[], $6::jsonb[], $7::text[], $8::int[], $9::int[], $10::text[], $11::bytea[], $12::boolean,
+                         $13::bytea, $14::int[], $15::bytea)`;
+const ENQUEUE = `SELECT event_id, delivery_id AS id, subscription_id, delivery_key FROM ${ENQUEUE_CALL}`;
+// For a group with a scoped producer in it: each delivery's subscription tenant, joined to the function's rows in the
+// same statement (and snapshot) that matched them. Only then: the join costs Postgres 10 to 20 µs an event (about a
+// tenth of its time; bench/db-ingest.ts, 3 and 10,003 subscriptions), which the SaaS's own global producers, who
+// publish nearly everything, do not pay.
+const ENQUEUE_WITH_TENANTS = `SELECT x.event_id, x.delivery_id AS id, x.subscription_id, x.delivery_key, s.tenant AS subscription_tenant
+  FROM ${ENQUEUE_CALL} x LEFT JOIN subscriptions s ON s.id = x.subscription_id`;
 
 /** Deliveries per event id, each list in subscription-id order. */
 function byEvent(rows: OutRow[]): Map<string, EnqueuedDelivery[]> {
@@ -114,18 +117,21 @@ export async function enqueueEvents(
   return (await enqueueEventsWithTenants(db, rows, onlySubscriptions, opts)).byEvent;
 }
 
-/** enqueueEvents, with the tenant of every subscription it wrote deliveries for (the HTTP ingest filters its answers by it). */
+/**
+ * enqueueEvents, and with `withTenants` the tenant of every subscription it wrote deliveries for (the HTTP ingest
+ * filters a scoped producer's answer by it); without, `tenants` is empty.
+ */
 export async function enqueueEventsWithTenants(
   db: pg.Pool | pg.PoolClient,
   rows: EventRow[],
   onlySubscriptions: string[] | null = null,
-  opts: { wake?: boolean } = {},
+  opts: { wake?: boolean; withTenants?: boolean } = {},
 ): Promise<{ byEvent: Map<string, EnqueuedDelivery[]>; tenants: SubscriptionTenants }> {
   // A named statement: parsed and planned once per connection.
   const { cols, hashes, payloadBlob, payloadEnds, hashBlob } = columns(rows);
   const { rows: out } = await db.query<OutRow>({
-    name: "hl_enqueue_v6",
-    text: ENQUEUE,
+    name: opts.withTenants ? "hl_enqueue_tenants_v1" : "hl_enqueue_v5",
+    text: opts.withTenants ? ENQUEUE_WITH_TENANTS : ENQUEUE,
     values: [...cols, onlySubscriptions, hashes, opts.wake ?? true, payloadBlob, payloadEnds, hashBlob],
   });
   return { byEvent: byEvent(out), tenants: tenantsOf(out) };

@@ -15,7 +15,7 @@ export const POST = apiRoute("events.publish", async ({ req, principal }) => {
   const refused = publishTenantError(scope, value.subject?.tenant);
   if (refused) throw refused;
   // A scoped token is told neither whose an id it collided with is, nor of deliveries outside its tenant.
-  const r = await ingestEvent(value).catch((err: unknown) => {
+  const r = await ingestEvent(value, { subscriptionTenants: scope.tenantId !== null }).catch((err: unknown) => {
     throw refusalFor(scope, err);
   });
   return json({ eventId: r.eventId, deliveries: visibleDeliveries(r, scope) }, r.created ? 202 : 200);
