@@ -1284,7 +1284,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Secret metadata, never the secrets. */
+            /** @description Secret metadata, newest first, never the secrets. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1292,7 +1292,12 @@ export interface operations {
                 content: {
                     "application/json": {
                         items: {
-                            [key: string]: unknown;
+                            id: string;
+                            /** @description ISO 8601, UTC */
+                            createdAt: string;
+                            /** @description null: signs until a rotation ends it */
+                            expiresAt: string | null;
+                            active: boolean;
                         }[];
                     };
                 };
@@ -1332,7 +1337,22 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        id: string;
+                        subscriptionId: string;
+                        /** @description the new whsec_ secret, shown this once */
+                        secret: string;
+                        /** @description ISO 8601, UTC */
+                        createdAt: string;
+                        overlapSeconds: number;
+                        /** @description the older secrets, newest first, with the end of their overlap */
+                        previous: {
+                            id: string;
+                            /** @description ISO 8601, UTC */
+                            createdAt: string;
+                            /** @description null: signs until a rotation ends it */
+                            expiresAt: string | null;
+                            active: boolean;
+                        }[];
                     };
                 };
             };
@@ -1366,7 +1386,24 @@ export interface operations {
                 content: {
                     "application/json": {
                         items: {
-                            [key: string]: unknown;
+                            id: string;
+                            /** @description the endpoint's HTTP status; null when it did not answer */
+                            status: number | null;
+                            latencyMs: number;
+                            headers: {
+                                [key: string]: string;
+                            } | null;
+                            /** @description the answer's first 4 KB, credentials masked */
+                            body: string | null;
+                            error: string | null;
+                            errorClass: string | null;
+                            /** @description the stored event sent; null for a ping */
+                            eventId: string | null;
+                            eventType: string;
+                            url: string;
+                            actor: string;
+                            /** @description ISO 8601, UTC */
+                            sentAt: string;
                         }[];
                     };
                 };
@@ -1397,14 +1434,31 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The endpoint's answer: {id, status, latencyMs, headers, body (first 4 KB), error, errorClass}; status null and error when it did not answer. */
+            /** @description The endpoint's answer, also when it failed: status null and error when it did not answer. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        id: string;
+                        /** @description the endpoint's HTTP status; null when it did not answer */
+                        status: number | null;
+                        latencyMs: number;
+                        headers: {
+                            [key: string]: string;
+                        } | null;
+                        /** @description the answer's first 4 KB, credentials masked */
+                        body: string | null;
+                        error: string | null;
+                        errorClass: string | null;
+                        /** @description the stored event sent; null for a ping */
+                        eventId: string | null;
+                        eventType: string;
+                        url: string;
+                        actor: string;
+                        /** @description ISO 8601, UTC */
+                        sentAt: string;
                     };
                 };
             };
@@ -1438,7 +1492,12 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        id: string;
+                        /** @description ISO 8601, UTC */
+                        createdAt: string;
+                        /** @description null: signs until a rotation ends it */
+                        expiresAt: string | null;
+                        active: boolean;
                     };
                 };
             };
@@ -1475,7 +1534,76 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        id: string;
+                        name: string;
+                        tenant: string | null;
+                        url: string;
+                        eventTypes: string[];
+                        /** @enum {string} */
+                        state: "active" | "paused" | "disabled";
+                        stateReason: string | null;
+                        retryPolicy: {
+                            ladderSeconds?: number[];
+                            maxAgeSeconds?: number;
+                            maxAttempts?: number;
+                            timeoutMs?: number;
+                            classify?: {
+                                [key: string]: "retry" | "dead_letter";
+                            };
+                        } | null;
+                        rateLimitPerSecond: number | null;
+                        maxConcurrency: number;
+                        /** @description ISO 8601, UTC */
+                        createdAt: string;
+                        /** @description ISO 8601, UTC */
+                        updatedAt: string;
+                        /** @description header names with masked values; never the values */
+                        headers: {
+                            [key: string]: string;
+                        } | null;
+                        tls: {
+                            /** @constant */
+                            set: false;
+                        } | {
+                            /** @constant */
+                            set: true;
+                            subject: string;
+                            issuer: string;
+                            /** @description ISO 8601, UTC */
+                            expiresAt: string;
+                            fingerprint256: string;
+                            ca: boolean;
+                        };
+                        pausedReason: ("manual" | "failing") | null;
+                        pausedAt: string | null;
+                        failurePolicy: {
+                            /** @default 86400 */
+                            windowSeconds: number;
+                            /** @default 20 */
+                            minAttempts: number;
+                            /** @default 900 */
+                            probeIntervalSeconds: number;
+                        } | null;
+                        health: {
+                            failingSince: string | null;
+                            failedAttempts: number;
+                            lastProbe: {
+                                /** @description ISO 8601, UTC */
+                                at: string;
+                                status: number | null;
+                                error: string | null;
+                                latencyMs: number | null;
+                            } | null;
+                            nextProbeAt: string | null;
+                            probeCount: number;
+                        };
+                        archivedAt: string | null;
+                        archiveReason: string | null;
+                        archivedBy: string | null;
+                        /** @description pending and scheduled deliveries now resolved as superseded */
+                        superseded: number;
+                        /** @description deliveries on the wire, which finish and are recorded */
+                        inFlight: number;
                     };
                 };
             };
@@ -1514,7 +1642,72 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        id: string;
+                        name: string;
+                        tenant: string | null;
+                        url: string;
+                        eventTypes: string[];
+                        /** @enum {string} */
+                        state: "active" | "paused" | "disabled";
+                        stateReason: string | null;
+                        retryPolicy: {
+                            ladderSeconds?: number[];
+                            maxAgeSeconds?: number;
+                            maxAttempts?: number;
+                            timeoutMs?: number;
+                            classify?: {
+                                [key: string]: "retry" | "dead_letter";
+                            };
+                        } | null;
+                        rateLimitPerSecond: number | null;
+                        maxConcurrency: number;
+                        /** @description ISO 8601, UTC */
+                        createdAt: string;
+                        /** @description ISO 8601, UTC */
+                        updatedAt: string;
+                        /** @description header names with masked values; never the values */
+                        headers: {
+                            [key: string]: string;
+                        } | null;
+                        tls: {
+                            /** @constant */
+                            set: false;
+                        } | {
+                            /** @constant */
+                            set: true;
+                            subject: string;
+                            issuer: string;
+                            /** @description ISO 8601, UTC */
+                            expiresAt: string;
+                            fingerprint256: string;
+                            ca: boolean;
+                        };
+                        pausedReason: ("manual" | "failing") | null;
+                        pausedAt: string | null;
+                        failurePolicy: {
+                            /** @default 86400 */
+                            windowSeconds: number;
+                            /** @default 20 */
+                            minAttempts: number;
+                            /** @default 900 */
+                            probeIntervalSeconds: number;
+                        } | null;
+                        health: {
+                            failingSince: string | null;
+                            failedAttempts: number;
+                            lastProbe: {
+                                /** @description ISO 8601, UTC */
+                                at: string;
+                                status: number | null;
+                                error: string | null;
+                                latencyMs: number | null;
+                            } | null;
+                            nextProbeAt: string | null;
+                            probeCount: number;
+                        };
+                        archivedAt: string | null;
+                        archiveReason: string | null;
+                        archivedBy: string | null;
                     };
                 };
             };
@@ -1555,14 +1748,87 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The running batch, kind recover (a preview answers 200 with id null). */
+            /** @description dryRun: the preview, id null; nothing sent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: null;
+                        /** @constant */
+                        status: "preview";
+                        /** @constant */
+                        kind: "recover";
+                        subscriptionId: string;
+                        /** @description ISO 8601, UTC */
+                        since: string;
+                        /** @description ISO 8601, UTC */
+                        until: string;
+                        states: ("delivered" | "resolved" | "dead_letter")[];
+                        matched: number;
+                        byState: {
+                            [key: string]: number;
+                        };
+                        oldestCreatedAt: string | null;
+                        newestCreatedAt: string | null;
+                        sample: {
+                            id: string;
+                            eventId: string;
+                            eventType: string;
+                            state: string;
+                            /** @description ISO 8601, UTC */
+                            createdAt: string;
+                            deliveredAt: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description The running batch, kind recover, followed on /api/v1/redrives/{id}. */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        id: string;
+                        /** @enum {string} */
+                        kind: "redrive" | "recover" | "backfill";
+                        /** @description running, finished or cancelled */
+                        status: string;
+                        /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
+                        filter: {
+                            subscriptionId?: string;
+                            deadLetterReason?: string;
+                            errorClass?: string;
+                            statusCode?: number;
+                            /** Format: date-time */
+                            deadLetteredFrom?: string;
+                            /** Format: date-time */
+                            deadLetteredTo?: string;
+                        } | {
+                            subscriptionId: string;
+                            /** @description ISO 8601, UTC */
+                            since: string;
+                            /** @description ISO 8601, UTC */
+                            until: string;
+                            states?: ("delivered" | "resolved" | "dead_letter")[];
+                        };
+                        reason: string;
+                        actor: string;
+                        ratePerSecond: number;
+                        latestStateWins: boolean;
+                        matched: number;
+                        /** @description for a recover the deliveries sent again, for a backfill the deliveries created */
+                        redriven: number;
+                        skipped: number;
+                        remaining: number;
+                        cancelledBy: string | null;
+                        /** @description ISO 8601, UTC */
+                        createdAt: string;
+                        /** @description ISO 8601, UTC */
+                        updatedAt: string;
+                        finishedAt: string | null;
                     };
                 };
             };
@@ -1602,14 +1868,82 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The running batch, kind backfill (a preview answers 200 with id null). */
+            /** @description dryRun: the preview, id null; nothing created. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: null;
+                        /** @constant */
+                        status: "preview";
+                        /** @constant */
+                        kind: "backfill";
+                        subscriptionId: string;
+                        /** @description ISO 8601, UTC */
+                        since: string;
+                        /** @description ISO 8601, UTC */
+                        until: string;
+                        matched: number;
+                        oldestReceivedAt: string | null;
+                        newestReceivedAt: string | null;
+                        sample: {
+                            eventId: string;
+                            eventType: string;
+                            /** @description ISO 8601, UTC */
+                            occurredAt: string;
+                            /** @description ISO 8601, UTC */
+                            receivedAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The running batch, kind backfill, followed on /api/v1/redrives/{id}. */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        id: string;
+                        /** @enum {string} */
+                        kind: "redrive" | "recover" | "backfill";
+                        /** @description running, finished or cancelled */
+                        status: string;
+                        /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
+                        filter: {
+                            subscriptionId?: string;
+                            deadLetterReason?: string;
+                            errorClass?: string;
+                            statusCode?: number;
+                            /** Format: date-time */
+                            deadLetteredFrom?: string;
+                            /** Format: date-time */
+                            deadLetteredTo?: string;
+                        } | {
+                            subscriptionId: string;
+                            /** @description ISO 8601, UTC */
+                            since: string;
+                            /** @description ISO 8601, UTC */
+                            until: string;
+                            states?: ("delivered" | "resolved" | "dead_letter")[];
+                        };
+                        reason: string;
+                        actor: string;
+                        ratePerSecond: number;
+                        latestStateWins: boolean;
+                        matched: number;
+                        /** @description for a recover the deliveries sent again, for a backfill the deliveries created */
+                        redriven: number;
+                        skipped: number;
+                        remaining: number;
+                        cancelledBy: string | null;
+                        /** @description ISO 8601, UTC */
+                        createdAt: string;
+                        /** @description ISO 8601, UTC */
+                        updatedAt: string;
+                        finishedAt: string | null;
                     };
                 };
             };
@@ -1792,14 +2126,46 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The delivery, pending again. */
+            /** @description The delivery, due again, and whether it was redriven or (a scheduled one) retried now. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        id: string;
+                        /** @description the same for every attempt and every redrive of this event to this subscription: the receiver's idempotency key */
+                        deliveryKey: string;
+                        eventId: string;
+                        eventType: string;
+                        subscriptionId: string;
+                        /** @enum {string} */
+                        state: "pending" | "in_flight" | "scheduled" | "delivered" | "dead_letter" | "resolved";
+                        /** @description attempts in the current run (a redrive starts a new run) */
+                        attemptCount: number;
+                        totalAttempts: number;
+                        nextAttemptAt: string | null;
+                        lastAttemptAt: string | null;
+                        lastStatusCode: number | null;
+                        lastErrorClass: ("timeout" | "connect_refused" | "connect_timeout" | "reset" | "dns" | "tls" | "network" | "http_408" | "http_425" | "http_429" | "http_5xx" | "http_4xx" | "http_410" | "redirect" | "target_blocked" | "lease_expired" | "shutdown") | null;
+                        lastErrorMessage: string | null;
+                        deadLetterReason: ("exhausted" | "permanent" | "gone" | "target_blocked" | "abandoned") | null;
+                        deadLetteredAt: string | null;
+                        deliveredAt: string | null;
+                        /** @description ISO 8601, UTC */
+                        createdAt: string;
+                        resolution: {
+                            /** @enum {string} */
+                            resolution: "discarded" | "fixed_at_source" | "superseded" | "erased";
+                            /** @description ISO 8601, UTC */
+                            at: string;
+                            by: string;
+                            reason: string;
+                        } | null;
+                        redrive: {
+                            /** @enum {string} */
+                            action: "redrive" | "retry_now";
+                        };
                     };
                 };
             };
@@ -1840,7 +2206,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        id: string;
+                        /** @description the same for every attempt and every redrive of this event to this subscription: the receiver's idempotency key */
+                        deliveryKey: string;
+                        eventId: string;
+                        eventType: string;
+                        subscriptionId: string;
+                        /** @enum {string} */
+                        state: "pending" | "in_flight" | "scheduled" | "delivered" | "dead_letter" | "resolved";
+                        /** @description attempts in the current run (a redrive starts a new run) */
+                        attemptCount: number;
+                        totalAttempts: number;
+                        nextAttemptAt: string | null;
+                        lastAttemptAt: string | null;
+                        lastStatusCode: number | null;
+                        lastErrorClass: ("timeout" | "connect_refused" | "connect_timeout" | "reset" | "dns" | "tls" | "network" | "http_408" | "http_425" | "http_429" | "http_5xx" | "http_4xx" | "http_410" | "redirect" | "target_blocked" | "lease_expired" | "shutdown") | null;
+                        lastErrorMessage: string | null;
+                        deadLetterReason: ("exhausted" | "permanent" | "gone" | "target_blocked" | "abandoned") | null;
+                        deadLetteredAt: string | null;
+                        deliveredAt: string | null;
+                        /** @description ISO 8601, UTC */
+                        createdAt: string;
+                        resolution: {
+                            /** @enum {string} */
+                            resolution: "discarded" | "fixed_at_source" | "superseded" | "erased";
+                            /** @description ISO 8601, UTC */
+                            at: string;
+                            by: string;
+                            reason: string;
+                        } | null;
                     };
                 };
             };
@@ -1879,7 +2273,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        id: string;
+                        /** @description the same for every attempt and every redrive of this event to this subscription: the receiver's idempotency key */
+                        deliveryKey: string;
+                        eventId: string;
+                        eventType: string;
+                        subscriptionId: string;
+                        /** @enum {string} */
+                        state: "pending" | "in_flight" | "scheduled" | "delivered" | "dead_letter" | "resolved";
+                        /** @description attempts in the current run (a redrive starts a new run) */
+                        attemptCount: number;
+                        totalAttempts: number;
+                        nextAttemptAt: string | null;
+                        lastAttemptAt: string | null;
+                        lastStatusCode: number | null;
+                        lastErrorClass: ("timeout" | "connect_refused" | "connect_timeout" | "reset" | "dns" | "tls" | "network" | "http_408" | "http_425" | "http_429" | "http_5xx" | "http_4xx" | "http_410" | "redirect" | "target_blocked" | "lease_expired" | "shutdown") | null;
+                        lastErrorMessage: string | null;
+                        deadLetterReason: ("exhausted" | "permanent" | "gone" | "target_blocked" | "abandoned") | null;
+                        deadLetteredAt: string | null;
+                        deliveredAt: string | null;
+                        /** @description ISO 8601, UTC */
+                        createdAt: string;
+                        resolution: {
+                            /** @enum {string} */
+                            resolution: "discarded" | "fixed_at_source" | "superseded" | "erased";
+                            /** @description ISO 8601, UTC */
+                            at: string;
+                            by: string;
+                            reason: string;
+                        } | null;
                     };
                 };
             };
@@ -1924,14 +2346,46 @@ export interface operations {
             };
         };
         responses: {
-            /** @description {status: resolved, resolved, …} or the preview. */
+            /** @description {id, status: resolved, resolved, resolution, filter}; with dryRun the preview, id null. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        id: string;
+                        /** @constant */
+                        status: "resolved";
+                        /** @enum {string} */
+                        resolution: "discarded" | "fixed_at_source" | "superseded";
+                        resolved: number;
+                        filter: {
+                            subscriptionId?: string;
+                            deadLetterReason?: string;
+                            errorClass?: string;
+                            statusCode?: number;
+                            /** Format: date-time */
+                            deadLetteredFrom?: string;
+                            /** Format: date-time */
+                            deadLetteredTo?: string;
+                        };
+                    } | {
+                        id: null;
+                        /** @constant */
+                        status: "preview";
+                        matched: number;
+                        oldestDeadLetteredAt: string | null;
+                        newestDeadLetteredAt: string | null;
+                        sample: {
+                            id: string;
+                            eventId: string;
+                            eventType: string;
+                            subscriptionId: string;
+                            deadLetterReason: string | null;
+                            lastStatusCode: number | null;
+                            lastErrorMessage: string | null;
+                            deadLetteredAt: string | null;
+                        }[];
                     };
                 };
             };
@@ -1967,14 +2421,35 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The receipt: {id, subjectKey, tenant, reason, by, startedAt, finishedAt, events, opsEvents, deliveries, resolved, attempts}; never the value. */
+            /** @description The receipt (with dryRun: the counts, id null, status preview); never the value. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        /** @description er_…; null for a dry run */
+                        id: string | null;
+                        dryRun: boolean;
+                        /** @enum {string} */
+                        status: "preview" | "finished";
+                        subjectKey: string;
+                        tenant: string | null;
+                        reason: string;
+                        by: string;
+                        /** @description ISO 8601, UTC */
+                        startedAt: string;
+                        finishedAt: string | null;
+                        durationMs: number;
+                        events: number;
+                        opsEvents: number;
+                        deliveries: number;
+                        resolved: number;
+                        attempts: number;
+                        /** @description operators' reasons and resolution texts the value was taken out of */
+                        reasonsScrubbed: number;
+                        /** @description erased events whose ids contain the value, which no erasure can change */
+                        eventIdsWithValue: number;
                     };
                 };
             };
@@ -2005,7 +2480,64 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        policy: {
+                            retentionDays: number;
+                            payloadRetentionDays: number | null;
+                            overrides: {
+                                tenant: string;
+                                retentionDays: number;
+                                payloadRetentionDays: number | null;
+                            }[];
+                        };
+                        /** @description the oldest row kept in each table; null: empty */
+                        oldest: {
+                            event: string | null;
+                            delivery: string | null;
+                            attempt: string | null;
+                            finishedDelivery: string | null;
+                        };
+                        runs: {
+                            id: string;
+                            /** @enum {string} */
+                            trigger: "schedule" | "manual";
+                            actor: string;
+                            /** @enum {string} */
+                            status: "running" | "finished" | "failed";
+                            /** @description the policy the run applied */
+                            policy: {
+                                retentionDays: number;
+                                payloadRetentionDays: number | null;
+                                overrides: {
+                                    tenant: string;
+                                    retentionDays: number;
+                                    payloadRetentionDays: number | null;
+                                }[];
+                            };
+                            error: string | null;
+                            /** @description ISO 8601, UTC */
+                            startedAt: string;
+                            finishedAt: string | null;
+                            deliveries: number;
+                            attempts: number;
+                            events: number;
+                            /** @description payloads replaced by the expunged tombstone */
+                            expunged: number;
+                            partitions: number;
+                        }[];
+                        tables: {
+                            name: string;
+                            /** @description the planner's estimate */
+                            rows: number | null;
+                            bytes: number;
+                        }[];
+                        partitions: {
+                            table: string;
+                            name: string;
+                            from: string | null;
+                            to: string | null;
+                            rows: number | null;
+                            bytes: number;
+                        }[];
                     };
                 };
             };
@@ -2043,7 +2575,13 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        retentionDays: number;
+                        payloadRetentionDays: number | null;
+                        overrides: {
+                            tenant: string;
+                            retentionDays: number;
+                            payloadRetentionDays: number | null;
+                        }[];
                     };
                 };
             };
@@ -2074,14 +2612,77 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The run's record as it starts: {id, trigger, by, status: running, policy, deliveries, attempts, events, expunged, partitions, startedAt}; with dryRun (200) the counts it would remove, id null, status preview. */
+            /** @description dryRun: the counts it would remove, id null, status preview; nothing changed or recorded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: null;
+                        /** @constant */
+                        dryRun: true;
+                        /** @enum {string} */
+                        trigger: "schedule" | "manual";
+                        by: string;
+                        /** @constant */
+                        status: "preview";
+                        policy: {
+                            retentionDays: number;
+                            payloadRetentionDays: number | null;
+                            overrides: {
+                                tenant: string;
+                                retentionDays: number;
+                                payloadRetentionDays: number | null;
+                            }[];
+                        };
+                        /** @description ISO 8601, UTC */
+                        startedAt: string;
+                        finishedAt: string | null;
+                        durationMs: number;
+                        deliveries: number;
+                        attempts: number;
+                        events: number;
+                        /** @description payloads replaced by the expunged tombstone */
+                        expunged: number;
+                        partitions: number;
+                    };
+                };
+            };
+            /** @description The run's record as it starts (status running); GET /api/v1/retention shows its counts and its end. */
             202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        id: string;
+                        /** @constant */
+                        dryRun: false;
+                        /** @enum {string} */
+                        trigger: "schedule" | "manual";
+                        by: string;
+                        /** @constant */
+                        status: "running";
+                        policy: {
+                            retentionDays: number;
+                            payloadRetentionDays: number | null;
+                            overrides: {
+                                tenant: string;
+                                retentionDays: number;
+                                payloadRetentionDays: number | null;
+                            }[];
+                        };
+                        /** @description ISO 8601, UTC */
+                        startedAt: string;
+                        finishedAt: null;
+                        durationMs: number;
+                        deliveries: number;
+                        attempts: number;
+                        events: number;
+                        /** @description payloads replaced by the expunged tombstone */
+                        expunged: number;
+                        partitions: number;
                     };
                 };
             };
@@ -2105,14 +2706,19 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description {items: [{id, name, createdAt}]}. */
+            /** @description The tenants. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        items: {
+                            id: string;
+                            name: string;
+                            /** @description ISO 8601, UTC */
+                            createdAt: string;
+                        }[];
                     };
                 };
             };
@@ -2141,14 +2747,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The tenant: {id, name, createdAt}. */
+            /** @description The tenant. */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        id: string;
+                        name: string;
+                        /** @description ISO 8601, UTC */
+                        createdAt: string;
                     };
                 };
             };
@@ -2174,14 +2783,47 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Depth and groups. */
+            /** @description Depth and oldest age, by subscription and reason, counted now; the groups a redrive filters on. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        depth: number;
+                        oldestAgeSeconds: number | null;
+                        /** @description ISO 8601, UTC */
+                        countedAt: string;
+                        /** @description set when some groups are the sampler's: that sample's time */
+                        groupsSampledAt: string | null;
+                        bySubscription: {
+                            subscriptionId: string;
+                            subscriptionName: string | null;
+                            depth: number;
+                            oldestAgeSeconds: number | null;
+                        }[];
+                        byReason: {
+                            reason: string | null;
+                            depth: number;
+                            oldestAgeSeconds: number | null;
+                        }[];
+                        bySubscriptionAndReason: {
+                            subscriptionId: string;
+                            reason: string | null;
+                            depth: number;
+                            oldestAgeSeconds: number | null;
+                        }[];
+                        groups: {
+                            subscriptionId: string;
+                            subscriptionName: string | null;
+                            reason: string | null;
+                            errorClass: string | null;
+                            statusCode: number | null;
+                            depth: number;
+                            oldestAt: string | null;
+                            /** @description null: counted now; else the time of the sample this group was read from */
+                            sampledAt: string | null;
+                        }[];
                     };
                 };
             };
@@ -2205,14 +2847,20 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The series. */
+            /** @description The sampled series. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        bucketSeconds: number;
+                        points: {
+                            /** @description ISO 8601, UTC */
+                            at: string;
+                            depth: number;
+                            oldestAgeSeconds: number | null;
+                        }[];
                     };
                 };
             };
@@ -2246,7 +2894,44 @@ export interface operations {
                 content: {
                     "application/json": {
                         items: {
-                            [key: string]: unknown;
+                            id: string;
+                            /** @enum {string} */
+                            kind: "redrive" | "recover" | "backfill";
+                            /** @description running, finished or cancelled */
+                            status: string;
+                            /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
+                            filter: {
+                                subscriptionId?: string;
+                                deadLetterReason?: string;
+                                errorClass?: string;
+                                statusCode?: number;
+                                /** Format: date-time */
+                                deadLetteredFrom?: string;
+                                /** Format: date-time */
+                                deadLetteredTo?: string;
+                            } | {
+                                subscriptionId: string;
+                                /** @description ISO 8601, UTC */
+                                since: string;
+                                /** @description ISO 8601, UTC */
+                                until: string;
+                                states?: ("delivered" | "resolved" | "dead_letter")[];
+                            };
+                            reason: string;
+                            actor: string;
+                            ratePerSecond: number;
+                            latestStateWins: boolean;
+                            matched: number;
+                            /** @description for a recover the deliveries sent again, for a backfill the deliveries created */
+                            redriven: number;
+                            skipped: number;
+                            remaining: number;
+                            cancelledBy: string | null;
+                            /** @description ISO 8601, UTC */
+                            createdAt: string;
+                            /** @description ISO 8601, UTC */
+                            updatedAt: string;
+                            finishedAt: string | null;
                         }[];
                     };
                 };
@@ -2292,14 +2977,87 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The running batch (a preview answers 200 with id null). */
+            /** @description dryRun: the preview (count, sample, what is held back), id null. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: null;
+                        /** @constant */
+                        status: "preview";
+                        matched: number;
+                        /** @description of matched, how many latestStateWins would skip now (null unless asked) */
+                        superseded: number | null;
+                        oldestDeadLetteredAt: string | null;
+                        newestDeadLetteredAt: string | null;
+                        sample: {
+                            id: string;
+                            eventId: string;
+                            eventType: string;
+                            subscriptionId: string;
+                            deadLetterReason: string | null;
+                            lastStatusCode: number | null;
+                            lastErrorMessage: string | null;
+                            deadLetteredAt: string | null;
+                            lastErrorClass: string | null;
+                        }[];
+                        /** @description matching dead letters of paused or disabled subscriptions: not included */
+                        held: {
+                            subscriptionId: string;
+                            state: string;
+                            count: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The running batch. */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        id: string;
+                        /** @enum {string} */
+                        kind: "redrive" | "recover" | "backfill";
+                        /** @description running, finished or cancelled */
+                        status: string;
+                        /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
+                        filter: {
+                            subscriptionId?: string;
+                            deadLetterReason?: string;
+                            errorClass?: string;
+                            statusCode?: number;
+                            /** Format: date-time */
+                            deadLetteredFrom?: string;
+                            /** Format: date-time */
+                            deadLetteredTo?: string;
+                        } | {
+                            subscriptionId: string;
+                            /** @description ISO 8601, UTC */
+                            since: string;
+                            /** @description ISO 8601, UTC */
+                            until: string;
+                            states?: ("delivered" | "resolved" | "dead_letter")[];
+                        };
+                        reason: string;
+                        actor: string;
+                        ratePerSecond: number;
+                        latestStateWins: boolean;
+                        matched: number;
+                        /** @description for a recover the deliveries sent again, for a backfill the deliveries created */
+                        redriven: number;
+                        skipped: number;
+                        remaining: number;
+                        cancelledBy: string | null;
+                        /** @description ISO 8601, UTC */
+                        createdAt: string;
+                        /** @description ISO 8601, UTC */
+                        updatedAt: string;
+                        finishedAt: string | null;
                     };
                 };
             };
@@ -2332,7 +3090,58 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        id: string;
+                        /** @enum {string} */
+                        kind: "redrive" | "recover" | "backfill";
+                        /** @description running, finished or cancelled */
+                        status: string;
+                        /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
+                        filter: {
+                            subscriptionId?: string;
+                            deadLetterReason?: string;
+                            errorClass?: string;
+                            statusCode?: number;
+                            /** Format: date-time */
+                            deadLetteredFrom?: string;
+                            /** Format: date-time */
+                            deadLetteredTo?: string;
+                        } | {
+                            subscriptionId: string;
+                            /** @description ISO 8601, UTC */
+                            since: string;
+                            /** @description ISO 8601, UTC */
+                            until: string;
+                            states?: ("delivered" | "resolved" | "dead_letter")[];
+                        };
+                        reason: string;
+                        actor: string;
+                        ratePerSecond: number;
+                        latestStateWins: boolean;
+                        matched: number;
+                        /** @description for a recover the deliveries sent again, for a backfill the deliveries created */
+                        redriven: number;
+                        skipped: number;
+                        remaining: number;
+                        cancelledBy: string | null;
+                        /** @description ISO 8601, UTC */
+                        createdAt: string;
+                        /** @description ISO 8601, UTC */
+                        updatedAt: string;
+                        finishedAt: string | null;
+                        deliveredSince: number;
+                        failedAgain: number;
+                        inProgress: number;
+                        skippedBy: {
+                            notDeadLettered: number;
+                            subscriptionInactive: number;
+                            superseded: number;
+                        };
+                        /** @description every skipped item by its recorded outcome (skipped_in_progress, skipped_exists, …) */
+                        skippedByOutcome: {
+                            [key: string]: number;
+                        };
+                        /** @description running batches only */
+                        etaSeconds: number | null;
                     };
                 };
             };
@@ -2369,7 +3178,44 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        [key: string]: unknown;
+                        id: string;
+                        /** @enum {string} */
+                        kind: "redrive" | "recover" | "backfill";
+                        /** @description running, finished or cancelled */
+                        status: string;
+                        /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
+                        filter: {
+                            subscriptionId?: string;
+                            deadLetterReason?: string;
+                            errorClass?: string;
+                            statusCode?: number;
+                            /** Format: date-time */
+                            deadLetteredFrom?: string;
+                            /** Format: date-time */
+                            deadLetteredTo?: string;
+                        } | {
+                            subscriptionId: string;
+                            /** @description ISO 8601, UTC */
+                            since: string;
+                            /** @description ISO 8601, UTC */
+                            until: string;
+                            states?: ("delivered" | "resolved" | "dead_letter")[];
+                        };
+                        reason: string;
+                        actor: string;
+                        ratePerSecond: number;
+                        latestStateWins: boolean;
+                        matched: number;
+                        /** @description for a recover the deliveries sent again, for a backfill the deliveries created */
+                        redriven: number;
+                        skipped: number;
+                        remaining: number;
+                        cancelledBy: string | null;
+                        /** @description ISO 8601, UTC */
+                        createdAt: string;
+                        /** @description ISO 8601, UTC */
+                        updatedAt: string;
+                        finishedAt: string | null;
                     };
                 };
             };

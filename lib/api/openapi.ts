@@ -1,9 +1,10 @@
 // The OpenAPI 3.1 description of /api/v1 (served at GET /api/v1/openapi.json),
 // generated from the zod schemas the routes validate with: z.toJSONSchema turns
 // each into JSON Schema 2020-12, which is OpenAPI 3.1's schema dialect, so the
-// document cannot disagree with what a route accepts. Subscriptions' and
-// deliveries' answers are described by lib/api/views.ts, which a test checks
-// against the routes' real answers; the rest say "an object". The registry below names
+// document cannot disagree with what a route accepts. The public routes'
+// answers are described by lib/api/views.ts, which tests check against the
+// routes' real answers; the dashboard's own read model and this document say
+// "an object". The registry below names
 // every route once; test/openapi.test.ts fails if a route file has no entry, an
 // entry no route file, or a permission differs from the route's apiRoute rule.
 import "server-only";
@@ -24,7 +25,38 @@ import { ZCreateTenant } from "../tenants/schema";
 import { ZDlqHistory } from "../dashboard/dlq";
 import { ZLookup } from "../dashboard/lookup";
 import { ZRange, ZSubscriptionDeliveries, ZSubscriptionHealthQuery } from "../dashboard/subscriptions";
-import { ZDeliveryPage, ZDeliveryWithAttempts, ZSubscriptionCreated, ZSubscriptionList, ZSubscriptionView } from "./views";
+import {
+  ZBackfillPreview,
+  ZBulkResolved,
+  ZDeliveryPage,
+  ZDeliveryRedriven,
+  ZDeliveryView,
+  ZDeliveryWithAttempts,
+  ZDlqHistoryView,
+  ZDlqSummary,
+  ZErasureReceipt,
+  ZRecoverPreview,
+  ZRedriveBatchList,
+  ZRedriveBatchProgress,
+  ZRedriveBatchView,
+  ZRedrivePreview,
+  ZResolvePreview,
+  ZRetentionOverview,
+  ZRetentionPolicyView,
+  ZRetentionPreview,
+  ZRetentionStarted,
+  ZSecretList,
+  ZSecretMeta,
+  ZSecretRotated,
+  ZSubscriptionArchived,
+  ZSubscriptionCreated,
+  ZSubscriptionList,
+  ZSubscriptionView,
+  ZTenantList,
+  ZTenantView,
+  ZTestSendList,
+  ZTestSendView,
+} from "./views";
 
 export type HttpMethod = "get" | "post" | "patch" | "put" | "delete";
 
@@ -40,6 +72,8 @@ export type ApiOperation = {
   status: number;
   response?: z.ZodType;
   responseDescription: string;
+  /** Another success the route answers with (a dry run's 200 beside a create's 201). */
+  also?: { status: number; response: z.ZodType; description: string };
 };
 
 export const ZPublishResponse = z.object({ eventId: z.string(), deliveries: z.array(ZBatchDelivery) });
@@ -131,7 +165,7 @@ export const API_OPERATIONS: ApiOperation[] = [
     summary: "Rotate the signing secret, the old one valid for the overlap.",
     body: ZRotateSecret,
     status: 201,
-    response: ZObject,
+    response: ZSecretRotated,
     responseDescription: "The new secret, shown this once.",
   },
   {
@@ -140,8 +174,8 @@ export const API_OPERATIONS: ApiOperation[] = [
     permission: "subscriptions.read",
     summary: "The subscription's secrets as ids and validity windows.",
     status: 200,
-    response: ZItems,
-    responseDescription: "Secret metadata, never the secrets.",
+    response: ZSecretList,
+    responseDescription: "Secret metadata, newest first, never the secrets.",
   },
   {
     path: "/api/v1/subscriptions/{id}/test",
@@ -150,8 +184,8 @@ export const API_OPERATIONS: ApiOperation[] = [
     summary: "Send a signed hookledger.ping (or {eventId}: that event's stored bytes) now, marked hookledger-test: 1; recorded as a test send, never a delivery.",
     body: ZTestSend,
     status: 200,
-    response: ZObject,
-    responseDescription: "The endpoint's answer: {id, status, latencyMs, headers, body (first 4 KB), error, errorClass}; status null and error when it did not answer.",
+    response: ZTestSendView,
+    responseDescription: "The endpoint's answer, also when it failed: status null and error when it did not answer.",
   },
   {
     path: "/api/v1/subscriptions/{id}/test",
@@ -159,7 +193,7 @@ export const API_OPERATIONS: ApiOperation[] = [
     permission: "subscriptions.read",
     summary: "The subscription's 20 most recent test sends, newest first.",
     status: 200,
-    response: ZItems,
+    response: ZTestSendList,
     responseDescription: "Test sends with the endpoint's answers.",
   },
   {
@@ -168,7 +202,7 @@ export const API_OPERATIONS: ApiOperation[] = [
     permission: "secrets.expire",
     summary: "End a rotation's overlap early: the old secret stops signing now (409 for the newest secret).",
     status: 200,
-    response: ZObject,
+    response: ZSecretMeta,
     responseDescription: "The secret's metadata, now expired.",
   },
   {
@@ -178,7 +212,7 @@ export const API_OPERATIONS: ApiOperation[] = [
     summary: "Archive: no new deliveries, queued ones resolved as superseded, history kept (409 if already archived).",
     body: ZArchiveSubscription,
     status: 200,
-    response: ZObject,
+    response: ZSubscriptionArchived,
     responseDescription: "The subscription with archivedAt, superseded and inFlight counts.",
   },
   {
@@ -188,7 +222,7 @@ export const API_OPERATIONS: ApiOperation[] = [
     summary: "Unarchive: the subscription matches new events again (409 if not archived).",
     body: ZArchiveSubscription,
     status: 200,
-    response: ZObject,
+    response: ZSubscriptionView,
     responseDescription: "The subscription.",
   },
   {
@@ -199,8 +233,9 @@ export const API_OPERATIONS: ApiOperation[] = [
       "Recover a window: the subscription's deliveries created in it (default states delivered, resolved, dead_letter) sent again as a paced batch (dryRun: the preview only).",
     body: ZRecover,
     status: 201,
-    response: ZObject,
-    responseDescription: "The running batch, kind recover (a preview answers 200 with id null).",
+    response: ZRedriveBatchView,
+    responseDescription: "The running batch, kind recover, followed on /api/v1/redrives/{id}.",
+    also: { status: 200, response: ZRecoverPreview, description: "dryRun: the preview, id null; nothing sent." },
   },
   {
     path: "/api/v1/subscriptions/{id}/backfill",
@@ -210,8 +245,9 @@ export const API_OPERATIONS: ApiOperation[] = [
       "Backfill: deliveries created and sent, paced, for the window's matching events that have none for the subscription (409 when there is nothing left to create).",
     body: ZBackfill,
     status: 201,
-    response: ZObject,
-    responseDescription: "The running batch, kind backfill (a preview answers 200 with id null).",
+    response: ZRedriveBatchView,
+    responseDescription: "The running batch, kind backfill, followed on /api/v1/redrives/{id}.",
+    also: { status: 200, response: ZBackfillPreview, description: "dryRun: the preview, id null; nothing created." },
   },
   {
     path: "/api/v1/deliveries",
@@ -239,8 +275,8 @@ export const API_OPERATIONS: ApiOperation[] = [
     summary: "Redrive one dead-lettered delivery (or retry a scheduled one now).",
     body: ZRedriveDelivery,
     status: 200,
-    response: ZObject,
-    responseDescription: "The delivery, pending again.",
+    response: ZDeliveryRedriven,
+    responseDescription: "The delivery, due again, and whether it was redriven or (a scheduled one) retried now.",
   },
   {
     path: "/api/v1/deliveries/{id}/resolve",
@@ -249,7 +285,7 @@ export const API_OPERATIONS: ApiOperation[] = [
     summary: "Resolve one dead letter: it will not be delivered, and why.",
     body: ZResolveDelivery,
     status: 200,
-    response: ZObject,
+    response: ZDeliveryView,
     responseDescription: "The delivery, resolved.",
   },
   {
@@ -259,7 +295,7 @@ export const API_OPERATIONS: ApiOperation[] = [
     summary: "Send a delivered (or resolved) delivery again: same key and bytes, a fresh signature.",
     body: ZResendDelivery,
     status: 200,
-    response: ZObject,
+    response: ZDeliveryView,
     responseDescription: "The delivery, pending again.",
   },
   {
@@ -269,8 +305,8 @@ export const API_OPERATIONS: ApiOperation[] = [
     summary: "Resolve the dead letters a filter matches (with dryRun: the preview only).",
     body: ZBulkResolve,
     status: 200,
-    response: ZObject,
-    responseDescription: "{status: resolved, resolved, …} or the preview.",
+    response: z.union([ZBulkResolved, ZResolvePreview]),
+    responseDescription: "{id, status: resolved, resolved, resolution, filter}; with dryRun the preview, id null.",
   },
   {
     path: "/api/v1/erasures",
@@ -280,8 +316,8 @@ export const API_OPERATIONS: ApiOperation[] = [
       "Erase a subject (e.g. one student id): its events lose payload, subject values and recorded answers; unfinished deliveries are resolved erased (dryRun: the counts only).",
     body: ZCreateErasure,
     status: 200,
-    response: ZObject,
-    responseDescription: "The receipt: {id, subjectKey, tenant, reason, by, startedAt, finishedAt, events, opsEvents, deliveries, resolved, attempts}; never the value.",
+    response: ZErasureReceipt,
+    responseDescription: "The receipt (with dryRun: the counts, id null, status preview); never the value.",
   },
   {
     path: "/api/v1/retention",
@@ -289,7 +325,7 @@ export const API_OPERATIONS: ApiOperation[] = [
     permission: "retention.read",
     summary: "The retention policy (days, payload days, tenants' overrides), the oldest data kept, the last runs and the ledger tables' (and partitions') sizes.",
     status: 200,
-    response: ZObject,
+    response: ZRetentionOverview,
     responseDescription: "{policy, oldest, runs, tables, partitions}.",
   },
   {
@@ -299,7 +335,7 @@ export const API_OPERATIONS: ApiOperation[] = [
     summary: "Set a tenant's retention override (retentionDays null: remove it); an unknown tenant or days below 1 or above 36,500 are a 400.",
     body: ZRetentionOverride,
     status: 200,
-    response: ZObject,
+    response: ZRetentionPolicyView,
     responseDescription: "The policy as it now is.",
   },
   {
@@ -310,9 +346,9 @@ export const API_OPERATIONS: ApiOperation[] = [
       "Start a retention run now: remove expired finished deliveries, their attempts and unneeded events, expunge old payloads. Answered 202 as it starts; GET /api/v1/retention shows its counts and its end. dryRun: 200 with the counts only, nothing changed. 409 while another run holds the lock.",
     body: ZRunRetention,
     status: 202,
-    response: ZObject,
-    responseDescription:
-      "The run's record as it starts: {id, trigger, by, status: running, policy, deliveries, attempts, events, expunged, partitions, startedAt}; with dryRun (200) the counts it would remove, id null, status preview.",
+    response: ZRetentionStarted,
+    responseDescription: "The run's record as it starts (status running); GET /api/v1/retention shows its counts and its end.",
+    also: { status: 200, response: ZRetentionPreview, description: "dryRun: the counts it would remove, id null, status preview; nothing changed or recorded." },
   },
   {
     path: "/api/v1/tenants",
@@ -320,8 +356,8 @@ export const API_OPERATIONS: ApiOperation[] = [
     permission: "tenants.manage",
     summary: "Every tenant (district): id, name, createdAt. Global admins only (a principal confined to a tenant gets 403).",
     status: 200,
-    response: ZObject,
-    responseDescription: "{items: [{id, name, createdAt}]}.",
+    response: ZTenantList,
+    responseDescription: "The tenants.",
   },
   {
     path: "/api/v1/tenants",
@@ -330,8 +366,8 @@ export const API_OPERATIONS: ApiOperation[] = [
     summary: "Register a tenant: {id, name}. 409 if the id exists; global admins only.",
     body: ZCreateTenant,
     status: 201,
-    response: ZObject,
-    responseDescription: "The tenant: {id, name, createdAt}.",
+    response: ZTenantView,
+    responseDescription: "The tenant.",
   },
   {
     path: "/api/v1/dlq",
@@ -340,8 +376,8 @@ export const API_OPERATIONS: ApiOperation[] = [
     summary: "The dead-letter queue's summary.",
     query: ZDlqQuery,
     status: 200,
-    response: ZObject,
-    responseDescription: "Depth and groups.",
+    response: ZDlqSummary,
+    responseDescription: "Depth and oldest age, by subscription and reason, counted now; the groups a redrive filters on.",
   },
   {
     path: "/api/v1/dlq/history",
@@ -350,8 +386,8 @@ export const API_OPERATIONS: ApiOperation[] = [
     summary: "DLQ depth and oldest age over time.",
     query: ZDlqHistory,
     status: 200,
-    response: ZObject,
-    responseDescription: "The series.",
+    response: ZDlqHistoryView,
+    responseDescription: "The sampled series.",
   },
   {
     path: "/api/v1/redrives",
@@ -360,8 +396,9 @@ export const API_OPERATIONS: ApiOperation[] = [
     summary: "A bulk redrive (with dryRun: the preview only).",
     body: ZCreateRedrive,
     status: 201,
-    response: ZObject,
-    responseDescription: "The running batch (a preview answers 200 with id null).",
+    response: ZRedriveBatchView,
+    responseDescription: "The running batch.",
+    also: { status: 200, response: ZRedrivePreview, description: "dryRun: the preview (count, sample, what is held back), id null." },
   },
   {
     path: "/api/v1/redrives",
@@ -370,7 +407,7 @@ export const API_OPERATIONS: ApiOperation[] = [
     summary: "Bulk redrives.",
     query: ZListRedrives,
     status: 200,
-    response: ZItems,
+    response: ZRedriveBatchList,
     responseDescription: "The batches.",
   },
   {
@@ -379,7 +416,7 @@ export const API_OPERATIONS: ApiOperation[] = [
     permission: "dlq.read",
     summary: "A bulk redrive's progress.",
     status: 200,
-    response: ZObject,
+    response: ZRedriveBatchProgress,
     responseDescription: "The batch.",
   },
   {
@@ -390,7 +427,7 @@ export const API_OPERATIONS: ApiOperation[] = [
     body: ZCancelRedrive,
     bodyRequired: false,
     status: 200,
-    response: ZObject,
+    response: ZRedriveBatchView,
     responseDescription: "The batch, cancelled.",
   },
   {
@@ -503,6 +540,9 @@ export function openApiDocument(version = "0.1.0"): Record<string, unknown> {
           description: op.responseDescription,
           ...(op.response ? { content: { "application/json": { schema: schema(op.response, "output") } } } : {}),
         },
+        ...(op.also
+          ? { [String(op.also.status)]: { description: op.also.description, content: { "application/json": { schema: schema(op.also.response, "output") } } } }
+          : {}),
         ...errors,
       },
     };

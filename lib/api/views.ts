@@ -1,13 +1,28 @@
 // The shapes the API answers with, for the OpenAPI document's response
 // schemas (lib/api/openapi.ts) and the typed client's readers: a subscription,
-// a delivery and its attempts. test/openapi.test.ts parses real answers of the
-// routes with these schemas and compares the result with the answer, so a field added to or dropped from a
-// view (lib/subscriptions/service.ts toSubscriptionView, lib/deliveries/queries.ts
-// toDeliveryView, lib/ledger/read) fails there until this file says so too.
+// a delivery and its attempts, and the answers of the operators' routes
+// (secrets, test sends, redrives, recover and backfill, resolve, the DLQ,
+// tenants, retention, erasures). test/openapi.test.ts and
+// test/openapi-views.test.ts parse real answers of the routes with these
+// schemas and compare the result with the answer, and check at compile time
+// that each schema's type and its service's return type accept each other, so
+// a field added to or dropped from a view (lib/subscriptions/service.ts
+// toSubscriptionView, lib/deliveries/queries.ts toDeliveryView, lib/ledger/read,
+// the services the routes call) fails there until this file says so too.
 import "server-only";
 import { z } from "zod";
-import { ATTEMPT_OUTCOMES, ATTEMPT_TRIGGERS, DEAD_LETTER_REASONS, DELIVERY_RESOLUTIONS, DELIVERY_STATES, ERROR_CLASSES, SUBSCRIPTION_STATES } from "../ledger/states";
+import {
+  ATTEMPT_OUTCOMES,
+  ATTEMPT_TRIGGERS,
+  DEAD_LETTER_REASONS,
+  DELIVERY_RESOLUTIONS,
+  DELIVERY_STATES,
+  ERROR_CLASSES,
+  RESOLUTIONS,
+  SUBSCRIPTION_STATES,
+} from "../ledger/states";
 import { ZFailurePolicy, ZRetryPolicy } from "../subscriptions/schema";
+import { BATCH_KINDS, RECOVER_STATES, ZRedriveFilter } from "../redrive/schema";
 
 const time = z.string().describe("ISO 8601, UTC");
 const maybeTime = time.nullable();
@@ -90,3 +105,231 @@ export const ZSubscriptionView = z.object({
 export const ZSubscriptionList = z.object({ items: z.array(ZSubscriptionView) });
 /** A create's answer: the signing secret, this once. */
 export const ZSubscriptionCreated = ZSubscriptionView.extend({ secret: z.string() });
+
+/** Archive's answer: the subscription and what its archiving did to its queue. */
+export const ZSubscriptionArchived = ZSubscriptionView.extend({
+  superseded: z.number().int().describe("pending and scheduled deliveries now resolved as superseded"),
+  inFlight: z.number().int().describe("deliveries on the wire, which finish and are recorded"),
+});
+
+/** The single-delivery redrive's answer: the delivery as it now is, and whether it was redriven or (a scheduled one) made due now. */
+export const ZDeliveryRedriven = ZDeliveryView.extend({ redrive: z.object({ action: z.enum(["redrive", "retry_now"]) }) });
+
+// Signing secrets: ids and validity windows; a value only in a rotation's answer, that once.
+export const ZSecretMeta = z.object({ id: z.string(), createdAt: time, expiresAt: maybeTime.describe("null: signs until a rotation ends it"), active: z.boolean() });
+export const ZSecretList = z.object({ items: z.array(ZSecretMeta) });
+export const ZSecretRotated = z.object({
+  id: z.string(),
+  subscriptionId: z.string(),
+  secret: z.string().describe("the new whsec_ secret, shown this once"),
+  createdAt: time,
+  overlapSeconds: z.number().int(),
+  previous: z.array(ZSecretMeta).describe("the older secrets, newest first, with the end of their overlap"),
+});
+
+export const ZTestSendView = z.object({
+  id: z.string(),
+  status: z.number().int().nullable().describe("the endpoint's HTTP status; null when it did not answer"),
+  latencyMs: z.number(),
+  headers: z.record(z.string(), z.string()).nullable(),
+  body: z.string().nullable().describe("the answer's first 4 KB, credentials masked"),
+  error: z.string().nullable(),
+  errorClass: z.string().nullable(),
+  eventId: z.string().nullable().describe("the stored event sent; null for a ping"),
+  eventType: z.string(),
+  url: z.string(),
+  actor: z.string(),
+  sentAt: time,
+});
+export const ZTestSendList = z.object({ items: z.array(ZTestSendView) });
+
+// Bulk redrives, recovers and backfills: one batch record for the three kinds.
+const ZWindowFilter = z.strictObject({ subscriptionId: z.string(), since: time, until: time, states: z.array(z.enum(RECOVER_STATES)).optional() });
+export const ZRedriveBatchView = z.object({
+  id: z.string(),
+  kind: z.enum(BATCH_KINDS),
+  status: z.string().describe("running, finished or cancelled"),
+  filter: z.union([ZRedriveFilter, ZWindowFilter]).describe("a redrive's dead-letter filter, or a recover's or backfill's window"),
+  reason: z.string(),
+  actor: z.string(),
+  ratePerSecond: z.number(),
+  latestStateWins: z.boolean(),
+  matched: z.number().int(),
+  redriven: z.number().int().describe("for a recover the deliveries sent again, for a backfill the deliveries created"),
+  skipped: z.number().int(),
+  remaining: z.number().int(),
+  cancelledBy: z.string().nullable(),
+  createdAt: time,
+  updatedAt: time,
+  finishedAt: maybeTime,
+});
+export const ZRedriveBatchList = z.object({ items: z.array(ZRedriveBatchView) });
+export const ZRedriveBatchProgress = ZRedriveBatchView.extend({
+  deliveredSince: z.number().int(),
+  failedAgain: z.number().int(),
+  inProgress: z.number().int(),
+  skippedBy: z.object({ notDeadLettered: z.number().int(), subscriptionInactive: z.number().int(), superseded: z.number().int() }),
+  skippedByOutcome: z.record(z.string(), z.number().int()).describe("every skipped item by its recorded outcome (skipped_in_progress, skipped_exists, …)"),
+  etaSeconds: z.number().int().nullable().describe("running batches only"),
+});
+
+/** A dry run's answer: nothing recorded, so no id. */
+const preview = { id: z.null(), status: z.literal("preview") };
+const ZDeadLetterSample = z.object({
+  id: z.string(),
+  eventId: z.string(),
+  eventType: z.string(),
+  subscriptionId: z.string(),
+  deadLetterReason: z.string().nullable(),
+  lastStatusCode: z.number().int().nullable(),
+  lastErrorMessage: z.string().nullable(),
+  deadLetteredAt: maybeTime,
+});
+export const ZRedrivePreview = z.object({
+  ...preview,
+  matched: z.number().int(),
+  superseded: z.number().int().nullable().describe("of matched, how many latestStateWins would skip now (null unless asked)"),
+  oldestDeadLetteredAt: maybeTime,
+  newestDeadLetteredAt: maybeTime,
+  sample: z.array(ZDeadLetterSample.extend({ lastErrorClass: z.string().nullable() })),
+  held: z
+    .array(z.object({ subscriptionId: z.string(), state: z.string(), count: z.number().int(), message: z.string() }))
+    .describe("matching dead letters of paused or disabled subscriptions: not included"),
+});
+export const ZRecoverPreview = z.object({
+  ...preview,
+  kind: z.literal("recover"),
+  subscriptionId: z.string(),
+  since: time,
+  until: time,
+  states: z.array(z.enum(RECOVER_STATES)),
+  matched: z.number().int(),
+  byState: z.record(z.string(), z.number().int()),
+  oldestCreatedAt: maybeTime,
+  newestCreatedAt: maybeTime,
+  sample: z.array(z.object({ id: z.string(), eventId: z.string(), eventType: z.string(), state: z.string(), createdAt: time, deliveredAt: maybeTime })),
+});
+export const ZBackfillPreview = z.object({
+  ...preview,
+  kind: z.literal("backfill"),
+  subscriptionId: z.string(),
+  since: time,
+  until: time,
+  matched: z.number().int(),
+  oldestReceivedAt: maybeTime,
+  newestReceivedAt: maybeTime,
+  sample: z.array(z.object({ eventId: z.string(), eventType: z.string(), occurredAt: time, receivedAt: time })),
+});
+export const ZResolvePreview = z.object({
+  ...preview,
+  matched: z.number().int(),
+  oldestDeadLetteredAt: maybeTime,
+  newestDeadLetteredAt: maybeTime,
+  sample: z.array(ZDeadLetterSample),
+});
+export const ZBulkResolved = z.object({
+  id: z.string(),
+  status: z.literal("resolved"),
+  resolution: z.enum(RESOLUTIONS),
+  resolved: z.number().int(),
+  filter: ZRedriveFilter,
+});
+
+// The DLQ, counted now; its sampled history.
+const depth = { depth: z.number().int(), oldestAgeSeconds: z.number().nullable() };
+export const ZDlqSummary = z.object({
+  ...depth,
+  countedAt: time,
+  groupsSampledAt: maybeTime.describe("set when some groups are the sampler's: that sample's time"),
+  bySubscription: z.array(z.object({ subscriptionId: z.string(), subscriptionName: z.string().nullable(), ...depth })),
+  byReason: z.array(z.object({ reason: z.string().nullable(), ...depth })),
+  bySubscriptionAndReason: z.array(z.object({ subscriptionId: z.string(), reason: z.string().nullable(), ...depth })),
+  groups: z.array(
+    z.object({
+      subscriptionId: z.string(),
+      subscriptionName: z.string().nullable(),
+      reason: z.string().nullable(),
+      errorClass: z.string().nullable(),
+      statusCode: z.number().int().nullable(),
+      depth: z.number().int(),
+      oldestAt: maybeTime,
+      sampledAt: maybeTime.describe("null: counted now; else the time of the sample this group was read from"),
+    }),
+  ),
+});
+export const ZDlqHistoryView = z.object({
+  bucketSeconds: z.number().int(),
+  points: z.array(z.object({ at: time, depth: z.number().int(), oldestAgeSeconds: z.number().nullable() })),
+});
+
+export const ZTenantView = z.object({ id: z.string(), name: z.string(), createdAt: time });
+export const ZTenantList = z.object({ items: z.array(ZTenantView) });
+
+// Retention: the policy, its runs, the oldest data kept and the tables' sizes.
+export const ZRetentionPolicyView = z.object({
+  retentionDays: z.number().int(),
+  payloadRetentionDays: z.number().int().nullable(),
+  overrides: z.array(z.object({ tenant: z.string(), retentionDays: z.number().int(), payloadRetentionDays: z.number().int().nullable() })),
+});
+const retentionCounts = {
+  deliveries: z.number().int(),
+  attempts: z.number().int(),
+  events: z.number().int(),
+  expunged: z.number().int().describe("payloads replaced by the expunged tombstone"),
+  partitions: z.number().int(),
+};
+/** A run as the API answers it: a dry run's counts, or the record of a run as it starts. */
+export const ZRetentionReport = z.object({
+  id: z.string().nullable(),
+  dryRun: z.boolean(),
+  trigger: z.enum(["schedule", "manual"]),
+  by: z.string(),
+  status: z.enum(["preview", "running", "finished", "stopped"]),
+  policy: ZRetentionPolicyView,
+  startedAt: time,
+  finishedAt: maybeTime,
+  durationMs: z.number(),
+  ...retentionCounts,
+});
+export const ZRetentionPreview = ZRetentionReport.extend({ ...preview, dryRun: z.literal(true) });
+export const ZRetentionStarted = ZRetentionReport.extend({ id: z.string(), dryRun: z.literal(false), status: z.literal("running"), finishedAt: z.null() });
+export const ZRetentionOverview = z.object({
+  policy: ZRetentionPolicyView,
+  oldest: z.object({ event: maybeTime, delivery: maybeTime, attempt: maybeTime, finishedDelivery: maybeTime }).describe("the oldest row kept in each table; null: empty"),
+  runs: z.array(
+    z.object({
+      id: z.string(),
+      trigger: z.enum(["schedule", "manual"]),
+      actor: z.string(),
+      status: z.enum(["running", "finished", "failed"]),
+      policy: ZRetentionPolicyView.describe("the policy the run applied"),
+      error: z.string().nullable(),
+      startedAt: time,
+      finishedAt: maybeTime,
+      ...retentionCounts,
+    }),
+  ),
+  tables: z.array(z.object({ name: z.string(), rows: z.number().int().nullable().describe("the planner's estimate"), bytes: z.number() })),
+  partitions: z.array(z.object({ table: z.string(), name: z.string(), from: maybeTime, to: maybeTime, rows: z.number().int().nullable(), bytes: z.number() })),
+});
+
+/** An erasure's receipt: the key, never the value. */
+export const ZErasureReceipt = z.object({
+  id: z.string().nullable().describe("er_…; null for a dry run"),
+  dryRun: z.boolean(),
+  status: z.enum(["preview", "finished"]),
+  subjectKey: z.string(),
+  tenant: z.string().nullable(),
+  reason: z.string(),
+  by: z.string(),
+  startedAt: time,
+  finishedAt: maybeTime,
+  durationMs: z.number(),
+  events: z.number().int(),
+  opsEvents: z.number().int(),
+  deliveries: z.number().int(),
+  resolved: z.number().int(),
+  attempts: z.number().int(),
+  reasonsScrubbed: z.number().int().describe("operators' reasons and resolution texts the value was taken out of"),
+  eventIdsWithValue: z.number().int().describe("erased events whose ids contain the value, which no erasure can change"),
+});
