@@ -42,7 +42,8 @@ describe("HookledgerClient against the real route handlers over HTTP", () => {
     const updated = await admin.subscriptions.update("sub_lincoln", { name: "Lincoln SIS v2" });
     expect(updated.name).toBe("Lincoln SIS v2");
     const rotated = await admin.subscriptions.rotate("sub_lincoln", { overlapSeconds: 60, reason: "test" });
-    expect(JSON.stringify(rotated)).toMatch(/whsec_/);
+    expect(rotated.secret).toMatch(/^whsec_/);
+    expect(rotated.previous).toHaveLength(1);
     expect((await admin.subscriptions.secrets("sub_lincoln")).items.length).toBe(2);
   });
 
@@ -71,19 +72,16 @@ describe("HookledgerClient against the real route handlers over HTTP", () => {
   it("redrives: preview, create, get, cancel; a dead letter redriven alone", async () => {
     const [dl] = await seedDeadLetters(db, { subscriptionId: "sub_lincoln", n: 30, prefix: "cl_dl_" });
     const single = await admin.deliveries.redrive(dl, "INC-0");
-    expect(JSON.stringify(single)).toContain(dl);
+    expect(single).toMatchObject({ id: dl, state: "pending", redrive: { action: "redrive" } });
     const preview = await admin.redrives.create({ filter: { subscriptionId: "sub_lincoln" }, dryRun: true });
     expect(preview).toMatchObject({ id: null, status: "preview" });
     expect(preview.matched).toBe(29);
     const batch = await admin.redrives.create({ filter: { subscriptionId: "sub_lincoln" }, reason: "INC-2", ratePerSecond: 1 });
     expect(batch.id).toBeTruthy();
-    // The OpenAPI document describes a batch in words only, so the generated types say "an object".
-    expect(typeof batch.id).toBe("string");
-    const batchId = batch.id as string;
-    const got = await admin.redrives.get(batchId);
+    const got = await admin.redrives.get(batch.id!);
     expect(got.id).toBe(batch.id);
     expect((await admin.redrives.list()).items.map((x) => x.id)).toContain(batch.id);
-    const cancelled = await admin.redrives.cancel(batchId, "test");
+    const cancelled = await admin.redrives.cancel(batch.id!, "test");
     expect(cancelled).toMatchObject({ id: batch.id, status: "cancelled" });
   });
 
@@ -95,10 +93,10 @@ describe("HookledgerClient against the real route handlers over HTTP", () => {
       subject: (i) => ({ tenant: "lincoln", studentId: `stu_life_${i}` }),
     });
     const summary = await admin.dlq.summary({ subscriptionId: "sub_lincoln" });
-    expect(JSON.stringify(summary)).toContain("sub_lincoln");
-    expect(await admin.dlq.history({ hours: 1 })).toBeTruthy();
+    expect(summary.bySubscription.map((x) => x.subscriptionId)).toEqual(["sub_lincoln"]);
+    expect((await admin.dlq.history({ hours: 1 })).points).toBeInstanceOf(Array);
     const resolved = await admin.deliveries.resolve(a, { resolution: "discarded", reason: "INC-7 importer rejects it" });
-    expect(JSON.stringify(resolved)).toContain(a);
+    expect(resolved).toMatchObject({ id: a, state: "resolved", resolution: { resolution: "discarded" } });
     expect((await admin.deliveries.get(a)).state).toBe("resolved");
     const preview = await admin.dlq.previewResolve({ filter: { subscriptionId: "sub_lincoln" }, resolution: "discarded", reason: "INC-8 bulk" });
     expect(preview).toMatchObject({ id: null, status: "preview" });
@@ -107,7 +105,7 @@ describe("HookledgerClient against the real route handlers over HTTP", () => {
     expect(bulk).toMatchObject({ status: "resolved" });
     expect((await admin.deliveries.get(b)).state).toBe("resolved");
     const resent = await admin.deliveries.resend(a, "INC-9 district lost it");
-    expect(JSON.stringify(resent)).toContain(a);
+    expect(resent).toMatchObject({ id: a, state: "pending" });
 
     const since = new Date(Date.now() - 3_600_000).toISOString();
     const rec = await admin.subscriptions.previewRecover("sub_lincoln", { since, reason: "INC-10", ratePerSecond: 5 });
@@ -120,14 +118,13 @@ describe("HookledgerClient against the real route handlers over HTTP", () => {
 
     const old = (await admin.subscriptions.secrets("sub_lincoln")).items.find((x) => x.expiresAt);
     expect(old).toBeTruthy();
-    expect(typeof old!.id).toBe("string");
-    const oldId = old!.id as string;
-    expect(JSON.stringify(await admin.subscriptions.endSecret("sub_lincoln", oldId))).toContain(oldId);
+    expect(await admin.subscriptions.endSecret("sub_lincoln", old!.id)).toMatchObject({ id: old!.id, active: false });
 
     const erasure = await admin.erasures.create({ subject: { studentId: "stu_life_2" }, reason: "records request 1", dryRun: true });
     expect(JSON.stringify(erasure)).not.toContain("stu_life_2");
     const archived = await admin.subscriptions.archive("sub_lincoln", "district left");
-    expect(JSON.stringify(archived)).toContain("archivedAt");
+    expect(archived.archivedAt).toBeTruthy();
+    expect(archived.superseded).toBeGreaterThan(0);
     await expect(admin.subscriptions.archive("sub_lincoln", "again")).rejects.toMatchObject({ status: 409 });
     await admin.subscriptions.unarchive("sub_lincoln", "district came back");
   });
@@ -135,12 +132,12 @@ describe("HookledgerClient against the real route handlers over HTTP", () => {
   it("tenants and retention: register a district, read the policy, a dry run changes nothing", async () => {
     const t = await admin.tenants.create({ id: "cl_monroe", name: "Monroe USD" });
     expect(t).toMatchObject({ id: "cl_monroe", name: "Monroe USD" });
-    expect((await admin.tenants.list()).items).toContainEqual(expect.objectContaining({ id: "cl_monroe" }));
+    expect((await admin.tenants.list()).items.map((x) => x.id)).toContain("cl_monroe");
     await expect(admin.tenants.create({ id: "cl_monroe", name: "again" })).rejects.toMatchObject({ status: 409 });
     const overview = await admin.retention.get();
-    expect(JSON.stringify(overview)).toMatch(/retentionDays|policy/);
+    expect(overview.policy.retentionDays).toBeGreaterThan(0);
     const before = (await db.pool.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n;
-    expect(await admin.retention.run({ dryRun: true })).toBeTruthy();
+    expect(await admin.retention.run({ dryRun: true })).toMatchObject({ id: null, status: "preview", dryRun: true });
     expect((await db.pool.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n).toBe(before);
   });
 

@@ -20,11 +20,11 @@ export type BodyOf<O> = O extends { requestBody?: infer B } ? Json<NonNullable<B
 /** The query string an operation accepts. */
 export type QueryOf<O> = O extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
 type PathParamsOf<O> = O extends { parameters: { path?: infer P } } ? NonNullable<P> : never;
-/** What an operation answers when it succeeds (its 2xx response). */
-export type AnswerOf<O> = O extends { responses: infer R } ? Json<R[Extract<keyof R, 200 | 201 | 202>]> : never;
+/** What an operation answers when it succeeds (its 2xx responses; `S`: one of them, e.g. a dry run's 200 beside a create's 201). */
+export type AnswerOf<O, S extends number = 200 | 201 | 202> = O extends { responses: infer R } ? Json<R[Extract<keyof R, S>]> : never;
 type Input<O> = { path?: PathParamsOf<O>; query?: QueryOf<O>; body?: BodyOf<O> };
-/** What the operation named `K` in the document (its operationId) answers when it succeeds. */
-export type Answer<K extends keyof operations> = AnswerOf<operations[K]>;
+/** What the operation named `K` in the document (its operationId) answers when it succeeds (with `S`, with that status). */
+export type Answer<K extends keyof operations, S extends number = 200 | 201 | 202> = AnswerOf<operations[K], S>;
 
 export type PublishEventInput = BodyOf<operations["postEvents"]>;
 export type PublishedDelivery = AnswerOf<operations["postEvents"]>["deliveries"][number];
@@ -44,6 +44,9 @@ export type UpdateSubscriptionInput = BodyOf<operations["patchSubscriptionsId"]>
 export type ListSubscriptionsQuery = QueryOf<operations["getSubscriptions"]>;
 export type RotateSecretInput = BodyOf<operations["postSubscriptionsIdSecrets"]>;
 export type SecretMeta = AnswerOf<operations["getSubscriptionsIdSecrets"]>["items"][number];
+/** A rotation's answer: the new secret (shown this once) and the older secrets' windows. */
+export type RotatedSecret = Answer<"postSubscriptionsIdSecrets">;
+export type TestSend = Answer<"postSubscriptionsIdTest">;
 export type TestSendInput = BodyOf<operations["postSubscriptionsIdTest"]>;
 type ArchiveReason = BodyOf<operations["postSubscriptionsIdArchive"]>["reason"];
 export type RecoverInput = Omit<BodyOf<operations["postSubscriptionsIdRecover"]>, "dryRun">;
@@ -51,6 +54,21 @@ export type BackfillInput = Omit<BodyOf<operations["postSubscriptionsIdBackfill"
 export type ListDeliveriesQuery = QueryOf<operations["getDeliveries"]>;
 export type Delivery = AnswerOf<operations["getDeliveries"]>["items"][number];
 export type DeliveryWithAttempts = AnswerOf<operations["getDeliveriesId"]>;
+/** A bulk redrive, recover or backfill: the batch record `redrives.list` and `cancel` answer with. */
+export type RedriveBatch = Answer<"postRedrives", 201>;
+/** `redrives.get`: the batch with its progress. */
+export type RedriveBatchProgress = Answer<"getRedrivesId">;
+export type RedrivePreview = Answer<"postRedrives", 200>;
+export type RecoverPreview = Answer<"postSubscriptionsIdRecover", 200>;
+export type BackfillPreview = Answer<"postSubscriptionsIdBackfill", 200>;
+export type BulkResolveResult = Extract<Answer<"postDlqResolve">, { status: "resolved" }>;
+export type BulkResolvePreview = Extract<Answer<"postDlqResolve">, { status: "preview" }>;
+export type DlqSummary = Answer<"getDlq">;
+export type DlqHistory = Answer<"getDlqHistory">;
+export type Tenant = Answer<"postTenants">;
+export type RetentionOverview = Answer<"getRetention">;
+export type RetentionPolicy = Answer<"putRetention">;
+export type ErasureReceipt = Answer<"postErasures">;
 export type ResolveInput = BodyOf<operations["postDeliveriesIdResolve"]>;
 type ResendReason = BodyOf<operations["postDeliveriesIdResend"]>["reason"];
 export type BulkResolveInput = Omit<BodyOf<operations["postDlqResolve"]>, "dryRun">;
@@ -237,16 +255,16 @@ export class HookledgerClient {
     unarchive: (id: string, reason: ArchiveReason): Promise<Answer<"postSubscriptionsIdUnarchive">> =>
       this.op("post", "/api/v1/subscriptions/{id}/unarchive", { path: { id }, body: { reason } }),
     /** Sends a window of the subscription's deliveries again as a paced batch (followed with `redrives.get`). */
-    recover: (id: string, input: RecoverInput): Promise<Answer<"postSubscriptionsIdRecover">> =>
-      this.op("post", "/api/v1/subscriptions/{id}/recover", { path: { id }, body: input }),
+    recover: (id: string, input: RecoverInput): Promise<Answer<"postSubscriptionsIdRecover", 201>> =>
+      this.op("post", "/api/v1/subscriptions/{id}/recover", { path: { id }, body: input }) as Promise<RedriveBatch>,
     /** The recover's count by state and a sample (`dryRun: true`); nothing is sent. */
-    previewRecover: (id: string, input: RecoverInput): Promise<Answer<"postSubscriptionsIdRecover">> =>
-      this.op("post", "/api/v1/subscriptions/{id}/recover", { path: { id }, body: { ...input, dryRun: true } }),
+    previewRecover: (id: string, input: RecoverInput): Promise<Answer<"postSubscriptionsIdRecover", 200>> =>
+      this.op("post", "/api/v1/subscriptions/{id}/recover", { path: { id }, body: { ...input, dryRun: true } }) as Promise<RecoverPreview>,
     /** Delivers the window's past events the subscription never had, as a paced batch. */
-    backfill: (id: string, input: BackfillInput): Promise<Answer<"postSubscriptionsIdBackfill">> =>
-      this.op("post", "/api/v1/subscriptions/{id}/backfill", { path: { id }, body: input }),
-    previewBackfill: (id: string, input: BackfillInput): Promise<Answer<"postSubscriptionsIdBackfill">> =>
-      this.op("post", "/api/v1/subscriptions/{id}/backfill", { path: { id }, body: { ...input, dryRun: true } }),
+    backfill: (id: string, input: BackfillInput): Promise<Answer<"postSubscriptionsIdBackfill", 201>> =>
+      this.op("post", "/api/v1/subscriptions/{id}/backfill", { path: { id }, body: input }) as Promise<RedriveBatch>,
+    previewBackfill: (id: string, input: BackfillInput): Promise<Answer<"postSubscriptionsIdBackfill", 200>> =>
+      this.op("post", "/api/v1/subscriptions/{id}/backfill", { path: { id }, body: { ...input, dryRun: true } }) as Promise<BackfillPreview>,
   };
 
   readonly deliveries = {
@@ -266,8 +284,10 @@ export class HookledgerClient {
     summary: (query: DlqSummaryQuery = {}): Promise<Answer<"getDlq">> => this.op("get", "/api/v1/dlq", { query }),
     history: (query: DlqHistoryQuery = {}): Promise<Answer<"getDlqHistory">> => this.op("get", "/api/v1/dlq/history", { query }),
     /** Resolves every dead letter the filter matches. */
-    resolve: (input: BulkResolveInput): Promise<Answer<"postDlqResolve">> => this.op("post", "/api/v1/dlq/resolve", { body: input }),
-    previewResolve: (input: BulkResolveInput): Promise<Answer<"postDlqResolve">> => this.op("post", "/api/v1/dlq/resolve", { body: { ...input, dryRun: true } }),
+    resolve: (input: BulkResolveInput): Promise<Extract<Answer<"postDlqResolve">, { status: "resolved" }>> =>
+      this.op("post", "/api/v1/dlq/resolve", { body: input }) as Promise<BulkResolveResult>,
+    previewResolve: (input: BulkResolveInput): Promise<Extract<Answer<"postDlqResolve">, { status: "preview" }>> =>
+      this.op("post", "/api/v1/dlq/resolve", { body: { ...input, dryRun: true } }) as Promise<BulkResolvePreview>,
   };
 
   readonly tenants = {
@@ -281,7 +301,7 @@ export class HookledgerClient {
     get: (): Promise<Answer<"getRetention">> => this.op("get", "/api/v1/retention"),
     /** A tenant's override of the retention days; `retentionDays: null` removes it. */
     setOverride: (input: RetentionOverrideInput): Promise<Answer<"putRetention">> => this.op("put", "/api/v1/retention", { body: input }),
-    /** Runs retention now; `dryRun: true` counts only. */
+    /** Runs retention now (202: the run's record as it starts); `dryRun: true` counts only (200, `id: null`). */
     run: (opts: RunRetentionInput = {}): Promise<Answer<"postRetentionRun">> => this.op("post", "/api/v1/retention/run", { body: opts }),
   };
 
@@ -291,7 +311,7 @@ export class HookledgerClient {
   };
 
   readonly redrives = {
-    /** With `dryRun: true` the preview only (`id: null`); otherwise the running batch. */
+    /** With `dryRun: true` the preview only (`id: null`, 200); otherwise the running batch (201). */
     create: (input: CreateRedriveInput): Promise<Answer<"postRedrives">> => this.op("post", "/api/v1/redrives", { body: input }),
     list: (query: ListRedrivesQuery = {}): Promise<Answer<"getRedrives">> => this.op("get", "/api/v1/redrives", { query }),
     get: (id: string): Promise<Answer<"getRedrivesId">> => this.op("get", "/api/v1/redrives/{id}", { path: { id } }),
