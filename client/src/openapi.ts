@@ -1794,7 +1794,7 @@ export interface operations {
                         id: string;
                         /** @enum {string} */
                         kind: "redrive" | "recover" | "backfill";
-                        /** @description running, finished or cancelled */
+                        /** @description running, done or cancelled */
                         status: string;
                         /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
                         filter: {
@@ -1909,7 +1909,7 @@ export interface operations {
                         id: string;
                         /** @enum {string} */
                         kind: "redrive" | "recover" | "backfill";
-                        /** @description running, finished or cancelled */
+                        /** @description running, done or cancelled */
                         status: string;
                         /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
                         filter: {
@@ -2897,7 +2897,7 @@ export interface operations {
                             id: string;
                             /** @enum {string} */
                             kind: "redrive" | "recover" | "backfill";
-                            /** @description running, finished or cancelled */
+                            /** @description running, done or cancelled */
                             status: string;
                             /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
                             filter: {
@@ -3023,7 +3023,7 @@ export interface operations {
                         id: string;
                         /** @enum {string} */
                         kind: "redrive" | "recover" | "backfill";
-                        /** @description running, finished or cancelled */
+                        /** @description running, done or cancelled */
                         status: string;
                         /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
                         filter: {
@@ -3093,7 +3093,7 @@ export interface operations {
                         id: string;
                         /** @enum {string} */
                         kind: "redrive" | "recover" | "backfill";
-                        /** @description running, finished or cancelled */
+                        /** @description running, done or cancelled */
                         status: string;
                         /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
                         filter: {
@@ -3181,7 +3181,7 @@ export interface operations {
                         id: string;
                         /** @enum {string} */
                         kind: "redrive" | "recover" | "backfill";
-                        /** @description running, finished or cancelled */
+                        /** @description running, done or cancelled */
                         status: string;
                         /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
                         filter: {

@@ -148,7 +148,7 @@ const ZWindowFilter = z.strictObject({ subscriptionId: z.string(), since: time, 
 export const ZRedriveBatchView = z.object({
   id: z.string(),
   kind: z.enum(BATCH_KINDS),
-  status: z.string().describe("running, finished or cancelled"),
+  status: z.string().describe("running, done or cancelled"),
   filter: z.union([ZRedriveFilter, ZWindowFilter]).describe("a redrive's dead-letter filter, or a recover's or backfill's window"),
   reason: z.string(),
   actor: z.string(),
