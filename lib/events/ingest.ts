@@ -174,7 +174,7 @@ export class GroupPublisher {
     this.waker = new Waker(() => wakeWorkers(pool()));
   }
 
-  publish(event: TCreateEvent, tenants: boolean): Promise<PublishResult> {
+  publish(event: TCreateEvent, tenants = false): Promise<PublishResult> {
     const row = eventRow(event);
     return new Promise<PublishResult>((resolve, reject) => {
       this.queue.push({ row, tenants, resolve, reject });
