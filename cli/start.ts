@@ -278,6 +278,7 @@ export async function start(opts: StartOptions) {
   }
 
   let demo: { stop: () => Promise<void> } | undefined;
+  let runningSaid = () => {};
   if (opts.demo) {
     const { startDemo } = await import("../demo/run");
     demo = await startDemo({
@@ -285,6 +286,7 @@ export async function start(opts: StartOptions) {
       publishVia: "api",
       startLog: log.shown,
       detail: log.detail,
+      ready: new Promise<void>((resolve) => (runningSaid = resolve)),
       dashboardUrl: `http://${host && host !== "0.0.0.0" && host !== "::" ? (host.includes(":") ? `[${host}]` : host) : "localhost"}:${opts.port}`,
     });
   }
@@ -324,9 +326,11 @@ export async function start(opts: StartOptions) {
   const probeHost = host && host !== "0.0.0.0" && host !== "::" ? (host.includes(":") ? `[${host}]` : host) : "127.0.0.1";
   await waitForHttp(`http://${probeHost}:${opts.port}/api/health`, 60_000).catch(() => {});
   dashboardUp = true;
-  const running = `hookledger is running: http://localhost:${opts.port}   (start-up log: ${log.shown})`;
+  // The demo's banner, printed next, names the log itself.
+  const running = `hookledger is running: http://localhost:${opts.port}${opts.demo ? "" : `   (start-up log: ${log.shown})`}`;
   log.record(running);
   console.log(running);
+  runningSaid();
 }
 
 /** Restart delays: 1 s doubling to 30 s; back to 1 s after a minute up. Five exits within a minute: given up. */

@@ -60,6 +60,11 @@ export type DemoOptions = {
   startLog?: string;
   /** Where the lines go that the banner leaves out (each district's address); default: nowhere. */
   detail?: (line: string) => void;
+  /**
+   * Print the banner (and start the API traffic) when this settles instead of when the dashboard first
+   * answers: `hookledger start` settles it after its own "running" line, so the banner is always last.
+   */
+  ready?: Promise<unknown>;
 };
 
 export type Demo = {
@@ -152,19 +157,19 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
       });
     }
 
-    // Short enough to be the whole first screen of a first run: the districts' own pages are linked
-    // from the control page, so their addresses go to the start-up log.
+    // The whole first screen of a first run, in 80 columns (with the default data directory): the
+    // districts' own pages are linked from the control page, so their addresses go to the start-up log.
     const banner = () => {
       const lines = [
         "",
         "hookledger demo is running.",
         `  Dashboard:          ${opts.dashboardUrl}`,
-        signIn
-          ? `  Sign in:            ${signIn.email}${signIn.password ? `  password ${signIn.password}   (generated for this install; kept in ${stateDir ? shownPath(path.join(stateDir, "admin-password")) : "memory"})` : "  (with the password you gave it)"}`
-          : null,
-        `  Simulator controls: ${control.url}   (fix switches, traffic, each district's status page)`,
-        `  Traffic:            about ${traffic.eventsPerSecond} events/s; run id ${traffic.runId}. Ctrl-C stops everything; run again to carry on.`,
-        opts.startLog ? `  Start-up log:       ${opts.startLog}   (the build, migrations; --verbose prints them here)` : null,
+        signIn ? `  Sign in:            ${signIn.email}${signIn.password ? `  password ${signIn.password}` : "  (with the password you gave it)"}` : null,
+        signIn?.password ? `                      (this install's own; kept in ${stateDir ? shownPath(path.join(stateDir, "admin-password")) : "memory"})` : null,
+        `  Simulator controls: ${control.url}   (switches, traffic, districts)`,
+        `  Traffic:            about ${traffic.eventsPerSecond} events/s, run id ${traffic.runId}`,
+        opts.startLog ? `  Start-up log:       ${opts.startLog}   (--verbose prints it here)` : null,
+        "Ctrl-C stops everything; run it again to carry on.",
         "",
       ];
       opts.detail?.(`Demo districts: ${districts.map((d) => `${d.info.slug} ${d.statusUrl}`).join(", ")}`);
@@ -174,6 +179,14 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     if (opts.waitForDashboard === false) {
       banner();
       if (viaApi) traffic.start();
+    } else if (opts.ready) {
+      let stopping = false;
+      cleanup.push(async () => void (stopping = true));
+      void opts.ready.then(() => {
+        if (stopping) return;
+        if (viaApi) traffic.start();
+        banner();
+      });
     } else {
       // Printed once the dashboard answers, so it is the last thing on the screen.
       const until = Date.now() + 120_000;

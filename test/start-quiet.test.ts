@@ -87,20 +87,24 @@ describe("hookledger start on the terminal", () => {
     { timeout: 180_000 },
     async () => {
       const s = await startHookledger(["--demo", "--workers", "0"]);
-      await until("the banner's last line", () => /Start-up log: .*\n/.test(s.output.join("")), 150_000, s);
+      await until("the banner's last line", () => /Ctrl-C stops everything.*\n/.test(s.output.join("")), 150_000, s);
       const screen = s.output.join("");
       const lines = screen.split("\n");
       const logFile = path.join(s.dir, "logs", "start.log");
 
       // Within the first few lines, and the whole screen up to the banner's end well inside a 24-line terminal.
+      const banner = lines.indexOf("hookledger demo is running.");
+      expect(banner, screen).toBeGreaterThan(0);
+      expect(banner, screen).toBeLessThan(6);
       expect(
-        lines.findIndex((l) => l === "hookledger demo is running."),
-        screen,
-      ).toBeLessThan(6);
-      expect(
-        lines.findIndex((l) => l.startsWith("  Start-up log:")),
+        lines.findIndex((l) => l.startsWith("Ctrl-C stops everything")),
         screen,
       ).toBeLessThan(14);
+      // The banner comes last, after start's own line (which leaves the log's name to it).
+      const running = lines.findIndex((l) => l.startsWith("hookledger is running: "));
+      expect(running, screen).toBeGreaterThanOrEqual(0);
+      expect(running, screen).toBeLessThan(banner);
+      expect(screen).not.toMatch(/hookledger is running: .*start-up log/);
       expect(screen).toContain(`Start-up log:       ${logFile}`);
       expect(screen).toMatch(/^Starting hookledger and the demo…$/m);
       expect(screen).not.toMatch(MIGRATION_NAME);
