@@ -32,6 +32,7 @@ afterEach(() => {
         /* gone */
       }
     });
+    fs.rmSync(s.dir, { recursive: true, force: true });
   }
 });
 
@@ -168,8 +169,11 @@ describe("hookledger start on the terminal", () => {
 
 describe("the dashboard build", () => {
   /** A project directory without a build, and a command that stands in for `next build`. */
+  const roots: string[] = [];
+  afterAll(() => roots.forEach((r) => fs.rmSync(r, { recursive: true, force: true })));
   function project(): { root: string; logFile: string; terminal: string[]; build: (script: string) => string[] } {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "hl-build-"));
+    roots.push(root);
     return { root, logFile: path.join(root, "logs", "start.log"), terminal: [], build: (script) => [process.execPath, "-e", script] };
   }
   const routeTable = `for (let i = 0; i < 80; i++) console.log("├ ƒ /route-" + i);`;
