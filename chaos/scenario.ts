@@ -98,7 +98,7 @@ export const CI: Omit<ChaosOptions, "seed" | "log"> = {
 type FaultKind = "kill" | "expire_leases" | "pause" | "resume" | "postgres_restart" | "redrive";
 type PlannedFault = { at: number; kind: FaultKind };
 
-export type FaultRecord = { kind: FaultKind; plannedAtSeconds: number; startedAtSeconds: number; endedAtSeconds: number; details: Record<string, unknown> };
+type FaultRecord = { kind: FaultKind; plannedAtSeconds: number; startedAtSeconds: number; endedAtSeconds: number; details: Record<string, unknown> };
 
 export type ChaosReport = {
   ok: boolean;
@@ -192,7 +192,7 @@ async function persist<T>(fn: () => Promise<T>, ms: number, what: string, onRetr
 }
 
 /** The fault timeline, in seconds from the start of traffic. Pause and resume end before the redrive and the Postgres restart. */
-export function planFaults(o: Omit<ChaosOptions, "seed" | "log">): PlannedFault[] {
+function planFaults(o: Omit<ChaosOptions, "seed" | "log">): PlannedFault[] {
   const step = o.stepSeconds;
   const plan: PlannedFault[] = [];
   const half = Math.ceil(o.kills / 2);

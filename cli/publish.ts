@@ -16,7 +16,7 @@ export type PublishFileStats = { sent: number; created: number; duplicate: numbe
 type Line = { line: number; event: unknown };
 
 /** Publishes `file` in batches of `batch`, `concurrency` at once. `report` gets a progress line about once a second. */
-export async function publishFile(
+async function publishFile(
   client: HookledgerClient,
   opts: { file: string; batch: number; concurrency?: number },
   out: { progress: (line: string) => void; failure: (line: string) => void },

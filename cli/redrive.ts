@@ -9,9 +9,6 @@ import { withDatabase } from "./db";
 import { followBatch, printMore } from "./follow-batch";
 import { DEFAULT_RATE_PER_SECOND, MAX_RATE_PER_SECOND } from "../lib/redrive/schema";
 
-// Re-exported for the commands that imported them from here.
-export { cliPrincipal, parseWhen } from "./options";
-
 type Opts = DlqFilterOpts & {
   reason?: string;
   rate: number;

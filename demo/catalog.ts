@@ -7,8 +7,8 @@ import { rng } from "../lib/random"; // seeded: rosters are the same on every ru
 
 export type DistrictSlug = "lincoln" | "jefferson" | "riverside" | "maplegrove" | "cedarfalls" | "westfield" | "oakridge";
 
-export type Student = { id: string; name: string; grade: number };
-export type School = { id: string; name: string; students: Student[] };
+type Student = { id: string; name: string; grade: number };
+type School = { id: string; name: string; students: Student[] };
 export type Roster = { slug: DistrictSlug; schools: School[] };
 
 // Weighted share of traffic per district: the healthy SIS gets the most, the
@@ -84,7 +84,7 @@ const LAST = [
   "Andersen",
 ];
 
-export const ASSIGNMENTS = [
+const ASSIGNMENTS = [
   { id: "asg_101", title: "Unit 3 Quiz: Fractions", course: "Math 6", max: 20 },
   { id: "asg_102", title: "Lab Report: Photosynthesis", course: "Biology", max: 50 },
   { id: "asg_103", title: "Essay: The Giver", course: "English 8", max: 100 },
@@ -97,7 +97,7 @@ export const ASSIGNMENTS = [
   { id: "asg_110", title: "Persuasive Speech", course: "Speech & Debate", max: 50 },
 ];
 
-export const CURRENT_TERM = "fall-2026";
+const CURRENT_TERM = "fall-2026";
 
 export function buildRoster(slug: DistrictSlug, studentsPerSchool = 40): Roster {
   const rnd = rng([...slug].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7));

@@ -41,7 +41,7 @@ export type DistrictKnobs = {
   failAfterCommitRate: number;
 };
 
-export const DEFAULT_KNOBS: DistrictKnobs = {
+const DEFAULT_KNOBS: DistrictKnobs = {
   latencyMs: [300, 1500],
   error500Rate: 0.08,
   hangRate: 0.06,

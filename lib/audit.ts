@@ -203,7 +203,7 @@ export const AUDIT_ACTIONS = {
 export type AuditAction = keyof typeof AUDIT_ACTIONS;
 /** The actions as a list, in the order above (for filters). */
 export const AUDIT_ACTION_LIST = Object.keys(AUDIT_ACTIONS) as AuditAction[];
-export type AuditDetails<A extends AuditAction> = z.input<(typeof AUDIT_ACTIONS)[A]["details"]>;
+type AuditDetails<A extends AuditAction> = z.input<(typeof AUDIT_ACTIONS)[A]["details"]>;
 
 export function isAuditAction(s: string): s is AuditAction {
   return Object.prototype.hasOwnProperty.call(AUDIT_ACTIONS, s);

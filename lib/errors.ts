@@ -1,7 +1,7 @@
 // Typed errors, mapped to HTTP in one place (lib/api/handler.ts).
 import { ZodError } from "zod";
 
-export const ERROR_STATUS = {
+const ERROR_STATUS = {
   bad_request: 400,
   validation_failed: 400,
   endpoint_auth_must_be_restated: 400,

@@ -5,7 +5,7 @@ import type pg from "pg";
 import type { Logger } from "pino";
 import { workerHeartbeat } from "../lib/metrics/worker";
 
-export async function beat(db: pg.Pool, w: { workerId: string; hostname: string; pid: number; startedAt: Date }) {
+async function beat(db: pg.Pool, w: { workerId: string; hostname: string; pid: number; startedAt: Date }) {
   await db.query(
     `INSERT INTO worker_heartbeats (worker_id, hostname, pid, started_at, beat_at) VALUES ($1, $2, $3, $4, now())
      ON CONFLICT (worker_id) DO UPDATE SET beat_at = now(), stopped_at = NULL`,

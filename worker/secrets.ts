@@ -17,10 +17,10 @@ import { dbBackoff } from "../lib/db/wait";
 
 const SECRET_TTL_MS = 5_000;
 
-export type StoredSecret = { id: string; subscriptionId: string; secret: string };
+type StoredSecret = { id: string; subscriptionId: string; secret: string };
 
 /** Stored (sealed) secrets that are still valid, newest first, per subscription. */
-export async function activeSecrets(db: pg.Pool | pg.PoolClient, subscriptionIds: string[]): Promise<Map<string, StoredSecret[]>> {
+async function activeSecrets(db: pg.Pool | pg.PoolClient, subscriptionIds: string[]): Promise<Map<string, StoredSecret[]>> {
   const { rows } = await db.query<StoredSecret>(
     `SELECT id, subscription_id AS "subscriptionId", secret FROM subscription_secrets
       WHERE subscription_id = ANY($1::text[]) AND (expires_at IS NULL OR expires_at > now())

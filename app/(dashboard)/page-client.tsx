@@ -19,7 +19,7 @@ const TONE: Record<string, string> = {
 };
 const TONE_TEXT: Record<string, string> = { ok: "text-emerald-900", wait: "text-amber-900", held: "text-slate-800", bad: "text-red-900" };
 
-export function DeliveryResult({ d, tz }: { d: DeliveryLite; tz: string }) {
+function DeliveryResult({ d, tz }: { d: DeliveryLite; tz: string }) {
   const fmt = (iso: string) => formatTime(iso, tz);
   const sentence = describeDelivery(d, fmt);
   const receipt = deliveryReceipt(d, (iso) => formatAbsolute(iso, tz));

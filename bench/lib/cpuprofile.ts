@@ -15,7 +15,7 @@ function where(url: string): string {
 }
 
 /** `lastSeconds`: only the samples of the profile's last N seconds (e.g. the drain, not the process's start-up). */
-export function summarizeProfile(file: string, top = 12, lastSeconds?: number) {
+function summarizeProfile(file: string, top = 12, lastSeconds?: number) {
   const p = JSON.parse(fs.readFileSync(file, "utf8")) as Profile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();

@@ -1,4 +1,4 @@
-export function quantile(sorted: number[], q: number): number | null {
+function quantile(sorted: number[], q: number): number | null {
   if (sorted.length === 0) return null;
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
   return sorted[i];

@@ -27,7 +27,7 @@ import { HookledgerClient } from "../../client/src/index";
 import { SERVER_NODE_FLAGS } from "../../lib/server/node-flags";
 
 /** The bench's event: a grade for one of 5,000 students and 40 assignments, of tenant lincoln. */
-export const benchEvent = (prefix: string, i: number) => ({
+const benchEvent = (prefix: string, i: number) => ({
   id: `${prefix}${i}`,
   type: "assignment.graded",
   data: { studentId: `stu_${i % 5000}`, assignmentId: `asg_${i % 40}`, score: i % 100, comment: "Well argued; cite the second source." },

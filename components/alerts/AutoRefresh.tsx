@@ -4,7 +4,7 @@
 import { useEffect } from "react";
 import { useRouter } from "next/navigation";
 
-export const ALERTS_REFRESH_MS = 15_000;
+const ALERTS_REFRESH_MS = 15_000;
 
 export function AutoRefresh({ evaluatedAt }: { evaluatedAt: string }) {
   const router = useRouter();

@@ -6,8 +6,8 @@ import { input } from "@/components/ui/kit";
 import { DELIVERY_STATE_OPTIONS, ERROR_CLASS_OPTIONS } from "@/components/ui/labels";
 import { ZoneLabel } from "@/components/ui/time";
 
-export const STATE_FILTER_OPTIONS = DELIVERY_STATE_OPTIONS;
-export const ERROR_CLASS_FILTER_OPTIONS = ERROR_CLASS_OPTIONS;
+const STATE_FILTER_OPTIONS = DELIVERY_STATE_OPTIONS;
+const ERROR_CLASS_FILTER_OPTIONS = ERROR_CLASS_OPTIONS;
 
 export type DeliveryFilterValues = { state: string; eventType: string; from: string; to: string; statusCode: string; errorClass: string };
 export const NO_FILTERS: DeliveryFilterValues = { state: "", eventType: "", from: "", to: "", statusCode: "", errorClass: "" };

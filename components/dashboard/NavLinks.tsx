@@ -3,7 +3,7 @@ import Link from "next/link";
 import { usePathname } from "next/navigation";
 import { useViewerTenant } from "./ViewerTenant";
 
-export const NAV = [
+const NAV = [
   { href: "/", label: "Lookup" },
   { href: "/subscriptions", label: "Subscriptions" },
   { href: "/dlq", label: "Dead letters" },

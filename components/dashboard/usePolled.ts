@@ -4,7 +4,7 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { apiFetch } from "@/lib/client/api";
 
-export const POLL_MS = 5_000;
+const POLL_MS = 5_000;
 
 export function usePolled<T>(url: string | null, opts: { initialData?: T; initialAt?: number; intervalMs?: number } = {}) {
   return useQuery<T>({

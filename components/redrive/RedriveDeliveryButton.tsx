@@ -14,5 +14,3 @@ export async function RedriveDeliveryButton({ deliveryId, state }: { deliveryId:
   if (!viewer || !can(viewer.role, "deliveries.redrive")) return null;
   return <RedriveDeliveryControl deliveryId={deliveryId} state={state} />;
 }
-
-export default RedriveDeliveryButton;

@@ -6,7 +6,7 @@
 import { CopyButton } from "@/components/dashboard/CopyButton";
 
 /** What a district's Node receiver runs on each request (the package reads the webhook-id, -timestamp and -signature headers). */
-export const VERIFY_SNIPPET = `import { Webhook } from "standardwebhooks";
+const VERIFY_SNIPPET = `import { Webhook } from "standardwebhooks";
 // rawBody: the request body exactly as received, before any JSON parsing
 new Webhook(process.env.WEBHOOK_SECRET).verify(rawBody, req.headers); // throws unless signed with this secret`;
 

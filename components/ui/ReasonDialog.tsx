@@ -10,7 +10,7 @@ import { ApiError } from "@/lib/client/api";
 import { btn, btnDanger, btnPrimary, card, input, label as labelClass } from "./kit";
 
 /** The message an API refusal gives for one body field (its 400 names the failing fields as `body.<field>`), if any. */
-export function fieldError(err: unknown, field: string): string | null {
+function fieldError(err: unknown, field: string): string | null {
   if (!(err instanceof ApiError) || !Array.isArray(err.details)) return null;
   const hit = (err.details as { path?: string; message?: string }[]).find((d) => d.path === `body.${field}` || d.path?.startsWith(`body.${field}.`));
   return hit ? (hit.message ?? err.message) : null;

@@ -5,7 +5,6 @@
 // name can neither be missing from a filter nor be offered when nothing has it.
 // Only types come from lib/audit.ts: its zod schemas stay out of the browser.
 import {
-  ATTEMPT_OUTCOMES,
   DEAD_LETTER_REASON_LIST,
   DELIVERY_STATES,
   ERROR_CLASSES,
@@ -155,4 +154,3 @@ export const DELIVERY_STATE_OPTIONS = optionsOf(DELIVERY_STATES, DELIVERY_STATE_
 export const ERROR_CLASS_OPTIONS = optionsOf(ERROR_CLASSES, ERROR_CLASS_LABELS);
 export const DEAD_LETTER_REASON_OPTIONS = optionsOf(DEAD_LETTER_REASON_LIST, DEAD_LETTER_REASON_LABELS);
 export const RESOLUTION_OPTIONS = optionsOf(RESOLUTIONS, RESOLUTION_LABELS);
-export const ATTEMPT_OUTCOME_OPTIONS = optionsOf(ATTEMPT_OUTCOMES, ATTEMPT_OUTCOME_LABELS);

@@ -76,8 +76,8 @@ export type ApiOperation = {
   also?: { status: number; response: z.ZodType; description: string };
 };
 
-export const ZPublishResponse = z.object({ eventId: z.string(), deliveries: z.array(ZBatchDelivery) });
-export const ZErrorBody = z.object({ error: ZApiError });
+const ZPublishResponse = z.object({ eventId: z.string(), deliveries: z.array(ZBatchDelivery) });
+const ZErrorBody = z.object({ error: ZApiError });
 const ZItems = z.object({ items: z.array(z.record(z.string(), z.unknown())) });
 const ZObject = z.record(z.string(), z.unknown());
 

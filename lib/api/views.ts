@@ -27,7 +27,7 @@ import { BATCH_KINDS, RECOVER_STATES, ZRedriveFilter } from "../redrive/schema";
 const time = z.string().describe("ISO 8601, UTC");
 const maybeTime = time.nullable();
 
-export const ZAttemptView = z.object({
+const ZAttemptView = z.object({
   id: z.string(),
   attemptNumber: z.number().int(),
   trigger: z.enum(ATTEMPT_TRIGGERS),

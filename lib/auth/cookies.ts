@@ -11,7 +11,7 @@ export const SESSION_COOKIE = "hl_session";
 export const CSRF_COOKIE = "hl_csrf";
 export const CSRF_HEADER = "x-hookledger-csrf";
 /** A session lasts 12 hours from sign-in: a working day, not a week. */
-export const SESSION_TTL_SECONDS = 12 * 3600;
+const SESSION_TTL_SECONDS = 12 * 3600;
 
 /**
  * `ver` is the user's session_version when the session was issued: bumping the
@@ -55,10 +55,6 @@ export async function unsealSession(sealed: string | undefined | null): Promise<
   } catch {
     return null;
   }
-}
-
-export async function sessionFromCookieHeader(header: string | null | undefined): Promise<SessionData | null> {
-  return unsealSession(parseCookies(header)[SESSION_COOKIE]);
 }
 
 /** HTTPS as the browser saw it (directly or through a proxy that sets x-forwarded-proto). */

@@ -13,14 +13,14 @@ function dataDir(): string {
   return path.resolve(/*turbopackIgnore: true*/ process.env.HOOKLEDGER_DATA_DIR ?? path.join(process.cwd(), ".data"));
 }
 
-export const KEY_ENV = "HOOKLEDGER_SECRET_KEY";
+const KEY_ENV = "HOOKLEDGER_SECRET_KEY";
 const KEY_FILE = "secret-key";
 const FIX =
   "Generate one with `openssl rand -base64 32` and set HOOKLEDGER_SECRET_KEY to it in the environment of every hookledger process (dashboard and workers); keep it safe: without it, stored signing secrets cannot be read.";
 
 const g = globalThis as unknown as { __hookledgerKey?: { source: string; key: Buffer } };
 
-export function keyFilePath(dir = dataDir()): string {
+function keyFilePath(dir = dataDir()): string {
   return path.join(dir, KEY_FILE);
 }
 
@@ -73,7 +73,7 @@ export function secretKey(): Buffer {
 }
 
 /** Where the key came from: the variable or the generated file. */
-export function secretKeySource(): string {
+function secretKeySource(): string {
   secretKey();
   return g.__hookledgerKey!.source;
 }
@@ -84,7 +84,7 @@ export function resetSecretKeyCache() {
 }
 
 /** A purpose-bound subkey, so the secrets key and the session key are never the same bytes. */
-export function deriveKey(purpose: "subscription-secrets" | "session"): Buffer {
+function deriveKey(purpose: "subscription-secrets" | "session"): Buffer {
   return Buffer.from(hkdfSync("sha256", secretKey(), Buffer.alloc(0), `hookledger ${purpose} v1`, 32));
 }
 

@@ -10,10 +10,10 @@ import type { Role } from "./permissions";
 import { PasswordHashingBusy, dummyHash, generatePassword, hashPassword, needsRehash, verifyPassword } from "./password";
 
 export const USER_ROLES = ["support", "manager", "engineer", "admin"] as const satisfies readonly Role[];
-export type UserRole = (typeof USER_ROLES)[number];
+type UserRole = (typeof USER_ROLES)[number];
 
-export const ZEmail = z.string().trim().toLowerCase().max(254).email("an email address such as you@example.com");
-export const MIN_PASSWORD_LENGTH = 12;
+const ZEmail = z.string().trim().toLowerCase().max(254).email("an email address such as you@example.com");
+const MIN_PASSWORD_LENGTH = 12;
 /** What a fresh install tells the operator (sign-in page, `hookledger start`). */
 export const FIRST_ADMIN_COMMAND = "npx hookledger user create --email you@example.com --role admin";
 

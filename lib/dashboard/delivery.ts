@@ -8,15 +8,12 @@ import { notFound } from "../errors";
 import { getDeliveryWithAttempts } from "../ledger/sql/get-delivery";
 import { findDeliveryTombstone, getErasure, tombstoneSentence } from "../ledger/sql/erase";
 import { iso, ledgerDb, queryRows, sql, type LedgerDb } from "../ledger/read/db";
-import type { AttemptRecord } from "../ledger/read/types";
 import type { DeliveryLite } from "./describe";
 import { GLOBAL_SCOPE, type Scope } from "../tenants/scope";
 
-export const ZDeliveryId = z.string().regex(/^dlv_[0-9a-f]{26}$/, "a delivery id looks like dlv_ followed by 26 hex digits");
+const ZDeliveryId = z.string().regex(/^dlv_[0-9a-f]{26}$/, "a delivery id looks like dlv_ followed by 26 hex digits");
 
-export type AttemptDetail = AttemptRecord;
-
-export type AuditItem = { id: string; at: string; actor: string; action: string; reason: string | null; details: unknown };
+type AuditItem = { id: string; at: string; actor: string; action: string; reason: string | null; details: unknown };
 
 export type DeliveryDetail = DeliveryLite & {
   subscriptionUrl: string;

@@ -1,10 +1,8 @@
 // Plain-words descriptions of a delivery and the text receipt support staff
 // paste into a ticket. Pure and client-safe: times are formatted by the caller's
 // formatter so the browser shows them in the viewer's own time zone.
-import type { AttemptRecord, DeliveryWithAttempts } from "../ledger/read/types";
+import type { DeliveryWithAttempts } from "../ledger/read/types";
 
-/** An attempt as the pages show it: the one read shape (lib/ledger/read/types.ts). */
-export type AttemptLite = AttemptRecord;
 /** A delivery with its attempts: the one read shape (lib/ledger/read/types.ts). */
 export type DeliveryLite = DeliveryWithAttempts;
 

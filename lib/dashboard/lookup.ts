@@ -15,7 +15,7 @@ export const ZLookup = z.object({
 });
 export type TLookup = z.input<typeof ZLookup>;
 
-export type SubscriptionMatch = { id: string; name: string; tenant: string | null; state: string; url: string };
+type SubscriptionMatch = { id: string; name: string; tenant: string | null; state: string; url: string };
 export type LookupResult = { q: string; deliveries: DeliveryLite[]; subscriptions: SubscriptionMatch[]; truncated: boolean };
 
 /** Lists show the first 200 characters of each answer. */

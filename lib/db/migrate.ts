@@ -44,7 +44,7 @@ export function listMigrations(dir = migrationsDir()): Migration[] {
 }
 
 /** The oldest PostgreSQL major version every migration and statement runs on (CI tests 15 and the embedded 18). */
-export const MIN_SERVER_VERSION = 15;
+const MIN_SERVER_VERSION = 15;
 
 /**
  * The one line that refuses a server older than MIN_SERVER_VERSION, or null.
@@ -56,7 +56,7 @@ export function serverVersionRefusal(num: number, version: string): string | nul
 }
 
 /** Refuses a server older than MIN_SERVER_VERSION, before anything is written to it. */
-export async function checkServerVersion(client: pg.Client | pg.Pool): Promise<void> {
+async function checkServerVersion(client: pg.Client | pg.Pool): Promise<void> {
   const { rows } = await client.query<{ num: string; version: string }>(
     "SELECT current_setting('server_version_num') AS num, current_setting('server_version') AS version",
   );
@@ -64,7 +64,7 @@ export async function checkServerVersion(client: pg.Client | pg.Pool): Promise<v
   if (refusal) throw new ServerVersionError(refusal);
 }
 
-export class ServerVersionError extends Error {
+class ServerVersionError extends Error {
   name = "ServerVersionError";
 }
 

@@ -12,7 +12,7 @@ import type { Logger } from "pino";
 const TRANSIENT_NET = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN", "ENOTFOUND", "EPIPE"]);
 const TRANSIENT_PG = new Set(["57P03", "57P01", "57P02", "53300"]);
 
-export function isTransientConnectError(err: unknown): boolean {
+function isTransientConnectError(err: unknown): boolean {
   const code = (err as { code?: string })?.code;
   if (code) return TRANSIENT_NET.has(code) || TRANSIENT_PG.has(code);
   // pg reports a socket closed mid-handshake without a code.

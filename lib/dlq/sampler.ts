@@ -26,7 +26,7 @@ export { refreshHourlyStats };
 
 const DLQ_LOCK = 7_431_401;
 export const ROLLUP_LOCK = 7_431_402;
-export const SAMPLE_INTERVAL_MS = Number(process.env.HOOKLEDGER_SAMPLE_INTERVAL_MS ?? 15_000);
+const SAMPLE_INTERVAL_MS = Number(process.env.HOOKLEDGER_SAMPLE_INTERVAL_MS ?? 15_000);
 // Rows attempted within this many seconds may belong to a transaction that has
 // not committed yet (ids are taken at insert, visible at commit); the rollup
 // leaves them for the next tick so no attempt is skipped. Attempt writes are

@@ -9,13 +9,13 @@ import { SUBJECT_KEY_RE } from "../events/schema";
  * form), except `tenant`, which scopes an erasure (`tenant`) but does not
  * name a person: erasing a whole district is not a records request.
  */
-export function isErasableKey(key: string): boolean {
+function isErasableKey(key: string): boolean {
   return SUBJECT_KEY_RE.test(key) && key !== "tenant";
 }
 
 const EXAMPLE = 'e.g. {"studentId": "stu_881"}';
 
-export const ZErasureSubject = z
+const ZErasureSubject = z
   .record(z.string(), z.union([z.string(), z.number()]), { message: `subject is required: one searchable key and its value, ${EXAMPLE}` })
   .superRefine((s, ctx) => {
     const keys = Object.keys(s);

@@ -20,7 +20,7 @@ import type { Scope } from "../tenants/scope";
 export const ERASED_TEXT = "[erased]";
 
 /** A value as it is compared: trimmed (as the erasure takes it) and lower-case. */
-export const normalise = (value: string): string => value.trim().toLowerCase();
+const normalise = (value: string): string => value.trim().toLowerCase();
 
 const WORD_CHAR = /[A-Za-z0-9]/;
 
@@ -86,7 +86,7 @@ function candidates(text: string, lengths: number[]): Set<string> {
  * the refusal tells a district nothing about another district's erasures. Two short reads of `erasures`; the texts are
  * checked by MAC, the values themselves being nowhere.
  */
-export async function assertNoErasedValue(db: LedgerDb, scope: Scope, texts: { path: string; text: string | null | undefined }[]): Promise<void> {
+async function assertNoErasedValue(db: LedgerDb, scope: Scope, texts: { path: string; text: string | null | undefined }[]): Promise<void> {
   const given = texts.filter((t): t is { path: string; text: string } => typeof t.text === "string" && t.text.trim() !== "");
   if (given.length === 0) return;
   const lengths = await erasedValueLengths(db, scope.tenantId);

@@ -48,11 +48,10 @@ export const ZPublishBatchQuery = z
       .meta({ description: "false: each result without its deliveries (status only), for a backfill that only counts them." }),
   })
   .strict();
-export type TPublishBatchQuery = z.infer<typeof ZPublishBatchQuery>;
 
 export const ZBatchDelivery = z.object({ id: z.string(), subscriptionId: z.string(), deliveryKey: z.string() });
 export const ZApiError = z.object({ code: z.string(), message: z.string(), details: z.unknown() });
-export const ZBatchResult = z.union([
+const ZBatchResult = z.union([
   z.object({
     index: z.number().int(),
     id: z.string(),
@@ -62,7 +61,7 @@ export const ZBatchResult = z.union([
   z.object({ index: z.number().int(), id: z.string().optional(), error: ZApiError }),
 ]);
 export const ZPublishBatchResponse = z.object({ results: z.array(ZBatchResult) });
-export type TBatchResult = z.infer<typeof ZBatchResult>;
+type TBatchResult = z.infer<typeof ZBatchResult>;
 export type TPublishBatchResponse = z.infer<typeof ZPublishBatchResponse>;
 
 function errorOf(index: number, id: string | undefined, err: AppError): TBatchResult {

@@ -8,7 +8,7 @@ export const SUBJECT_KEY_RE = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 // (lib/events/ingest.ts then retries that group event by event).
 const UNSTORABLE_RE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-export const ZSubject = z
+const ZSubject = z
   .record(
     z.string().regex(SUBJECT_KEY_RE, "subject keys are identifiers such as studentId"),
     z.union([
@@ -28,10 +28,10 @@ export const ZSubject = z
  * when the envelope is built, long after validation; real event payloads are
  * a handful of levels deep.
  */
-export const MAX_DATA_DEPTH = 64;
+const MAX_DATA_DEPTH = 64;
 
 /** The nesting depth of a parsed JSON value, counted without recursion (the point is to survive bombs). */
-export function jsonDepth(value: unknown): number {
+function jsonDepth(value: unknown): number {
   let max = 0;
   const stack: [unknown, number][] = [[value, 1]];
   while (stack.length) {

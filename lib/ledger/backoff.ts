@@ -3,11 +3,11 @@
 
 import { DEFAULT_LADDER_SECONDS, DEFAULT_MAX_AGE_SECONDS } from "./retry-policy";
 
-export { DEFAULT_LADDER_SECONDS, DEFAULT_MAX_AGE_SECONDS };
+export { DEFAULT_LADDER_SECONDS };
 /** A receiver's Retry-After is honoured up to 7 days (docs/DESIGN.md invariant 6). */
 export const MAX_RETRY_AFTER_SECONDS = 7 * 86400;
 /** ±20 %: spreads a failing district's retries so they do not arrive as one wave. */
-export const JITTER = 0.2;
+const JITTER = 0.2;
 
 /** The parts of a RetryPolicy (./retry-policy.ts) that decide the next attempt; missing ones take the defaults. */
 export type BackoffPolicy = { ladderSeconds?: readonly number[]; maxAgeSeconds?: number; maxAttempts?: number };

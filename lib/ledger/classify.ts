@@ -63,7 +63,7 @@ export type Verdict =
   | { verdict: "dead_letter"; errorClass: ErrorClass; reason: DeadLetterReason };
 
 /** The error class of an HTTP status that is not 2xx. */
-export function statusClass(status: number): ErrorClass {
+function statusClass(status: number): ErrorClass {
   if (status === 408) return "http_408";
   if (status === 425) return "http_425";
   if (status === 429) return "http_429";

@@ -7,10 +7,6 @@ import { DEAD_LETTER_REASONS, ERROR_CLASSES, type DeadLetterReason, type ErrorCl
 export const DELIVERY_STATES = ["pending", "in_flight", "scheduled", "delivered", "dead_letter", "resolved"] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
 
-/** States the claim query picks up once `next_attempt_at` has passed. */
-export const DUE_STATES: DeliveryState[] = ["pending", "scheduled"];
-export const TERMINAL_STATES: DeliveryState[] = ["delivered", "dead_letter", "resolved"];
-
 /** deliveries.resolution: an operator's decision that a dead letter will not be delivered (CHECK of migration 0013). */
 export const RESOLUTIONS = ["discarded", "fixed_at_source", "superseded"] as const;
 export type Resolution = (typeof RESOLUTIONS)[number];
@@ -18,14 +14,13 @@ export type Resolution = (typeof RESOLUTIONS)[number];
  * The resolution an erasure writes (lib/ledger/sql/erase.ts): the event's payload is gone, so the delivery can never be sent.
  * Not among RESOLUTIONS, which are an operator's choices: nobody resolves a delivery as erased by hand.
  */
-export const ERASED_RESOLUTION = "erased" as const;
+const ERASED_RESOLUTION = "erased" as const;
 /** Every value deliveries.resolution can hold (CHECK of migration 0019), for labels and filters. */
 export const DELIVERY_RESOLUTIONS = [...RESOLUTIONS, ERASED_RESOLUTION] as const;
 export type DeliveryResolution = (typeof DELIVERY_RESOLUTIONS)[number];
-/** The states a resolve accepts, a resend accepts, and a redrive reopens (the 409s name them). */
+/** The states a resolve accepts and a resend accepts (the 409s name them). */
 export const RESOLVABLE_STATES: DeliveryState[] = ["dead_letter"];
 export const RESENDABLE_STATES: DeliveryState[] = ["delivered", "resolved"];
-export const REDRIVABLE_STATES: DeliveryState[] = ["dead_letter", "resolved"];
 
 export const SUBSCRIPTION_STATES = ["active", "paused", "disabled"] as const;
 export type SubscriptionState = (typeof SUBSCRIPTION_STATES)[number];

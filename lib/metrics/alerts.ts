@@ -14,7 +14,7 @@ import { readLedgerSnapshot } from "./ledger";
 import { findRecentDeadLetterCounts } from "../ledger/sql/counts";
 import { findFailureWindows, type FailureWindow } from "../ledger/read/attempt-stats";
 
-export type AlertId = "dlq_oldest_age" | "dlq_growing" | "subscription_failing" | "no_worker_heartbeat" | "scheduling_late";
+type AlertId = "dlq_oldest_age" | "dlq_growing" | "subscription_failing" | "no_worker_heartbeat" | "scheduling_late";
 
 export type AlertCondition = {
   id: AlertId;

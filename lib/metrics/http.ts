@@ -54,7 +54,7 @@ export function routeLabel(pathname: string): string {
   return UNMATCHED_ROUTE;
 }
 
-export function observeHttpRequest(method: string, route: string, status: number, seconds: number) {
+function observeHttpRequest(method: string, route: string, status: number, seconds: number) {
   const m = dashboardMetrics();
   m.httpRequests.inc({ method, route, status: String(status) });
   m.httpDuration.observe({ method, route }, seconds);

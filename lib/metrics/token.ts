@@ -9,8 +9,8 @@
 import "server-only";
 import crypto from "node:crypto";
 
-export const METRICS_TOKEN_ENV = "HOOKLEDGER_METRICS_TOKEN";
-export const METRICS_PUBLIC_ENV = "HOOKLEDGER_METRICS_PUBLIC";
+const METRICS_TOKEN_ENV = "HOOKLEDGER_METRICS_TOKEN";
+const METRICS_PUBLIC_ENV = "HOOKLEDGER_METRICS_PUBLIC";
 
 export function isLoopbackHost(host: string | undefined | null): boolean {
   if (!host) return false;

@@ -350,7 +350,7 @@ function codeOf(err: unknown): string {
 }
 
 /** The error class of a transport failure, and whether the request may have reached the receiver. */
-export function classifyError(err: unknown): [ErrorClass, boolean] {
+function classifyError(err: unknown): [ErrorClass, boolean] {
   if (err instanceof TargetBlockedError || (err as Error)?.name === "TargetBlockedError" || codeOf(err) === "HL_TARGET_BLOCKED") return ["target_blocked", false];
   const code = codeOf(err);
   if (code === "ECONNREFUSED" || code === "EHOSTUNREACH" || code === "ENETUNREACH" || code === "EADDRNOTAVAIL") return ["connect_refused", false];

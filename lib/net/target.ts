@@ -5,7 +5,7 @@ import "server-only";
 import { AppError } from "../errors";
 import { ALLOW_PRIVATE_ENV, checkHost, privateTargetsAllowed, type LookupFunction } from "./ssrf";
 
-export const ALLOW_HTTP_ENV = "HOOKLEDGER_ALLOW_HTTP_TARGETS";
+const ALLOW_HTTP_ENV = "HOOKLEDGER_ALLOW_HTTP_TARGETS";
 
 /**
  * Plain http targets are refused unless HOOKLEDGER_ALLOW_HTTP_TARGETS=1 or
@@ -13,7 +13,7 @@ export const ALLOW_HTTP_ENV = "HOOKLEDGER_ALLOW_HTTP_TARGETS";
  * local http receivers): a payload of student records and the endpoint's
  * bearer token would otherwise cross the internet in clear text.
  */
-export function httpTargetsAllowed(env: NodeJS.ProcessEnv = process.env): boolean {
+function httpTargetsAllowed(env: NodeJS.ProcessEnv = process.env): boolean {
   return env[ALLOW_HTTP_ENV] === "1" || privateTargetsAllowed(env);
 }
 

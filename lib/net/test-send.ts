@@ -25,17 +25,17 @@ import { openEndpointAuth, redactSecrets } from "../subscriptions/endpoint-auth"
 import { privateTargetsAllowed } from "./ssrf";
 import { Sender, pingBody } from "./sender";
 
-export const TEST_HEADER = "hookledger-test";
+const TEST_HEADER = "hookledger-test";
 
 /** The body of POST /api/v1/subscriptions/:id/test: empty or `{}` for a ping, `{eventId}` to re-send one of this subscription's events. */
 export const ZTestSend = z.object({ eventId: z.string().min(1).max(200).optional() }).strict();
-export const PING_TYPE = "hookledger.ping";
+const PING_TYPE = "hookledger.ping";
 /**
  * Test sends per subscription per minute. A test is a person checking an
  * endpoint; more than this is a loop or a flood aimed at a district through
  * hookledger, and is answered 429 without sending.
  */
-export const TEST_SENDS_PER_MINUTE = 10;
+const TEST_SENDS_PER_MINUTE = 10;
 
 /** What the API answers: the endpoint's status, latency, headers and first 4 KB of its body; status null and an error when it did not answer. */
 export type TestSendView = {
@@ -53,7 +53,7 @@ export type TestSendView = {
   sentAt: string;
 };
 
-export function toTestSendView(r: TestSendRecord): TestSendView {
+function toTestSendView(r: TestSendRecord): TestSendView {
   return {
     id: r.id,
     status: r.statusCode,

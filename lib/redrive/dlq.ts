@@ -5,7 +5,7 @@ import "server-only";
 import type pg from "pg";
 import { findDlqByReason, type DlqReasonGroup } from "../ledger/sql/dlq";
 
-export type DlqGroup = DlqReasonGroup;
+type DlqGroup = DlqReasonGroup;
 export type DlqSummary = { depth: number; oldestAgeSeconds: number | null; groups: DlqGroup[] };
 
 export async function findDlqSummary(pool: pg.Pool | pg.Client): Promise<DlqSummary> {

@@ -17,9 +17,9 @@ import { findNextRecoverItems, recoverDeliveries, RECOVER_DEFAULT_STATES, type R
 import { createBackfillDeliveries, findNextBackfillItems } from "../ledger/sql/backfill";
 
 /** Unused budget never accrues past this: after a pause or restart the batch resumes at its rate, not in a burst. */
-export const MAX_BURST_SECONDS = 1;
+const MAX_BURST_SECONDS = 1;
 /** One step never moves more than this many rows (one statement, a short transaction). */
-export const MAX_ITEMS_PER_STEP = 2_000;
+const MAX_ITEMS_PER_STEP = 2_000;
 
 export type StepResult = { batchId: string; handled: number; redriven: number; skipped: number; done: boolean };
 
@@ -82,7 +82,7 @@ export async function advanceBatch(client: pg.PoolClient, batchId: string): Prom
   }
 }
 
-export type BatchKind = "redrive" | "recover" | "backfill";
+type BatchKind = "redrive" | "recover" | "backfill";
 
 type Step = { handled: number; redriven: number; lastSeq: number };
 

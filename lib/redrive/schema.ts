@@ -1,12 +1,9 @@
 // Inputs of redrive, validated at every edge (API, CLI, dashboard) with the same schemas.
 import { z } from "zod";
-import { DEAD_LETTER_REASONS as LEDGER_DEAD_LETTER_REASONS, type DeadLetterReason } from "../ledger/classify";
 
 /** A conservative default: a district that has just fixed its importer can take 10/s. */
 export const DEFAULT_RATE_PER_SECOND = 10;
 export const MAX_RATE_PER_SECOND = 5_000;
-/** Every reason the ledger writes (lib/ledger/classify.ts), so a new one can be redriven by filter without a second list to update. */
-export const DEAD_LETTER_REASONS = Object.values(LEDGER_DEAD_LETTER_REASONS) as [DeadLetterReason, ...DeadLetterReason[]];
 
 const ZWhen = z.iso.datetime({ offset: true, message: "an ISO 8601 time such as 2026-11-29T08:00:00Z" });
 
@@ -29,7 +26,6 @@ export const ZRedriveFilter = z
 export type TRedriveFilter = z.infer<typeof ZRedriveFilter>;
 
 export const ZRedriveDelivery = z.object({ reason: ZRedriveReason }).strict();
-export type TRedriveDelivery = z.infer<typeof ZRedriveDelivery>;
 
 export const ZCreateRedrive = z
   .object({
@@ -64,9 +60,9 @@ export const ZCancelRedrive = z.object({ reason: z.string().trim().max(500).opti
  * deliveries without a retention setting; this bound keeps one batch to what
  * an operator can reason about (and the snapshot to one statement's worth).
  */
-export const MAX_WINDOW_DAYS = 400;
+const MAX_WINDOW_DAYS = 400;
 /** A client's clock may run a little ahead of ours: an `until` up to this far in the future is taken as now. */
-export const CLOCK_SKEW_SECONDS = 60;
+const CLOCK_SKEW_SECONDS = 60;
 
 /** The states a recover re-sends (and its default). */
 export const RECOVER_STATES = ["delivered", "resolved", "dead_letter"] as const;

@@ -107,7 +107,7 @@ function stateConflict(id: string, state: string, deliveredAt: string | null, ra
   return new AppError("conflict", msg, { state });
 }
 
-export type RedriveSample = {
+type RedriveSample = {
   id: string;
   eventId: string;
   eventType: string;

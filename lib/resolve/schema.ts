@@ -5,10 +5,9 @@ import { ZRedriveFilter, ZRedriveReason } from "../redrive/schema";
 
 const ZResolution = z.enum(RESOLUTIONS, { message: `one of ${RESOLUTIONS.join(", ")}` });
 /** An operator's reason: required, as for a redrive (an incident or ticket id, or a sentence). */
-export const ZOperatorReason = ZRedriveReason;
+const ZOperatorReason = ZRedriveReason;
 
 export const ZResolveDelivery = z.object({ resolution: ZResolution, reason: ZOperatorReason }).strict();
-export type TResolveDelivery = z.infer<typeof ZResolveDelivery>;
 
 /** Bulk resolve: the bulk redrive's filter; a reason is required unless it is a dry run. */
 export const ZBulkResolve = z
@@ -23,7 +22,5 @@ export const ZBulkResolve = z
     message: "a reason is required to resolve: say why these will never be delivered, e.g. 'Westfield decommissioned, INC-2240'",
     path: ["reason"],
   });
-export type TBulkResolve = z.infer<typeof ZBulkResolve>;
 
 export const ZResendDelivery = z.object({ reason: ZOperatorReason }).strict();
-export type TResendDelivery = z.infer<typeof ZResendDelivery>;

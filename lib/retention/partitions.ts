@@ -78,7 +78,7 @@ export type MonthTable = "deliveries" | "events" | "attempts";
  * Afterwards it holds its kept rows, and what expires among them later is
  * removed row by row.
  */
-export const COMPACT_FROM = 10_000;
+const COMPACT_FROM = 10_000;
 export type Swapped = { partitions: number; deliveries: number; attempts: number; events: number };
 
 /**

@@ -12,7 +12,6 @@ const days = (name: string) =>
 
 /** POST /api/v1/retention/run */
 export const ZRunRetention = z.strictObject({ dryRun: z.boolean().default(false) });
-export type TRunRetention = z.input<typeof ZRunRetention>;
 
 /**
  * PUT /api/v1/retention: a tenant's override. `retentionDays: null` removes the

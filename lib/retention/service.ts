@@ -62,7 +62,7 @@ export type RetentionPolicy = {
 };
 
 /** The environment's days and the tenants' overrides as one policy (what a run applies and records). */
-export async function currentPolicy(db: pg.Pool | pg.PoolClient | PrismaClient): Promise<RetentionPolicy> {
+async function currentPolicy(db: pg.Pool | pg.PoolClient | PrismaClient): Promise<RetentionPolicy> {
   const env = retentionFromEnv();
   const overrides = (await listOverrides(db)).map((o) => ({ tenant: o.tenant, retentionDays: o.retentionDays, payloadRetentionDays: o.payloadRetentionDays }));
   return { ...env, overrides };
@@ -174,11 +174,7 @@ async function previewRun(pool: pg.Pool, opts: RunOptions): Promise<RetentionRep
  * a run over a large ledger outlasts any request. Null when a scheduled run is
  * not due or another runner holds the lock; a manual one is a 409 then.
  */
-export async function beginRetention(
-  pool: pg.Pool,
-  prisma: PrismaClient | null,
-  opts: RunOptions,
-): Promise<{ run: RetentionReport; done: Promise<RetentionReport> } | null> {
+async function beginRetention(pool: pg.Pool, prisma: PrismaClient | null, opts: RunOptions): Promise<{ run: RetentionReport; done: Promise<RetentionReport> } | null> {
   const t0 = Date.now();
   const policy = await currentPolicy(pool);
   const client = await connectGuarded(pool);

@@ -41,7 +41,7 @@ function hasMatches(has: NonNullable<HeaderRule["has"]>, headers: IncomingMessag
  * Throws on a rule form it cannot evaluate, so a config change cannot silently
  * drop a header from these paths (test/server.test.ts compares with Next).
  */
-export function configHeaders(rules: HeaderRule[], pathname: string, headers: IncomingMessage["headers"]): [string, string][] {
+function configHeaders(rules: HeaderRule[], pathname: string, headers: IncomingMessage["headers"]): [string, string][] {
   const out = new Map<string, [string, string]>();
   for (const rule of rules) {
     if (rule.missing?.length) throw new Error("next.config.ts headers(): `missing` is not supported by lib/server/http.ts");
@@ -52,7 +52,7 @@ export function configHeaders(rules: HeaderRule[], pathname: string, headers: In
   return [...out.values()];
 }
 
-export type BodyRead = { body: Buffer };
+type BodyRead = { body: Buffer };
 
 /**
  * Reads a request body, keeping at most `max + 1` bytes: enough for the route
@@ -60,7 +60,7 @@ export type BodyRead = { body: Buffer };
  * with its usual message, without buffering an oversized upload. A declared
  * length over `max` is not read at all (the handler refuses it from the header).
  */
-export function readBody(req: IncomingMessage, max: number): Promise<BodyRead> {
+function readBody(req: IncomingMessage, max: number): Promise<BodyRead> {
   const declared = req.headers["content-length"];
   if (declared !== undefined && Number(declared) > max) {
     req.resume();
@@ -122,7 +122,7 @@ export function toApiRequest(req: IncomingMessage, body: Buffer, server: { hostn
  * Writes a route handler's Response with the config's headers first (the
  * handler's own headers win on a clash, as in Next).
  */
-export async function sendResponse(res: ServerResponse, response: Response, extra: [string, string][], vary?: string): Promise<void> {
+async function sendResponse(res: ServerResponse, response: Response, extra: [string, string][], vary?: string): Promise<void> {
   const body = answerBytesOf(response) ?? Buffer.from(await response.arrayBuffer());
   res.statusCode = response.status;
   for (const [k, v] of extra) res.setHeader(k, v);

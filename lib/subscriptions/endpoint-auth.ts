@@ -20,8 +20,8 @@ const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
  * U+00FF, which HTTP/1.1 cannot carry and the client would mangle.
  */
 const VALUE_RE = /^[\t\x20-\x7e\xa0-\xff]*$/;
-export const MAX_HEADERS = 20;
-export const MAX_HEADER_BYTES = 8 * 1024;
+const MAX_HEADERS = 20;
+const MAX_HEADER_BYTES = 8 * 1024;
 const MAX_PEM_CHARS = 64 * 1024;
 
 /**
@@ -47,7 +47,7 @@ const RESERVED: Record<string, string> = {
   "hookledger-test": "hookledger marks its test sends with it",
 };
 
-export function reservedHeaderReason(name: string): string | null {
+function reservedHeaderReason(name: string): string | null {
   const n = name.toLowerCase();
   if (RESERVED[n]) return RESERVED[n];
   if (n.startsWith("proxy-")) return "a hop-by-hop header (Proxy-*)";
@@ -103,7 +103,7 @@ function firstLine(err: unknown): string {
 }
 
 /** The client key types accepted, as said in the refusal. */
-export const ACCEPTED_CLIENT_KEYS = "RSA up to 4096 bits, EC P-256 or P-384, or Ed25519";
+const ACCEPTED_CLIENT_KEYS = "RSA up to 4096 bits, EC P-256 or P-384, or Ed25519";
 const MAX_RSA_BITS = 4096;
 const ACCEPTED_CURVES = new Set(["prime256v1", "secp384r1"]);
 
@@ -113,7 +113,7 @@ const ACCEPTED_CURVES = new Set(["prime256v1", "secp384r1"]);
  * costs about half a second of CPU per handshake, and odd curves or DSA are
  * what TLS peers commonly refuse anyway.
  */
-export function clientKeyKindProblem(key: KeyObject): string | null {
+function clientKeyKindProblem(key: KeyObject): string | null {
   const type = key.asymmetricKeyType;
   const d = key.asymmetricKeyDetails ?? {};
   if ((type === "rsa" || type === "rsa-pss") && (d.modulusLength ?? Infinity) <= MAX_RSA_BITS) return null;
@@ -191,7 +191,7 @@ export function maskHeaders(h: TEndpointHeaders): HeaderView {
 /** What a read shows for the client certificate. */
 export type TlsView = { set: true; subject: string; issuer: string; expiresAt: string; fingerprint256: string; ca: boolean };
 
-export function tlsView(t: TEndpointTls): TlsView {
+function tlsView(t: TEndpointTls): TlsView {
   const cert = new X509Certificate(t.clientCertificate);
   return {
     set: true,

@@ -26,10 +26,10 @@ export const SECRET_ROTATED_EVENT = "hookledger.subscription.secret_rotated" sat
  * rotations with long overlaps must not pile them up. A rotation past the cap
  * ends the oldest overlaps now, audited as an early end.
  */
-export const MAX_ACTIVE_SECRETS = 5;
+const MAX_ACTIVE_SECRETS = 5;
 
 /** Default overlap 24 h (Svix keeps the old secret valid for 24 hours); at most 7 days. */
-export const DEFAULT_OVERLAP_SECONDS = 24 * 3600;
+const DEFAULT_OVERLAP_SECONDS = 24 * 3600;
 
 export const ZRotateSecret = z
   .object({

@@ -2,9 +2,9 @@ import { z } from "zod";
 import { isValidSecret } from "./secrets";
 import { ZEndpointHeaders, ZEndpointTls } from "./endpoint-auth";
 
-export const EVENT_TYPE_RE = /^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$/;
+const EVENT_TYPE_RE = /^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$/;
 export const ZEventTypeName = z.string().max(100).regex(EVENT_TYPE_RE, "an event type is dotted lower-case words, e.g. assignment.graded");
-export const ZEventTypeFilter = z.union([z.literal("*"), ZEventTypeName]);
+const ZEventTypeFilter = z.union([z.literal("*"), ZEventTypeName]);
 
 export const ZRetryPolicy = z
   .object({
@@ -40,7 +40,7 @@ export type TRetryPolicy = z.infer<typeof ZRetryPolicy>;
  * every `probeIntervalSeconds` (backing off to hourly) until it answers 2xx.
  * Omitted fields take the defaults; `null` turns the pause off.
  */
-export const FAILURE_POLICY_DEFAULTS = { windowSeconds: 86_400, minAttempts: 20, probeIntervalSeconds: 900 } as const;
+const FAILURE_POLICY_DEFAULTS = { windowSeconds: 86_400, minAttempts: 20, probeIntervalSeconds: 900 } as const;
 export const ZFailurePolicy = z
   .object({
     windowSeconds: z
@@ -61,7 +61,7 @@ export const ZFailurePolicy = z
   .refine((p) => p.probeIntervalSeconds <= p.windowSeconds, { message: "probeIntervalSeconds must not exceed windowSeconds", path: ["probeIntervalSeconds"] });
 export type TFailurePolicy = z.infer<typeof ZFailurePolicy>;
 
-export const ZSubscriptionId = z
+const ZSubscriptionId = z
   .string()
   .min(1)
   .max(64)

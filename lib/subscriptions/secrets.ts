@@ -47,7 +47,7 @@ export function sealSecret(plain: string, row: SecretRow): string {
 }
 
 /** The id of the key a stored value was sealed with, or null if it is not in the current format. */
-export function sealedWith(stored: string): string | null {
+function sealedWith(stored: string): string | null {
   const parts = stored.split(":");
   return parts.length === 5 && parts[0] === VERSION ? parts[1] : null;
 }
@@ -83,7 +83,7 @@ export function openSecret(stored: string, row: SecretRow): string {
  * onto another subscription, or from the headers column into the TLS one,
  * does not open.
  */
-export type EndpointColumn = "headers" | "tls";
+type EndpointColumn = "headers" | "tls";
 export type EndpointRow = { subscriptionId: string; column: EndpointColumn };
 
 function endpointAad(row: EndpointRow): Buffer {

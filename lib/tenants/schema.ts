@@ -2,7 +2,7 @@
 import { z } from "zod";
 
 /** A tenant id: what producers send as subject.tenant and subscriptions carry. */
-export const ZTenantId = z
+const ZTenantId = z
   .string()
   .trim()
   .min(1)

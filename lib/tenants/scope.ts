@@ -29,16 +29,10 @@ export function isGlobalAdmin(p: { role: string; tenantId?: string | null }): bo
   return p.role === "admin" && !p.tenantId;
 }
 
-/** Whether a subscription of `tenant` is visible in `scope`. */
-export function inScope(scope: Scope, tenant: string | null | undefined): boolean {
-  return scope.tenantId === null || tenant === scope.tenantId;
-}
-
 // The columns the conditions below may name: fixed strings of this code base,
 // never input, so Prisma.raw is safe here. The tenant value is always a parameter.
 type TenantColumn = "s.tenant" | "tenant" | "sub.tenant";
 type SubscriptionIdColumn = "d.subscription_id" | "subscription_id" | "s.id" | "id" | "g.subscription_id" | "x.subscription_id";
-type TenantIdColumn = "tenant_id" | "a.tenant_id" | "b.tenant_id";
 
 /** `<column> = $tenant` on a subscriptions.tenant column; `true` for a global scope. */
 export function scopeWhere(scope: Scope, column: TenantColumn = "s.tenant"): Prisma.Sql {
@@ -48,11 +42,6 @@ export function scopeWhere(scope: Scope, column: TenantColumn = "s.tenant"): Pri
 /** `<column> IN (the tenant's subscription ids)` for a table that only holds a subscription id; `true` for a global scope. */
 export function subscriptionInScope(scope: Scope, column: SubscriptionIdColumn): Prisma.Sql {
   return scope.tenantId === null ? Prisma.sql`true` : Prisma.sql`${Prisma.raw(column)} IN (SELECT sc.id FROM subscriptions sc WHERE sc.tenant = ${scope.tenantId})`;
-}
-
-/** `<column> = $tenant` on a tenant_id column (audit rows, batches); `true` for a global scope. */
-export function tenantIdWhere(scope: Scope, column: TenantIdColumn = "tenant_id"): Prisma.Sql {
-  return scope.tenantId === null ? Prisma.sql`true` : Prisma.sql`${Prisma.raw(column)} = ${scope.tenantId}`;
 }
 
 /** `<column> = $tenant` on events.tenant (the event's own tenant, its subject.tenant); `true` for a global scope. */
@@ -73,11 +62,6 @@ export function subjectValuesInScope(scope: Scope, q: string): string[] {
 /** For a Prisma `where`: the tenant condition on a Subscription (undefined = no condition). */
 export function subscriptionWhere(scope: Scope): { tenant: string } | Record<string, never> {
   return scope.tenantId === null ? {} : { tenant: scope.tenantId };
-}
-
-/** 403 unless global: for what only a global principal may do. */
-export function assertGlobal(scope: Scope, what: string): void {
-  if (scope.tenantId !== null) throw new AppError("forbidden", `A principal scoped to tenant ${scope.tenantId} may not ${what}.`, { tenant: scope.tenantId });
 }
 
 /**

@@ -10,7 +10,7 @@ import type { Principal } from "../auth/principal";
 import { can } from "../auth/permissions";
 import { isGlobalAdmin, scopeOf } from "./scope";
 
-export { ZCreateTenant, ZTenantId, type TCreateTenant } from "./schema";
+export { ZCreateTenant, type TCreateTenant } from "./schema";
 
 export type TenantView = { id: string; name: string; createdAt: string };
 

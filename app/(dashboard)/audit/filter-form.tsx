@@ -9,8 +9,8 @@ import { AUDIT_ACTION_LABELS, AUDIT_TARGET_TYPE_LABELS, optionsOf } from "@/comp
 import { AUDIT_ACTION_LIST, AUDIT_TARGET_TYPES } from "@/lib/audit";
 import type { TAuditQuery } from "./find-audit-entries";
 
-export const AUDIT_TARGET_OPTIONS = optionsOf(AUDIT_TARGET_TYPES, AUDIT_TARGET_TYPE_LABELS);
-export const AUDIT_ACTION_OPTIONS = optionsOf(AUDIT_ACTION_LIST, AUDIT_ACTION_LABELS);
+const AUDIT_TARGET_OPTIONS = optionsOf(AUDIT_TARGET_TYPES, AUDIT_TARGET_TYPE_LABELS);
+const AUDIT_ACTION_OPTIONS = optionsOf(AUDIT_ACTION_LIST, AUDIT_ACTION_LABELS);
 
 /** `tenants`: a global viewer's choice of tenant (null for a viewer confined to one: its own applies). */
 export function AuditFilterForm({ q, tenants = null }: { q: TAuditQuery; tenants?: { id: string; name: string }[] | null }) {

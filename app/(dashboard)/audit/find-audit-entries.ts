@@ -30,7 +30,7 @@ export type AuditRow = {
   tenantId: string | null;
 };
 
-export const AUDIT_PAGE_SIZE = 50;
+const AUDIT_PAGE_SIZE = 50;
 
 /** `scope`: a principal confined to a tenant reads the rows that touched its tenant only (audit_entries.tenant_id, migration 0020). */
 export async function findAuditEntries(prisma: PrismaClient, q: TAuditQuery, scope: Scope = GLOBAL_SCOPE): Promise<{ items: AuditRow[]; nextBefore: string | null }> {

@@ -7,7 +7,7 @@ import { queryRows, sql, type LedgerDb } from "./db";
 export type LastError = { subscription_id: string; started_at: Date; status_code: number | null; error_class: string | null; message: string | null };
 
 /** How far back the health list looks for a subscription's last error. */
-export const LAST_ERROR_DAYS = 30;
+const LAST_ERROR_DAYS = 30;
 
 /**
  * The newest failed attempt among each subscription's last 500 of the last

@@ -21,7 +21,7 @@ import "server-only";
 import { empty, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
 
 /** What a tombstoned event's payload becomes: fixed bytes, so a reader that parses payloads still gets JSON. */
-export const TOMBSTONE_PAYLOAD = Buffer.from('{"erased":true}', "utf8");
+const TOMBSTONE_PAYLOAD = Buffer.from('{"erased":true}', "utf8");
 /** Events per transaction: 500 events at fan-out 3 is 1,500 delivery rows locked at a time, a few tens of ms. */
 export const ERASE_CHUNK = 500;
 

@@ -18,7 +18,7 @@ import { queryRows, sql, type LedgerDb } from "../read/db";
 import { eventRemovable, type Keyset, type TenantDays } from "./retention";
 
 /** What an expunged event's payload becomes: fixed bytes, so a reader that parses payloads still gets JSON. */
-export const EXPUNGED_PAYLOAD = Buffer.from('{"expunged":true}', "utf8");
+const EXPUNGED_PAYLOAD = Buffer.from('{"expunged":true}', "utf8");
 
 const tenantIs = (tenant: string | null) => (tenant === null ? sql`e.tenant IS NULL` : sql`e.tenant = ${tenant}`);
 

@@ -13,7 +13,7 @@ import { GLOBAL_SCOPE, eventTenantWhere, scopeWhere, subjectValuesInScope, subsc
  * assignment) is cut off here inside the statement rather than brought back whole; the pages after the first look
  * below their cursor (cursorTime), so paging still reaches every match.
  */
-export const Q_EVENTS = 1000;
+const Q_EVENTS = 1000;
 
 /**
  * The time in a delivery id (hl_new_id: 14 hex digits of microseconds since 1970 after the prefix). A delivery is

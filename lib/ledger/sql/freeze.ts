@@ -28,7 +28,7 @@ import type { Logger } from "pino";
 export const FREEZE_CHANNEL = "hookledger_partition_freeze";
 
 /** How long retention waits for every live worker to acknowledge a freeze before it goes on without the laggards. */
-export const ACK_TIMEOUT_MS = 1_000;
+const ACK_TIMEOUT_MS = 1_000;
 
 /** A freeze row older than this is ignored by the workers: the retention run that wrote it died. */
 const FREEZE_EXPIRES = "2 minutes";
@@ -68,7 +68,7 @@ export function frozenInFlight(sub: string, freezes: readonly Freeze[]): string 
 }
 
 /** Postgres timestamptz text ("2026-06-15 10:11:12.123456+00") as epoch milliseconds. */
-export function pgTimeMs(text: string): number {
+function pgTimeMs(text: string): number {
   const m = /^(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d(?:\.\d+)?)([+-]\d\d)(?::?(\d\d))?$/.exec(text);
   return m ? Date.parse(`${m[1]}T${m[2]}${m[3]}:${m[4] ?? "00"}`) : Date.parse(text);
 }

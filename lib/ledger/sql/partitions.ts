@@ -14,14 +14,14 @@ import type { Logger } from "pino";
 import { execute, Prisma, queryRows, sql, type Sql } from "../read/db";
 import { withFrozenMonth } from "./freeze";
 
-export const PARTITIONED_TABLES = ["events", "attempts", "deliveries"] as const;
+const PARTITIONED_TABLES = ["events", "attempts", "deliveries"] as const;
 export type PartitionedTable = (typeof PARTITIONED_TABLES)[number];
 
 /** The advisory lock every partition change takes ("hlpart" in ASCII), the same as hl_ensure_partition's. */
 const PARTITION_LOCK = "x'686c70617274'::bigint";
 
 /** Months created ahead of the current one. Two: a missed hourly run, or a month's turn during a long outage, still finds its partition. */
-export const MONTHS_AHEAD = 2;
+const MONTHS_AHEAD = 2;
 
 /**
  * How long a partition change waits for its table lock before giving up (and
@@ -29,7 +29,7 @@ export const MONTHS_AHEAD = 2;
  * statement on that table queue behind it, so the wait is what the worker and
  * the ingest would stall; half a second keeps them well under a second.
  */
-export const PARTITION_LOCK_TIMEOUT_MS = 500;
+const PARTITION_LOCK_TIMEOUT_MS = 500;
 
 export type PartitionInfo = {
   table: PartitionedTable;

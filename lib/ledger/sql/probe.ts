@@ -55,7 +55,7 @@ export type ProbeAnswer = {
  * probes, then doubling, to hourly (or the interval itself, if longer): an
  * endpoint down for a day is asked once an hour, not 96 times.
  */
-export const PROBES_AT_INTERVAL = 4;
+const PROBES_AT_INTERVAL = 4;
 const NEXT_PROBE = `now() + make_interval(secs => LEAST(GREATEST(s.probe_interval_seconds, 3600),
                      s.probe_interval_seconds * power(2, LEAST(20, GREATEST(0, s.probe_count + 1 - ${PROBES_AT_INTERVAL})))))`;
 

@@ -15,8 +15,7 @@ import { join, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
 
 /** The states a recover re-sends unless told otherwise. */
 export const RECOVER_DEFAULT_STATES = ["delivered", "resolved", "dead_letter"] as const;
-export const RECOVERABLE_STATES = RECOVER_DEFAULT_STATES;
-export type RecoverableState = (typeof RECOVERABLE_STATES)[number];
+export type RecoverableState = (typeof RECOVER_DEFAULT_STATES)[number];
 
 export type RecoverWindow = { subscriptionId: string; since: string; until: string; states: readonly RecoverableState[] };
 

@@ -160,24 +160,6 @@ export async function snapshotRedriveItems(db: LedgerDb, batchId: string, f: Red
   );
 }
 
-export type BatchItemStates = { delivered: number; failed: number; inProgress: number; notDead: number; inactive: number; superseded: number };
-
-/** A batch's handled items by outcome and, for the redriven, by where their delivery is now. */
-export async function countBatchItemStates(db: LedgerDb, batchId: string): Promise<BatchItemStates> {
-  const [c] = await queryRows<BatchItemStates>(
-    db,
-    sql`SELECT count(*) FILTER (WHERE i.outcome = 'redriven' AND d.state = 'delivered')::int AS delivered,
-               count(*) FILTER (WHERE i.outcome = 'redriven' AND d.state = 'dead_letter')::int AS failed,
-               count(*) FILTER (WHERE i.outcome = 'redriven' AND d.state IN ('pending', 'in_flight', 'scheduled'))::int AS "inProgress",
-               count(*) FILTER (WHERE i.outcome = 'skipped_not_dead_lettered')::int AS "notDead",
-               count(*) FILTER (WHERE i.outcome = 'skipped_subscription_inactive')::int AS inactive,
-               count(*) FILTER (WHERE i.outcome = 'skipped_superseded')::int AS superseded
-          FROM redrive_batch_items i JOIN deliveries d ON d.id = i.delivery_id
-         WHERE i.batch_id = ${batchId} AND i.outcome IS NOT NULL`,
-  );
-  return c;
-}
-
 export type NextBatchItem = { seq: number; delivery_id: string; sub_state: string; superseded: boolean };
 
 /**
