@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import { Agent, type Dispatcher } from "undici";
 process.env.HOOKLEDGER_SECRET_KEY ??= randomBytes(32).toString("base64");
 const { startReceiver, killAll } = await import("./lib/proc");
-const { Sender } = await import("../worker/sender");
+const { Sender } = await import("../lib/net/sender");
 const { generateSecret } = await import("../lib/subscriptions/secrets");
 const { medianBy } = await import("./lib/stats");
 const rc = await startReceiver();

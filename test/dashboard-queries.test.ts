@@ -10,7 +10,7 @@ import { findDlqHistory, getDlqSummary } from "../lib/dashboard/dlq";
 import { rollupAttemptStats, runSamplerOnce, sampleDlq } from "../lib/dlq/sampler";
 import { describeDelivery, deliveryReceipt } from "../lib/dashboard/describe";
 import { deliveryKey } from "../lib/ledger/delivery-key";
-import { quantileFromHistogram } from "../lib/dashboard/latency";
+import { quantileFromHistogram } from "../lib/ledger/read/latency";
 
 let db: TestDb;
 const ids: Record<string, string> = {};

@@ -12,7 +12,7 @@ import { deliveryKey } from "../lib/ledger/delivery-key";
 import { rng } from "../lib/random";
 import { refreshHourlyStats, rollupAttemptStats } from "../lib/dlq/sampler";
 import { COUNT_CAP, findSubscriptionHealth } from "../lib/dashboard/subscriptions";
-import { LATENCY_BUCKETS, latencyBucket, quantileFromHistogram } from "../lib/dashboard/latency";
+import { LATENCY_BUCKETS, latencyBucket, quantileFromHistogram } from "../lib/ledger/read/latency";
 
 const HOUR = 3600_000;
 // Mid-hour and in the past, so the 1 h and 24 h windows both start inside an hour.

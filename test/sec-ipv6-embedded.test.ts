@@ -13,7 +13,7 @@ import { call, tokenFor } from "./api";
 import * as subs from "../app/api/v1/subscriptions/route";
 import { blockedReason, type LookupFunction } from "../lib/net/ssrf";
 import { validateTargetUrl } from "../lib/net/target";
-import { Sender } from "../worker/sender";
+import { Sender } from "../lib/net/sender";
 
 const resolvesTo =
   (address: string): LookupFunction =>

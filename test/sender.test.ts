@@ -4,7 +4,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EXCERPT_BYTES, Sender } from "../worker/sender";
+import { EXCERPT_BYTES, Sender } from "../lib/net/sender";
 
 let server: http.Server;
 let base = "";

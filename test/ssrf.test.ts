@@ -8,7 +8,7 @@ import * as subs from "../app/api/v1/subscriptions/route";
 import { blockedReason, checkHost, type LookupFunction } from "../lib/net/ssrf";
 import { validateTargetUrl } from "../lib/net/target";
 import { AppError } from "../lib/errors";
-import { Sender } from "../worker/sender";
+import { Sender } from "../lib/net/sender";
 import { createSub, seedEvents, settled, startReceiver, worker, type Receiver } from "./worker-helpers";
 
 /** Resolves every name to the given address, like a hostile or rebinding DNS server. */

@@ -9,7 +9,7 @@ import { generateSecret } from "../lib/subscriptions/secrets";
 import { updateSubscription } from "../lib/subscriptions/service";
 import { SYSTEM } from "../lib/auth/principal";
 import type { DeliveryWorker } from "../worker/worker";
-import { USER_AGENT } from "../worker/sender";
+import { USER_AGENT } from "../lib/net/sender";
 import { DELIVERIES_CHANNEL } from "../lib/ledger/notify";
 
 let db: TestDb;

@@ -14,7 +14,7 @@ import { redactSecrets } from "../lib/subscriptions/endpoint-auth";
 import type { RateLimiter } from "./rate-limit";
 import type { ResultQueue } from "./results";
 import type { SecretsCache } from "./secrets";
-import type { Sender } from "./sender";
+import type { Sender } from "../lib/net/sender";
 import type { InFlight, Slots } from "./slots";
 
 export class Attempts {

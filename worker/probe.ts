@@ -10,7 +10,7 @@ import { claimDueProbes, recordProbe, type DueProbe } from "../lib/ledger/sql/pr
 import { readRetryPolicy } from "../lib/ledger/retry-policy";
 import { openEndpointAuth } from "../lib/subscriptions/endpoint-auth";
 import type { SecretsCache } from "./secrets";
-import { pingBody, type Sender } from "./sender";
+import { pingBody, type Sender } from "../lib/net/sender";
 
 /** Probes a worker sends at once at most: a handful of endpoints are down at a time, and each probe is one request. */
 const PROBES_PER_TICK = 10;

@@ -11,7 +11,7 @@ import { releaseUnsent } from "../lib/ledger/sql/release-unsent";
 import { markStopped } from "./heartbeat";
 import type { WorkListener } from "./listen";
 import type { ResultQueue } from "./results";
-import type { Sender } from "./sender";
+import type { Sender } from "../lib/net/sender";
 import type { Slots } from "./slots";
 import { sleep } from "./wakeup";
 

@@ -28,7 +28,7 @@ import { RateLimiter } from "./rate-limit";
 import { reapExpiredLeases } from "./reaper";
 import { ResultQueue } from "./results";
 import { SecretsCache } from "./secrets";
-import { Sender } from "./sender";
+import { Sender } from "../lib/net/sender";
 import { shutdown } from "./shutdown";
 import { Slots } from "./slots";
 import { Wakeup } from "./wakeup";

@@ -17,7 +17,7 @@ import { getDlqSummary, findDlqHistory } from "../../lib/dashboard/dlq";
 import { listDeliveries } from "../../lib/deliveries/queries";
 import { createPrisma, type PrismaClient } from "../../lib/db/prisma";
 import { refreshHourlyStats, rollupAttemptStats, sampleDlq } from "../../lib/dlq/sampler";
-import { LATENCY_BOUNDS_MS, LATENCY_BUCKETS } from "../../lib/dashboard/latency";
+import { LATENCY_BOUNDS_MS, LATENCY_BUCKETS } from "../../lib/ledger/read/latency";
 import { ensurePartitions, listPartitions } from "../../lib/ledger/sql/partitions";
 import type { Scope } from "../../lib/tenants/scope";
 import { runScaleLifecycle } from "./scale-lifecycle";

@@ -7,7 +7,7 @@
 import "server-only";
 import { z } from "zod";
 import { AppError, notFound } from "../errors";
-import { quantileFromHistogram } from "./latency";
+import { quantileFromHistogram } from "../ledger/read/latency";
 import type { DeliveryLite } from "./describe";
 import { DELIVERY_STATES } from "../ledger/states";
 import { iso, ledgerDb, queryRows, sql, type LedgerDb } from "../ledger/read/db";
