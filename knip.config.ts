@@ -30,10 +30,6 @@ const config: KnipConfig = {
     css: (text: string) => [...text.matchAll(/(?<=@)import[^;]+/g)].join("\n"),
   },
   ignoreIssues: {
-    // startLogPath, RESTART (cli/start.ts) and DEMO_USER (demo/run.ts) are exported but used only in their own files;
-    // they lose the export with those files' next change.
-    "cli/start.ts": ["exports"],
-    "demo/run.ts": ["exports"],
     // Written by `npm run client:types` (openapi-typescript).
     "client/src/openapi.ts": ["types"],
   },

@@ -56,7 +56,7 @@ export type StartLog = {
 /** A start appends to its log; past this size the log moves to `start.log.1` first, so a long-lived install keeps two files at most. */
 export const START_LOG_MAX_BYTES = 1_000_000;
 
-export function startLogPath(): string {
+function startLogPath(): string {
   return path.join(dataDir(), "logs", "start.log");
 }
 
@@ -334,7 +334,7 @@ export async function start(opts: StartOptions) {
 }
 
 /** Restart delays: 1 s doubling to 30 s; back to 1 s after a minute up. Five exits within a minute: given up. */
-export const RESTART = { firstMs: 1_000, maxMs: 30_000, healthyMs: 60_000, crashes: 5, windowMs: 60_000 };
+const RESTART = { firstMs: 1_000, maxMs: 30_000, healthyMs: 60_000, crashes: 5, windowMs: 60_000 };
 
 type Supervised = { name: string; pid: () => number | undefined; stop: () => Promise<void> };
 
