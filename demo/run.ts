@@ -80,7 +80,6 @@ export type Demo = {
 // hangs show as timeouts quickly.
 export const DEMO_RETRY_POLICY: TRetryPolicy = { ladderSeconds: [2, 5, 10, 20, 40], timeoutMs: 3000 };
 
-const DEMO_USER = { email: DEMO_ADMIN_EMAIL };
 /** What earlier versions used for every demo: published, so a demo admin still using it gets the generated one. */
 const PUBLISHED_DEMO_PASSWORD = "hookledger-demo-2026";
 
