@@ -11,18 +11,31 @@
 #     creates for this run and drops after it, whatever the outcome.
 # Arguments go to vitest (a file filter, say).
 #
-# Left out of this second run, since it would prove nothing about the server:
-# the files that never reach the database (pure functions, lint and source
-# checks: the first run has them), start-supervise (it runs `hookledger start`
-# on an embedded PostgreSQL of its own, never DATABASE_URL) and bench-smoke
-# (the bench's own tooling; its figures are measured on the embedded server).
+# Left out of this second run, since it would prove nothing about the server
+# that the files it keeps do not (and the run must fit CI's time):
+#   - the files that never reach the database (pure functions, lint and
+#     source checks: the first run has them), and those that start hookledger
+#     on an embedded server of their own (start-supervise, most of start-quiet);
+#   - the tests of processes, the CLI's argument handling, packaging and the
+#     sign-in's HTTP behaviour (signals and restarts, chaos, the CLI commands,
+#     npm pack, rate limits, Host and proxy headers, the demo stack): the
+#     statements they run are the services' own, which the service-level files
+#     kept here run on 15 (worker-claims and worker-retry for the worker's,
+#     redrive/resolve/recover/retention/erase for the CLI's, auth-admin and
+#     permission-matrix for the accounts');
+#   - bench-smoke: the bench's own tooling; its figures are measured on the
+#     embedded server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 excluded=(
   api-bodies auth-headers backoff classify client-coverage exit-code ledger-boundary lint-boundaries live-button
-  metrics-worker outcome repo-stands-alone sender server-only signing ui-filters
-  start-supervise bench-smoke
+  metrics-worker outcome repo-stands-alone sender server-only signing ui-filters embedded-platforms
+  start-supervise start-quiet
+  worker-processes chaos-scenario retention-load batch-cli redrive-cli resolve-cli retention-cli recover-cli
+  client-package auth-signin auth-sessions auth-burst auth-redirect auth-demo auth-limits sec-trusted-proxies
+  sec-host-check demo-stack server
+  bench-smoke
 )
 args=()
 for name in "${excluded[@]}"; do args+=(--exclude "test/${name}.test.ts"); done
