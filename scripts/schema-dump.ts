@@ -3,27 +3,17 @@
 // (lib/db/schema-dump.ts says what is in it). `--check` writes nothing and
 // exits 1 when the file differs.
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { startEmbedded } from "../lib/db/embedded";
+import { scratchServer } from "../lib/db/embedded";
 import { migrate } from "../lib/db/migrate";
 import { dumpSchema } from "../lib/db/schema-dump";
 
 const target = path.resolve("prisma/schema.sql");
 const check = process.argv.includes("--check");
 
-let adminUrl = process.env.DATABASE_URL;
-let stop = async () => {};
-let tmp: string | undefined;
-if (!adminUrl) {
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), "hookledger-schema-"));
-  if (process.getuid?.() === 0) fs.chmodSync(tmp, 0o755);
-  const server = await startEmbedded({ dir: tmp });
-  adminUrl = server.url;
-  stop = server.stop;
-}
+const { url: adminUrl, stop } = await scratchServer("hookledger-schema-");
 const name = `hl_schema_${randomBytes(4).toString("hex")}`;
 const admin = new pg.Client({ connectionString: adminUrl });
 await admin.connect();
@@ -48,6 +38,5 @@ try {
   await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
   await admin.end();
   await stop();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 }
 process.exit(failed ? 1 : 0);

@@ -1,13 +1,10 @@
 // One PostgreSQL for the whole run: DATABASE_URL if set, otherwise a fresh
 // embedded server in a temporary folder. A template database is migrated once;
 // each test file clones it (graphile-worker's approach), so files are isolated.
-import fs from "node:fs";
 import { randomBytes } from "node:crypto";
-import os from "node:os";
-import path from "node:path";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
-import { startEmbedded } from "../lib/db/embedded";
+import { scratchServer } from "../lib/db/embedded";
 import { migrate } from "../lib/db/migrate";
 
 declare module "vitest" {
@@ -21,16 +18,7 @@ export default async function setup(project: TestProject) {
   // A random server key for this run, inherited by every test process and every
   // process they spawn; the code itself has no test key (lib/auth/keys.ts).
   process.env.HOOKLEDGER_SECRET_KEY ??= randomBytes(32).toString("base64");
-  let adminUrl = process.env.DATABASE_URL;
-  let stop = async () => {};
-  let tmp: string | undefined;
-  if (!adminUrl) {
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), "hookledger-test-"));
-    if (process.getuid?.() === 0) fs.chmodSync(tmp, 0o755);
-    const pgServer = await startEmbedded({ dir: tmp });
-    adminUrl = pgServer.url;
-    stop = pgServer.stop;
-  }
+  const { url: adminUrl, stop } = await scratchServer("hookledger-test-");
   const templateDb = `hl_template_${process.pid}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
@@ -51,6 +39,5 @@ export default async function setup(project: TestProject) {
     for (const r of rows) await c.query(`DROP DATABASE IF EXISTS ${r.datname} WITH (FORCE)`).catch(() => {});
     await c.end();
     await stop();
-    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   };
 }

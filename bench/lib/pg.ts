@@ -4,11 +4,10 @@
 // at the end. Every scenario gets its own database cloned from a migrated
 // template, so no scenario sees another's rows.
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { startEmbedded } from "../../lib/db/embedded";
+import { scratchDataDir, startEmbedded } from "../../lib/db/embedded";
 import { migrate } from "../../lib/db/migrate";
 
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -51,8 +50,7 @@ export async function openBenchPg(opts: { log?: (m: string) => void } = {}): Pro
   let mode: BenchPg["mode"] = "external";
   if (!adminUrl) {
     mode = "embedded";
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), "hookledger-bench-"));
-    if (process.getuid?.() === 0) fs.chmodSync(tmp, 0o755);
+    tmp = scratchDataDir("hookledger-bench-");
     let server = await startEmbedded({ dir: tmp });
     // Preload pg_stat_statements (it ships with the embedded binaries) so the
     // bench can say which statements the time went to. Needs a restart.

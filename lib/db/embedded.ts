@@ -4,6 +4,7 @@
 // its postmaster.pid and connect (docs/API.md: DATABASE_URL unset).
 import "server-only";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import net from "node:net";
 import crypto from "node:crypto";
@@ -225,6 +226,31 @@ export async function startEmbedded(opts: { dir?: string; log?: (m: string) => v
     await client.end();
   }
   return { url: urlFor(info), info, owned: true, stop: server.stop };
+}
+
+/**
+ * A new folder under the system's temporary one for a throwaway embedded
+ * server (tests, the bench, npm run schema:dump). mkdtemp makes it 0700; as
+ * root the server runs as the postgres user, who must be able to enter it.
+ */
+export function scratchDataDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  if (process.getuid?.() === 0) fs.chmodSync(dir, 0o755);
+  return dir;
+}
+
+/** DATABASE_URL's server, or a throwaway embedded one whose stop() also removes its folder. */
+export async function scratchServer(prefix: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, stop: async () => {} };
+  const dir = scratchDataDir(prefix);
+  const server = await startEmbedded({ dir });
+  return {
+    url: server.url,
+    stop: async () => {
+      await server.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** How long a fast shutdown may take before the server is killed (it then recovers from its WAL on the next start). */
