@@ -74,6 +74,18 @@ describe("0032's first text", () => {
     }
   });
 
+  it("an install that recorded 0002's first text (a comment since corrected) migrates as before", async () => {
+    const first = listMigrations().find((m) => m.name === "0002_worker")!;
+    expect(first.superseded).toHaveLength(1);
+    const db = await databaseBefore("0033");
+    try {
+      await db.client.query("UPDATE _hookledger_migrations SET checksum = $1 WHERE name = '0002_worker'", [first.superseded[0]]);
+      expect(await db.applyRest()).toEqual(db.rest);
+    } finally {
+      await db.close();
+    }
+  });
+
   it("any other recorded text is still refused as an edited migration", async () => {
     const db = await databaseBefore("0033");
     try {

@@ -16,9 +16,11 @@ export function migrationsDir(): string {
 /**
  * A migration on disk. `superseded` holds the checksums of earlier texts of the
  * same migration (its folder's `superseded-checksums` file): a database that
- * recorded one of them applied that migration, and a later migration brings it
- * to the current definition. Only for a migration whose first text cannot run
- * on a supported server (0032 called a function PostgreSQL 15 lacks).
+ * recorded one of them applied that migration. For a text that was corrected
+ * after release: a first text that cannot run on a supported server (0032
+ * called a function PostgreSQL 15 lacks; 0034 brings the installs that ran it
+ * to the current definition), or a comment that pointed outside the repository
+ * (0002 to 0006). Anything else about an applied migration is changed by a new one.
  */
 export type Migration = { name: string; sql: string; checksum: string; superseded: string[] };
 

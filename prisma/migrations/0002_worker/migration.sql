@@ -1,4 +1,4 @@
--- The delivery worker (issue 3): attempt provenance carried on the delivery,
+-- The delivery worker: attempt provenance carried on the delivery,
 -- the lease start for the reaper, and the indexes of the hot path.
 
 -- What the next attempt is: 'scheduled' (the ladder), 'redrive' or 'manual'.

@@ -1,4 +1,4 @@
--- Access control (issue 6): dashboard users and the sign-in rate limit.
+-- Access control: dashboard users and the sign-in rate limit.
 -- Users are created by `hookledger user create`; API tokens stay in api_tokens.
 
 CREATE TABLE users (

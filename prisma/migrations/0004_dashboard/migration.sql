@@ -1,4 +1,4 @@
--- Dashboard read models (issue 4). The dashboard never scans the hot queue rows
+-- Dashboard read models. The dashboard never scans the hot queue rows
 -- per request for history: a sampler (lib/dlq/sampler.ts) running in the
 -- dashboard process writes these every ~15 s, guarded by an advisory lock so
 -- several dashboard instances take one sample between them.

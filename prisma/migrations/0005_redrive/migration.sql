@@ -1,4 +1,4 @@
--- Redrive batches (issue 5, DESIGN.md invariant 9): a bulk redrive is a
+-- Redrive batches (DESIGN.md invariant 9): a bulk redrive is a
 -- persisted, paced, cancellable job. Its matching deliveries are snapshotted
 -- into redrive_batch_items when the batch is created (the exact count the
 -- operator confirmed, oldest dead letter first, original ids kept as

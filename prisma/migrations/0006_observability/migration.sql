@@ -1,4 +1,4 @@
--- Observability (issue 8): cheap delivery counts for /metrics, and hookledger's
+-- Observability: cheap delivery counts for /metrics, and hookledger's
 -- own operational events, both maintained by triggers in the transaction that
 -- changes a delivery or a subscription.
 
