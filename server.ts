@@ -64,7 +64,7 @@ async function main() {
   ]);
   const rules = nextConfig.headers ? await nextConfig.headers() : [];
   const urlHost = { hostname: listenHost && listenHost !== "0.0.0.0" && listenHost !== "::" ? listenHost : "localhost", port };
-  // HOOKLEDGER_SERVER_FAST_PATH=0 sends everything to Next (test/server.test.ts compares the two answers).
+  // HOOKLEDGER_SERVER_FAST_PATH=0 sends everything to Next (test/process/server.test.ts compares the two answers).
   const fastPath = process.env.HOOKLEDGER_SERVER_FAST_PATH !== "0";
 
   const app = next({ dev: false, dir: path.dirname(fileURLToPath(import.meta.url)), hostname: listenHost, port });

@@ -13,7 +13,7 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts", "lib/**/*.test.ts", "worker/**/*.test.ts"],
     globalSetup: ["test/global-setup.ts"],
-    // Each file runs in its own process and gets its own database (test/db.ts).
+    // Each file runs in its own process and gets its own database (test/helpers/db.ts).
     pool: "forks",
     testTimeout: 60_000,
     hookTimeout: 120_000,

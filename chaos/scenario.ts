@@ -3,7 +3,7 @@
 // transactional outbox, and faults injected while it flows. At the end, once
 // faults stop and retries drain, the invariants of docs/DESIGN.md are checked
 // against the ledger and the wire. `npm run chaos` runs the full size;
-// test/chaos-scenario.test.ts runs the same code at CI size.
+// test/process/chaos-scenario.test.ts runs the same code at CI size.
 import fs from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";

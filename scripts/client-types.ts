@@ -3,7 +3,7 @@
 // serves. The document is built here by the same function the route calls, so
 // no server (and no database) is needed; openapi-typescript turns it into
 // types. The package itself never imports server code: these generated types
-// are all it knows of the API. test/client-package.test.ts runs this with
+// are all it knows of the API. test/api/client-package.test.ts runs this with
 // --out and fails when the committed file differs.
 //   node bin/run-ts.mjs scripts/client-types.ts [--out FILE]
 import fs from "node:fs";

@@ -5,7 +5,7 @@
 #
 # The server:
 #   - HOOKLEDGER_TEST_PG15_URL, when set: any PostgreSQL 15 server whose user
-#     may create databases (each test file clones a template, test/db.ts);
+#     may create databases (each test file clones a template, test/helpers/db.ts);
 #   - otherwise Debian's PostgreSQL 15 (apt-get install postgresql-15), in a
 #     throwaway cluster on a free port that pg_virtualenv (postgresql-common)
 #     creates for this run and drops after it, whatever the outcome.
@@ -38,7 +38,7 @@ excluded=(
   bench-smoke
 )
 args=()
-for name in "${excluded[@]}"; do args+=(--exclude "test/${name}.test.ts"); done
+for name in "${excluded[@]}"; do args+=(--exclude "test/**/${name}.test.ts"); done
 set -- "${args[@]}" "$@"
 
 if [ -n "${HOOKLEDGER_TEST_PG15_URL:-}" ]; then

@@ -5,7 +5,7 @@
 // answers are described by lib/api/views.ts, which tests check against the
 // routes' real answers; the dashboard's own read model and this document say
 // "an object". The registry below names
-// every route once; test/openapi.test.ts fails if a route file has no entry, an
+// every route once; test/api/openapi.test.ts fails if a route file has no entry, an
 // entry no route file, or a permission differs from the route's apiRoute rule.
 import "server-only";
 import { z } from "zod";

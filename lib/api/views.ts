@@ -2,8 +2,8 @@
 // schemas (lib/api/openapi.ts) and the typed client's readers: a subscription,
 // a delivery and its attempts, and the answers of the operators' routes
 // (secrets, test sends, redrives, recover and backfill, resolve, the DLQ,
-// tenants, retention, erasures). test/openapi.test.ts and
-// test/openapi-views.test.ts parse real answers of the routes with these
+// tenants, retention, erasures). test/api/openapi.test.ts and
+// test/api/openapi-views.test.ts parse real answers of the routes with these
 // schemas and compare the result with the answer, and check at compile time
 // that each schema's type and its service's return type accept each other, so
 // a field added to or dropped from a view (lib/subscriptions/service.ts

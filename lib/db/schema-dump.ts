@@ -1,6 +1,6 @@
 // The schema a fresh `hookledger migrate` produces, as one readable file
 // (prisma/schema.sql, written by `npm run schema:dump`, checked by
-// test/schema-dump.test.ts). The migrations are history; this is what the SQL
+// test/database/schema-dump.test.ts). The migrations are history; this is what the SQL
 // is now: each table with its columns, constraints and indexes, each function
 // as PostgreSQL prints it back, each trigger.
 //
@@ -20,7 +20,7 @@ const MONTH_PARTITION = /_p\d{4}_\d{2}$/;
 export async function dumpSchema(client: pg.Client | pg.Pool): Promise<string> {
   const out: string[] = [
     "-- The schema that `hookledger migrate` produces on a fresh database: what the SQL is now.",
-    "-- Written by `npm run schema:dump` from the catalog (lib/db/schema-dump.ts); test/schema-dump.test.ts",
+    "-- Written by `npm run schema:dump` from the catalog (lib/db/schema-dump.ts); test/database/schema-dump.test.ts",
     "-- fails when the migrations produce anything else. Month partitions (<table>_pYYYY_MM) are left out.",
     "-- Edit the migrations, never this file.",
     "",

@@ -7,7 +7,7 @@
 // token grow the series set (and this process's memory, and every /metrics
 // scrape) one random id at a time. The label is therefore the route pattern
 // the path matches, taken from the one registry of /api/v1 routes
-// (lib/api/openapi.ts, which test/openapi.test.ts holds equal to the route
+// (lib/api/openapi.ts, which test/api/openapi.test.ts holds equal to the route
 // files), or one fixed label for anything that matches none.
 import "server-only";
 import { dashboardMetrics } from "./dashboard";

@@ -1,5 +1,5 @@
 // The alert thresholds, in one place: deploy/prometheus/alerts.yml uses the
-// same numbers (test/alerts-rules.test.ts checks that the two agree), and the
+// same numbers (test/dashboard/alerts-rules.test.ts checks that the two agree), and the
 // dashboard's alerts page evaluates the same conditions against the database.
 export const ALERT_THRESHOLDS = {
   /** HookledgerDlqOldestAge: the oldest dead letter of a subscription is older than this (1 h: someone should look the same working hour). */

@@ -39,7 +39,7 @@ function hasMatches(has: NonNullable<HeaderRule["has"]>, headers: IncomingMessag
  * The headers next.config.ts's rules give `pathname` for this request, in
  * rule order (a later rule's value for the same key wins, as in Next).
  * Throws on a rule form it cannot evaluate, so a config change cannot silently
- * drop a header from these paths (test/server.test.ts compares with Next).
+ * drop a header from these paths (test/process/server.test.ts compares with Next).
  */
 function configHeaders(rules: HeaderRule[], pathname: string, headers: IncomingMessage["headers"]): [string, string][] {
   const out = new Map<string, [string, string]>();

@@ -93,7 +93,7 @@ export type ClaimOptions = {
  * worker's room). The lease is the subscription's timeout plus the slack.
  * A delivery carries its event's created_at (event_at, its own partition
  * key), so the claimed row is found again in its month and the payload read
- * probes the event's month only, not every month (test/partition-plans.test.ts).
+ * probes the event's month only, not every month (test/database/partition-plans.test.ts).
  * `p` names the statement's parameters.
  */
 export const claimCtes = (p: {

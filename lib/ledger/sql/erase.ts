@@ -54,7 +54,7 @@ export async function findOpsEventIds(db: LedgerDb, eventIds: string[]): Promise
   // One lookup of the subject keys' GIN index per key. A single `&&` over the chunk's 500 keys was
   // estimated to match a large share of every month, and where the type index cannot serve the LIKE
   // (a server whose collation is not C) PostgreSQL scanned every events row instead: 7 s for 500 ids
-  // at 1 M deliveries. Scanning a month once per key is never the cheaper plan (test/erase-plan.test.ts).
+  // at 1 M deliveries. Scanning a month once per key is never the cheaper plan (test/retention/erase-plan.test.ts).
   const rows = await queryRows<{ id: string }>(
     db,
     sql`SELECT DISTINCT o.id FROM unnest(${eventIds.map((id) => `eventId:${id}`)}::text[]) AS k(key)

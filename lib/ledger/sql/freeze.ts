@@ -6,7 +6,7 @@
 // result write, since their rows' months are only known as they run. A
 // condition naming a month's bounds as constants prunes the month when the
 // statement is planned, and the month is then not locked at all
-// (test/partition-freeze.test.ts reads pg_locks).
+// (test/retention/partition-freeze.test.ts reads pg_locks).
 //
 // The protocol, for one month:
 //   1. retention writes the freeze row and NOTIFYs FREEZE_CHANNEL;

@@ -503,7 +503,7 @@ const earliestCutoff = (p: TenantDays) => sql`(now() - make_interval(days => ${M
  * ones from the earliest cutoff on (deliveries_finished), and the older
  * finished ones a running batch or an attempt not yet rolled up names (probed
  * by id). Each is then checked with deliveryKept, so the rows are exactly
- * those `WHERE deliveryKept` reads (test/retention-delivery-months.test.ts).
+ * those `WHERE deliveryKept` reads (test/retention/retention-delivery-months.test.ts).
  */
 export const deliveryKeptRows = (p: TenantDays, month: string): Sql => {
   const m = Prisma.raw(ident(month));

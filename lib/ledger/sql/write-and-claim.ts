@@ -65,7 +65,7 @@ const CLAIM_LOCK = 0x686c636c61696d;
  * never overlap, across all workers. A claim counts each subscription's
  * in-flight rows in its statement's snapshot: two claims side by side would
  * each see the other's leases as free slots and together exceed
- * `max_concurrency` (test/worker-processes.test.ts saw 12 requests on the wire
+ * `max_concurrency` (test/delivery/worker-processes.test.ts saw 12 requests on the wire
  * for a cap of 4 with four workers). The lock is taken in its own statement,
  * so the claim's snapshot, taken after it, sees every earlier claim committed.
  * A worker waits at most for the other workers' cycles; one worker alone

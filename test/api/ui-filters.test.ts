@@ -1,0 +1,66 @@
+// The dashboard's filters offer exactly the names the ledger and the audit log
+// write: rendered from the components (react-dom/server) and compared with
+// the source lists in lib/. Two filters had drifted: the subscription page's
+// error class offered `connect` (attempts have connect_refused,
+// connect_timeout…) and the audit page's target type offered `token` (rows
+// say api_token).
+import { createElement } from "react";
+import { renderToStaticMarkup } from "react-dom/server";
+import { describe, expect, it } from "vitest";
+import { DELIVERY_STATES, ERROR_CLASSES, DEAD_LETTER_REASON_LIST, ATTEMPT_OUTCOMES } from "../../lib/ledger/states";
+import { AUDIT_ACTION_LIST, AUDIT_TARGET_TYPES } from "../../lib/audit";
+import { DeliveryFilters, NO_FILTERS } from "../../components/dashboard/DeliveryFilters";
+import { AuditFilterForm } from "../../app/(dashboard)/audit/filter-form";
+import * as labels from "../../components/ui/labels";
+
+/** The option values of the <select> that follows `labelText` in the markup (the empty "any" option left out). */
+function selectOptions(html: string, labelText: string): string[] {
+  const at = html.indexOf(`>${labelText}<`);
+  expect(at, `no label "${labelText}"`).toBeGreaterThan(-1);
+  const start = html.indexOf("<select", at);
+  const end = html.indexOf("</select>", start);
+  return [...html.slice(start, end).matchAll(/<option[^>]*value="([^"]*)"/g)].map((m) => m[1]).filter(Boolean);
+}
+
+describe("subscription page: delivery filters", () => {
+  const html = renderToStaticMarkup(createElement(DeliveryFilters, { filters: NO_FILTERS, eventTypes: ["assignment.graded"], onChange: () => {} }));
+
+  it("offers every error class attempts are recorded with, and nothing else", () => {
+    const offered = selectOptions(html, "Error class");
+    expect(offered).not.toContain("connect");
+    expect(offered).toEqual([...ERROR_CLASSES]);
+  });
+
+  it("offers every delivery state", () => {
+    expect(selectOptions(html, "State")).toEqual([...DELIVERY_STATES]);
+  });
+});
+
+describe("audit page: filters", () => {
+  const html = () => renderToStaticMarkup(createElement(AuditFilterForm, { q: {} }));
+
+  it("offers the target types rows are written with (api_token, not token)", () => {
+    const offered = selectOptions(html(), "Target type");
+    expect(offered).not.toContain("token");
+    expect(offered).toEqual([...AUDIT_TARGET_TYPES]);
+  });
+
+  it("offers every audit action of the typed list", () => {
+    expect(selectOptions(html(), "Action")).toEqual([...AUDIT_ACTION_LIST]);
+  });
+});
+
+describe("labels", () => {
+  const cases: [string, readonly string[], Record<string, string>][] = [
+    ["delivery states", DELIVERY_STATES, labels.DELIVERY_STATE_LABELS],
+    ["error classes", ERROR_CLASSES, labels.ERROR_CLASS_LABELS],
+    ["dead-letter reasons", DEAD_LETTER_REASON_LIST, labels.DEAD_LETTER_REASON_LABELS],
+    ["attempt outcomes", ATTEMPT_OUTCOMES, labels.ATTEMPT_OUTCOME_LABELS],
+    ["audit actions", AUDIT_ACTION_LIST, labels.AUDIT_ACTION_LABELS],
+    ["audit target types", AUDIT_TARGET_TYPES, labels.AUDIT_TARGET_TYPE_LABELS],
+  ];
+  it.each(cases)("%s: one label per name, no label for a name the list lacks", (_, list, map) => {
+    expect(Object.keys(map).sort()).toEqual([...list].sort());
+    for (const v of list) expect(map[v]?.trim()).toBeTruthy();
+  });
+});

@@ -1,0 +1,80 @@
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDb } from "../helpers/db";
+import { call, tokenFor } from "../helpers/api";
+import { startApiServer, type TestServer } from "../helpers/client-server";
+import * as subs from "../../app/api/v1/subscriptions/route";
+
+let db: TestDb;
+let server: TestServer;
+let token: string;
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-publish-"));
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  server = await startApiServer();
+  token = await tokenFor(db.prisma, "producer");
+  const admin = await tokenFor(db.prisma, "admin");
+  for (const id of ["sub_a", "sub_b", "sub_c"]) await call(subs.POST, { token: admin, body: { id, name: id, url: `https://${id}.example.test/h`, eventTypes: ["*"] } });
+});
+afterAll(async () => {
+  await server?.close();
+  await db?.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function run(file: string, extra: string[] = []) {
+  return promisify(execFile)(process.execPath, ["bin/hookledger.mjs", "publish", "--file", file, "--url", server.url, ...extra], {
+    env: { ...process.env, HOOKLEDGER_TOKEN: token },
+    timeout: 120_000,
+  }).then(
+    (r) => ({ code: 0, ...r }),
+    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+  );
+}
+
+const line = (i: number) => JSON.stringify({ id: `cli_${i}`, type: "roster.synced", data: { n: i }, subject: { tenant: "lincoln" } });
+
+describe("hookledger publish --file", () => {
+  it("publishes an NDJSON file in batches through the API, with a progress line, exit 0", async () => {
+    const file = path.join(dir, "ok.ndjson");
+    fs.writeFileSync(file, Array.from({ length: 1200 }, (_, i) => line(i)).join("\n") + "\n");
+    const r = await run(file, ["--batch", "250"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/Published 1200 events in [\d.]+ s: 1200 created, 0 duplicate, 0 failed\./);
+    expect(r.stderr).toMatch(/1200 events, \d+ events\/s: 1200 created, 0 duplicate, 0 failed/);
+    expect(server.seen.filter((s) => s === "POST /api/v1/events/batch")).toHaveLength(5);
+    const n = await db.pool.query("SELECT count(*)::int AS n FROM deliveries WHERE event_id LIKE 'cli_%'");
+    expect(n.rows[0].n).toBe(3600);
+
+    const again = await run(file);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("0 created, 1200 duplicate, 0 failed");
+  });
+
+  it("reports each bad line by number and exits 1, publishing the good ones", async () => {
+    const file = path.join(dir, "mixed.ndjson");
+    fs.writeFileSync(file, [line(5000), "{not json", JSON.stringify({ id: "cli_bad", type: "roster.synced" }), "", line(5001)].join("\n"));
+    const r = await run(file);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("Published 4 events");
+    expect(r.stdout).toContain("2 created, 0 duplicate, 2 failed");
+    expect(r.stderr).toContain("line 2: not JSON");
+    expect(r.stderr).toMatch(/line 3 \(cli_bad\): validation_failed: events\.\d+\.data/);
+    const ids = (await db.pool.query("SELECT id FROM events WHERE id IN ('cli_5000', 'cli_5001', 'cli_bad') ORDER BY id")).rows.map((x) => x.id);
+    expect(ids).toEqual(["cli_5000", "cli_5001"]);
+  });
+
+  it("refuses a batch size over 500 and a missing token", async () => {
+    const file = path.join(dir, "ok.ndjson");
+    expect((await run(file, ["--batch", "501"])).code).not.toBe(0);
+    const noToken = await promisify(execFile)(process.execPath, ["bin/hookledger.mjs", "publish", "--file", file, "--url", server.url], {
+      env: { ...process.env, HOOKLEDGER_TOKEN: "" },
+    }).catch((e: { code: number; stderr: string }) => e);
+    expect((noToken as { code: number }).code).toBe(2);
+  });
+});

@@ -1,0 +1,211 @@
+// `hookledger start` as people run it (real processes, embedded PostgreSQL in
+// a fresh data directory): a killed worker is replaced, a worker that keeps
+// crashing is given up on and /api/health says so, and Ctrl-C (SIGINT to the
+// whole process group, as a terminal sends it) stops everything in under 5 s
+// with the data kept for the next start.
+import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import pg from "pg";
+import { freePort, findRunningEmbedded } from "../../lib/db/embedded";
+
+type Started = { child: ChildProcess; port: number; dir: string; output: string[] };
+const started: Started[] = [];
+
+afterEach(() => {
+  for (const s of started.splice(0)) {
+    try {
+      process.kill(-s.child.pid!, "SIGKILL");
+    } catch {
+      /* gone */
+    }
+    postgresPids(s.dir).forEach((p) => {
+      try {
+        process.kill(p, "SIGKILL");
+      } catch {
+        /* gone */
+      }
+    });
+  }
+});
+
+async function startHookledger(dir: string, env: Record<string, string> = {}, args: string[] = []): Promise<Started> {
+  const port = await freePort();
+  const output: string[] = [];
+  const rest = { ...process.env };
+  delete rest.DATABASE_URL;
+  const child = spawn(process.execPath, [path.resolve("bin/hookledger.mjs"), "start", "--port", String(port), "--host", "127.0.0.1", ...args], {
+    // Its own process group, as a shell's job would be: -pid reaches all of it.
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...rest, HOOKLEDGER_DATA_DIR: dir, HOOKLEDGER_START_SKIP_BUILD: "1", HOOKLEDGER_HEARTBEAT_MS: "500", LOG_LEVEL: "info", ...env },
+  });
+  child.stdout!.on("data", (b) => output.push(String(b)));
+  child.stderr!.on("data", (b) => output.push(String(b)));
+  const s = { child, port, dir, output };
+  started.push(s);
+  return s;
+}
+
+async function health(port: number): Promise<{ status: number; body: Record<string, unknown> } | null> {
+  try {
+    const r = await fetch(`http://127.0.0.1:${port}/api/health`);
+    return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+  } catch {
+    return null;
+  }
+}
+
+async function until<T>(what: string, probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, ms: number, out?: string[]): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${out ? `\n${out.join("").slice(-3000)}` : ""}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Pids of the process group `pgid` (ps), and of postgres processes on `dir`. */
+function groupPids(pgid: number): number[] {
+  const out = execFileSync("ps", ["-e", "-o", "pid=,pgid="], { encoding: "utf8" });
+  return out
+    .split("\n")
+    .map((l) => l.trim().split(/\s+/).map(Number))
+    .filter(([pid, g]) => g === pgid && pid)
+    .map(([pid]) => pid);
+}
+function postgresPids(dir: string): number[] {
+  const out = execFileSync("ps", ["-e", "-o", "pid=,args="], { encoding: "utf8" });
+  return out
+    .split("\n")
+    .filter((l) => l.includes("postgres") && l.includes(path.join(dir, "postgres")))
+    .map((l) => Number(l.trim().split(/\s+/)[0]));
+}
+
+async function liveWorkers(port: number, dir: string): Promise<{ worker_id: string; pid: number }[]> {
+  const url = findRunningEmbedded(dir);
+  if (!url) return [];
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const { rows } = await c.query(`SELECT * FROM worker_heartbeats WHERE stopped_at IS NULL AND beat_at > now() - interval '3 seconds'`);
+    return rows as { worker_id: string; pid: number }[];
+  } finally {
+    await c.end();
+  }
+}
+
+describe("hookledger start", () => {
+  it("replaces a SIGKILLed worker while the dashboard keeps answering", { timeout: 180_000 }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-start-"));
+    const s = await startHookledger(dir);
+    await until("health 200", async () => (await health(s.port))?.status === 200, 120_000, s.output);
+    const before = await liveWorkers(s.port, s.dir);
+    expect(before.length).toBe(1);
+    const oldPid = groupPids(s.child.pid!).find((p) => fs.readFileSync(`/proc/${p}/cmdline`, "utf8").includes("worker"));
+    expect(oldPid).toBeTruthy();
+    let dashboardDown = 0;
+    const watching = setInterval(() => void health(s.port).then((h) => (h ? null : dashboardDown++)), 200);
+    process.kill(oldPid!, "SIGKILL");
+    const replacement = await until(
+      "a new worker pid in the group",
+      () => groupPids(s.child.pid!).find((p) => p !== oldPid && fs.existsSync(`/proc/${p}`) && fs.readFileSync(`/proc/${p}/cmdline`, "utf8").includes("worker")),
+      30_000,
+      s.output,
+    );
+    await until(
+      "the replacement's heartbeat",
+      async () => (await liveWorkers(s.port, s.dir)).some((w) => !before.some((b) => b.worker_id === w.worker_id)),
+      30_000,
+      s.output,
+    );
+    clearInterval(watching);
+    expect(replacement).not.toBe(oldPid);
+    expect(dashboardDown).toBe(0);
+    expect(s.output.join("")).toMatch(/worker 1 \(pid \d+\) exited \(signal SIGKILL\); restarting it in 1 s/);
+  });
+
+  it("gives up on a worker that crashes five times within a minute, and /api/health says why", { timeout: 180_000 }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-start-"));
+    // Only the worker reads this setting, and it refuses it at startup: it exits at once, every time.
+    const s = await startHookledger(dir, { HOOKLEDGER_WORKER_POLL_MS: "1" });
+    const h = await until(
+      "health naming the given-up worker",
+      async () => {
+        const r = await health(s.port);
+        return r && r.status === 503 && String(r.body.reason).includes("not restarted") ? r : null;
+      },
+      120_000,
+      s.output,
+    );
+    expect(h.body.reason).toBe("not restarted after repeated crashes: worker 1");
+    expect(JSON.stringify(h.body.supervisor)).toMatch(/worker 1 exited 5 times within 60 s \(last: code 1\); not restarted/);
+    expect(s.output.join("")).toMatch(/worker 1 exited 5 times within 60 s/);
+    // The dashboard stays up.
+    expect((await fetch(`http://127.0.0.1:${s.port}/login`)).status).toBe(200);
+  });
+
+  it("stops cleanly on Ctrl-C when its output pipe closes first (as `hookledger start | tee log` does: Ctrl-C ends tee too)", { timeout: 180_000 }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-start-"));
+    const s = await startHookledger(dir);
+    await until("running", () => s.output.join("").includes("hookledger is running"), 120_000, s.output);
+    await until("health 200", async () => (await health(s.port))?.status === 200, 60_000, s.output);
+    expect(postgresPids(dir).length).toBeGreaterThan(0);
+    // The reader is gone: every later write of the group to its stdout or stderr fails with EPIPE.
+    s.child.stdout!.destroy();
+    s.child.stderr!.destroy();
+    const exited = new Promise<number | null>((resolve) => s.child.once("exit", (code) => resolve(code)));
+    process.kill(-s.child.pid!, "SIGINT");
+    await until("no process of the group and no postgres of the data dir", () => groupPids(s.child.pid!).length === 0 && postgresPids(dir).length === 0, 20_000);
+    expect(await exited).toBe(0);
+    expect(fs.readFileSync(path.join(dir, "postgres.log"), "utf8")).toMatch(/database system is shut down/);
+  });
+
+  it("stops on Ctrl-C (SIGINT to the group) in under 5 s with the demo running, and the next start finds the data", { timeout: 240_000 }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-start-"));
+    const s = await startHookledger(dir, { HOOKLEDGER_DEMO_RATE: "40" }, ["--demo", "--workers", "2"]);
+    await until("demo running", () => s.output.join("").includes("hookledger is running"), 120_000, s.output);
+    await until("health 200", async () => (await health(s.port))?.status === 200, 60_000, s.output);
+    await new Promise((r) => setTimeout(r, 4_000)); // traffic under way
+    const url = findRunningEmbedded(dir)!;
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    const events = Number((await c.query(`SELECT count(*)::int AS n FROM events`)).rows[0].n);
+    const workers = (await c.query(`SELECT worker_id FROM worker_heartbeats WHERE stopped_at IS NULL`)).rows.map((r) => r.worker_id as string);
+    await c.end();
+    expect(workers.length).toBe(2);
+    expect(events).toBeGreaterThan(0);
+
+    const t0 = Date.now();
+    process.kill(-s.child.pid!, "SIGINT");
+    await until(
+      "no process of the group and no postgres of the data dir",
+      () => groupPids(s.child.pid!).length === 0 && postgresPids(dir).length === 0,
+      20_000,
+      s.output,
+    );
+    const took = Date.now() - t0;
+    console.log(`Ctrl-C to nothing left: ${took} ms`);
+    expect(took, s.output.join("").slice(-3000)).toBeLessThan(5_000);
+    // The database shut down cleanly (no crash recovery needed) and the workers marked themselves stopped.
+    const log = fs.readFileSync(path.join(dir, "postgres.log"), "utf8");
+    expect(log).toMatch(/database system is shut down/);
+
+    const again = await startHookledger(dir);
+    await until("health 200 again", async () => (await health(again.port))?.status === 200, 120_000, again.output);
+    const c2 = new pg.Client({ connectionString: findRunningEmbedded(dir)! });
+    await c2.connect();
+    const after = Number((await c2.query(`SELECT count(*)::int AS n FROM events`)).rows[0].n);
+    // Nor is any delivery left leased to them: each worker wrote its results and released what it had not sent.
+    const stranded = Number((await c2.query(`SELECT count(*)::int AS n FROM deliveries WHERE state = 'in_flight' AND lease_owner = ANY($1)`, [workers])).rows[0].n);
+    const leased = Number((await c2.query(`SELECT count(*)::int AS n FROM worker_heartbeats WHERE worker_id = ANY($1) AND stopped_at IS NULL`, [workers])).rows[0].n);
+    await c2.end();
+    expect(after).toBeGreaterThanOrEqual(events);
+    // Every worker of the first run wrote its stop (after releasing its leases), so the database was still there for it.
+    expect(leased).toBe(0);
+    expect(stranded).toBe(0);
+  });
+});
