@@ -12,6 +12,9 @@ const config: KnipConfig = {
         "scripts/*.{ts,mjs}",
         "worker/main.ts",
         "bench/*.ts",
+        // The peer comparison's queue processes, spawned by bench/peers/run.ts.
+        "bench/peers/pg-boss.ts",
+        "bench/peers/graphile-worker.ts",
         "chaos/run.ts",
         "chaos/repro-*.ts",
         "chaos/receiver-process.ts",

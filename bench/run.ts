@@ -26,6 +26,7 @@ const { runIngest } = await import("./scenarios/ingest");
 const { runCommitLatency } = await import("./scenarios/commit");
 const { runBulkResolve } = await import("./scenarios/resolve");
 const { runErase } = await import("./scenarios/erase");
+const { runPeers } = await import("./peers/run");
 const { sizesFor } = await import("./sizes");
 const { medianBy } = await import("./lib/stats");
 const { renderMarkdown, writeBenchmarksMd } = await import("./report");
@@ -187,6 +188,9 @@ try {
       log,
     ),
   );
+
+  // The drain's work on pg-boss and graphile-worker beside hookledger's one-worker drain, in alternating rounds (bench/peers/run.ts).
+  await step("peers", () => runPeers(bp, rc, S.peers, log));
 
   writeReport(true);
   log(`wrote ${path.join(outDir, "latest.json")}${Object.keys(errors).length ? `; failed: ${Object.keys(errors).join(", ")}` : ""}`);
