@@ -14,6 +14,12 @@ const nextConfig: NextConfig = {
   typescript: { ignoreBuildErrors: true },
   // forbidden() in requireViewer (lib/auth/session.ts) renders the 403 page.
   experimental: { authInterrupts: true },
+  // Pages that moved keep their old address as a permanent redirect (the query string goes along): bookmarks,
+  // tickets and e-mails link to them. The bulk redrive page belongs to the dead letters it starts from, and
+  // beside /redrives (the batches it makes) its old name differed by one letter.
+  async redirects() {
+    return [{ source: "/redrive", destination: "/dlq/redrive", permanent: true }];
+  },
   async headers() {
     return [
       { source: "/:path*", headers: STATIC_SECURITY_HEADERS },

@@ -238,7 +238,7 @@ function renderControlPage(ctx: ControlContext): string {
   return `<!doctype html><html><head><meta charset="utf-8"><title>hookledger demo: simulated districts</title><style>${PAGE_CSS}
 .row{display:flex;gap:6px;flex-wrap:wrap}.ticket{max-width:none;background:#fffbeb;border-color:#fcd34d;margin:12px 0}.row form{margin:0}ol li{margin:2px 0}</style></head><body>
 <h1>hookledger demo: simulated districts</h1>
-<p>Dashboard: <a href="${esc(dash)}">${esc(dash)}</a> · <a href="${esc(dash)}/dlq">dead-letter queue</a> · <a href="${esc(dash)}/subscriptions">subscriptions</a> · <a href="${esc(dash)}/redrive">redrive</a>. ${signIn}</p>
+<p>Dashboard: <a href="${esc(dash)}">${esc(dash)}</a> · <a href="${esc(dash)}/dlq">dead-letter queue</a> · <a href="${esc(dash)}/subscriptions">subscriptions</a> · <a href="${esc(dash)}/dlq/redrive">redrive</a>. ${signIn}</p>
 <ol>
 <li>Watch the dashboard fill up: deliveries retrying (Jefferson, Riverside, Cedar Falls, Oak Ridge), dead-lettered (Maple Grove's 422s, Westfield's 410, Jefferson's exhausted retries), and a disabled subscription (Westfield).</li>
 <li>Answer a ticket: search the dashboard for a student or event id from the table at the bottom.</li>

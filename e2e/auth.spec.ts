@@ -246,7 +246,7 @@ test("every dashboard page renders and runs its scripts without a CSP violation"
     document.addEventListener("securitypolicyviolation", (e) => console.error(`Content Security Policy violation: ${e.violatedDirective} ${e.blockedURI}`));
   });
   await signIn(page, "admin");
-  for (const path of ["/", "/subscriptions", "/dlq", "/redrive", "/redrives", "/alerts", "/audit", "/admin/users", "/admin/tokens", "/password"]) {
+  for (const path of ["/", "/subscriptions", "/dlq", "/dlq/redrive", "/redrives", "/alerts", "/audit", "/admin/users", "/admin/tokens", "/password"]) {
     const res = await page.goto(path);
     expect(res?.status(), path).toBeLessThan(400);
     // Hydrated: client components answer (the header's sign-out button is rendered by React on every dashboard page).

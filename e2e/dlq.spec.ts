@@ -62,11 +62,11 @@ test("DLQ charts render with data; depth by subscription and reason; redrive lin
   await page.getByRole("combobox", { name: "Filter by subscription" }).selectOption(sub.json.id);
   await page.getByRole("combobox", { name: "Filter by reason" }).selectOption("exhausted");
   const redrive = page.getByRole("link", { name: "Redrive these 3…" });
-  await expect(redrive).toHaveAttribute("href", `/redrive?subscriptionId=${sub.json.id}&reason=exhausted`);
+  await expect(redrive).toHaveAttribute("href", `/dlq/redrive?subscriptionId=${sub.json.id}&reason=exhausted`);
   const row = page.getByRole("row").filter({ hasText: "HTTP 500" });
   await expect(row.getByRole("link", { name: "Redrive these…" })).toHaveAttribute(
     "href",
-    `/redrive?subscriptionId=${sub.json.id}&reason=exhausted&errorClass=http_5xx&statusCode=500`,
+    `/dlq/redrive?subscriptionId=${sub.json.id}&reason=exhausted&errorClass=http_5xx&statusCode=500`,
   );
   await shot(page, "dlq-1280");
   await page.setViewportSize({ width: 390, height: 844 });

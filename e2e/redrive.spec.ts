@@ -69,7 +69,7 @@ test("an engineer filters the DLQ by reason, previews, confirms and watches the 
 
   await signIn(page, "engineer");
   // The DLQ page's "Redrive these…" link carries the subscription; the reason is chosen here.
-  await page.goto(`/redrive?subscriptionId=${sub.json.id}`);
+  await page.goto(`/dlq/redrive?subscriptionId=${sub.json.id}`);
   await expect(page.getByRole("heading", { name: "Redrive dead letters" })).toBeVisible();
   await expect(page.getByLabel("Subscription")).toHaveValue(sub.json.id);
   await page.getByLabel("Dead-letter reason").selectOption("permanent");
@@ -157,4 +157,22 @@ test("a support user sees no redrive controls and the API refuses them (403)", a
   await expect(page.getByRole("link", { name: "New redrive…" })).toHaveCount(0);
   const r = await api(request, "POST", "/api/v1/redrives", { dryRun: true, filter: {} }, "support");
   expect(r.status).toBe(403);
+});
+
+test("the bulk redrive page's old address, /redrive, is a permanent redirect to /dlq/redrive that keeps the filter", async ({ page, request }) => {
+  // Links in tickets, e-mails and bookmarks still carry the old address.
+  const res = await request.get("/redrive?subscriptionId=sub_old_link&reason=exhausted", { maxRedirects: 0 });
+  expect(res.status()).toBe(308);
+  const to = new URL(res.headers()["location"], "http://localhost");
+  expect(to.pathname + to.search).toBe("/dlq/redrive?subscriptionId=sub_old_link&reason=exhausted");
+
+  await signIn(page, "engineer");
+  await page.goto("/redrive?reason=exhausted");
+  await expect(page).toHaveURL(/\/dlq\/redrive\?reason=exhausted$/);
+  await expect(page.getByRole("heading", { name: "Redrive dead letters" })).toBeVisible();
+  await expect(page.getByLabel("Dead-letter reason")).toHaveValue("exhausted");
+  // It sits under Dead letters in the main navigation, beside the Redrives (batches) page.
+  await expect(page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Dead letters" })).toHaveAttribute("aria-current", "page");
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await shot(page, "redrive-new-1280");
 });

@@ -298,7 +298,7 @@ const CASES: Record<string, () => { url: string; expect: Expect }[]> = {
     { url: `/dlq?subscriptionId=${J.sub}`, expect: "page" },
   ],
   // A manager may not redrive: the page is refused; either way nothing of Jefferson's shows.
-  "/redrive": () => [{ url: `/redrive?subscriptionId=${J.sub}`, expect: "forbidden" }],
+  "/dlq/redrive": () => [{ url: `/dlq/redrive?subscriptionId=${J.sub}`, expect: "forbidden" }],
   "/redrives": () => [
     { url: "/redrives", expect: "page" },
     { url: "/redrives?kind=redrive", expect: "page" },

@@ -19,14 +19,14 @@ const RANGES = [
 ] as const;
 const reasonLabel = (r: string | null) => labelOf(DEAD_LETTER_REASON_LABELS, r, "unknown");
 
-/** The redrive page, pre-filtered (the redrive engineer's /redrive takes these parameters). */
+/** The bulk redrive page, pre-filtered (/dlq/redrive takes these parameters). */
 function redriveHref(f: { subscriptionId?: string; reason?: string | null; errorClass?: string | null; statusCode?: number | null }) {
   const qs = new URLSearchParams();
   if (f.subscriptionId) qs.set("subscriptionId", f.subscriptionId);
   if (f.reason) qs.set("reason", f.reason);
   if (f.errorClass) qs.set("errorClass", f.errorClass);
   if (f.statusCode) qs.set("statusCode", String(f.statusCode));
-  return `/redrive?${qs}`;
+  return `/dlq/redrive?${qs}`;
 }
 
 /** The DLQ's depth and oldest age by one key (a subscription, a reason). */

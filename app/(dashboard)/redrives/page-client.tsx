@@ -42,7 +42,7 @@ export function RedriveBatchesClient({
           </p>
         </div>
         {canCreate && (
-          <Link href="/redrive" className={btnPrimary}>
+          <Link href="/dlq/redrive" className={btnPrimary}>
             New redrive…
           </Link>
         )}

@@ -504,7 +504,7 @@ export function SubscriptionClient({
                   {canRedrive && (
                     <Link
                       className={`${btn} px-2 py-1 text-xs`}
-                      href={`/redrive?${new URLSearchParams({ subscriptionId: o.id, ...(g.statusCode ? { statusCode: String(g.statusCode) } : {}), ...(g.errorClass ? { errorClass: g.errorClass } : {}) })}`}
+                      href={`/dlq/redrive?${new URLSearchParams({ subscriptionId: o.id, ...(g.statusCode ? { statusCode: String(g.statusCode) } : {}), ...(g.errorClass ? { errorClass: g.errorClass } : {}) })}`}
                     >
                       Redrive these…
                     </Link>
