@@ -10,7 +10,7 @@ import crypto from "node:crypto";
 import pg from "pg";
 
 export function migrationsDir(): string {
-  return path.resolve(/*turbopackIgnore: true*/ process.env.HOOKLEDGER_MIGRATIONS_DIR ?? path.join(process.cwd(), "prisma", "migrations"));
+  return path.resolve(/*turbopackIgnore: true*/ process.cwd(), "prisma", "migrations");
 }
 
 /**
@@ -20,9 +20,25 @@ export function migrationsDir(): string {
  * after release: a first text that cannot run on a supported server (0032
  * called a function PostgreSQL 15 lacks; 0034 brings the installs that ran it
  * to the current definition), or a comment that pointed outside the repository
- * (0002 to 0006). Anything else about an applied migration is changed by a new one.
+ * (0002 to 0006) or at a section of BENCHMARKS.md that moved (0024 to 0033).
+ * `formerly` holds earlier names of the folder (its `formerly` file), for a
+ * migration renamed after release (0019a_erasure_guard was 0019_erasure_guard,
+ * beside 0019_erasure): a database that recorded one of them applied it, and
+ * keeps that record. A new name must sort where the old one did, since the
+ * order is the names'. Anything else about an applied migration is changed by a
+ * new one.
  */
-export type Migration = { name: string; sql: string; checksum: string; superseded: string[] };
+export type Migration = { name: string; sql: string; checksum: string; superseded: string[]; formerly: string[] };
+
+/** A folder's list file: one entry a line, `#` comments and blank lines left out. */
+function listFile(file: string): string[] {
+  if (!fs.existsSync(/*turbopackIgnore: true*/ file)) return [];
+  return fs
+    .readFileSync(/*turbopackIgnore: true*/ file, "utf8")
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith("#"));
+}
 
 export function listMigrations(dir = migrationsDir()): Migration[] {
   if (!fs.existsSync(/*turbopackIgnore: true*/ dir)) throw new Error(`Migrations folder ${dir} does not exist; run hookledger from the project root.`);
@@ -33,16 +49,15 @@ export function listMigrations(dir = migrationsDir()): Migration[] {
     .sort()
     .map((name) => {
       const sql = fs.readFileSync(/*turbopackIgnore: true*/ path.join(dir, name, "migration.sql"), "utf8");
-      const supersededFile = path.join(dir, name, "superseded-checksums");
-      const superseded = fs.existsSync(/*turbopackIgnore: true*/ supersededFile)
-        ? fs
-            .readFileSync(/*turbopackIgnore: true*/ supersededFile, "utf8")
-            .split("\n")
-            .map((l) => l.trim())
-            .filter((l) => /^[0-9a-f]{64}$/.test(l))
-        : [];
-      return { name, sql, checksum: crypto.createHash("sha256").update(sql).digest("hex"), superseded };
+      const superseded = listFile(path.join(dir, name, "superseded-checksums")).filter((l) => /^[0-9a-f]{64}$/.test(l));
+      const formerly = listFile(path.join(dir, name, "formerly"));
+      return { name, sql, checksum: crypto.createHash("sha256").update(sql).digest("hex"), superseded, formerly };
     });
+}
+
+/** The name under which `done` (the tracking table's names) records `m`: its own, or one it had before. */
+function recordedName(m: Migration, done: { has: (name: string) => boolean }): string | undefined {
+  return [m.name, ...m.formerly].find((n) => done.has(n));
 }
 
 /** The oldest PostgreSQL major version every migration and statement runs on (CI tests 15 and the embedded 18). */
@@ -84,9 +99,10 @@ export async function migrate(url: string, opts: { dir?: string } = {}): Promise
     const { rows } = await client.query<{ name: string; checksum: string }>("SELECT name, checksum FROM _hookledger_migrations");
     const done = new Map(rows.map((r) => [r.name, r.checksum]));
     for (const m of listMigrations(opts.dir)) {
-      const prior = done.get(m.name);
-      if (prior) {
-        if (prior !== m.checksum && !m.superseded.includes(prior))
+      const recorded = recordedName(m, done);
+      if (recorded) {
+        const prior = done.get(recorded);
+        if (prior !== m.checksum && !m.superseded.includes(prior!))
           throw new Error(`Migration ${m.name} was changed after it was applied. Add a new migration instead of editing an applied one.`);
         continue;
       }
@@ -117,6 +133,6 @@ export async function pendingMigrations(client: pg.Pool | pg.Client, dir?: strin
     rows.forEach((r) => done.add(r.name));
   }
   return listMigrations(dir)
-    .map((m) => m.name)
-    .filter((n) => !done.has(n));
+    .filter((m) => !recordedName(m, done))
+    .map((m) => m.name);
 }

@@ -1,11 +1,14 @@
 // Every supported PostgreSQL (15 and newer): the runner refuses an older server
 // in one line, and 0032's first text (random(min, max), PostgreSQL 17+ only) is
-// superseded without breaking the installs that applied it.
+// superseded without breaking the installs that applied it. Installs that
+// recorded an earlier text of a migration whose comment changed, or a
+// migration under its earlier name, migrate as before.
 import crypto from "node:crypto";
 import fs from "node:fs";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listMigrations, migrate, serverVersionRefusal } from "../../lib/db/migrate";
+import { listMigrations, migrate, pendingMigrations, serverVersionRefusal } from "../../lib/db/migrate";
+import { dumpSchema } from "../../lib/db/schema-dump";
 import { createTestDatabase, type TestDb } from "../helpers/db";
 import { databaseBefore } from "../helpers/migration-db";
 
@@ -47,7 +50,7 @@ describe("0032's first text", () => {
     expect(crypto.createHash("sha256").update(fs.readFileSync("prisma/migrations/0032_id_random_bits/migration.sql", "utf8")).digest("hex")).not.toBe(
       FIRST_0032_CHECKSUM,
     );
-    expect(listMigrations().find((m) => m.name === "0032_id_random_bits")!.superseded).toEqual([FIRST_0032_CHECKSUM]);
+    expect(listMigrations().find((m) => m.name === "0032_id_random_bits")!.superseded).toContain(FIRST_0032_CHECKSUM);
     // Its SQL body, comments aside, is FIRST_0032 (kept here to rebuild such an install).
     const first = fs.readFileSync("test/fixtures/0032_id_random_bits.first.sql", "utf8");
     expect(crypto.createHash("sha256").update(first).digest("hex")).toBe(FIRST_0032_CHECKSUM);
@@ -91,6 +94,70 @@ describe("0032's first text", () => {
     try {
       await db.client.query("UPDATE _hookledger_migrations SET checksum = $1 WHERE name = '0032_id_random_bits'", ["0".repeat(64)]);
       await expect(db.applyRest()).rejects.toThrow("Migration 0032_id_random_bits was changed after it was applied");
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+describe("texts whose opening comment changed", () => {
+  // Their comments cited sections of BENCHMARKS.md that moved to bench/HISTORY.md; each folder lists the text before.
+  const changed = [
+    "0024_enqueue_cost",
+    "0025_delivery_key_hash",
+    "0026_event_keys_trigger",
+    "0028_event_reference",
+    "0029_deliveries_by_event_month",
+    "0031_batch_item_event_reference",
+    "0032_id_random_bits",
+    "0033_enqueue_packed_payloads",
+  ];
+
+  it("an install that recorded the earlier texts migrates as before, and a text no folder lists is refused", async () => {
+    const all = listMigrations();
+    const db = await databaseBefore("0034");
+    try {
+      for (const name of changed) {
+        const m = all.find((x) => x.name === name)!;
+        expect(m.superseded.length, name).toBeGreaterThan(0);
+        expect(m.superseded, name).not.toContain(m.checksum);
+        await db.client.query("UPDATE _hookledger_migrations SET checksum = $1 WHERE name = $2", [m.superseded.at(-1), name]);
+      }
+      expect(await db.applyRest()).toEqual(db.rest);
+      await db.client.query("UPDATE _hookledger_migrations SET checksum = $1 WHERE name = '0028_event_reference'", ["f".repeat(64)]);
+      await expect(migrate(db.url)).rejects.toThrow("Migration 0028_event_reference was changed after it was applied");
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+describe("0019a_erasure_guard, which was 0019_erasure_guard", () => {
+  it("keeps its place in the order, no two migrations share a number, and its folder names the old name", () => {
+    const names = listMigrations().map((m) => m.name);
+    const at = names.indexOf("0019a_erasure_guard");
+    expect(names.slice(at - 1, at + 2)).toEqual(["0019_erasure", "0019a_erasure_guard", "0020_tenants"]);
+    expect(listMigrations().find((m) => m.name === "0019a_erasure_guard")!.formerly).toEqual(["0019_erasure_guard"]);
+    const numbers = names.map((n) => n.split("_")[0]);
+    expect(new Set(numbers).size).toBe(numbers.length);
+    const every = listMigrations().flatMap((m) => [m.name, ...m.formerly]);
+    expect(new Set(every).size).toBe(every.length);
+  });
+
+  it("an install that applied it under its old name applies nothing twice and ends with the fresh schema", async () => {
+    // Migrated through 0019 by the earlier tree, which recorded the guard as 0019_erasure_guard (its text is unchanged).
+    const db = await databaseBefore("0020");
+    try {
+      await db.client.query("UPDATE _hookledger_migrations SET name = '0019_erasure_guard' WHERE name = '0019a_erasure_guard'");
+      expect(await pendingMigrations(db.client)).toEqual(db.rest);
+      const applied = await db.applyRest();
+      expect(applied).toEqual(db.rest);
+      expect(applied).not.toContain("0019a_erasure_guard");
+      const { rows } = await db.client.query<{ name: string }>("SELECT name FROM _hookledger_migrations WHERE name LIKE '0019%' ORDER BY name");
+      expect(rows.map((r) => r.name)).toEqual(["0019_erasure", "0019_erasure_guard"]);
+      expect(await migrate(db.url)).toEqual([]);
+      expect(await pendingMigrations(db.client)).toEqual([]);
+      expect(await dumpSchema(db.client)).toBe(await dumpSchema(fresh.pool));
     } finally {
       await db.close();
     }

@@ -1,4 +1,4 @@
--- The enqueue's cost per event (BENCHMARKS.md, "The enqueue's cost per event"). Four changes, none to what is written.
+-- The enqueue's cost per event (BENCHMARKS.md F7). Four changes, none to what is written.
 --
 -- 1. hl_delivery_key is STABLE, as what it calls is (convert_to). Declared
 -- IMMUTABLE over a stable body, PostgreSQL would not inline it: the enqueue

@@ -5,7 +5,7 @@
 -- leaf of a b-tree larger than the table's primary key (119 MB against 47 MB
 -- at 1 M deliveries; a hash index of the same keys is 32 MB), and its unique
 -- check came on top. It was the most expensive of the deliveries' indexes to
--- write (BENCHMARKS.md, "The enqueue's cost per event"). The key is only ever
+-- write (BENCHMARKS.md F7). The key is only ever
 -- looked up by equality (a support person pasting a receiver's webhook-id),
 -- which a hash index serves.
 --

@@ -7,8 +7,8 @@
 -- hundred events PostgreSQL chose to hash the whole of event_keys: every
 -- enqueue statement read every key ever stored, so the ingest slowed down as
 -- the ledger grew (at 200,000 events, 31-47 ms of a 500-event statement's
--- 87-111 ms; at 10 M it would be seconds; BENCHMARKS.md, "The event keys'
--- trigger"). The OFFSET 0 keeps the subquery from being turned into a join:
+-- 87-111 ms; at 10 M it would be seconds; BENCHMARKS.md F8). The OFFSET 0
+-- keeps the subquery from being turned into a join:
 -- it stays a per-row probe of event_keys_pkey, whatever the table's size and
 -- whatever row count the plan was first made for (PL/pgSQL keeps the plan for
 -- the session).

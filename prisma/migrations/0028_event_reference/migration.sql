@@ -4,7 +4,7 @@
 --
 -- Why: the key was checked once per delivery written, at the commit, with a
 -- row lock on the event's key: about a tenth of PostgreSQL's time per
--- published event (BENCHMARKS.md, "The event reference"). And each event key
+-- published event (BENCHMARKS.md F7). And each event key
 -- retention removed paid the reverse check, a probe of deliveries.
 --
 -- What holds the reference instead (docs/SCALING.md, "Event ids stay

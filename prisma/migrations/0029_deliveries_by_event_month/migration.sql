@@ -35,7 +35,7 @@
 -- key's drop) from start to commit: the ingest, the claims, the result writes
 -- and the dashboard wait for the whole run. Run it in a maintenance window
 -- (stop the workers and the ingest, migrate, start them again). Measured in
--- BENCHMARKS.md ("Deliveries by their event's month").
+-- BENCHMARKS.md F10.
 
 ALTER TABLE redrive_batch_items DROP CONSTRAINT IF EXISTS redrive_batch_items_delivery_id_fkey;
 

@@ -5,8 +5,8 @@
 -- Why: retention removes the keys of the events it drops, and each key
 -- removed paid the reverse check, a probe of redrive_batch_items per row.
 -- At 10 M deliveries that was 9.8 s of the 14 s it took to remove one
--- month's 766,000 keys; without it the delete takes 0.6 s (BENCHMARKS.md,
--- "A frozen month").
+-- month's 766,000 keys; without it the delete takes 0.6 s (BENCHMARKS.md
+-- F10).
 --
 -- What holds the reference instead (docs/SCALING.md, "Event ids stay
 -- unique"): the advisory lock EVENT_KEYS_LOCK (lib/ledger/sql/backfill.ts).

@@ -8,8 +8,7 @@
 -- request; the uuid was then printed as text, stripped of its dashes and cut.
 -- Measured on the bench machine: 3.6 µs per id before, 0.9 µs after
 -- (300,000 ids), about 8 µs of PostgreSQL's ~120 µs per published event
--- (BENCHMARKS.md, "Delivery ids from the backend's generator, and packed
--- payloads").
+-- (BENCHMARKS.md F7).
 --
 -- Why that is enough: the random part keeps two ids made in the same
 -- microsecond apart; an id is not a secret (every read of a delivery checks

@@ -14,8 +14,7 @@
 -- of about 300 KB that the server built character by character and
 -- PostgreSQL parsed back the same way. A Buffer parameter goes as binary, in
 -- one copy each way, and the hex doubled the bytes on the socket.
--- BENCHMARKS.md, "Delivery ids from the backend's generator, and packed
--- payloads", has the figures.
+-- BENCHMARKS.md F7 has the figures.
 --
 -- The payload of event n (1-based, the arrays' order) is bytes
 -- ends[n-1] + 1 .. ends[n] of the blob (ends[0] read as 0); its hash is bytes
