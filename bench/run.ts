@@ -27,6 +27,7 @@ const { runCommitLatency } = await import("./scenarios/commit");
 const { runBulkResolve } = await import("./scenarios/resolve");
 const { runErase } = await import("./scenarios/erase");
 const { runPeers } = await import("./peers/run");
+const { runLoops } = await import("./loops");
 const { sizesFor } = await import("./sizes");
 const { medianBy } = await import("./lib/stats");
 const { renderMarkdown, writeBenchmarksMd } = await import("./report");
@@ -172,6 +173,7 @@ try {
   await step("resolve", () => runBulkResolve(bp, { deadLetters: mode === "full" ? 100_000 : mode === "tiny" ? 1_000 : 20_000 }));
   await step("erase", () => runErase(bp, { studentEvents: 1_000, otherEvents: mode === "tiny" ? 2_000 : 20_000 }));
   await step("dashboard", () => runDashboard(bp, S.dashboard, log));
+  await step("loops", () => runLoops(bp, { sizes: S.loops.subscriptions, runs: S.loops.runs }, log));
   // 10,000,000 deliveries over six months: only when asked for by name (--only dashboard10m), an
   // hour or more and ~40 GB on a small machine; --dashboard10m-events N seeds N events (2 N deliveries) instead.
   if (only?.includes("dashboard10m")) {

@@ -1,5 +1,5 @@
 -- The schema that `hookledger migrate` produces on a fresh database: what the SQL is now.
--- Written by `npm run schema:dump` from the catalog (lib/db/schema-dump.ts); test/schema-dump.test.ts
+-- Written by `npm run schema:dump` from the catalog (lib/db/schema-dump.ts); test/database/schema-dump.test.ts
 -- fails when the migrations produce anything else. Month partitions (<table>_pYYYY_MM) are left out.
 -- Edit the migrations, never this file.
 
@@ -158,6 +158,8 @@ CREATE TABLE delivery_state_counts (
   n bigint NOT NULL,
   CONSTRAINT delivery_state_counts_pkey PRIMARY KEY (subscription_id, state, reason, backend)
 );
+CREATE INDEX delivery_state_counts_queue ON public.delivery_state_counts USING btree (state, subscription_id, reason) WHERE (state = ANY (ARRAY['pending'::text, 'scheduled'::text, 'in_flight'::text, 'dead_letter'::text]));
+CREATE INDEX delivery_state_counts_unfolded ON public.delivery_state_counts USING btree (backend) WHERE (backend <> 0);
 
 CREATE TABLE dlq_sample_groups (
   id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
@@ -594,8 +596,13 @@ END $function$;
 
 CREATE OR REPLACE FUNCTION public.hl_fold_delivery_state_counts()
  RETURNS void
- LANGUAGE sql
+ LANGUAGE plpgsql
 AS $function$
+DECLARE
+  zero_subs text[];
+  zero_states text[];
+  zero_reasons text[];
+BEGIN
   WITH moved AS (
     DELETE FROM delivery_state_counts
     WHERE ctid IN (SELECT ctid FROM delivery_state_counts WHERE backend <> 0 FOR UPDATE SKIP LOCKED)
@@ -604,11 +611,16 @@ AS $function$
     INSERT INTO delivery_state_counts AS c (subscription_id, state, reason, backend, n)
     SELECT subscription_id, state, reason, 0, sum(n) FROM moved GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
     ON CONFLICT (subscription_id, state, reason, backend) DO UPDATE SET n = c.n + excluded.n
-    RETURNING 1
+    RETURNING subscription_id, state, reason, n
   )
-  SELECT count(*) FROM folded;
-  DELETE FROM delivery_state_counts WHERE backend = 0 AND n = 0;
-$function$;
+  SELECT array_agg(subscription_id), array_agg(state), array_agg(reason) INTO zero_subs, zero_states, zero_reasons
+    FROM folded WHERE n = 0;
+  IF zero_subs IS NOT NULL THEN
+    DELETE FROM delivery_state_counts c
+     USING unnest(zero_subs, zero_states, zero_reasons) AS z(subscription_id, state, reason)
+     WHERE c.subscription_id = z.subscription_id AND c.state = z.state AND c.reason = z.reason AND c.backend = 0 AND c.n = 0;
+  END IF;
+END $function$;
 
 CREATE OR REPLACE FUNCTION public.hl_new_id(prefix text)
  RETURNS text

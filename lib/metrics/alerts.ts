@@ -3,10 +3,12 @@
 // alerts page. Prometheus evaluates the rules over time; this answers "right
 // now" for someone who has the dashboard open and no Prometheus at hand.
 //
-// Every query is bounded by subscriptions, not by deliveries or attempts:
-// counts from delivery_state_counts, dead letters by index seeks on
-// deliveries_dlq, attempt outcomes from the per-minute rollup
-// attempt_stats_minute (lib/dlq/sampler.ts), the queue head from deliveries_sub_due.
+// Every query is bounded by what is queued, failing or recent, not by the
+// subscriptions that exist nor by deliveries or attempts: counts from
+// delivery_state_counts (its queue states' index), dead letters by index seeks
+// on deliveries_dlq, attempt outcomes of the window from the per-minute rollup
+// attempt_stats_minute (lib/dlq/sampler.ts), the queue head from
+// deliveries_sub_due, and the names of the offending subscriptions only.
 import "server-only";
 import type pg from "pg";
 import { ALERT_THRESHOLDS } from "./thresholds";
@@ -43,9 +45,7 @@ function duration(s: number): string {
 
 export async function findAlertConditions(pool: pg.Pool): Promise<{ evaluatedAt: string; conditions: AlertCondition[] }> {
   const snap = await readLedgerSnapshot(pool);
-  const names = new Map<string, string>();
-  const [subs, growth, failing, now] = await Promise.all([
-    pool.query<{ id: string; name: string }>("SELECT id, name FROM subscriptions"),
+  const [growth, failing, now] = await Promise.all([
     // Dead letters of the last window still in the DLQ, per subscription.
     findRecentDeadLetterCounts(pool, T.dlqGrowthWindowMinutes),
     // Failure share over the window from the per-minute rollup, and in each
@@ -55,8 +55,6 @@ export async function findAlertConditions(pool: pg.Pool): Promise<{ evaluatedAt:
     findFailureWindows(pool, T.subscriptionFailingWindowMinutes).catch(() => [] as FailureWindow[]),
     pool.query<{ now: Date }>("SELECT now()"),
   ]);
-  for (const s of subs.rows) names.set(s.id, s.name);
-  const named = (id: string) => ({ subscriptionId: id, subscriptionName: names.get(id) ?? null });
 
   const oldest = snap.dlq.filter((d) => d.oldestAgeSeconds > T.dlqOldestAgeSeconds).sort((a, b) => b.oldestAgeSeconds - a.oldestAgeSeconds);
   const growing = growth.filter((g) => g.n >= T.dlqGrowth).sort((a, b) => b.n - a.n);
@@ -68,6 +66,10 @@ export async function findAlertConditions(pool: pg.Pool): Promise<{ evaluatedAt:
         f.thirds.every((r) => r !== null && r > T.subscriptionFailureRatio),
     )
     .sort((a, b) => b.failed / b.attempts - a.failed / a.attempts);
+  const offenders = [...new Set([...oldest.map((d) => d.subscription), ...growing.map((g) => g.subscriptionId), ...failingSubs.map((f) => f.subscription_id)])];
+  const { rows: subs } = await pool.query<{ id: string; name: string }>("SELECT id, name FROM subscriptions WHERE id = ANY($1::text[])", [offenders]);
+  const names = new Map(subs.map((s) => [s.id, s.name]));
+  const named = (id: string) => ({ subscriptionId: id, subscriptionName: names.get(id) ?? null });
   const heartbeat = snap.newestHeartbeatAgeSeconds;
   const late = snap.oldestDueAgeSeconds;
 

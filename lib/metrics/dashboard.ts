@@ -30,13 +30,13 @@ function create() {
     }),
     deliveries: new client.Gauge({
       name: "hookledger_deliveries",
-      help: "Deliveries in the ledger by subscription and state (from trigger-maintained counts).",
+      help: "Pending, scheduled, in-flight and dead-lettered deliveries by subscription and state, non-zero only (from trigger-maintained counts).",
       labelNames: ["subscription", "state"] as const,
       registers: r,
     }),
     dlqDepth: new client.Gauge({
       name: "hookledger_dlq_depth",
-      help: "Dead-lettered deliveries per subscription.",
+      help: "Dead-lettered deliveries per subscription, for subscriptions with any.",
       labelNames: ["subscription"] as const,
       registers: r,
     }),
@@ -48,7 +48,7 @@ function create() {
     }),
     dlqOldestAge: new client.Gauge({
       name: "hookledger_dlq_oldest_age_seconds",
-      help: "Age of the oldest dead-lettered delivery per subscription (0 when its DLQ is empty).",
+      help: "Age of the oldest dead-lettered delivery per subscription, for subscriptions with any.",
       labelNames: ["subscription"] as const,
       registers: r,
     }),
@@ -125,7 +125,7 @@ export async function renderDashboardMetrics(pool: pg.Pool): Promise<{ text: str
       ["paused", 0],
       ["disabled", 0],
     ]);
-    for (const sub of s.subscriptions) byState.set(sub.state, (byState.get(sub.state) ?? 0) + 1);
+    for (const sub of s.subscriptions) byState.set(sub.state, sub.count);
     for (const [state, n] of byState) m.subscriptions.set({ state }, n);
     for (const w of s.workers) m.workerHeartbeatAge.set({ worker: w.workerId }, w.ageSeconds);
     m.newestHeartbeatAge.set(s.newestHeartbeatAgeSeconds);

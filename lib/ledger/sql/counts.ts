@@ -1,9 +1,12 @@
-// Counts and gauges of the ledger, bounded by the number of subscriptions, not
-// of deliveries: delivery_state_counts (per-backend rows kept by triggers,
-// migration 0006, summed by every reader and folded now and then), the oldest
-// dead letter per (subscription, reason) by one seek each on deliveries_dlq
-// (subscription_id, dead_letter_reason, dead_lettered_at), and the head of the
-// due queue by one probe per active subscription on deliveries_sub_due.
+// Counts and gauges of the ledger, bounded by what is queued, not by the
+// number of subscriptions or deliveries: delivery_state_counts (per-backend
+// rows kept by triggers, migration 0006, summed by every reader and folded now
+// and then), whose queue states (pending, scheduled, in flight, dead letter)
+// are found through delivery_state_counts_queue (migration 0037) without
+// reading the idle subscriptions' `delivered` rows; the oldest dead letter per
+// (subscription, reason) by one seek each on deliveries_dlq (subscription_id,
+// dead_letter_reason, dead_lettered_at); and the head of the due queue by one
+// probe on deliveries_sub_due per active subscription that has a queue.
 import "server-only";
 import type pg from "pg";
 import { connectGuarded, releaseGuarded } from "../../db/client";
@@ -14,7 +17,8 @@ const FOLD_LOCK = 7_431_801;
 /**
  * Folds per-backend counter rows into one row per group. Never waits: rows of a
  * writer still inside its transaction are left for the next fold, and a fold
- * already running elsewhere makes this one a no-op.
+ * already running elsewhere makes this one a no-op. Reads the rows written
+ * since the last fold (delivery_state_counts_unfolded), not every counter.
  */
 export async function foldDeliveryCounts(pool: pg.Pool): Promise<boolean> {
   const client = await connectGuarded(pool);
@@ -41,6 +45,22 @@ export async function findStateCounts(db: LedgerDb, opts: { subscriptionIds?: st
     sql`SELECT subscription_id, state, reason, sum(n)::bigint AS n FROM delivery_state_counts
          WHERE (${opts.subscriptionIds ?? null}::text[] IS NULL OR subscription_id = ANY(${opts.subscriptionIds ?? null}::text[]))
            AND (${opts.states ?? null}::text[] IS NULL OR state = ANY(${opts.states ?? null}::text[]))
+         GROUP BY 1, 2, 3 HAVING sum(n) <> 0`,
+  );
+  return rows.map((r) => ({ subscriptionId: r.subscription_id, state: r.state, reason: r.reason, n: Number(r.n) }));
+}
+
+/**
+ * Non-zero counts of the queue states (pending, scheduled, in flight, dead
+ * letter: delivery_state_counts_queue's predicate) of every subscription,
+ * by subscription, state and reason: read through delivery_state_counts_queue,
+ * so in time bounded by the subscriptions that have a queue or a dead letter.
+ */
+export async function findQueueStateCounts(db: LedgerDb): Promise<StateCount[]> {
+  const rows = await queryRows<{ subscription_id: string; state: string; reason: string; n: number | bigint | string }>(
+    db,
+    sql`SELECT subscription_id, state, reason, sum(n)::bigint AS n FROM delivery_state_counts
+         WHERE state IN ('pending', 'scheduled', 'in_flight', 'dead_letter')
          GROUP BY 1, 2, 3 HAVING sum(n) <> 0`,
   );
   return rows.map((r) => ({ subscriptionId: r.subscription_id, state: r.state, reason: r.reason, n: Number(r.n) }));
@@ -115,18 +135,21 @@ export async function findRecentDeadLetterCounts(db: LedgerDb, windowMinutes: nu
 /**
  * How long the oldest due delivery of an active subscription has waited, in
  * seconds (0 when none is due). Paused and disabled subscriptions hold their
- * deliveries on purpose and are skipped.
+ * deliveries on purpose and are skipped. Only subscriptions whose counters say
+ * they have a pending or scheduled delivery are probed: an idle subscription
+ * costs nothing here.
  */
 export async function findOldestDueAgeSeconds(db: LedgerDb): Promise<number> {
   const rows = await queryRows<{ age: number | null }>(
     db,
     sql`SELECT EXTRACT(EPOCH FROM now() - min(x.next_attempt_at))::float8 AS age
-          FROM subscriptions s
+          FROM (SELECT subscription_id FROM delivery_state_counts WHERE state IN ('pending', 'scheduled')
+                 GROUP BY 1 HAVING sum(n) > 0) q
+          JOIN subscriptions s ON s.id = q.subscription_id AND s.state = 'active'
          CROSS JOIN LATERAL (
            SELECT d.next_attempt_at FROM deliveries d
             WHERE d.subscription_id = s.id AND d.state IN ('pending', 'scheduled') AND d.next_attempt_at <= now()
-            ORDER BY d.next_attempt_at LIMIT 1) x
-         WHERE s.state = 'active'`,
+            ORDER BY d.next_attempt_at LIMIT 1) x`,
   );
   return rows[0]?.age != null ? Math.max(0, Number(rows[0].age)) : 0;
 }
