@@ -2,7 +2,7 @@
 // to 3 subscriptions, over real HTTP; and through POST /api/v1/events/batch in
 // batches of 500 sent with the typed client (@hookledger/client), as a backfill
 // would. Served by the route handler mounted in a node:http server
-// (bench/ingest-server.ts); when a build exists, by server.ts (what
+// (bench/bare-ingest-server.ts); when a build exists, by server.ts (what
 // `hookledger start` and `npm start` run: the publish routes beside Next's
 // request handler on one port) and by plain `next start`; beside each, the
 // same server's no-op reference (for server.ts and next start that is Next's
@@ -187,7 +187,7 @@ async function measure(
     const a2 = (await db.query("SELECT count(*)::int AS n FROM deliveries")).rows[0].n as number;
     whatIf = {
       oneStatementRawPg: { ...one, fanOut: round((a2 - b2) / one.events, 2), ratioToReference: round(one.perSecond / reference.perSecond, 3) },
-      note: "bench/ingest-server.ts /what-if/one-statement: one statement per event, no grouping (the earlier sketch); the route groups concurrent events (lib/events/ingest.ts)",
+      note: "bench/bare-ingest-server.ts /what-if/one-statement: one statement per event, no grouping (the earlier sketch); the route groups concurrent events (lib/events/ingest.ts)",
     };
   }
   const peakRssMb = server.child.peakRssMb();
@@ -213,7 +213,7 @@ async function ledgerSize(db: pg.Pool) {
 /**
  * A fresh ledger from the migrated template: the bench's five subscriptions and a producer token. Each server gets
  * its own, so none is measured on the tables the one before it grew (an enqueue into a ledger of 300,000 events
- * costs Postgres more than into an empty one; bench/server-ingest.ts's rounds show how much).
+ * costs Postgres more than into an empty one; bench/measure-server-ingest.ts's rounds show how much).
  */
 export async function freshLedger(benchPg: BenchPg, name: string) {
   const url = await benchPg.create(name);
@@ -248,11 +248,11 @@ export async function runIngest(benchPg: BenchPg, opts: { events: number; concur
   {
     const { db, token, env, close } = await freshLedger(benchPg, "ingest_handler");
     try {
-      const handler = startChild(["bin/run-ts.mjs", "bench/ingest-server.ts"], { name: "ingest server", env, nodeArgs: SERVER_NODE_FLAGS });
+      const handler = startChild(["bin/run-ts.mjs", "bench/bare-ingest-server.ts"], { name: "ingest server", env, nodeArgs: SERVER_NODE_FLAGS });
       try {
         const port = Number((await handler.waitFor(/^READY (\d+)/, 60_000))[1]);
         out.routeHandlerInNodeHttp = {
-          server: "app/api/v1/events/route.ts POST mounted in node:http (bench/ingest-server.ts), separate process",
+          server: "app/api/v1/events/route.ts POST mounted in node:http (bench/bare-ingest-server.ts), separate process",
           ledgerAtStart: await ledgerSize(db),
           ...(await measure({ port, child: handler }, db, benchPg, { token, events: opts.events, concurrency: opts.concurrency, label: "h", whatIf: true })),
         };
@@ -266,7 +266,7 @@ export async function runIngest(benchPg: BenchPg, opts: { events: number; concur
       }
       if (opts.cpuProfDir) {
         // A second, profiled run of the handler server: where its CPU goes.
-        const prof = startChild(["bin/run-ts.mjs", "bench/ingest-server.ts"], {
+        const prof = startChild(["bin/run-ts.mjs", "bench/bare-ingest-server.ts"], {
           name: "ingest server (profiled)",
           env,
           nodeArgs: [...SERVER_NODE_FLAGS, "--cpu-prof", `--cpu-prof-dir=${opts.cpuProfDir}`],

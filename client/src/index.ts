@@ -223,7 +223,7 @@ export class HookledgerClient {
   /**
    * Publishes up to 500 events; one result per event, in order. An event's own error does not throw: read its `error`.
    * The answer is asked for uncompressed: it is mostly random ids and delivery keys, which gzip shrinks only about
-   * threefold for about a fifth of the server's CPU per batched event (hookledger's BENCHMARKS.md, "The batch answer, uncompressed").
+   * threefold for about a fifth of the server's CPU per batched event (hookledger's BENCHMARKS.md F9).
    * With `{ deliveries: false }` each result is the status only, as a backfill needs: a fraction of the bytes.
    */
   publishBatch(events: PublishEventInput[] | unknown[], opts?: { deliveries?: true }): Promise<PublishBatchResult>;

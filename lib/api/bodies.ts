@@ -5,13 +5,12 @@
 // which server.ts writes instead of reading the Response's stream back. Under
 // Next the same Requests and Responses are read the usual way. A body and its
 // stream cost about 30 µs to make and read, an answer's read as much again, of
-// the ~350 µs of server CPU a single publish takes (BENCHMARKS.md, "The event
-// keys' trigger, and the ingest after it").
+// the ~350 µs of server CPU a single publish takes (BENCHMARKS.md F9).
 /**
  * What an /api/v1 route reads of its request: under Next a Request; on
  * server.ts's fast path (lib/server/http.ts) a plain object with only these,
  * since undici's Request makes an AbortController and more for each one, about
- * 12 µs of a single publish's CPU (BENCHMARKS.md, "A lighter request object").
+ * 12 µs of a single publish's CPU (BENCHMARKS.md F9).
  */
 export type ApiRequest = Pick<Request, "method" | "url" | "headers" | "body">;
 

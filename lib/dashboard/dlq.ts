@@ -39,8 +39,8 @@ export type DlqSummary = Depth & {
 };
 
 // Dead letters one call reads from the rows: about 20 ms and 9,000 buffer reads
-// on a 2 GB ledger whose dead letters are spread over six months (BENCHMARKS.md,
-// "DLQ counts now").
+// on a 2 GB ledger whose dead letters are spread over six months (BENCHMARKS.md
+// F11).
 const LIVE_GROUP_LIMIT = 10_000;
 // A sample older than this is stale: the large subscriptions' groups are then read from the rows too, whatever it costs.
 const FRESH_MS = 2 * 60_000;

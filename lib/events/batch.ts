@@ -37,7 +37,7 @@ export type TPublishBatch = z.infer<typeof ZPublishBatch>;
  * The batch's query: `deliveries=false` answers each published event with its status only, no deliveries. For a
  * backfill, which counts results and discards the rest: the deliveries were most of an answer's bytes (three ids
  * and three 64-character keys an event at fan-out 3), which the server encoded and the producer decoded and parsed
- * for nothing (BENCHMARKS.md, "Each server on a ledger of its own, and batch answers without deliveries"). As Svix's `with_content=false` on a message.
+ * for nothing (BENCHMARKS.md F9). As Svix's `with_content=false` on a message.
  */
 export const ZPublishBatchQuery = z
   .object({

@@ -33,8 +33,7 @@ import type { TCreateEvent } from "./schema";
  * Statements in flight at once for full groups (batches). Two left a fifth of the machine idle: two
  * statements inserting at the same right-hand index pages wait on each other's page locks, and a
  * group's commit waits for its flush, so a third statement has work to do meanwhile. Batches of 500
- * through server.ts, runs alternated (BENCHMARKS.md, "Delivery ids from the backend's generator, and
- * packed payloads"): with three 9,692-11,295 events/s and 1.82-1.88 of 2 cores busy, with two
+ * through server.ts, runs alternated (BENCHMARKS.md F5): with three 9,692-11,295 events/s and 1.82-1.88 of 2 cores busy, with two
  * 8,145-10,319/s and 1.69-1.76 cores.
  */
 const MAX_IN_FLIGHT = 3;
@@ -43,7 +42,7 @@ const MAX_IN_FLIGHT = 3;
  * form groups of about ten events whose time is mostly the commit's flush, not execution. Since the
  * groups' commits no longer hold the notify lock (migration 0027) they can share a flush, and a
  * fourth statement helps: single publishes through server.ts, 32 concurrent, runs alternated
- * (BENCHMARKS.md, "The event keys' trigger, and the ingest after it"): with three 2,535, 2,419,
+ * (BENCHMARKS.md F5): with three 2,535, 2,419,
  * 1,857, 1,806/s, with four 2,783, 2,713, 1,945, 1,978/s, with six no better than four.
  */
 const MAX_IN_FLIGHT_SMALL = 4;
@@ -118,7 +117,7 @@ async function writeGroup(pool: pg.Pool, waiters: Waiter[], wake: () => void, at
     for (const w of leaders.get(id)!) {
       const refusal = prior && republishRefusal(id, w.row, prior);
       if (prior === undefined)
-        retry.push(w); // the conflicting row is gone again (cannot happen today: events are never deleted)
+        retry.push(w); // the conflicting row is gone again: retention removed that (expired) event in between
       else if (refusal) w.reject(refusal);
       else w.resolve({ eventId: id, created: false, deliveries: prior.deliveries.map((d) => ({ ...d })), subscriptionTenants: prior.subscriptionTenants });
     }

@@ -6,6 +6,6 @@
 // its statement commits, tens of milliseconds later, so with Node's default
 // semi-space of 16 MB most of them were copied into the old generation and
 // collected there. With 64 MB they die young. Batches of 500 through
-// server.ts (scratch runs taking turns, BENCHMARKS.md "The event keys'
-// trigger"): 60-65 µs of server CPU per event against 72-91 µs.
+// server.ts (scratch runs taking turns, BENCHMARKS.md F9): 60-65 µs of
+// server CPU per event against 72-91 µs.
 export const SERVER_NODE_FLAGS = ["--max-semi-space-size=64"];

@@ -3,7 +3,7 @@
 // into events, the enqueue's included. It must read event_keys by index, a few
 // entries per event written: planned as an anti-join it read the whole table
 // on every enqueue statement, so the ingest slowed down as the ledger grew
-// (migration 0026; BENCHMARKS.md, "The event keys' trigger").
+// (migration 0026; BENCHMARKS.md F8).
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "../helpers/db";

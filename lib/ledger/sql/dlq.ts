@@ -88,7 +88,7 @@ export async function findDlqSampleGroups(db: LedgerDb, sampledAt: Date, scope: 
  * The same groups computed now from the dead-letter rows: the deliveries_dlq
  * range of each subscription, and a heap read per dead letter for its last
  * error class and status, so the time grows with the number of dead letters
- * (BENCHMARKS.md, "DLQ counts now"). Only `subscriptionIds`' when given.
+ * (BENCHMARKS.md F11). Only `subscriptionIds`' when given.
  */
 export async function findDlqGroupsLive(db: LedgerDb, scope: Scope = GLOBAL_SCOPE, subscriptionIds: string[] | null = null): Promise<DlqGroupRow[]> {
   const rows = await queryRows<GroupRow>(
@@ -118,7 +118,7 @@ export type DlqPairRow = { subscriptionId: string; reason: string | null; depth:
  * month on deliveries_dlq (subscription_id, dead_letter_reason,
  * dead_lettered_at), in the same statement (so of the same snapshot): about 23
  * buffer reads a pair on seven months, which for many small pairs costs more
- * than reading their rows (BENCHMARKS.md, "DLQ counts now"). No writer
+ * than reading their rows (BENCHMARKS.md F11). No writer
  * dead-letters without a reason, so that arm is one subquery (a range scan,
  * not a seek) rather than two: every subquery is planned once per month.
  */

@@ -4,7 +4,7 @@
 // `npm run bench -- --only ingest` (which also measures the bare route and
 // next start, and the single publishes before the batches): the way to compare one
 // change to the publish path, run against a worktree of the commit before.
-//   node bin/run-ts.mjs bench/server-ingest.ts [--rounds K] [--events N] [--single] [--gzip] [--status-only] [--concurrency C] [--compare-answers] [--b-env "K=V …"] [--b-sql "…"] [--bare] [--node-flags "…"] [--sql "…"]
+//   node bin/run-ts.mjs bench/measure-server-ingest.ts [--rounds K] [--events N] [--single] [--gzip] [--status-only] [--concurrency C] [--compare-answers] [--b-env "K=V …"] [--b-sql "…"] [--bare] [--node-flags "…"] [--sql "…"]
 //   --single      one event per request, 32 in flight (default: batches of 500 through the typed client, 4 in flight)
 //   --gzip        the batches ask for a gzip answer, as fetch does unless told otherwise (the client asks for none)
 //   --status-only the batches ask for answers without deliveries (?deliveries=false), as hookledger publish --file does
@@ -14,7 +14,7 @@
 //                 (a switch read at start-up, say); the rounds alternate between the two, so both see the same
 //                 minutes of a noisy machine
 //   --b-sql "…"   the second server's ledger gets this SQL too (a database setting, say); implies the second server
-//   --bare        the same route handlers in a plain node:http server (bench/ingest-server.ts) instead of
+//   --bare        the same route handlers in a plain node:http server (bench/bare-ingest-server.ts) instead of
 //                 server.ts: what having Next in the process costs the publish path
 //   --node-flags  the server's node flags instead of lib/server/node-flags.ts's (an empty string for none)
 //   --sql "…"     run this on the scratch database before the load: a what-if (drop an index, say)
@@ -82,7 +82,7 @@ async function side(name: string, extraEnv: Record<string, string>) {
   let port = await freePort();
   const env = { ...ledger.env, NEXT_TELEMETRY_DISABLED: "1", ...extraEnv };
   const server = bare
-    ? startChild(["bin/run-ts.mjs", "bench/ingest-server.ts"], { name: `ingest-server.ts ${name}`, env, nodeArgs: nodeFlags })
+    ? startChild(["bin/run-ts.mjs", "bench/bare-ingest-server.ts"], { name: `bare-ingest-server.ts ${name}`, env, nodeArgs: nodeFlags })
     : startChild(["bin/run-ts.mjs", "server.ts", "-p", String(port), "-H", "127.0.0.1"], { name: `server.ts ${name}`, env, nodeArgs: nodeFlags });
   if (bare) port = Number((await server.waitFor(/^READY (\d+)/, 60_000))[1]);
   else await server.waitFor(/listening on/, 90_000);
