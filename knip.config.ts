@@ -39,8 +39,9 @@ const config: KnipConfig = {
   ignoreDependencies: [
     // Imported only by the Prisma client that `prisma generate` writes to lib/generated (gitignored, so unseen).
     "@prisma/client",
-    // server.ts loads it with createRequire (it has no types), which knip does not follow.
+    // server.ts loads these with createRequire (they have no types), which knip does not follow.
     "async-exit-hook",
+    "compression",
   ],
   // Test helpers make a throwaway PKI with the system's openssl command, not an npm package.
   ignoreBinaries: ["openssl"],

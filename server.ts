@@ -11,6 +11,13 @@
 // F5b): Next's per-request machinery (router, web streams, tracing) cost ~2 ms
 // of CPU per request, more than the route itself. A second port for ingest
 // would move every producer's URL; this keeps it.
+//
+// Only Next's public API: next(), app.prepare(), app.getRequestHandler(). What
+// Next adds to every app route's answer is done here with the same pieces: the
+// `compression` middleware Next bundles (the same major and negotiation: gzip
+// over 1 KB when the client accepts it, Vary: Accept-Encoding) and the Vary of
+// its router's request headers. test/process/server.test.ts compares each
+// answer with Next's own, so a Next that changes either fails it.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -52,11 +59,11 @@ async function main() {
     import("./next.config"),
     import("./lib/log"),
   ]);
-  // Next's own pieces for what it adds to every app route's answer: its compression middleware
-  // (gzip over 1 KB when the client accepts it, Vary: Accept-Encoding) and its router's Vary.
-  const compression = createRequire(import.meta.url)("next/dist/compiled/compression") as () => (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
-  const h = await import("next/dist/client/components/app-router-headers");
-  const vary = [h.RSC_HEADER, h.NEXT_ROUTER_STATE_TREE_HEADER, h.NEXT_ROUTER_PREFETCH_HEADER, h.NEXT_ROUTER_SEGMENT_PREFETCH_HEADER].join(", ");
+  // What Next adds to every app route's answer (see the top): compression 1.7, which Next bundles (1.8
+  // would prefer brotli where Next answers gzip), loaded with createRequire since it ships no types.
+  const compression = createRequire(import.meta.url)("compression") as () => (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+  // Next's router request headers (RSC, its state tree, prefetch, segment prefetch), as its Vary names them.
+  const vary = "rsc, next-router-state-tree, next-router-prefetch, next-router-segment-prefetch";
 
   const fast = new Map<string, FastRoute>([
     ["/api/v1/events", { handler: events.POST, maxBytes: MAX_BODY_BYTES }],
