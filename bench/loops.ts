@@ -124,6 +124,8 @@ async function seed(db: pg.Pool, url: string, idle: number): Promise<void> {
   } finally {
     await prisma.$disconnect();
   }
+  // A running system folds its counters at every scrape: the per-backend rows the seeding wrote are folded before the statistics are taken.
+  await db.query("SELECT hl_fold_delivery_state_counts()");
   await db.query("VACUUM ANALYZE");
 }
 
@@ -274,7 +276,7 @@ function capturing(client: pg.PoolClient, seen: { text: string; values: unknown[
     seen.push({ text, values });
     return client.query(text, values);
   };
-  const self = { query, connect: async () => self, release: () => {}, on: () => self, end: async () => {} };
+  const self = { query, connect: async () => self, release: () => {}, on: () => self, off: () => self, end: async () => {} };
   return self as unknown as pg.Pool;
 }
 
