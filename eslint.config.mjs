@@ -34,6 +34,18 @@ export const LAYERS = [
   },
 ];
 
+/**
+ * Which driver for what (docs/DESIGN.md): the ledger, its read model and the hot paths (the worker's claim and
+ * result write, the HTTP ingest) run on `pg`; Prisma serves the configuration tables and the schema model. These
+ * folders and files must not import Prisma; a ledger statement that must commit with Prisma's writes receives the
+ * caller's transaction as a LedgerDb (lib/ledger/read/db.ts) instead.
+ */
+export const DRIVER = {
+  targets: ["lib/ledger", "lib/events/ingest.ts", "lib/deliveries", "lib/dashboard", "lib/dlq", "lib/metrics", "worker"],
+  from: ["lib/generated/prisma", "lib/db/prisma.ts", "node_modules/@prisma"],
+  why: "the ledger and the hot paths run on pg (lib/db/pool.ts); Prisma is for the configuration tables (docs/DESIGN.md, Which driver for what).",
+};
+
 const boundaries = {
   name: "hookledger/layers",
   files: ["**/*.{js,jsx,mjs,ts,tsx,mts,cts}"],
@@ -42,9 +54,12 @@ const boundaries = {
       "error",
       {
         basePath: import.meta.dirname,
-        zones: LAYERS.flatMap(({ target, from, why }) =>
-          from.map((f) => ({ target: `./${target}`, from: `./${f}`, message: `${target}/ must not import ${f}/: ${why}` })),
-        ),
+        zones: [
+          ...LAYERS.flatMap(({ target, from, why }) => from.map((f) => ({ target: `./${target}`, from: `./${f}`, message: `${target}/ must not import ${f}/: ${why}` }))),
+          ...DRIVER.targets.flatMap((target) =>
+            DRIVER.from.map((f) => ({ target: `./${target}`, from: `./${f}`, message: `${target} must not import Prisma (${f}): ${DRIVER.why}` })),
+          ),
+        ],
       },
     ],
   },

@@ -10,7 +10,9 @@
 // carry a per-run id.
 import fs from "node:fs";
 import path from "node:path";
+import type pg from "pg";
 import { createPrisma, type PrismaClient } from "../lib/db/prisma";
+import { createPool } from "../lib/db/pool";
 import { dataDir } from "../lib/db/embedded";
 import { SYSTEM } from "../lib/auth/principal";
 import { createSubscription, updateSubscription } from "../lib/subscriptions/service";
@@ -88,6 +90,8 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
   // The districts listen on 127.0.0.1; the worker in this process tree needs this too.
   process.env.HOOKLEDGER_ALLOW_PRIVATE_TARGETS ??= "1";
   const prisma = createPrisma(opts.databaseUrl);
+  // The ledger's reads (the summary's counters) run on pg (docs/DESIGN.md, Which driver for what).
+  const pool = createPool({ url: opts.databaseUrl, max: 2 });
   const basePort = opts.basePort ?? numberEnv("HOOKLEDGER_DEMO_PORT") ?? 4700;
   const stateDir = opts.stateDir === undefined ? path.join(dataDir(), "demo") : opts.stateDir;
   const statePath = stateDir ? path.join(stateDir, "districts.json") : null;
@@ -110,7 +114,8 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
       cleanup.push(() => d.close());
     }
     cleanup.push(() => prisma.$disconnect());
-    await seedSubscriptions(prisma, districts, opts.retryPolicy ?? DEMO_RETRY_POLICY, log);
+    cleanup.push(() => pool.end());
+    await seedSubscriptions(prisma, pool, districts, opts.retryPolicy ?? DEMO_RETRY_POLICY, log);
     const signIn = opts.seedUser === false ? undefined : await ensureDemoUser(prisma, log, stateDir);
 
     const viaApi = opts.publishVia === "api";
@@ -208,7 +213,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     const summaryEvery = opts.summaryIntervalMs ?? 30_000;
     if (summaryEvery > 0) {
       const summaryTimer = setInterval(() => {
-        void summarize(prisma, traffic).then(
+        void summarize(pool, traffic).then(
           (line) => log(`[demo ${new Date().toISOString().slice(11, 19)}] ${line} · controls ${control.url} · dashboard ${opts.dashboardUrl}`),
           () => {},
         );
@@ -253,8 +258,8 @@ export function dlqReasons(rows: { state: string; reason: string; n: number }[])
 }
 
 /** "N events published · deliveries: … · DLQ n (reason n, …)", from the trigger-kept counters (no scan of deliveries). */
-async function summarize(prisma: PrismaClient, traffic: Traffic): Promise<string> {
-  const rows = (await findStateCounts(prisma)).filter((r) => r.subscriptionId.startsWith("sub_demo_"));
+async function summarize(pool: pg.Pool, traffic: Traffic): Promise<string> {
+  const rows = (await findStateCounts(pool)).filter((r) => r.subscriptionId.startsWith("sub_demo_"));
   const by = (st: string) => rows.filter((r) => r.state === st).reduce((a, r) => a + r.n, 0);
   const reasons = dlqReasons(rows);
   return (
@@ -278,7 +283,7 @@ function numberEnv(name: string): number | undefined {
 }
 
 /** Creates the demo subscriptions, or points existing ones at where the districts listen now. */
-async function seedSubscriptions(prisma: PrismaClient, districts: District[], retryPolicy: TRetryPolicy, log: (l: string) => void) {
+async function seedSubscriptions(prisma: PrismaClient, pool: pg.Pool, districts: District[], retryPolicy: TRetryPolicy, log: (l: string) => void) {
   for (const d of districts) {
     const { subscriptionId: id, name, slug, eventTypes } = d.info;
     const existing = await prisma.subscription.findUnique({ where: { id }, select: { url: true } });
@@ -293,7 +298,7 @@ async function seedSubscriptions(prisma: PrismaClient, districts: District[], re
   }
   // The placeholder the first scaffold seeded pointed at a dead port; drop it if nothing was ever sent to it.
   // (A delivery written meanwhile makes the delete fail on its foreign key: then it stays.)
-  if (!(await hasDeliveries(prisma, "sub_demo").catch(() => true))) await prisma.subscription.deleteMany({ where: { id: "sub_demo" } }).catch(() => {});
+  if (!(await hasDeliveries(pool, "sub_demo").catch(() => true))) await prisma.subscription.deleteMany({ where: { id: "sub_demo" } }).catch(() => {});
   void log;
 }
 

@@ -328,10 +328,10 @@ export async function measureDashboardQueries(db: pg.Pool, prisma: PrismaClient,
       [`subscription health list, 200 subscriptions (findSubscriptionHealth)${suffix}`]: (i: number) => findSubscriptionHealth({ scope: as(pick(subIds, i).t) }, db),
       [`one subscription's overview (getSubscriptionOverview)${suffix}`]: (i: number) =>
         getSubscriptionOverview({ id: pick(subIds, i).id, scope: as(pick(subIds, i).t) }, db),
-      [`API: GET /deliveries?q=<student id> (listDeliveries, Prisma)${suffix}`]: (i: number) =>
-        listDeliveries(prisma, { q: pick(students, i).s, limit: 50 }, as(pick(students, i).t)),
-      [`API: GET /deliveries?subscriptionId= (listDeliveries, Prisma)${suffix}`]: (i: number) =>
-        listDeliveries(prisma, { subscriptionId: pick(subIds, i).id, limit: 50 }, as(pick(subIds, i).t)),
+      [`API: GET /deliveries?q=<student id> (listDeliveries)${suffix}`]: (i: number) =>
+        listDeliveries(db, { q: pick(students, i).s, limit: 50 }, as(pick(students, i).t)),
+      [`API: GET /deliveries?subscriptionId= (listDeliveries)${suffix}`]: (i: number) =>
+        listDeliveries(db, { subscriptionId: pick(subIds, i).id, limit: 50 }, as(pick(subIds, i).t)),
     });
   }
   const out: Record<string, unknown> = {};

@@ -1776,7 +1776,8 @@ export interface operations {
                             id: string;
                             eventId: string;
                             eventType: string;
-                            state: string;
+                            /** @enum {string} */
+                            state: "pending" | "in_flight" | "scheduled" | "delivered" | "dead_letter" | "resolved";
                             /** @description ISO 8601, UTC */
                             createdAt: string;
                             deliveredAt: string | null;
@@ -2381,7 +2382,7 @@ export interface operations {
                             eventId: string;
                             eventType: string;
                             subscriptionId: string;
-                            deadLetterReason: string | null;
+                            deadLetterReason: ("exhausted" | "permanent" | "gone" | "target_blocked" | "abandoned") | null;
                             lastStatusCode: number | null;
                             lastErrorMessage: string | null;
                             deadLetteredAt: string | null;
@@ -2997,11 +2998,11 @@ export interface operations {
                             eventId: string;
                             eventType: string;
                             subscriptionId: string;
-                            deadLetterReason: string | null;
+                            deadLetterReason: ("exhausted" | "permanent" | "gone" | "target_blocked" | "abandoned") | null;
                             lastStatusCode: number | null;
                             lastErrorMessage: string | null;
                             deadLetteredAt: string | null;
-                            lastErrorClass: string | null;
+                            lastErrorClass: ("timeout" | "connect_refused" | "connect_timeout" | "reset" | "dns" | "tls" | "network" | "http_408" | "http_425" | "http_429" | "http_5xx" | "http_4xx" | "http_410" | "redirect" | "target_blocked" | "lease_expired" | "shutdown") | null;
                         }[];
                         /** @description matching dead letters of paused or disabled subscriptions: not included */
                         held: {

@@ -7,67 +7,43 @@
 // schemas and compare the result with the answer, and check at compile time
 // that each schema's type and its service's return type accept each other, so
 // a field added to or dropped from a view (lib/subscriptions/service.ts
-// toSubscriptionView, lib/deliveries/queries.ts toDeliveryView, lib/ledger/read,
+// toSubscriptionView, lib/ledger/read/types.ts, whose schema the delivery views pick from,
 // the services the routes call) fails there until this file says so too.
 import "server-only";
 import { z } from "zod";
-import {
-  ATTEMPT_OUTCOMES,
-  ATTEMPT_TRIGGERS,
-  DEAD_LETTER_REASONS,
-  DELIVERY_RESOLUTIONS,
-  DELIVERY_STATES,
-  ERROR_CLASSES,
-  RESOLUTIONS,
-  SUBSCRIPTION_STATES,
-} from "../ledger/states";
+import { RESOLUTIONS, SUBSCRIPTION_STATES } from "../ledger/states";
+import { ZAttemptRecord, ZDeadLetterSample, ZDeliveryRecord, ZRecoverSample, ZRedriveSample } from "../ledger/read/types";
 import { ZFailurePolicy, ZRetryPolicy } from "../subscriptions/schema";
 import { BATCH_KINDS, RECOVER_STATES, ZRedriveFilter } from "../redrive/schema";
 
 const time = z.string().describe("ISO 8601, UTC");
 const maybeTime = time.nullable();
 
-const ZAttemptView = z.object({
-  id: z.string(),
-  attemptNumber: z.number().int(),
-  trigger: z.enum(ATTEMPT_TRIGGERS),
-  actor: z.string().nullable().describe("who asked for a manual send or resend; null for the schedule's"),
-  startedAt: time,
-  durationMs: z.number().nullable(),
-  outcome: z.enum(ATTEMPT_OUTCOMES),
-  statusCode: z.number().int().nullable(),
-  errorClass: z.enum(ERROR_CLASSES).nullable(),
-  errorMessage: z.string().nullable(),
-  retryAfterSeconds: z.number().nullable(),
-  responseHeaders: z.record(z.string(), z.unknown()).nullable(),
-  responseExcerpt: z.string().nullable().describe("the answer's first bytes as kept"),
-  workerId: z.string().nullable(),
-  ambiguous: z.boolean().describe("the request may have reached the endpoint although no answer came (a timeout or reset after sending)"),
+/** A delivery as the public API returns it: a pick of the ledger's one shape (lib/ledger/read/types.ts). */
+export const ZDeliveryView = ZDeliveryRecord.pick({
+  id: true,
+  deliveryKey: true,
+  eventId: true,
+  eventType: true,
+  subscriptionId: true,
+  state: true,
+  attemptCount: true,
+  totalAttempts: true,
+  nextAttemptAt: true,
+  lastAttemptAt: true,
+  lastStatusCode: true,
+  lastErrorClass: true,
+  lastErrorMessage: true,
+  deadLetterReason: true,
+  deadLetteredAt: true,
+  deliveredAt: true,
+  createdAt: true,
+  resolution: true,
 });
-
-export const ZDeliveryView = z.object({
-  id: z.string(),
-  deliveryKey: z.string().describe("the same for every attempt and every redrive of this event to this subscription: the receiver's idempotency key"),
-  eventId: z.string(),
-  eventType: z.string(),
-  subscriptionId: z.string(),
-  state: z.enum(DELIVERY_STATES),
-  attemptCount: z.number().int().describe("attempts in the current run (a redrive starts a new run)"),
-  totalAttempts: z.number().int(),
-  nextAttemptAt: maybeTime,
-  lastAttemptAt: maybeTime,
-  lastStatusCode: z.number().int().nullable(),
-  lastErrorClass: z.enum(ERROR_CLASSES).nullable(),
-  lastErrorMessage: z.string().nullable(),
-  deadLetterReason: z.enum(DEAD_LETTER_REASONS).nullable(),
-  deadLetteredAt: maybeTime,
-  deliveredAt: maybeTime,
-  createdAt: time,
-  resolution: z.object({ resolution: z.enum(DELIVERY_RESOLUTIONS), at: time, by: z.string(), reason: z.string() }).nullable(),
-});
+export type DeliveryView = z.infer<typeof ZDeliveryView>;
 
 export const ZDeliveryPage = z.object({ items: z.array(ZDeliveryView), nextCursor: z.string().nullable() });
-export const ZDeliveryWithAttempts = ZDeliveryView.extend({ attempts: z.array(ZAttemptView) });
+export const ZDeliveryWithAttempts = ZDeliveryView.extend({ attempts: z.array(ZAttemptRecord) });
 
 export const ZSubscriptionView = z.object({
   id: z.string(),
@@ -175,23 +151,13 @@ export const ZRedriveBatchProgress = ZRedriveBatchView.extend({
 
 /** A dry run's answer: nothing recorded, so no id. */
 const preview = { id: z.null(), status: z.literal("preview") };
-const ZDeadLetterSample = z.object({
-  id: z.string(),
-  eventId: z.string(),
-  eventType: z.string(),
-  subscriptionId: z.string(),
-  deadLetterReason: z.string().nullable(),
-  lastStatusCode: z.number().int().nullable(),
-  lastErrorMessage: z.string().nullable(),
-  deadLetteredAt: maybeTime,
-});
 export const ZRedrivePreview = z.object({
   ...preview,
   matched: z.number().int(),
   superseded: z.number().int().nullable().describe("of matched, how many latestStateWins would skip now (null unless asked)"),
   oldestDeadLetteredAt: maybeTime,
   newestDeadLetteredAt: maybeTime,
-  sample: z.array(ZDeadLetterSample.extend({ lastErrorClass: z.string().nullable() })),
+  sample: z.array(ZRedriveSample),
   held: z
     .array(z.object({ subscriptionId: z.string(), state: z.string(), count: z.number().int(), message: z.string() }))
     .describe("matching dead letters of paused or disabled subscriptions: not included"),
@@ -207,7 +173,7 @@ export const ZRecoverPreview = z.object({
   byState: z.record(z.string(), z.number().int()),
   oldestCreatedAt: maybeTime,
   newestCreatedAt: maybeTime,
-  sample: z.array(z.object({ id: z.string(), eventId: z.string(), eventType: z.string(), state: z.string(), createdAt: time, deliveredAt: maybeTime })),
+  sample: z.array(ZRecoverSample),
 });
 export const ZBackfillPreview = z.object({
   ...preview,

@@ -1,5 +1,8 @@
-// The raw `pg` pool: the hot path (claims, batched result writes) and the few
-// hand-written aggregations. Everything else goes through Prisma (./prisma.ts).
+// The raw `pg` pool: the driver of the ledger (every statement in lib/ledger:
+// the worker's claims and result writes, the ingest, the read model behind the
+// dashboard and the API). Prisma (./prisma.ts) serves the configuration tables
+// (users, tokens, tenants, subscriptions, redrive batches, the audit log);
+// docs/DESIGN.md, "Which driver for what".
 import "server-only";
 import pg from "pg";
 import { databaseUrl } from "./url";

@@ -1,7 +1,7 @@
 // The public API's deliveries (GET /api/v1/deliveries[/:id]): validated
 // filters over the ledger's finders (lib/ledger/sql/find-deliveries.ts,
-// get-delivery.ts), and the response mapped from the one read shape
-// (lib/ledger/read/types.ts) to the API's documented fields.
+// get-delivery.ts), and the response picked from the one read shape
+// (lib/ledger/read/types.ts) as the API's view (lib/api/views.ts) names it.
 import "server-only";
 import { z } from "zod";
 import { AppError, notFound } from "../errors";
@@ -10,6 +10,7 @@ import { queryRows, sql, type LedgerDb } from "../ledger/read/db";
 import { findDeliveries } from "../ledger/sql/find-deliveries";
 import { getDeliveryWithAttempts as getLedgerDelivery } from "../ledger/sql/get-delivery";
 import type { AttemptRecord, DeliveryRecord } from "../ledger/read/types";
+import { ZDeliveryView, type DeliveryView } from "../api/views";
 import { GLOBAL_SCOPE, scopeWhere, type Scope } from "../tenants/scope";
 
 export const ZListDeliveries = z
@@ -24,54 +25,15 @@ export const ZListDeliveries = z
   .strict();
 export type TListDeliveries = z.infer<typeof ZListDeliveries>;
 
-/** A delivery as the public API returns it. */
-export type DeliveryView = Pick<
-  DeliveryRecord,
-  | "id"
-  | "deliveryKey"
-  | "eventId"
-  | "eventType"
-  | "subscriptionId"
-  | "state"
-  | "attemptCount"
-  | "totalAttempts"
-  | "nextAttemptAt"
-  | "lastAttemptAt"
-  | "lastStatusCode"
-  | "lastErrorClass"
-  | "lastErrorMessage"
-  | "deadLetterReason"
-  | "deadLetteredAt"
-  | "deliveredAt"
-  | "createdAt"
-  | "resolution"
->;
+const VIEW_FIELDS = ZDeliveryView.keyof().options;
 
+/** The public view of a record: its fields that ZDeliveryView picks. */
 export function toDeliveryView(d: DeliveryRecord): DeliveryView {
-  return {
-    id: d.id,
-    deliveryKey: d.deliveryKey,
-    eventId: d.eventId,
-    eventType: d.eventType,
-    subscriptionId: d.subscriptionId,
-    state: d.state,
-    attemptCount: d.attemptCount,
-    totalAttempts: d.totalAttempts,
-    nextAttemptAt: d.nextAttemptAt,
-    lastAttemptAt: d.lastAttemptAt,
-    lastStatusCode: d.lastStatusCode,
-    lastErrorClass: d.lastErrorClass,
-    lastErrorMessage: d.lastErrorMessage,
-    deadLetterReason: d.deadLetterReason,
-    deadLetteredAt: d.deadLetteredAt,
-    deliveredAt: d.deliveredAt,
-    createdAt: d.createdAt,
-    resolution: d.resolution,
-  };
+  return Object.fromEntries(VIEW_FIELDS.map((k) => [k, d[k]])) as DeliveryView;
 }
 
 /** An attempt as the public API returns it: the read shape as it is. */
-export type AttemptView = AttemptRecord;
+type AttemptView = AttemptRecord;
 
 // Delivery ids are time-ordered (hl_new_id in the first migration), so the
 // cursor is simply the last id seen, newest first.

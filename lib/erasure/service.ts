@@ -14,6 +14,7 @@
 import "server-only";
 import { randomBytes } from "node:crypto";
 import type { PrismaClient } from "../db/prisma";
+import { ledgerDb } from "../ledger/read/db";
 import { AppError, fromZod } from "../errors";
 import { writeAudit } from "../audit";
 import type { Principal } from "../auth/principal";
@@ -61,7 +62,7 @@ async function validated(prisma: PrismaClient, input: TCreateErasure) {
   if (!parsed.success) throw fromZod(parsed.error);
   const v = parsed.data;
   const tenant = v.tenant ?? null;
-  if (tenant !== null && !(await tenantExists(prisma, tenant)))
+  if (tenant !== null && !(await tenantExists(ledgerDb(), tenant)))
     throw new AppError(
       "bad_request",
       `tenant ${JSON.stringify(tenant)} is unknown: no subscription or event names it. Check the spelling, or leave tenant out to erase in every tenant.`,
@@ -93,10 +94,10 @@ const idsNaming = (ids: string[], value: string) => ids.filter((id) => namesValu
 
 /** What an erasure would touch, changing nothing. */
 async function preview(prisma: PrismaClient, m: SubjectMatch): Promise<ErasureCounts & ErasureTextCounts> {
-  const ids = await findSubjectEventIds(prisma, m);
-  const ops = await findOpsEventIds(prisma, ids);
-  const c = await countTombstone(prisma, [...ids, ...ops]);
-  const reasonsScrubbed = await scrubOperatorText(prisma, scrubOf(m), { dryRun: true });
+  const ids = await findSubjectEventIds(ledgerDb(), m);
+  const ops = await findOpsEventIds(ledgerDb(), ids);
+  const c = await countTombstone(ledgerDb(), [...ids, ...ops]);
+  const reasonsScrubbed = await scrubOperatorText(ledgerDb(), scrubOf(m), { dryRun: true });
   return { events: ids.length, opsEvents: ops.length, ...c, eventIdsWithValue: idsNaming(ids, m.value), reasonsScrubbed };
 }
 
@@ -128,12 +129,12 @@ export async function createErasure(prisma: PrismaClient, input: TCreateErasure,
 
   const id = `er_${randomBytes(8).toString("hex")}`;
   const value = erasedValueRecord(match.value);
-  await insertErasure(prisma, { id, subjectKey: match.key, tenant: match.tenant, reason, actor: principal.actor, valueMac: value.mac, valueLength: value.length });
+  await insertErasure(ledgerDb(), { id, subjectKey: match.key, tenant: match.tenant, reason, actor: principal.actor, valueMac: value.mac, valueLength: value.length });
   const tomb = { kind: "erased" as const, erasureId: id, actor: principal.actor, reason };
   let total = ZERO;
   let eventIdsWithValue = 0;
   for (let pass = 0; pass < MAX_PASSES; pass++) {
-    const ids = await findSubjectEventIds(prisma, match);
+    const ids = await findSubjectEventIds(ledgerDb(), match);
     if (ids.length === 0) break;
     eventIdsWithValue += idsNaming(ids, match.value);
     for (let i = 0; i < ids.length; i += ERASE_CHUNK) {

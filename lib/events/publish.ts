@@ -1,11 +1,13 @@
 // The transactional outbox (invariant 2): one transaction writes the event and
 // one delivery per matching subscription. A producer calls publishEvent inside
-// its own Prisma transaction; if that transaction rolls back, nothing remains.
+// its own transaction (a Prisma interactive transaction, or a pg client after
+// BEGIN); if that transaction rolls back, nothing remains.
 import "server-only";
 import { Prisma } from "../generated/prisma/client";
-import type { PrismaClient, Tx } from "../db/prisma";
+import type { PrismaClient } from "../db/prisma";
 import { AppError, fromZod } from "../errors";
-import { enqueueEventTx, existingDeliveriesTx, type EnqueuedDelivery, type EventRow, type ExistingEvent, type SubscriptionTenants } from "../ledger/sql/enqueue";
+import type { LedgerDb } from "../ledger/read/db";
+import { enqueueEvents, existingDeliveries, type EnqueuedDelivery, type EventRow, type ExistingEvent, type SubscriptionTenants } from "../ledger/sql/enqueue";
 import { tombstoneSentence } from "../ledger/sql/erase";
 import type { Scope } from "../tenants/scope";
 import { eventContentHash } from "./canonical";
@@ -116,7 +118,8 @@ export function republishRefusal(id: string, row: Pick<EventRow, "type" | "conte
   return isChangedRepublish(row, stored) ? eventConflict(id, stored.type) : null;
 }
 
-export async function publishEvent(tx: Tx, input: TCreateEvent): Promise<PublishResult> {
+/** `db`: the producer's transaction, whose commit or rollback the event and its deliveries follow. */
+export async function publishEvent(db: LedgerDb, input: TCreateEvent): Promise<PublishResult> {
   const parsed = ZCreateEvent.safeParse(input);
   if (!parsed.success) throw fromZod(parsed.error);
   const event = parsed.data;
@@ -124,9 +127,10 @@ export async function publishEvent(tx: Tx, input: TCreateEvent): Promise<Publish
 
   // Paused and disabled subscriptions get their deliveries too: held, never dropped
   // (invariant 7); the matching is hl_enqueue_events's (lib/ledger/sql/enqueue.ts).
-  const deliveries = await enqueueEventTx(tx, row);
+  // An id already stored is absent from the enqueue's answer.
+  const deliveries = (await enqueueEvents(db, [row])).get(event.id);
   if (deliveries) return { eventId: event.id, created: true, deliveries };
-  const existing = await existingDeliveriesTx(tx, event.id);
+  const existing = (await existingDeliveries(db, [event.id])).get(event.id) ?? null;
   const refusal = existing && republishRefusal(event.id, row, existing);
   if (refusal) throw refusal;
   return { eventId: event.id, created: false, deliveries: existing?.deliveries ?? [] };

@@ -14,6 +14,7 @@ import "server-only";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { PrismaClient } from "../db/prisma";
+import { ledgerDb } from "../ledger/read/db";
 import { AppError, notFound } from "../errors";
 import { writeAudit } from "../audit";
 import type { Principal } from "../auth/principal";
@@ -86,15 +87,15 @@ export async function sendTest(prisma: PrismaClient, subscriptionId: string, inp
     select: { id: true, url: true, retryPolicy: true, endpointHeaders: true, endpointTls: true },
   });
   if (!sub) throw notFound("Subscription", subscriptionId);
-  if ((await testSendsSince(prisma, subscriptionId, 60)) >= TEST_SENDS_PER_MINUTE)
+  if ((await testSendsSince(ledgerDb(), subscriptionId, 60)) >= TEST_SENDS_PER_MINUTE)
     throw new AppError("rate_limited", `${subscriptionId} had ${TEST_SENDS_PER_MINUTE} test sends in the last minute; wait a minute before sending another.`);
   let event: { id: string | null; type: string; payload: Buffer };
   const id = newId();
   if (input.eventId) {
-    const e = await eventForTestSend(prisma, subscriptionId, input.eventId);
+    const e = await eventForTestSend(ledgerDb(), subscriptionId, input.eventId);
     if (!e) throw new AppError("not_found", `Event ${input.eventId} was never delivered to ${subscriptionId}; a test re-sends only this subscription's own events.`);
     // An erased or expunged event holds only its tombstone: sending that would put the tombstone's bytes on the wire as the event.
-    const t = (await findEventTombstones(prisma, [e.id])).get(e.id);
+    const t = (await findEventTombstones(ledgerDb(), [e.id])).get(e.id);
     if (t)
       throw new AppError("conflict", `Event ${e.id} cannot be sent as a test: ${tombstoneSentence(t)}. Nothing is left to send; test with a ping (no event) instead.`, {
         tombstone: t.tombstone,
@@ -158,5 +159,5 @@ export async function sendTest(prisma: PrismaClient, subscriptionId: string, inp
 export async function recentTestSends(prisma: PrismaClient, subscriptionId: string, limit = 20): Promise<TestSendView[]> {
   const sub = await prisma.subscription.findUnique({ where: { id: subscriptionId }, select: { id: true } });
   if (!sub) throw notFound("Subscription", subscriptionId);
-  return (await listTestSends(prisma, subscriptionId, limit)).map(toTestSendView);
+  return (await listTestSends(ledgerDb(), subscriptionId, limit)).map(toTestSendView);
 }

@@ -8,7 +8,7 @@ import { findDlqByReason, type DlqReasonGroup } from "../ledger/sql/dlq";
 type DlqGroup = DlqReasonGroup;
 export type DlqSummary = { depth: number; oldestAgeSeconds: number | null; groups: DlqGroup[] };
 
-export async function findDlqSummary(pool: pg.Pool | pg.Client): Promise<DlqSummary> {
+export async function findDlqSummary(pool: pg.Pool): Promise<DlqSummary> {
   const groups = await findDlqByReason(pool);
   return {
     depth: groups.reduce((n, g) => n + g.depth, 0),

@@ -8,6 +8,7 @@
 // backfill.ts.
 import "server-only";
 import type { PrismaClient, Tx } from "../db/prisma";
+import { ledgerDb } from "../ledger/read/db";
 import { AppError, notFound } from "../errors";
 import { writeAudit } from "../audit";
 import type { Principal } from "../auth/principal";
@@ -23,6 +24,7 @@ import {
 } from "../ledger/sql/recover";
 import { countBackfillMatches, sampleBackfillMatches, snapshotBackfillItems, type BackfillWindow } from "../ledger/sql/backfill";
 import type { TBackfill, TRecover } from "./schema";
+import type { RecoverSample } from "../ledger/read/types";
 import { GLOBAL_SCOPE, scopeOf, subscriptionWhere, type Scope } from "../tenants/scope";
 
 type Sub = { id: string; name: string; tenant: string | null; state: string; stateReason: string | null; archivedAt: Date | null };
@@ -71,7 +73,7 @@ export type RecoverPreview = {
   byState: Record<string, number>;
   oldestCreatedAt: string | null;
   newestCreatedAt: string | null;
-  sample: { id: string; eventId: string; eventType: string; state: string; createdAt: string; deliveredAt: string | null }[];
+  sample: RecoverSample[];
 };
 
 function recoverWindow(subscriptionId: string, input: Pick<TRecover, "since" | "until" | "states">): RecoverWindow {
@@ -80,15 +82,14 @@ function recoverWindow(subscriptionId: string, input: Pick<TRecover, "since" | "
 
 /** What a recover would send: the exact count by state and the oldest few. */
 export async function previewRecover(
-  prisma: PrismaClient | Tx,
+  prisma: PrismaClient,
   subscriptionId: string,
   input: Pick<TRecover, "since" | "until" | "states">,
   scope: Scope = GLOBAL_SCOPE,
 ): Promise<RecoverPreview> {
   await activeSubscription(prisma, subscriptionId, "recover", scope);
   const w = recoverWindow(subscriptionId, input);
-  const agg = await countRecoverMatches(prisma, w);
-  const sample = await sampleRecoverMatches(prisma, w, SAMPLE_SIZE);
+  const [agg, sample] = await Promise.all([countRecoverMatches(ledgerDb(), w), sampleRecoverMatches(ledgerDb(), w, SAMPLE_SIZE)]);
   return {
     kind: "recover",
     subscriptionId,
@@ -99,7 +100,7 @@ export async function previewRecover(
     byState: agg.byState,
     oldestCreatedAt: iso(agg.oldest),
     newestCreatedAt: iso(agg.newest),
-    sample: sample.map((r) => ({ ...r, createdAt: iso(r.createdAt)!, deliveredAt: iso(r.deliveredAt) })),
+    sample,
   };
 }
 
@@ -116,15 +117,14 @@ export type BackfillPreview = {
 
 /** What a backfill would create: the events received in the window that match and have no delivery for the subscription yet. */
 export async function previewBackfill(
-  prisma: PrismaClient | Tx,
+  prisma: PrismaClient,
   subscriptionId: string,
   input: Pick<TBackfill, "since" | "until">,
   scope: Scope = GLOBAL_SCOPE,
 ): Promise<BackfillPreview> {
   await activeSubscription(prisma, subscriptionId, "backfill", scope);
   const w: BackfillWindow = { subscriptionId, ...resolveWindow(input) };
-  const agg = await countBackfillMatches(prisma, w);
-  const sample = await sampleBackfillMatches(prisma, w, SAMPLE_SIZE);
+  const [agg, sample] = await Promise.all([countBackfillMatches(ledgerDb(), w), sampleBackfillMatches(ledgerDb(), w, SAMPLE_SIZE)]);
   return {
     kind: "backfill",
     subscriptionId,

@@ -7,10 +7,13 @@
 // get-delivery.ts); this module holds the checks, the batches and the audit.
 import "server-only";
 import type { PrismaClient, Tx } from "../db/prisma";
+import { ledgerDb } from "../ledger/read/db";
 import { AppError, notFound } from "../errors";
 import { writeAudit } from "../audit";
 import type { Principal } from "../auth/principal";
-import { toDeliveryView, type DeliveryView } from "../deliveries/queries";
+import { toDeliveryView } from "../deliveries/queries";
+import type { DeliveryView } from "../api/views";
+import type { RedriveSample } from "../ledger/read/types";
 import { DELIVERIES_CHANNEL, REDRIVES_CHANNEL } from "./sql";
 import { getDelivery } from "../ledger/sql/get-delivery";
 import { retryNow } from "../ledger/sql/retry-now";
@@ -107,18 +110,6 @@ function stateConflict(id: string, state: string, deliveredAt: string | null, ra
   return new AppError("conflict", msg, { state });
 }
 
-type RedriveSample = {
-  id: string;
-  eventId: string;
-  eventType: string;
-  subscriptionId: string;
-  deadLetterReason: string | null;
-  lastErrorClass: string | null;
-  lastStatusCode: number | null;
-  lastErrorMessage: string | null;
-  deadLetteredAt: string | null;
-};
-
 export type RedrivePreview = {
   matched: number;
   /** Of `matched`, how many "latest state wins" would skip right now (only when asked). */
@@ -147,20 +138,22 @@ async function checkFilterSubscription(tx: Tx | PrismaClient, filter: TRedriveFi
 }
 
 /** What a bulk redrive would do: the exact count, a sample (oldest first) and what is held back, within `scope`. */
-export async function previewRedrive(prisma: PrismaClient | Tx, opts: { filter: TRedriveFilter; latestStateWins?: boolean; scope?: Scope }): Promise<RedrivePreview> {
+export async function previewRedrive(prisma: PrismaClient, opts: { filter: TRedriveFilter; latestStateWins?: boolean; scope?: Scope }): Promise<RedrivePreview> {
   const filter = ZRedriveFilter.parse(opts.filter);
   const scope = opts.scope ?? GLOBAL_SCOPE;
   await checkFilterSubscription(prisma, filter, scope);
-  // One after another: `prisma` may be a transaction, which runs one statement at a time.
-  const agg = await countRedriveMatches(prisma, filter, { latestStateWins: opts.latestStateWins, scope });
-  const sample = await sampleRedriveMatches(prisma, filter, SAMPLE_SIZE, scope);
-  const held = await countHeldMatches(prisma, filter, scope);
+  const db = ledgerDb();
+  const [agg, sample, held] = await Promise.all([
+    countRedriveMatches(db, filter, { latestStateWins: opts.latestStateWins, scope }),
+    sampleRedriveMatches(db, filter, SAMPLE_SIZE, scope),
+    countHeldMatches(db, filter, scope),
+  ]);
   return {
     matched: agg.matched,
     superseded: agg.superseded,
     oldestDeadLetteredAt: agg.oldest ? new Date(agg.oldest).toISOString() : null,
     newestDeadLetteredAt: agg.newest ? new Date(agg.newest).toISOString() : null,
-    sample: sample.map((r) => ({ ...r, deadLetteredAt: r.deadLetteredAt ? new Date(r.deadLetteredAt).toISOString() : null })),
+    sample,
     held: held.map((h) => ({
       subscriptionId: h.subscriptionId,
       state: h.state,
@@ -305,7 +298,7 @@ function batchWhere(scope: Scope): { tenantId: string } | Record<string, never> 
 export async function getRedriveBatch(prisma: PrismaClient, id: string, scope: Scope = GLOBAL_SCOPE): Promise<RedriveBatchProgress> {
   const b = await prisma.redriveBatch.findFirst({ where: { id, ...batchWhere(scope) } });
   if (!b) throw notFound("Redrive batch", id);
-  const c = await countBatchProgress(prisma, id);
+  const c = await countBatchProgress(ledgerDb(), id);
   const view = toBatchView(b);
   return {
     ...view,

@@ -7,10 +7,13 @@
 import "server-only";
 import { randomBytes } from "node:crypto";
 import type { PrismaClient, Tx } from "../db/prisma";
+import { ledgerDb } from "../ledger/read/db";
 import { AppError, notFound } from "../errors";
 import { writeAudit } from "../audit";
 import type { Principal } from "../auth/principal";
-import { toDeliveryView, type DeliveryView } from "../deliveries/queries";
+import { toDeliveryView } from "../deliveries/queries";
+import type { DeliveryView } from "../api/views";
+import type { DeadLetterSample } from "../ledger/read/types";
 import { DELIVERIES_CHANNEL } from "../ledger/notify";
 import { getDelivery } from "../ledger/sql/get-delivery";
 import { countResolveMatches, findResolveMatchIds, RESOLVE_CHUNK, resolveDeliveries, sampleResolveMatches } from "../ledger/sql/resolve";
@@ -58,16 +61,7 @@ export type ResolvePreview = {
   matched: number;
   oldestDeadLetteredAt: string | null;
   newestDeadLetteredAt: string | null;
-  sample: {
-    id: string;
-    eventId: string;
-    eventType: string;
-    subscriptionId: string;
-    deadLetterReason: string | null;
-    lastStatusCode: number | null;
-    lastErrorMessage: string | null;
-    deadLetteredAt: string | null;
-  }[];
+  sample: DeadLetterSample[];
 };
 
 /** The filter's subscription must exist in `scope` (another tenant's is answered like an unknown one). */
@@ -86,17 +80,16 @@ async function checkFilterSubscription(tx: Tx | PrismaClient, filter: TRedriveFi
  * What a bulk resolve would move: the exact count and the oldest few, within `scope`. Unlike a redrive, paused and
  * disabled subscriptions' dead letters count.
  */
-export async function previewResolve(prisma: PrismaClient | Tx, opts: { filter: TRedriveFilter; scope?: Scope }): Promise<ResolvePreview> {
+export async function previewResolve(prisma: PrismaClient, opts: { filter: TRedriveFilter; scope?: Scope }): Promise<ResolvePreview> {
   const filter = ZRedriveFilter.parse(opts.filter);
   const scope = opts.scope ?? GLOBAL_SCOPE;
   await checkFilterSubscription(prisma, filter, scope);
-  const agg = await countResolveMatches(prisma, filter, scope);
-  const sample = await sampleResolveMatches(prisma, filter, SAMPLE_SIZE, scope);
+  const [agg, sample] = await Promise.all([countResolveMatches(ledgerDb(), filter, scope), sampleResolveMatches(ledgerDb(), filter, SAMPLE_SIZE, scope)]);
   return {
     matched: agg.matched,
     oldestDeadLetteredAt: agg.oldest ? new Date(agg.oldest).toISOString() : null,
     newestDeadLetteredAt: agg.newest ? new Date(agg.newest).toISOString() : null,
-    sample: sample.map((r) => ({ ...r, deadLetteredAt: r.deadLetteredAt ? new Date(r.deadLetteredAt).toISOString() : null })),
+    sample,
   };
 }
 

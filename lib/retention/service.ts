@@ -14,6 +14,7 @@ import "server-only";
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import type { PrismaClient } from "../db/prisma";
+import { ledgerDb } from "../ledger/read/db";
 import { connectGuarded, releaseGuarded } from "../db/client";
 import { AppError, fromZod } from "../errors";
 import type { Principal } from "../auth/principal";
@@ -62,7 +63,7 @@ export type RetentionPolicy = {
 };
 
 /** The environment's days and the tenants' overrides as one policy (what a run applies and records). */
-async function currentPolicy(db: pg.Pool | pg.PoolClient | PrismaClient): Promise<RetentionPolicy> {
+async function currentPolicy(db: pg.Pool | pg.PoolClient): Promise<RetentionPolicy> {
   const env = retentionFromEnv();
   const overrides = (await listOverrides(db)).map((o) => ({ tenant: o.tenant, retentionDays: o.retentionDays, payloadRetentionDays: o.payloadRetentionDays }));
   return { ...env, overrides };
@@ -428,12 +429,12 @@ export async function setRetentionOverride(prisma: PrismaClient, input: TRetenti
   const parsed = ZRetentionOverride.safeParse(input);
   if (!parsed.success) throw fromZod(parsed.error);
   const v = parsed.data;
-  if (!(await retentionTenantExists(prisma, v.tenant)))
+  if (!(await retentionTenantExists(ledgerDb(), v.tenant)))
     throw new AppError("bad_request", `tenant ${JSON.stringify(v.tenant)} is unknown: no tenant, subscription or event has that id. Check the spelling.`);
   const after = v.retentionDays === null ? null : { retentionDays: v.retentionDays, payloadRetentionDays: v.payloadRetentionDays };
   await prisma.$transaction(async (tx) => {
     const before = await putOverride(tx, v.tenant, after, principal.actor);
     await writeAudit(tx, { actor: principal.actor, action: "retention.policy", targetType: "retention", targetId: v.tenant, details: { before, after } });
   });
-  return currentPolicy(prisma);
+  return currentPolicy(ledgerDb());
 }

@@ -7,7 +7,7 @@
 // Reads of another tenant's object are answered as if it did not exist (404),
 // so a scoped caller cannot learn which ids exist elsewhere.
 import "server-only";
-import { Prisma } from "../generated/prisma/client";
+import { raw, sql, type Sql } from "../ledger/read/db";
 import { AppError } from "../errors";
 
 export type Scope = { readonly tenantId: string | null };
@@ -30,23 +30,23 @@ export function isGlobalAdmin(p: { role: string; tenantId?: string | null }): bo
 }
 
 // The columns the conditions below may name: fixed strings of this code base,
-// never input, so Prisma.raw is safe here. The tenant value is always a parameter.
+// never input, so raw is safe here. The tenant value is always a parameter.
 type TenantColumn = "s.tenant" | "tenant" | "sub.tenant";
 type SubscriptionIdColumn = "d.subscription_id" | "subscription_id" | "s.id" | "id" | "g.subscription_id" | "x.subscription_id";
 
 /** `<column> = $tenant` on a subscriptions.tenant column; `true` for a global scope. */
-export function scopeWhere(scope: Scope, column: TenantColumn = "s.tenant"): Prisma.Sql {
-  return scope.tenantId === null ? Prisma.sql`true` : Prisma.sql`${Prisma.raw(column)} = ${scope.tenantId}`;
+export function scopeWhere(scope: Scope, column: TenantColumn = "s.tenant"): Sql {
+  return scope.tenantId === null ? sql`true` : sql`${raw(column)} = ${scope.tenantId}`;
 }
 
 /** `<column> IN (the tenant's subscription ids)` for a table that only holds a subscription id; `true` for a global scope. */
-export function subscriptionInScope(scope: Scope, column: SubscriptionIdColumn): Prisma.Sql {
-  return scope.tenantId === null ? Prisma.sql`true` : Prisma.sql`${Prisma.raw(column)} IN (SELECT sc.id FROM subscriptions sc WHERE sc.tenant = ${scope.tenantId})`;
+export function subscriptionInScope(scope: Scope, column: SubscriptionIdColumn): Sql {
+  return scope.tenantId === null ? sql`true` : sql`${raw(column)} IN (SELECT sc.id FROM subscriptions sc WHERE sc.tenant = ${scope.tenantId})`;
 }
 
 /** `<column> = $tenant` on events.tenant (the event's own tenant, its subject.tenant); `true` for a global scope. */
-export function eventTenantWhere(scope: Scope, column: "e.tenant" | "tenant" = "tenant"): Prisma.Sql {
-  return scope.tenantId === null ? Prisma.sql`true` : Prisma.sql`${Prisma.raw(column)} = ${scope.tenantId}`;
+export function eventTenantWhere(scope: Scope, column: "e.tenant" | "tenant" = "tenant"): Sql {
+  return scope.tenantId === null ? sql`true` : sql`${raw(column)} = ${scope.tenantId}`;
 }
 
 /**

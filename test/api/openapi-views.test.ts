@@ -21,7 +21,7 @@ import type { TenantView } from "../../lib/tenants/service";
 import type { rotateSecret, SecretMeta } from "../../lib/subscriptions/rotation";
 import type { TestSendView } from "../../lib/net/test-send";
 import type { ArchiveResult } from "../../lib/subscriptions/archive";
-import type { DeliveryView } from "../../lib/deliveries/queries";
+import type { DeliveryView } from "../../lib/api/views";
 import type { redriveDelivery, RedriveBatchProgress, RedriveBatchView, RedrivePreview } from "../../lib/redrive/service";
 import type { BackfillPreview, RecoverPreview } from "../../lib/redrive/recover";
 import type { BulkResolveResult, ResolvePreview } from "../../lib/resolve/service";

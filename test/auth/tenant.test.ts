@@ -204,10 +204,10 @@ describe("the New subscription dialog's event types", () => {
     await seedEvent(db.pool, { id: "evt_types_l", type: "roster.synced", subject: { tenant: "lincoln" } });
     await seedEvent(db.pool, { id: "evt_types_j", type: "jefferson.only_type", subject: { tenant: "jefferson" } });
     await seedEvent(db.pool, { id: "evt_types_none", type: "platform.wide_type" });
-    const lincoln = await findEventTypeChoices({ tenantId: "lincoln" }, db.prisma);
+    const lincoln = await findEventTypeChoices({ tenantId: "lincoln" }, db.pool);
     expect(lincoln).toContain("roster.synced");
     expect(lincoln).not.toContain("jefferson.only_type");
     expect(lincoln).not.toContain("platform.wide_type");
-    expect(await findEventTypeChoices(GLOBAL_SCOPE, db.prisma)).toEqual(expect.arrayContaining(["roster.synced", "jefferson.only_type", "platform.wide_type"]));
+    expect(await findEventTypeChoices(GLOBAL_SCOPE, db.pool)).toEqual(expect.arrayContaining(["roster.synced", "jefferson.only_type", "platform.wide_type"]));
   });
 });

@@ -1,6 +1,8 @@
 // One read model: the public API, the dashboard and the redrive service read a
 // delivery and its attempts through the same lib/ledger finders and mapping,
-// on a pg pool or a Prisma client alike; redrive filters travel as parameters.
+// on a pg pool or inside a Prisma transaction alike; the SQL's columns, the
+// one schema (ZDeliveryRecord) and the API's view (a pick of it) agree;
+// redrive filters travel as parameters.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, tableCounts, type TestDb } from "../helpers/db";
 import { minutesAgo, seedDelivery, seedEvent, seedSubscription } from "../helpers/dashboard-seed";
@@ -8,11 +10,14 @@ import { getDeliveryWithAttempts, listDeliveries, toDeliveryView } from "../../l
 import { getDeliveryDetail } from "../../lib/dashboard/delivery";
 import { findLookupResults } from "../../lib/dashboard/lookup";
 import { findSubscriptionDeliveries } from "../../lib/dashboard/subscriptions";
-import { findDeliveries } from "../../lib/ledger/sql/find-deliveries";
+import { findDeliveries, withAttempts } from "../../lib/ledger/sql/find-deliveries";
 import { getDelivery } from "../../lib/ledger/sql/get-delivery";
 import { findStateCounts, hasDeliveries } from "../../lib/ledger/sql/counts";
 import { countRedriveMatches, redriveFilterWhere, sampleRedriveMatches } from "../../lib/ledger/sql/redrive";
 import { previewRedrive } from "../../lib/redrive/service";
+import { DELIVERY_COLUMNS } from "../../lib/ledger/read/map";
+import { ZDeliveryRecord, ZDeliveryWithAttempts } from "../../lib/ledger/read/types";
+import { ZDeliveryView, ZDeliveryWithAttempts as ZApiDeliveryWithAttempts } from "../../lib/api/views";
 
 let db: TestDb;
 const ids: Record<string, string> = {};
@@ -91,17 +96,55 @@ describe("one read model", () => {
     expect(api.items).toEqual([toDeliveryView(detail)]);
   });
 
-  it("the finders answer the same on a pg pool and on a Prisma client", async () => {
+  it("the finders answer the same on a pg pool and inside an operator's Prisma transaction", async () => {
     const filter = { subscriptionId: "sub_a", limit: 10 };
-    expect(await findDeliveries(db.prisma, filter)).toEqual(await findDeliveries(db.pool, filter));
-    expect(await getDelivery(db.prisma, ids.dead)).toEqual(await getDelivery(db.pool, ids.dead));
-    expect(await getDeliveryWithAttempts(db.prisma, ids.ok)).toEqual(await getDeliveryWithAttempts(db.pool, ids.ok));
-    expect(await findStateCounts(db.prisma)).toEqual(await findStateCounts(db.pool));
+    const inTx = await db.prisma.$transaction(async (tx) => ({
+      page: await findDeliveries(tx, filter),
+      dead: await getDelivery(tx, ids.dead),
+      ok: await getDeliveryWithAttempts(tx, ids.ok),
+      counts: await findStateCounts(tx),
+      has: await hasDeliveries(tx, "sub_a"),
+    }));
+    expect(inTx.page).toEqual(await findDeliveries(db.pool, filter));
+    expect(inTx.dead).toEqual(await getDelivery(db.pool, ids.dead));
+    expect(inTx.ok).toEqual(await getDeliveryWithAttempts(db.pool, ids.ok));
+    expect(inTx.counts).toEqual(await findStateCounts(db.pool));
+    expect(inTx.has).toBe(true);
     expect(await findStateCounts(db.pool, { subscriptionIds: ["sub_a"], states: ["dead_letter"] })).toEqual([
       { subscriptionId: "sub_a", state: "dead_letter", reason: "permanent", n: 1 },
     ]);
-    expect(await hasDeliveries(db.prisma, "sub_a")).toBe(true);
     expect(await hasDeliveries(db.pool, "sub_empty")).toBe(false);
+  });
+});
+
+describe("one delivery shape", () => {
+  // The record's fields that no single column of the same name carries, and the columns they come from.
+  const DERIVED: Record<string, string[]> = { maxAttempts: ["retry_policy"], resolution: ["resolution", "resolved_at", "resolved_by", "resolution_reason"] };
+  const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  const columnNames = () =>
+    DELIVERY_COLUMNS.text.split(",").map((c) =>
+      c
+        .trim()
+        .split(/\s+AS\s+|\./)
+        .pop()!,
+    );
+
+  it("DELIVERY_COLUMNS selects a column for every field of ZDeliveryRecord, and nothing else", () => {
+    const wanted = Object.keys(ZDeliveryRecord.shape).flatMap((k) => DERIVED[k] ?? [snake(k)]);
+    expect(columnNames().sort()).toEqual([...new Set(wanted)].sort());
+  });
+
+  it("a record read from the ledger is ZDeliveryRecord exactly; the API's view is its pick", async () => {
+    const [d] = await withAttempts(db.pool, [(await getDelivery(db.pool, ids.dead))!]);
+    expect(d.attempts.length).toBeGreaterThan(0);
+    expect(ZDeliveryWithAttempts.strict().parse(d)).toEqual(d);
+    const view = toDeliveryView(d);
+    expect(Object.keys(view)).toEqual(Object.keys(ZDeliveryView.shape));
+    expect(ZDeliveryView.strict().parse(view)).toEqual(view);
+    for (const k of Object.keys(ZDeliveryView.shape))
+      expect(ZDeliveryView.shape[k as keyof typeof ZDeliveryView.shape]).toBe(ZDeliveryRecord.shape[k as keyof typeof ZDeliveryRecord.shape]);
+    const api = await getDeliveryWithAttempts(db.pool, ids.dead);
+    expect(ZApiDeliveryWithAttempts.strict().parse(api)).toEqual(api);
   });
 });
 
@@ -117,7 +160,7 @@ describe("redrive filters are parameters", () => {
     const before = await tableCounts(db.pool);
     const hostile = { errorClass: "http_4xx' OR '1'='1" };
     expect((await countRedriveMatches(db.pool, hostile)).matched).toBe(0);
-    expect(await sampleRedriveMatches(db.prisma, { errorClass: "'; DELETE FROM deliveries; --" }, 10)).toEqual([]);
+    expect(await sampleRedriveMatches(db.pool, { errorClass: "'; DELETE FROM deliveries; --" }, 10)).toEqual([]);
     const preview = await previewRedrive(db.prisma, { filter: { errorClass: "http_4xx" }, latestStateWins: true });
     expect(preview).toMatchObject({ matched: 1, superseded: 0 });
     expect(preview.sample.map((s) => s.id)).toEqual([ids.dead]);

@@ -131,6 +131,27 @@ describe("publishEvent in the producer's transaction", () => {
     });
     expect(await db.prisma.delivery.count({ where: { eventId: "evt_commit" } })).toBe(3);
   });
+
+  it("on a pg client after BEGIN: a rollback leaves nothing, a commit keeps the event and its deliveries, a republish finds them", async () => {
+    const before = await tableCounts(db.pool);
+    const c = await db.pool.connect();
+    try {
+      await c.query("BEGIN");
+      expect((await publishEvent(c, graded("evt_pg_rollback"))).deliveries.length).toBe(3);
+      await c.query("ROLLBACK");
+      expect(await tableCounts(db.pool)).toEqual(before);
+      await c.query("BEGIN");
+      const first = await publishEvent(c, graded("evt_pg_commit"));
+      await c.query("COMMIT");
+      expect(first).toMatchObject({ eventId: "evt_pg_commit", created: true });
+      expect(await db.prisma.delivery.count({ where: { eventId: "evt_pg_commit" } })).toBe(3);
+      // The same id again, now in a Prisma transaction: the stored deliveries, not new ones.
+      const again = await db.prisma.$transaction((tx) => publishEvent(tx, graded("evt_pg_commit")));
+      expect(again).toEqual({ eventId: "evt_pg_commit", created: false, deliveries: first.deliveries });
+    } finally {
+      c.release();
+    }
+  });
 });
 
 describe("subscriptions API", () => {

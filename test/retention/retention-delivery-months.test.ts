@@ -11,7 +11,7 @@ import { seedDelivery, seedEvent, seedSubscription } from "../helpers/dashboard-
 import { rollupAttemptStats } from "../../lib/dlq/sampler";
 import { ensurePartitions, monthStart, partitionName } from "../../lib/ledger/sql/partitions";
 import { deliveryKept, deliveryKeptRows, putOverride, type TenantDays } from "../../lib/ledger/sql/retention";
-import { Prisma, queryRows, sql } from "../../lib/ledger/read/db";
+import { queryRows, raw, sql } from "../../lib/ledger/read/db";
 import { runRetention } from "../../lib/retention/service";
 
 let db: TestDb;
@@ -80,7 +80,7 @@ afterAll(async () => {
 
 describe("deliveries by whole months", () => {
   it("the month's indexes find exactly the rows the expiry keeps", async () => {
-    const byKeep = await queryRows<{ id: string }>(db.pool, sql`SELECT o.id FROM ${Prisma.raw(`"${month}"`)} o WHERE ${deliveryKept(days)} ORDER BY o.id`);
+    const byKeep = await queryRows<{ id: string }>(db.pool, sql`SELECT o.id FROM ${raw(`"${month}"`)} o WHERE ${deliveryKept(days)} ORDER BY o.id`);
     const byRows = await queryRows<{ id: string }>(db.pool, sql`SELECT k.id FROM (${deliveryKeptRows(days, month)}) k ORDER BY k.id`);
     expect(byRows).toEqual(byKeep);
     const kept = ["pending", "scheduled", "in_flight", "dead", "redelivered_lately", "roosevelt_old", "in_running_batch", "unrolled"].map((n) => ids[n]).sort();

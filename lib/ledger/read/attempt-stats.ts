@@ -4,10 +4,10 @@
 // lock and watermark; subscription health, the outcomes chart and the alerts
 // page read them, by primary key, instead of scanning attempts.
 import "server-only";
-import { Prisma, execute, queryRows, sql, type LedgerDb } from "./db";
+import { execute, queryRows, raw, sql, type LedgerDb } from "./db";
 import { STATS_HOUR_MS, sumHistogramsSql } from "./latency";
 
-const hist = (column: string) => Prisma.raw(sumHistogramsSql(column));
+const hist = (column: string) => raw(sumHistogramsSql(column));
 
 /**
  * Recomputes attempt_stats_hour rows from attempt_stats_minute: the given

@@ -1,43 +1,99 @@
-// How the ledger's read and redrive statements run. Each statement is built as
-// a parameterised Prisma.Sql (values travel as parameters, never inside the
-// text; fragments compose with Prisma.join) and runs on whatever connection
-// the caller holds: the dashboard's pg pool, a pg client inside a transaction
-// (the sampler, the redrive pacer) or a Prisma transaction (a mutation whose
-// audit row must commit with it).
+// How the ledger's statements are built and where they run (docs/DESIGN.md,
+// "Which driver for what"). A statement is a parameterised `sql` template:
+// values travel as parameters ($1, $2, …), never inside the text, and
+// fragments nest and compose with `join`. It runs on `pg`: the dashboard's
+// pool, or a client checked out for a transaction (the sampler, the redrive
+// pacer, the worker). The one other connection is a Prisma interactive
+// transaction, where a ledger statement must commit with Prisma's writes: an
+// operator action's audit row (writeAudit) and configuration rows, or a
+// producer's own writes around publishEvent (the outbox). It is reached
+// through its raw statement methods only, so nothing here imports Prisma.
 import "server-only";
 import type pg from "pg";
-import { Prisma } from "../../generated/prisma/client";
-import type { PrismaClient, Tx } from "../../db/prisma";
 import { getPool } from "../../db/pool";
 
-export { Prisma };
-export const sql = Prisma.sql;
-export const join = Prisma.join;
-export const empty = Prisma.empty;
-export type Sql = Prisma.Sql;
+/**
+ * A statement: text with $n placeholders and its values. Nested statements are
+ * inlined when built, their placeholders renumbered, so the text is computed
+ * from flat parts.
+ */
+export class Sql {
+  readonly values: unknown[] = [];
+  private readonly parts: string[];
 
-export type LedgerDb = pg.Pool | pg.PoolClient | pg.Client | PrismaClient | Tx;
+  constructor(strings: readonly string[], values: readonly unknown[]) {
+    this.parts = [strings[0]];
+    values.forEach((v, i) => {
+      if (v instanceof Sql) {
+        this.parts[this.parts.length - 1] += v.parts[0];
+        v.values.forEach((inner, j) => {
+          this.values.push(inner);
+          this.parts.push(v.parts[j + 1]);
+        });
+        this.parts[this.parts.length - 1] += strings[i + 1];
+      } else {
+        this.values.push(v);
+        this.parts.push(strings[i + 1]);
+      }
+    });
+  }
+
+  get text(): string {
+    return this.parts.reduce((text, part, i) => `${text}$${i}${part}`);
+  }
+}
+
+/** sql`SELECT … WHERE id = ${id}`: each interpolated value a parameter, each interpolated Sql inlined. */
+export const sql = (strings: TemplateStringsArray, ...values: unknown[]): Sql => new Sql(strings, values);
+
+/** Text put into a statement as it is: only for constants of this code base (column lists, identifiers it quoted), never input. */
+export const raw = (text: string): Sql => new Sql([text], []);
+
+export const empty = raw("");
+
+/** The fragments one after another with `separator` between them. */
+export function join(fragments: readonly Sql[], separator: string): Sql {
+  if (fragments.length === 0) return empty;
+  return new Sql(["", ...fragments.slice(1).map(() => separator), ""], fragments);
+}
+
+/**
+ * A Prisma interactive transaction, as the ledger sees it: its raw statement methods. A transaction's client
+ * has no `$connect` and the PrismaClient has one, so the client itself (statements outside any transaction) is not
+ * accepted: those run on the pool.
+ */
+export type PrismaTx = {
+  $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): PromiseLike<T>;
+  $executeRawUnsafe(query: string, ...values: unknown[]): PromiseLike<number>;
+  $connect?: never;
+};
+
+/** What a ledger statement runs on: `pg` (the pool, or a client in a transaction), or a PrismaTx. */
+export type LedgerDb = pg.Pool | pg.PoolClient | PrismaTx;
 
 /** The process-wide pool (statement_timeout 10 s): what requests read through. */
 export const ledgerDb = (): pg.Pool => getPool();
 
-function isPrisma(db: LedgerDb): db is PrismaClient | Tx {
-  return "$queryRaw" in db;
+function isPrismaTx(db: LedgerDb): db is PrismaTx {
+  return "$queryRawUnsafe" in db;
 }
 
-export async function queryRows<T>(db: LedgerDb, q: Sql): Promise<T[]> {
-  if (isPrisma(db)) return db.$queryRaw<T[]>(q);
-  return (await db.query(q.text, q.values)).rows as T[];
+/** A statement to run; `name` makes pg prepare it once per connection (the hot paths). */
+type Statement = { text: string; values: unknown[]; name?: string };
+
+export async function queryRows<T>(db: LedgerDb, q: Statement): Promise<T[]> {
+  if (isPrismaTx(db)) return db.$queryRawUnsafe<T[]>(q.text, ...q.values);
+  return (await db.query({ name: q.name, text: q.text, values: q.values })).rows as T[];
 }
 
 /** Runs a statement for its effect; the number of rows it touched. */
-export async function execute(db: LedgerDb, q: Sql): Promise<number> {
-  if (isPrisma(db)) return db.$executeRaw(q);
-  return (await db.query(q.text, q.values)).rowCount ?? 0;
+export async function execute(db: LedgerDb, q: Statement): Promise<number> {
+  if (isPrismaTx(db)) return db.$executeRawUnsafe(q.text, ...q.values);
+  return (await db.query({ name: q.name, text: q.text, values: q.values })).rowCount ?? 0;
 }
 
 /** An ISO string from a timestamp column (pg gives Date, some casts give text). */
 export const iso = (x: Date | string | null | undefined): string | null => (x ? new Date(x).toISOString() : null);
 
-/** A number from an integer column (Prisma returns bigint columns as BigInt, pg as a number). */
+/** A number from an integer column (a Prisma transaction returns bigint columns as BigInt, pg as a number). */
 export const num = (x: number | bigint | string | null | undefined): number => (x === null || x === undefined ? 0 : Number(x));

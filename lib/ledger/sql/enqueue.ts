@@ -1,14 +1,14 @@
 // Enqueueing: new events and one delivery per matching subscription, through
 // the one SQL function hl_enqueue_events (migrations 0011 to 0033), which derives the
 // delivery keys (hl_delivery_key), matches subscriptions (type, '*', tenant),
-// inserts the rows and NOTIFYs the workers. Callers: the HTTP ingest's group
-// commit (lib/events/ingest.ts: many events, one statement, a pooled pg
-// connection), publishEvent inside a producer's Prisma transaction
-// (lib/events/publish.ts), the operational-event trigger (in SQL), and the
-// test and bench seeders (./seed.ts).
+// inserts the rows and NOTIFYs the workers. One statement for every caller, on
+// whatever connection it holds (LedgerDb): the HTTP ingest's group commit
+// (lib/events/ingest.ts: many events, a pooled pg connection), publishEvent
+// inside a producer's own transaction (lib/events/publish.ts), the
+// operational-event trigger (in SQL), and the test and bench seeders (./seed.ts).
 import "server-only";
 import type pg from "pg";
-import type { Tx } from "../../db/prisma";
+import { queryRows, type LedgerDb } from "../read/db";
 import type { EventTombstone } from "./erase";
 import { DELIVERIES_CHANNEL } from "../notify";
 
@@ -109,7 +109,7 @@ function tenantsOf(rows: OutRow[]): Map<string, string | null> {
  * wakeWorkers after the commit (migration 0027 says why).
  */
 export async function enqueueEvents(
-  db: pg.Pool | pg.PoolClient,
+  db: LedgerDb,
   rows: EventRow[],
   onlySubscriptions: string[] | null = null,
   opts: { wake?: boolean } = {},
@@ -122,14 +122,14 @@ export async function enqueueEvents(
  * filters a scoped producer's answer by it); without, `tenants` is empty.
  */
 export async function enqueueEventsWithTenants(
-  db: pg.Pool | pg.PoolClient,
+  db: LedgerDb,
   rows: EventRow[],
   onlySubscriptions: string[] | null = null,
   opts: { wake?: boolean; withTenants?: boolean } = {},
 ): Promise<{ byEvent: Map<string, EnqueuedDelivery[]>; tenants: SubscriptionTenants }> {
-  // A named statement: parsed and planned once per connection.
+  // A named statement: parsed and planned once per pg connection.
   const { cols, hashes, payloadBlob, payloadEnds, hashBlob } = columns(rows);
-  const { rows: out } = await db.query<OutRow>({
+  const out = await queryRows<OutRow>(db, {
     name: opts.withTenants ? "hl_enqueue_tenants_v1" : "hl_enqueue_v5",
     text: opts.withTenants ? ENQUEUE_WITH_TENANTS : ENQUEUE,
     values: [...cols, onlySubscriptions, hashes, opts.wake ?? true, payloadBlob, payloadEnds, hashBlob],
@@ -145,16 +145,6 @@ export async function enqueueEventsWithTenants(
  */
 export async function wakeWorkers(db: pg.Pool | pg.PoolClient): Promise<void> {
   await db.query({ name: "hl_wake_v1", text: "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')", values: [DELIVERIES_CHANNEL] });
-}
-
-/** enqueueEvents for one event inside a producer's Prisma transaction: its deliveries, or null if the id was already stored. */
-export async function enqueueEventTx(tx: Tx, row: EventRow): Promise<EnqueuedDelivery[] | null> {
-  const out = await tx.$queryRaw<OutRow[]>`
-    SELECT event_id, delivery_id AS id, subscription_id, delivery_key
-      FROM hl_enqueue_events(ARRAY[${row.id}]::text[], ARRAY[${row.type}]::text[], ARRAY[${row.payload}]::bytea[], ARRAY[${row.occurredAt}]::timestamptz[],
-                             ARRAY[${row.tenant}]::text[], ARRAY[${row.subject}]::jsonb[], ${row.subjectValues}::text[],
-                             ARRAY[1]::int[], ARRAY[${row.subjectValues.length}]::int[], NULL, ARRAY[${row.contentHash ?? null}]::bytea[])`;
-  return out.length === 0 ? null : (byEvent(out).get(row.id) ?? []);
 }
 
 type ExistingRow = OutRow & { type: string; content_hash: Buffer | null; tombstone: string | null; tombstoned_at: Date | null; erasure_id: string | null };
@@ -180,18 +170,8 @@ FROM events e LEFT JOIN deliveries d ON d.event_id = e.id AND d.event_at = e.cre
 WHERE e.id = ANY($1::text[])`;
 
 /** Events already stored under these ids: each one's type and deliveries (subscription-id order). */
-export async function existingDeliveries(db: pg.Pool | pg.PoolClient, ids: string[]): Promise<Map<string, ExistingEvent>> {
-  const { rows } = await db.query<ExistingRow>({ name: "hl_enqueue_existing_v4", text: SELECT_EXISTING, values: [ids] });
-  return existing(rows);
-}
-
-/** existingDeliveries of one id inside a producer's Prisma transaction. */
-export async function existingDeliveriesTx(tx: Tx, id: string): Promise<ExistingEvent | null> {
-  const rows = await tx.$queryRaw<ExistingRow[]>`
-    SELECT e.id AS event_id, e.type, e.content_hash, e.tombstone, e.tombstoned_at, e.erasure_id, d.id, d.subscription_id, d.delivery_key, s.tenant AS subscription_tenant
-      FROM events e LEFT JOIN deliveries d ON d.event_id = e.id AND d.event_at = e.created_at LEFT JOIN subscriptions s ON s.id = d.subscription_id
-     WHERE e.id = ${id}`;
-  return existing(rows).get(id) ?? null;
+export async function existingDeliveries(db: LedgerDb, ids: string[]): Promise<Map<string, ExistingEvent>> {
+  return existing(await queryRows<ExistingRow>(db, { name: "hl_enqueue_existing_v4", text: SELECT_EXISTING, values: [ids] }));
 }
 
 function existing(rows: ExistingRow[]) {

@@ -11,7 +11,7 @@
 import "server-only";
 import type pg from "pg";
 import type { Logger } from "pino";
-import { execute, Prisma, queryRows, sql, type Sql } from "../read/db";
+import { execute, raw, queryRows, sql, type Sql } from "../read/db";
 import { withFrozenMonth } from "./freeze";
 
 const PARTITIONED_TABLES = ["events", "attempts", "deliveries"] as const;
@@ -165,11 +165,11 @@ export async function swapPartition(
     const { rows: total } = await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${ident(name)}`);
     // A month swapped before holds only kept rows until something in it expires: the daily run finds that by
     // reading it, not by copying it whole and undoing the copy.
-    const [gone] = await queryRows<{ any: boolean }>(c, sql`SELECT EXISTS (SELECT 1 FROM ${Prisma.raw(ident(name))} o WHERE NOT ${keep}) AS any`);
+    const [gone] = await queryRows<{ any: boolean }>(c, sql`SELECT EXISTS (SELECT 1 FROM ${raw(ident(name))} o WHERE NOT ${keep}) AS any`);
     if (total[0].n > 0 && !gone.any) throw new NothingToRemove(total[0].n);
     await c.query(`DROP TABLE IF EXISTS ${ident(copy)}`);
     await c.query(`CREATE TABLE ${ident(copy)} (LIKE ${ident(name)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)`);
-    const kept = await execute(c, sql`INSERT INTO ${Prisma.raw(ident(copy))} SELECT * FROM ${Prisma.raw(ident(name))} o WHERE ${keep}`);
+    const kept = await execute(c, sql`INSERT INTO ${raw(ident(copy))} SELECT * FROM ${raw(ident(name))} o WHERE ${keep}`);
     if (opts.beforeSwap) await opts.beforeSwap(c, copy);
     if (p.table === "events") {
       // Every event id the month keeps has its key, and no other id of the month does: else a key would outlive its event.

@@ -11,7 +11,8 @@
 // already on its way (pending, in flight, scheduled) is never sent twice and
 // two pacers stepping the same items move each row once.
 import "server-only";
-import { join, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
+import { iso, join, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
+import type { RecoverSample } from "../read/types";
 
 /** The states a recover re-sends unless told otherwise. */
 export const RECOVER_DEFAULT_STATES = ["delivered", "resolved", "dead_letter"] as const;
@@ -56,16 +57,15 @@ export async function countRecoverMatches(db: LedgerDb, w: RecoverWindow): Promi
   return { matched, oldest, newest, byState };
 }
 
-export type RecoverMatch = { id: string; eventId: string; eventType: string; state: string; createdAt: Date; deliveredAt: Date | null };
-
-/** The oldest `limit` matches. */
-export async function sampleRecoverMatches(db: LedgerDb, w: RecoverWindow, limit: number): Promise<RecoverMatch[]> {
-  return queryRows<RecoverMatch>(
+/** The oldest `limit` matches, as the preview shows them. */
+export async function sampleRecoverMatches(db: LedgerDb, w: RecoverWindow, limit: number): Promise<RecoverSample[]> {
+  const rows = await queryRows<Omit<RecoverSample, "createdAt" | "deliveredAt"> & { createdAt: Date; deliveredAt: Date | null }>(
     db,
     sql`SELECT d.id, d.event_id AS "eventId", d.event_type AS "eventType", d.state, d.created_at AS "createdAt", d.delivered_at AS "deliveredAt"
           FROM deliveries d WHERE ${windowWhere(w)}
          ORDER BY d.created_at, d.id LIMIT ${limit}::int`,
   );
+  return rows.map((r) => ({ ...r, createdAt: iso(r.createdAt)!, deliveredAt: iso(r.deliveredAt) }));
 }
 
 /** Snapshots the window's deliveries into a batch's items, oldest first (seq 1…n). Returns n. */

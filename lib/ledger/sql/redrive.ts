@@ -7,7 +7,8 @@
 // re-checks state = 'dead_letter' and finds nothing to do). Identity
 // (delivery_key, event, bytes) is never written.
 import "server-only";
-import { empty, execute, join, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
+import { empty, execute, iso, join, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
+import type { RedriveSample } from "../read/types";
 import { AppError } from "../../errors";
 import { findDeliveryTombstone, tombstoneSentence } from "./erase";
 import { GLOBAL_SCOPE, subscriptionInScope, type Scope } from "../../tenants/scope";
@@ -110,21 +111,9 @@ export async function countRedriveMatches(db: LedgerDb, f: RedriveFilter, opts: 
   return r;
 }
 
-export type RedriveMatch = {
-  id: string;
-  eventId: string;
-  eventType: string;
-  subscriptionId: string;
-  deadLetterReason: string | null;
-  lastErrorClass: string | null;
-  lastStatusCode: number | null;
-  lastErrorMessage: string | null;
-  deadLetteredAt: Date | null;
-};
-
-/** The oldest `limit` matches on active subscriptions. */
-export async function sampleRedriveMatches(db: LedgerDb, f: RedriveFilter, limit: number, scope: Scope = GLOBAL_SCOPE): Promise<RedriveMatch[]> {
-  return queryRows<RedriveMatch>(
+/** The oldest `limit` matches on active subscriptions, as the preview shows them. */
+export async function sampleRedriveMatches(db: LedgerDb, f: RedriveFilter, limit: number, scope: Scope = GLOBAL_SCOPE): Promise<RedriveSample[]> {
+  const rows = await queryRows<Omit<RedriveSample, "deadLetteredAt"> & { deadLetteredAt: Date | null }>(
     db,
     sql`SELECT d.id, d.event_id AS "eventId", d.event_type AS "eventType", d.subscription_id AS "subscriptionId",
                d.dead_letter_reason AS "deadLetterReason", d.last_error_class AS "lastErrorClass",
@@ -134,6 +123,7 @@ export async function sampleRedriveMatches(db: LedgerDb, f: RedriveFilter, limit
          WHERE ${redriveFilterWhere(f, scope)} AND s.state = 'active'
          ORDER BY d.dead_lettered_at, d.id LIMIT ${limit}::int`,
   );
+  return rows.map((r) => ({ ...r, deadLetteredAt: iso(r.deadLetteredAt) }));
 }
 
 export type HeldMatches = { subscriptionId: string; name: string; state: string; stateReason: string | null; count: number };

@@ -6,7 +6,8 @@
 // what and why, also after a bulk resolve, and a row that did not move gets
 // no audit row. Identity (delivery_key, event, bytes) is never written.
 import "server-only";
-import { queryRows, sql, type LedgerDb, type Sql } from "../read/db";
+import { iso, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
+import type { DeadLetterSample } from "../read/types";
 import { redriveFilterWhere, type RedriveFilter } from "./redrive";
 import type { Resolution } from "../states";
 import { GLOBAL_SCOPE, type Scope } from "../../tenants/scope";
@@ -63,20 +64,9 @@ export async function countResolveMatches(db: LedgerDb, f: RedriveFilter, scope:
   return r;
 }
 
-export type ResolveMatch = {
-  id: string;
-  eventId: string;
-  eventType: string;
-  subscriptionId: string;
-  deadLetterReason: string | null;
-  lastStatusCode: number | null;
-  lastErrorMessage: string | null;
-  deadLetteredAt: Date | null;
-};
-
-/** The oldest `limit` matches, for the preview. */
-export async function sampleResolveMatches(db: LedgerDb, f: RedriveFilter, limit: number, scope: Scope = GLOBAL_SCOPE): Promise<ResolveMatch[]> {
-  return queryRows<ResolveMatch>(
+/** The oldest `limit` matches, as the preview shows them. */
+export async function sampleResolveMatches(db: LedgerDb, f: RedriveFilter, limit: number, scope: Scope = GLOBAL_SCOPE): Promise<DeadLetterSample[]> {
+  const rows = await queryRows<Omit<DeadLetterSample, "deadLetteredAt"> & { deadLetteredAt: Date | null }>(
     db,
     sql`SELECT d.id, d.event_id AS "eventId", d.event_type AS "eventType", d.subscription_id AS "subscriptionId",
                d.dead_letter_reason AS "deadLetterReason", d.last_status_code AS "lastStatusCode",
@@ -84,4 +74,5 @@ export async function sampleResolveMatches(db: LedgerDb, f: RedriveFilter, limit
           FROM deliveries d WHERE ${redriveFilterWhere(f, scope)}
          ORDER BY d.dead_lettered_at, d.id LIMIT ${limit}::int`,
   );
+  return rows.map((r) => ({ ...r, deadLetteredAt: iso(r.deadLetteredAt) }));
 }

@@ -24,7 +24,7 @@
 // the rollup has not folded yet (its id above the rollup's watermark) keeps its
 // delivery for the next run, so no attempt is removed before it is counted.
 import "server-only";
-import { empty, execute, iso, Prisma, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
+import { empty, execute, iso, raw, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
 import { ident, PartitionDropRefused } from "./partitions";
 import { EVENT_KEYS_LOCK } from "./backfill";
 
@@ -68,7 +68,7 @@ const eventJoin = (p: TenantDays) => (p.overrides.length > 0 ? sql`JOIN events e
  * batch.
  */
 const expiredAs = (p: TenantDays, alias: string, tenant: Sql) => {
-  const d = Prisma.raw(alias);
+  const d = raw(alias);
   return sql`${d}.state IN ('delivered', 'resolved')
       AND greatest(${d}.delivered_at, ${d}.resolved_at) < ${cutoffOf(p, tenant)}
       AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.delivery_id = ${d}.id AND a.created_at >= ${UNROLLED_SINCE} AND a.id > ${ROLLED_UP})
@@ -484,14 +484,14 @@ export const deliveryKept = (p: TenantDays): Sql => sql`NOT coalesce((${expiredA
 export async function countFinishedIn(db: LedgerDb, month: string, limit: number): Promise<number> {
   const [r] = await queryRows<{ n: number }>(
     db,
-    sql`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${Prisma.raw(ident(month))} WHERE state IN ('delivered', 'resolved') LIMIT ${limit}::int) x`,
+    sql`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${raw(ident(month))} WHERE state IN ('delivered', 'resolved') LIMIT ${limit}::int) x`,
   );
   return r.n;
 }
 
 /** Whether deliveries month `month` holds a row its compaction would drop (a finished row not kept). */
 export const deliveryGoneIn = (p: TenantDays, month: string): Sql =>
-  sql`SELECT 1 FROM ${Prisma.raw(ident(month))} o WHERE o.state IN ('delivered', 'resolved') AND NOT ${deliveryKept(p)}`;
+  sql`SELECT 1 FROM ${raw(ident(month))} o WHERE o.state IN ('delivered', 'resolved') AND NOT ${deliveryKept(p)}`;
 
 /** The earliest cutoff of any tenant: a delivery finished before it has expired for every tenant. */
 const earliestCutoff = (p: TenantDays) => sql`(now() - make_interval(days => ${Math.max(p.defaultDays, ...p.overrides.map((o) => o.days))}::int))`;
@@ -506,7 +506,7 @@ const earliestCutoff = (p: TenantDays) => sql`(now() - make_interval(days => ${M
  * those `WHERE deliveryKept` reads (test/retention/retention-delivery-months.test.ts).
  */
 export const deliveryKeptRows = (p: TenantDays, month: string): Sql => {
-  const m = Prisma.raw(ident(month));
+  const m = raw(ident(month));
   const kept = deliveryKept(p);
   return sql`SELECT o.* FROM ${m} o WHERE o.state IN ('pending', 'scheduled')
     UNION ALL SELECT o.* FROM ${m} o WHERE o.state = 'in_flight'
@@ -531,8 +531,8 @@ export const deliveryKeptRows = (p: TenantDays, month: string): Sql => {
  * items that name them. Returns how many deliveries the month drops.
  */
 export async function settleDroppedDeliveries(db: LedgerDb, month: string): Promise<number> {
-  const m = Prisma.raw(ident(month));
-  const k = Prisma.raw("kept");
+  const m = raw(ident(month));
+  const k = raw("kept");
   const [r] = await queryRows<{ dropped: number }>(
     db,
     sql`WITH was AS (SELECT subscription_id, state, count(*) AS n FROM ${m} WHERE state IN ('delivered', 'resolved') GROUP BY 1, 2),
@@ -586,7 +586,7 @@ export const eventKept = (p: TenantDays, month: { from: Date; to: Date } | null 
  */
 export async function removeDroppedEventKeys(db: LedgerDb, from: Date, to: Date, copy: string): Promise<number> {
   await lockEventKeys(db);
-  const copyTable = Prisma.raw(ident(copy));
+  const copyTable = raw(ident(copy));
   const [r] = await queryRows<{ n: number; named: number }>(
     db,
     // Driven by the few rows that can name a dropped event (the month's kept deliveries, the running batches' items),
