@@ -133,6 +133,8 @@ describe("publishEvent in the producer's transaction", () => {
   });
 
   it("on a pg client after BEGIN: a rollback leaves nothing, a commit keeps the event and its deliveries, a republish finds them", async () => {
+    // A student of its own, so the searches below by stu_881 find what they did before.
+    const graded = (id: string) => ({ id, type: "assignment.graded", data: { studentId: "stu_pg" }, subject: { tenant: "lincoln", studentId: "stu_pg" } });
     const before = await tableCounts(db.pool);
     const c = await db.pool.connect();
     try {
