@@ -62,7 +62,7 @@ export function join(fragments: readonly Sql[], separator: string): Sql {
  * has no `$connect` and the PrismaClient has one, so the client itself (statements outside any transaction) is not
  * accepted: those run on the pool.
  */
-export type PrismaTx = {
+type PrismaTx = {
   $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): PromiseLike<T>;
   $executeRawUnsafe(query: string, ...values: unknown[]): PromiseLike<number>;
   $connect?: never;
