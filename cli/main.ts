@@ -13,6 +13,7 @@ import { registerUserCommands } from "./user";
 import { registerTokenCommands } from "./token";
 import { registerTenantCommands } from "./tenant";
 import { registerSecretsCommands } from "./secrets";
+import { registerSubscriptionsCommands } from "./subscriptions";
 import pkg from "../package.json" with { type: "json" };
 
 const program = new Command().name("hookledger").description("Outbound webhook delivery with an operations dashboard.").version(pkg.version);
@@ -82,6 +83,7 @@ registerTokenCommands(program);
 registerTenantCommands(program);
 registerUserCommands(program);
 registerSecretsCommands(program);
+registerSubscriptionsCommands(program);
 
 registerRedriveCommand(program);
 registerResolveCommand(program);

@@ -401,6 +401,10 @@ CREATE TABLE subscriptions (
   CONSTRAINT subscriptions_tenant_fkey FOREIGN KEY (tenant) REFERENCES tenants(id),
   CONSTRAINT subscriptions_pkey PRIMARY KEY (id)
 );
+CREATE INDEX subscriptions_by_created ON public.subscriptions USING btree (created_at, id);
+CREATE INDEX subscriptions_by_name ON public.subscriptions USING btree (lower(name), id);
+CREATE INDEX subscriptions_by_state ON public.subscriptions USING btree (state, lower(name), id);
+CREATE INDEX subscriptions_by_tenant ON public.subscriptions USING btree (COALESCE(tenant, ''::text), lower(name), id);
 CREATE INDEX subscriptions_event_types ON public.subscriptions USING gin (event_types);
 CREATE INDEX subscriptions_next_probe ON public.subscriptions USING btree (next_probe_at) WHERE (next_probe_at IS NOT NULL);
 CREATE INDEX subscriptions_tenant ON public.subscriptions USING btree (tenant);

@@ -214,6 +214,15 @@ export class HookledgerClient {
     return (await this.send(method, route, input, opts)).body;
   }
 
+  private async *everySubscription(query: Omit<ListSubscriptionsQuery, "cursor">): AsyncGenerator<Subscription> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.subscriptions.list({ ...query, cursor });
+      yield* page.items;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+  }
+
   /** Publishes one event; the same id again answers `created: false` with the same deliveries. */
   async publish(event: PublishEventInput): Promise<PublishEventResult> {
     const r = await this.send("post", "/api/v1/events", { body: event }, { idempotent: true });
@@ -235,7 +244,10 @@ export class HookledgerClient {
   }
 
   readonly subscriptions = {
+    /** One page: `{items, nextCursor}`; pass `nextCursor` back as `cursor` for the next (null: there is none). `q` searches name, id, URL and tenant. */
     list: (query: ListSubscriptionsQuery = {}): Promise<Answer<"getSubscriptions">> => this.op("get", "/api/v1/subscriptions", { query }),
+    /** Every subscription the query matches, page after page (`for await (const s of client.subscriptions.listAll({ q }))`). */
+    listAll: (query: Omit<ListSubscriptionsQuery, "cursor"> = {}): AsyncGenerator<Subscription> => this.everySubscription(query),
     get: (id: string): Promise<Answer<"getSubscriptionsId">> => this.op("get", "/api/v1/subscriptions/{id}", { path: { id } }),
     create: (input: CreateSubscriptionInput): Promise<Answer<"postSubscriptions">> => this.op("post", "/api/v1/subscriptions", { body: input }),
     update: (id: string, input: UpdateSubscriptionInput): Promise<Answer<"patchSubscriptionsId">> =>

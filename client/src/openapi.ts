@@ -63,7 +63,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List subscriptions (archived ones too with archived=true). */
+        /** List subscriptions a page at a time (archived ones too with archived=true): q searches name, id, URL and tenant (case-insensitive); sort orders by name, tenant, state or created (a leading - reverses); cursor is a page's nextCursor (the page after it) or prevCursor (the page before). */
         get: operations["getSubscriptions"];
         put?: never;
         /** Create a subscription; its signing secret is answered this once. */
@@ -512,7 +512,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every subscription's health. */
+        /** A page of subscriptions with their health (the query of GET /api/v1/subscriptions). */
         get: operations["getDashboardSubscriptions"];
         put?: never;
         post?: never;
@@ -809,8 +809,13 @@ export interface operations {
     getSubscriptions: {
         parameters: {
             query?: {
+                q?: string;
                 tenant?: string;
+                state?: "active" | "paused" | "disabled";
                 archived?: "true" | "false";
+                sort?: "name" | "-name" | "tenant" | "-tenant" | "state" | "-state" | "created" | "-created";
+                cursor?: string;
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -818,7 +823,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The subscriptions. */
+            /** @description {items, nextCursor, prevCursor}: nextCursor is null on the last page, prevCursor on the first. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -893,6 +898,8 @@ export interface operations {
                             archiveReason: string | null;
                             archivedBy: string | null;
                         }[];
+                        nextCursor: string | null;
+                        prevCursor: string | null;
                     };
                 };
             };
@@ -3297,8 +3304,13 @@ export interface operations {
     getDashboardSubscriptions: {
         parameters: {
             query?: {
+                q?: string;
                 tenant?: string;
+                state?: "active" | "paused" | "disabled";
                 archived?: "true" | "false";
+                sort?: "name" | "-name" | "tenant" | "-tenant" | "state" | "-state" | "created" | "-created";
+                cursor?: string;
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -3306,7 +3318,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Health rows. */
+            /** @description {items: health rows, nextCursor, prevCursor}. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3316,6 +3328,8 @@ export interface operations {
                         items: {
                             [key: string]: unknown;
                         }[];
+                        nextCursor: string | null;
+                        prevCursor: string | null;
                     };
                 };
             };

@@ -12,7 +12,7 @@ import { z } from "zod";
 import type { Permission } from "../auth/permissions";
 import { ZCreateEvent } from "../events/schema";
 import { MAX_BATCH_EVENTS, ZApiError, ZBatchDelivery, ZPublishBatch, ZPublishBatchQuery, ZPublishBatchResponse } from "../events/batch";
-import { ZCreateSubscription, ZUpdateSubscription } from "../subscriptions/schema";
+import { ZCreateSubscription, ZListSubscriptions, ZUpdateSubscription } from "../subscriptions/schema";
 import { ZRotateSecret } from "../subscriptions/rotation";
 import { ZArchiveSubscription } from "../subscriptions/archive";
 import { ZTestSend } from "../net/test-send";
@@ -24,7 +24,7 @@ import { ZRetentionOverride, ZRunRetention } from "../retention/schema";
 import { ZCreateTenant } from "../tenants/schema";
 import { ZDlqHistory } from "../dashboard/dlq";
 import { ZLookup } from "../dashboard/lookup";
-import { ZRange, ZSubscriptionDeliveries, ZSubscriptionHealthQuery } from "../dashboard/subscriptions";
+import { ZRange, ZSubscriptionDeliveries } from "../dashboard/subscriptions";
 import {
   ZBackfillPreview,
   ZBulkResolved,
@@ -78,11 +78,10 @@ export type ApiOperation = {
 
 const ZPublishResponse = z.object({ eventId: z.string(), deliveries: z.array(ZBatchDelivery) });
 const ZErrorBody = z.object({ error: ZApiError });
-const ZItems = z.object({ items: z.array(z.record(z.string(), z.unknown())) });
+const ZHealthPage = z.object({ items: z.array(z.record(z.string(), z.unknown())), nextCursor: z.string().nullable(), prevCursor: z.string().nullable() });
 const ZObject = z.record(z.string(), z.unknown());
 
 // Query schemas that routes declare inline (a single optional filter each).
-const ZSubscriptionListQuery = z.object({ tenant: z.string().max(200).optional(), archived: z.enum(["true", "false"]).optional() }).strict();
 const ZDlqQuery = z.object({ subscriptionId: z.string().max(64).optional() }).strict();
 const ZRangeQuery = z.object({ range: ZRange.optional() }).strict();
 
@@ -123,11 +122,12 @@ export const API_OPERATIONS: ApiOperation[] = [
     path: "/api/v1/subscriptions",
     method: "get",
     permission: "subscriptions.read",
-    summary: "List subscriptions (archived ones too with archived=true).",
-    query: ZSubscriptionListQuery,
+    summary:
+      "List subscriptions a page at a time (archived ones too with archived=true): q searches name, id, URL and tenant (case-insensitive); sort orders by name, tenant, state or created (a leading - reverses); cursor is a page's nextCursor (the page after it) or prevCursor (the page before).",
+    query: ZListSubscriptions,
     status: 200,
     response: ZSubscriptionList,
-    responseDescription: "The subscriptions.",
+    responseDescription: "{items, nextCursor, prevCursor}: nextCursor is null on the last page, prevCursor on the first.",
   },
   {
     path: "/api/v1/subscriptions",
@@ -453,11 +453,11 @@ export const API_OPERATIONS: ApiOperation[] = [
     path: "/api/v1/dashboard/subscriptions",
     method: "get",
     permission: "subscriptions.read",
-    summary: "Every subscription's health.",
-    query: ZSubscriptionHealthQuery.strict(),
+    summary: "A page of subscriptions with their health (the query of GET /api/v1/subscriptions).",
+    query: ZListSubscriptions,
     status: 200,
-    response: ZItems,
-    responseDescription: "Health rows.",
+    response: ZHealthPage,
+    responseDescription: "{items: health rows, nextCursor, prevCursor}.",
   },
   {
     path: "/api/v1/dashboard/subscriptions/{id}",

@@ -78,7 +78,8 @@ export const ZSubscriptionView = z.object({
   archivedBy: z.string().nullable(),
 });
 
-export const ZSubscriptionList = z.object({ items: z.array(ZSubscriptionView) });
+/** A page of subscriptions; nextCursor (null on the last page) asks for the next, prevCursor (null on the first) for the one before. */
+export const ZSubscriptionList = z.object({ items: z.array(ZSubscriptionView), nextCursor: z.string().nullable(), prevCursor: z.string().nullable() });
 /** A create's answer: the signing secret, this once. */
 export const ZSubscriptionCreated = ZSubscriptionView.extend({ secret: z.string() });
 

@@ -19,6 +19,8 @@ import { findPublishedEventTypes } from "../ledger/sql/archive";
 import { LIST_EXCERPT_CHARS } from "./lookup";
 import { GLOBAL_SCOPE, isScoped, scopeWhere, type Scope } from "../tenants/scope";
 import { pausedReasonOf, type PausedReason } from "../subscriptions/failure-policy";
+import { findSubscriptionPage, type SubscriptionPage, type SubscriptionPageRow } from "../subscriptions/list";
+import type { TListSubscriptions } from "../subscriptions/schema";
 
 type WindowStats = { attempts: number; delivered: number; successRate: number | null; p50Ms: number | null; p95Ms: number | null };
 export type SubscriptionHealth = {
@@ -84,29 +86,13 @@ async function lastErrors(db: LedgerDb, ids: string[], now?: Date) {
   return new Map(rows.map((r) => [r.subscription_id, { at: iso(r.started_at)!, statusCode: r.status_code, errorClass: r.error_class, message: r.message }]));
 }
 
-export const ZSubscriptionHealthQuery = z.object({
-  tenant: z.string().trim().min(1).max(200).optional(),
-  /** "true": archived subscriptions are listed too. */
-  archived: z.enum(["true", "false"]).optional(),
-});
-
-type SubRow = {
-  id: string;
-  name: string;
-  tenant: string | null;
-  url: string;
-  state: string;
-  state_reason: string | null;
-  paused_reason: string | null;
-  archived_at: Date | null;
-  archive_reason: string | null;
-  archived_by: string | null;
-};
+type SubRow = SubscriptionPageRow;
 
 /**
- * Every subscription (optionally one tenant's) with its health; archived ones only when `archived` (or asked for by id).
- * `scope`: a scoped caller's list holds its tenant's subscriptions only, whatever `tenant` or `ids` say; every count
- * and chart below is read for these ids, so the boundary is this one condition.
+ * Subscriptions by id (or one tenant's, at most 500) with their health; archived ones only when `archived` (or asked
+ * for by id). `scope`: a scoped caller's list holds its tenant's subscriptions only, whatever `tenant` or `ids` say;
+ * every count and chart below is read for these ids, so the boundary is this one condition. The Subscriptions page
+ * reads a page at a time instead (findSubscriptionHealthPage).
  */
 export async function findSubscriptionHealth(
   opts: { tenant?: string; ids?: string[]; archived?: boolean | "true" | "false"; now?: Date; scope?: Scope } = {},
@@ -120,9 +106,28 @@ export async function findSubscriptionHealth(
            AND (${withArchived} OR archived_at IS NULL) AND ${scopeWhere(opts.scope ?? GLOBAL_SCOPE, "tenant")}
          ORDER BY tenant NULLS LAST, name LIMIT 500`,
   );
+  return withHealth(db, subs, opts.now);
+}
+
+/**
+ * One page of the health list (the Subscriptions page, a district's overview): the page's rows are chosen first
+ * (lib/subscriptions/list.ts: search, filters, order, cursor), and the figures are read for those ids only, so a
+ * poll costs one page whatever the number of subscriptions.
+ */
+export async function findSubscriptionHealthPage(
+  opts: TListSubscriptions & { now?: Date; scope?: Scope },
+  db: LedgerDb = ledgerDb(),
+): Promise<SubscriptionPage<SubscriptionHealth>> {
+  const { now, scope, ...query } = opts;
+  const page = await findSubscriptionPage(db, query, scope ?? GLOBAL_SCOPE);
+  return { ...page, items: await withHealth(db, page.items, now) };
+}
+
+/** The 1 h and 24 h figures, queue counts, oldest dead letter and last error of these subscriptions, in their order. */
+async function withHealth(db: LedgerDb, subs: SubRow[], at?: Date): Promise<SubscriptionHealth[]> {
   const ids = subs.map((s) => s.id);
   if (ids.length === 0) return [];
-  const now = opts.now ?? new Date();
+  const now = at ?? new Date();
   const [h1, h24, counts, errors] = await Promise.all([
     findAttemptStatsSince(db, ids, new Date(now.getTime() - 3600_000)),
     findAttemptStatsSince(db, ids, new Date(now.getTime() - 86400_000)),

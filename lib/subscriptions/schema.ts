@@ -106,3 +106,41 @@ export const ZUpdateSubscription = z
   .strict()
   .refine((v) => Object.keys(v).some((k) => k !== "reason"), "nothing to change");
 export type TUpdateSubscription = z.infer<typeof ZUpdateSubscription>;
+
+/** The orders a subscription list can be read in; a leading "-" reads it backwards. Each ends with the id, so a cursor is exact. */
+export const SUBSCRIPTION_SORTS = ["name", "-name", "tenant", "-tenant", "state", "-state", "created", "-created"] as const;
+export type SubscriptionSort = (typeof SUBSCRIPTION_SORTS)[number];
+
+/** At most this many subscriptions a page (the default is SUBSCRIPTION_PAGE_DEFAULT). */
+export const SUBSCRIPTION_PAGE_MAX = 500;
+const SUBSCRIPTION_PAGE_DEFAULT = 100;
+
+/**
+ * GET /api/v1/subscriptions (and the dashboard's health list): one page at a time. `q` is a case-insensitive
+ * substring of the name, id, URL or tenant; `cursor` is the previous page's `nextCursor`, valid for the same `sort`.
+ */
+export const ZListSubscriptions = z
+  .object({
+    q: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      // A search never holds a control character: the list joins the fields it searches with one (lib/subscriptions/list.ts).
+      .regex(/^[^\x00-\x1f\x7f]*$/, "letters, digits, spaces and punctuation only, no control characters")
+      .optional(),
+    tenant: z.string().trim().min(1).max(200).optional(),
+    state: z.enum(["active", "paused", "disabled"]).optional(),
+    /** "true": archived subscriptions are listed too. */
+    archived: z.enum(["true", "false"]).optional(),
+    sort: z.enum(SUBSCRIPTION_SORTS).default("name"),
+    cursor: z.string().min(1).max(1000).optional(),
+    limit: z.coerce
+      .number({ error: `limit is a whole number from 1 to ${SUBSCRIPTION_PAGE_MAX}` })
+      .int(`limit is a whole number from 1 to ${SUBSCRIPTION_PAGE_MAX}`)
+      .min(1, `limit is at least 1`)
+      .max(SUBSCRIPTION_PAGE_MAX, `limit is at most ${SUBSCRIPTION_PAGE_MAX}; page with nextCursor for more`)
+      .default(SUBSCRIPTION_PAGE_DEFAULT),
+  })
+  .strict();
+export type TListSubscriptions = z.input<typeof ZListSubscriptions>;

@@ -51,6 +51,24 @@ type Case = {
 const reason = { reason: "cross-tenant probe" };
 const since = new Date(Date.now() - 7 * 86400_000).toISOString();
 
+/** The subscription list's search, order and cursor (lib/subscriptions/list.ts): none of them reaches past the tenant. */
+function subscriptionListProbes(): Case[] {
+  const none = (j: any) => expect(j.items).toEqual([]);
+  const onlyA = (j: any) => expect(j.items.map((s: any) => s.id)).toEqual([SUB_A]);
+  // A cursor before every row (an empty name and id): the page after it is the whole list, in scope.
+  const fromStart = Buffer.from(JSON.stringify(["name", "a", "", ""])).toString("base64url");
+  const beforeEnd = Buffer.from(JSON.stringify(["-name", "b", "", ""])).toString("base64url");
+  return [
+    { name: "search for B's name", query: "q=Jefferson", expect: "filtered", globalSeesB: true, check: none },
+    { name: "search for B's id", query: `q=${SUB_B}`, expect: "filtered", globalSeesB: true, check: none },
+    { name: "search for B's tenant", query: `q=${B}`, expect: "filtered", globalSeesB: true, check: none },
+    { name: "search for B's URL", query: "q=jeff-hook.example", expect: "filtered", globalSeesB: true, check: none },
+    { name: "every order", query: "sort=-state&limit=500", expect: "filtered", globalSeesB: true, check: onlyA },
+    { name: "a cursor before every row", query: `cursor=${fromStart}`, expect: "filtered", globalSeesB: true, check: onlyA },
+    { name: "a backwards cursor after every row", query: `sort=-name&cursor=${beforeEnd}`, expect: "filtered", globalSeesB: true, check: onlyA },
+  ];
+}
+
 /** Every route file × method: the calls made against B as a principal of A. */
 function cases(): Record<string, Case[]> {
   const b = () => ids;
@@ -68,6 +86,7 @@ function cases(): Record<string, Case[]> {
     "dashboard/subscriptions:GET": [
       { name: "health list", expect: "filtered", globalSeesB: true, check: (j) => expect(j.items.map((s: any) => s.id)).toEqual([SUB_A]) },
       { name: "health of B's tenant", query: `tenant=${B}`, expect: "filtered", globalSeesB: true, check: (j) => expect(j.items).toEqual([]) },
+      ...subscriptionListProbes(),
     ],
     "deliveries/[id]/redrive:POST": [{ name: "redrive B's dead letter", params: { id: b().dlvB }, body: reason, expect: "404" }],
     "deliveries/[id]/resend:POST": [{ name: "resend B's delivered", params: { id: b().dlvBDelivered }, body: reason, expect: "404" }],
@@ -159,6 +178,7 @@ function cases(): Record<string, Case[]> {
       { name: "list", expect: "filtered", globalSeesB: true, check: (j) => expect(j.items.map((s: any) => s.id)).toEqual([SUB_A]) },
       { name: "list of B's tenant", query: `tenant=${B}`, expect: "filtered", globalSeesB: true, check: (j) => expect(j.items).toEqual([]) },
       { name: "archived too", query: "archived=true", expect: "filtered", globalSeesB: true, check: (j) => expect(j.items.map((s: any) => s.id)).toEqual([SUB_A]) },
+      ...subscriptionListProbes(),
     ],
     "tenants:GET": [{ name: "tenants", expect: "forbidden-or-404", globalSeesB: true }],
     "tenants:POST": [{ name: "create a tenant", body: { id: "roosevelt", name: "Roosevelt" }, expect: "403" }],

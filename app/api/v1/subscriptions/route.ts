@@ -1,8 +1,8 @@
-import { z } from "zod";
 import { apiRoute, json, parseQuery, readJson } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
-import { ZCreateSubscription } from "@/lib/subscriptions/schema";
-import { createSubscription, listSubscriptions } from "@/lib/subscriptions/service";
+import { ZCreateSubscription, ZListSubscriptions } from "@/lib/subscriptions/schema";
+import { createSubscription } from "@/lib/subscriptions/service";
+import { listSubscriptionPage } from "@/lib/subscriptions/list";
 import { scopeOf } from "@/lib/tenants/scope";
 
 export const dynamic = "force-dynamic";
@@ -12,7 +12,7 @@ export const POST = apiRoute("subscriptions.create", async ({ req, principal }) 
   return json(await createSubscription(getPrisma(), value, principal), 201);
 });
 
-export const GET = apiRoute("subscriptions.read", async ({ req, principal }) => {
-  const q = parseQuery(req, z.object({ tenant: z.string().max(200).optional(), archived: z.enum(["true", "false"]).optional() }).strict());
-  return json({ items: await listSubscriptions(getPrisma(), { tenant: q.tenant, archived: q.archived === "true", scope: scopeOf(principal) }) });
-});
+/** One page of subscriptions: `{items, nextCursor}` (null on the last page). */
+export const GET = apiRoute("subscriptions.read", async ({ req, principal }) =>
+  json(await listSubscriptionPage(getPrisma(), parseQuery(req, ZListSubscriptions), scopeOf(principal))),
+);

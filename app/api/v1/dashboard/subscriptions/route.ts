@@ -1,10 +1,11 @@
 import { apiRoute, json, parseQuery } from "@/lib/api/handler";
-import { findSubscriptionHealth, ZSubscriptionHealthQuery } from "@/lib/dashboard/subscriptions";
+import { findSubscriptionHealthPage } from "@/lib/dashboard/subscriptions";
+import { ZListSubscriptions } from "@/lib/subscriptions/schema";
 import { scopeOf } from "@/lib/tenants/scope";
 
 export const dynamic = "force-dynamic";
 
-/** Every subscription's health (optionally one `tenant`'s). */
+/** One page of subscriptions with their health, searched, filtered and ordered as GET /api/v1/subscriptions is. */
 export const GET = apiRoute("subscriptions.read", async ({ req, principal }) =>
-  json({ items: await findSubscriptionHealth({ ...parseQuery(req, ZSubscriptionHealthQuery.strict()), scope: scopeOf(principal) }) }),
+  json(await findSubscriptionHealthPage({ ...parseQuery(req, ZListSubscriptions), scope: scopeOf(principal) })),
 );
