@@ -55,9 +55,15 @@ function EndpointCard({ s, now }: { s: SubscriptionHealth; now: number }) {
   );
 }
 
+/** Endpoints shown here; a district with more finds the rest on the Subscriptions page, a page at a time. */
+const OVERVIEW_ENDPOINTS = 20;
+
 export function DistrictOverview({ district }: { district: NonNullable<ViewerTenant> }) {
   const now = useNow(15_000);
-  const res = usePolled<{ items: SubscriptionHealth[] }>("/api/v1/dashboard/subscriptions", { intervalMs: 15_000 });
+  // One page, state first (paused and disabled endpoints need the district's attention before healthy ones).
+  const res = usePolled<{ items: SubscriptionHealth[]; nextCursor: string | null }>(`/api/v1/dashboard/subscriptions?sort=-state&limit=${OVERVIEW_ENDPOINTS}`, {
+    intervalMs: 15_000,
+  });
   const items = res.data?.items ?? [];
   return (
     <section aria-labelledby="district-endpoints" className="space-y-3">
@@ -81,6 +87,13 @@ export function DistrictOverview({ district }: { district: NonNullable<ViewerTen
             <EndpointCard key={s.id} s={s} now={now} />
           ))}
         </ul>
+      )}
+      {res.data?.nextCursor && (
+        <p className="text-sm">
+          <Link href="/subscriptions" className="text-blue-700 hover:underline">
+            Every endpoint of {district.name}, searchable, on Subscriptions
+          </Link>
+        </p>
       )}
     </section>
   );

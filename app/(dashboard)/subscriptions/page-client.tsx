@@ -1,29 +1,47 @@
 "use client";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { useMemo, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { useQueryClient } from "@tanstack/react-query";
 import type { SubscriptionHealth } from "@/lib/dashboard/subscriptions";
+import type { SubscriptionSort } from "@/lib/subscriptions/schema";
 import { formatAge, answerOf } from "@/lib/dashboard/describe";
 import { usePolled } from "@/components/dashboard/usePolled";
 import { UpdatedAgo, useNow } from "@/components/ui/time";
-import { EmptyState, ErrorState, SubscriptionStateBadge, btnPrimary, input, ms, pct } from "@/components/ui/kit";
+import { EmptyState, ErrorState, SubscriptionStateBadge, btn, btnPrimary, input, ms, pct } from "@/components/ui/kit";
 import { NewSubscriptionDialog } from "@/components/subscriptions/NewSubscriptionDialog";
 import { ArchivedBadge } from "@/components/subscriptions/ArchiveControl";
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 
-type SortKey = "name" | "state" | "success1h" | "success24h" | "p95" | "queued" | "dlq" | "oldest";
-const SORTS: { key: SortKey; label: string; get: (s: SubscriptionHealth, now: number) => number | string }[] = [
-  { key: "name", label: "Name", get: (s) => s.name.toLowerCase() },
-  { key: "state", label: "State", get: (s) => s.state },
-  // Unknown rates sort as healthy so real problems rise to the top.
-  { key: "success1h", label: "Success 1 h", get: (s) => s.h1.successRate ?? 2 },
-  { key: "success24h", label: "Success 24 h", get: (s) => s.h24.successRate ?? 2 },
-  { key: "p95", label: "p95 1 h", get: (s) => s.h1.p95Ms ?? -1 },
-  { key: "queued", label: "Queued", get: (s) => s.counts.pending + s.counts.scheduled + s.counts.inFlight },
-  { key: "dlq", label: "DLQ", get: (s) => s.counts.deadLetter },
-  { key: "oldest", label: "Oldest DLQ", get: (s, now) => (s.dlqOldestAt ? now - new Date(s.dlqOldestAt).getTime() : -1) },
+/** What the list shows: all of it in the URL, so a reload or a shared link shows the same page. */
+export type ListState = { q: string; sort: SubscriptionSort; state: "" | "active" | "paused" | "disabled"; tenant: string; archived: boolean; cursor: string };
+type Page = { items: SubscriptionHealth[]; nextCursor: string | null; prevCursor: string | null };
+
+// The orders the server pages in (lib/subscriptions/list.ts); the health figures are a page's own, so they do not sort.
+const SORTS: { value: SubscriptionSort; label: string }[] = [
+  { value: "name", label: "Name, A to Z" },
+  { value: "-name", label: "Name, Z to A" },
+  { value: "tenant", label: "Tenant" },
+  { value: "state", label: "State (active first)" },
+  { value: "-state", label: "State (paused first)" },
+  { value: "-created", label: "Newest first" },
+  { value: "created", label: "Oldest first" },
 ];
+
+/** How long the search box waits after the last keystroke before it asks the server. */
+const SEARCH_DEBOUNCE_MS = 300;
+
+function queryString(s: ListState, pageSize?: number): string {
+  const qs = new URLSearchParams();
+  if (s.q) qs.set("q", s.q);
+  if (s.sort !== "name") qs.set("sort", s.sort);
+  if (s.state) qs.set("state", s.state);
+  if (s.tenant) qs.set("tenant", s.tenant);
+  if (s.archived) qs.set("archived", "true");
+  if (s.cursor) qs.set("cursor", s.cursor);
+  if (pageSize) qs.set("limit", String(pageSize));
+  return qs.toString();
+}
 
 function Rate({ w }: { w: SubscriptionHealth["h1"] }) {
   const r = w.successRate;
@@ -74,72 +92,57 @@ function Cell({ label, children, className = "" }: { label: string; children: Re
   );
 }
 
-/** The page's own URL for a tenant and the archived filter (both live in the query string, so a reload keeps them). */
-function pageUrl(tenant: string, archived: boolean): string {
-  const qs = new URLSearchParams({ ...(tenant ? { tenant } : {}), ...(archived ? { archived: "true" } : {}) }).toString();
-  return qs ? `?${qs}` : "";
-}
-
 export function SubscriptionsClient({
   initial,
+  initialState,
   initialAt,
-  tenant: tenantParam,
+  pageSize,
   tenants,
-  showArchived: initialShowArchived,
   canCreate,
   canSubscribeAll,
   eventTypes,
 }: {
-  initial: SubscriptionHealth[];
+  initial: Page;
+  initialState: ListState;
   initialAt: number;
-  tenant: string;
+  pageSize: number;
   tenants: string[];
-  showArchived: boolean;
   canCreate: boolean;
   canSubscribeAll: boolean;
   eventTypes: string[];
 }) {
   const router = useRouter();
   const qc = useQueryClient();
-  // A district's viewer has one tenant: no picker, and its own district named instead of "every endpoint".
+  // A district's viewer has one tenant: no tenant filter, and its own district named instead of "every endpoint".
   const district = useViewerTenant();
-  // A ?tenant= in a district viewer's URL selects nothing: the server answers its own district whatever it says.
-  const tenant = district ? "" : tenantParam;
   const now = useNow(15_000);
   const [creating, setCreating] = useState(false);
-  // Held here so the box answers at once; the URL follows (a reload keeps the choice).
-  const [showArchived, setShowArchived] = useState(initialShowArchived);
-  const [sort, setSort] = useState<{ key: SortKey; dir: 1 | -1 }>({ key: "name", dir: 1 });
-  const res = usePolled<{ items: SubscriptionHealth[] }>(`/api/v1/dashboard/subscriptions${pageUrl(tenant, showArchived)}`, {
-    initialData: showArchived === initialShowArchived ? { items: initial } : undefined,
-    initialAt,
-  });
-  const items = useMemo(() => {
-    const spec = SORTS.find((s) => s.key === sort.key)!;
-    return [...(res.data?.items ?? [])].sort((a, b) => {
-      const x = spec.get(a, now);
-      const y = spec.get(b, now);
-      return (x < y ? -1 : x > y ? 1 : 0) * sort.dir || a.name.localeCompare(b.name);
-    });
-  }, [res.data, sort, now]);
-
-  const header = (key: SortKey, label: string, className = "") => {
-    const active = sort.key === key;
-    return (
-      <th scope="col" className={`px-3 py-2 font-medium ${className}`} aria-sort={active ? (sort.dir === 1 ? "ascending" : "descending") : "none"}>
-        <button
-          type="button"
-          className="inline-flex items-center gap-1 rounded hover:text-slate-900 focus:outline-none focus-visible:ring-2 focus-visible:ring-blue-600"
-          onClick={() => setSort((s) => ({ key, dir: s.key === key ? (-s.dir as 1 | -1) : key === "name" ? 1 : -1 }))}
-        >
-          {label}
-          <span aria-hidden className="text-xs">
-            {active ? (sort.dir === 1 ? "▲" : "▼") : "↕"}
-          </span>
-        </button>
-      </th>
-    );
+  // Held here so the controls answer at once; the URL follows (router.replace), and a reload starts from it.
+  const [state, setState] = useState<ListState>(district ? { ...initialState, tenant: "" } : initialState);
+  const [text, setText] = useState(initialState.q);
+  const [tenantText, setTenantText] = useState(initialState.tenant);
+  const go = (patch: Partial<ListState>) => {
+    // Any change but a page turn starts again from the first page.
+    const next = { ...state, cursor: "", ...patch };
+    setState(next);
+    const qs = queryString(next);
+    router.replace(`/subscriptions${qs ? `?${qs}` : ""}`, { scroll: false });
   };
+  const typing = useRef<ReturnType<typeof setTimeout>>(undefined);
+  useEffect(() => () => clearTimeout(typing.current), []);
+  const search = (value: string, wait: number) => {
+    setText(value);
+    clearTimeout(typing.current);
+    typing.current = setTimeout(() => {
+      if (value.trim() !== state.q) go({ q: value.trim() });
+    }, wait);
+  };
+  const initialQs = queryString(initialState, pageSize);
+  const qs = queryString(state, pageSize);
+  const res = usePolled<Page>(`/api/v1/dashboard/subscriptions?${qs}`, { initialData: qs === initialQs ? initial : undefined, initialAt });
+  const page = res.data ?? { items: [], nextCursor: null, prevCursor: null };
+  const items = page.items;
+  const filtered = Boolean(state.q || state.state || state.tenant);
 
   return (
     <div className="space-y-4">
@@ -152,40 +155,6 @@ export function SubscriptionsClient({
           </p>
         </div>
         <div className="flex flex-wrap items-center gap-3">
-          {!district && (
-            <label className="flex items-center gap-2 text-sm text-slate-700">
-              Tenant
-              <select className={input} value={tenant} onChange={(e) => router.replace(`/subscriptions${pageUrl(e.target.value, showArchived)}`)}>
-                <option value="">All tenants</option>
-                {tenants.map((t) => (
-                  <option key={t} value={t}>
-                    {t}
-                  </option>
-                ))}
-              </select>
-            </label>
-          )}
-          <label className="flex items-center gap-2 text-sm text-slate-700 md:hidden">
-            Sort by
-            <select className={input} value={sort.key} onChange={(e) => setSort({ key: e.target.value as SortKey, dir: e.target.value === "name" ? 1 : -1 })}>
-              {SORTS.map((s) => (
-                <option key={s.key} value={s.key}>
-                  {s.label}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label className="flex items-center gap-2 text-sm text-slate-700">
-            <input
-              type="checkbox"
-              checked={showArchived}
-              onChange={(e) => {
-                setShowArchived(e.target.checked);
-                router.replace(`/subscriptions${pageUrl(tenant, e.target.checked)}`);
-              }}
-            />
-            Show archived
-          </label>
           <UpdatedAgo at={res.dataUpdatedAt} fetching={res.isFetching} error={res.isError ? res.error : undefined} />
           {canCreate && (
             <button type="button" className={btnPrimary} onClick={() => setCreating(true)}>
@@ -193,6 +162,70 @@ export function SubscriptionsClient({
             </button>
           )}
         </div>
+      </div>
+      <div className="flex flex-wrap items-end gap-3" role="search">
+        <label className="flex min-w-64 flex-1 flex-col gap-1 text-sm text-slate-700 sm:max-w-md">
+          Search
+          <input
+            type="search"
+            className={input}
+            value={text}
+            maxLength={200}
+            placeholder="Name, id, URL or tenant"
+            onChange={(e) => search(e.target.value, SEARCH_DEBOUNCE_MS)}
+            onKeyDown={(e) => {
+              if (e.key === "Enter") search(text, 0);
+            }}
+          />
+        </label>
+        {!district && (
+          <label className="flex flex-col gap-1 text-sm text-slate-700">
+            Tenant
+            {/* Typed, with suggestions: a select of two thousand districts is no way to choose one. */}
+            <input
+              className={input}
+              list="subscription-tenants"
+              value={tenantText}
+              maxLength={200}
+              placeholder="All tenants"
+              onChange={(e) => {
+                setTenantText(e.target.value);
+                if (e.target.value === "" || tenants.includes(e.target.value)) go({ tenant: e.target.value });
+              }}
+              onKeyDown={(e) => {
+                if (e.key === "Enter") go({ tenant: tenantText.trim() });
+              }}
+            />
+            <datalist id="subscription-tenants">
+              {tenants.map((t) => (
+                <option key={t} value={t} />
+              ))}
+            </datalist>
+          </label>
+        )}
+        <label className="flex flex-col gap-1 text-sm text-slate-700">
+          State
+          <select className={input} value={state.state} onChange={(e) => go({ state: e.target.value as ListState["state"] })}>
+            <option value="">Any state</option>
+            <option value="active">Active</option>
+            <option value="paused">Paused</option>
+            <option value="disabled">Disabled</option>
+          </select>
+        </label>
+        <label className="flex flex-col gap-1 text-sm text-slate-700">
+          Sort by
+          <select className={input} value={state.sort} onChange={(e) => go({ sort: e.target.value as SubscriptionSort })}>
+            {SORTS.map((o) => (
+              <option key={o.value} value={o.value}>
+                {o.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="flex items-center gap-2 pb-2 text-sm text-slate-700">
+          <input type="checkbox" checked={state.archived} onChange={(e) => go({ archived: e.target.checked })} />
+          Show archived
+        </label>
       </div>
       {creating && (
         <NewSubscriptionDialog
@@ -205,27 +238,34 @@ export function SubscriptionsClient({
       )}
       {res.isError && !res.data && <ErrorState error={res.error} retry={() => res.refetch()} />}
       {items.length === 0 ? (
-        <EmptyState title={tenant ? `No subscriptions for tenant ${tenant}` : district ? `${district.name} has no subscriptions yet` : "No subscriptions yet"}>
-          {tenant ? "Choose another tenant, or all tenants." : canCreate ? "Create one with New subscription." : "A manager creates them; ask one."}
-        </EmptyState>
+        state.cursor ? (
+          <EmptyState title="Nothing on this page">
+            <button type="button" className={btn} onClick={() => go({})}>
+              Back to the first page
+            </button>
+          </EmptyState>
+        ) : filtered ? (
+          <EmptyState title={state.q ? `No subscription matches “${state.q}”` : "No subscription matches these filters"}>
+            Search by part of a name, an id, a URL or a tenant, or clear the filters.
+          </EmptyState>
+        ) : (
+          <EmptyState title={district ? `${district.name} has no subscriptions yet` : "No subscriptions yet"}>
+            {canCreate ? "Create one with New subscription." : "A manager creates them; ask one."}
+          </EmptyState>
+        )
       ) : (
         // One table for every width: below md each row reflows into a card
         // (the column name shown inline), so there is one copy of each row in the DOM.
         <div className="relative md:overflow-x-auto md:rounded-lg md:border md:border-slate-200 md:bg-white md:shadow-sm">
           <table className="block w-full text-left text-sm md:table">
-            <caption className="sr-only">Subscriptions, sortable by each column heading</caption>
+            <caption className="sr-only">Subscriptions, one page, in the order chosen above</caption>
             <thead className="hidden bg-slate-50 text-slate-700 md:table-header-group">
               <tr>
-                {header("name", "Subscription")}
-                {header("state", "State")}
-                {header("success1h", "Success 1 h")}
-                {header("success24h", "Success 24 h")}
-                {header("p95", "p50 / p95")}
-                {header("queued", "Queue")}
-                {header("dlq", "DLQ")}
-                <th scope="col" className="px-3 py-2 font-medium">
-                  Last error
-                </th>
+                {["Subscription", "State", "Success 1 h", "Success 24 h", "p50 / p95", "Queue", "DLQ", "Last error"].map((h) => (
+                  <th key={h} scope="col" className="px-3 py-2 font-medium">
+                    {h}
+                  </th>
+                ))}
               </tr>
             </thead>
             <tbody className="block space-y-3 md:table-row-group md:space-y-0">
@@ -272,6 +312,24 @@ export function SubscriptionsClient({
             </tbody>
           </table>
         </div>
+      )}
+      {(page.prevCursor || page.nextCursor || state.cursor) && (
+        <nav aria-label="Pages" className="flex flex-wrap items-center justify-between gap-3 text-sm">
+          <div className="flex gap-2">
+            {state.cursor && (
+              <button type="button" className={btn} onClick={() => go({})}>
+                First page
+              </button>
+            )}
+            <button type="button" className={btn} disabled={!page.prevCursor} onClick={() => page.prevCursor && go({ cursor: page.prevCursor })}>
+              ← Previous
+            </button>
+            <button type="button" className={btn} disabled={!page.nextCursor} onClick={() => page.nextCursor && go({ cursor: page.nextCursor })}>
+              Next →
+            </button>
+          </div>
+          <span className="text-slate-600">{pageSize} a page</span>
+        </nav>
       )}
       <p className="text-xs text-slate-600">Success rate and latency come from per-minute rollups refreshed every 15 s; queue and DLQ counts are live.</p>
     </div>

@@ -1,0 +1,79 @@
+// The Subscriptions page with more subscriptions than a page holds: 300 made
+// through the API, then searched (debounced, on the server), paged forward
+// and back, and re-sorted from the browser; the page's state is in its URL,
+// so a reload shows the same page. Screenshots at 1,280 and 390 px wide.
+import { expect, test, type Page } from "@playwright/test";
+import { api, signIn } from "./helpers";
+import { closeE2eDb, shot } from "./dashboard-seed";
+
+const COUNT = 300;
+const run = Date.now().toString(36);
+const nameOf = (i: number) => `Paging ${run} District ${String(i).padStart(3, "0")}`;
+
+test.afterAll(async () => {
+  await closeE2eDb();
+});
+
+/** The subscription names in the table, in order. */
+async function names(page: Page): Promise<string[]> {
+  return page.locator("tbody tr td:first-child a").allInnerTexts();
+}
+
+test("the Subscriptions page searches, pages and sorts on the server with 300 subscriptions", async ({ page, request }) => {
+  test.setTimeout(240_000);
+  for (let i = 0; i < COUNT; i += 20) {
+    const made = await Promise.all(
+      Array.from({ length: Math.min(20, COUNT - i) }, (_, k) =>
+        api(request, "POST", "/api/v1/subscriptions", {
+          name: nameOf(i + k),
+          url: `https://d${i + k}.k12.example/hooks`,
+          eventTypes: ["assignment.graded"],
+          tenant: `pg${run}_${(i + k) % 30}`,
+        }),
+      ),
+    );
+    for (const m of made) expect(m.status, JSON.stringify(m.json)).toBe(201);
+  }
+
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await signIn(page, "admin");
+  await page.goto("/subscriptions");
+  await page.getByRole("searchbox", { name: "Search" }).fill(`paging ${run}`);
+  // Debounced: the URL and the rows follow once typing stops.
+  await expect(page).toHaveURL(new RegExp(`[?&]q=paging(\\+|%20)${run}`));
+  await expect.poll(() => names(page)).toEqual(Array.from({ length: 50 }, (_, i) => nameOf(i)));
+
+  await page.getByRole("button", { name: "Next →" }).click();
+  await expect(page).toHaveURL(/[?&]cursor=/);
+  await expect.poll(() => names(page)).toEqual(Array.from({ length: 50 }, (_, i) => nameOf(50 + i)));
+  await page.getByRole("button", { name: "Next →" }).click();
+  await expect.poll(async () => (await names(page))[0]).toBe(nameOf(100));
+  await page.getByRole("button", { name: "← Previous" }).click();
+  await expect.poll(() => names(page)).toEqual(Array.from({ length: 50 }, (_, i) => nameOf(50 + i)));
+  // The URL holds the page: a reload shows the same rows.
+  await page.reload();
+  await expect.poll(() => names(page)).toEqual(Array.from({ length: 50 }, (_, i) => nameOf(50 + i)));
+  await shot(page, "subscriptions-paging-1280");
+
+  await page.getByLabel("Sort by").selectOption("-name");
+  await expect(page).toHaveURL(/[?&]sort=-name/);
+  await expect(page).not.toHaveURL(/[?&]cursor=/);
+  await expect.poll(() => names(page)).toEqual(Array.from({ length: 50 }, (_, i) => nameOf(COUNT - 1 - i)));
+  await expect(page.getByRole("button", { name: "← Previous" })).toBeDisabled();
+  // Walk to the end: the last page has no Next.
+  for (let p = 0; p < 5; p++) await page.getByRole("button", { name: "Next →" }).click();
+  await expect.poll(async () => (await names(page)).at(-1)).toBe(nameOf(0));
+  await expect(page.getByRole("button", { name: "Next →" })).toBeDisabled();
+
+  // A search for one, by its URL.
+  await page.getByRole("searchbox", { name: "Search" }).fill(`d123.k12`);
+  await expect.poll(() => names(page)).toEqual([nameOf(123)]);
+  await page.getByRole("searchbox", { name: "Search" }).fill(`no such district ${run}`);
+  await expect(page.getByText(`No subscription matches “no such district ${run}”`)).toBeVisible();
+
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(`/subscriptions?q=paging+${run}&sort=-created`);
+  await expect.poll(async () => (await names(page)).length).toBe(50);
+  await expect(page.getByRole("button", { name: "Next →" })).toBeVisible();
+  await shot(page, "subscriptions-paging-390");
+});
