@@ -26,6 +26,7 @@ const { runIngest } = await import("./scenarios/ingest");
 const { runCommitLatency } = await import("./scenarios/commit");
 const { runBulkResolve } = await import("./scenarios/resolve");
 const { runErase } = await import("./scenarios/erase");
+const { runEndpointsDashboard } = await import("./scenarios/endpoints-dashboard");
 const { runPeers } = await import("./peers/run");
 const { runLoops } = await import("./loops");
 const { sizesFor } = await import("./sizes");
@@ -44,7 +45,8 @@ const outDir = path.resolve(arg("--out") ?? path.join(ROOT, "bench", "results"))
 const S = sizesFor(mode);
 if (arg("--time-limit")) S.hardLimitSeconds = Number(arg("--time-limit"));
 if (arg("--dashboard-events")) S.dashboard.events = Number(arg("--dashboard-events"));
-const want = (name: string) => !only || only.includes(name);
+// The dashboard's side of the endpoint scale work runs with the endpoints step it belongs to.
+const want = (name: string) => !only || only.includes(name) || (name === "endpoints_dashboard" && only.includes("endpoints"));
 const log = (m: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}`);
 
 const startedAt = new Date();
@@ -173,6 +175,10 @@ try {
   await step("resolve", () => runBulkResolve(bp, { deadLetters: mode === "full" ? 100_000 : mode === "tiny" ? 1_000 : 20_000 }));
   await step("erase", () => runErase(bp, { studentEvents: 1_000, otherEvents: mode === "tiny" ? 2_000 : 20_000 }));
   await step("dashboard", () => runDashboard(bp, S.dashboard, log));
+  // 10,000 subscriptions over 2,000 districts: the Subscriptions page, its search and paging, a district's overview.
+  await step("endpoints_dashboard", () =>
+    runEndpointsDashboard(bp, { subscriptions: mode === "tiny" ? 1_000 : 10_000, tenants: mode === "tiny" ? 200 : 2_000, iterations: mode === "tiny" ? 10 : 50 }, log),
+  );
   await step("loops", () => runLoops(bp, { sizes: S.loops.subscriptions, runs: S.loops.runs }, log));
   // 10,000,000 deliveries over six months: only when asked for by name (--only dashboard10m), an
   // hour or more and ~40 GB on a small machine; --dashboard10m-events N seeds N events (2 N deliveries) instead.
