@@ -81,15 +81,17 @@ function isPrismaTx(db: LedgerDb): db is PrismaTx {
 /** A statement to run; `name` makes pg prepare it once per connection (the hot paths). */
 type Statement = { text: string; values: unknown[]; name?: string };
 
+const runPg = (db: pg.Pool | pg.PoolClient, q: Statement) => (q.name ? db.query({ name: q.name, text: q.text, values: q.values }) : db.query(q.text, q.values));
+
 export async function queryRows<T>(db: LedgerDb, q: Statement): Promise<T[]> {
   if (isPrismaTx(db)) return db.$queryRawUnsafe<T[]>(q.text, ...q.values);
-  return (await db.query({ name: q.name, text: q.text, values: q.values })).rows as T[];
+  return (await runPg(db, q)).rows as T[];
 }
 
 /** Runs a statement for its effect; the number of rows it touched. */
 export async function execute(db: LedgerDb, q: Statement): Promise<number> {
   if (isPrismaTx(db)) return db.$executeRawUnsafe(q.text, ...q.values);
-  return (await db.query({ name: q.name, text: q.text, values: q.values })).rowCount ?? 0;
+  return (await runPg(db, q)).rowCount ?? 0;
 }
 
 /** An ISO string from a timestamp column (pg gives Date, some casts give text). */
