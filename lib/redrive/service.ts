@@ -7,6 +7,7 @@
 // get-delivery.ts); this module holds the checks, the batches and the audit.
 import "server-only";
 import type { PrismaClient, Tx } from "../db/prisma";
+import type { RedriveBatch } from "../generated/prisma/client";
 import { ledgerDb } from "../ledger/read/db";
 import { AppError, notFound } from "../errors";
 import { writeAudit } from "../audit";
@@ -196,26 +197,8 @@ export type RedriveBatchProgress = RedriveBatchView & {
   etaSeconds: number | null;
 };
 
-type BatchRow = {
-  id: string;
-  kind: string;
-  status: string;
-  filter: unknown;
-  reason: string;
-  actor: string;
-  ratePerSecond: number;
-  latestStateWins: boolean;
-  matched: number;
-  redriven: number;
-  skipped: number;
-  position: number;
-  cancelledBy: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-  finishedAt: Date | null;
-};
-
-export function toBatchView(b: BatchRow): RedriveBatchView {
+/** A redrive_batches row as Prisma reads it. */
+export function toBatchView(b: RedriveBatch): RedriveBatchView {
   return {
     id: b.id,
     kind: b.kind as BatchKind,

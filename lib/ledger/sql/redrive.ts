@@ -111,19 +111,27 @@ export async function countRedriveMatches(db: LedgerDb, f: RedriveFilter, opts: 
   return r;
 }
 
-/** The oldest `limit` matches on active subscriptions, as the preview shows them. */
-export async function sampleRedriveMatches(db: LedgerDb, f: RedriveFilter, limit: number, scope: Scope = GLOBAL_SCOPE): Promise<RedriveSample[]> {
+/**
+ * The oldest `limit` dead letters `where` matches (d = deliveries, s = their subscription, absent for a delivery whose
+ * subscription is gone), as the bulk redrive's and resolve's previews show them.
+ */
+export async function sampleDeadLetters(db: LedgerDb, where: Sql, limit: number): Promise<RedriveSample[]> {
   const rows = await queryRows<Omit<RedriveSample, "deadLetteredAt"> & { deadLetteredAt: Date | null }>(
     db,
     sql`SELECT d.id, d.event_id AS "eventId", d.event_type AS "eventType", d.subscription_id AS "subscriptionId",
-               d.dead_letter_reason AS "deadLetterReason", d.last_error_class AS "lastErrorClass",
-               d.last_status_code AS "lastStatusCode", d.last_error_message AS "lastErrorMessage",
-               d.dead_lettered_at AS "deadLetteredAt"
-          FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
-         WHERE ${redriveFilterWhere(f, scope)} AND s.state = 'active'
+               d.dead_letter_reason AS "deadLetterReason", d.last_status_code AS "lastStatusCode",
+               d.last_error_message AS "lastErrorMessage", d.dead_lettered_at AS "deadLetteredAt",
+               d.last_error_class AS "lastErrorClass"
+          FROM deliveries d LEFT JOIN subscriptions s ON s.id = d.subscription_id
+         WHERE ${where}
          ORDER BY d.dead_lettered_at, d.id LIMIT ${limit}::int`,
   );
   return rows.map((r) => ({ ...r, deadLetteredAt: iso(r.deadLetteredAt) }));
+}
+
+/** The oldest `limit` matches on active subscriptions, as the preview shows them. */
+export async function sampleRedriveMatches(db: LedgerDb, f: RedriveFilter, limit: number, scope: Scope = GLOBAL_SCOPE): Promise<RedriveSample[]> {
+  return sampleDeadLetters(db, sql`${redriveFilterWhere(f, scope)} AND s.state = 'active'`, limit);
 }
 
 export type HeldMatches = { subscriptionId: string; name: string; state: string; stateReason: string | null; count: number };

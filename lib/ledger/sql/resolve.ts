@@ -6,9 +6,9 @@
 // what and why, also after a bulk resolve, and a row that did not move gets
 // no audit row. Identity (delivery_key, event, bytes) is never written.
 import "server-only";
-import { iso, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
+import { queryRows, sql, type LedgerDb, type Sql } from "../read/db";
 import type { DeadLetterSample } from "../read/types";
-import { redriveFilterWhere, type RedriveFilter } from "./redrive";
+import { redriveFilterWhere, sampleDeadLetters, type RedriveFilter } from "./redrive";
 import type { Resolution } from "../states";
 import { GLOBAL_SCOPE, type Scope } from "../../tenants/scope";
 
@@ -66,13 +66,6 @@ export async function countResolveMatches(db: LedgerDb, f: RedriveFilter, scope:
 
 /** The oldest `limit` matches, as the preview shows them. */
 export async function sampleResolveMatches(db: LedgerDb, f: RedriveFilter, limit: number, scope: Scope = GLOBAL_SCOPE): Promise<DeadLetterSample[]> {
-  const rows = await queryRows<Omit<DeadLetterSample, "deadLetteredAt"> & { deadLetteredAt: Date | null }>(
-    db,
-    sql`SELECT d.id, d.event_id AS "eventId", d.event_type AS "eventType", d.subscription_id AS "subscriptionId",
-               d.dead_letter_reason AS "deadLetterReason", d.last_status_code AS "lastStatusCode",
-               d.last_error_message AS "lastErrorMessage", d.dead_lettered_at AS "deadLetteredAt"
-          FROM deliveries d WHERE ${redriveFilterWhere(f, scope)}
-         ORDER BY d.dead_lettered_at, d.id LIMIT ${limit}::int`,
-  );
-  return rows.map((r) => ({ ...r, deadLetteredAt: iso(r.deadLetteredAt) }));
+  // Every matching dead letter, on any subscription; a resolve is not filtered by the error class it shows.
+  return (await sampleDeadLetters(db, redriveFilterWhere(f, scope), limit)).map(({ lastErrorClass: _class, ...sample }) => sample);
 }

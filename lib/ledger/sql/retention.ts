@@ -295,25 +295,23 @@ export async function putOverride(
 export type RetentionCounts = { deliveries: number; attempts: number; events: number; expunged: number; partitions: number };
 export const ZERO_COUNTS: RetentionCounts = { deliveries: 0, attempts: 0, events: 0, expunged: 0, partitions: 0 };
 
-export type RetentionRunRow = {
+/** What a run's record says about itself, in its columns' names too. */
+type RunHead = {
   id: string;
   trigger: "schedule" | "manual";
   actor: string;
   status: "running" | "finished" | "failed";
   policy: unknown;
   error: string | null;
+};
+
+export type RetentionRunRow = RunHead & {
   startedAt: string;
   finishedAt: string | null;
 } & RetentionCounts;
 
 const RUN_COLUMNS = sql`id, trigger, actor, status, policy, error, started_at, finished_at, deliveries_removed, attempts_removed, events_removed, events_expunged, partitions_dropped`;
-type RunDbRow = {
-  id: string;
-  trigger: "schedule" | "manual";
-  actor: string;
-  status: "running" | "finished" | "failed";
-  policy: unknown;
-  error: string | null;
+type RunDbRow = RunHead & {
   started_at: Date;
   finished_at: Date | null;
   deliveries_removed: number;
