@@ -16,9 +16,103 @@ const td = "py-2 pr-4 align-top";
 
 const plural = (k: number, one: string, many: string) => (k === 1 ? one : many);
 
+function PolicyCard({ policy }: { policy: RetentionOverview["policy"] }) {
+  return (
+    <Card title="Policy" id="retention-policy">
+      <dl className="grid grid-cols-[auto_1fr] gap-x-4 gap-y-1 text-sm">
+        <dt className="text-slate-600">Finished deliveries</dt>
+        <dd>
+          kept <strong>{n(policy.retentionDays)} days</strong> <span className="break-all text-slate-500">(HOOKLEDGER_RETENTION_DAYS)</span>
+        </dd>
+        <dt className="text-slate-600">Payloads</dt>
+        <dd>
+          {payload(policy.payloadRetentionDays)} <span className="break-all text-slate-500">(HOOKLEDGER_PAYLOAD_RETENTION_DAYS)</span>
+        </dd>
+      </dl>
+      {policy.overrides.length > 0 ? (
+        <div className="mt-3 overflow-x-auto">
+          <table className="w-full text-left text-sm">
+            <caption className="sr-only">Tenants&apos; overrides</caption>
+            <thead className="text-slate-500">
+              <tr>
+                <th className={th}>Tenant</th>
+                <th className={th}>Deliveries</th>
+                <th className={th}>Payloads</th>
+              </tr>
+            </thead>
+            <tbody>
+              {policy.overrides.map((o) => (
+                <tr key={o.tenant} className="border-t border-slate-200">
+                  <td className={td}>{o.tenant}</td>
+                  <td className={td}>{n(o.retentionDays)} days</td>
+                  <td className={td}>{payload(o.payloadRetentionDays)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : (
+        <p className="mt-3 text-sm text-slate-600">No tenant overrides the policy.</p>
+      )}
+    </Card>
+  );
+}
+
+function RunsCard({ runs }: { runs: RetentionOverview["runs"] }) {
+  const last = runs[0];
+  return (
+    <Card title="Last run" id="retention-last-run">
+      {last ? (
+        <p className="text-sm">
+          <Time iso={last.startedAt} /> · {last.trigger === "schedule" ? "the daily run" : `run by ${last.actor.replace(/^user:/, "")}`} · {last.status}
+          {last.error && <span className="text-red-700"> ({last.error})</span>}: removed{last.status === "running" ? " so far" : ""} <strong>{n(last.deliveries)}</strong>{" "}
+          {plural(last.deliveries, "delivery", "deliveries")}, <strong>{n(last.attempts)}</strong> {plural(last.attempts, "attempt", "attempts")} and{" "}
+          <strong>{n(last.events)}</strong> {plural(last.events, "event", "events")}
+          {last.partitions ? `, ${n(last.partitions)} whole ${plural(last.partitions, "month", "months")}` : ""}; expunged <strong>{n(last.expunged)}</strong>{" "}
+          {plural(last.expunged, "payload", "payloads")}.
+        </p>
+      ) : (
+        <p className="text-sm text-slate-600">No run yet: the worker runs it once a day.</p>
+      )}
+      {runs.length > 1 && (
+        <div className="mt-3 overflow-x-auto">
+          <table className="w-full text-left text-sm">
+            <caption className="sr-only">Earlier runs</caption>
+            <thead className="text-slate-500">
+              <tr>
+                <th className={th}>Started</th>
+                <th className={th}>By</th>
+                <th className={th}>Status</th>
+                <th className={`${th} text-right`}>Deliveries</th>
+                <th className={`${th} text-right`}>Attempts</th>
+                <th className={`${th} text-right`}>Events</th>
+                <th className={`${th} text-right`}>Expunged</th>
+              </tr>
+            </thead>
+            <tbody>
+              {runs.slice(1).map((r) => (
+                <tr key={r.id} className="border-t border-slate-200">
+                  <td className={`${td} whitespace-nowrap`}>
+                    <Time iso={r.startedAt} relative={false} />
+                  </td>
+                  <td className={td}>{r.trigger === "schedule" ? "daily run" : r.actor.replace(/^user:/, "")}</td>
+                  <td className={td}>{r.status}</td>
+                  <td className={`${td} text-right tabular-nums`}>{n(r.deliveries)}</td>
+                  <td className={`${td} text-right tabular-nums`}>{n(r.attempts)}</td>
+                  <td className={`${td} text-right tabular-nums`}>{n(r.events)}</td>
+                  <td className={`${td} text-right tabular-nums`}>{n(r.expunged)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </Card>
+  );
+}
+
 export function RetentionSection({ overview }: { overview: RetentionOverview }) {
   const { policy, oldest, runs, tables, partitions } = overview;
-  const last = runs[0];
   return (
     <section aria-labelledby="retention" className="space-y-6">
       <div>
@@ -33,43 +127,7 @@ export function RetentionSection({ overview }: { overview: RetentionOverview }) 
       </div>
 
       <div className="grid grid-cols-1 gap-6 lg:grid-cols-2">
-        <Card title="Policy" id="retention-policy">
-          <dl className="grid grid-cols-[auto_1fr] gap-x-4 gap-y-1 text-sm">
-            <dt className="text-slate-600">Finished deliveries</dt>
-            <dd>
-              kept <strong>{n(policy.retentionDays)} days</strong> <span className="break-all text-slate-500">(HOOKLEDGER_RETENTION_DAYS)</span>
-            </dd>
-            <dt className="text-slate-600">Payloads</dt>
-            <dd>
-              {payload(policy.payloadRetentionDays)} <span className="break-all text-slate-500">(HOOKLEDGER_PAYLOAD_RETENTION_DAYS)</span>
-            </dd>
-          </dl>
-          {policy.overrides.length > 0 ? (
-            <div className="mt-3 overflow-x-auto">
-              <table className="w-full text-left text-sm">
-                <caption className="sr-only">Tenants&apos; overrides</caption>
-                <thead className="text-slate-500">
-                  <tr>
-                    <th className={th}>Tenant</th>
-                    <th className={th}>Deliveries</th>
-                    <th className={th}>Payloads</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {policy.overrides.map((o) => (
-                    <tr key={o.tenant} className="border-t border-slate-200">
-                      <td className={td}>{o.tenant}</td>
-                      <td className={td}>{n(o.retentionDays)} days</td>
-                      <td className={td}>{payload(o.payloadRetentionDays)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          ) : (
-            <p className="mt-3 text-sm text-slate-600">No tenant overrides the policy.</p>
-          )}
-        </Card>
+        <PolicyCard policy={policy} />
 
         <Card title="Oldest data kept" id="retention-oldest">
           <dl className="grid grid-cols-[auto_1fr] gap-x-4 gap-y-1 text-sm">
@@ -84,53 +142,7 @@ export function RetentionSection({ overview }: { overview: RetentionOverview }) 
         </Card>
       </div>
 
-      <Card title="Last run" id="retention-last-run">
-        {last ? (
-          <p className="text-sm">
-            <Time iso={last.startedAt} /> · {last.trigger === "schedule" ? "the daily run" : `run by ${last.actor.replace(/^user:/, "")}`} · {last.status}
-            {last.error && <span className="text-red-700"> ({last.error})</span>}: removed{last.status === "running" ? " so far" : ""}{" "}
-            <strong>{n(last.deliveries)}</strong> {plural(last.deliveries, "delivery", "deliveries")}, <strong>{n(last.attempts)}</strong>{" "}
-            {plural(last.attempts, "attempt", "attempts")} and <strong>{n(last.events)}</strong> {plural(last.events, "event", "events")}
-            {last.partitions ? `, ${n(last.partitions)} whole ${plural(last.partitions, "month", "months")}` : ""}; expunged <strong>{n(last.expunged)}</strong>{" "}
-            {plural(last.expunged, "payload", "payloads")}.
-          </p>
-        ) : (
-          <p className="text-sm text-slate-600">No run yet: the worker runs it once a day.</p>
-        )}
-        {runs.length > 1 && (
-          <div className="mt-3 overflow-x-auto">
-            <table className="w-full text-left text-sm">
-              <caption className="sr-only">Earlier runs</caption>
-              <thead className="text-slate-500">
-                <tr>
-                  <th className={th}>Started</th>
-                  <th className={th}>By</th>
-                  <th className={th}>Status</th>
-                  <th className={`${th} text-right`}>Deliveries</th>
-                  <th className={`${th} text-right`}>Attempts</th>
-                  <th className={`${th} text-right`}>Events</th>
-                  <th className={`${th} text-right`}>Expunged</th>
-                </tr>
-              </thead>
-              <tbody>
-                {runs.slice(1).map((r) => (
-                  <tr key={r.id} className="border-t border-slate-200">
-                    <td className={`${td} whitespace-nowrap`}>
-                      <Time iso={r.startedAt} relative={false} />
-                    </td>
-                    <td className={td}>{r.trigger === "schedule" ? "daily run" : r.actor.replace(/^user:/, "")}</td>
-                    <td className={td}>{r.status}</td>
-                    <td className={`${td} text-right tabular-nums`}>{n(r.deliveries)}</td>
-                    <td className={`${td} text-right tabular-nums`}>{n(r.attempts)}</td>
-                    <td className={`${td} text-right tabular-nums`}>{n(r.events)}</td>
-                    <td className={`${td} text-right tabular-nums`}>{n(r.expunged)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </Card>
+      <RunsCard runs={runs} />
 
       <Card title="Tables" id="retention-tables">
         <div className="overflow-x-auto">

@@ -5,9 +5,7 @@
 import { input } from "@/components/ui/kit";
 import { DELIVERY_STATE_OPTIONS, ERROR_CLASS_OPTIONS } from "@/components/ui/labels";
 import { ZoneLabel } from "@/components/ui/time";
-
-const STATE_FILTER_OPTIONS = DELIVERY_STATE_OPTIONS;
-const ERROR_CLASS_FILTER_OPTIONS = ERROR_CLASS_OPTIONS;
+import { OptionSelect } from "@/components/ui/form";
 
 export type DeliveryFilterValues = { state: string; eventType: string; from: string; to: string; statusCode: string; errorClass: string };
 export const NO_FILTERS: DeliveryFilterValues = { state: "", eventType: "", from: "", to: "", statusCode: "", errorClass: "" };
@@ -25,23 +23,16 @@ export function DeliveryFilters({
     <form className="mb-3 grid grid-cols-2 gap-2 text-sm sm:grid-cols-3 lg:grid-cols-6" onSubmit={(e) => e.preventDefault()} aria-label="Filter deliveries">
       <label className="flex flex-col gap-1">
         State
-        <select className={input} value={filters.state} onChange={(e) => onChange("state", e.target.value)}>
-          <option value="">Any state</option>
-          {STATE_FILTER_OPTIONS.map((o) => (
-            <option key={o.value} value={o.value}>
-              {o.label}
-            </option>
-          ))}
-        </select>
+        <OptionSelect any="Any state" options={DELIVERY_STATE_OPTIONS} value={filters.state} onChange={(e) => onChange("state", e.target.value)} />
       </label>
       <label className="flex flex-col gap-1">
         Event type
-        <select className={input} value={filters.eventType} onChange={(e) => onChange("eventType", e.target.value)}>
-          <option value="">Any type</option>
-          {eventTypes.map((t) => (
-            <option key={t}>{t}</option>
-          ))}
-        </select>
+        <OptionSelect
+          any="Any type"
+          options={eventTypes.map((t) => ({ value: t, label: t }))}
+          value={filters.eventType}
+          onChange={(e) => onChange("eventType", e.target.value)}
+        />
       </label>
       <label className="flex flex-col gap-1">
         Status code
@@ -55,14 +46,7 @@ export function DeliveryFilters({
       </label>
       <label className="flex flex-col gap-1">
         Error class
-        <select className={input} value={filters.errorClass} onChange={(e) => onChange("errorClass", e.target.value)}>
-          <option value="">Any</option>
-          {ERROR_CLASS_FILTER_OPTIONS.map((o) => (
-            <option key={o.value} value={o.value}>
-              {o.label}
-            </option>
-          ))}
-        </select>
+        <OptionSelect any="Any" options={ERROR_CLASS_OPTIONS} value={filters.errorClass} onChange={(e) => onChange("errorClass", e.target.value)} />
       </label>
       <label className="flex flex-col gap-1">
         <span>

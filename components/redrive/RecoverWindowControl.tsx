@@ -8,12 +8,28 @@
 import { useState } from "react";
 import { useRouter } from "next/navigation";
 import { apiFetch, ApiError } from "@/lib/client/api";
-import { btn, btnPrimary, card, input, label as labelClass } from "@/components/ui/kit";
-import { ZoneLabel, toLocalInput } from "@/components/ui/time";
+import { btn, btnPrimary, card, input } from "@/components/ui/kit";
+import { Field, FormAlert, ReasonInput, TimeField } from "@/components/ui/form";
+import { toLocalInput } from "@/components/ui/time";
 import { LiveButton } from "@/components/ui/LiveButton";
 
 type Kind = "recover" | "backfill";
 type Preview = { matched: number; byState?: Record<string, number>; since: string; until: string };
+
+function PreviewLine({ preview, kind, rate }: { preview: Preview; kind: Kind; rate: string }) {
+  const noun = kind === "recover" ? "deliveries" : "events";
+  return (
+    <p role="status" className="text-sm text-slate-900 sm:col-span-2" data-testid="recover-preview">
+      {preview.matched.toLocaleString("en-US")} {noun} {kind === "recover" ? "would be sent again" : "would get a delivery"}
+      {preview.byState && preview.matched
+        ? ` (${Object.entries(preview.byState)
+            .map(([s, n]) => `${n} ${s.replace("_", " ")}`)
+            .join(", ")})`
+        : ""}
+      {preview.matched ? `, at ${rate}/s: about ${Math.ceil(preview.matched / Math.max(1, Number(rate)))} s.` : ": nothing to do."}
+    </p>
+  );
+}
 
 export function RecoverWindowControl({ subscriptionId, canStart }: { subscriptionId: string; canStart: boolean }) {
   const router = useRouter();
@@ -98,50 +114,16 @@ export function RecoverWindowControl({ subscriptionId, canStart }: { subscriptio
               </label>
             </div>
           </fieldset>
-          <label className={labelClass}>
-            <span>
-              From (<ZoneLabel />)
-            </span>
-            <input type="datetime-local" className={input} value={since} onChange={(e) => edit(setSince)(e.target.value)} required />
-          </label>
-          <label className={labelClass}>
-            <span>
-              Until (<ZoneLabel />; empty: now)
-            </span>
-            <input type="datetime-local" className={input} value={until} onChange={(e) => edit(setUntil)(e.target.value)} />
-          </label>
-          <label className={labelClass}>
-            <span>Reason (incident or ticket id)</span>
-            <input
-              className={input}
-              value={reason}
-              onChange={(e) => edit(setReason)(e.target.value)}
-              required
-              minLength={3}
-              maxLength={500}
-              placeholder="INC-2301: Madison lost Tuesday's grades"
-            />
-          </label>
-          <label className={labelClass}>
-            <span>Rate (per second)</span>
+          <TimeField label="From" value={since} onChange={edit(setSince)} required />
+          <TimeField label="Until" note="empty: now" value={until} onChange={edit(setUntil)} />
+          <Field label="Reason (incident or ticket id)">
+            <ReasonInput value={reason} onChange={edit(setReason)} placeholder="INC-2301: Madison lost Tuesday's grades" />
+          </Field>
+          <Field label="Rate (per second)">
             <input className={input} type="number" min={1} max={5000} value={rate} onChange={(e) => edit(setRate)(e.target.value)} required />
-          </label>
-          {error && (
-            <p role="alert" className="text-sm text-red-800 sm:col-span-2">
-              {error}
-            </p>
-          )}
-          {preview && (
-            <p role="status" className="text-sm text-slate-900 sm:col-span-2" data-testid="recover-preview">
-              {preview.matched.toLocaleString("en-US")} {noun} {kind === "recover" ? "would be sent again" : "would get a delivery"}
-              {preview.byState && preview.matched
-                ? ` (${Object.entries(preview.byState)
-                    .map(([s, n]) => `${n} ${s.replace("_", " ")}`)
-                    .join(", ")})`
-                : ""}
-              {preview.matched ? `, at ${rate}/s: about ${Math.ceil(preview.matched / Math.max(1, Number(rate)))} s.` : ": nothing to do."}
-            </p>
-          )}
+          </Field>
+          <FormAlert className="sm:col-span-2">{error}</FormAlert>
+          {preview && <PreviewLine preview={preview} kind={kind} rate={rate} />}
           <div className="flex flex-wrap gap-2 sm:col-span-2">
             <button type="button" className={btn} disabled={busy || reason.trim().length < 3} onClick={() => void send(true)}>
               Preview

@@ -7,7 +7,8 @@
 // over it, closed by Escape or a click outside).
 import { useEffect, useId, useRef, useState } from "react";
 import { ApiError } from "@/lib/client/api";
-import { btn, btnDanger, btnPrimary, card, input, label as labelClass } from "./kit";
+import { card } from "./kit";
+import { Field, FormActions, FormAlert, REASON_MIN, ReasonInput } from "./form";
 
 /** The message an API refusal gives for one body field (its 400 names the failing fields as `body.<field>`), if any. */
 function fieldError(err: unknown, field: string): string | null {
@@ -37,8 +38,6 @@ export type ReasonDialogProps = {
   onSubmit: (reason: string) => Promise<void>;
   onCancel: () => void;
 };
-
-const MIN_REASON = 3;
 
 export function ReasonDialog(p: ReasonDialogProps) {
   const [reason, setReason] = useState("");
@@ -76,38 +75,25 @@ export function ReasonDialog(p: ReasonDialogProps) {
       {!modal && <h3 className="text-sm font-semibold text-slate-900">{p.title}</h3>}
       {p.description && <div className="text-sm text-slate-700">{p.description}</div>}
       {p.children}
-      <label className={labelClass}>
-        <span>{p.reasonLabel ?? "Reason (required)"}</span>
-        <input
+      <Field label={p.reasonLabel ?? "Reason (required)"} errorId={`${ids}-reason-error`} error={reasonError}>
+        <ReasonInput
           value={reason}
-          onChange={(e) => setReason(e.target.value)}
-          required
-          minLength={MIN_REASON}
-          maxLength={500}
+          onChange={setReason}
           placeholder={p.placeholder}
-          className={`${input} ${reasonError ? "border-red-600" : ""}`}
+          className={reasonError ? "border-red-600" : undefined}
           aria-invalid={reasonError ? true : undefined}
           aria-describedby={reasonError ? `${ids}-reason-error` : undefined}
         />
-        {reasonError && (
-          <span id={`${ids}-reason-error`} role="alert" className="text-sm font-normal text-red-700">
-            {reasonError}
-          </span>
-        )}
-      </label>
-      {otherError && (
-        <p role="alert" className="text-sm text-red-700">
-          {otherError}
-        </p>
-      )}
-      <div className="flex flex-wrap gap-2">
-        <button type="submit" disabled={busy || reason.trim().length < MIN_REASON || p.canSubmit === false} className={p.danger ? btnDanger : btnPrimary}>
-          {busy ? (p.busyLabel ?? "Working…") : p.submitLabel}
-        </button>
-        <button type="button" onClick={p.onCancel} className={btn}>
-          Cancel
-        </button>
-      </div>
+      </Field>
+      <FormAlert>{otherError}</FormAlert>
+      <FormActions
+        busy={busy}
+        busyLabel={p.busyLabel ?? "Working…"}
+        submitLabel={p.submitLabel}
+        disabled={reason.trim().length < REASON_MIN || p.canSubmit === false}
+        danger={p.danger}
+        onCancel={p.onCancel}
+      />
     </form>
   );
 

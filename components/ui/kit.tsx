@@ -72,6 +72,74 @@ export function SubscriptionStateBadge({ s }: { s: { state: string; pausedReason
   return <StateBadge state={s.state === "paused" && s.pausedReason === "failing" ? "paused_failing" : s.state} />;
 }
 
+/** A page's title, what the page is for, and its actions on the right (a "New …" button, the refresh time). */
+export function PageHeader({ title, description, actions }: { title: React.ReactNode; description?: React.ReactNode; actions?: React.ReactNode }) {
+  return (
+    <div className="flex flex-wrap items-end justify-between gap-3">
+      <div className="min-w-0">
+        <h1 className="text-2xl font-semibold text-slate-900">{title}</h1>
+        {description && <p className="mt-1 max-w-3xl text-sm text-slate-600">{description}</p>}
+      </div>
+      {actions}
+    </div>
+  );
+}
+
+/** A column of a DataTable: its heading, right-aligned (numbers), or read by screen readers only (an actions column). */
+export type Column = string | { label: React.ReactNode; right?: boolean; srOnly?: boolean };
+
+const TABLE_LOOK = {
+  /** Admin lists: a bare table on the page. */
+  plain: { wrap: "", head: "text-slate-500", th: "py-2 pr-3" },
+  /** A list that is the page's subject: a bordered card with a shaded heading row. */
+  boxed: { wrap: "rounded-lg border border-slate-200 bg-white shadow-sm", head: "bg-slate-50 text-slate-600", th: "px-3 py-2 font-medium" },
+  /** A table inside a card: tight rows. */
+  compact: { wrap: "", head: "text-slate-600", th: "py-1 font-medium" },
+};
+
+/**
+ * A table that scrolls sideways inside its own box when it is wider than the
+ * screen, instead of widening the page (relative: an sr-only heading is placed
+ * absolutely and would otherwise escape the scroller). The rows are children.
+ */
+export function DataTable({
+  columns,
+  look = "plain",
+  caption,
+  className,
+  tableClassName,
+  children,
+}: {
+  columns: Column[];
+  look?: keyof typeof TABLE_LOOK;
+  caption?: React.ReactNode;
+  className?: string;
+  tableClassName?: string;
+  children: React.ReactNode;
+}) {
+  const l = TABLE_LOOK[look];
+  return (
+    <div className={`relative overflow-x-auto ${l.wrap} ${className ?? ""}`}>
+      <table className={`w-full text-left text-sm ${tableClassName ?? ""}`}>
+        {caption}
+        <thead className={l.head}>
+          <tr>
+            {columns.map((c, i) => {
+              const col = typeof c === "string" ? { label: c } : c;
+              return (
+                <th key={i} scope="col" className={`${l.th} ${col.right ? "text-right" : ""}`}>
+                  {col.srOnly ? <span className="sr-only">{col.label}</span> : col.label}
+                </th>
+              );
+            })}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
 export function EmptyState({ title, children }: { title: string; children?: React.ReactNode }) {
   return (
     <div className="rounded-lg border border-dashed border-slate-300 bg-white px-4 py-8 text-center">
@@ -132,10 +200,33 @@ export const btn =
 export const btnPrimary =
   "inline-flex items-center justify-center gap-1 rounded-md bg-blue-700 px-3 py-1.5 text-sm font-medium text-white shadow-sm hover:bg-blue-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-blue-600 focus-visible:ring-offset-2 disabled:opacity-50";
 /** A button of a segmented control (time ranges); the active one is dark. */
-export function segBtn(active: boolean): string {
+function segBtn(active: boolean): string {
   return `inline-flex items-center justify-center rounded-md border px-2 py-1 text-sm font-medium shadow-sm focus:outline-none focus-visible:ring-2 focus-visible:ring-blue-600 ${
     active ? "border-slate-900 bg-slate-900 text-white" : "border-slate-300 bg-white text-slate-800 hover:bg-slate-50"
   }`;
+}
+
+/** A row of buttons choosing one of a few values (a chart's time range); the chosen one is pressed. */
+export function SegmentedControl<T extends string | number>({
+  options,
+  value,
+  onChange,
+  label,
+}: {
+  options: readonly { value: T; label: string }[];
+  value: T;
+  onChange: (v: T) => void;
+  label: string;
+}) {
+  return (
+    <div role="group" aria-label={label} className="flex gap-1">
+      {options.map((o) => (
+        <button key={o.value} type="button" aria-pressed={value === o.value} className={segBtn(value === o.value)} onClick={() => onChange(o.value)}>
+          {o.label}
+        </button>
+      ))}
+    </div>
+  );
 }
 
 export const btnDanger =

@@ -1,7 +1,7 @@
 "use client";
 import { useState, useTransition } from "react";
 import { btnPrimary as button, card, input } from "@/components/ui/kit";
-import { createTenantAction, createTokenAction, createUserAction, revokeTokenAction, setUserDisabledAction } from "./actions";
+import { createTenantAction, createTokenAction, createUserAction, revokeTokenAction, setUserDisabledAction, type ActionResult } from "./actions";
 
 export type TenantChoice = { id: string; name: string };
 
@@ -37,43 +37,53 @@ function OneTime({ label, value }: { label: string; value: string }) {
   );
 }
 
-/** `global`: the viewer is a global admin and may make global accounts; a district's admin makes its district's only. */
-export function CreateUserForm({ roles, tenants, global }: { roles: readonly string[]; tenants: TenantChoice[]; global: boolean }) {
+/**
+ * An admin's "add one" form: its fields (children) in a row, the submit
+ * button, then the action's refusal or `shown(what was created)`. The server
+ * action gets the form's fields; a refused one keeps what was typed.
+ */
+function CreateForm<T>({
+  title,
+  submitLabel,
+  create,
+  shown,
+  resetOnSuccess = false,
+  children,
+}: {
+  title: string;
+  submitLabel: string;
+  create: (f: FormData) => Promise<ActionResult<T>>;
+  shown: (created: T) => React.ReactNode;
+  resetOnSuccess?: boolean;
+  children: React.ReactNode;
+}) {
   const [pending, start] = useTransition();
   const [error, setError] = useState<string | null>(null);
-  const [created, setCreated] = useState<{ email: string; password: string } | null>(null);
+  const [created, setCreated] = useState<T | null>(null);
   return (
     <form
       className={`${card} mt-4`}
+      aria-label={title}
       onSubmit={(e) => {
         e.preventDefault();
-        const f = new FormData(e.currentTarget);
+        const form = e.currentTarget;
+        const f = new FormData(form);
         start(async () => {
           setError(null);
           setCreated(null);
-          const r = await createUserAction({ email: String(f.get("email")), role: String(f.get("role")), tenantId: String(f.get("tenantId") ?? "") });
-          if (r.ok && r.value) setCreated(r.value);
-          else if (!r.ok) setError(r.error);
+          const r = await create(f);
+          if (r.ok && r.value) {
+            setCreated(r.value);
+            if (resetOnSuccess) form.reset();
+          } else if (!r.ok) setError(r.error);
         });
       }}
     >
-      <h2 className="text-base font-semibold">Add a user</h2>
+      <h2 className="text-base font-semibold">{title}</h2>
       <div className="mt-2 flex flex-wrap items-end gap-2">
-        <label className="text-sm">
-          <span className="block text-slate-600">Email</span>
-          <input name="email" type="email" required className={input} />
-        </label>
-        <label className="text-sm">
-          <span className="block text-slate-600">Role</span>
-          <select name="role" className={input} defaultValue="support">
-            {roles.map((r) => (
-              <option key={r}>{r}</option>
-            ))}
-          </select>
-        </label>
-        <TenantSelect tenants={tenants} global={global} />
+        {children}
         <button type="submit" disabled={pending} className={button}>
-          Create user
+          {submitLabel}
         </button>
       </div>
       {error ? (
@@ -81,8 +91,42 @@ export function CreateUserForm({ roles, tenants, global }: { roles: readonly str
           {error}
         </p>
       ) : null}
-      {created ? <OneTime label={`One-time password for ${created.email}.`} value={created.password} /> : null}
+      {created ? shown(created) : null}
     </form>
+  );
+}
+
+function RoleSelect({ roles, defaultValue }: { roles: readonly string[]; defaultValue: string }) {
+  return (
+    <label className="text-sm">
+      <span className="block text-slate-600">Role</span>
+      <select name="role" className={input} defaultValue={defaultValue}>
+        {roles.map((r) => (
+          <option key={r}>{r}</option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+const text = (f: FormData, name: string) => String(f.get(name) ?? "");
+
+/** `global`: the viewer is a global admin and may make global accounts; a district's admin makes its district's only. */
+export function CreateUserForm({ roles, tenants, global }: { roles: readonly string[]; tenants: TenantChoice[]; global: boolean }) {
+  return (
+    <CreateForm
+      title="Add a user"
+      submitLabel="Create user"
+      create={(f) => createUserAction({ email: text(f, "email"), role: text(f, "role"), tenantId: text(f, "tenantId") })}
+      shown={(u) => <OneTime label={`One-time password for ${u.email}.`} value={u.password} />}
+    >
+      <label className="text-sm">
+        <span className="block text-slate-600">Email</span>
+        <input name="email" type="email" required className={input} />
+      </label>
+      <RoleSelect roles={roles} defaultValue="support" />
+      <TenantSelect tenants={tenants} global={global} />
+    </CreateForm>
   );
 }
 
@@ -115,54 +159,20 @@ export function UserDisableButton({ id, disabled }: { id: string; disabled: bool
 
 /** `global`: the viewer is a global admin and may make global accounts; a district's admin makes its district's only. */
 export function CreateTokenForm({ roles, tenants, global }: { roles: readonly string[]; tenants: TenantChoice[]; global: boolean }) {
-  const [pending, start] = useTransition();
-  const [error, setError] = useState<string | null>(null);
-  const [created, setCreated] = useState<{ name: string; token: string } | null>(null);
   return (
-    <form
-      className={`${card} mt-4`}
-      onSubmit={(e) => {
-        e.preventDefault();
-        const f = new FormData(e.currentTarget);
-        start(async () => {
-          setError(null);
-          setCreated(null);
-          const r = await createTokenAction({
-            role: String(f.get("role")),
-            name: String(f.get("name") ?? "") || undefined,
-            tenantId: String(f.get("tenantId") ?? ""),
-          });
-          if (r.ok && r.value) setCreated(r.value);
-          else if (!r.ok) setError(r.error);
-        });
-      }}
+    <CreateForm
+      title="Create an API token"
+      submitLabel="Create token"
+      create={(f) => createTokenAction({ role: text(f, "role"), name: text(f, "name") || undefined, tenantId: text(f, "tenantId") })}
+      shown={(t) => <OneTime label={`Token "${t.name}".`} value={t.token} />}
     >
-      <h2 className="text-base font-semibold">Create an API token</h2>
-      <div className="mt-2 flex flex-wrap items-end gap-2">
-        <label className="text-sm">
-          <span className="block text-slate-600">Name (shown in audit rows)</span>
-          <input name="name" className={input} placeholder="sis-publisher" />
-        </label>
-        <label className="text-sm">
-          <span className="block text-slate-600">Role</span>
-          <select name="role" className={input} defaultValue="producer">
-            {roles.map((r) => (
-              <option key={r}>{r}</option>
-            ))}
-          </select>
-        </label>
-        <TenantSelect tenants={tenants} global={global} />
-        <button type="submit" disabled={pending} className={button}>
-          Create token
-        </button>
-      </div>
-      {error ? (
-        <p role="alert" className="mt-2 text-sm text-red-700">
-          {error}
-        </p>
-      ) : null}
-      {created ? <OneTime label={`Token "${created.name}".`} value={created.token} /> : null}
-    </form>
+      <label className="text-sm">
+        <span className="block text-slate-600">Name (shown in audit rows)</span>
+        <input name="name" className={input} placeholder="sis-publisher" />
+      </label>
+      <RoleSelect roles={roles} defaultValue="producer" />
+      <TenantSelect tenants={tenants} global={global} />
+    </CreateForm>
   );
 }
 
@@ -186,52 +196,26 @@ export function RevokeTokenButton({ id, name }: { id: string; name: string }) {
 }
 
 export function CreateTenantForm() {
-  const [pending, start] = useTransition();
-  const [error, setError] = useState<string | null>(null);
-  const [created, setCreated] = useState<{ id: string; name: string } | null>(null);
   return (
-    <form
-      className={`${card} mt-4`}
-      aria-label="Add a tenant"
-      onSubmit={(e) => {
-        e.preventDefault();
-        const form = e.currentTarget;
-        const f = new FormData(form);
-        start(async () => {
-          setError(null);
-          setCreated(null);
-          const r = await createTenantAction({ id: String(f.get("id") ?? ""), name: String(f.get("name") ?? "") });
-          if (r.ok && r.value) {
-            setCreated(r.value);
-            form.reset();
-          } else if (!r.ok) setError(r.error);
-        });
-      }}
-    >
-      <h2 className="text-base font-semibold">Add a tenant</h2>
-      <div className="mt-2 flex flex-wrap items-end gap-2">
-        <label className="text-sm">
-          <span className="block text-slate-600">Id (what producers send as subject.tenant)</span>
-          <input name="id" required className={input} placeholder="lincoln" autoComplete="off" spellCheck={false} />
-        </label>
-        <label className="text-sm">
-          <span className="block text-slate-600">Name</span>
-          <input name="name" required className={input} placeholder="Lincoln USD" />
-        </label>
-        <button type="submit" disabled={pending} className={button}>
-          Create tenant
-        </button>
-      </div>
-      {error ? (
-        <p role="alert" className="mt-2 text-sm text-red-700">
-          {error}
-        </p>
-      ) : null}
-      {created ? (
+    <CreateForm
+      title="Add a tenant"
+      submitLabel="Create tenant"
+      resetOnSuccess
+      create={(f) => createTenantAction({ id: text(f, "id"), name: text(f, "name") })}
+      shown={(t) => (
         <p role="status" className="mt-2 text-sm text-emerald-800">
-          Created {created.name} ({created.id}). Give its people accounts on the Users page with this tenant.
+          Created {t.name} ({t.id}). Give its people accounts on the Users page with this tenant.
         </p>
-      ) : null}
-    </form>
+      )}
+    >
+      <label className="text-sm">
+        <span className="block text-slate-600">Id (what producers send as subject.tenant)</span>
+        <input name="id" required className={input} placeholder="lincoln" autoComplete="off" spellCheck={false} />
+      </label>
+      <label className="text-sm">
+        <span className="block text-slate-600">Name</span>
+        <input name="name" required className={input} placeholder="Lincoln USD" />
+      </label>
+    </CreateForm>
   );
 }

@@ -24,3 +24,13 @@ export function AdminNav({ current, global }: { current: string; global: boolean
     </nav>
   );
 }
+
+/** An account's or token's tenant in a table: its name and id, or "global" for one that is confined to none. */
+export function TenantName({ id, names }: { id: string | null; names: Map<string, string> }) {
+  if (!id) return "global";
+  return (
+    <>
+      {names.get(id) ?? id} <span className="font-mono text-xs text-slate-500">{id}</span>
+    </>
+  );
+}

@@ -7,6 +7,7 @@ import { getPool } from "@/lib/db/pool";
 import { findAlertConditions } from "@/lib/metrics/alerts";
 import { AlertList } from "@/components/alerts/AlertList";
 import { AutoRefresh } from "@/components/alerts/AutoRefresh";
+import { PageHeader } from "@/components/ui/kit";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Alerts · hookledger" };
@@ -19,16 +20,16 @@ export default async function AlertsPage() {
   const firing = conditions.filter((c) => c.holds).length;
   return (
     <div className="space-y-4">
-      <div className="flex flex-wrap items-end justify-between gap-2">
-        <div>
-          <h1 className="text-2xl font-semibold text-slate-900">Alerts</h1>
-          <p className="mt-1 text-sm text-slate-700">
+      <PageHeader
+        title="Alerts"
+        description={
+          <>
             {firing === 0 ? "No alert condition holds now." : `${firing} of ${conditions.length} alert conditions hold now.`} The same conditions page on-call through
             Prometheus (<code className="rounded bg-slate-100 px-1">deploy/prometheus/alerts.yml</code>).
-          </p>
-        </div>
-        <AutoRefresh evaluatedAt={evaluatedAt} />
-      </div>
+          </>
+        }
+        actions={<AutoRefresh evaluatedAt={evaluatedAt} />}
+      />
       <AlertList conditions={conditions} />
       <p className="text-xs text-slate-600">
         Prometheus scrapes <code className="rounded bg-slate-100 px-1">/metrics</code> here and each worker&apos;s metrics port; hookledger also publishes{" "}

@@ -5,7 +5,7 @@
 import Link from "next/link";
 import { requireViewer } from "@/lib/auth/session";
 import { getPrisma } from "@/lib/db/prisma";
-import { btn } from "@/components/ui/kit";
+import { EmptyState, PageHeader, btn } from "@/components/ui/kit";
 import { Time } from "@/components/ui/time";
 import { AUDIT_ACTION_LABELS, AUDIT_TARGET_TYPE_LABELS, DELIVERY_STATE_LABELS, ERROR_CLASS_LABELS, labelOf } from "@/components/ui/labels";
 import { isAuditAction, parseAuditDetails, type AuditTargetType } from "@/lib/audit";
@@ -116,14 +116,11 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
 
   return (
     <section className="space-y-4">
-      <div>
-        <h1 className="text-2xl font-semibold">Audit</h1>
-        <p className="mt-1 text-sm text-slate-600">Operator actions, newest first. Each row was written in the same transaction as the change it records.</p>
-      </div>
+      <PageHeader title="Audit" description="Operator actions, newest first. Each row was written in the same transaction as the change it records." />
       <AuditFilterForm q={q} tenants={tenants && tenants.map((t) => ({ id: t.id, name: t.name }))} />
 
       {items.length === 0 ? (
-        <div className="rounded-lg border border-dashed border-slate-300 bg-white px-4 py-8 text-center text-slate-700">No operator actions match these filters.</div>
+        <EmptyState title="No operator actions match these filters." />
       ) : (
         // One table for every width: below md each row reflows into a card.
         <div className="relative rounded-lg border border-slate-200 bg-white shadow-sm md:overflow-x-auto">

@@ -6,17 +6,18 @@ import { formatAge } from "@/lib/dashboard/describe";
 import { ResolveGroupDialog, type ResolveTarget } from "@/components/dlq/ResolveGroupDialog";
 import { usePolled } from "@/components/dashboard/usePolled";
 import { Time, UpdatedAgo } from "@/components/ui/time";
-import { Card, EmptyState, ErrorState, Skeleton, Stat, segBtn, SubLink, btn, btnPrimary, input } from "@/components/ui/kit";
+import { Card, DataTable, EmptyState, ErrorState, PageHeader, Skeleton, Stat, SegmentedControl, SubLink, btn, btnPrimary } from "@/components/ui/kit";
+import { OptionSelect } from "@/components/ui/form";
 import { DlqCharts } from "@/components/charts/DlqCharts";
 import { DEAD_LETTER_REASON_LABELS, ERROR_CLASS_LABELS, labelOf } from "@/components/ui/labels";
 
 type History = { points: DlqPoint[]; bucketSeconds: number };
 const RANGES = [
-  [1, "1 h"],
-  [6, "6 h"],
-  [24, "24 h"],
-  [168, "7 d"],
-] as const;
+  { value: 1, label: "1 h" },
+  { value: 6, label: "6 h" },
+  { value: 24, label: "24 h" },
+  { value: 168, label: "7 d" },
+];
 const reasonLabel = (r: string | null) => labelOf(DEAD_LETTER_REASON_LABELS, r, "unknown");
 
 /** The bulk redrive page, pre-filtered (/dlq/redrive takes these parameters). */
@@ -41,30 +42,182 @@ function DepthTable({
 }) {
   if (rows.length === 0) return <EmptyState title={empty} />;
   return (
-    <table className="w-full text-left text-sm">
-      <thead className="text-slate-600">
-        <tr>
-          <th scope="col" className="py-1 font-medium">
-            {first}
-          </th>
-          <th scope="col" className="py-1 text-right font-medium">
-            Depth
-          </th>
-          <th scope="col" className="py-1 text-right font-medium">
-            Oldest
-          </th>
+    <DataTable look="compact" columns={[first, { label: "Depth", right: true }, { label: "Oldest", right: true }]}>
+      {rows.map((r) => (
+        <tr key={r.key} className="border-t border-slate-100">
+          <td className="py-1.5">{r.label}</td>
+          <td className="py-1.5 text-right tabular-nums">{r.depth.toLocaleString()}</td>
+          <td className="py-1.5 text-right">{formatAge(r.oldestAgeSeconds)}</td>
         </tr>
-      </thead>
-      <tbody>
-        {rows.map((r) => (
-          <tr key={r.key} className="border-t border-slate-100">
-            <td className="py-1.5">{r.label}</td>
-            <td className="py-1.5 text-right tabular-nums">{r.depth.toLocaleString()}</td>
-            <td className="py-1.5 text-right">{formatAge(r.oldestAgeSeconds)}</td>
-          </tr>
+      ))}
+    </DataTable>
+  );
+}
+
+type Filter = { subscriptionId: string; reason: string };
+
+/** The groups a redrive or resolve filters on, each with its links. */
+function GroupsTable({
+  groups,
+  countedAt,
+  canRedrive,
+  canResolve,
+  onResolve,
+}: {
+  groups: DlqGroup[];
+  countedAt: string;
+  canRedrive: boolean;
+  canResolve: boolean;
+  onResolve: (t: ResolveTarget) => void;
+}) {
+  return (
+    <DataTable
+      look="compact"
+      tableClassName="min-w-[36rem]"
+      caption={<caption className="sr-only">Dead letters grouped by subscription, reason, error class and last status</caption>}
+      columns={["Subscription", "Reason", "Last answer", { label: "Depth", right: true }, { label: "Oldest", right: true }, { label: "Actions", srOnly: true }]}
+    >
+      {groups.map((g, i) => (
+        <tr key={i} className="border-t border-slate-100">
+          <td className="py-1.5">
+            <SubLink id={g.subscriptionId} name={g.subscriptionName} />
+          </td>
+          <td className="py-1.5">{labelOf(DEAD_LETTER_REASON_LABELS, g.reason)}</td>
+          <td className="py-1.5">
+            {g.statusCode ? `HTTP ${g.statusCode}` : labelOf(ERROR_CLASS_LABELS, g.errorClass, "no HTTP answer")}{" "}
+            <span className="font-mono text-xs text-slate-500">{g.errorClass}</span>
+          </td>
+          <td className="py-1.5 text-right tabular-nums">
+            {g.depth.toLocaleString()}
+            {g.sampledAt && <span className="block text-xs font-normal text-slate-500">sampled</span>}
+          </td>
+          <td className="py-1.5 text-right">{formatAge(g.oldestAt ? (Date.parse(countedAt) - Date.parse(g.oldestAt)) / 1000 : null)}</td>
+          <td className="py-1.5 text-right">
+            {canRedrive || canResolve ? (
+              <span className="inline-flex flex-wrap justify-end gap-x-3">
+                {canRedrive && (
+                  <Link className="text-blue-700 hover:underline" href={redriveHref(g)}>
+                    Redrive these…
+                  </Link>
+                )}
+                {canResolve && (
+                  <button
+                    type="button"
+                    className="text-blue-700 hover:underline"
+                    onClick={() => onResolve({ subscriptionId: g.subscriptionId, subscriptionName: g.subscriptionName, reason: g.reason })}
+                  >
+                    Resolve…
+                  </button>
+                )}
+              </span>
+            ) : (
+              <Link className="text-blue-700 hover:underline" href={`/subscriptions/${encodeURIComponent(g.subscriptionId)}`}>
+                View
+              </Link>
+            )}
+          </td>
+        </tr>
+      ))}
+    </DataTable>
+  );
+}
+
+/** "Redrive by filter": choose a subscription and a reason; the matching groups, and the links that act on all of them. */
+function GroupsCard({
+  s,
+  initialFilter,
+  canRedrive,
+  canResolve,
+  onResolve,
+}: {
+  s: DlqSummary;
+  initialFilter: Filter;
+  canRedrive: boolean;
+  canResolve: boolean;
+  onResolve: (t: ResolveTarget) => void;
+}) {
+  const [filter, setFilter] = useState(initialFilter);
+  const matches = (subscriptionId: string, reason: string | null) =>
+    (!filter.subscriptionId || subscriptionId === filter.subscriptionId) && (!filter.reason || (reason ?? "") === filter.reason);
+  const groups = s.groups.filter((g) => matches(g.subscriptionId, g.reason));
+  // From the pairs counted now, not the groups, some of which may be the sampler's.
+  const filteredDepth = s.bySubscriptionAndReason.filter((p) => matches(p.subscriptionId, p.reason)).reduce((n, p) => n + p.depth, 0);
+  const filtered = Boolean(filter.subscriptionId || filter.reason);
+  const acting = filtered && filteredDepth > 0;
+  return (
+    <Card title="Redrive by filter" id="groups">
+      <form className="mb-3 flex flex-wrap items-end gap-3 text-sm" onSubmit={(e) => e.preventDefault()} aria-label="Filter dead letters">
+        <label className="flex flex-col gap-1">
+          Subscription
+          <OptionSelect
+            aria-label="Filter by subscription"
+            any="All subscriptions"
+            options={s.bySubscription.map((r) => ({ value: r.subscriptionId, label: r.subscriptionName ?? r.subscriptionId }))}
+            value={filter.subscriptionId}
+            onChange={(e) => setFilter({ ...filter, subscriptionId: e.target.value })}
+          />
+        </label>
+        <label className="flex flex-col gap-1">
+          Reason
+          <OptionSelect
+            aria-label="Filter by reason"
+            any="All reasons"
+            options={s.byReason.map((r) => ({ value: r.reason ?? "", label: reasonLabel(r.reason) }))}
+            value={filter.reason}
+            onChange={(e) => setFilter({ ...filter, reason: e.target.value })}
+          />
+        </label>
+        {canRedrive && acting && (
+          <Link className={btnPrimary} href={redriveHref({ subscriptionId: filter.subscriptionId, reason: filter.reason })}>
+            Redrive these {filteredDepth.toLocaleString()}…
+          </Link>
+        )}
+        {canResolve && acting && (
+          <button
+            type="button"
+            className={btn}
+            onClick={() =>
+              onResolve({
+                subscriptionId: filter.subscriptionId || undefined,
+                subscriptionName: s.bySubscription.find((r) => r.subscriptionId === filter.subscriptionId)?.subscriptionName,
+                reason: filter.reason || undefined,
+              })
+            }
+          >
+            Resolve these {filteredDepth.toLocaleString()}…
+          </button>
+        )}
+      </form>
+      {groups.length === 0 ? (
+        <EmptyState title={filtered ? "No dead letters match" : "The dead-letter queue is empty"} />
+      ) : (
+        <GroupsTable groups={groups} countedAt={s.countedAt} canRedrive={canRedrive} canResolve={canResolve} onResolve={onResolve} />
+      )}
+      {s.groupsSampledAt && (
+        <p className="mt-2 text-xs text-slate-600" data-testid="dlq-groups-sampled">
+          The groups of the largest subscriptions are as the sampler saw them at <Time iso={s.groupsSampledAt} relative={false} />; the depths above are counted now, and
+          a redrive or resolve previews its exact count.
+        </p>
+      )}
+      {!canRedrive && <p className="mt-2 text-xs text-slate-600">Redrive is for engineers; ask one with the filter above.</p>}
+    </Card>
+  );
+}
+
+function HistoryCard({ initial, initialAt }: { initial: History; initialAt: number }) {
+  const [hours, setHours] = useState<number>(24);
+  const history = usePolled<History>(`/api/v1/dlq/history?hours=${hours}`, { initialData: hours === 24 ? initial : undefined, initialAt, intervalMs: 15_000 });
+  return (
+    <Card title="Over time" id="dlq-history" actions={<SegmentedControl label="Time range" options={RANGES} value={hours} onChange={setHours} />}>
+      {history.isPending && <Skeleton lines={6} />}
+      {history.isError && !history.data && <ErrorState error={history.error} retry={() => history.refetch()} />}
+      {history.data &&
+        (history.data.points.length === 0 ? (
+          <EmptyState title="No samples in this range yet">The sampler records depth and age every 15 seconds while the dashboard runs.</EmptyState>
+        ) : (
+          <DlqCharts points={history.data.points} />
         ))}
-      </tbody>
-    </table>
+    </Card>
   );
 }
 
@@ -79,32 +232,19 @@ export function DlqClient({
   initialAt: number;
   canRedrive: boolean;
   canResolve?: boolean;
-  initialFilter: { subscriptionId: string; reason: string };
+  initialFilter: Filter;
 }) {
-  const [hours, setHours] = useState<number>(24);
-  const [filter, setFilter] = useState(initialFilter);
   const [resolving, setResolving] = useState<ResolveTarget | null>(null);
   const summary = usePolled<DlqSummary>("/api/v1/dlq", { initialData: initial.summary, initialAt });
-  const history = usePolled<History>(`/api/v1/dlq/history?hours=${hours}`, { initialData: hours === 24 ? initial.history : undefined, initialAt, intervalMs: 15_000 });
   const s = summary.data ?? initial.summary;
-  const groups: DlqGroup[] = s.groups.filter(
-    (g) => (!filter.subscriptionId || g.subscriptionId === filter.subscriptionId) && (!filter.reason || (g.reason ?? "") === filter.reason),
-  );
-  // From the pairs counted now, not the groups, some of which may be the sampler's.
-  const filteredDepth = s.bySubscriptionAndReason
-    .filter((p) => (!filter.subscriptionId || p.subscriptionId === filter.subscriptionId) && (!filter.reason || (p.reason ?? "") === filter.reason))
-    .reduce((n, p) => n + p.depth, 0);
-  const filtered = Boolean(filter.subscriptionId || filter.reason);
 
   return (
     <div className="space-y-6">
-      <div className="flex flex-wrap items-end justify-between gap-3">
-        <div>
-          <h1 className="text-2xl font-semibold">Dead letters</h1>
-          <p className="mt-1 text-sm text-slate-700">Deliveries that stopped trying: how many, how old, why, and where to redrive them.</p>
-        </div>
-        <UpdatedAgo at={summary.dataUpdatedAt} fetching={summary.isFetching} error={summary.isError ? summary.error : undefined} />
-      </div>
+      <PageHeader
+        title="Dead letters"
+        description="Deliveries that stopped trying: how many, how old, why, and where to redrive them."
+        actions={<UpdatedAgo at={summary.dataUpdatedAt} fetching={summary.isFetching} error={summary.isError ? summary.error : undefined} />}
+      />
 
       <Card>
         <dl className="grid grid-cols-2 gap-4 sm:grid-cols-4">
@@ -123,28 +263,7 @@ export function DlqClient({
         </dl>
       </Card>
 
-      <Card
-        title="Over time"
-        id="dlq-history"
-        actions={
-          <div role="group" aria-label="Time range" className="flex gap-1">
-            {RANGES.map(([h, l]) => (
-              <button key={h} type="button" aria-pressed={hours === h} className={segBtn(hours === h)} onClick={() => setHours(h)}>
-                {l}
-              </button>
-            ))}
-          </div>
-        }
-      >
-        {history.isPending && <Skeleton lines={6} />}
-        {history.isError && !history.data && <ErrorState error={history.error} retry={() => history.refetch()} />}
-        {history.data &&
-          (history.data.points.length === 0 ? (
-            <EmptyState title="No samples in this range yet">The sampler records depth and age every 15 seconds while the dashboard runs.</EmptyState>
-          ) : (
-            <DlqCharts points={history.data.points} />
-          ))}
-      </Card>
+      <HistoryCard initial={initial.history} initialAt={initialAt} />
 
       <div className="grid grid-cols-1 gap-6 lg:grid-cols-2">
         <Card title="By subscription" id="by-sub">
@@ -171,139 +290,7 @@ export function DlqClient({
         </Card>
       </div>
 
-      <Card title="Redrive by filter" id="groups">
-        <form className="mb-3 flex flex-wrap items-end gap-3 text-sm" onSubmit={(e) => e.preventDefault()} aria-label="Filter dead letters">
-          <label className="flex flex-col gap-1">
-            Subscription
-            <select
-              aria-label="Filter by subscription"
-              className={input}
-              value={filter.subscriptionId}
-              onChange={(e) => setFilter({ ...filter, subscriptionId: e.target.value })}
-            >
-              <option value="">All subscriptions</option>
-              {s.bySubscription.map((r) => (
-                <option key={r.subscriptionId} value={r.subscriptionId}>
-                  {r.subscriptionName ?? r.subscriptionId}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label className="flex flex-col gap-1">
-            Reason
-            <select aria-label="Filter by reason" className={input} value={filter.reason} onChange={(e) => setFilter({ ...filter, reason: e.target.value })}>
-              <option value="">All reasons</option>
-              {s.byReason.map((r) => (
-                <option key={r.reason ?? ""} value={r.reason ?? ""}>
-                  {reasonLabel(r.reason)}
-                </option>
-              ))}
-            </select>
-          </label>
-          {canRedrive && filtered && filteredDepth > 0 && (
-            <Link className={btnPrimary} href={redriveHref({ subscriptionId: filter.subscriptionId, reason: filter.reason })}>
-              Redrive these {filteredDepth.toLocaleString()}…
-            </Link>
-          )}
-          {canResolve && filtered && filteredDepth > 0 && (
-            <button
-              type="button"
-              className={btn}
-              onClick={() =>
-                setResolving({
-                  subscriptionId: filter.subscriptionId || undefined,
-                  subscriptionName: s.bySubscription.find((r) => r.subscriptionId === filter.subscriptionId)?.subscriptionName,
-                  reason: filter.reason || undefined,
-                })
-              }
-            >
-              Resolve these {filteredDepth.toLocaleString()}…
-            </button>
-          )}
-        </form>
-        {groups.length === 0 ? (
-          <EmptyState title={filtered ? "No dead letters match" : "The dead-letter queue is empty"} />
-        ) : (
-          // relative: the sr-only header text is absolutely placed; without a positioned scroller it escapes it and widens the page on a phone.
-          <div className="relative overflow-x-auto">
-            <table className="w-full min-w-[36rem] text-left text-sm">
-              <caption className="sr-only">Dead letters grouped by subscription, reason, error class and last status</caption>
-              <thead className="text-slate-600">
-                <tr>
-                  <th scope="col" className="py-1 font-medium">
-                    Subscription
-                  </th>
-                  <th scope="col" className="py-1 font-medium">
-                    Reason
-                  </th>
-                  <th scope="col" className="py-1 font-medium">
-                    Last answer
-                  </th>
-                  <th scope="col" className="py-1 text-right font-medium">
-                    Depth
-                  </th>
-                  <th scope="col" className="py-1 text-right font-medium">
-                    Oldest
-                  </th>
-                  <th scope="col" className="py-1">
-                    <span className="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {groups.map((g, i) => (
-                  <tr key={i} className="border-t border-slate-100">
-                    <td className="py-1.5">
-                      <SubLink id={g.subscriptionId} name={g.subscriptionName} />
-                    </td>
-                    <td className="py-1.5">{labelOf(DEAD_LETTER_REASON_LABELS, g.reason)}</td>
-                    <td className="py-1.5">
-                      {g.statusCode ? `HTTP ${g.statusCode}` : labelOf(ERROR_CLASS_LABELS, g.errorClass, "no HTTP answer")}{" "}
-                      <span className="font-mono text-xs text-slate-500">{g.errorClass}</span>
-                    </td>
-                    <td className="py-1.5 text-right tabular-nums">
-                      {g.depth.toLocaleString()}
-                      {g.sampledAt && <span className="block text-xs font-normal text-slate-500">sampled</span>}
-                    </td>
-                    <td className="py-1.5 text-right">{formatAge(g.oldestAt ? (Date.parse(s.countedAt) - Date.parse(g.oldestAt)) / 1000 : null)}</td>
-                    <td className="py-1.5 text-right">
-                      {canRedrive || canResolve ? (
-                        <span className="inline-flex flex-wrap justify-end gap-x-3">
-                          {canRedrive && (
-                            <Link className="text-blue-700 hover:underline" href={redriveHref(g)}>
-                              Redrive these…
-                            </Link>
-                          )}
-                          {canResolve && (
-                            <button
-                              type="button"
-                              className="text-blue-700 hover:underline"
-                              onClick={() => setResolving({ subscriptionId: g.subscriptionId, subscriptionName: g.subscriptionName, reason: g.reason })}
-                            >
-                              Resolve…
-                            </button>
-                          )}
-                        </span>
-                      ) : (
-                        <Link className="text-blue-700 hover:underline" href={`/subscriptions/${encodeURIComponent(g.subscriptionId)}`}>
-                          View
-                        </Link>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-        {s.groupsSampledAt && (
-          <p className="mt-2 text-xs text-slate-600" data-testid="dlq-groups-sampled">
-            The groups of the largest subscriptions are as the sampler saw them at <Time iso={s.groupsSampledAt} relative={false} />; the depths above are counted now,
-            and a redrive or resolve previews its exact count.
-          </p>
-        )}
-        {!canRedrive && <p className="mt-2 text-xs text-slate-600">Redrive is for engineers; ask one with the filter above.</p>}
-      </Card>
+      <GroupsCard s={s} initialFilter={initialFilter} canRedrive={canRedrive} canResolve={canResolve} onResolve={setResolving} />
       {resolving && <ResolveGroupDialog target={resolving} onClose={() => setResolving(null)} onDone={() => void summary.refetch()} />}
     </div>
   );

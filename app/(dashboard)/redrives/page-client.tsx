@@ -3,7 +3,7 @@ import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { apiFetch } from "@/lib/client/api";
 import type { RedriveBatchView } from "@/lib/redrive/service";
-import { STATUS_STYLE, btnPrimary } from "@/components/ui/kit";
+import { DataTable, EmptyState, PageHeader, STATUS_STYLE, btnPrimary } from "@/components/ui/kit";
 import { Time, useFormatTime } from "@/components/ui/time";
 import { KIND_LABEL, KIND_STYLE, KIND_VERB, describeBatch } from "@/components/redrive/batch-kind";
 
@@ -34,19 +34,17 @@ export function RedriveBatchesClient({
   const fmtTime = useFormatTime();
   return (
     <section className="space-y-4">
-      <div className="flex flex-wrap items-center justify-between gap-2">
-        <div>
-          <h1 className="text-2xl font-semibold">Redrives</h1>
-          <p className="mt-1 text-sm text-slate-600">
-            Paced batches (redrives of dead letters, recovers of a window, backfills of a new endpoint): who, why, at what rate, and how far they got.
-          </p>
-        </div>
-        {canCreate && (
-          <Link href="/dlq/redrive" className={btnPrimary}>
-            New redrive…
-          </Link>
-        )}
-      </div>
+      <PageHeader
+        title="Redrives"
+        description="Paced batches (redrives of dead letters, recovers of a window, backfills of a new endpoint): who, why, at what rate, and how far they got."
+        actions={
+          canCreate && (
+            <Link href="/dlq/redrive" className={btnPrimary}>
+              New redrive…
+            </Link>
+          )
+        }
+      />
       <nav aria-label="Kind" className="flex flex-wrap gap-2 text-sm">
         {[null, ...KINDS].map((k) => (
           <Link
@@ -60,55 +58,37 @@ export function RedriveBatchesClient({
         ))}
       </nav>
       {items.length === 0 ? (
-        <div className="rounded-lg border border-dashed border-slate-300 bg-white px-4 py-8 text-center text-slate-700">
-          {kind ? `No ${kind} batches yet.` : `No batches yet. Start a redrive from the Dead letters page${canCreate ? " or with New redrive" : ""}.`}
-        </div>
+        <EmptyState title={kind ? `No ${kind} batches yet.` : `No batches yet. Start a redrive from the Dead letters page${canCreate ? " or with New redrive" : ""}.`} />
       ) : (
-        <div className="relative overflow-x-auto rounded-lg border border-slate-200 bg-white shadow-sm">
-          <table className="w-full text-left text-sm">
-            <thead className="bg-slate-50 text-slate-600">
-              <tr>
-                <th className="px-3 py-2 font-medium">Batch</th>
-                <th className="px-3 py-2 font-medium">Kind</th>
-                <th className="px-3 py-2 font-medium">Status</th>
-                <th className="px-3 py-2 font-medium">Progress</th>
-                <th className="px-3 py-2 font-medium">Reason</th>
-                <th className="px-3 py-2 font-medium">Selection</th>
-                <th className="px-3 py-2 font-medium">By</th>
-                <th className="px-3 py-2 font-medium">Started</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((b) => (
-                <tr key={b.id} className="border-t border-slate-200 align-top">
-                  <td className="px-3 py-2 font-mono text-xs">
-                    <Link href={`/redrives/${b.id}`} className="text-blue-700 hover:underline">
-                      {b.id}
-                    </Link>
-                  </td>
-                  <td className="px-3 py-2">
-                    <span className={`rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${KIND_STYLE[b.kind] ?? ""}`} data-testid="batch-kind">
-                      {KIND_LABEL[b.kind] ?? b.kind}
-                    </span>
-                  </td>
-                  <td className="px-3 py-2">
-                    <span className={`rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${STATUS_STYLE[b.status] ?? ""}`}>{b.status}</span>
-                  </td>
-                  <td className="px-3 py-2 tabular-nums whitespace-nowrap">
-                    {b.redriven.toLocaleString("en-US")} {KIND_VERB[b.kind] ?? "redriven"}, {b.skipped.toLocaleString("en-US")} skipped of{" "}
-                    {b.matched.toLocaleString("en-US")} · {b.ratePerSecond}/s
-                  </td>
-                  <td className="px-3 py-2">{b.reason}</td>
-                  <td className="px-3 py-2 text-slate-700">{describeBatch(b.kind, b.filter as Record<string, unknown>, fmtTime)}</td>
-                  <td className="px-3 py-2">{b.actor.replace(/^user:/, "")}</td>
-                  <td className="px-3 py-2 whitespace-nowrap">
-                    <Time iso={b.createdAt} relative={false} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable look="boxed" columns={["Batch", "Kind", "Status", "Progress", "Reason", "Selection", "By", "Started"]}>
+          {items.map((b) => (
+            <tr key={b.id} className="border-t border-slate-200 align-top">
+              <td className="px-3 py-2 font-mono text-xs">
+                <Link href={`/redrives/${b.id}`} className="text-blue-700 hover:underline">
+                  {b.id}
+                </Link>
+              </td>
+              <td className="px-3 py-2">
+                <span className={`rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${KIND_STYLE[b.kind] ?? ""}`} data-testid="batch-kind">
+                  {KIND_LABEL[b.kind] ?? b.kind}
+                </span>
+              </td>
+              <td className="px-3 py-2">
+                <span className={`rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${STATUS_STYLE[b.status] ?? ""}`}>{b.status}</span>
+              </td>
+              <td className="px-3 py-2 tabular-nums whitespace-nowrap">
+                {b.redriven.toLocaleString("en-US")} {KIND_VERB[b.kind] ?? "redriven"}, {b.skipped.toLocaleString("en-US")} skipped of {b.matched.toLocaleString("en-US")}{" "}
+                · {b.ratePerSecond}/s
+              </td>
+              <td className="px-3 py-2">{b.reason}</td>
+              <td className="px-3 py-2 text-slate-700">{describeBatch(b.kind, b.filter as Record<string, unknown>, fmtTime)}</td>
+              <td className="px-3 py-2">{b.actor.replace(/^user:/, "")}</td>
+              <td className="px-3 py-2 whitespace-nowrap">
+                <Time iso={b.createdAt} relative={false} />
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   );

@@ -6,6 +6,7 @@ import { getPrisma } from "@/lib/db/prisma";
 import { requireViewer } from "@/lib/auth/session";
 import { listTenants } from "@/lib/tenants/service";
 import { Time } from "@/components/ui/time";
+import { DataTable, PageHeader } from "@/components/ui/kit";
 import { AdminNav } from "../nav";
 import { CreateTenantForm } from "../forms";
 
@@ -27,43 +28,33 @@ export default async function TenantsPage() {
   return (
     <section>
       <AdminNav current="/admin/tenants" global />
-      <h1 className="text-2xl font-semibold">Tenants</h1>
-      <p className="mt-1 max-w-3xl text-sm text-slate-600">
-        Districts. A subscription, user or API token with a tenant sees and acts on that district only; one without is global. Producers name the tenant of an event in{" "}
-        <code>subject.tenant</code>.
-      </p>
+      <PageHeader
+        title="Tenants"
+        description={
+          <>
+            Districts. A subscription, user or API token with a tenant sees and acts on that district only; one without is global. Producers name the tenant of an event
+            in <code>subject.tenant</code>.
+          </>
+        }
+      />
       <CreateTenantForm />
       {tenants.length === 0 ? (
         <p className="mt-6 text-sm text-slate-600">No tenants yet.</p>
       ) : (
-        <div className="mt-6 overflow-x-auto">
-          <table className="w-full text-left text-sm">
-            <thead className="text-slate-500">
-              <tr>
-                <th className="py-2 pr-3">Name</th>
-                <th className="py-2 pr-3">Id</th>
-                <th className="py-2 pr-3">Subscriptions</th>
-                <th className="py-2 pr-3">Users</th>
-                <th className="py-2 pr-3">Tokens</th>
-                <th className="py-2">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {tenants.map((t) => (
-                <tr key={t.id} className="border-t border-slate-200" data-testid="tenant-row">
-                  <td className="py-2 pr-3 font-medium">{t.name}</td>
-                  <td className="py-2 pr-3 font-mono text-xs">{t.id}</td>
-                  <td className="py-2 pr-3">{count(subs, "tenant", t.id)}</td>
-                  <td className="py-2 pr-3">{count(users, "tenantId", t.id)}</td>
-                  <td className="py-2 pr-3">{count(tokens, "tenantId", t.id)}</td>
-                  <td className="py-2">
-                    <Time iso={t.createdAt} relative={false} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable className="mt-6" columns={["Name", "Id", "Subscriptions", "Users", "Tokens", "Created"]}>
+          {tenants.map((t) => (
+            <tr key={t.id} className="border-t border-slate-200" data-testid="tenant-row">
+              <td className="py-2 pr-3 font-medium">{t.name}</td>
+              <td className="py-2 pr-3 font-mono text-xs">{t.id}</td>
+              <td className="py-2 pr-3">{count(subs, "tenant", t.id)}</td>
+              <td className="py-2 pr-3">{count(users, "tenantId", t.id)}</td>
+              <td className="py-2 pr-3">{count(tokens, "tenantId", t.id)}</td>
+              <td className="py-2">
+                <Time iso={t.createdAt} relative={false} />
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   );

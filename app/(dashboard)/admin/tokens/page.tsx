@@ -5,7 +5,8 @@ import { findTokens } from "@/lib/auth/admin";
 import { ROLES } from "@/lib/auth/permissions";
 import { listTenants } from "@/lib/tenants/service";
 import { Time } from "@/components/ui/time";
-import { AdminNav } from "../nav";
+import { DataTable, PageHeader } from "@/components/ui/kit";
+import { AdminNav, TenantName } from "../nav";
 import { CreateTokenForm, RevokeTokenButton } from "../forms";
 
 export const dynamic = "force-dynamic";
@@ -22,52 +23,32 @@ export default async function TokensPage() {
   return (
     <section>
       <AdminNav current="/admin/tokens" global={!viewer.tenantId} />
-      <h1 className="text-2xl font-semibold">API tokens</h1>
-      <p className="mt-1 text-sm text-slate-600">
-        Bearer tokens for <code>/api/v1</code>. A producer token may only publish events. Tokens are stored hashed and shown once.
-      </p>
+      <PageHeader
+        title="API tokens"
+        description={
+          <>
+            Bearer tokens for <code>/api/v1</code>. A producer token may only publish events. Tokens are stored hashed and shown once.
+          </>
+        }
+      />
       <CreateTokenForm tenants={tenants.map((t) => ({ id: t.id, name: t.name }))} global={!viewer.tenantId} roles={ROLES} />
-      {/* Wider than a phone: the table scrolls, not the page (relative: the sr-only header would otherwise be placed, and widen the page, outside it). */}
-      <div className="relative mt-6 overflow-x-auto">
-        <table className="w-full text-left text-sm">
-          <thead className="text-slate-500">
-            <tr>
-              <th className="py-2">Name</th>
-              <th className="py-2">Role</th>
-              <th className="py-2">Tenant</th>
-              <th className="py-2">Created</th>
-              <th className="py-2">Last used</th>
-              <th className="py-2">Status</th>
-              <th className="py-2">
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {tokens.map((t) => (
-              <tr key={t.id} className="border-t border-slate-200">
-                <td className="py-2">
-                  {t.name} <span className="font-mono text-xs text-slate-500">{t.id}</span>
-                </td>
-                <td className="py-2">{t.role}</td>
-                <td className="py-2">
-                  {t.tenantId ? (
-                    <>
-                      {tenantName.get(t.tenantId) ?? t.tenantId} <span className="font-mono text-xs text-slate-500">{t.tenantId}</span>
-                    </>
-                  ) : (
-                    "global"
-                  )}
-                </td>
-                <td className="py-2">{when(t.createdAt)}</td>
-                <td className="py-2">{when(t.lastUsedAt)}</td>
-                <td className="py-2">{t.revokedAt ? <>revoked {when(t.revokedAt)}</> : "active"}</td>
-                <td className="py-2">{t.revokedAt ? null : <RevokeTokenButton id={t.id} name={t.name} />}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable className="mt-6" columns={["Name", "Role", "Tenant", "Created", "Last used", "Status", { label: "Actions", srOnly: true }]}>
+        {tokens.map((t) => (
+          <tr key={t.id} className="border-t border-slate-200">
+            <td className="py-2">
+              {t.name} <span className="font-mono text-xs text-slate-500">{t.id}</span>
+            </td>
+            <td className="py-2">{t.role}</td>
+            <td className="py-2">
+              <TenantName id={t.tenantId} names={tenantName} />
+            </td>
+            <td className="py-2">{when(t.createdAt)}</td>
+            <td className="py-2">{when(t.lastUsedAt)}</td>
+            <td className="py-2">{t.revokedAt ? <>revoked {when(t.revokedAt)}</> : "active"}</td>
+            <td className="py-2">{t.revokedAt ? null : <RevokeTokenButton id={t.id} name={t.name} />}</td>
+          </tr>
+        ))}
+      </DataTable>
     </section>
   );
 }

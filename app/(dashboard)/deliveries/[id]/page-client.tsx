@@ -65,17 +65,64 @@ function AttemptRow({ a }: { a: DeliveryDetail["attempts"][number] }) {
   );
 }
 
+/** What happened to the delivery, oldest first: its creation, every attempt, every operator decision, and where it is now. */
+function Timeline({ d, now }: { d: DeliveryDetail; now: string }) {
+  const items: Item[] = [
+    { kind: "created" as const, at: d.createdAt },
+    ...d.attempts.map((a) => ({ kind: "attempt" as const, at: a.startedAt, a })),
+    ...d.history.map((e) => ({ kind: "audit" as const, at: e.at, e })),
+  ].sort((x, y) => x.at.localeCompare(y.at));
+  return (
+    <Card title="Timeline" id="timeline">
+      <ol className="relative space-y-4 border-l-2 border-slate-200 pl-5">
+        {items.map((it, i) => (
+          <li key={i} className="relative">
+            <span
+              aria-hidden
+              className={`absolute -left-[27px] top-1.5 h-3 w-3 rounded-full ring-2 ring-white ${
+                it.kind === "attempt"
+                  ? it.a.outcome === "delivered"
+                    ? "bg-emerald-600"
+                    : it.a.outcome === "dead_letter"
+                      ? "bg-red-600"
+                      : "bg-amber-500"
+                  : it.kind === "audit"
+                    ? "bg-blue-600"
+                    : "bg-slate-400"
+              }`}
+            />
+            <Time iso={it.at} className="text-xs text-slate-600" />
+            {it.kind === "created" && <p className="font-medium text-slate-900">Event published; delivery queued</p>}
+            {it.kind === "attempt" && <AttemptRow a={it.a} />}
+            {it.kind === "audit" && (
+              <div>
+                <p className="font-medium text-slate-900">
+                  {sentenceCase(labelOf(AUDIT_ACTION_LABELS, it.e.action))}
+                  {it.e.action === "delivery.resolve" && ` as ${labelOf(RESOLUTION_LABELS, (it.e.details as { resolution?: string } | null)?.resolution)}`} by{" "}
+                  {it.e.actor.replace(/^user:/, "")}
+                </p>
+                {it.e.reason && <p className="text-sm text-slate-700">Why: {it.e.reason}</p>}
+              </div>
+            )}
+          </li>
+        ))}
+        <li className="relative">
+          <span aria-hidden className="absolute -left-[27px] top-1.5 h-3 w-3 rounded-full bg-slate-900 ring-2 ring-white" />
+          <p className="font-medium text-slate-900">
+            Now: <StateBadge state={d.state} /> <span className="font-normal text-slate-700">{now}</span>
+          </p>
+        </li>
+      </ol>
+    </Card>
+  );
+}
+
 export function DeliveryClient({ initial, initialAt, redrive }: { initial: DeliveryDetail; initialAt: number; redrive?: React.ReactNode }) {
   const tz = useTimeZone();
   const res = usePolled<DeliveryDetail>(`/api/v1/dashboard/deliveries/${initial.id}`, { initialData: initial, initialAt });
   const d = res.data ?? initial;
   const [raw, setRaw] = useState(false);
   const sentence = describeDelivery(d, (iso) => formatTime(iso, tz));
-  const items: Item[] = [
-    { kind: "created" as const, at: d.createdAt },
-    ...d.attempts.map((a) => ({ kind: "attempt" as const, at: a.startedAt, a })),
-    ...d.history.map((e) => ({ kind: "audit" as const, at: e.at, e })),
-  ].sort((x, y) => x.at.localeCompare(y.at));
   const rawText = typeof window === "undefined" ? "" : new TextDecoder().decode(Uint8Array.from(atob(d.payload.base64), (c) => c.charCodeAt(0)));
 
   return (
@@ -147,47 +194,7 @@ export function DeliveryClient({ initial, initialAt, redrive }: { initial: Deliv
         </dl>
       </Card>
 
-      <Card title="Timeline" id="timeline">
-        <ol className="relative space-y-4 border-l-2 border-slate-200 pl-5">
-          {items.map((it, i) => (
-            <li key={i} className="relative">
-              <span
-                aria-hidden
-                className={`absolute -left-[27px] top-1.5 h-3 w-3 rounded-full ring-2 ring-white ${
-                  it.kind === "attempt"
-                    ? it.a.outcome === "delivered"
-                      ? "bg-emerald-600"
-                      : it.a.outcome === "dead_letter"
-                        ? "bg-red-600"
-                        : "bg-amber-500"
-                    : it.kind === "audit"
-                      ? "bg-blue-600"
-                      : "bg-slate-400"
-                }`}
-              />
-              <Time iso={it.at} className="text-xs text-slate-600" />
-              {it.kind === "created" && <p className="font-medium text-slate-900">Event published; delivery queued</p>}
-              {it.kind === "attempt" && <AttemptRow a={it.a} />}
-              {it.kind === "audit" && (
-                <div>
-                  <p className="font-medium text-slate-900">
-                    {sentenceCase(labelOf(AUDIT_ACTION_LABELS, it.e.action))}
-                    {it.e.action === "delivery.resolve" && ` as ${labelOf(RESOLUTION_LABELS, (it.e.details as { resolution?: string } | null)?.resolution)}`} by{" "}
-                    {it.e.actor.replace(/^user:/, "")}
-                  </p>
-                  {it.e.reason && <p className="text-sm text-slate-700">Why: {it.e.reason}</p>}
-                </div>
-              )}
-            </li>
-          ))}
-          <li className="relative">
-            <span aria-hidden className="absolute -left-[27px] top-1.5 h-3 w-3 rounded-full bg-slate-900 ring-2 ring-white" />
-            <p className="font-medium text-slate-900">
-              Now: <StateBadge state={d.state} /> <span className="font-normal text-slate-700">{sentence.text}</span>
-            </p>
-          </li>
-        </ol>
-      </Card>
+      <Timeline d={d} now={sentence.text} />
 
       <div className="grid grid-cols-1 gap-6 lg:grid-cols-2">
         <Card title="Request headers as sent" id="headers">

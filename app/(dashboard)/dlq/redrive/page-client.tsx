@@ -4,9 +4,10 @@ import { useRouter } from "next/navigation";
 import Link from "next/link";
 import { apiFetch, ApiError } from "@/lib/client/api";
 import type { RedrivePreview, RedriveBatchView } from "@/lib/redrive/service";
-import { btn, btnPrimary, card, input, label } from "@/components/ui/kit";
+import { DataTable, btn, btnPrimary, card, input, label } from "@/components/ui/kit";
+import { Field, OptionSelect, REASON_MIN, ReasonInput, TimeField } from "@/components/ui/form";
 import { DEAD_LETTER_REASON_LABELS, DEAD_LETTER_REASON_OPTIONS, ERROR_CLASS_LABELS, ERROR_CLASS_OPTIONS, labelOf } from "@/components/ui/labels";
-import { Time, toLocalInput, useFormatTime, ZoneLabel } from "@/components/ui/time";
+import { Time, toLocalInput, useFormatTime } from "@/components/ui/time";
 import { describeFilter } from "@/components/redrive/describe-filter";
 
 export type InitialFilter = { subscriptionId: string; deadLetterReason: string; errorClass: string; statusCode: string; from: string; to: string };
@@ -23,6 +24,231 @@ function buildFilter(f: InitialFilter) {
   return out;
 }
 
+const plural = (n: number) => `${n.toLocaleString("en-US")} ${n === 1 ? "delivery" : "deliveries"}`;
+type Preview = RedrivePreview & { key: string };
+
+/** 1. What to redrive: the filter, and whether a newer event for the same subject wins. */
+function FilterForm({
+  f,
+  setF,
+  subscriptions,
+  latestStateWins,
+  setLatestStateWins,
+  previewing,
+  onPreview,
+}: {
+  f: InitialFilter;
+  setF: (u: (x: InitialFilter) => InitialFilter) => void;
+  subscriptions: Sub[];
+  latestStateWins: boolean;
+  setLatestStateWins: (v: boolean) => void;
+  previewing: boolean;
+  onPreview: () => void;
+}) {
+  const set = (k: keyof InitialFilter) => (e: React.ChangeEvent<HTMLInputElement | HTMLSelectElement>) => setF((x) => ({ ...x, [k]: e.target.value }));
+  return (
+    <form
+      className={`${card} flex flex-col gap-3 self-start`}
+      aria-label="Filter dead letters"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onPreview();
+      }}
+    >
+      <h2 className="text-base font-semibold">1. What to redrive</h2>
+      <label className={label}>
+        Subscription
+        <select className={input} value={f.subscriptionId} onChange={set("subscriptionId")}>
+          <option value="">All active subscriptions</option>
+          {subscriptions.map((s) => (
+            <option key={s.id} value={s.id}>
+              {s.name} ({s.id}){s.state !== "active" ? ` — ${s.state}` : ""}
+            </option>
+          ))}
+        </select>
+      </label>
+      <Field label="Dead-letter reason">
+        <OptionSelect any="Any reason" options={DEAD_LETTER_REASON_OPTIONS} value={f.deadLetterReason} onChange={set("deadLetterReason")} />
+      </Field>
+      <div className="grid grid-cols-2 gap-2">
+        <Field label="Error class">
+          <OptionSelect any="Any" options={ERROR_CLASS_OPTIONS} value={f.errorClass} onChange={set("errorClass")} />
+        </Field>
+        <Field label="Status code">
+          <input className={input} value={f.statusCode} onChange={set("statusCode")} inputMode="numeric" pattern="[1-5][0-9][0-9]" placeholder="422" />
+        </Field>
+      </div>
+      <TimeField label="Dead-lettered from" value={f.from} onChange={(v) => setF((x) => ({ ...x, from: v }))} />
+      <TimeField label="Dead-lettered before" value={f.to} onChange={(v) => setF((x) => ({ ...x, to: v }))} />
+      <label className="flex items-start gap-2 text-sm text-slate-800">
+        <input type="checkbox" className="mt-1" checked={latestStateWins} onChange={(e) => setLatestStateWins(e.target.checked)} />
+        <span>
+          <span className="font-medium">Latest state wins</span>
+          <span className="block text-slate-600">
+            Skip an event when a newer one of the same type and subject (e.g. the same student and assignment) was already delivered, so a stale grade cannot overwrite a
+            newer one.
+          </span>
+        </span>
+      </label>
+      <button type="submit" className={btn} disabled={previewing}>
+        {previewing ? "Previewing…" : "Preview"}
+      </button>
+    </form>
+  );
+}
+
+function SampleTable({ preview, showSubscription }: { preview: Preview; showSubscription: boolean }) {
+  return (
+    <DataTable
+      look="compact"
+      caption={
+        <caption className="mb-1 text-left text-xs font-medium uppercase tracking-wide text-slate-600">
+          Sample: the first {preview.sample.length} of {preview.matched.toLocaleString("en-US")}
+        </caption>
+      }
+      columns={["Delivery", "Event", ...(showSubscription ? ["Subscription"] : []), "Reason", "Last answer", "Dead-lettered"]}
+    >
+      {preview.sample.map((s) => (
+        <tr key={s.id} className="border-t border-slate-200 align-top">
+          <td className="py-1 pr-3 font-mono text-xs">
+            <Link href={`/deliveries/${s.id}`} className="text-blue-700 hover:underline">
+              {s.id}
+            </Link>
+          </td>
+          <td className="py-1 pr-3 font-mono text-xs">{s.eventId}</td>
+          {showSubscription && <td className="py-1 pr-3">{s.subscriptionId}</td>}
+          <td className="py-1 pr-3">{labelOf(DEAD_LETTER_REASON_LABELS, s.deadLetterReason)}</td>
+          <td className="py-1 pr-3 whitespace-nowrap">
+            <span title={s.lastErrorClass ?? undefined}>{s.lastStatusCode ? `HTTP ${s.lastStatusCode}` : labelOf(ERROR_CLASS_LABELS, s.lastErrorClass)}</span>
+          </td>
+          <td className="py-1 whitespace-nowrap">
+            <Time iso={s.deadLetteredAt} relative={false} />
+          </td>
+        </tr>
+      ))}
+    </DataTable>
+  );
+}
+
+/** 2. Preview: the exact count, what is held back or would be skipped, and a sample. */
+function PreviewSection({ preview, previewing, stale, filter }: { preview: Preview | null; previewing: boolean; stale: boolean; filter: Record<string, unknown> }) {
+  const fmtTime = useFormatTime();
+  return (
+    <section className={card} aria-labelledby="preview-h" aria-busy={previewing}>
+      <h2 id="preview-h" className="text-base font-semibold">
+        2. Preview
+      </h2>
+      {!preview ? (
+        <p className="mt-2 text-sm text-slate-600">{previewing ? "Counting…" : "Choose filters and press Preview."}</p>
+      ) : (
+        <div className={`mt-2 space-y-3 ${stale ? "opacity-50" : ""}`}>
+          <p className="text-lg" data-testid="preview-count">
+            <strong>{plural(preview.matched)}</strong> match: {describeFilter(filter, fmtTime)}.
+          </p>
+          {stale && <p className="text-sm font-medium text-amber-800">The filters changed: preview again before redriving.</p>}
+          {preview.matched > 0 && (
+            <p className="text-sm text-slate-600">
+              Dead-lettered between {fmtTime(preview.oldestDeadLetteredAt)} and {fmtTime(preview.newestDeadLetteredAt)}. Oldest go first.
+            </p>
+          )}
+          {preview.superseded !== null && preview.superseded > 0 && (
+            <p className="text-sm text-slate-700">{plural(preview.superseded)} would be skipped now: a newer event for the same subject was already delivered.</p>
+          )}
+          {preview.held.map((h) => (
+            <p key={h.subscriptionId} className="rounded-md border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900">
+              Not included: {plural(h.count)} on {h.subscriptionId} ({h.state}). {h.message}
+            </p>
+          ))}
+          {preview.sample.length > 0 && <SampleTable preview={preview} showSubscription={!filter.subscriptionId} />}
+        </div>
+      )}
+    </section>
+  );
+}
+
+/** 3. Why, and how fast: the reason and the rate, then a confirmation that names the count. */
+function ConfirmSection({
+  preview,
+  stale,
+  previewing,
+  defaultRate,
+  maxRate,
+  confirming,
+  setConfirming,
+  onStart,
+}: {
+  preview: Preview | null;
+  stale: boolean;
+  previewing: boolean;
+  defaultRate: number;
+  maxRate: number;
+  /** Asking "send N again?": closed by a new preview, and by a start that failed. */
+  confirming: boolean;
+  setConfirming: (v: boolean) => void;
+  onStart: (reason: string, rate: number) => Promise<boolean>;
+}) {
+  const [reason, setReason] = useState("");
+  const [rate, setRate] = useState(String(defaultRate));
+  const [creating, setCreating] = useState(false);
+  const rateN = Number(rate);
+  const rateOk = Number.isInteger(rateN) && rateN >= 1 && rateN <= maxRate;
+  const reasonOk = reason.trim().length >= REASON_MIN;
+  const matched = preview?.matched ?? 0;
+  const seconds = rateOk && matched ? Math.ceil(matched / rateN) : 0;
+  async function start() {
+    setCreating(true);
+    if (!(await onStart(reason.trim(), rateN))) {
+      setCreating(false);
+      setConfirming(false);
+    }
+  }
+  return (
+    <section className={card} aria-labelledby="confirm-h">
+      <h2 id="confirm-h" className="text-base font-semibold">
+        3. Why, and how fast
+      </h2>
+      <div className="mt-2 grid gap-3 sm:grid-cols-[1fr_10rem]">
+        <Field label="Reason (incident or ticket id)">
+          <ReasonInput value={reason} onChange={setReason} placeholder="INC-2231: Lincoln fixed their importer" />
+        </Field>
+        <Field label="Rate (deliveries/s)">
+          <input className={input} value={rate} onChange={(e) => setRate(e.target.value)} inputMode="numeric" aria-describedby="rate-help" />
+        </Field>
+      </div>
+      <p id="rate-help" className="mt-1 text-xs text-slate-600">
+        Default {defaultRate}/s is gentle on a district that has just recovered. Up to {maxRate.toLocaleString("en-US")}/s.
+        {!rateOk && <span className="font-medium text-red-700"> Enter a whole number from 1 to {maxRate}.</span>}
+      </p>
+      {!confirming ? (
+        <button
+          type="button"
+          className={`${btnPrimary} mt-3`}
+          disabled={!preview || stale || matched === 0 || !reasonOk || !rateOk || previewing}
+          onClick={() => setConfirming(true)}
+        >
+          Redrive {preview && !stale ? plural(matched) : "…"}
+        </button>
+      ) : (
+        <div role="alertdialog" aria-labelledby="confirm-q" className="mt-3 rounded-md border border-blue-300 bg-blue-50 p-3">
+          <p id="confirm-q" className="text-sm text-slate-900">
+            Send <strong>{plural(matched)}</strong> again at {rateN}/s (about {seconds < 90 ? `${seconds} s` : `${Math.ceil(seconds / 60)} min`}), reason “{reason.trim()}
+            ”? Each keeps its webhook-id; anything delivered meanwhile is skipped.
+          </p>
+          <div className="mt-2 flex gap-2">
+            <button type="button" className={btnPrimary} onClick={start} disabled={creating}>
+              {creating ? "Starting…" : `Yes, redrive ${plural(matched)}`}
+            </button>
+            <button type="button" className={btn} onClick={() => setConfirming(false)} disabled={creating}>
+              Back
+            </button>
+          </div>
+        </div>
+      )}
+      {preview && matched === 0 && !stale && <p className="mt-2 text-sm text-slate-600">Nothing matches, so there is nothing to redrive.</p>}
+    </section>
+  );
+}
+
 export function BulkRedriveClient({
   initial,
   subscriptions,
@@ -35,24 +261,16 @@ export function BulkRedriveClient({
   maxRate: number;
 }) {
   const router = useRouter();
-  const fmtTime = useFormatTime();
   const [f, setF] = useState<InitialFilter>({ ...initial, from: toLocalInput(initial.from), to: toLocalInput(initial.to) });
   const [latestStateWins, setLatestStateWins] = useState(false);
-  const [preview, setPreview] = useState<(RedrivePreview & { key: string }) | null>(null);
+  const [preview, setPreview] = useState<Preview | null>(null);
   const [previewing, setPreviewing] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const [reason, setReason] = useState("");
-  const [rate, setRate] = useState(String(defaultRate));
   const [confirming, setConfirming] = useState(false);
-  const [creating, setCreating] = useState(false);
 
   const filter = useMemo(() => buildFilter(f), [f]);
   const key = JSON.stringify({ filter, latestStateWins });
   const stale = preview !== null && preview.key !== key;
-  const rateN = Number(rate);
-  const rateOk = Number.isInteger(rateN) && rateN >= 1 && rateN <= maxRate;
-  const reasonOk = reason.trim().length >= 3;
-  const set = (k: keyof InitialFilter) => (e: React.ChangeEvent<HTMLInputElement | HTMLSelectElement>) => setF((x) => ({ ...x, [k]: e.target.value }));
 
   async function runPreview() {
     setPreviewing(true);
@@ -79,230 +297,47 @@ export function BulkRedriveClient({
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
 
-  async function create() {
-    if (!preview) return;
-    setCreating(true);
+  /** Starts the batch and opens its page; false (with the message shown) if it could not be started. */
+  async function create(reason: string, ratePerSecond: number): Promise<boolean> {
     setError(null);
     try {
-      const b = await apiFetch<RedriveBatchView>("/api/v1/redrives", { body: { filter, reason: reason.trim(), ratePerSecond: rateN, latestStateWins } });
+      const b = await apiFetch<RedriveBatchView>("/api/v1/redrives", { body: { filter, reason, ratePerSecond, latestStateWins } });
       router.push(`/redrives/${b.id}`);
+      return true;
     } catch (err) {
       setError(err instanceof ApiError ? err.message : "The redrive could not be started; try again.");
-      setCreating(false);
-      setConfirming(false);
+      return false;
     }
   }
 
-  const matched = preview?.matched ?? 0;
-  const seconds = rateOk && matched ? Math.ceil(matched / rateN) : 0;
-  const plural = (n: number) => `${n.toLocaleString("en-US")} ${n === 1 ? "delivery" : "deliveries"}`;
-
   return (
     <div className="grid gap-4 lg:grid-cols-[22rem_1fr]">
-      <form
-        className={`${card} flex flex-col gap-3 self-start`}
-        aria-label="Filter dead letters"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void runPreview();
-        }}
-      >
-        <h2 className="text-base font-semibold">1. What to redrive</h2>
-        <label className={label}>
-          Subscription
-          <select className={input} value={f.subscriptionId} onChange={set("subscriptionId")}>
-            <option value="">All active subscriptions</option>
-            {subscriptions.map((s) => (
-              <option key={s.id} value={s.id}>
-                {s.name} ({s.id}){s.state !== "active" ? ` — ${s.state}` : ""}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className={label}>
-          Dead-letter reason
-          <select className={input} value={f.deadLetterReason} onChange={set("deadLetterReason")}>
-            <option value="">Any reason</option>
-            {DEAD_LETTER_REASON_OPTIONS.map((o) => (
-              <option key={o.value} value={o.value}>
-                {o.label}
-              </option>
-            ))}
-          </select>
-        </label>
-        <div className="grid grid-cols-2 gap-2">
-          <label className={label}>
-            Error class
-            <select className={input} value={f.errorClass} onChange={set("errorClass")}>
-              <option value="">Any</option>
-              {ERROR_CLASS_OPTIONS.map((o) => (
-                <option key={o.value} value={o.value}>
-                  {o.label}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label className={label}>
-            Status code
-            <input className={input} value={f.statusCode} onChange={set("statusCode")} inputMode="numeric" pattern="[1-5][0-9][0-9]" placeholder="422" />
-          </label>
-        </div>
-        <label className={label}>
-          <span>
-            Dead-lettered from (<ZoneLabel />)
-          </span>
-          <input type="datetime-local" className={input} value={f.from} onChange={set("from")} />
-        </label>
-        <label className={label}>
-          <span>
-            Dead-lettered before (<ZoneLabel />)
-          </span>
-          <input type="datetime-local" className={input} value={f.to} onChange={set("to")} />
-        </label>
-        <label className="flex items-start gap-2 text-sm text-slate-800">
-          <input type="checkbox" className="mt-1" checked={latestStateWins} onChange={(e) => setLatestStateWins(e.target.checked)} />
-          <span>
-            <span className="font-medium">Latest state wins</span>
-            <span className="block text-slate-600">
-              Skip an event when a newer one of the same type and subject (e.g. the same student and assignment) was already delivered, so a stale grade cannot overwrite
-              a newer one.
-            </span>
-          </span>
-        </label>
-        <button type="submit" className={btn} disabled={previewing}>
-          {previewing ? "Previewing…" : "Preview"}
-        </button>
-      </form>
-
+      <FilterForm
+        f={f}
+        setF={setF}
+        subscriptions={subscriptions}
+        latestStateWins={latestStateWins}
+        setLatestStateWins={setLatestStateWins}
+        previewing={previewing}
+        onPreview={() => void runPreview()}
+      />
       <div className="flex min-w-0 flex-col gap-4">
         {error && (
           <div role="alert" className="rounded-lg border border-red-300 bg-red-50 px-4 py-3 text-sm text-red-900">
             {error}
           </div>
         )}
-        <section className={card} aria-labelledby="preview-h" aria-busy={previewing}>
-          <h2 id="preview-h" className="text-base font-semibold">
-            2. Preview
-          </h2>
-          {!preview ? (
-            <p className="mt-2 text-sm text-slate-600">{previewing ? "Counting…" : "Choose filters and press Preview."}</p>
-          ) : (
-            <div className={`mt-2 space-y-3 ${stale ? "opacity-50" : ""}`}>
-              <p className="text-lg" data-testid="preview-count">
-                <strong>{plural(preview.matched)}</strong> match: {describeFilter(filter, fmtTime)}.
-              </p>
-              {stale && <p className="text-sm font-medium text-amber-800">The filters changed: preview again before redriving.</p>}
-              {preview.matched > 0 && (
-                <p className="text-sm text-slate-600">
-                  Dead-lettered between {fmtTime(preview.oldestDeadLetteredAt)} and {fmtTime(preview.newestDeadLetteredAt)}. Oldest go first.
-                </p>
-              )}
-              {preview.superseded !== null && preview.superseded > 0 && (
-                <p className="text-sm text-slate-700">{plural(preview.superseded)} would be skipped now: a newer event for the same subject was already delivered.</p>
-              )}
-              {preview.held.map((h) => (
-                <p key={h.subscriptionId} className="rounded-md border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900">
-                  Not included: {plural(h.count)} on {h.subscriptionId} ({h.state}). {h.message}
-                </p>
-              ))}
-              {preview.sample.length > 0 && (
-                <div className="relative overflow-x-auto">
-                  <table className="w-full text-left text-sm">
-                    <caption className="mb-1 text-left text-xs font-medium uppercase tracking-wide text-slate-600">
-                      Sample: the first {preview.sample.length} of {preview.matched.toLocaleString("en-US")}
-                    </caption>
-                    <thead className="text-slate-600">
-                      <tr>
-                        <th className="py-1 pr-3 font-medium">Delivery</th>
-                        <th className="py-1 pr-3 font-medium">Event</th>
-                        {!filter.subscriptionId && <th className="py-1 pr-3 font-medium">Subscription</th>}
-                        <th className="py-1 pr-3 font-medium">Reason</th>
-                        <th className="py-1 pr-3 font-medium">Last answer</th>
-                        <th className="py-1 font-medium">Dead-lettered</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {preview.sample.map((s) => (
-                        <tr key={s.id} className="border-t border-slate-200 align-top">
-                          <td className="py-1 pr-3 font-mono text-xs">
-                            <Link href={`/deliveries/${s.id}`} className="text-blue-700 hover:underline">
-                              {s.id}
-                            </Link>
-                          </td>
-                          <td className="py-1 pr-3 font-mono text-xs">{s.eventId}</td>
-                          {!filter.subscriptionId && <td className="py-1 pr-3">{s.subscriptionId}</td>}
-                          <td className="py-1 pr-3">{labelOf(DEAD_LETTER_REASON_LABELS, s.deadLetterReason)}</td>
-                          <td className="py-1 pr-3 whitespace-nowrap">
-                            <span title={s.lastErrorClass ?? undefined}>
-                              {s.lastStatusCode ? `HTTP ${s.lastStatusCode}` : labelOf(ERROR_CLASS_LABELS, s.lastErrorClass)}
-                            </span>
-                          </td>
-                          <td className="py-1 whitespace-nowrap">
-                            <Time iso={s.deadLetteredAt} relative={false} />
-                          </td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
-              )}
-            </div>
-          )}
-        </section>
-
-        <section className={card} aria-labelledby="confirm-h">
-          <h2 id="confirm-h" className="text-base font-semibold">
-            3. Why, and how fast
-          </h2>
-          <div className="mt-2 grid gap-3 sm:grid-cols-[1fr_10rem]">
-            <label className={label}>
-              Reason (incident or ticket id)
-              <input
-                className={input}
-                value={reason}
-                onChange={(e) => setReason(e.target.value)}
-                required
-                minLength={3}
-                maxLength={500}
-                placeholder="INC-2231: Lincoln fixed their importer"
-              />
-            </label>
-            <label className={label}>
-              Rate (deliveries/s)
-              <input className={input} value={rate} onChange={(e) => setRate(e.target.value)} inputMode="numeric" aria-describedby="rate-help" />
-            </label>
-          </div>
-          <p id="rate-help" className="mt-1 text-xs text-slate-600">
-            Default {defaultRate}/s is gentle on a district that has just recovered. Up to {maxRate.toLocaleString("en-US")}/s.
-            {!rateOk && <span className="font-medium text-red-700"> Enter a whole number from 1 to {maxRate}.</span>}
-          </p>
-          {!confirming ? (
-            <button
-              type="button"
-              className={`${btnPrimary} mt-3`}
-              disabled={!preview || stale || matched === 0 || !reasonOk || !rateOk || previewing}
-              onClick={() => setConfirming(true)}
-            >
-              Redrive {preview && !stale ? plural(matched) : "…"}
-            </button>
-          ) : (
-            <div role="alertdialog" aria-labelledby="confirm-q" className="mt-3 rounded-md border border-blue-300 bg-blue-50 p-3">
-              <p id="confirm-q" className="text-sm text-slate-900">
-                Send <strong>{plural(matched)}</strong> again at {rateN}/s (about {seconds < 90 ? `${seconds} s` : `${Math.ceil(seconds / 60)} min`}), reason “
-                {reason.trim()}”? Each keeps its webhook-id; anything delivered meanwhile is skipped.
-              </p>
-              <div className="mt-2 flex gap-2">
-                <button type="button" className={btnPrimary} onClick={create} disabled={creating}>
-                  {creating ? "Starting…" : `Yes, redrive ${plural(matched)}`}
-                </button>
-                <button type="button" className={btn} onClick={() => setConfirming(false)} disabled={creating}>
-                  Back
-                </button>
-              </div>
-            </div>
-          )}
-          {preview && matched === 0 && !stale && <p className="mt-2 text-sm text-slate-600">Nothing matches, so there is nothing to redrive.</p>}
-        </section>
+        <PreviewSection preview={preview} previewing={previewing} stale={stale} filter={filter} />
+        <ConfirmSection
+          preview={preview}
+          stale={stale}
+          previewing={previewing}
+          defaultRate={defaultRate}
+          maxRate={maxRate}
+          confirming={confirming}
+          setConfirming={setConfirming}
+          onStart={create}
+        />
       </div>
     </div>
   );

@@ -7,6 +7,7 @@ import { listSubscriptions } from "@/lib/subscriptions/service";
 import { DEFAULT_RATE_PER_SECOND, MAX_RATE_PER_SECOND } from "@/lib/redrive/schema";
 import { BulkRedriveClient, type InitialFilter } from "./page-client";
 import { scopeOf } from "@/lib/tenants/scope";
+import { PageHeader } from "@/components/ui/kit";
 
 export const dynamic = "force-dynamic";
 
@@ -28,13 +29,10 @@ export default async function BulkRedrivePage({ searchParams }: { searchParams: 
   };
   return (
     <section className="space-y-4">
-      <div>
-        <h1 className="text-2xl font-semibold">Redrive dead letters</h1>
-        <p className="mt-1 max-w-3xl text-sm text-slate-600">
-          Choose what to send again, preview exactly what matches, say why, and pick a rate the district can take. The batch runs in the workers at that rate, beside
-          fresh traffic, skips anything delivered meanwhile, and can be cancelled.
-        </p>
-      </div>
+      <PageHeader
+        title="Redrive dead letters"
+        description="Choose what to send again, preview exactly what matches, say why, and pick a rate the district can take. The batch runs in the workers at that rate, beside fresh traffic, skips anything delivered meanwhile, and can be cancelled."
+      />
       <BulkRedriveClient
         initial={initial}
         subscriptions={subs.map((s) => ({ id: s.id, name: s.name, state: s.state }))}

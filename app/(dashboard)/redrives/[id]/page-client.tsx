@@ -20,6 +20,63 @@ function Stat({ name, value, hint, tone }: { name: string; value: number; hint?:
   );
 }
 
+/** Stopping a running batch, after a question that says what stays as it is; an optional reason goes to the audit log. */
+function CancelCard({ b, url, onCancelled }: { b: RedriveBatchProgress; url: string; onCancelled: () => Promise<unknown> }) {
+  const [confirmCancel, setConfirmCancel] = useState(false);
+  const [cancelReason, setCancelReason] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  async function cancel() {
+    setBusy(true);
+    setError(null);
+    try {
+      await apiFetch(`${url}/cancel`, { body: cancelReason.trim() ? { reason: cancelReason.trim() } : {} });
+      setConfirmCancel(false);
+      await onCancelled();
+    } catch (err) {
+      setError(err instanceof ApiError ? err.message : "The cancel failed; try again.");
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const verb = KIND_VERB[b.kind] ?? "redriven";
+  return (
+    <div className={card}>
+      {error && (
+        <p role="alert" className="mb-2 text-sm text-red-800">
+          {error}
+        </p>
+      )}
+      {!confirmCancel ? (
+        <button type="button" className={btnDanger} onClick={() => setConfirmCancel(true)}>
+          Cancel this {b.kind}…
+        </button>
+      ) : (
+        <div role="alertdialog" aria-labelledby="cancel-q" className="space-y-2">
+          <p id="cancel-q" className="text-sm text-slate-900">
+            Stop here? {b.remaining.toLocaleString("en-US")} not yet reached {NOT_REACHED[b.kind] ?? NOT_REACHED.redrive}; the {b.redriven.toLocaleString("en-US")}{" "}
+            already {verb} go on.
+          </p>
+          <label className={`${label} max-w-md`}>
+            Why (optional)
+            <input className={input} value={cancelReason} onChange={(e) => setCancelReason(e.target.value)} placeholder="District asked us to stop" />
+          </label>
+          <div className="flex gap-2">
+            <button type="button" className={btnDanger} onClick={cancel} disabled={busy}>
+              {busy ? "Cancelling…" : `Yes, cancel the ${b.kind}`}
+            </button>
+            <button type="button" className={btn} onClick={() => setConfirmCancel(false)} disabled={busy}>
+              Keep it running
+            </button>
+          </div>
+        </div>
+      )}
+    </div>
+  );
+}
+
 export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial: RedriveBatchProgress; initialAt: number; canCancel: boolean }) {
   const url = `/api/v1/redrives/${encodeURIComponent(initial.id)}`;
   const q = useQuery<RedriveBatchProgress>({
@@ -33,25 +90,6 @@ export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial:
   });
   const b = q.data ?? initial;
   const fmtTime = useFormatTime();
-  const [confirmCancel, setConfirmCancel] = useState(false);
-  const [cancelReason, setCancelReason] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-
-  async function cancel() {
-    setBusy(true);
-    setError(null);
-    try {
-      await apiFetch(`${url}/cancel`, { body: cancelReason.trim() ? { reason: cancelReason.trim() } : {} });
-      setConfirmCancel(false);
-      await q.refetch();
-    } catch (err) {
-      setError(err instanceof ApiError ? err.message : "The cancel failed; try again.");
-    } finally {
-      setBusy(false);
-    }
-  }
-
   const handled = b.redriven + b.skipped;
   const verb = KIND_VERB[b.kind] ?? "redriven";
   const pct = b.matched ? Math.round((handled / b.matched) * 100) : 100;
@@ -131,39 +169,7 @@ export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial:
         {q.isError && <p className="mt-2 text-sm text-red-800">Progress could not be refreshed: {(q.error as Error).message}</p>}
       </div>
 
-      {canCancel && b.status === "running" && (
-        <div className={card}>
-          {error && (
-            <p role="alert" className="mb-2 text-sm text-red-800">
-              {error}
-            </p>
-          )}
-          {!confirmCancel ? (
-            <button type="button" className={btnDanger} onClick={() => setConfirmCancel(true)}>
-              Cancel this {b.kind}…
-            </button>
-          ) : (
-            <div role="alertdialog" aria-labelledby="cancel-q" className="space-y-2">
-              <p id="cancel-q" className="text-sm text-slate-900">
-                Stop here? {b.remaining.toLocaleString("en-US")} not yet reached {NOT_REACHED[b.kind] ?? NOT_REACHED.redrive}; the {b.redriven.toLocaleString("en-US")}{" "}
-                already {verb} go on.
-              </p>
-              <label className={`${label} max-w-md`}>
-                Why (optional)
-                <input className={input} value={cancelReason} onChange={(e) => setCancelReason(e.target.value)} placeholder="District asked us to stop" />
-              </label>
-              <div className="flex gap-2">
-                <button type="button" className={btnDanger} onClick={cancel} disabled={busy}>
-                  {busy ? "Cancelling…" : `Yes, cancel the ${b.kind}`}
-                </button>
-                <button type="button" className={btn} onClick={() => setConfirmCancel(false)} disabled={busy}>
-                  Keep it running
-                </button>
-              </div>
-            </div>
-          )}
-        </div>
-      )}
+      {canCancel && b.status === "running" && <CancelCard b={b} url={url} onCancelled={() => q.refetch()} />}
       <p className="text-sm">
         <Link href={`/audit?targetId=${encodeURIComponent(b.id)}`} className="text-blue-700 hover:underline">
           This batch in the audit log
