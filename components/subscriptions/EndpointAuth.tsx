@@ -9,7 +9,8 @@ import { useQueryClient } from "@tanstack/react-query";
 import { apiFetch, ApiError } from "@/lib/client/api";
 import { usePolled } from "@/components/dashboard/usePolled";
 import { formatTime, useTimeZone } from "@/components/ui/time";
-import { Card, ErrorState, Skeleton, btn, btnDanger, btnPrimary, input, label as labelClass } from "@/components/ui/kit";
+import { Card, ErrorState, Skeleton, btn, btnDanger, input, label as labelClass } from "@/components/ui/kit";
+import { FormActions, FormAlert } from "@/components/ui/form";
 
 type TlsView = { set: false } | { set: true; subject: string; issuer: string; expiresAt: string; fingerprint256: string; ca: boolean };
 type SubRead = { id: string; headers: Record<string, string> | null; tls: TlsView };
@@ -22,18 +23,18 @@ function message(err: unknown): string {
   return lines.length > 0 ? lines.join("; ") : err.message;
 }
 
-function HeadersForm({ path, onDone, onCancel }: { path: string; onDone: () => void; onCancel: () => void }) {
-  const [rows, setRows] = useState<Row[]>([{ name: "Authorization", value: "" }]);
+type FormProps = { path: string; onDone: () => void; onCancel: () => void };
+
+/** A form's PATCH of the subscription: busy while it runs, the API's message if it refuses, `onDone` when saved. */
+function usePatch({ path, onDone }: FormProps) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const set = (i: number, patch: Partial<Row>) => setRows((rs) => rs.map((r, j) => (j === i ? { ...r, ...patch } : r)));
-  async function submit(e: React.FormEvent) {
+  async function patch(e: React.FormEvent, body: () => Record<string, unknown>) {
     e.preventDefault();
     setBusy(true);
     setError(null);
     try {
-      const filled = rows.filter((r) => r.name.trim() || r.value);
-      await apiFetch(path, { method: "PATCH", body: { headers: filled.length ? Object.fromEntries(filled.map((r) => [r.name.trim(), r.value])) : null } });
+      await apiFetch(path, { method: "PATCH", body: body() });
       onDone();
     } catch (err) {
       setError(message(err));
@@ -41,6 +42,18 @@ function HeadersForm({ path, onDone, onCancel }: { path: string; onDone: () => v
       setBusy(false);
     }
   }
+  return { busy, error, patch };
+}
+
+function HeadersForm(props: FormProps) {
+  const [rows, setRows] = useState<Row[]>([{ name: "Authorization", value: "" }]);
+  const { busy, error, patch } = usePatch(props);
+  const set = (i: number, p: Partial<Row>) => setRows((rs) => rs.map((r, j) => (j === i ? { ...r, ...p } : r)));
+  const submit = (e: React.FormEvent) =>
+    patch(e, () => {
+      const filled = rows.filter((r) => r.name.trim() || r.value);
+      return { headers: filled.length ? Object.fromEntries(filled.map((r) => [r.name.trim(), r.value])) : null };
+    });
   return (
     <form onSubmit={submit} aria-label="Endpoint headers" className="mt-3 flex flex-col gap-3 rounded-md border border-slate-200 p-3">
       <p className="text-sm text-slate-700">
@@ -68,45 +81,22 @@ function HeadersForm({ path, onDone, onCancel }: { path: string; onDone: () => v
           </button>
         </div>
       ))}
-      {error && (
-        <p role="alert" className="text-sm text-red-700">
-          {error}
-        </p>
-      )}
-      <div className="flex flex-wrap gap-2">
+      <FormAlert>{error}</FormAlert>
+      <FormActions busy={busy} submitLabel="Save headers" onCancel={props.onCancel}>
         <button type="button" className={btn} onClick={() => setRows((rs) => [...rs, { name: "", value: "" }])} disabled={rows.length >= 20}>
           Add header
         </button>
-        <button type="submit" className={btnPrimary} disabled={busy}>
-          {busy ? "Saving…" : "Save headers"}
-        </button>
-        <button type="button" className={btn} onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      </FormActions>
     </form>
   );
 }
 
-function TlsForm({ path, onDone, onCancel }: { path: string; onDone: () => void; onCancel: () => void }) {
+function TlsForm(props: FormProps) {
   const [cert, setCert] = useState("");
   const [key, setKey] = useState("");
   const [ca, setCa] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  async function submit(e: React.FormEvent) {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await apiFetch(path, { method: "PATCH", body: { tls: { clientCertificate: cert, clientKey: key, ...(ca.trim() ? { ca } : {}) } } });
-      onDone();
-    } catch (err) {
-      setError(message(err));
-    } finally {
-      setBusy(false);
-    }
-  }
+  const { busy, error, patch } = usePatch(props);
+  const submit = (e: React.FormEvent) => patch(e, () => ({ tls: { clientCertificate: cert, clientKey: key, ...(ca.trim() ? { ca } : {}) } }));
   const area = `${input} h-28 font-mono text-xs`;
   return (
     <form onSubmit={submit} aria-label="Client certificate" className="mt-3 flex flex-col gap-3 rounded-md border border-slate-200 p-3">
@@ -122,19 +112,8 @@ function TlsForm({ path, onDone, onCancel }: { path: string; onDone: () => void;
         <span>CA bundle to trust for this endpoint (optional, PEM)</span>
         <textarea className={area} value={ca} onChange={(e) => setCa(e.target.value)} placeholder="-----BEGIN CERTIFICATE-----" spellCheck={false} />
       </label>
-      {error && (
-        <p role="alert" className="text-sm text-red-700">
-          {error}
-        </p>
-      )}
-      <div className="flex flex-wrap gap-2">
-        <button type="submit" className={btnPrimary} disabled={busy}>
-          {busy ? "Saving…" : "Save certificate"}
-        </button>
-        <button type="button" className={btn} onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormAlert>{error}</FormAlert>
+      <FormActions busy={busy} submitLabel="Save certificate" onCancel={props.onCancel} />
     </form>
   );
 }
@@ -222,11 +201,7 @@ export function EndpointAuth({ subscriptionId, canEdit }: { subscriptionId: stri
           </div>
         </div>
       )}
-      {error && (
-        <p role="alert" className="mt-2 text-sm text-red-700">
-          {error}
-        </p>
-      )}
+      <FormAlert className="mt-2">{error}</FormAlert>
     </Card>
   );
 }

@@ -8,19 +8,19 @@ import { useQueryClient } from "@tanstack/react-query";
 import { apiFetch, ApiError } from "@/lib/client/api";
 import { usePolled } from "@/components/dashboard/usePolled";
 import { formatTime, useTimeZone } from "@/components/ui/time";
-import { Card, ErrorState, Skeleton, btn, btnDanger, btnPrimary, input, label as labelClass } from "@/components/ui/kit";
+import { Card, ErrorState, Skeleton, btn, btnDanger, input } from "@/components/ui/kit";
+import { Field, FormActions, FormAlert, OptionSelect } from "@/components/ui/form";
 import { SecretOnce } from "./SecretOnce";
-import { FieldError } from "./NewSubscriptionDialog";
 import { errorsByField } from "./fields";
 
 type SecretMeta = { id: string; createdAt: string; expiresAt: string | null; active: boolean };
 /** The overlap choices; 1 day is the API's default (lib/subscriptions/rotation.ts). */
-const OVERLAPS: { seconds: number; label: string }[] = [
-  { seconds: 3600, label: "1 hour" },
-  { seconds: 86400, label: "1 day" },
-  { seconds: 3 * 86400, label: "3 days" },
-  { seconds: 7 * 86400, label: "7 days" },
-  { seconds: 0, label: "none: the old secret stops at once" },
+const OVERLAPS: { value: number; label: string }[] = [
+  { value: 3600, label: "1 hour" },
+  { value: 86400, label: "1 day" },
+  { value: 3 * 86400, label: "3 days" },
+  { value: 7 * 86400, label: "7 days" },
+  { value: 0, label: "none: the old secret stops at once" },
 ];
 
 function RotateForm({ subscriptionId, onDone, onCancel }: { subscriptionId: string; onDone: (secret: string) => void; onCancel: () => void }) {
@@ -50,35 +50,14 @@ function RotateForm({ subscriptionId, onDone, onCancel }: { subscriptionId: stri
         A new secret signs every delivery from now on. During the overlap the old one signs too (each request carries both signatures), so the district can switch at its
         own pace.
       </p>
-      <label className={labelClass}>
-        <span>Overlap: the old secret keeps signing for</span>
-        <select className={input} value={overlap} onChange={(e) => setOverlap(Number(e.target.value))}>
-          {OVERLAPS.map((o) => (
-            <option key={o.seconds} value={o.seconds}>
-              {o.label}
-            </option>
-          ))}
-        </select>
-        <FieldError id="rotate-overlap-error" message={fields.overlap} />
-      </label>
-      <label className={labelClass}>
-        <span>Reason (optional, kept in the audit log)</span>
+      <Field label="Overlap: the old secret keeps signing for" errorId="rotate-overlap-error" error={fields.overlap}>
+        <OptionSelect options={OVERLAPS} value={overlap} onChange={(e) => setOverlap(Number(e.target.value))} />
+      </Field>
+      <Field label="Reason (optional, kept in the audit log)" errorId="rotate-reason-error" error={fields.reason}>
         <input className={input} value={reason} maxLength={500} onChange={(e) => setReason(e.target.value)} placeholder="yearly key rotation" />
-        <FieldError id="rotate-reason-error" message={fields.reason} />
-      </label>
-      {other && (
-        <p role="alert" className="text-sm text-red-700">
-          {other}
-        </p>
-      )}
-      <div className="flex flex-wrap gap-2">
-        <button type="submit" className={btnPrimary} disabled={busy}>
-          {busy ? "Rotating…" : "Rotate now"}
-        </button>
-        <button type="button" className={btn} onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      </Field>
+      <FormAlert>{other}</FormAlert>
+      <FormActions busy={busy} busyLabel="Rotating…" submitLabel="Rotate now" onCancel={onCancel} />
     </form>
   );
 }
@@ -176,11 +155,7 @@ export function SigningSecrets({ subscriptionId, canRotate, canExpire }: { subsc
           ))}
         </ul>
       )}
-      {endError && (
-        <p role="alert" className="mt-2 text-sm text-red-700">
-          {endError}
-        </p>
-      )}
+      <FormAlert className="mt-2">{endError}</FormAlert>
       <p className="mt-2 text-xs text-slate-600">Secrets are never shown again after they are created; only their ids and validity windows are listed.</p>
     </Card>
   );

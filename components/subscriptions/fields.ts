@@ -4,6 +4,19 @@
 // server's own rule answers it: one set of messages, the API's.
 import { ApiError } from "@/lib/client/api";
 
+/** A subscription form's fields, and the body paths of the API's refusal that belong to each (create and edit alike). */
+export type SubscriptionField = "name" | "url" | "tenant" | "eventTypes" | "ladder" | "timeoutMs" | "rate" | "concurrency";
+export const SUBSCRIPTION_FIELD_PATHS: Record<SubscriptionField, string[]> = {
+  name: ["body.name"],
+  url: ["body.url"],
+  tenant: ["body.tenant"],
+  eventTypes: ["body.eventTypes"],
+  ladder: ["body.retryPolicy", "body.retryPolicy.ladderSeconds"],
+  timeoutMs: ["body.retryPolicy.timeoutMs"],
+  rate: ["body.rateLimitPerSecond"],
+  concurrency: ["body.maxConcurrency"],
+};
+
 /** "30, 120 600" → [30, 120, 600]; a part that is not a number is kept as text for the API to refuse. */
 export function parseList(text: string): (number | string)[] {
   return text

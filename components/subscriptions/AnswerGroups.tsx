@@ -1,0 +1,96 @@
+"use client";
+// What a subscription's endpoint has been answering: its recent failed
+// answers grouped ("12 × 422 missing field term_id"), each with a button that
+// filters the deliveries to it and, for engineers, a link that opens the bulk
+// redrive pre-filtered.
+import Link from "next/link";
+import type { AnswerGroup } from "@/lib/dashboard/subscriptions";
+import { formatClock, formatTime, useNow, useTimeZone } from "@/components/ui/time";
+import { Card, EmptyState, btn } from "@/components/ui/kit";
+import { NO_FILTERS, type DeliveryFilterValues as Filters } from "@/components/dashboard/DeliveryFilters";
+
+export type Answers = { groups: AnswerGroup[]; examined: number };
+
+function sinceText(iso: string, tz: string, now: number): string {
+  const d = new Date(iso);
+  const days = (now - d.getTime()) / 86400_000;
+  if (days < 1) return `since ${formatClock(iso, tz)}`;
+  if (days < 7) return `since ${new Intl.DateTimeFormat("en-GB", { weekday: "long", timeZone: tz }).format(d)}`;
+  return `since ${new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "short", timeZone: tz }).format(d)}`;
+}
+
+function redriveHref(subscriptionId: string, g: AnswerGroup): string {
+  const qs = new URLSearchParams({
+    subscriptionId,
+    ...(g.statusCode ? { statusCode: String(g.statusCode) } : {}),
+    ...(g.errorClass ? { errorClass: g.errorClass } : {}),
+  });
+  return `/dlq/redrive?${qs}`;
+}
+
+type RowProps = { g: AnswerGroup; subscriptionId: string; canRedrive: boolean; onShow: (f: Filters) => void; tz: string; now: number };
+
+function AnswerRow({ g, subscriptionId, canRedrive, onShow, tz, now }: RowProps) {
+  return (
+    <li className="flex flex-col gap-1 rounded-md border border-slate-200 p-2 sm:flex-row sm:items-center sm:justify-between">
+      <div className="min-w-0 text-sm">
+        <span className="font-semibold text-slate-900">{g.count.toLocaleString()} ×</span>{" "}
+        <span className="font-semibold text-red-800">{g.statusCode ?? g.errorClass ?? "error"}</span>{" "}
+        <span className="break-words text-slate-800">{g.signature || g.errorClass}</span>{" "}
+        <span className="text-slate-600" title={`first ${g.firstAt}, last ${g.lastAt}`}>
+          {sinceText(g.firstAt, tz, now)}, last {formatTime(g.lastAt, tz)}
+        </span>
+      </div>
+      <div className="flex shrink-0 gap-2">
+        <button
+          type="button"
+          className={`${btn} px-2 py-1 text-xs`}
+          onClick={() => onShow({ ...NO_FILTERS, statusCode: g.statusCode ? String(g.statusCode) : "", errorClass: g.statusCode ? "" : (g.errorClass ?? "") })}
+        >
+          Show deliveries
+        </button>
+        {canRedrive && (
+          <Link className={`${btn} px-2 py-1 text-xs`} href={redriveHref(subscriptionId, g)}>
+            Redrive these…
+          </Link>
+        )}
+      </div>
+    </li>
+  );
+}
+
+export function AnswerGroups({
+  answers,
+  subscriptionId,
+  canRedrive,
+  onShow,
+}: {
+  answers: Answers | undefined;
+  subscriptionId: string;
+  canRedrive: boolean;
+  /** Filters the deliveries list to one group's answers. */
+  onShow: (f: Filters) => void;
+}) {
+  const tz = useTimeZone();
+  const now = useNow(15_000);
+  return (
+    <Card title="What the endpoint has been answering" id="answers">
+      {answers && answers.groups.length === 0 ? (
+        <EmptyState title="No failed answers recently">
+          {answers.examined ? `All of the last ${answers.examined.toLocaleString()} attempts succeeded.` : "No attempts yet."}
+        </EmptyState>
+      ) : (
+        <ul className="space-y-2" data-testid="answer-groups">
+          {answers?.groups.map((g, i) => (
+            <AnswerRow key={i} g={g} subscriptionId={subscriptionId} canRedrive={canRedrive} onShow={onShow} tz={tz} now={now} />
+          ))}
+        </ul>
+      )}
+      {answers && answers.examined > 0 && (
+        <p className="mt-2 text-xs text-slate-600">
+          From the last {answers.examined.toLocaleString()} attempts; similar answers are grouped (long numbers and ids folded to #).
+        </p>
+      )}
+    </Card>
+  );
+}

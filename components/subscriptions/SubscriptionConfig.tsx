@@ -1,0 +1,177 @@
+"use client";
+// A subscription's configuration card: what it is (name, tenant, endpoint,
+// event types, retry ladder, timeout, limits) and, for a manager, the form
+// that edits it. Only what changed is sent, so an untouched field is never
+// re-validated or re-audited; the API's refusal shows under the field it names.
+import { useState } from "react";
+import { useQuery } from "@tanstack/react-query";
+import type { SubscriptionOverview } from "@/lib/dashboard/subscriptions";
+import { apiFetch } from "@/lib/client/api";
+import { DEFAULT_LADDER_SECONDS } from "@/lib/ledger/retry-policy";
+import { Card, btn, input } from "@/components/ui/kit";
+import { Field, FormActions, FormAlert } from "@/components/ui/form";
+import { LiveButton } from "@/components/ui/LiveButton";
+import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
+import { PolicyFields, type PolicyValues } from "./PolicyFields";
+import { SUBSCRIPTION_FIELD_PATHS, errorsByField, parseList, parseNumber, waitText, type SubscriptionField } from "./fields";
+
+type RetryPolicy = { ladderSeconds?: number[]; maxAgeSeconds?: number; timeoutMs?: number };
+const policyOf = (o: SubscriptionOverview) => (o.retryPolicy ?? {}) as RetryPolicy;
+
+function ConfigView({ o }: { o: SubscriptionOverview }) {
+  const district = useViewerTenant();
+  const policy = policyOf(o);
+  const rows: [string, React.ReactNode][] = [
+    ["Name", o.name],
+    ["Tenant", o.tenant ? (district?.id === o.tenant ? district.name : o.tenant) : "none: every tenant's events"],
+    [
+      "Endpoint URL",
+      <span key="u" className="break-all font-mono text-xs">
+        {o.url}
+      </span>,
+    ],
+    ["Event types", o.eventTypes.join(", ")],
+    ["Retry ladder", `${policy.ladderSeconds ? "" : "default: "}${(policy.ladderSeconds ?? DEFAULT_LADDER_SECONDS).map(waitText).join(" → ")}`],
+    ["Attempt timeout", policy.timeoutMs ? `${policy.timeoutMs} ms` : "default"],
+    ["Rate limit", o.rateLimitPerSecond ? `${o.rateLimitPerSecond}/s` : "none"],
+    ["Max concurrency", String(o.maxConcurrency)],
+  ];
+  return (
+    <dl className="grid grid-cols-1 gap-x-6 gap-y-2 text-sm sm:grid-cols-2">
+      {rows.map(([k, v]) => (
+        <div key={k} className="min-w-0">
+          <dt className="text-xs font-medium uppercase tracking-wide text-slate-500">{k}</dt>
+          <dd className="text-slate-900">{v}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+/** The PATCH body: only the fields whose value differs from the subscription's. */
+function changedFields(o: SubscriptionOverview, v: { name: string; url: string; types: string; policy: PolicyValues; tenant: string | null }) {
+  const body: Record<string, unknown> = {};
+  if (v.name !== o.name) body.name = v.name;
+  if (v.url.trim() !== o.url) body.url = v.url.trim();
+  const eventTypes = v.types.split(/[\s,]+/).filter(Boolean);
+  if (eventTypes.join() !== o.eventTypes.join()) body.eventTypes = eventTypes;
+  const retryPolicy: Record<string, unknown> = { ...(o.retryPolicy as object) };
+  if (v.policy.ladder.trim()) retryPolicy.ladderSeconds = parseList(v.policy.ladder);
+  else delete retryPolicy.ladderSeconds;
+  const t = parseNumber(v.policy.timeoutMs);
+  if (t !== undefined) retryPolicy.timeoutMs = t;
+  else delete retryPolicy.timeoutMs;
+  if (JSON.stringify(retryPolicy) !== JSON.stringify(o.retryPolicy ?? {})) body.retryPolicy = retryPolicy;
+  const r = parseNumber(v.policy.rate) ?? null;
+  if (r !== o.rateLimitPerSecond) body.rateLimitPerSecond = r;
+  const c = parseNumber(v.policy.concurrency);
+  if (c !== undefined && c !== o.maxConcurrency) body.maxConcurrency = c;
+  if (v.tenant !== null && v.tenant !== (o.tenant ?? "")) body.tenant = v.tenant || null;
+  return body;
+}
+
+function ConfigEditForm({ o, onSaved, onCancel }: { o: SubscriptionOverview; onSaved: () => void; onCancel: () => void }) {
+  const policy = policyOf(o);
+  const district = useViewerTenant();
+  const [name, setName] = useState(o.name);
+  const [url, setUrl] = useState(o.url);
+  const [types, setTypes] = useState(o.eventTypes.join(", "));
+  const [values, setValues] = useState<PolicyValues>({
+    ladder: policy.ladderSeconds?.join(", ") ?? "",
+    timeoutMs: policy.timeoutMs ? String(policy.timeoutMs) : "",
+    rate: o.rateLimitPerSecond ? String(o.rateLimitPerSecond) : "",
+    concurrency: String(o.maxConcurrency),
+  });
+  const [tenant, setTenant] = useState(o.tenant ?? "");
+  // Moving a subscription between tenants is a global admin's: the tenants list answers only them (403 otherwise), so
+  // the choice is offered exactly when the server would accept it; a district's viewer never asks.
+  const tenants = useQuery({
+    queryKey: ["/api/v1/tenants"],
+    queryFn: ({ signal }) => apiFetch<{ items: { id: string; name: string }[] }>("/api/v1/tenants", { signal }),
+    enabled: !district,
+    retry: false,
+    staleTime: 60_000,
+  });
+  const canMove = !district && tenants.isSuccess;
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const { fields: errs, other: otherError } = errorsByField(error, SUBSCRIPTION_FIELD_PATHS);
+  const invalid = (f: SubscriptionField) => (errs[f] ? { "aria-invalid": true, "aria-describedby": `config-${f}-error` } : {});
+  const err = (f: SubscriptionField) => ({ errorId: `config-${f}-error`, error: errs[f] });
+  async function save(e: React.FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const body = changedFields(o, { name, url, types, policy: values, tenant: canMove ? tenant : null });
+      if (Object.keys(body).length > 0) await apiFetch(`/api/v1/subscriptions/${encodeURIComponent(o.id)}`, { method: "PATCH", body });
+      onSaved();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <form onSubmit={save} noValidate className="grid grid-cols-1 gap-3 text-sm sm:grid-cols-2" aria-label="Edit configuration">
+      <Field label="Name" className="sm:col-span-2" {...err("name")}>
+        <input className={input} value={name} onChange={(e) => setName(e.target.value)} {...invalid("name")} />
+      </Field>
+      <Field label="Endpoint URL" className="sm:col-span-2" {...err("url")}>
+        <input className={input} value={url} onChange={(e) => setUrl(e.target.value)} {...invalid("url")} />
+      </Field>
+      {canMove && (
+        <Field label="Tenant (moving it takes its future deliveries to that district's view)" className="sm:col-span-2" {...err("tenant")}>
+          <select className={input} value={tenant} onChange={(e) => setTenant(e.target.value)} {...invalid("tenant")}>
+            <option value="">None: every tenant&apos;s events</option>
+            {tenants.data.items.map((t) => (
+              <option key={t.id} value={t.id}>
+                {t.name} ({t.id})
+              </option>
+            ))}
+          </select>
+        </Field>
+      )}
+      <Field
+        label={district ? "Event types (comma-separated)" : "Event types (comma-separated; * for all, admins only)"}
+        className="sm:col-span-2"
+        {...err("eventTypes")}
+      >
+        <input className={input} value={types} onChange={(e) => setTypes(e.target.value)} {...invalid("eventTypes")} />
+      </Field>
+      <PolicyFields values={values} onChange={setValues} errors={errs} idPrefix="config" editing />
+      <FormAlert className="sm:col-span-2">{otherError}</FormAlert>
+      <FormActions className="sm:col-span-2" busy={busy} submitLabel="Save" onCancel={onCancel} />
+    </form>
+  );
+}
+
+export function SubscriptionConfig({ o, canEdit, onDone }: { o: SubscriptionOverview; canEdit: boolean; onDone: () => void }) {
+  const [editing, setEditing] = useState(false);
+  return (
+    <Card
+      title="Configuration"
+      id="config"
+      actions={
+        canEdit && !editing ? (
+          <LiveButton className={btn} onClick={() => setEditing(true)}>
+            Edit
+          </LiveButton>
+        ) : null
+      }
+    >
+      {editing ? (
+        <ConfigEditForm
+          o={o}
+          onCancel={() => setEditing(false)}
+          onSaved={() => {
+            setEditing(false);
+            onDone();
+          }}
+        />
+      ) : (
+        <ConfigView o={o} />
+      )}
+    </Card>
+  );
+}

@@ -1,0 +1,134 @@
+"use client";
+// The top of a subscription's page: its name, state and tenant, why it is
+// held or archived, the pause and archive controls; then its numbers now
+// (success, latency, queue, dead letters) and its outcomes over time.
+import Link from "next/link";
+import type { SubscriptionOverview } from "@/lib/dashboard/subscriptions";
+import { formatAge } from "@/lib/dashboard/describe";
+import { formatTime, UpdatedAgo, useNow, useTimeZone } from "@/components/ui/time";
+import { Card, Skeleton, Stat, StateBadge, ms, pct, SegmentedControl } from "@/components/ui/kit";
+import { OutcomesChart } from "@/components/charts/OutcomesChart";
+import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
+import { ArchiveControl, ArchivedBadge } from "./ArchiveControl";
+import { PauseControl } from "./PauseControl";
+
+const RANGES = ["1h", "6h", "24h", "7d"] as const;
+export type Range = (typeof RANGES)[number];
+
+function HeaderNotes({ o, notice }: { o: SubscriptionOverview; notice: string | null }) {
+  const tz = useTimeZone();
+  const district = useViewerTenant();
+  const archived = Boolean(o.archivedAt);
+  return (
+    <div className="min-w-0">
+      <h1 className="flex flex-wrap items-center gap-2 text-2xl font-semibold">
+        {o.name} {archived ? <ArchivedBadge /> : <StateBadge state={o.state} />}
+      </h1>
+      <p className="mt-1 text-sm text-slate-700">
+        {o.tenant ? (district?.id === o.tenant ? district.name : `Tenant ${o.tenant}`) : "All tenants"} · <span className="font-mono text-xs">{o.id}</span>
+      </p>
+      {archived && (
+        <p className="mt-1 text-sm text-slate-800" data-testid="archived-note">
+          Archived {formatTime(o.archivedAt!, tz)} by {o.archivedBy}: {o.archiveReason}. It receives no new deliveries; its history stays here and in lookups.
+        </p>
+      )}
+      {notice && (
+        <p role="status" className="mt-1 text-sm text-emerald-800">
+          {notice}
+        </p>
+      )}
+      {!archived && o.state !== "active" && o.stateReason && (
+        <p className="mt-1 text-sm text-amber-900">
+          {o.state === "paused" ? "Paused" : "Disabled"}: {o.stateReason}. New deliveries are held, not dropped.
+        </p>
+      )}
+    </div>
+  );
+}
+
+export function SubscriptionHeader({
+  o,
+  updated,
+  notice,
+  canPause,
+  canArchive,
+  onArchived,
+  onChanged,
+}: {
+  o: SubscriptionOverview;
+  /** The overview's refresh state, shown under the controls. */
+  updated: { at: number; fetching: boolean; error?: unknown };
+  notice: string | null;
+  canPause: boolean;
+  canArchive: boolean;
+  onArchived: (message: string) => void;
+  onChanged: () => void;
+}) {
+  const archived = Boolean(o.archivedAt);
+  return (
+    <>
+      <nav aria-label="Breadcrumb" className="text-sm text-slate-600">
+        <Link href="/subscriptions" className="hover:underline">
+          Subscriptions
+        </Link>{" "}
+        / {o.name}
+      </nav>
+      <div className="flex flex-wrap items-start justify-between gap-3">
+        <HeaderNotes o={o} notice={notice} />
+        <div className="flex flex-col items-end gap-2">
+          <div className="flex flex-wrap items-start justify-end gap-2">
+            {canPause && !archived && <PauseControl o={o} onDone={onChanged} />}
+            {canArchive && <ArchiveControl subscriptionId={o.id} name={o.name} archived={archived} queued={o.counts.pending + o.counts.scheduled} onDone={onArchived} />}
+          </div>
+          <UpdatedAgo at={updated.at} fetching={updated.fetching} error={updated.error} />
+        </div>
+      </div>
+    </>
+  );
+}
+
+export function SubscriptionStats({ o }: { o: SubscriptionOverview }) {
+  const now = useNow(15_000);
+  const c = o.counts;
+  const held = o.state !== "active";
+  return (
+    <Card>
+      <dl className="grid grid-cols-2 gap-4 sm:grid-cols-3 lg:grid-cols-6">
+        <Stat label="Success 1 h" value={pct(o.h1.successRate)} hint={`${o.h1.delivered} of ${o.h1.attempts} attempts`} />
+        <Stat label="Success 24 h" value={pct(o.h24.successRate)} hint={`${o.h24.delivered} of ${o.h24.attempts} attempts`} />
+        <Stat label="p50 / p95 1 h" value={`${ms(o.h1.p50Ms)} / ${ms(o.h1.p95Ms)}`} hint={`24 h: ${ms(o.h24.p50Ms)} / ${ms(o.h24.p95Ms)}`} />
+        <Stat
+          label={held ? "Held" : "Queued"}
+          value={<span data-testid="queued-count">{c.pending >= 10001 ? "10,000+" : c.pending.toLocaleString()}</span>}
+          hint={held ? "waiting for resume" : "due to send"}
+        />
+        <Stat label="Retrying / sending" value={`${c.scheduled.toLocaleString()} / ${c.inFlight}`} />
+        <Stat
+          label="Dead letters"
+          value={c.deadLetter.toLocaleString()}
+          hint={
+            c.deadLetter ? (
+              <Link className="text-blue-700 hover:underline" href={`/dlq?subscriptionId=${encodeURIComponent(o.id)}`}>
+                oldest {formatAge(o.dlqOldestAt ? (now - new Date(o.dlqOldestAt).getTime()) / 1000 : null)} · view
+              </Link>
+            ) : (
+              "none"
+            )
+          }
+        />
+      </dl>
+    </Card>
+  );
+}
+
+export function OutcomesCard({ o, range, setRange, pending }: { o: SubscriptionOverview; range: Range; setRange: (r: Range) => void; pending: boolean }) {
+  return (
+    <Card
+      title="Outcomes over time"
+      id="outcomes"
+      actions={<SegmentedControl label="Time range" options={RANGES.map((r) => ({ value: r, label: r }))} value={range} onChange={setRange} />}
+    >
+      {pending ? <Skeleton lines={6} /> : <OutcomesChart points={o.series} label={`Attempt outcomes, last ${range}`} />}
+    </Card>
+  );
+}
