@@ -88,6 +88,15 @@ const habits = [
     rules: { "react-hooks/purity": "off" },
   },
   {
+    // A function that does not fit on a few screens does several things; split it into named parts. Every file of the
+    // dashboard passes. lib/, worker/, cli/, demo/ and chaos/ join once theirs do (cli/start.ts, demo/districts.ts and
+    // chaos/scenario.ts each have one function over); so does the subscription list's client, listed below until it is split.
+    name: "hookledger/function-size",
+    files: ["app/**", "components/**"],
+    ignores: ["app/(dashboard)/subscriptions/page-client.tsx"],
+    rules: { "max-lines-per-function": ["error", { max: 150, skipBlankLines: false, skipComments: false }] },
+  },
+  {
     // Tests read untyped JSON answers and reach into handlers generically.
     name: "hookledger/tests",
     files: ["test/**", "e2e/**"],
