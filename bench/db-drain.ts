@@ -6,6 +6,8 @@
 // quickly (BENCHMARKS.md F1).
 //   node bin/run-ts.mjs bench/db-drain.ts [--deliveries N] [--answer-ms MS] [--runs K] [--variant SQL]…
 //   --variant "name=SQL"  run once more on a database the SQL was applied to first (repeatable)
+//   --subs N   the backlog spread over N subscriptions (default 20)
+//   --idle N   N more active subscriptions with nothing queued beside them (default 0): the claim must not pay for them
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 
@@ -23,6 +25,8 @@ const deliveries = Number(arg("--deliveries", "40000"));
 const answerMs = Number(arg("--answer-ms", "2"));
 const runs = Number(arg("--runs", "2"));
 const variants = variantsOf();
+const subCount = Number(arg("--subs", "20"));
+const idle = Number(arg("--idle", "0"));
 
 const benchPg = await openBenchPg({});
 try {
@@ -30,11 +34,19 @@ try {
     for (const [name, sql] of variants) {
       const url = await benchPg.create(`dbdrain_${run}_${name}`);
       const db = new pg.Pool({ connectionString: url, max: 2 });
-      const subs = Array.from({ length: 20 }, (_, i) => `sub_${String(i + 1).padStart(2, "0")}`);
+      const subs = Array.from({ length: subCount }, (_, i) => `sub_${String(i + 1).padStart(String(subCount).length, "0")}`);
       await createSubs(
         db,
         subs.map((id) => ({ id, url: "http://127.0.0.1:9/ok", tenant: id, state: "paused" })),
       );
+      // Idle subscriptions: active, each its own tenant (so no event fans out to them), nothing queued.
+      if (idle > 0)
+        await db.query(
+          `INSERT INTO subscriptions (id, name, tenant, url, event_types, state, retry_policy, max_concurrency)
+           SELECT 'idle_' || lpad(g::text, 6, '0'), 'Idle ' || g, 'idle_' || g, 'http://127.0.0.1:9/idle', '{assignment.graded}', 'active', '{}', 10
+           FROM generate_series(1, $1::int) g`,
+          [idle],
+        );
       await seedDeliveries(db, { prefix: "evt_", count: deliveries, subs, payloadBytes: 1024 });
       if (sql) await db.query(sql);
       await db.query("VACUUM ANALYZE");
