@@ -51,7 +51,7 @@ await runPeerProcess({
     });
     const runner: Runner = await run({
       pgPool: pool,
-      concurrency: cfg.concurrency,
+      concurrency: Number(cfg.settings.concurrency),
       pollInterval: Number(cfg.settings.pollInterval),
       useNodeTime: Boolean(cfg.settings.useNodeTime),
       noPreparedStatements: !cfg.settings.preparedStatements,

@@ -1,10 +1,12 @@
 // The webhook drain on pg-boss 10, in a process of its own (bench/peers/run.ts
 // starts it with PEER_CONFIG). One queue; `work()` called `workers` times, each
-// fetching `batchSize` jobs and sending them all at once (pg-boss 10 dropped
-// teamSize/teamConcurrency: its documented way to run jobs concurrently is a
-// batch handled with Promise.allSettled, and more work() calls for more
-// pollers). A batch's failed jobs are failed by id, so the queue retries only
-// those; the rest are completed by pg-boss when the handler returns.
+// fetching `batchSize` jobs and sending them `sendsPerWorker` at a time. pg-boss
+// 10 dropped teamSize/teamConcurrency; its maintainer's answer for concurrency
+// is a batch handled with Promise.allSettled, with p-map or the like to cap it,
+// and more work() calls for more pollers. A batch's failed jobs are failed by
+// id, so the queue retries only those; pg-boss completes the rest when the
+// handler returns. A batch is one unit: its poller fetches again only when the
+// batch's last request has ended.
 //
 // pg-boss's poller sleeps out the rest of `pollingIntervalSeconds` (0.5 s at
 // the least) after every batch, even when jobs are waiting. Its documented
@@ -15,6 +17,24 @@ import PgBoss from "pg-boss";
 import { runPeerProcess, webhookJob, type PeerConfig, type WebhookJob } from "./webhook";
 
 const QUEUE = "webhooks";
+
+/** Promise.allSettled over `items`, at most `limit` of them running at once (what p-map's concurrency option does). */
+async function settleLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<PromiseSettledResult<void>[]> {
+  const results: PromiseSettledResult<void>[] = new Array(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const i = next++;
+      try {
+        results[i] = { status: "fulfilled", value: await fn(items[i]) };
+      } catch (reason) {
+        results[i] = { status: "rejected", reason };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return results;
+}
 let boss: PgBoss;
 let cfg: PeerConfig;
 
@@ -35,12 +55,13 @@ await runPeerProcess({
 
   async start(sender) {
     const batchSize = Number(cfg.settings.batchSize);
+    const sendsPerWorker = Number(cfg.settings.sendsPerWorker);
     const workerIds: string[] = [];
     for (let i = 0; i < Number(cfg.settings.workers); i++) {
       const slot = i;
       workerIds.push(
         await boss.work<WebhookJob>(QUEUE, { batchSize, pollingIntervalSeconds: Number(cfg.settings.pollingIntervalSeconds) }, async (jobs) => {
-          const results = await Promise.allSettled(jobs.map((job) => sender.send(job.data)));
+          const results = await settleLimited(jobs, sendsPerWorker, (job) => sender.send(job.data));
           const failed = jobs.filter((_, k) => results[k].status === "rejected").map((job) => job.id);
           if (failed.length) await boss.fail(QUEUE, failed);
           if (jobs.length === batchSize && cfg.settings.notifyOnFullBatch && workerIds[slot]) boss.notifyWorker(workerIds[slot]);

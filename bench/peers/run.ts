@@ -29,17 +29,29 @@ const CONNECTIONS = 50;
 
 type PeerName = "pg-boss" | "graphile-worker";
 const PEERS: Record<PeerName, { script: string; settings: (concurrency: number) => PeerConfig["settings"] }> = {
-  // Four pollers of 50 (4 × 50 = 200 on the wire); 0.5 s is pg-boss's shortest polling interval; a full batch
-  // skips the wait (notifyWorker). Its pool: each poller holds a connection for its fetch and its complete.
+  // Two pollers fetching 1,000 jobs a batch, each sending 100 at a time (2 × 100 = 200 on the wire), the fastest
+  // of the shapes tried on this bench. Each fetch sorts the queue's whole due backlog (its partial index leads with
+  // start_after, not the fetch's priority, created_on order), so Postgres's CPU per job falls with the batch: ~500 µs
+  // at batches of 100 on the 40,000-job backlog, ~120 µs at 1,000. Batches of 100 (2 × 100) drained at ~2,800/s
+  // where these did ~6,400–7,000/s; 1 × 1,000 sending 200 and 4 × 500 sending 50 came between; 2 × 2,000 was no
+  // faster in the one run tried. 0.5 s is pg-boss's shortest polling interval; a full batch skips the wait (notifyWorker). Its pool: the default 10.
   "pg-boss": {
     script: "bench/peers/pg-boss.ts",
-    settings: (concurrency) => ({ workers: 4, batchSize: concurrency / 4, pollingIntervalSeconds: 0.5, notifyOnFullBatch: true, poolSize: 10 }),
+    settings: (concurrency) => ({
+      workers: 2,
+      batchSize: 1_000,
+      sendsPerWorker: concurrency / 2,
+      pollingIntervalSeconds: 0.5,
+      notifyOnFullBatch: true,
+      poolSize: 10,
+    }),
   },
-  // concurrency = 200 jobs at once in one process, prepared statements (its default), Node's clock for run_at
-  // comparisons, the default 2 s poll (a backlog is never polled for: a worker asks again when its job ends).
+  // 200 jobs at once in one process, prepared statements (its default), Node's clock for run_at comparisons, the
+  // default 2 s poll (a backlog is never polled for: a worker asks again when its job ends), the default pool of 10
+  // (20 was no faster; neither were 50 or 20 jobs at once: it spends ~1 ms of CPU per job, worker and Postgres, either way).
   "graphile-worker": {
     script: "bench/peers/graphile-worker.ts",
-    settings: () => ({ pollInterval: 2_000, useNodeTime: true, preparedStatements: true, poolSize: 10 }),
+    settings: (concurrency) => ({ concurrency, pollInterval: 2_000, useNodeTime: true, preparedStatements: true, poolSize: 10 }),
   },
 };
 
