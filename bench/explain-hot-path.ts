@@ -3,6 +3,7 @@
 // transaction. The SQL is captured from the real functions, not copied.
 //   node bin/run-ts.mjs bench/explain-hot-path.ts [--skew] [--full-plans]
 //   --skew            10,000 older due rows on one subscription first (the fairness scenario's shape)
+//   --subs N          the backlog over N subscriptions instead of 20
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 
@@ -18,7 +19,9 @@ try {
   const url = await benchPg.create("explain");
   const db = new pg.Pool({ connectionString: url, max: 2 });
   db.on("error", () => {});
-  const subs = Array.from({ length: 20 }, (_, i) => `sub_${String(i + 1).padStart(2, "0")}`);
+  const i = process.argv.indexOf("--subs");
+  const n = i >= 0 ? Number(process.argv[i + 1]) : 20;
+  const subs = Array.from({ length: n }, (_, i) => `sub_${String(i + 1).padStart(String(n).length, "0")}`);
   await createSubs(
     db,
     subs.map((id) => ({ id, url: "http://127.0.0.1:9/ok", tenant: id })),

@@ -41,6 +41,8 @@ export type LoopContext = {
 export async function claimLoop(w: LoopContext): Promise<void> {
   const { batchSize, maxInFlight, pollIntervalMs } = w.config;
   let dbFailures = 0;
+  // Where the next claim's window of subscriptions starts (lib/ledger/sql/claim.ts nextWindowStart): the subscriptions with queued rows take turns.
+  let after = "";
   await w.freeze.ready;
   while (!w.stopping()) {
     // No statement of an earlier cycle is running: a month frozen since is acknowledged, and left out from here on.
@@ -75,6 +77,7 @@ export async function claimLoop(w: LoopContext): Promise<void> {
               excludeSubscriptions: w.limiter.exhausted(),
               answered: w.results.answered(),
               held: w.slots.heldIds(),
+              after,
             }
           : null,
         frozen,
@@ -83,6 +86,7 @@ export async function claimLoop(w: LoopContext): Promise<void> {
       dbFailures = 0;
       w.results.reportDiscarded(batch, out.applied);
       claimed = out.claimed;
+      if (out.after !== undefined) after = out.after;
     } catch (err) {
       w.results.putBack(batch);
       dbFailures++;

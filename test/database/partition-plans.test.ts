@@ -49,7 +49,7 @@ async function explain(sql: string, values: unknown[]): Promise<PlanNode[]> {
 const executedOn = (plan: PlanNode[], prefix: string) =>
   plan.filter((n) => n["Relation Name"]?.startsWith(prefix) && (n["Actual Loops"] ?? 0) > 0).map((n) => n["Relation Name"]!);
 
-const claimSql = `WITH ${claimCtes({ owner: "$1", limit: "$2", perSub: "$3", exclude: "$4", slack: "$5", answered: "$6", held: "$7" })} SELECT * FROM claimed`;
+const claimSql = `WITH ${claimCtes({ owner: "$1", limit: "$2", perSub: "$3", exclude: "$4", slack: "$5", answered: "$6", held: "$7", after: "$8" })} SELECT * FROM claimed`;
 const claimValues = () => ["w_part", ...claimParams({ owner: "w_part", limit: 10, perSubscription: 10, leaseSlackSeconds: 30, excludeSubscriptions: [] })];
 
 describe("hot-path plans on the partitioned tables", () => {

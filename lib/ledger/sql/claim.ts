@@ -32,6 +32,8 @@ export type ClaimedRow = {
   dueAt: number;
   trigger: string;
   actor: string | null;
+  /** The subscription's place in this claim's window (1 first): nextWindowStart reads it. */
+  turn: number;
   /** The subscription's free slots when the claim ran: its first `slotsFree` rows in the batch may go on the wire now, the rest are prefetched (held). */
   slotsFree: number;
   url: string;
@@ -75,13 +77,25 @@ export type ClaimOptions = {
    * freeze instead.
    */
   frozen?: readonly Freeze[];
+  /**
+   * Where the window of subscriptions this claim visits starts: after this id,
+   * wrapping round to the first ('' or absent: from the first). The worker
+   * passes nextWindowStart of its previous claim.
+   */
+  after?: string;
 };
 
 /**
  * The claim as CTEs ending in `claimed`: up to `limit` due deliveries of
- * active, unarchived subscriptions, leased to the owner. Subscriptions are visited in
- * random order, each contributing at most `perSubscription` rows, so one
- * district cannot fill the batch. A subscription's `room` is its
+ * active, unarchived subscriptions, leased to the owner. The claim visits a
+ * window of at most `limit` subscriptions (`qwin`): those with queued rows by
+ * the trigger-kept counters, in id order from `after`, wrapping round. Idle
+ * subscriptions (nothing pending or scheduled) are never read, so the claim
+ * costs what is queued, not what exists (docs/SCALING.md "The claim's
+ * window"), and the worker moves `after` on each claim (nextWindowStart), so
+ * the subscriptions with work take turns and none starves. Each contributes at
+ * most `perSubscription` rows, so one district cannot fill the batch. A
+ * subscription's `room` is its
  * `max_concurrency` less its in-flight rows on every worker (this worker's
  * answered ones left out): the rows that may go on the wire now (`slotsFree`).
  * With `held` given, the claim also prefetches: up to one more row for each
@@ -104,21 +118,36 @@ export const claimCtes = (p: {
   slack: string;
   answered: string;
   held: string;
+  after: string;
   frozen?: readonly Freeze[];
 }) => `
+     qwin AS MATERIALIZED (
+       SELECT w.*, row_number() OVER (ORDER BY w.pass, w.id) AS turn
+       FROM (
+         (SELECT ${WINDOW_COLUMNS}, 0 AS pass FROM (${queuedAfter(p.after, ">")}) g
+            JOIN subscriptions s ON s.id = g.id
+           WHERE s.state = 'active' AND s.archived_at IS NULL AND NOT (s.id = ANY(${p.exclude}::text[]))
+           ORDER BY g.id LIMIT ${p.limit})
+         UNION ALL
+         (SELECT ${WINDOW_COLUMNS}, 1 AS pass FROM (${queuedAfter(p.after, "<=")}) g
+            JOIN subscriptions s ON s.id = g.id
+           WHERE s.state = 'active' AND s.archived_at IS NULL AND NOT (s.id = ANY(${p.exclude}::text[]))
+           ORDER BY g.id LIMIT ${p.limit})
+       ) w
+       ORDER BY w.pass, w.id LIMIT ${p.limit}
+     ),
      subs AS MATERIALIZED (
-       SELECT s.id, s.url, s.updated_at, s.retry_policy, s.rate_limit_per_second,
+       SELECT s.id, s.url, s.updated_at, s.retry_policy, s.rate_limit_per_second, s.turn,
               s.max_concurrency - f.busy AS room,
               GREATEST(0, s.max_concurrency - f.busy) + CASE WHEN ${p.held}::text[] IS NULL THEN 0 ELSE GREATEST(0, f.mine_wire - f.mine_held) END AS take
-       FROM subscriptions s
+       FROM qwin s
        CROSS JOIN LATERAL (
          SELECT count(*) FILTER (WHERE NOT (f.id = ANY(${p.answered}::text[]))) + ${frozenInFlight("s.id", p.frozen ?? [])} AS busy,
                 count(*) FILTER (WHERE f.lease_owner = ${p.owner} AND NOT (f.id = ANY(${p.answered}::text[])) AND NOT (f.id = ANY(${p.held}::text[]))) AS mine_wire,
                 count(*) FILTER (WHERE f.id = ANY(${p.held}::text[])) AS mine_held
            FROM deliveries f WHERE f.subscription_id = s.id AND f.state = 'in_flight'${outsideFrozen("f", p.frozen ?? [])}
        ) f
-       WHERE s.state = 'active' AND s.archived_at IS NULL AND NOT (s.id = ANY(${p.exclude}::text[]))
-       ORDER BY random()
+       ORDER BY s.turn
      ),
      cand AS (
        SELECT c.id, c.event_at, c.state AS prev_state, c.event_id, subs.id AS sub_id
@@ -146,10 +175,58 @@ export const claimCtes = (p: {
                  cand.prev_state AS "prevState", d.leased_at::text AS "claimToken", d.attempt_count AS "attemptCount", d.total_attempts AS "totalAttempts",
                  (extract(epoch FROM d.run_started_at) * 1000)::float8 AS "runStartedAt", (extract(epoch FROM d.next_attempt_at) * 1000)::float8 AS "dueAt",
                  d.next_trigger AS trigger, d.next_actor AS actor, GREATEST(0, s.room)::int AS "slotsFree",
-                 s.url, s.updated_at::text AS "subscriptionVersion", s.retry_policy::text AS "retryPolicy", s.rate_limit_per_second AS "rateLimitPerSecond", e.payload
+                 s.url, s.updated_at::text AS "subscriptionVersion", s.retry_policy::text AS "retryPolicy", s.rate_limit_per_second AS "rateLimitPerSecond", e.payload,
+                 s.turn::int AS turn
      )`;
 
-export const claimParams = (o: ClaimOptions) => [o.limit, o.perSubscription, o.excludeSubscriptions, o.leaseSlackSeconds, o.answered ?? [], o.held ?? null];
+export const claimParams = (o: ClaimOptions) => [
+  o.limit,
+  o.perSubscription,
+  o.excludeSubscriptions,
+  o.leaseSlackSeconds,
+  o.answered ?? [],
+  o.held ?? null,
+  o.after ?? "",
+];
+
+/**
+ * The subscriptions with queued rows (pending or scheduled) whose id sorts
+ * `op` `after`, in id order, from the trigger-kept counters
+ * (delivery_state_counts, migration 0006; its index delivery_state_counts_queue,
+ * migration 0037): one ordered range per state, merged, so the scan stops once
+ * the window is full and never reads an idle subscription's counters. The
+ * counters are per writing backend until folded: a subscription is queued
+ * when its rows sum above zero.
+ */
+const queuedAfter = (after: string, op: ">" | "<=") => `
+           SELECT x.subscription_id AS id FROM (
+             (SELECT c.subscription_id, c.n FROM delivery_state_counts c WHERE c.state = 'pending' AND c.subscription_id ${op} ${after}::text ORDER BY c.subscription_id)
+             UNION ALL
+             (SELECT c.subscription_id, c.n FROM delivery_state_counts c WHERE c.state = 'scheduled' AND c.subscription_id ${op} ${after}::text ORDER BY c.subscription_id)
+           ) x GROUP BY x.subscription_id HAVING sum(x.n) > 0 ORDER BY x.subscription_id`;
+
+/** What the claim reads of each subscription in its window, once (the window's own join): the rest of the statement joins no subscription again. */
+const WINDOW_COLUMNS = "s.id, s.url, s.updated_at, s.retry_policy, s.rate_limit_per_second, s.max_concurrency";
+
+/** The statement's last column set, after the claimed rows: the window's last subscription, once, on a row of its own (`id` null). */
+export const windowEndSelect = `(SELECT id FROM qwin ORDER BY turn DESC LIMIT 1) AS "windowEnd"`;
+
+/**
+ * Where the worker's next claim starts its window: after the last
+ * subscription (in the window's turn order) that got rows when the batch
+ * filled, so those the batch had no room for come first next time; after the
+ * window's end when it did not fill, so subscriptions with queued rows but
+ * nothing due or no free slot cannot hold the window in place. '' when
+ * nothing is queued: the next window starts from the first id.
+ */
+export function nextWindowStart(claimed: readonly ClaimedRow[], asked: number, windowEnd: string | null): string {
+  if (claimed.length >= asked && claimed.length > 0) {
+    let last = claimed[0];
+    for (const r of claimed) if (r.turn > last.turn) last = r;
+    return last.subscriptionId;
+  }
+  return windowEnd ?? "";
+}
 
 /**
  * Claims due deliveries (claimCtes) in one statement. The worker runs it
@@ -158,10 +235,16 @@ export const claimParams = (o: ClaimOptions) => [o.limit, o.perSubscription, o.e
  * subscriptions.
  */
 export async function claimDeliveries(db: pg.Pool | pg.PoolClient, opts: ClaimOptions): Promise<ClaimedRow[]> {
-  const { rows } = await db.query({
-    text: `WITH ${claimCtes({ owner: "$1", limit: "$2", perSub: "$3", exclude: "$4", slack: "$5", answered: "$6", held: "$7", frozen: opts.frozen })}
-     SELECT * FROM claimed`,
+  return (await claimWindow(db, opts)).claimed;
+}
+
+/** claimDeliveries, and where the next claim's window starts (nextWindowStart). */
+export async function claimWindow(db: pg.Pool | pg.PoolClient, opts: ClaimOptions): Promise<{ claimed: ClaimedRow[]; after: string }> {
+  const { rows } = await db.query<ClaimedRow & { windowEnd: string | null }>({
+    text: `WITH ${claimCtes({ owner: "$1", limit: "$2", perSub: "$3", exclude: "$4", slack: "$5", answered: "$6", held: "$7", after: "$8", frozen: opts.frozen })}
+     SELECT c.*, ${windowEndSelect} FROM (SELECT 1) one LEFT JOIN claimed c ON true`,
     values: [opts.owner, ...claimParams(opts)],
   });
-  return rows as ClaimedRow[];
+  const claimed = rows.filter((r) => r.id !== null);
+  return { claimed, after: nextWindowStart(claimed, opts.limit, rows[0]?.windowEnd ?? null) };
 }

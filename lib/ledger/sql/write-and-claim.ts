@@ -3,7 +3,7 @@
 // per cycle).
 import "server-only";
 import type pg from "pg";
-import { claimCtes, claimDeliveries, claimParams, type ClaimedRow, type ClaimOptions } from "./claim";
+import { claimCtes, claimParams, claimWindow, nextWindowStart, windowEndSelect, type ClaimedRow, type ClaimOptions } from "./claim";
 import type { Freeze } from "./freeze";
 import { releaseUnsent } from "./release-unsent";
 import { hasGone, resultsJson, writeCtes, writeResults, type AttemptResult } from "./write-results";
@@ -28,30 +28,36 @@ export async function writeAndClaim(
   results: AttemptResult[],
   claim: Omit<ClaimOptions, "owner"> | null,
   frozen: readonly Freeze[] = [],
-): Promise<{ applied: AttemptResult[]; claimed: ClaimedRow[] }> {
+): Promise<{ applied: AttemptResult[]; claimed: ClaimedRow[]; after?: string }> {
   if (!claim || hasGone(results)) return { applied: await writeResults(db, owner, results, frozen), claimed: [] };
   return inClaimLock(db, async (c) => {
-    if (results.length === 0) return { applied: [], claimed: await claimDeliveries(c, { owner, ...claim, frozen }) };
-    const { rows } = await c.query<ClaimedRow & { ord: number | null; paused: boolean }>({
-      text: `WITH ${writeCtes(false, frozen)},${claimCtes({ owner: "$1", limit: "$3", perSub: "$4", exclude: "$5", slack: "$6", answered: "$7", held: "$8", frozen })}
-       SELECT c.*, NULL::int AS ord, c."subscriptionId" IN (SELECT id FROM fw_paused) AS paused FROM claimed c
+    if (results.length === 0) return { applied: [], ...(await claimWindow(c, { owner, ...claim, frozen })) };
+    // The claimed rows, or one row without a delivery when none is claimed (it carries the window's end), then the written results.
+    const { rows } = await c.query<ClaimedRow & { ord: number | null; paused: boolean | null; windowEnd: string | null }>({
+      text: `WITH ${writeCtes(false, frozen)},${claimCtes({ owner: "$1", limit: "$3", perSub: "$4", exclude: "$5", slack: "$6", answered: "$7", held: "$8", after: "$9", frozen })}
+       SELECT c.*, NULL::int AS ord, c."subscriptionId" IN (SELECT id FROM fw_paused) AS paused, ${windowEndSelect} FROM (SELECT 1) one LEFT JOIN claimed c ON true
        UNION ALL
-       SELECT c.*, u.ord, false FROM upd u LEFT JOIN claimed c ON false`,
+       SELECT c.*, u.ord, false, NULL FROM upd u LEFT JOIN claimed c ON false`,
       values: [owner, resultsJson(results), ...claimParams({ owner, ...claim })],
     });
     const applied: AttemptResult[] = [];
     const claimed: ClaimedRow[] = [];
     const unclaim: ClaimedRow[] = [];
+    let windowEnd: string | null = null;
     for (const row of rows) {
       if (row.ord !== null) applied.push(results[row.ord - 1]);
-      else if (row.paused) unclaim.push(row);
-      else claimed.push(row);
+      else {
+        windowEnd = row.windowEnd;
+        if (row.id === null) continue;
+        if (row.paused) unclaim.push(row);
+        else claimed.push(row);
+      }
     }
     // Rows of a subscription this statement paused for failing: its claim saw the subscription
     // still active (one snapshot). Put back before the commit, so a paused endpoint gets no
     // further attempt (./failure-window.ts).
     if (unclaim.length > 0) await releaseUnsent(c, owner, unclaim);
-    return { applied, claimed };
+    return { applied, claimed, after: nextWindowStart(claimed, claim.limit, windowEnd) };
   });
 }
 
