@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { scratchDataDir, startEmbedded } from "../../lib/db/embedded";
 import { migrate } from "../../lib/db/migrate";
+import { resetPool } from "../../lib/db/pool";
 
 pg.types.setTypeParser(20, (v) => Number(v));
 
@@ -96,7 +97,12 @@ export async function openBenchPg(opts: { log?: (m: string) => void } = {}): Pro
       const db = `${prefix}_${name}`.toLowerCase().replace(/[^a-z0-9_]/g, "_");
       await adminQuery(admin, `CREATE DATABASE ${db} TEMPLATE ${template}`);
       created.push(db);
-      return withDb(admin, db);
+      // The newest database is the process's DATABASE_URL: the services a scenario calls with its own Prisma client
+      // (erasure, redrive, resolve, retention) read the ledger through the process's pool (lib/db/pool.ts getPool).
+      const url = withDb(admin, db);
+      process.env.DATABASE_URL = url;
+      await resetPool();
+      return url;
     },
     async drop(url) {
       const db = new URL(url).pathname.slice(1);

@@ -24,6 +24,17 @@ export function createPool(opts: { url?: string; max?: number; statementTimeoutM
   return pool;
 }
 
+/**
+ * Ends the process's pool: the next getPool() opens one on DATABASE_URL as it
+ * is then. For a process that works on one database after another (the bench);
+ * the services read through getPool() whatever Prisma client they are given.
+ */
+export async function resetPool(): Promise<void> {
+  const pool = g.__hookledgerPool;
+  g.__hookledgerPool = undefined;
+  await pool?.end().catch(() => {});
+}
+
 export function getPool(): pg.Pool {
   if (!g.__hookledgerPool) g.__hookledgerPool = createPool({ statementTimeoutMs: 10_000 });
   return g.__hookledgerPool;
