@@ -215,7 +215,7 @@ export function SubscriptionsClient({
         <label className="flex flex-col gap-1 text-sm text-slate-700">
           Sort by
           <select className={input} value={state.sort} onChange={(e) => go({ sort: e.target.value as SubscriptionSort })}>
-            {SORTS.map((o) => (
+            {SORTS.filter((o) => !district || o.value !== "tenant").map((o) => (
               <option key={o.value} value={o.value}>
                 {o.label}
               </option>
