@@ -15,12 +15,40 @@ const yes = (ok: boolean | null | undefined) => (ok === null || ok === undefined
 
 export function renderMarkdown(report: Any): string {
   const r = report.results ?? {};
-  const ig = r.ingest;
   const m = report.machine ?? {};
-  const ceiling = r.ceiling?.perSecond as number | undefined;
   const rows: string[][] = [];
   const add = (...c: string[]) => rows.push(c);
+  engineRows(r, add);
+  serverRows(r, add);
+  const out: string[] = [];
+  out.push(
+    `Command: \`${report.command}\` — mode ${report.mode}, ${report.complete ? "complete" : "**incomplete**"}, started ${report.startedAt}, took ${n(report.durationSeconds)} s.`,
+  );
+  out.push("");
+  out.push(
+    `Machine: ${m.cpus} × ${m.cpuModel}, ${n(m.memoryGb, 1)} GB memory, ${m.os}; Node ${m.node}; PostgreSQL ${m.postgres?.version} (${m.postgresMode}; ` +
+      `synchronous_commit=${m.postgres?.synchronous_commit}, fsync=${m.postgres?.fsync}, shared_buffers=${m.postgres?.shared_buffers}); load average at start ${(m.loadAverageAtStart ?? []).join(", ")}.`,
+  );
+  out.push("Postgres, the worker process(es), the receiver and the load generators all share the same 2 cores; these are the figures of one run.");
+  out.push("");
+  out.push("| # | measurement | result | reference (same run) | ratio | target | |");
+  out.push("|---|---|---|---|---|---|---|");
+  for (const row of rows) out.push(`| ${row.join(" | ")} |`);
+  if (Object.keys(report.errors ?? {}).length) {
+    out.push("");
+    out.push("Failed steps:");
+    for (const [k, v] of Object.entries<string>(report.errors)) out.push(`- ${k}: ${String(v).split("\n")[0]}`);
+  }
+  if (r.peers) out.push("", ...peersSection(r.peers));
+  timeSection(report, out);
+  return out.join("\n") + "\n";
+}
 
+type Add = (...c: string[]) => void;
+
+/** The table's rows for the engine: the ceiling, commit latency, drains, cron sweep, retry timing, fairness, redrive pacing. */
+function engineRows(r: Any, add: Add) {
+  const ceiling = r.ceiling?.perSecond as number | undefined;
   if (r.ceiling) add("1", "Ceiling: undici Pool POSTs/s to the local receiver, no DB", `${n(ceiling)}/s`, "—", "—", "reference", "—");
   const cl = r.commit_latency;
   if (cl)
@@ -121,6 +149,11 @@ export function renderMarkdown(report: Any): string {
         : yes(Math.abs(rd.freshDuringOverBefore - 1) <= 0.1),
     );
   }
+}
+
+/** The table's rows for the dashboard's queries and the ingest. */
+function serverRows(r: Any, add: Add) {
+  const ig = r.ingest;
   const ds = r.dashboard;
   if (ds)
     for (const [name, q] of Object.entries<Any>(ds.queries ?? {}))
@@ -182,27 +215,15 @@ export function renderMarkdown(report: Any): string {
       yes(x.perSecond >= 10_000),
     );
   }
+}
 
-  const out: string[] = [];
-  out.push(
-    `Command: \`${report.command}\` — mode ${report.mode}, ${report.complete ? "complete" : "**incomplete**"}, started ${report.startedAt}, took ${n(report.durationSeconds)} s.`,
-  );
-  out.push("");
-  out.push(
-    `Machine: ${m.cpus} × ${m.cpuModel}, ${n(m.memoryGb, 1)} GB memory, ${m.os}; Node ${m.node}; PostgreSQL ${m.postgres?.version} (${m.postgresMode}; ` +
-      `synchronous_commit=${m.postgres?.synchronous_commit}, fsync=${m.postgres?.fsync}, shared_buffers=${m.postgres?.shared_buffers}); load average at start ${(m.loadAverageAtStart ?? []).join(", ")}.`,
-  );
-  out.push("Postgres, the worker process(es), the receiver and the load generators all share the same 2 cores; these are the figures of one run.");
-  out.push("");
-  out.push("| # | measurement | result | reference (same run) | ratio | target | |");
-  out.push("|---|---|---|---|---|---|---|");
-  for (const row of rows) out.push(`| ${row.join(" | ")} |`);
-  if (Object.keys(report.errors ?? {}).length) {
-    out.push("");
-    out.push("Failed steps:");
-    for (const [k, v] of Object.entries<string>(report.errors)) out.push(`- ${k}: ${String(v).split("\n")[0]}`);
-  }
-  if (r.peers) out.push("", ...peersSection(r.peers));
+/** "Where the time goes": CPU per measurement, the top statements and the profiles, appended to `out`. */
+function timeSection(report: Any, out: string[]) {
+  const r = report.results ?? {};
+  const ig = r.ingest;
+  const m = report.machine ?? {};
+  const d1 = r.drain_1w;
+  const ds = r.dashboard;
   const stmts = (title: string, list: Any[] | null | undefined) => {
     if (!list?.length) return;
     out.push("");
@@ -262,7 +283,6 @@ export function renderMarkdown(report: Any): string {
     );
     for (const [name, q] of Object.entries<Any>(ds.queries ?? {})) stmts(`Dashboard, ${name}`, q.topStatements);
   }
-  return out.join("\n") + "\n";
 }
 
 /** The peer comparison (bench/peers/run.ts): each system's median and rounds, hookledger's ratio to each, the target. */

@@ -161,24 +161,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
       });
     }
 
-    // The whole first screen of a first run, in 80 columns (with the default data directory): the
-    // districts' own pages are linked from the control page, so their addresses go to the start-up log.
-    const banner = () => {
-      const lines = [
-        "",
-        "hookledger demo is running.",
-        `  Dashboard:          ${opts.dashboardUrl}`,
-        signIn ? `  Sign in:            ${signIn.email}${signIn.password ? `  password ${signIn.password}` : "  (with the password you gave it)"}` : null,
-        signIn?.password ? `                      (this install's own; kept in ${stateDir ? shownPath(path.join(stateDir, "admin-password")) : "memory"})` : null,
-        `  Simulator controls: ${control.url}   (switches, traffic, districts)`,
-        `  Traffic:            about ${traffic.eventsPerSecond} events/s, run id ${traffic.runId}`,
-        opts.startLog ? `  Start-up log:       ${opts.startLog}   (--verbose prints it here)` : null,
-        "Ctrl-C stops everything; run it again to carry on.",
-        "",
-      ];
-      opts.detail?.(`Demo districts: ${districts.map((d) => `${d.info.slug} ${d.statusUrl}`).join(", ")}`);
-      log(lines.filter((l) => l !== null).join("\n"));
-    };
+    const banner = () => printBanner({ opts, signIn, stateDir, controlUrl: control.url, traffic, districts, log });
     let bannerTimer: NodeJS.Timeout | undefined;
     if (opts.waitForDashboard === false) {
       banner();
@@ -235,6 +218,36 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     await stopAll();
     throw err;
   }
+}
+
+/**
+ * The whole first screen of a first run, in 80 columns (with the default data directory): the
+ * districts' own pages are linked from the control page, so their addresses go to the start-up log.
+ */
+function printBanner(b: {
+  opts: DemoOptions;
+  signIn: Awaited<ReturnType<typeof ensureDemoUser>> | undefined;
+  stateDir: string | null;
+  controlUrl: string;
+  traffic: Traffic;
+  districts: District[];
+  log: (line: string) => void;
+}) {
+  const { opts, signIn, stateDir, traffic } = b;
+  const lines = [
+    "",
+    "hookledger demo is running.",
+    `  Dashboard:          ${opts.dashboardUrl}`,
+    signIn ? `  Sign in:            ${signIn.email}${signIn.password ? `  password ${signIn.password}` : "  (with the password you gave it)"}` : null,
+    signIn?.password ? `                      (this install's own; kept in ${stateDir ? shownPath(path.join(stateDir, "admin-password")) : "memory"})` : null,
+    `  Simulator controls: ${b.controlUrl}   (switches, traffic, districts)`,
+    `  Traffic:            about ${traffic.eventsPerSecond} events/s, run id ${traffic.runId}`,
+    opts.startLog ? `  Start-up log:       ${opts.startLog}   (--verbose prints it here)` : null,
+    "Ctrl-C stops everything; run it again to carry on.",
+    "",
+  ];
+  opts.detail?.(`Demo districts: ${b.districts.map((d) => `${d.info.slug} ${d.statusUrl}`).join(", ")}`);
+  b.log(lines.filter((l) => l !== null).join("\n"));
 }
 
 /**

@@ -212,16 +212,7 @@ export function SubscriptionsClient({
             <option value="disabled">Disabled</option>
           </select>
         </label>
-        <label className="flex flex-col gap-1 text-sm text-slate-700">
-          Sort by
-          <select className={input} value={state.sort} onChange={(e) => go({ sort: e.target.value as SubscriptionSort })}>
-            {SORTS.filter((o) => !district || o.value !== "tenant").map((o) => (
-              <option key={o.value} value={o.value}>
-                {o.label}
-              </option>
-            ))}
-          </select>
-        </label>
+        <SortSelect value={state.sort} withTenant={!district} onChange={(sort) => go({ sort })} />
         <label className="flex items-center gap-2 pb-2 text-sm text-slate-700">
           <input type="checkbox" checked={state.archived} onChange={(e) => go({ archived: e.target.checked })} />
           Show archived
@@ -238,100 +229,133 @@ export function SubscriptionsClient({
       )}
       {res.isError && !res.data && <ErrorState error={res.error} retry={() => res.refetch()} />}
       {items.length === 0 ? (
-        state.cursor ? (
-          <EmptyState title="Nothing on this page">
-            <button type="button" className={btn} onClick={() => go({})}>
-              Back to the first page
-            </button>
-          </EmptyState>
-        ) : filtered ? (
-          <EmptyState title={state.q ? `No subscription matches “${state.q}”` : "No subscription matches these filters"}>
-            Search by part of a name, an id, a URL or a tenant, or clear the filters.
-          </EmptyState>
-        ) : (
-          <EmptyState title={district ? `${district.name} has no subscriptions yet` : "No subscriptions yet"}>
-            {canCreate ? "Create one with New subscription." : "A manager creates them; ask one."}
-          </EmptyState>
-        )
+        <EmptyList paged={Boolean(state.cursor)} q={state.q} filtered={filtered} district={district?.name ?? null} canCreate={canCreate} go={go} />
       ) : (
-        // One table for every width: below md each row reflows into a card
-        // (the column name shown inline), so there is one copy of each row in the DOM.
-        <div className="relative md:overflow-x-auto md:rounded-lg md:border md:border-slate-200 md:bg-white md:shadow-sm">
-          <table className="block w-full text-left text-sm md:table">
-            <caption className="sr-only">Subscriptions, one page, in the order chosen above</caption>
-            <thead className="hidden bg-slate-50 text-slate-700 md:table-header-group">
-              <tr>
-                {["Subscription", "State", "Success 1 h", "Success 24 h", "p50 / p95", "Queue", "DLQ", "Last error"].map((h) => (
-                  <th key={h} scope="col" className="px-3 py-2 font-medium">
-                    {h}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody className="block space-y-3 md:table-row-group md:space-y-0">
-              {items.map((s) => (
-                <tr
-                  key={s.id}
-                  className="block rounded-lg border border-slate-200 bg-white p-3 align-top shadow-sm md:table-row md:rounded-none md:border-0 md:border-t md:p-0 md:shadow-none md:hover:bg-slate-50"
-                >
-                  <td className="block pb-1 md:table-cell md:px-3 md:py-2">
-                    <Link href={`/subscriptions/${encodeURIComponent(s.id)}`} className="font-medium text-blue-700 hover:underline">
-                      {s.name}
-                    </Link>
-                    <div className="font-mono text-xs text-slate-500">{s.id}</div>
-                    {!district && <div className="text-xs text-slate-600">{s.tenant ?? "all tenants"}</div>}
-                  </td>
-                  <Cell label="State">
-                    {/* An archived subscription's state waits for an unarchive; "archived" is what is true now. */}
-                    {s.archivedAt ? <ArchivedBadge /> : <SubscriptionStateBadge s={s} />}
-                  </Cell>
-                  <Cell label="Success 1 h">
-                    <Rate w={s.h1} />
-                  </Cell>
-                  <Cell label="Success 24 h">
-                    <Rate w={s.h24} />
-                  </Cell>
-                  <Cell label="p50 / p95" className="whitespace-nowrap text-slate-800">
-                    {ms(s.h1.p50Ms)} / {ms(s.h1.p95Ms)}
-                    <span className="block text-xs text-slate-500">
-                      24 h: {ms(s.h24.p50Ms)} / {ms(s.h24.p95Ms)}
-                    </span>
-                  </Cell>
-                  <Cell label="Queue">
-                    <Queue s={s} />
-                    <span className="block text-xs text-slate-500">{s.counts.delivered24h.toLocaleString()} delivered 24 h</span>
-                  </Cell>
-                  <Cell label="DLQ">
-                    <Dlq s={s} now={now} />
-                  </Cell>
-                  <Cell label="Last error" className="md:max-w-xs">
-                    <LastError s={s} />
-                  </Cell>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <SubscriptionsTable items={items} now={now} showTenant={!district} />
       )}
-      {(page.prevCursor || page.nextCursor || state.cursor) && (
-        <nav aria-label="Pages" className="flex flex-wrap items-center justify-between gap-3 text-sm">
-          <div className="flex gap-2">
-            {state.cursor && (
-              <button type="button" className={btn} onClick={() => go({})}>
-                First page
-              </button>
-            )}
-            <button type="button" className={btn} disabled={!page.prevCursor} onClick={() => page.prevCursor && go({ cursor: page.prevCursor })}>
-              ← Previous
-            </button>
-            <button type="button" className={btn} disabled={!page.nextCursor} onClick={() => page.nextCursor && go({ cursor: page.nextCursor })}>
-              Next →
-            </button>
-          </div>
-          <span className="text-slate-600">{pageSize} a page</span>
-        </nav>
-      )}
+      <Pager page={page} paged={Boolean(state.cursor)} pageSize={pageSize} go={go} />
       <p className="text-xs text-slate-600">Success rate and latency come from per-minute rollups refreshed every 15 s; queue and DLQ counts are live.</p>
     </div>
+  );
+}
+
+/** One table for every width: below md each row reflows into a card (the column name shown inline), so there is one copy of each row in the DOM. */
+function SubscriptionsTable({ items, now, showTenant }: { items: Page["items"]; now: number; showTenant: boolean }) {
+  return (
+    <div className="relative md:overflow-x-auto md:rounded-lg md:border md:border-slate-200 md:bg-white md:shadow-sm">
+      <table className="block w-full text-left text-sm md:table">
+        <caption className="sr-only">Subscriptions, one page, in the order chosen above</caption>
+        <thead className="hidden bg-slate-50 text-slate-700 md:table-header-group">
+          <tr>
+            {["Subscription", "State", "Success 1 h", "Success 24 h", "p50 / p95", "Queue", "DLQ", "Last error"].map((h) => (
+              <th key={h} scope="col" className="px-3 py-2 font-medium">
+                {h}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody className="block space-y-3 md:table-row-group md:space-y-0">
+          {items.map((s) => (
+            <tr
+              key={s.id}
+              className="block rounded-lg border border-slate-200 bg-white p-3 align-top shadow-sm md:table-row md:rounded-none md:border-0 md:border-t md:p-0 md:shadow-none md:hover:bg-slate-50"
+            >
+              <td className="block pb-1 md:table-cell md:px-3 md:py-2">
+                <Link href={`/subscriptions/${encodeURIComponent(s.id)}`} className="font-medium text-blue-700 hover:underline">
+                  {s.name}
+                </Link>
+                <div className="font-mono text-xs text-slate-500">{s.id}</div>
+                {showTenant && <div className="text-xs text-slate-600">{s.tenant ?? "all tenants"}</div>}
+              </td>
+              <Cell label="State">
+                {/* An archived subscription's state waits for an unarchive; "archived" is what is true now. */}
+                {s.archivedAt ? <ArchivedBadge /> : <SubscriptionStateBadge s={s} />}
+              </Cell>
+              <Cell label="Success 1 h">
+                <Rate w={s.h1} />
+              </Cell>
+              <Cell label="Success 24 h">
+                <Rate w={s.h24} />
+              </Cell>
+              <Cell label="p50 / p95" className="whitespace-nowrap text-slate-800">
+                {ms(s.h1.p50Ms)} / {ms(s.h1.p95Ms)}
+                <span className="block text-xs text-slate-500">
+                  24 h: {ms(s.h24.p50Ms)} / {ms(s.h24.p95Ms)}
+                </span>
+              </Cell>
+              <Cell label="Queue">
+                <Queue s={s} />
+                <span className="block text-xs text-slate-500">{s.counts.delivered24h.toLocaleString()} delivered 24 h</span>
+              </Cell>
+              <Cell label="DLQ">
+                <Dlq s={s} now={now} />
+              </Cell>
+              <Cell label="Last error" className="md:max-w-xs">
+                <LastError s={s} />
+              </Cell>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** First, previous and next page, shown when there is more than one page. */
+function Pager({ page, paged, pageSize, go }: { page: Page; paged: boolean; pageSize: number; go: (patch: Partial<ListState>) => void }) {
+  if (!(page.prevCursor || page.nextCursor || paged)) return null;
+  return (
+    <nav aria-label="Pages" className="flex flex-wrap items-center justify-between gap-3 text-sm">
+      <div className="flex gap-2">
+        {paged && (
+          <button type="button" className={btn} onClick={() => go({})}>
+            First page
+          </button>
+        )}
+        <button type="button" className={btn} disabled={!page.prevCursor} onClick={() => page.prevCursor && go({ cursor: page.prevCursor })}>
+          ← Previous
+        </button>
+        <button type="button" className={btn} disabled={!page.nextCursor} onClick={() => page.nextCursor && go({ cursor: page.nextCursor })}>
+          Next →
+        </button>
+      </div>
+      <span className="text-slate-600">{pageSize} a page</span>
+    </nav>
+  );
+}
+
+/** What an empty page says, and what the viewer can do about it. */
+function EmptyList(p: { paged: boolean; q: string; filtered: boolean; district: string | null; canCreate: boolean; go: (patch: Partial<ListState>) => void }) {
+  const { paged, q, filtered, district, canCreate, go } = p;
+  return paged ? (
+    <EmptyState title="Nothing on this page">
+      <button type="button" className={btn} onClick={() => go({})}>
+        Back to the first page
+      </button>
+    </EmptyState>
+  ) : filtered ? (
+    <EmptyState title={q ? `No subscription matches “${q}”` : "No subscription matches these filters"}>
+      Search by part of a name, an id, a URL or a tenant, or clear the filters.
+    </EmptyState>
+  ) : (
+    <EmptyState title={district ? `${district} has no subscriptions yet` : "No subscriptions yet"}>
+      {canCreate ? "Create one with New subscription." : "A manager creates them; ask one."}
+    </EmptyState>
+  );
+}
+
+/** The server-side orders; a district's viewer, who sees one tenant, is not offered the order by tenant. */
+function SortSelect({ value, withTenant, onChange }: { value: SubscriptionSort; withTenant: boolean; onChange: (sort: SubscriptionSort) => void }) {
+  return (
+    <label className="flex flex-col gap-1 text-sm text-slate-700">
+      Sort by
+      <select className={input} value={value} onChange={(e) => onChange(e.target.value as SubscriptionSort)}>
+        {SORTS.filter((o) => withTenant || o.value !== "tenant").map((o) => (
+          <option key={o.value} value={o.value}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
