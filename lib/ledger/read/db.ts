@@ -63,8 +63,8 @@ export function join(fragments: readonly Sql[], separator: string): Sql {
  * accepted: those run on the pool.
  */
 type PrismaTx = {
-  $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): PromiseLike<T>;
-  $executeRawUnsafe(query: string, ...values: unknown[]): PromiseLike<number>;
+  $queryRaw<T = unknown>(query: TemplateStringsArray, ...values: unknown[]): PromiseLike<T>;
+  $executeRaw(query: TemplateStringsArray, ...values: unknown[]): PromiseLike<number>;
   $connect?: never;
 };
 
@@ -75,7 +75,25 @@ export type LedgerDb = pg.Pool | pg.PoolClient | PrismaTx;
 export const ledgerDb = (): pg.Pool => getPool();
 
 function isPrismaTx(db: LedgerDb): db is PrismaTx {
-  return "$queryRawUnsafe" in db;
+  return "$queryRaw" in db;
+}
+
+/**
+ * A statement as a tagged template's arguments, for a Prisma transaction's $queryRaw/$executeRaw: the text
+ * split at its $n placeholders, each placeholder's value in its place (a value used twice is passed twice), so
+ * the values stay parameters there too.
+ */
+function asTemplate(q: Statement): [TemplateStringsArray, ...unknown[]] {
+  const strings: string[] = [];
+  const values: unknown[] = [];
+  let at = 0;
+  for (const m of q.text.matchAll(/\$(\d+)/g)) {
+    strings.push(q.text.slice(at, m.index));
+    values.push(q.values[Number(m[1]) - 1]);
+    at = m.index + m[0].length;
+  }
+  strings.push(q.text.slice(at));
+  return [Object.assign(strings, { raw: [...strings] }), ...values];
 }
 
 /** A statement to run; `name` makes pg prepare it once per connection (the hot paths). */
@@ -84,13 +102,13 @@ type Statement = { text: string; values: unknown[]; name?: string };
 const runPg = (db: pg.Pool | pg.PoolClient, q: Statement) => (q.name ? db.query({ name: q.name, text: q.text, values: q.values }) : db.query(q.text, q.values));
 
 export async function queryRows<T>(db: LedgerDb, q: Statement): Promise<T[]> {
-  if (isPrismaTx(db)) return db.$queryRawUnsafe<T[]>(q.text, ...q.values);
+  if (isPrismaTx(db)) return db.$queryRaw<T[]>(...asTemplate(q));
   return (await runPg(db, q)).rows as T[];
 }
 
 /** Runs a statement for its effect; the number of rows it touched. */
 export async function execute(db: LedgerDb, q: Statement): Promise<number> {
-  if (isPrismaTx(db)) return db.$executeRawUnsafe(q.text, ...q.values);
+  if (isPrismaTx(db)) return db.$executeRaw(...asTemplate(q));
   return (await runPg(db, q)).rowCount ?? 0;
 }
 
