@@ -41,7 +41,7 @@ export const LAYERS = [
  * caller's transaction as a LedgerDb (lib/ledger/read/db.ts) instead.
  */
 export const DRIVER = {
-  targets: ["lib/ledger", "lib/events/ingest.ts", "lib/deliveries", "lib/dashboard", "lib/dlq", "lib/metrics", "worker"],
+  targets: ["lib/ledger", "lib/events/ingest.ts", "lib/deliveries", "lib/dashboard", "lib/rollups", "lib/metrics", "worker"],
   from: ["lib/generated/prisma", "lib/db/prisma.ts", "node_modules/@prisma"],
   why: "the ledger and the hot paths run on pg (lib/db/pool.ts); Prisma is for the configuration tables (docs/DESIGN.md, Which driver for what).",
 };

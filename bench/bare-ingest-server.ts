@@ -16,7 +16,7 @@ import type { AddressInfo } from "node:net";
 import pg from "pg";
 import { POST } from "../app/api/v1/events/route";
 import { POST as POST_BATCH } from "../app/api/v1/events/batch/route";
-import { ZCreateEvent } from "../lib/events/schema";
+import { ZCreateEvent } from "../lib/events/event-input";
 import { envelopeBytes, subjectValues } from "../lib/events/publish";
 import { hashToken } from "../lib/auth/tokens";
 

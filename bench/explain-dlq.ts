@@ -1,4 +1,4 @@
-// What counting the DLQ now costs (lib/dashboard/dlq.ts getDlqSummary) on a
+// What counting the DLQ now costs (lib/dashboard/dead-letters.ts getDlqSummary) on a
 // large ledger, against what the sampler-read answer cost: a fresh ledger of
 // 200 subscriptions in 100 tenants, --events events over six months (one
 // delivery each, in six month partitions), --dead of them dead letters (40% on
@@ -16,9 +16,9 @@ import pg from "pg";
 process.env.HOOKLEDGER_SECRET_KEY ??= randomBytes(32).toString("base64");
 const { openBenchPg } = await import("./lib/pg");
 const { summary } = await import("./lib/stats");
-const { getDlqSummary } = await import("../lib/dashboard/dlq");
-const { findDlqGroupsLive, findDlqSampleGroups, findLatestDlqSampleAt } = await import("../lib/ledger/sql/dlq");
-const { sampleDlq } = await import("../lib/dlq/sampler");
+const { getDlqSummary } = await import("../lib/dashboard/dead-letters");
+const { findDlqGroupsLive, findDlqSampleGroups, findLatestDlqSampleAt } = await import("../lib/ledger/sql/dead-letters");
+const { sampleDlq } = await import("../lib/rollups/sampler");
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(name);

@@ -20,7 +20,7 @@ import { migrate } from "../lib/db/migrate";
 import { createPrisma } from "../lib/db/prisma";
 import { runScaleLifecycle } from "./scenarios/scale-lifecycle";
 import { measureDashboardQueries } from "./scenarios/dashboard";
-import { rollupAttemptStats, sampleDlq } from "../lib/dlq/sampler";
+import { rollupAttemptStats, sampleDlq } from "../lib/rollups/sampler";
 
 const args = process.argv.slice(2);
 const url = args.find((a) => !a.startsWith("--") && !/^\d+$/.test(a));

@@ -32,7 +32,7 @@ process.env.LOG_LEVEL ??= "warn";
 
 const { abandonLeases } = await import("../lib/ledger/sql/abandon-leases");
 const { claimDueProbes } = await import("../lib/ledger/sql/probe");
-const { sampleDlq, rollupAttemptStats } = await import("../lib/dlq/sampler");
+const { sampleDlq, rollupAttemptStats } = await import("../lib/rollups/sampler");
 const { startRedrivePacer } = await import("../worker/redrive-pacer");
 const { heartbeat } = await import("../worker/heartbeat");
 const { loadFreezes } = await import("../lib/ledger/sql/freeze");
@@ -41,7 +41,7 @@ const { renderDashboardMetrics } = await import("../lib/metrics/dashboard");
 const { findAlertConditions } = await import("../lib/metrics/alerts");
 const { seedDeliveries } = await import("./lib/seed");
 const { createPrisma } = await import("../lib/db/prisma");
-const { createRedriveBatch } = await import("../lib/redrive/service");
+const { createRedriveBatch } = await import("../lib/redrive/redrive-batches");
 const { SYSTEM } = await import("../lib/auth/principal");
 
 const quiet = pino({ level: "silent" });
@@ -174,7 +174,7 @@ function loops(): Loop[] {
     { name: "heartbeat", run: async (db) => (await heartbeat(db, { workerId: "w_bench", startedAt }, quiet), await loadFreezes(db)) },
     // worker/partition-maintenance.ts: the hourly run, every partition already made.
     { name: "partitions", run: (db) => ensurePartitions(db) },
-    // lib/dlq/sampler.ts: one DLQ sample, and the rollup of 300 new attempts.
+    // lib/rollups/sampler.ts: one DLQ sample, and the rollup of 300 new attempts.
     { name: "sampler_dlq", run: (db) => sampleDlq(db, { minGapMs: 0, now: new Date() }) },
     { name: "sampler_rollup", before: freshAttempts, run: (db) => rollupAttemptStats(db, { settleSeconds: 0 }) },
     // GET /metrics: the ledger gauges read and the registry rendered.

@@ -26,8 +26,8 @@ export function registerBackfillCommand(program: Command) {
 async function runBackfill(url: string, opts: WindowOpts, body: Record<string, unknown>): Promise<number> {
   const { createPrisma } = await import("../lib/db/prisma");
   const { AppError } = await import("../lib/errors");
-  const { ZBackfill } = await import("../lib/redrive/schema");
-  const { previewBackfill, createBackfillBatch } = await import("../lib/redrive/recover");
+  const { ZBackfill } = await import("../lib/redrive/redrive-input");
+  const { previewBackfill, createBackfillBatch } = await import("../lib/recover/recover-and-backfill");
   const prisma = createPrisma(url);
   try {
     const parsed = ZBackfill.safeParse(body);

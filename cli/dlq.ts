@@ -10,7 +10,7 @@ export function registerDlqCommand(program: Command) {
     .action(async (opts: { json: boolean }) => {
       await withDatabase(async (url) => {
         const { createPool } = await import("../lib/db/pool");
-        const { findDlqSummary, formatAge, renderTable } = await import("../lib/redrive/dlq");
+        const { findDlqSummary, formatAge, renderTable } = await import("../lib/redrive/dead-letter-summary");
         const pool = createPool({ url, max: 1, statementTimeoutMs: 10_000 });
         try {
           const s = await findDlqSummary(pool);

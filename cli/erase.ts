@@ -32,7 +32,7 @@ export function registerEraseCommand(program: Command) {
       if (!opts.subject) fail("--subject is required: the key and value to erase, e.g. --subject studentId=stu_881");
       const subject = parseSubjectFlag(opts.subject);
       if (!subject) fail(`--subject must be key=value, e.g. studentId=stu_881 (got ${JSON.stringify(opts.subject)})`);
-      const { ZCreateErasure } = await import("../lib/erasure/schema");
+      const { ZCreateErasure } = await import("../lib/erasure/erasure-input");
       const parsed = ZCreateErasure.safeParse({ subject, tenant: opts.tenant, reason: opts.reason, dryRun: opts.dryRun });
       if (!parsed.success) {
         const i = parsed.error.issues[0];
@@ -56,7 +56,7 @@ function flagOf(path: PropertyKey[]): string {
 async function runErase(url: string, input: { subject: Record<string, string | number>; tenant?: string; reason: string; dryRun: boolean }): Promise<number> {
   const { createPrisma } = await import("../lib/db/prisma");
   const { AppError } = await import("../lib/errors");
-  const { createErasure } = await import("../lib/erasure/service");
+  const { createErasure } = await import("../lib/erasure/create-erasure");
   const prisma = createPrisma(url);
   try {
     const r = await createErasure(prisma, input, cliPrincipal());

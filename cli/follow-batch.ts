@@ -16,12 +16,12 @@ export function printMore(matched: number, shown: number): void {
 export async function followBatch(
   url: string,
   prisma: import("../lib/db/prisma").PrismaClient,
-  batch: import("../lib/redrive/service").RedriveBatchView,
+  batch: import("../lib/redrive/redrive-batches").RedriveBatchView,
   actor: string,
   detach: boolean,
   text: FollowText,
 ): Promise<number> {
-  const { getRedriveBatch } = await import("../lib/redrive/service");
+  const { getRedriveBatch } = await import("../lib/redrive/redrive-batches");
   console.log(
     `Batch ${batch.id}${text.kind ? ` (${batch.kind})` : ""}: ${batch.matched} at ${batch.ratePerSecond}/s (about ${Math.ceil(batch.matched / batch.ratePerSecond)} s), by ${actor}, reason "${batch.reason}".`,
   );

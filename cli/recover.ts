@@ -7,7 +7,7 @@ import { Option, type Command } from "commander";
 import { cliPrincipal, intIn, parseWhen } from "./options";
 import { withDatabase } from "./db";
 import { followBatch, printMore } from "./follow-batch";
-import { DEFAULT_RATE_PER_SECOND, MAX_RATE_PER_SECOND, RECOVER_STATES } from "../lib/redrive/schema";
+import { DEFAULT_RATE_PER_SECOND, MAX_RATE_PER_SECOND, RECOVER_STATES } from "../lib/redrive/redrive-input";
 
 export type WindowOpts = { subscription: string; since: string; until?: string; reason: string; rate: number; dryRun: boolean; detach: boolean };
 type Opts = WindowOpts & { states?: string };
@@ -47,8 +47,8 @@ export function registerRecoverCommand(program: Command) {
 async function runRecover(url: string, opts: Opts, body: Record<string, unknown>): Promise<number> {
   const { createPrisma } = await import("../lib/db/prisma");
   const { AppError } = await import("../lib/errors");
-  const { ZRecover } = await import("../lib/redrive/schema");
-  const { previewRecover, createRecoverBatch } = await import("../lib/redrive/recover");
+  const { ZRecover } = await import("../lib/redrive/redrive-input");
+  const { previewRecover, createRecoverBatch } = await import("../lib/recover/recover-and-backfill");
   const prisma = createPrisma(url);
   try {
     const parsed = ZRecover.safeParse(body);

@@ -7,7 +7,7 @@ import { Option, type Command } from "commander";
 import { addDlqFilterOptions, cliPrincipal, dlqFilterFrom, intIn, type DlqFilterOpts } from "./options";
 import { withDatabase } from "./db";
 import { followBatch, printMore } from "./follow-batch";
-import { DEFAULT_RATE_PER_SECOND, MAX_RATE_PER_SECOND } from "../lib/redrive/schema";
+import { DEFAULT_RATE_PER_SECOND, MAX_RATE_PER_SECOND } from "../lib/redrive/redrive-input";
 
 type Opts = DlqFilterOpts & {
   reason?: string;
@@ -44,8 +44,8 @@ export function registerRedriveCommand(program: Command) {
 async function runRedrive(url: string, opts: Opts, filter: Record<string, unknown>): Promise<number> {
   const { createPrisma } = await import("../lib/db/prisma");
   const { AppError } = await import("../lib/errors");
-  const { ZRedriveFilter } = await import("../lib/redrive/schema");
-  const { previewRedrive, createRedriveBatch } = await import("../lib/redrive/service");
+  const { ZRedriveFilter } = await import("../lib/redrive/redrive-input");
+  const { previewRedrive, createRedriveBatch } = await import("../lib/redrive/redrive-batches");
   const prisma = createPrisma(url);
   try {
     const parsed = ZRedriveFilter.safeParse(filter);

@@ -47,8 +47,8 @@ export function registerResolveCommand(program: Command) {
 async function runResolve(url: string, opts: Opts, filter: Record<string, unknown>): Promise<number> {
   const { createPrisma } = await import("../lib/db/prisma");
   const { AppError } = await import("../lib/errors");
-  const { ZBulkResolve } = await import("../lib/resolve/schema");
-  const { previewResolve, resolveDeadLetters } = await import("../lib/resolve/service");
+  const { ZBulkResolve } = await import("../lib/resolve/resolve-input");
+  const { previewResolve, resolveDeadLetters } = await import("../lib/resolve/resolve-and-resend");
   const prisma = createPrisma(url);
   try {
     const parsed = ZBulkResolve.safeParse({ filter, resolution: opts.resolution ?? "discarded", reason: opts.reason?.trim(), dryRun: opts.dryRun });

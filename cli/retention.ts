@@ -65,7 +65,7 @@ export function registerRetentionCommand(program: Command) {
         await withDatabase(async (url) => {
           const { createPrisma } = await import("../lib/db/prisma");
           const { createPool } = await import("../lib/db/pool");
-          const { runRetention } = await import("../lib/retention/service");
+          const { runRetention } = await import("../lib/retention/run-retention");
           const prisma = createPrisma(url);
           const pool = createPool({ url, max: 3 });
           try {
@@ -97,7 +97,7 @@ export function registerRetentionCommand(program: Command) {
       await checkEnv();
       await withDatabase(async (url) => {
         const { createPool } = await import("../lib/db/pool");
-        const { getRetentionOverview } = await import("../lib/retention/service");
+        const { getRetentionOverview } = await import("../lib/retention/run-retention");
         const pool = createPool({ url, max: 3 });
         try {
           const o = await getRetentionOverview(pool);
@@ -136,7 +136,7 @@ export function registerRetentionCommand(program: Command) {
         retentionDays: opts.clear ? null : days("--days", opts.days!),
         payloadRetentionDays: opts.payloadDays ? days("--payload-days", opts.payloadDays) : null,
       };
-      const { ZRetentionOverride } = await import("../lib/retention/schema");
+      const { ZRetentionOverride } = await import("../lib/retention/retention-input");
       const parsed = ZRetentionOverride.safeParse(input);
       if (!parsed.success) {
         const i = parsed.error.issues[0];
@@ -146,7 +146,7 @@ export function registerRetentionCommand(program: Command) {
       process.exit(
         await withDatabase(async (url) => {
           const { createPrisma } = await import("../lib/db/prisma");
-          const { setRetentionOverride } = await import("../lib/retention/service");
+          const { setRetentionOverride } = await import("../lib/retention/run-retention");
           const prisma = createPrisma(url);
           try {
             return await reported(async () => {

@@ -4,7 +4,7 @@
 import { Option, type Command } from "commander";
 import { withDatabase } from "./db";
 import { intIn } from "./options";
-import { SUBSCRIPTION_PAGE_MAX, SUBSCRIPTION_SORTS } from "../lib/subscriptions/schema";
+import { SUBSCRIPTION_PAGE_MAX, SUBSCRIPTION_SORTS } from "../lib/subscriptions/subscription-input";
 
 type ListOpts = {
   q?: string;
@@ -32,7 +32,7 @@ export function registerSubscriptionsCommands(program: Command) {
       await withDatabase(async (url) => {
         const { createPool } = await import("../lib/db/pool");
         const { findSubscriptionPage } = await import("../lib/subscriptions/list");
-        const { renderTable } = await import("../lib/redrive/dlq");
+        const { renderTable } = await import("../lib/redrive/dead-letter-summary");
         const { AppError, fromZod } = await import("../lib/errors");
         const { ZodError } = await import("zod");
         const pool = createPool({ url, max: 1, statementTimeoutMs: 10_000 });

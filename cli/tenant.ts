@@ -15,7 +15,7 @@ export function registerTenantCommands(program: Command) {
     .action(async (opts: { id: string; name: string }) => {
       await withDatabase(async (url) => {
         const { createPrisma } = await import("../lib/db/prisma");
-        const { createTenant } = await import("../lib/tenants/service");
+        const { createTenant } = await import("../lib/tenants/manage-tenants");
         const { AppError, fromZod } = await import("../lib/errors");
         const { ZodError } = await import("zod");
         const prisma = createPrisma(url);
@@ -39,7 +39,7 @@ export function registerTenantCommands(program: Command) {
     .action(async () => {
       await withDatabase(async (url) => {
         const { createPrisma } = await import("../lib/db/prisma");
-        const { listTenants } = await import("../lib/tenants/service");
+        const { listTenants } = await import("../lib/tenants/manage-tenants");
         const prisma = createPrisma(url);
         try {
           for (const t of await listTenants(prisma, cliPrincipal())) console.log(`${t.id}\t${t.name}`);

@@ -22,7 +22,7 @@ export function registerTokenCommands(program: Command) {
       await withDatabase(async (url) => {
         const { createPrisma } = await import("../lib/db/prisma");
         const { createApiToken } = await import("../lib/auth/tokens");
-        const { requireTenant } = await import("../lib/tenants/service");
+        const { requireTenant } = await import("../lib/tenants/manage-tenants");
         const { AppError } = await import("../lib/errors");
         const prisma = createPrisma(url);
         try {

@@ -17,7 +17,7 @@ export function registerUserCommands(program: Command) {
         const { createPrisma } = await import("../lib/db/prisma");
         const { createUser } = await import("../lib/auth/users");
         const { AppError } = await import("../lib/errors");
-        const { requireTenant } = await import("../lib/tenants/service");
+        const { requireTenant } = await import("../lib/tenants/manage-tenants");
         const prisma = createPrisma(url);
         try {
           const tenantId = await requireTenant(prisma, opts.tenant, "--tenant");

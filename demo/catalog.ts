@@ -2,7 +2,7 @@
 // assignments, and the events an edtech platform would publish about them.
 // Deterministic rosters (a seeded PRNG) so a restarted demo talks about the
 // same students; random choices per event so traffic looks alive.
-import type { TCreateEvent } from "../lib/events/schema";
+import type { TCreateEvent } from "../lib/events/event-input";
 import { rng } from "../lib/random"; // seeded: rosters are the same on every run
 
 export type DistrictSlug = "lincoln" | "jefferson" | "riverside" | "maplegrove" | "cedarfalls" | "westfield" | "oakridge";

@@ -6,7 +6,7 @@
 // the run id, so a restarted demo never collides with the ids of an earlier run.
 import type { PrismaClient } from "../lib/db/prisma";
 import { publishEventStandalone } from "../lib/events/publish";
-import type { TCreateEvent } from "../lib/events/schema";
+import type { TCreateEvent } from "../lib/events/event-input";
 import type { HookledgerClient } from "../client/src/index";
 import { buildRoster, generateEvent, pickWeighted, TRAFFIC_WEIGHTS, type DistrictSlug, type Roster } from "./catalog";
 

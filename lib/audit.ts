@@ -147,7 +147,7 @@ export const AUDIT_ACTIONS = {
     }),
   },
   /**
-   * An erasure (lib/erasure/service.ts): the subject KEY, the tenant and the counts; never the erased value, nor a hash
+   * An erasure (lib/erasure/create-erasure.ts): the subject KEY, the tenant and the counts; never the erased value, nor a hash
    * of it. Target id: the erasure's id (its row in `erasures`, and each tombstoned event's erasure_id).
    */
   "erasure.run": {
@@ -163,7 +163,7 @@ export const AUDIT_ACTIONS = {
     }),
   },
   /**
-   * A retention run a person started (lib/retention/service.ts; the daily run's record is its retention_runs row): the
+   * A retention run a person started (lib/retention/run-retention.ts; the daily run's record is its retention_runs row): the
    * policy it applied and how many rows of each table it removed or expunged; `stopped` when its process stopped it
    * between batches (the next run removes the rest). Target id: the run's id.
    */

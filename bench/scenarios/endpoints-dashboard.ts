@@ -14,9 +14,9 @@ import { findEventTypeChoices, findSubscriptionHealth, findSubscriptionHealthPag
 import { findLookupResults } from "../../lib/dashboard/lookup";
 import { listSubscriptionPage } from "../../lib/subscriptions/list";
 import { createPrisma } from "../../lib/db/prisma";
-import { rollupAttemptStats, sampleDlq } from "../../lib/dlq/sampler";
+import { rollupAttemptStats, sampleDlq } from "../../lib/rollups/sampler";
 import { ensurePartitions } from "../../lib/ledger/sql/partitions";
-import type { TListSubscriptions } from "../../lib/subscriptions/schema";
+import type { TListSubscriptions } from "../../lib/subscriptions/subscription-input";
 
 export type EndpointsDashboardSizes = { subscriptions: number; tenants: number; iterations: number };
 

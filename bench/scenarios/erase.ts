@@ -10,7 +10,7 @@ import type { BenchPg } from "../lib/pg";
 import { createSubs } from "../lib/seed";
 import { round } from "../lib/stats";
 import { createPrisma } from "../../lib/db/prisma";
-import { createErasure } from "../../lib/erasure/service";
+import { createErasure } from "../../lib/erasure/create-erasure";
 import { ERASE_CHUNK } from "../../lib/ledger/sql/erase";
 import { enqueueEvents } from "../../lib/ledger/sql/enqueue";
 import { eventRow } from "../../lib/events/publish";

@@ -5,7 +5,7 @@
 // and during the redrive.
 //
 // 6b. Recover pacing (kind "recover"): the same measurement for a recover of a
-// window of delivered rows (lib/redrive/recover.ts createRecoverBatch), each
+// window of delivered rows (lib/recover/recover-and-backfill.ts createRecoverBatch), each
 // sent again as a resend, while the same fresh traffic flows.
 import pg from "pg";
 import type { BenchPg } from "../lib/pg";
@@ -16,8 +16,8 @@ import { startTraffic } from "../lib/traffic";
 import { startWorkers } from "../lib/workers";
 import { round, summary } from "../lib/stats";
 import { createPrisma } from "../../lib/db/prisma";
-import { createRedriveBatch } from "../../lib/redrive/service";
-import { createRecoverBatch } from "../../lib/redrive/recover";
+import { createRedriveBatch } from "../../lib/redrive/redrive-batches";
+import { createRecoverBatch } from "../../lib/recover/recover-and-backfill";
 import { startRedrivePacer } from "../../worker/redrive-pacer";
 import { SYSTEM } from "../../lib/auth/principal";
 import fs from "node:fs";

@@ -8,7 +8,7 @@ import type { BenchPg } from "../lib/pg";
 import { createSubs, seedDeliveries } from "../lib/seed";
 import { round } from "../lib/stats";
 import { createPrisma } from "../../lib/db/prisma";
-import { resolveDeadLetters } from "../../lib/resolve/service";
+import { resolveDeadLetters } from "../../lib/resolve/resolve-and-resend";
 import { RESOLVE_CHUNK } from "../../lib/ledger/sql/resolve";
 import { SYSTEM } from "../../lib/auth/principal";
 

@@ -16,10 +16,10 @@
 import pg from "pg";
 import { round, summary } from "../lib/stats";
 import type { PrismaClient } from "../../lib/db/prisma";
-import { createErasure } from "../../lib/erasure/service";
+import { createErasure } from "../../lib/erasure/create-erasure";
 import { enqueueEvents } from "../../lib/ledger/sql/enqueue";
 import { eventRow } from "../../lib/events/publish";
-import { runRetention } from "../../lib/retention/service";
+import { runRetention } from "../../lib/retention/run-retention";
 import { SYSTEM } from "../../lib/auth/principal";
 import { DeliveryWorker } from "../../worker/worker";
 import { createSubs, pollUntil } from "../lib/seed";

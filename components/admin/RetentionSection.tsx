@@ -2,7 +2,7 @@
 // each tenant's override), the oldest data the ledger still holds, the last
 // runs and what each removed, and the ledger tables' sizes (with monthly
 // partitions, each partition's range and size).
-import type { RetentionOverview } from "@/lib/retention/service";
+import type { RetentionOverview } from "@/lib/retention/run-retention";
 import { Card } from "@/components/ui/kit";
 import { Time } from "@/components/ui/time";
 

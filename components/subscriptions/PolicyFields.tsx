@@ -8,7 +8,7 @@ import { Field } from "@/components/ui/form";
 import { waitText, type SubscriptionField } from "./fields";
 
 export type PolicyValues = { ladder: string; timeoutMs: string; rate: string; concurrency: string };
-/** The server's default (lib/subscriptions/service.ts). */
+/** The server's default (lib/subscriptions/manage-subscriptions.ts). */
 const DEFAULT_MAX_CONCURRENCY = 10;
 
 export function PolicyFields({

@@ -10,19 +10,19 @@
 import "server-only";
 import { z } from "zod";
 import type { Permission } from "../auth/permissions";
-import { ZCreateEvent } from "../events/schema";
+import { ZCreateEvent } from "../events/event-input";
 import { MAX_BATCH_EVENTS, ZApiError, ZBatchDelivery, ZPublishBatch, ZPublishBatchQuery, ZPublishBatchResponse } from "../events/batch";
-import { ZCreateSubscription, ZListSubscriptions, ZUpdateSubscription } from "../subscriptions/schema";
+import { ZCreateSubscription, ZListSubscriptions, ZUpdateSubscription } from "../subscriptions/subscription-input";
 import { ZRotateSecret } from "../subscriptions/rotation";
 import { ZArchiveSubscription } from "../subscriptions/archive";
 import { ZTestSend } from "../net/test-send";
 import { ZListDeliveries } from "../deliveries/queries";
-import { ZBackfill, ZCancelRedrive, ZCreateRedrive, ZListRedrives, ZRecover, ZRedriveDelivery } from "../redrive/schema";
-import { ZBulkResolve, ZResendDelivery, ZResolveDelivery } from "../resolve/schema";
-import { ZCreateErasure } from "../erasure/schema";
-import { ZRetentionOverride, ZRunRetention } from "../retention/schema";
-import { ZCreateTenant } from "../tenants/schema";
-import { ZDlqHistory } from "../dashboard/dlq";
+import { ZBackfill, ZCancelRedrive, ZCreateRedrive, ZListRedrives, ZRecover, ZRedriveDelivery } from "../redrive/redrive-input";
+import { ZBulkResolve, ZResendDelivery, ZResolveDelivery } from "../resolve/resolve-input";
+import { ZCreateErasure } from "../erasure/erasure-input";
+import { ZRetentionOverride, ZRunRetention } from "../retention/retention-input";
+import { ZCreateTenant } from "../tenants/tenant-input";
+import { ZDlqHistory } from "../dashboard/dead-letters";
 import { ZLookup } from "../dashboard/lookup";
 import { ZRange, ZSubscriptionDeliveries } from "../dashboard/subscriptions";
 import {

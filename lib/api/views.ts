@@ -6,15 +6,15 @@
 // test/api/openapi-views.test.ts parse real answers of the routes with these
 // schemas and compare the result with the answer, and check at compile time
 // that each schema's type and its service's return type accept each other, so
-// a field added to or dropped from a view (lib/subscriptions/service.ts
+// a field added to or dropped from a view (lib/subscriptions/manage-subscriptions.ts
 // toSubscriptionView, lib/ledger/read/types.ts, whose schema the delivery views pick from,
 // the services the routes call) fails there until this file says so too.
 import "server-only";
 import { z } from "zod";
 import { RESOLUTIONS, SUBSCRIPTION_STATES } from "../ledger/states";
 import { ZAttemptRecord, ZDeadLetterSample, ZDeliveryRecord, ZRecoverSample, ZRedriveSample } from "../ledger/read/types";
-import { ZFailurePolicy, ZRetryPolicy } from "../subscriptions/schema";
-import { BATCH_KINDS, RECOVER_STATES, ZRedriveFilter } from "../redrive/schema";
+import { ZFailurePolicy, ZRetryPolicy } from "../subscriptions/subscription-input";
+import { BATCH_KINDS, RECOVER_STATES, ZRedriveFilter } from "../redrive/redrive-input";
 
 const time = z.string().describe("ISO 8601, UTC");
 const maybeTime = time.nullable();

@@ -12,7 +12,7 @@ import type { Principal } from "./principal";
 import { USER_ROLES, bumpSessionVersion, createUser, listUsers, type CreatedUser, type UserView } from "./users";
 import { createApiToken } from "./tokens";
 import { generatePassword, hashPassword } from "./password";
-import { requireTenant } from "../tenants/service";
+import { requireTenant } from "../tenants/manage-tenants";
 
 /**
  * The permission, and a global principal: a scoped admin manages nothing of accounts and tokens (it could otherwise

@@ -38,7 +38,7 @@ export const ROLE_PERMISSIONS = {
   "retention.manage": ADMINS,
   "users.manage": ADMINS,
   "tokens.manage": ADMINS,
-  // Tenants (districts): listing and registering them. A scoped admin is refused too (lib/tenants/service.ts).
+  // Tenants (districts): listing and registering them. A scoped admin is refused too (lib/tenants/manage-tenants.ts).
   "tenants.manage": ADMINS,
 } as const satisfies Record<string, readonly Role[]>;
 

@@ -10,7 +10,7 @@ export function hashToken(token: string): string {
 
 /**
  * Creates a token. `tenantId` confines it to one tenant (null or absent = global);
- * the caller has checked the tenant exists (lib/tenants/service.ts, requireTenant):
+ * the caller has checked the tenant exists (lib/tenants/manage-tenants.ts, requireTenant):
  * the foreign key refuses an unknown one anyway.
  */
 export async function createApiToken(

@@ -1,18 +1,26 @@
 // The DLQ now: depth and oldest age, by subscription and reason, counted at
 // each call, so a resolve, a redrive or a new dead letter shows from its
 // commit. The trigger-kept counters give each subscription's depth
-// (lib/ledger/sql/dlq.ts findDlqPairs); the subscriptions that fit in
+// (lib/ledger/sql/dead-letters.ts findDlqPairs); the subscriptions that fit in
 // LIVE_GROUP_LIMIT dead letters, smallest first, are then read from their rows
 // through the deliveries_dlq partial index (depth, oldest, and the groups a
 // redrive filters on: error class, last status). A larger subscription's depth
 // and oldest come from the counters and one seek per reason on that index,
-// and its groups from the sampler's latest reading (lib/dlq/sampler.ts),
+// and its groups from the sampler's latest reading (lib/rollups/sampler.ts),
 // marked with its time, since grouping its rows costs a heap read per dead
 // letter. The sampler's readings also draw the charts (findDlqHistory).
 import "server-only";
 import { z } from "zod";
 import { iso, ledgerDb, queryRows, sql, type LedgerDb } from "../ledger/read/db";
-import { findDlqGroupsLive, findDlqHistoryRows, findDlqPairs, findDlqSampleGroups, findLatestDlqSampleAt, type DlqGroupRow, type DlqPairRow } from "../ledger/sql/dlq";
+import {
+  findDlqGroupsLive,
+  findDlqHistoryRows,
+  findDlqPairs,
+  findDlqSampleGroups,
+  findLatestDlqSampleAt,
+  type DlqGroupRow,
+  type DlqPairRow,
+} from "../ledger/sql/dead-letters";
 import { GLOBAL_SCOPE, type Scope } from "../tenants/scope";
 
 export type DlqGroup = {

@@ -20,7 +20,7 @@ import { LIST_EXCERPT_CHARS } from "./lookup";
 import { GLOBAL_SCOPE, isScoped, scopeWhere, type Scope } from "../tenants/scope";
 import { pausedReasonOf, type PausedReason } from "../subscriptions/failure-policy";
 import { findSubscriptionPage, type SubscriptionPage, type SubscriptionPageRow } from "../subscriptions/list";
-import type { TListSubscriptions } from "../subscriptions/schema";
+import type { TListSubscriptions } from "../subscriptions/subscription-input";
 
 type WindowStats = { attempts: number; delivered: number; successRate: number | null; p50Ms: number | null; p95Ms: number | null };
 export type SubscriptionHealth = {

@@ -33,7 +33,7 @@ import {
   type ErasureTextCounts,
   type SubjectMatch,
 } from "../ledger/sql/erase";
-import { subjectPair, ZCreateErasure, type TCreateErasure } from "./schema";
+import { subjectPair, ZCreateErasure, type TCreateErasure } from "./erasure-input";
 import { ERASED_TEXT, erasedValueRecord, namesValue, valuePattern } from "./values";
 
 export type ErasureReceipt = {

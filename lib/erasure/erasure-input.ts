@@ -1,7 +1,7 @@
 // The input of an erasure, validated at every edge (API and CLI) with the same
 // schema. Client-safe: no I/O.
 import { z } from "zod";
-import { SUBJECT_KEY_RE } from "../events/schema";
+import { SUBJECT_KEY_RE } from "../events/event-input";
 
 /**
  * Keys an erasure can name: the ones the ingest indexes into subject_values

@@ -9,7 +9,7 @@ import { AppError, fromZod } from "../errors";
 import { envInt } from "../env";
 import { ingestEvent } from "./ingest";
 import { refusalFor, visibleDeliveries, type PublishResult } from "./publish";
-import { ZCreateEvent } from "./schema";
+import { ZCreateEvent } from "./event-input";
 import { GLOBAL_SCOPE, publishTenantError, type Scope } from "../tenants/scope";
 
 /** Events per batch at most: a few grouped statements' worth, answered within a request timeout. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ZEventTypeName } from "../subscriptions/schema";
+import { ZEventTypeName } from "../subscriptions/subscription-input";
 
 export const SUBJECT_KEY_RE = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 // Subject values are stored as PostgreSQL text and jsonb, which hold neither

@@ -27,7 +27,7 @@ import { AppError } from "../errors";
 import { enqueueEventsWithTenants, existingDeliveries, wakeWorkers, type EventRow, type ExistingEvent, type SubscriptionTenants } from "../ledger/sql/enqueue";
 import { logger } from "../log";
 import { eventConflict, eventRow, isChangedRepublish, republishRefusal, type PublishedDelivery, type PublishResult } from "./publish";
-import type { TCreateEvent } from "./schema";
+import type { TCreateEvent } from "./event-input";
 
 /**
  * Statements in flight at once for full groups (batches). Two left a fifth of the machine idle: two

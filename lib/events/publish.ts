@@ -11,7 +11,7 @@ import { enqueueEvents, existingDeliveries, type EnqueuedDelivery, type EventRow
 import { tombstoneSentence } from "../ledger/sql/erase";
 import type { Scope } from "../tenants/scope";
 import { eventContentHash } from "./canonical";
-import { ZCreateEvent, type TCreateEvent } from "./schema";
+import { ZCreateEvent, type TCreateEvent } from "./event-input";
 
 export type PublishedDelivery = EnqueuedDelivery;
 export type { EventRow };

@@ -1,7 +1,7 @@
 // A subscription's retry_policy, read one way by everything that needs it: the
 // worker (what to do after a failed attempt), the dashboard ("attempt 3 of 7")
 // and the API. The API validates a policy on the way in
-// (lib/subscriptions/schema.ts); here anything malformed in a stored policy
+// (lib/subscriptions/subscription-input.ts); here anything malformed in a stored policy
 // falls back to the default field by field rather than stopping deliveries.
 import { memoized } from "../memo";
 import type { ClassifyOverrides } from "./classify";

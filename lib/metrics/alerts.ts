@@ -7,7 +7,7 @@
 // subscriptions that exist nor by deliveries or attempts: counts from
 // delivery_state_counts (its queue states' index), dead letters by index seeks
 // on deliveries_dlq, attempt outcomes of the window from the per-minute rollup
-// attempt_stats_minute (lib/dlq/sampler.ts), the queue head from
+// attempt_stats_minute (lib/rollups/sampler.ts), the queue head from
 // deliveries_sub_due, and the names of the offending subscriptions only.
 import "server-only";
 import type pg from "pg";

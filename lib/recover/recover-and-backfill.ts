@@ -12,8 +12,8 @@ import { ledgerDb } from "../ledger/read/db";
 import { AppError, notFound } from "../errors";
 import { writeAudit } from "../audit";
 import type { Principal } from "../auth/principal";
-import { REDRIVES_CHANNEL } from "./sql";
-import { inactiveSubscriptionMessage, SAMPLE_SIZE, toBatchView, type BatchWindowFilter, type RedriveBatchView } from "./service";
+import { REDRIVES_CHANNEL } from "../redrive/sql";
+import { inactiveSubscriptionMessage, SAMPLE_SIZE, toBatchView, type BatchWindowFilter, type RedriveBatchView } from "../redrive/redrive-batches";
 import {
   countRecoverMatches,
   sampleRecoverMatches,
@@ -23,7 +23,7 @@ import {
   type RecoverWindow,
 } from "../ledger/sql/recover";
 import { countBackfillMatches, sampleBackfillMatches, snapshotBackfillItems, type BackfillWindow } from "../ledger/sql/backfill";
-import type { TBackfill, TRecover } from "./schema";
+import type { TBackfill, TRecover } from "../redrive/redrive-input";
 import type { RecoverSample } from "../ledger/read/types";
 import { GLOBAL_SCOPE, scopeOf, subscriptionWhere, type Scope } from "../tenants/scope";
 

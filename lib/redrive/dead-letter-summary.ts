@@ -1,9 +1,9 @@
 // The DLQ at a glance for `hookledger dlq`: depth, oldest age, and the groups a
 // redrive filters on (subscription and reason), from the ledger's live DLQ
-// groups (lib/ledger/sql/dlq.ts: the deliveries_dlq partial index).
+// groups (lib/ledger/sql/dead-letters.ts: the deliveries_dlq partial index).
 import "server-only";
 import type pg from "pg";
-import { findDlqByReason, type DlqReasonGroup } from "../ledger/sql/dlq";
+import { findDlqByReason, type DlqReasonGroup } from "../ledger/sql/dead-letters";
 
 type DlqGroup = DlqReasonGroup;
 export type DlqSummary = { depth: number; oldestAgeSeconds: number | null; groups: DlqGroup[] };

@@ -20,7 +20,7 @@ import { getDelivery } from "../ledger/sql/get-delivery";
 import { retryNow } from "../ledger/sql/retry-now";
 import { countBatchProgress } from "../ledger/sql/recover";
 import { countHeldMatches, countRedriveMatches, redriveDeliveries, sampleRedriveMatches, snapshotRedriveItems } from "../ledger/sql/redrive";
-import { ZRedriveFilter, type BatchKind, type TCreateRedrive, type TRedriveFilter } from "./schema";
+import { ZRedriveFilter, type BatchKind, type TCreateRedrive, type TRedriveFilter } from "./redrive-input";
 import { GLOBAL_SCOPE, scopeOf, subscriptionWhere, type Scope } from "../tenants/scope";
 
 /** What a recover or backfill batch selected: the subscription, the window (until resolved to a time) and, for a recover, the states. */

@@ -19,8 +19,8 @@ import { getDelivery } from "../ledger/sql/get-delivery";
 import { countResolveMatches, findResolveMatchIds, RESOLVE_CHUNK, resolveDeliveries, sampleResolveMatches } from "../ledger/sql/resolve";
 import { resendDelivery as resendRow } from "../ledger/sql/resend";
 import { RESENDABLE_STATES, RESOLVABLE_STATES, type Resolution } from "../ledger/states";
-import { ZRedriveFilter, type TRedriveFilter } from "../redrive/schema";
-import { inactiveSubscriptionMessage } from "../redrive/service";
+import { ZRedriveFilter, type TRedriveFilter } from "../redrive/redrive-input";
+import { inactiveSubscriptionMessage } from "../redrive/redrive-batches";
 import { GLOBAL_SCOPE, scopeOf, subscriptionWhere, type Scope } from "../tenants/scope";
 
 const SAMPLE_SIZE = 10;

@@ -1,7 +1,7 @@
 // Inputs of resolve and resend, validated at every edge (API, CLI, dashboard) with the same schemas.
 import { z } from "zod";
 import { RESOLUTIONS } from "../ledger/states";
-import { ZRedriveFilter, ZRedriveReason } from "../redrive/schema";
+import { ZRedriveFilter, ZRedriveReason } from "../redrive/redrive-input";
 
 const ZResolution = z.enum(RESOLUTIONS, { message: `one of ${RESOLUTIONS.join(", ")}` });
 /** An operator's reason: required, as for a redrive (an incident or ticket id, or a sentence). */

@@ -20,7 +20,7 @@ import { AppError, fromZod } from "../errors";
 import type { Principal } from "../auth/principal";
 import { writeAudit } from "../audit";
 import { logger } from "../log";
-import { rollupAttemptStats } from "../dlq/sampler";
+import { rollupAttemptStats } from "../rollups/sampler";
 import {
   addRetentionCounts,
   countExpiredDeliveries,
@@ -54,7 +54,7 @@ import { countExpungeable, expungeEvents } from "../ledger/sql/expunge";
 import { retentionFromEnv } from "./policy";
 import { trackRun } from "./running";
 import { listPartitionSizes, swapExpiredMonths, swappedSpan, type MonthTable, type PartitionSize } from "./partitions";
-import { ZRetentionOverride, type TRetentionOverride } from "./schema";
+import { ZRetentionOverride, type TRetentionOverride } from "./retention-input";
 
 export type RetentionPolicy = {
   retentionDays: number;

@@ -1,6 +1,6 @@
 // The retention runs a person started through the API in this process, so
 // a server that is stopping can stop them between batches and let them record
-// that (lib/retention/service.ts: a stopped run is recorded as failed, with
+// that (lib/retention/run-retention.ts: a stopped run is recorded as failed, with
 // why and what it removed) instead of leaving a record that says running.
 // Kept on globalThis: the routes and the server's own entry (server.ts) load
 // their own copies of this module. No imports: server.ts loads it on its own.

@@ -11,7 +11,7 @@ import type { Logger } from "pino";
 import { createPool } from "../db/pool";
 import { logger } from "../log";
 import { retentionFromEnv } from "./policy";
-import { runRetention, type RetentionReport } from "./service";
+import { runRetention, type RetentionReport } from "./run-retention";
 
 export const RETENTION_EVERY_MS = 24 * 3600_000;
 /** How often a worker looks whether the daily run is due: cheap (one indexed read), and a late run is at most this late. */

@@ -5,7 +5,7 @@
 // request, and subscription health read these tables, so no dashboard request
 // scans the attempts or a large queue. The DLQ's depth and age now are not the
 // sampler's: they are counted per request from the trigger-kept counters
-// (lib/dashboard/dlq.ts), so they do not lag a write by a tick.
+// (lib/dashboard/dead-letters.ts), so they do not lag a write by a tick.
 //
 // It runs inside each Next server process (instrumentation.ts). Several
 // dashboard instances are safe: each step takes a transaction-scoped advisory
@@ -19,7 +19,7 @@ import { getPool } from "../db/pool";
 import { logger } from "../log";
 import { latencyBucket, LATENCY_BUCKETS, STATS_HOUR_MS } from "../ledger/read/latency";
 import { connectGuarded, releaseGuarded } from "../db/client";
-import { hasFreshDlqSample, pruneDlqSamples, takeDlqSample } from "../ledger/sql/dlq";
+import { hasFreshDlqSample, pruneDlqSamples, takeDlqSample } from "../ledger/sql/dead-letters";
 import { addMinuteStats, countAttemptOutcomes, findSettledAttemptId, pruneAttemptStats, refreshHourlyStats, type MinuteStats } from "../ledger/read/attempt-stats";
 
 export { refreshHourlyStats };

@@ -11,7 +11,7 @@ import { writeAudit } from "../audit";
 import type { Principal } from "../auth/principal";
 import { DELIVERIES_CHANNEL } from "../ledger/notify";
 import { countInFlight, supersedeQueuedDeliveries } from "../ledger/sql/archive";
-import { toSubscriptionView, type SubscriptionView } from "./service";
+import { toSubscriptionView, type SubscriptionView } from "./manage-subscriptions";
 
 export const ZArchiveSubscription = z.object({ reason: z.string().trim().min(3, "say why, in at least 3 characters").max(500) }).strict();
 export type TArchiveSubscription = z.infer<typeof ZArchiveSubscription>;

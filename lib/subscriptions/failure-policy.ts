@@ -3,7 +3,7 @@
 // prober, lib/ledger/sql/probe.ts, resumes). Stored as three columns, all
 // null when the policy is off.
 import type { Subscription } from "../generated/prisma/client";
-import type { TFailurePolicy } from "./schema";
+import type { TFailurePolicy } from "./subscription-input";
 
 export type PausedReason = "manual" | "failing";
 

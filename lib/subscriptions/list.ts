@@ -8,8 +8,8 @@ import type { PrismaClient } from "../db/prisma";
 import { AppError } from "../errors";
 import { join, ledgerDb, queryRows, raw, sql, type LedgerDb, type Sql } from "../ledger/read/db";
 import { GLOBAL_SCOPE, scopeWhere, subscriptionWhere, type Scope } from "../tenants/scope";
-import { ZListSubscriptions, type SubscriptionSort, type TListSubscriptions } from "./schema";
-import { toSubscriptionView, type SubscriptionView } from "./service";
+import { ZListSubscriptions, type SubscriptionSort, type TListSubscriptions } from "./subscription-input";
+import { toSubscriptionView, type SubscriptionView } from "./manage-subscriptions";
 
 type SortField = "name" | "tenant" | "state" | "created";
 

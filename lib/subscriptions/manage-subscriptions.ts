@@ -9,10 +9,10 @@ import type { Principal } from "../auth/principal";
 import { validateTargetUrl } from "../net/target";
 import { generateSecret, sealSecret } from "./secrets";
 import { assertEndpointAuthRestated, assertTlsHasHttps, endpointAuthColumns, type HeaderView, type TlsView } from "./endpoint-auth";
-import type { TCreateSubscription, TUpdateSubscription } from "./schema";
+import type { TCreateSubscription, TUpdateSubscription } from "./subscription-input";
 import { failurePolicyColumns, failurePolicyOf, pauseColumns, pauseView } from "./failure-policy";
 import { GLOBAL_SCOPE, isGlobalAdmin, scopeOf, subscriptionWhere, type Scope } from "../tenants/scope";
-import { requireTenant } from "../tenants/service";
+import { requireTenant } from "../tenants/manage-tenants";
 import { subscriptionHasHistory } from "../ledger/sql/find-deliveries";
 
 export type SubscriptionView = {

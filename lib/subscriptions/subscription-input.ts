@@ -100,7 +100,7 @@ export const ZUpdateSubscription = z
     headers: ZEndpointHeaders.nullable().optional(),
     tls: ZEndpointTls.nullable().optional(),
     failurePolicy: ZFailurePolicy.nullable().optional(),
-    // Moves the subscription to another tenant (null: tenant-less); global admins only (lib/subscriptions/service.ts).
+    // Moves the subscription to another tenant (null: tenant-less); global admins only (lib/subscriptions/manage-subscriptions.ts).
     tenant: z.string().trim().min(1).max(200).nullable().optional(),
   })
   .strict()

@@ -2,7 +2,7 @@
 // the check every account and token creation makes on the tenant it names.
 // Creating a tenant is a global admin's; a scoped principal sees its own only.
 import "server-only";
-import { ZCreateTenant, type TCreateTenant } from "./schema";
+import { ZCreateTenant, type TCreateTenant } from "./tenant-input";
 import type { PrismaClient, Tx } from "../db/prisma";
 import { AppError, notFound } from "../errors";
 import { writeAudit } from "../audit";
@@ -10,7 +10,7 @@ import type { Principal } from "../auth/principal";
 import { can } from "../auth/permissions";
 import { isGlobalAdmin, scopeOf } from "./scope";
 
-export { ZCreateTenant, type TCreateTenant } from "./schema";
+export { ZCreateTenant, type TCreateTenant } from "./tenant-input";
 
 export type TenantView = { id: string; name: string; createdAt: string };
 

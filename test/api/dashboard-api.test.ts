@@ -13,7 +13,7 @@ import * as sub from "../../app/api/v1/dashboard/subscriptions/[id]/route";
 import * as subDeliveries from "../../app/api/v1/dashboard/subscriptions/[id]/deliveries/route";
 import * as answers from "../../app/api/v1/dashboard/subscriptions/[id]/answers/route";
 import * as delivery from "../../app/api/v1/dashboard/deliveries/[id]/route";
-import { sampleDlq } from "../../lib/dlq/sampler";
+import { sampleDlq } from "../../lib/rollups/sampler";
 
 let db: TestDb;
 let support: string;

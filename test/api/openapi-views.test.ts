@@ -16,18 +16,18 @@ import { startReceiver, type Receiver } from "../helpers/worker-helpers";
 import { seedDeadLetters } from "../helpers/redrive-helpers";
 import { API_OPERATIONS, type HttpMethod } from "../../lib/api/openapi";
 import * as v from "../../lib/api/views";
-import { sampleDlq } from "../../lib/dlq/sampler";
-import type { TenantView } from "../../lib/tenants/service";
+import { sampleDlq } from "../../lib/rollups/sampler";
+import type { TenantView } from "../../lib/tenants/manage-tenants";
 import type { rotateSecret, SecretMeta } from "../../lib/subscriptions/rotation";
 import type { TestSendView } from "../../lib/net/test-send";
 import type { ArchiveResult } from "../../lib/subscriptions/archive";
 import type { DeliveryView } from "../../lib/api/views";
-import type { redriveDelivery, RedriveBatchProgress, RedriveBatchView, RedrivePreview } from "../../lib/redrive/service";
-import type { BackfillPreview, RecoverPreview } from "../../lib/redrive/recover";
-import type { BulkResolveResult, ResolvePreview } from "../../lib/resolve/service";
-import type { DlqSummary, findDlqHistory } from "../../lib/dashboard/dlq";
-import type { RetentionOverview, RetentionPolicy, RetentionReport } from "../../lib/retention/service";
-import type { ErasureReceipt } from "../../lib/erasure/service";
+import type { redriveDelivery, RedriveBatchProgress, RedriveBatchView, RedrivePreview } from "../../lib/redrive/redrive-batches";
+import type { BackfillPreview, RecoverPreview } from "../../lib/recover/recover-and-backfill";
+import type { BulkResolveResult, ResolvePreview } from "../../lib/resolve/resolve-and-resend";
+import type { DlqSummary, findDlqHistory } from "../../lib/dashboard/dead-letters";
+import type { RetentionOverview, RetentionPolicy, RetentionReport } from "../../lib/retention/run-retention";
+import type { ErasureReceipt } from "../../lib/erasure/create-erasure";
 import * as tenants from "../../app/api/v1/tenants/route";
 import * as subscriptions from "../../app/api/v1/subscriptions/route";
 import * as subscription from "../../app/api/v1/subscriptions/[id]/route";
@@ -86,7 +86,7 @@ agrees<Out<typeof v.ZDlqHistoryView>, Awaited<ReturnType<typeof findDlqHistory>>
 agrees<Out<typeof v.ZRetentionPolicyView>, RetentionPolicy>();
 narrows<Out<typeof v.ZRetentionPreview> | Out<typeof v.ZRetentionStarted>, RetentionReport>();
 agrees<Out<typeof v.ZRetentionReport>, RetentionReport>();
-// A run's stored policy is unknown to the ledger's reader; the document says what every run stores (lib/retention/service.ts).
+// A run's stored policy is unknown to the ledger's reader; the document says what every run stores (lib/retention/run-retention.ts).
 type Runs = RetentionOverview["runs"][number];
 agrees<Omit<RetentionOverview, "runs">, Omit<Out<typeof v.ZRetentionOverview>, "runs">>();
 agrees<Omit<Out<typeof v.ZRetentionOverview>["runs"][number], "policy">, Omit<Runs, "policy">>();

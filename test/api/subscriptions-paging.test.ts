@@ -11,7 +11,7 @@ import { minutesAgo, seedDelivery, seedEvent } from "../helpers/dashboard-seed";
 import { createApiToken } from "../../lib/auth/tokens";
 import * as list from "../../app/api/v1/subscriptions/route";
 import * as health from "../../app/api/v1/dashboard/subscriptions/route";
-import { SUBSCRIPTION_SORTS } from "../../lib/subscriptions/schema";
+import { SUBSCRIPTION_SORTS } from "../../lib/subscriptions/subscription-input";
 import { startApiServer } from "../helpers/client-server";
 import { HookledgerClient } from "../../client/src/index";
 import { runCli } from "../helpers/cli-run";

@@ -18,7 +18,7 @@ import { call } from "../helpers/api";
 import { seedDelivery, seedEvent } from "../helpers/dashboard-seed";
 import { createApiToken, clearTokenCache } from "../../lib/auth/tokens";
 import type { Role } from "../../lib/auth/permissions";
-import { createSubscription } from "../../lib/subscriptions/service";
+import { createSubscription } from "../../lib/subscriptions/manage-subscriptions";
 import { SYSTEM } from "../../lib/auth/principal";
 import { findAuditEntries } from "../../app/(dashboard)/audit/find-audit-entries";
 import { scopeOf } from "../../lib/tenants/scope";

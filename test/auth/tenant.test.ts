@@ -19,7 +19,7 @@ import { clearTokenCache, createApiToken, findTokenPrincipal } from "../../lib/a
 import { createTokenAsAdmin, createUserAsAdmin, findTokens } from "../../lib/auth/admin";
 import { principalFromSessionCookie, SYSTEM } from "../../lib/auth/principal";
 import { newSession, sealSession } from "../../lib/auth/cookies";
-import { createSubscription } from "../../lib/subscriptions/service";
+import { createSubscription } from "../../lib/subscriptions/manage-subscriptions";
 import { findEventTypeChoices } from "../../lib/dashboard/subscriptions";
 import { GLOBAL_SCOPE } from "../../lib/tenants/scope";
 

@@ -1,13 +1,13 @@
 // The dashboard's server-only query functions against real Postgres, with
-// ledger states seeded in SQL (lib/dashboard/*, lib/dlq/sampler.ts).
+// ledger states seeded in SQL (lib/dashboard/*, lib/rollups/sampler.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "../helpers/db";
 import { minutesAgo, seedDelivery, seedEvent, seedSubscription } from "../helpers/dashboard-seed";
 import { findLookupResults } from "../../lib/dashboard/lookup";
 import { getDeliveryDetail } from "../../lib/dashboard/delivery";
 import { findEndpointAnswers, findSubscriptionDeliveries, findSubscriptionHealth, getSubscriptionOverview } from "../../lib/dashboard/subscriptions";
-import { findDlqHistory, getDlqSummary } from "../../lib/dashboard/dlq";
-import { rollupAttemptStats, runSamplerOnce, sampleDlq } from "../../lib/dlq/sampler";
+import { findDlqHistory, getDlqSummary } from "../../lib/dashboard/dead-letters";
+import { rollupAttemptStats, runSamplerOnce, sampleDlq } from "../../lib/rollups/sampler";
 import { describeDelivery, deliveryReceipt } from "../../lib/dashboard/describe";
 import { deliveryKey } from "../../lib/ledger/delivery-key";
 import { quantileFromHistogram } from "../../lib/ledger/read/latency";

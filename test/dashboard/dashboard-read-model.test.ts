@@ -14,7 +14,7 @@ import { findDeliveries, withAttempts } from "../../lib/ledger/sql/find-deliveri
 import { getDelivery } from "../../lib/ledger/sql/get-delivery";
 import { findStateCounts, hasDeliveries } from "../../lib/ledger/sql/counts";
 import { countRedriveMatches, redriveFilterWhere, sampleRedriveMatches } from "../../lib/ledger/sql/redrive";
-import { previewRedrive } from "../../lib/redrive/service";
+import { previewRedrive } from "../../lib/redrive/redrive-batches";
 import { DELIVERY_COLUMNS } from "../../lib/ledger/read/map";
 import { ZDeliveryRecord, ZDeliveryWithAttempts } from "../../lib/ledger/read/types";
 import { ZDeliveryView, ZDeliveryWithAttempts as ZApiDeliveryWithAttempts } from "../../lib/api/views";

@@ -10,7 +10,7 @@ import { createTestDatabase, type TestDb } from "../helpers/db";
 import { seedEvent, seedSubscription } from "../helpers/dashboard-seed";
 import { deliveryKey } from "../../lib/ledger/delivery-key";
 import { rng } from "../../lib/random";
-import { refreshHourlyStats, rollupAttemptStats } from "../../lib/dlq/sampler";
+import { refreshHourlyStats, rollupAttemptStats } from "../../lib/rollups/sampler";
 import { COUNT_CAP, findSubscriptionHealth } from "../../lib/dashboard/subscriptions";
 import { LATENCY_BUCKETS, latencyBucket, quantileFromHistogram } from "../../lib/ledger/read/latency";
 

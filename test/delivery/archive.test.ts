@@ -12,7 +12,7 @@ import * as unarchiveRoute from "../../app/api/v1/subscriptions/[id]/unarchive/r
 import * as subsRoute from "../../app/api/v1/subscriptions/route";
 import * as subRoute from "../../app/api/v1/subscriptions/[id]/route";
 import * as healthRoute from "../../app/api/v1/dashboard/subscriptions/route";
-import { createSubscription } from "../../lib/subscriptions/service";
+import { createSubscription } from "../../lib/subscriptions/manage-subscriptions";
 import { SYSTEM } from "../../lib/auth/principal";
 import { publishEventStandalone } from "../../lib/events/publish";
 import { findLookupResults } from "../../lib/dashboard/lookup";

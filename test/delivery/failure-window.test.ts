@@ -9,7 +9,7 @@ import { Webhook } from "standardwebhooks";
 import { createTestDatabase, type TestDb } from "../helpers/db";
 import { createSub, deliveryOf, seedEvents, startReceiver, waitFor, worker, type Receiver } from "../helpers/worker-helpers";
 import { deliveryKey } from "../../lib/ledger/delivery-key";
-import { updateSubscription } from "../../lib/subscriptions/service";
+import { updateSubscription } from "../../lib/subscriptions/manage-subscriptions";
 import { findSubscriptionHealth } from "../../lib/dashboard/subscriptions";
 import { SYSTEM } from "../../lib/auth/principal";
 import type { DeliveryWorker } from "../../worker/worker";

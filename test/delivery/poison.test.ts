@@ -12,7 +12,7 @@ import { abandonLeases } from "../../lib/ledger/sql/abandon-leases";
 import { claimDeliveries } from "../../lib/ledger/sql/claim";
 import { nextAttempt } from "../../lib/ledger/backoff";
 import { parseRetryPolicy } from "../../lib/ledger/retry-policy";
-import { ZRetryPolicy } from "../../lib/subscriptions/schema";
+import { ZRetryPolicy } from "../../lib/subscriptions/subscription-input";
 
 let db: TestDb;
 let r: Receiver;

@@ -9,7 +9,7 @@ import { createSub, delivered, retried503, seedEvents, startReceiver, waitFor, w
 import { claimDeliveries, type ClaimedRow } from "../../lib/ledger/sql/claim";
 import { writeResults, type AttemptResult } from "../../lib/ledger/sql/write-results";
 import { claimDueProbes, recordProbe } from "../../lib/ledger/sql/probe";
-import { updateSubscription } from "../../lib/subscriptions/service";
+import { updateSubscription } from "../../lib/subscriptions/manage-subscriptions";
 import { SYSTEM } from "../../lib/auth/principal";
 
 let db: TestDb;

@@ -8,7 +8,7 @@ import { createTestDatabase, tableCounts, type TestDb } from "../helpers/db";
 import { call, tokenFor } from "../helpers/api";
 import * as secretsRoute from "../../app/api/v1/subscriptions/[id]/secrets/route";
 import * as secretRoute from "../../app/api/v1/subscriptions/[id]/secrets/[secretId]/route";
-import { createSubscription } from "../../lib/subscriptions/service";
+import { createSubscription } from "../../lib/subscriptions/manage-subscriptions";
 import { SECRET_ROTATED_EVENT } from "../../lib/subscriptions/rotation";
 import { SYSTEM } from "../../lib/auth/principal";
 

@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDb } from "../helpers/db";
 import { attemptsOf, createSub, deliveryOf, seedEvents, settled, startDbRelay, startReceiver, waitFor, worker, type Receiver } from "../helpers/worker-helpers";
 import { deliveryKey } from "../../lib/ledger/delivery-key";
 import { generateSecret } from "../../lib/subscriptions/secrets";
-import { updateSubscription } from "../../lib/subscriptions/service";
+import { updateSubscription } from "../../lib/subscriptions/manage-subscriptions";
 import { SYSTEM } from "../../lib/auth/principal";
 import type { DeliveryWorker } from "../../worker/worker";
 import { USER_AGENT } from "../../lib/net/sender";

@@ -13,7 +13,7 @@ import { DELIVERIES_CHANNEL } from "../../lib/ledger/notify";
 import { createTokenAsAdmin, revokeToken } from "../../lib/auth/admin";
 import { TOKEN_CACHE_TTL_MS, clearTokenCache } from "../../lib/auth/tokens";
 import { SYSTEM } from "../../lib/auth/principal";
-import type { TCreateEvent } from "../../lib/events/schema";
+import type { TCreateEvent } from "../../lib/events/event-input";
 
 let db: TestDb;
 let producer: string;

@@ -13,7 +13,7 @@ import { publishEventStandalone } from "../../lib/events/publish";
 import { publishBatch } from "../../lib/events/batch";
 import { canonicalJson, eventContentHash } from "../../lib/events/canonical";
 import { databaseBefore } from "../helpers/migration-db";
-import type { TCreateEvent } from "../../lib/events/schema";
+import type { TCreateEvent } from "../../lib/events/event-input";
 
 let db: TestDb;
 let producer: string;

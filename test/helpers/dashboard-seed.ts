@@ -3,7 +3,7 @@
 // held) with their attempts rows, at chosen times.
 import type pg from "pg";
 import { deliveryKey } from "../../lib/ledger/delivery-key";
-import { rollupAttemptStats } from "../../lib/dlq/sampler";
+import { rollupAttemptStats } from "../../lib/rollups/sampler";
 
 export async function seedSubscription(pool: pg.Pool, s: { id: string; name: string; tenant?: string | null; state?: string; retryPolicy?: object }) {
   await pool.query(`INSERT INTO subscriptions (id, name, tenant, url, event_types, state, retry_policy) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [

@@ -3,7 +3,7 @@
 // transition (state, reason, error class, status code, time).
 import type { TestDb } from "./db";
 import { SYSTEM } from "../../lib/auth/principal";
-import { createSubscription } from "../../lib/subscriptions/service";
+import { createSubscription } from "../../lib/subscriptions/manage-subscriptions";
 
 export async function seedSubscription(db: TestDb, id: string, url = `https://${id}.example.test/hooks`, state: "active" | "paused" | "disabled" = "active") {
   await createSubscription(db.prisma, { id, name: `${id} SIS`, url, eventTypes: ["assignment.graded"] }, SYSTEM);

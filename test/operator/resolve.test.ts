@@ -12,7 +12,7 @@ import * as dlq from "../../app/api/v1/dlq/route";
 import { readLedgerSnapshot } from "../../lib/metrics/ledger";
 import { findStateCounts } from "../../lib/ledger/sql/counts";
 import { findAlertConditions } from "../../lib/metrics/alerts";
-import { sampleDlq } from "../../lib/dlq/sampler";
+import { sampleDlq } from "../../lib/rollups/sampler";
 import { getDeliveryDetail } from "../../lib/dashboard/delivery";
 import { databaseBefore } from "../helpers/migration-db";
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "../helpers/db";
 import { startDemo, type Demo } from "../../demo/run";
 import { runWorker } from "../../worker/main";
-import { redriveDelivery } from "../../lib/redrive/service";
+import { redriveDelivery } from "../../lib/redrive/redrive-batches";
 import { SYSTEM } from "../../lib/auth/principal";
 import { deliveryKey } from "../../lib/ledger/delivery-key";
 

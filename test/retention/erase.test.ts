@@ -26,7 +26,7 @@ import * as batch from "../../app/api/v1/events/batch/route";
 import * as redriveOne from "../../app/api/v1/deliveries/[id]/redrive/route";
 import * as resend from "../../app/api/v1/deliveries/[id]/resend/route";
 import * as testSend from "../../app/api/v1/subscriptions/[id]/test/route";
-import { ZCreateErasure } from "../../lib/erasure/schema";
+import { ZCreateErasure } from "../../lib/erasure/erasure-input";
 import { parseSubjectFlag } from "../../cli/erase";
 
 const exec = promisify(execFile);

@@ -16,7 +16,7 @@ import * as redriveOne from "../../app/api/v1/deliveries/[id]/redrive/route";
 import * as resend from "../../app/api/v1/deliveries/[id]/resend/route";
 import * as testSend from "../../app/api/v1/subscriptions/[id]/test/route";
 import * as erasures from "../../app/api/v1/erasures/route";
-import { rollupAttemptStats } from "../../lib/dlq/sampler";
+import { rollupAttemptStats } from "../../lib/rollups/sampler";
 import { getDeliveryDetail } from "../../lib/dashboard/delivery";
 
 let db: TestDb;

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, tableCounts, type TestDb } from "../helpers/db";
 import { runCli } from "../helpers/cli-run";
 import { backdate, daysAgo, seedDelivery, seedEvent, seedSubscription } from "../helpers/dashboard-seed";
-import { rollupAttemptStats } from "../../lib/dlq/sampler";
+import { rollupAttemptStats } from "../../lib/rollups/sampler";
 
 let db: TestDb;
 

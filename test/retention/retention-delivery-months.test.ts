@@ -8,11 +8,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "../helpers/db";
 import { seedDelivery, seedEvent, seedSubscription } from "../helpers/dashboard-seed";
-import { rollupAttemptStats } from "../../lib/dlq/sampler";
+import { rollupAttemptStats } from "../../lib/rollups/sampler";
 import { ensurePartitions, monthStart, partitionName } from "../../lib/ledger/sql/partitions";
 import { deliveryKept, deliveryKeptRows, putOverride, type TenantDays } from "../../lib/ledger/sql/retention";
 import { queryRows, raw, sql } from "../../lib/ledger/read/db";
-import { runRetention } from "../../lib/retention/service";
+import { runRetention } from "../../lib/retention/run-retention";
 
 let db: TestDb;
 // The 5th month back, mid-month: ended well before a 90-day cutoff.

@@ -13,7 +13,7 @@ import { FAST, createSub, startReceiver, type Receiver } from "../helpers/worker
 import { runWorker } from "../../worker/main";
 import { publishEventStandalone } from "../../lib/events/publish";
 import { ensurePartitions, monthStart } from "../../lib/ledger/sql/partitions";
-import { runRetention } from "../../lib/retention/service";
+import { runRetention } from "../../lib/retention/run-retention";
 
 const PER_MONTH = Number(process.env.RETENTION_LOAD_PER_MONTH ?? 10_000);
 let db: TestDb;

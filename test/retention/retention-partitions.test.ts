@@ -14,12 +14,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "../helpers/db";
 import { seedDelivery, seedSubscription } from "../helpers/dashboard-seed";
-import { rollupAttemptStats } from "../../lib/dlq/sampler";
+import { rollupAttemptStats } from "../../lib/rollups/sampler";
 import { ensurePartitions, listPartitions, monthStart, partitionName, swapPartition } from "../../lib/ledger/sql/partitions";
 import { eventKept, KEYSET_START, removeDroppedEventKeys, removeExpiredEvents } from "../../lib/ledger/sql/retention";
 import { createBackfillDeliveries, snapshotBackfillItems } from "../../lib/ledger/sql/backfill";
 import { findAttempts } from "../../lib/ledger/sql/find-deliveries";
-import { runRetention } from "../../lib/retention/service";
+import { runRetention } from "../../lib/retention/run-retention";
 
 let db: TestDb;
 // Two whole months well past 90 days: the 6th and the 5th month back (mid-month, so no row sits on a boundary).

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "../helpers/db";
 import { daysAgo, seedFinishedWork, seedSubscription } from "../helpers/dashboard-seed";
-import { beginTrackedRetention, getRetentionOverview, runRetention } from "../../lib/retention/service";
+import { beginTrackedRetention, getRetentionOverview, runRetention } from "../../lib/retention/run-retention";
 import { ABANDONED, RETENTION_LOCK } from "../../lib/ledger/sql/retention";
 import { stopRetentionRuns } from "../../lib/retention/running";
 

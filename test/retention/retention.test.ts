@@ -11,10 +11,10 @@ import { call, tokenFor } from "../helpers/api";
 import { backdate, daysAgo, seedDelivery, seedEvent, seedSubscription, type SeedAttempt } from "../helpers/dashboard-seed";
 import * as retention from "../../app/api/v1/retention/route";
 import * as retentionRun from "../../app/api/v1/retention/run/route";
-import { runRetention } from "../../lib/retention/service";
+import { runRetention } from "../../lib/retention/run-retention";
 import { retentionFromEnv } from "../../lib/retention/policy";
 import { RETENTION_LOCK } from "../../lib/ledger/sql/retention";
-import { rollupAttemptStats, ROLLUP_LOCK } from "../../lib/dlq/sampler";
+import { rollupAttemptStats, ROLLUP_LOCK } from "../../lib/rollups/sampler";
 import { findDeadLetterGauges, findStateCounts } from "../../lib/ledger/sql/counts";
 import { findSubscriptionHealth } from "../../lib/dashboard/subscriptions";
 

@@ -12,7 +12,7 @@ import { createTestDatabase, tableCounts, type TestDb } from "../helpers/db";
 import { call } from "../helpers/api";
 import { seedDelivery, seedEvent } from "../helpers/dashboard-seed";
 import { createApiToken } from "../../lib/auth/tokens";
-import { createSubscription } from "../../lib/subscriptions/service";
+import { createSubscription } from "../../lib/subscriptions/manage-subscriptions";
 import { SYSTEM } from "../../lib/auth/principal";
 import * as erasures from "../../app/api/v1/erasures/route";
 import * as resolveOne from "../../app/api/v1/deliveries/[id]/resolve/route";

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, tableCounts, type TestDb } from "../helpers/db";
 import { call } from "../helpers/api";
 import { createApiToken } from "../../lib/auth/tokens";
-import { createSubscription } from "../../lib/subscriptions/service";
+import { createSubscription } from "../../lib/subscriptions/manage-subscriptions";
 import { SYSTEM } from "../../lib/auth/principal";
 import * as events from "../../app/api/v1/events/route";
 import * as batch from "../../app/api/v1/events/batch/route";

@@ -9,7 +9,7 @@ import { createTestDatabase, type TestDb } from "../helpers/db";
 import { call } from "../helpers/api";
 import { seedDelivery, seedEvent } from "../helpers/dashboard-seed";
 import { createApiToken } from "../../lib/auth/tokens";
-import { createSubscription } from "../../lib/subscriptions/service";
+import { createSubscription } from "../../lib/subscriptions/manage-subscriptions";
 import { SYSTEM } from "../../lib/auth/principal";
 import * as subscription from "../../app/api/v1/subscriptions/[id]/route";
 import * as subscriptions from "../../app/api/v1/subscriptions/route";

@@ -8,7 +8,7 @@ import { getPrisma } from "@/lib/db/prisma";
 import { AppError } from "@/lib/errors";
 import { authorizeAction } from "@/lib/auth/session";
 import { createTokenAsAdmin, createUserAsAdmin, revokeToken, setUserDisabled } from "@/lib/auth/admin";
-import { createTenant } from "@/lib/tenants/service";
+import { createTenant } from "@/lib/tenants/manage-tenants";
 
 export type ActionResult<T = undefined> = { ok: true; value?: T } | { ok: false; error: string };
 

@@ -10,7 +10,7 @@ import { Time } from "@/components/ui/time";
 import { AUDIT_ACTION_LABELS, AUDIT_TARGET_TYPE_LABELS, DELIVERY_STATE_LABELS, ERROR_CLASS_LABELS, labelOf } from "@/components/ui/labels";
 import { isAuditAction, parseAuditDetails, type AuditTargetType } from "@/lib/audit";
 import { scopeOf } from "@/lib/tenants/scope";
-import { listTenants } from "@/lib/tenants/service";
+import { listTenants } from "@/lib/tenants/manage-tenants";
 import { ZAuditQuery, findAuditEntries } from "./find-audit-entries";
 import { AuditFilterForm } from "./filter-form";
 

@@ -1,7 +1,7 @@
 "use client";
 import Link from "next/link";
 import { useState } from "react";
-import type { DlqGroup, DlqPoint, DlqSummary } from "@/lib/dashboard/dlq";
+import type { DlqGroup, DlqPoint, DlqSummary } from "@/lib/dashboard/dead-letters";
 import { formatAge } from "@/lib/dashboard/describe";
 import { ResolveGroupDialog, type ResolveTarget } from "@/components/dlq/ResolveGroupDialog";
 import { usePolled } from "@/components/dashboard/usePolled";

@@ -1,6 +1,6 @@
 import { requireViewer } from "@/lib/auth/session";
 import { can } from "@/lib/auth/permissions";
-import { findDlqHistory, getDlqSummary } from "@/lib/dashboard/dlq";
+import { findDlqHistory, getDlqSummary } from "@/lib/dashboard/dead-letters";
 import { DlqClient } from "./page-client";
 import { scopeOf } from "@/lib/tenants/scope";
 

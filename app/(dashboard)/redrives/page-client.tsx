@@ -2,7 +2,7 @@
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { apiFetch } from "@/lib/client/api";
-import type { RedriveBatchView } from "@/lib/redrive/service";
+import type { RedriveBatchView } from "@/lib/redrive/redrive-batches";
 import { DataTable, EmptyState, PageHeader, STATUS_STYLE, btnPrimary } from "@/components/ui/kit";
 import { Time, useFormatTime } from "@/components/ui/time";
 import { KIND_LABEL, KIND_STYLE, KIND_VERB, describeBatch } from "@/components/redrive/batch-kind";

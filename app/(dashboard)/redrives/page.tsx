@@ -2,8 +2,8 @@
 import { requireViewer } from "@/lib/auth/session";
 import { can } from "@/lib/auth/permissions";
 import { getPrisma } from "@/lib/db/prisma";
-import { listRedriveBatches } from "@/lib/redrive/service";
-import { BATCH_KINDS, type BatchKind } from "@/lib/redrive/schema";
+import { listRedriveBatches } from "@/lib/redrive/redrive-batches";
+import { BATCH_KINDS, type BatchKind } from "@/lib/redrive/redrive-input";
 import { RedriveBatchesClient } from "./page-client";
 import { scopeOf } from "@/lib/tenants/scope";
 

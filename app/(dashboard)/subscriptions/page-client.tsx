@@ -4,7 +4,7 @@ import { useRouter } from "next/navigation";
 import { useEffect, useRef, useState } from "react";
 import { useQueryClient } from "@tanstack/react-query";
 import type { SubscriptionHealth } from "@/lib/dashboard/subscriptions";
-import type { SubscriptionSort } from "@/lib/subscriptions/schema";
+import type { SubscriptionSort } from "@/lib/subscriptions/subscription-input";
 import { formatAge, answerOf } from "@/lib/dashboard/describe";
 import { usePolled } from "@/components/dashboard/usePolled";
 import { UpdatedAgo, useNow } from "@/components/ui/time";

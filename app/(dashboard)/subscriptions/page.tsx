@@ -1,7 +1,7 @@
 import { requireViewer } from "@/lib/auth/session";
 import { can } from "@/lib/auth/permissions";
 import { findEventTypeChoices, findSubscriptionHealthPage, findTenants } from "@/lib/dashboard/subscriptions";
-import { SUBSCRIPTION_SORTS, type SubscriptionSort } from "@/lib/subscriptions/schema";
+import { SUBSCRIPTION_SORTS, type SubscriptionSort } from "@/lib/subscriptions/subscription-input";
 import { AppError } from "@/lib/errors";
 import { SubscriptionsClient, type ListState } from "./page-client";
 import { scopeOf } from "@/lib/tenants/scope";

@@ -1,6 +1,6 @@
 // The attempt rollups: attempt_stats_minute (attempts folded per subscription
 // and minute, with a latency histogram) and attempt_stats_hour (the sum of an
-// hour's minute rows). The sampler (lib/dlq/sampler.ts) writes them under its
+// hour's minute rows). The sampler (lib/rollups/sampler.ts) writes them under its
 // lock and watermark; subscription health, the outcomes chart and the alerts
 // page read them, by primary key, instead of scanning attempts.
 import "server-only";

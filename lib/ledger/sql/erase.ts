@@ -14,7 +14,7 @@
 //   test_sends  the same, for an operator's test send of the event's bytes;
 //   operational events about those deliveries (hookledger.delivery.dead_lettered
 //               carries the last error message) are tombstoned the same way.
-// The statements are chunked by the caller (lib/erasure/service.ts): one
+// The statements are chunked by the caller (lib/erasure/create-erasure.ts): one
 // transaction per chunk of events. tombstoneEvents takes the kind so that a
 // payload expunge by age can write the same tombstone as 'expunged'.
 import "server-only";

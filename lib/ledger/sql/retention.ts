@@ -50,7 +50,7 @@ function cutoffOf(p: TenantDays, tenantExpr: Sql): Sql {
 /** The latest cutoff of any tenant: rows finished after it are kept whatever their tenant. */
 const latestCutoff = (p: TenantDays) => sql`(now() - make_interval(days => ${Math.min(p.defaultDays, ...p.overrides.map((o) => o.days))}::int))`;
 
-/** The rollup's watermark: attempts at or below it are in attempt_stats_minute/hour (lib/dlq/sampler.ts). */
+/** The rollup's watermark: attempts at or below it are in attempt_stats_minute/hour (lib/rollups/sampler.ts). */
 const ROLLED_UP = sql`coalesce((SELECT r.last_id FROM dashboard_rollups r WHERE r.name = 'attempt_stats'), 0)`;
 /**
  * The oldest time of an attempt the rollup has not folded (now() when there is

@@ -1,6 +1,6 @@
 import { getPool } from "@/lib/db/pool";
 import { requireViewer } from "@/lib/auth/session";
-import { getRetentionOverview } from "@/lib/retention/service";
+import { getRetentionOverview } from "@/lib/retention/run-retention";
 import { RetentionSection } from "@/components/admin/RetentionSection";
 import { AdminNav } from "../nav";
 

@@ -4,7 +4,7 @@
 import { forbidden } from "next/navigation";
 import { getPrisma } from "@/lib/db/prisma";
 import { requireViewer } from "@/lib/auth/session";
-import { listTenants } from "@/lib/tenants/service";
+import { listTenants } from "@/lib/tenants/manage-tenants";
 import { Time } from "@/components/ui/time";
 import { DataTable, PageHeader } from "@/components/ui/kit";
 import { AdminNav } from "../nav";

@@ -3,7 +3,7 @@ import { getPrisma } from "@/lib/db/prisma";
 import { requireViewer } from "@/lib/auth/session";
 import { findUsers } from "@/lib/auth/admin";
 import { USER_ROLES } from "@/lib/auth/users";
-import { listTenants } from "@/lib/tenants/service";
+import { listTenants } from "@/lib/tenants/manage-tenants";
 import { Time } from "@/components/ui/time";
 import { DataTable, PageHeader } from "@/components/ui/kit";
 import { AdminNav, TenantName } from "../nav";

@@ -3,7 +3,7 @@ import { useEffect, useMemo, useRef, useState } from "react";
 import { useRouter } from "next/navigation";
 import Link from "next/link";
 import { apiFetch, ApiError } from "@/lib/client/api";
-import type { RedrivePreview, RedriveBatchView } from "@/lib/redrive/service";
+import type { RedrivePreview, RedriveBatchView } from "@/lib/redrive/redrive-batches";
 import { DataTable, btn, btnPrimary, card, input, label } from "@/components/ui/kit";
 import { Field, OptionSelect, REASON_MIN, ReasonInput, TimeField } from "@/components/ui/form";
 import { DEAD_LETTER_REASON_LABELS, DEAD_LETTER_REASON_OPTIONS, ERROR_CLASS_LABELS, ERROR_CLASS_OPTIONS, labelOf } from "@/components/ui/labels";

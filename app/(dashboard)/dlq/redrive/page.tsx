@@ -3,8 +3,8 @@
 // exact count and a sample, then a confirmation that names the count.
 import { requireViewer } from "@/lib/auth/session";
 import { getPrisma } from "@/lib/db/prisma";
-import { listSubscriptions } from "@/lib/subscriptions/service";
-import { DEFAULT_RATE_PER_SECOND, MAX_RATE_PER_SECOND } from "@/lib/redrive/schema";
+import { listSubscriptions } from "@/lib/subscriptions/manage-subscriptions";
+import { DEFAULT_RATE_PER_SECOND, MAX_RATE_PER_SECOND } from "@/lib/redrive/redrive-input";
 import { BulkRedriveClient, type InitialFilter } from "./page-client";
 import { scopeOf } from "@/lib/tenants/scope";
 import { PageHeader } from "@/components/ui/kit";

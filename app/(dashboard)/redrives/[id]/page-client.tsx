@@ -3,7 +3,7 @@ import { useState } from "react";
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { apiFetch, ApiError } from "@/lib/client/api";
-import type { RedriveBatchProgress } from "@/lib/redrive/service";
+import type { RedriveBatchProgress } from "@/lib/redrive/redrive-batches";
 import { STATUS_STYLE, btn, btnDanger, card, input, label } from "@/components/ui/kit";
 import { Time, useFormatTime } from "@/components/ui/time";
 import { KIND_LABEL, KIND_VERB, describeBatch } from "@/components/redrive/batch-kind";

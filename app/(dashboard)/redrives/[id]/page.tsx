@@ -5,7 +5,7 @@ import { requireViewer } from "@/lib/auth/session";
 import { can } from "@/lib/auth/permissions";
 import { getPrisma } from "@/lib/db/prisma";
 import { AppError } from "@/lib/errors";
-import { getRedriveBatch } from "@/lib/redrive/service";
+import { getRedriveBatch } from "@/lib/redrive/redrive-batches";
 import { RedriveBatchClient } from "./page-client";
 import { scopeOf } from "@/lib/tenants/scope";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { apiRoute, json, parseQuery } from "@/lib/api/handler";
-import { getDlqSummary } from "@/lib/dashboard/dlq";
+import { getDlqSummary } from "@/lib/dashboard/dead-letters";
 import { scopeOf } from "@/lib/tenants/scope";
 
 export const dynamic = "force-dynamic";

@@ -1,8 +1,8 @@
 import { apiRoute, json, readJson } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
-import { ZCreateErasure } from "@/lib/erasure/schema";
-import { createErasure } from "@/lib/erasure/service";
-import { assertGlobalPrincipal } from "@/lib/tenants/service";
+import { ZCreateErasure } from "@/lib/erasure/erasure-input";
+import { createErasure } from "@/lib/erasure/create-erasure";
+import { assertGlobalPrincipal } from "@/lib/tenants/manage-tenants";
 import { assertReasonNotErased } from "@/lib/erasure/values";
 import { scopeOf } from "@/lib/tenants/scope";
 

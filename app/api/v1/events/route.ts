@@ -1,5 +1,5 @@
 import { apiRoute, json, readJson } from "@/lib/api/handler";
-import { ZCreateEvent } from "@/lib/events/schema";
+import { ZCreateEvent } from "@/lib/events/event-input";
 import { ingestEvent } from "@/lib/events/ingest";
 import { refusalFor, visibleDeliveries } from "@/lib/events/publish";
 import { publishTenantError, scopeOf } from "@/lib/tenants/scope";

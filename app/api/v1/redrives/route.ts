@@ -1,7 +1,7 @@
 import { apiRoute, json, parseQuery, readJson } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
-import { ZCreateRedrive, ZListRedrives } from "@/lib/redrive/schema";
-import { createRedriveBatch, listRedriveBatches, previewRedrive } from "@/lib/redrive/service";
+import { ZCreateRedrive, ZListRedrives } from "@/lib/redrive/redrive-input";
+import { createRedriveBatch, listRedriveBatches, previewRedrive } from "@/lib/redrive/redrive-batches";
 import { scopeOf } from "@/lib/tenants/scope";
 import { assertReasonNotErased } from "@/lib/erasure/values";
 

@@ -1,8 +1,8 @@
 import { apiRoute, json, readJson } from "@/lib/api/handler";
 import { getPool } from "@/lib/db/pool";
 import { getPrisma } from "@/lib/db/prisma";
-import { ZRetentionOverride } from "@/lib/retention/schema";
-import { getRetentionOverview, setRetentionOverride } from "@/lib/retention/service";
+import { ZRetentionOverride } from "@/lib/retention/retention-input";
+import { getRetentionOverview, setRetentionOverride } from "@/lib/retention/run-retention";
 
 export const dynamic = "force-dynamic";
 

@@ -1,7 +1,7 @@
 import { apiRoute, json, parseQuery, readJson } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
-import { ZCreateSubscription, ZListSubscriptions } from "@/lib/subscriptions/schema";
-import { createSubscription } from "@/lib/subscriptions/service";
+import { ZCreateSubscription, ZListSubscriptions } from "@/lib/subscriptions/subscription-input";
+import { createSubscription } from "@/lib/subscriptions/manage-subscriptions";
 import { listSubscriptionPage } from "@/lib/subscriptions/list";
 import { scopeOf } from "@/lib/tenants/scope";
 

@@ -1,6 +1,6 @@
 import { apiRoute, json, readJson } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
-import { ZCreateTenant, createTenant, listTenants } from "@/lib/tenants/service";
+import { ZCreateTenant, createTenant, listTenants } from "@/lib/tenants/manage-tenants";
 
 export const dynamic = "force-dynamic";
 

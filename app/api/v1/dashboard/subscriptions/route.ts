@@ -1,6 +1,6 @@
 import { apiRoute, json, parseQuery } from "@/lib/api/handler";
 import { findSubscriptionHealthPage } from "@/lib/dashboard/subscriptions";
-import { ZListSubscriptions } from "@/lib/subscriptions/schema";
+import { ZListSubscriptions } from "@/lib/subscriptions/subscription-input";
 import { scopeOf } from "@/lib/tenants/scope";
 
 export const dynamic = "force-dynamic";

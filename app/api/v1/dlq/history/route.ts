@@ -1,5 +1,5 @@
 import { apiRoute, json, parseQuery } from "@/lib/api/handler";
-import { findDlqHistory, ZDlqHistory } from "@/lib/dashboard/dlq";
+import { findDlqHistory, ZDlqHistory } from "@/lib/dashboard/dead-letters";
 import { scopeOf } from "@/lib/tenants/scope";
 
 export const dynamic = "force-dynamic";

@@ -1,7 +1,7 @@
 import { apiRoute, json, readJson } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
-import { ZBulkResolve } from "@/lib/resolve/schema";
-import { previewResolve, resolveDeadLetters } from "@/lib/resolve/service";
+import { ZBulkResolve } from "@/lib/resolve/resolve-input";
+import { previewResolve, resolveDeadLetters } from "@/lib/resolve/resolve-and-resend";
 import { scopeOf } from "@/lib/tenants/scope";
 import { assertReasonNotErased } from "@/lib/erasure/values";
 

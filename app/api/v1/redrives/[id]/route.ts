@@ -1,6 +1,6 @@
 import { apiRoute, json } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
-import { getRedriveBatch } from "@/lib/redrive/service";
+import { getRedriveBatch } from "@/lib/redrive/redrive-batches";
 import { scopeOf } from "@/lib/tenants/scope";
 
 export const dynamic = "force-dynamic";

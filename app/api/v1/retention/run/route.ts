@@ -2,8 +2,8 @@ import { apiRoute, json, readJson } from "@/lib/api/handler";
 import { createPool } from "@/lib/db/pool";
 import { getPrisma } from "@/lib/db/prisma";
 import { logger } from "@/lib/log";
-import { ZRunRetention } from "@/lib/retention/schema";
-import { beginTrackedRetention, runRetention } from "@/lib/retention/service";
+import { ZRunRetention } from "@/lib/retention/retention-input";
+import { beginTrackedRetention, runRetention } from "@/lib/retention/run-retention";
 
 export const dynamic = "force-dynamic";
 

@@ -1,7 +1,7 @@
 import { apiRoute, json, readJson } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
-import { ZUpdateSubscription } from "@/lib/subscriptions/schema";
-import { getSubscription, updateSubscription } from "@/lib/subscriptions/service";
+import { ZUpdateSubscription } from "@/lib/subscriptions/subscription-input";
+import { getSubscription, updateSubscription } from "@/lib/subscriptions/manage-subscriptions";
 import { scopeOf } from "@/lib/tenants/scope";
 import { assertReasonNotErased } from "@/lib/erasure/values";
 

@@ -1,7 +1,7 @@
 import { apiRoute, json, readJson } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
-import { ZRedriveDelivery } from "@/lib/redrive/schema";
-import { redriveDelivery } from "@/lib/redrive/service";
+import { ZRedriveDelivery } from "@/lib/redrive/redrive-input";
+import { redriveDelivery } from "@/lib/redrive/redrive-batches";
 import { assertReasonNotErased } from "@/lib/erasure/values";
 import { scopeOf } from "@/lib/tenants/scope";
 

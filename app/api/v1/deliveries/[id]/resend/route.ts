@@ -1,7 +1,7 @@
 import { apiRoute, json, readJson } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
-import { ZResendDelivery } from "@/lib/resolve/schema";
-import { resendDelivery } from "@/lib/resolve/service";
+import { ZResendDelivery } from "@/lib/resolve/resolve-input";
+import { resendDelivery } from "@/lib/resolve/resolve-and-resend";
 import { assertReasonNotErased } from "@/lib/erasure/values";
 import { scopeOf } from "@/lib/tenants/scope";
 

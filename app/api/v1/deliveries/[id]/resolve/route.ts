@@ -1,7 +1,7 @@
 import { apiRoute, json, readJson } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
-import { ZResolveDelivery } from "@/lib/resolve/schema";
-import { resolveDelivery } from "@/lib/resolve/service";
+import { ZResolveDelivery } from "@/lib/resolve/resolve-input";
+import { resolveDelivery } from "@/lib/resolve/resolve-and-resend";
 import { assertReasonNotErased } from "@/lib/erasure/values";
 import { scopeOf } from "@/lib/tenants/scope";
 

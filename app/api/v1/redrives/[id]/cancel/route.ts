@@ -1,7 +1,7 @@
 import { apiRoute, json, readJson } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
-import { ZCancelRedrive } from "@/lib/redrive/schema";
-import { cancelRedriveBatch } from "@/lib/redrive/service";
+import { ZCancelRedrive } from "@/lib/redrive/redrive-input";
+import { cancelRedriveBatch } from "@/lib/redrive/redrive-batches";
 import { assertReasonNotErased } from "@/lib/erasure/values";
 import { scopeOf } from "@/lib/tenants/scope";
 

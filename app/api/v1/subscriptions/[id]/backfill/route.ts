@@ -1,7 +1,7 @@
 import { apiRoute, json, readJson } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
-import { ZBackfill } from "@/lib/redrive/schema";
-import { createBackfillBatch, previewBackfill } from "@/lib/redrive/recover";
+import { ZBackfill } from "@/lib/redrive/redrive-input";
+import { createBackfillBatch, previewBackfill } from "@/lib/recover/recover-and-backfill";
 import { scopeOf } from "@/lib/tenants/scope";
 import { assertReasonNotErased } from "@/lib/erasure/values";
 

@@ -1,7 +1,7 @@
 import { apiRoute, json, readJson } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
-import { ZRecover } from "@/lib/redrive/schema";
-import { createRecoverBatch, previewRecover } from "@/lib/redrive/recover";
+import { ZRecover } from "@/lib/redrive/redrive-input";
+import { createRecoverBatch, previewRecover } from "@/lib/recover/recover-and-backfill";
 import { scopeOf } from "@/lib/tenants/scope";
 import { assertReasonNotErased } from "@/lib/erasure/values";
 

@@ -1,7 +1,7 @@
 import { apiRoute, json, readJson } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
 import { ZTestSend, recentTestSends, sendTest } from "@/lib/net/test-send";
-import { assertSubscriptionVisible } from "@/lib/tenants/service";
+import { assertSubscriptionVisible } from "@/lib/tenants/manage-tenants";
 
 export const dynamic = "force-dynamic";
 

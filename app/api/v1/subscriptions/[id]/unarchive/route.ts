@@ -1,7 +1,7 @@
 import { apiRoute, json, readJson } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
 import { ZArchiveSubscription, unarchiveSubscription } from "@/lib/subscriptions/archive";
-import { assertSubscriptionVisible } from "@/lib/tenants/service";
+import { assertSubscriptionVisible } from "@/lib/tenants/manage-tenants";
 import { assertReasonNotErased } from "@/lib/erasure/values";
 import { scopeOf } from "@/lib/tenants/scope";
 

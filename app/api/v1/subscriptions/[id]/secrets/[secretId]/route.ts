@@ -1,7 +1,7 @@
 import { apiRoute, json } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
 import { expireSecret } from "@/lib/subscriptions/rotation";
-import { assertSubscriptionVisible } from "@/lib/tenants/service";
+import { assertSubscriptionVisible } from "@/lib/tenants/manage-tenants";
 
 export const dynamic = "force-dynamic";
 
