@@ -233,7 +233,7 @@ export function SubscriptionsClient({
       ) : (
         <SubscriptionsTable items={items} now={now} showTenant={!district} />
       )}
-      <Pager page={page} paged={Boolean(state.cursor)} pageSize={pageSize} go={go} />
+      <Pager page={page} paged={Boolean(state.cursor)} loading={res.isPlaceholderData} pageSize={pageSize} go={go} />
       <p className="text-xs text-slate-600">Success rate and latency come from per-minute rollups refreshed every 15 s; queue and DLQ counts are live.</p>
     </div>
   );
@@ -301,8 +301,13 @@ function SubscriptionsTable({ items, now, showTenant }: { items: Page["items"]; 
   );
 }
 
-/** First, previous and next page, shown when there is more than one page. */
-function Pager({ page, paged, pageSize, go }: { page: Page; paged: boolean; pageSize: number; go: (patch: Partial<ListState>) => void }) {
+/**
+ * First, previous and next page, shown when there is more than one page. While the next page loads, the one on
+ * screen is the previous page (keepPreviousData) with its own cursors, so the buttons wait: a second click would
+ * ask for the same page again.
+ */
+function Pager(p: { page: Page; paged: boolean; loading: boolean; pageSize: number; go: (patch: Partial<ListState>) => void }) {
+  const { page, paged, loading, pageSize, go } = p;
   if (!(page.prevCursor || page.nextCursor || paged)) return null;
   return (
     <nav aria-label="Pages" className="flex flex-wrap items-center justify-between gap-3 text-sm">
@@ -312,10 +317,10 @@ function Pager({ page, paged, pageSize, go }: { page: Page; paged: boolean; page
             First page
           </button>
         )}
-        <button type="button" className={btn} disabled={!page.prevCursor} onClick={() => page.prevCursor && go({ cursor: page.prevCursor })}>
+        <button type="button" className={btn} disabled={loading || !page.prevCursor} onClick={() => page.prevCursor && go({ cursor: page.prevCursor })}>
           ← Previous
         </button>
-        <button type="button" className={btn} disabled={!page.nextCursor} onClick={() => page.nextCursor && go({ cursor: page.nextCursor })}>
+        <button type="button" className={btn} disabled={loading || !page.nextCursor} onClick={() => page.nextCursor && go({ cursor: page.nextCursor })}>
           Next →
         </button>
       </div>
