@@ -7,7 +7,7 @@ import type { SubscriptionHealth } from "@/lib/dashboard/subscriptions";
 import type { SubscriptionSort } from "@/lib/subscriptions/subscription-input";
 import { formatAge, answerOf } from "@/lib/dashboard/describe";
 import { usePolled } from "@/components/dashboard/usePolled";
-import { UpdatedAgo, useNow } from "@/components/ui/time";
+import { UpdatedAgo, useHydrated, useNow } from "@/components/ui/time";
 import { EmptyState, ErrorState, SubscriptionStateBadge, btn, btnPrimary, input, ms, pct } from "@/components/ui/kit";
 import { NewSubscriptionDialog } from "@/components/subscriptions/NewSubscriptionDialog";
 import { ArchivedBadge } from "@/components/subscriptions/ArchiveControl";
@@ -116,6 +116,7 @@ export function SubscriptionsClient({
   // A district's viewer has one tenant: no tenant filter, and its own district named instead of "every endpoint".
   const district = useViewerTenant();
   const now = useNow(15_000);
+  const hydrated = useHydrated(); // typing before React listens would be lost: the controls wait for it
   const [creating, setCreating] = useState(false);
   // Held here so the controls answer at once; the URL follows (router.replace), and a reload starts from it.
   const [state, setState] = useState<ListState>(district ? { ...initialState, tenant: "" } : initialState);
@@ -168,6 +169,7 @@ export function SubscriptionsClient({
           Search
           <input
             type="search"
+            disabled={!hydrated}
             className={input}
             value={text}
             maxLength={200}
