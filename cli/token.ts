@@ -5,6 +5,7 @@
 import type { Command } from "commander";
 import { ROLES, type Role } from "../lib/auth/permissions";
 import { withDatabase } from "./db";
+import { cliPrincipal } from "./options";
 
 export function registerTokenCommands(program: Command) {
   const token = program.command("token").description("API tokens.");
@@ -21,13 +22,14 @@ export function registerTokenCommands(program: Command) {
       }
       await withDatabase(async (url) => {
         const { createPrisma } = await import("../lib/db/prisma");
-        const { createApiToken } = await import("../lib/auth/tokens");
+        const { createTokenAsAdmin } = await import("../lib/auth/admin");
         const { requireTenant } = await import("../lib/tenants/manage-tenants");
         const { AppError } = await import("../lib/errors");
         const prisma = createPrisma(url);
         try {
           const tenantId = await requireTenant(prisma, opts.tenant, "--tenant");
-          const t = await createApiToken(prisma, { role: opts.role as Role, name: opts.name, tenantId });
+          // The admin page's use case: its checks and its token.create audit row, by the OS user.
+          const t = await createTokenAsAdmin(prisma, { role: opts.role, name: opts.name, tenantId }, cliPrincipal());
           console.log(`Created ${t.role} token "${t.name}" (${t.id})${tenantId ? ` for tenant ${tenantId}` : ""}. Store it now; it is not shown again.`);
           console.log(t.token);
         } catch (err) {

@@ -1,8 +1,10 @@
 // `hookledger user create`: dashboard users, with a one-time password printed
-// alone on the last line (docs/API.md).
+// alone on the last line (docs/API.md); audited as `cli:<os user>@<host>`, the
+// same row the admin page writes.
 import type { Command } from "commander";
 import { USER_ROLES } from "../lib/auth/users";
 import { withDatabase } from "./db";
+import { cliPrincipal } from "./options";
 
 export function registerUserCommands(program: Command) {
   const user = program.command("user").description("Dashboard users.");
@@ -15,14 +17,15 @@ export function registerUserCommands(program: Command) {
     .action(async (opts: { email: string; role: string; tenant?: string }) => {
       await withDatabase(async (url) => {
         const { createPrisma } = await import("../lib/db/prisma");
-        const { createUser } = await import("../lib/auth/users");
+        const { createUserAsAdmin } = await import("../lib/auth/admin");
         const { AppError } = await import("../lib/errors");
         const { requireTenant } = await import("../lib/tenants/manage-tenants");
         const prisma = createPrisma(url);
         try {
           const tenantId = await requireTenant(prisma, opts.tenant, "--tenant");
-          // The operator sees this password, so the user must choose their own at first sign-in.
-          const u = await createUser(prisma, { email: opts.email, role: opts.role, mustChangePassword: true, tenantId });
+          // The dashboard's own use case: the same checks and the same user.create audit row, by the OS user; the
+          // operator sees this password, so the user must choose their own at first sign-in.
+          const u = await createUserAsAdmin(prisma, { email: opts.email, role: opts.role, tenantId }, cliPrincipal());
           console.log(
             `Created ${u.role} user ${u.email} (${u.id})${tenantId ? ` for tenant ${tenantId}` : ""}. Sign in with this one-time password now (it is not shown again); the dashboard then asks for a new one.`,
           );

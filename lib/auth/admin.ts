@@ -71,7 +71,14 @@ export async function setUserDisabled(prisma: PrismaClient, id: string, disabled
     if (!u) throw notFound("User", id);
     await tx.user.update({ where: { id }, data: { disabledAt: disabled ? new Date() : null } });
     if (disabled) await bumpSessionVersion(tx, id);
-    await writeAudit(tx, { actor: principal.actor, action: disabled ? "user.disable" : "user.enable", targetType: "user", targetId: id, details: { email: u.email } });
+    await writeAudit(tx, {
+      actor: principal.actor,
+      action: disabled ? "user.disable" : "user.enable",
+      targetType: "user",
+      targetId: id,
+      details: { email: u.email },
+      tenantId: u.tenantId,
+    });
   });
 }
 
@@ -86,7 +93,14 @@ export async function setUserRole(prisma: PrismaClient, id: string, role: string
     if (u.role === role) return;
     await tx.user.update({ where: { id }, data: { role } });
     await bumpSessionVersion(tx, id);
-    await writeAudit(tx, { actor: principal.actor, action: "user.role", targetType: "user", targetId: id, details: { email: u.email, from: u.role, to: role } });
+    await writeAudit(tx, {
+      actor: principal.actor,
+      action: "user.role",
+      targetType: "user",
+      targetId: id,
+      details: { email: u.email, from: u.role, to: role },
+      tenantId: u.tenantId,
+    });
   });
 }
 

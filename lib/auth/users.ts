@@ -141,7 +141,15 @@ export async function changePassword(prisma: PrismaClient, id: string, current: 
       where: { id },
       data: { passwordHash, mustChangePassword: false, passwordChangedAt: new Date(), sessionVersion: { increment: 1 } },
     });
-    await writeAudit(tx, { actor: `user:${u.email}`, action: "user.password_change", targetType: "user", targetId: id, details: { email: u.email } });
+    // A district user's own change is the district's record (its audit page lists it), not a global one.
+    await writeAudit(tx, {
+      actor: `user:${u.email}`,
+      action: "user.password_change",
+      targetType: "user",
+      targetId: id,
+      details: { email: u.email },
+      tenantId: u.tenantId,
+    });
     return u;
   });
 }
