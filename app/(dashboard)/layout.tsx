@@ -3,6 +3,7 @@ import { getViewer } from "@/lib/auth/session";
 import { SignOutButton } from "@/app/(auth)/sign-out-button";
 import { Providers } from "@/components/dashboard/Providers";
 import { NavLinks } from "@/components/dashboard/NavLinks";
+import { navFor } from "@/components/dashboard/page-access";
 import { ViewerTenantProvider, type ViewerTenant } from "@/components/dashboard/ViewerTenant";
 import { getPrisma } from "@/lib/db/prisma";
 
@@ -32,7 +33,7 @@ export default async function DashboardLayout({ children }: { children: React.Re
                 hookledger
               </Link>
               <div className="order-3 w-full min-w-0 sm:order-none sm:w-auto sm:flex-1">
-                <NavLinks />
+                <NavLinks items={navFor(viewer)} />
               </div>
               {viewer && (
                 <div className="ml-auto flex min-w-0 flex-wrap items-center justify-end gap-x-3 gap-y-1 text-sm text-slate-700 sm:ml-0">

@@ -1,25 +1,17 @@
 "use client";
 import Link from "next/link";
 import { usePathname } from "next/navigation";
-import { useViewerTenant } from "./ViewerTenant";
 
-const NAV = [
-  { href: "/", label: "Lookup" },
-  { href: "/subscriptions", label: "Subscriptions" },
-  { href: "/dlq", label: "Dead letters" },
-  { href: "/redrives", label: "Redrives" },
-  // The alert conditions are the whole system's (every district's queue and dead letters): not a district's page.
-  { href: "/alerts", label: "Alerts", global: true },
-  { href: "/audit", label: "Audit" },
-];
-
-export function NavLinks() {
+/**
+ * The main navigation: the items the layout chose for the viewer's role (navFor, from the permission table). The
+ * items wrap onto a second line on a narrow screen, so every one of them stays in sight.
+ */
+export function NavLinks({ items }: { items: { href: string; label: string; under?: string }[] }) {
   const path = usePathname();
-  const scoped = useViewerTenant() !== null;
   return (
-    <nav aria-label="Main" className="-mx-1 flex gap-1 overflow-x-auto text-sm">
-      {NAV.filter((n) => !(scoped && "global" in n && n.global)).map((n) => {
-        const active = n.href === "/" ? path === "/" || path.startsWith("/deliveries") : path.startsWith(n.href);
+    <nav aria-label="Main" className="-mx-1 flex flex-wrap gap-1 text-sm">
+      {items.map((n) => {
+        const active = (n.href === "/" ? path === "/" : path.startsWith(n.href)) || (n.under !== undefined && path.startsWith(n.under));
         return (
           <Link
             key={n.href}

@@ -15,6 +15,8 @@ export const ROLE_PERMISSIONS = {
   "subscriptions.read": READERS,
   "dlq.read": READERS,
   "audit.read": READERS,
+  // The alert conditions are the whole system's (every district's queue, dead letters and workers).
+  "alerts.read": READERS,
   "subscriptions.create": MANAGERS,
   "subscriptions.update": MANAGERS,
   "subscriptions.pause": MANAGERS,
@@ -55,6 +57,7 @@ export function can(role: Role | undefined | null, permission: Permission): bool
  * otherwise mint a global token).
  */
 export const GLOBAL_ONLY_PERMISSIONS: readonly Permission[] = [
+  "alerts.read",
   "erasures.create",
   "users.manage",
   "tokens.manage",

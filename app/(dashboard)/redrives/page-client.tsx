@@ -58,7 +58,12 @@ export function RedriveBatchesClient({
         ))}
       </nav>
       {items.length === 0 ? (
-        <EmptyState title={kind ? `No ${kind} batches yet.` : `No batches yet. Start a redrive from the Dead letters page${canCreate ? " or with New redrive" : ""}.`} />
+        <EmptyState title={kind ? `No ${kind} batches yet.` : "No batches yet."}>
+          {/* Only what this viewer can do: an engineer starts one; anyone else learns who does. */}
+          {canCreate
+            ? "Start a redrive from the Dead letters page or with New redrive."
+            : "Engineers and admins start redrives from the Dead letters page; their batches show here."}
+        </EmptyState>
       ) : (
         <DataTable look="boxed" columns={["Batch", "Kind", "Status", "Progress", "Reason", "Selection", "By", "Started"]}>
           {items.map((b) => (

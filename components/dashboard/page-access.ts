@@ -1,0 +1,91 @@
+// Who may open each dashboard page and who sees it in the navigation, read
+// from the one permission table (lib/auth/permissions.ts): the pages'
+// requireViewer calls name the same permissions (test/dashboard/page-access.test.ts
+// holds the two equal), so the navigation never links to a page that answers 403.
+import { ROLE_PERMISSIONS, ROLES, can, canAs, type Permission, type Role } from "@/lib/auth/permissions";
+
+/** Each page's route (as its app/(dashboard) folder names it) and the permission its requireViewer asks for. */
+export const PAGE_PERMISSIONS: Record<string, Permission> = {
+  "/": "deliveries.read",
+  "/deliveries/[id]": "deliveries.read",
+  "/subscriptions": "subscriptions.read",
+  "/subscriptions/[id]": "subscriptions.read",
+  "/dlq": "dlq.read",
+  "/dlq/redrive": "redrives.create",
+  "/redrives": "dlq.read",
+  "/redrives/[id]": "dlq.read",
+  "/alerts": "alerts.read",
+  "/audit": "audit.read",
+  "/admin/users": "users.manage",
+  "/admin/tokens": "tokens.manage",
+  "/admin/tenants": "tenants.manage",
+  "/admin/retention": "retention.read",
+};
+
+type NavItem = { href: string; label: string; /** Highlighted on these paths too. */ under?: string };
+type NavRule = NavItem & { permission: Permission };
+
+const NAV: NavRule[] = [
+  { href: "/", label: "Lookup", permission: "deliveries.read", under: "/deliveries" },
+  { href: "/subscriptions", label: "Subscriptions", permission: "subscriptions.read" },
+  { href: "/dlq", label: "Dead letters", permission: "dlq.read" },
+  // The batches page is where redrives are started and followed. A role that cannot start one still opens a batch
+  // from the links that name it (a delivery's timeline, the audit log), but has nothing to do on the list.
+  { href: "/redrives", label: "Redrives", permission: "redrives.create" },
+  { href: "/alerts", label: "Alerts", permission: PAGE_PERMISSIONS["/alerts"] },
+  { href: "/audit", label: "Audit", permission: PAGE_PERMISSIONS["/audit"] },
+  { href: "/admin/users", label: "Admin", permission: PAGE_PERMISSIONS["/admin/users"], under: "/admin" },
+];
+
+type Viewer = { role: Role | null | undefined; tenantId?: string | null } | null | undefined;
+
+/** The navigation a viewer sees: the items whose permission it holds (a district's account: not the global-only ones). */
+export function navFor(viewer: Viewer): NavItem[] {
+  return NAV.filter((n) => canAs(viewer, n.permission)).map(({ href, label, under }) => ({ href, label, ...(under ? { under } : {}) }));
+}
+
+/** What each permission a page asks for lets its holder do, for the sentence on the refused page. */
+const PURPOSE: Partial<Record<Permission, string>> = {
+  "redrives.create": "Starting a redrive",
+  "alerts.read": "Reading the alert conditions",
+  "users.manage": "Managing the dashboard's users",
+  "tokens.manage": "Managing API tokens",
+  "tenants.manage": "Registering districts",
+  "retention.read": "Reading the retention policy",
+};
+
+/** The page rule for a path ("/subscriptions/sub_1" → "/subscriptions/[id]"); null for a path no page has. */
+function pageFor(pathname: string): string | null {
+  const parts = pathname.split("?")[0].split("/").filter(Boolean);
+  const matches = (route: string) => {
+    const r = route.split("/").filter(Boolean);
+    return r.length === parts.length && r.every((seg, i) => /^\[.+\]$/.test(seg) || seg === parts[i]);
+  };
+  return Object.keys(PAGE_PERMISSIONS).find(matches) ?? null;
+}
+
+const ROLE_NAMES: Record<Role, string> = { producer: "producer", support: "support agent", manager: "manager", engineer: "engineer", admin: "admin" };
+const join = (xs: string[], word: string) => (xs.length <= 1 ? (xs[0] ?? "") : `${xs.slice(0, -1).join(", ")} ${word} ${xs[xs.length - 1]}`);
+const article = (w: string) => (/^[aeiou]/i.test(w) ? `an ${w}` : `a ${w}`);
+
+/**
+ * One sentence for the refused page: what the page is for, why this account may not open it, and whom to ask
+ * (the roles the permission table gives it to; an admin when the account is confined to a district).
+ */
+export function whyRefused(pathname: string, viewer: { role: Role; tenantId?: string | null; tenantName?: string | null }): string {
+  const route = pageFor(pathname);
+  const permission = route ? PAGE_PERMISSIONS[route] : null;
+  const what = (permission && PURPOSE[permission]) ?? "Opening this page";
+  if (!permission || !can(viewer.role, permission)) {
+    const holders = permission ? ROLES.filter((r) => r !== "producer" && (ROLE_PERMISSIONS[permission] as readonly Role[]).includes(r)) : (["admin"] as Role[]);
+    return `${what} is for ${join(
+      holders.map((r) => `${ROLE_NAMES[r]}s`),
+      "and",
+    )}, and you are signed in as ${article(ROLE_NAMES[viewer.role])}: ask ${join(
+      holders.map((r) => article(ROLE_NAMES[r])),
+      "or",
+    )}.`;
+  }
+  // The role may, the district confinement may not (GLOBAL_ONLY_PERMISSIONS).
+  return `${what} is for accounts that see every district, and yours sees ${viewer.tenantName ?? viewer.tenantId ?? "one district"} only: ask a hookledger admin.`;
+}

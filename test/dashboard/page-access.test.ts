@@ -1,0 +1,81 @@
+// The navigation and the refused page read the permission table: every page's
+// requireViewer permission is the one page-access.ts records, the navigation
+// offers each role exactly the pages it may open, and the refused page says
+// why and whom to ask.
+import { readFileSync, readdirSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { PAGE_PERMISSIONS, navFor, whyRefused } from "../../components/dashboard/page-access";
+import { ROLES, canAs } from "../../lib/auth/permissions";
+
+const ROOT = path.join(process.cwd(), "app", "(dashboard)");
+
+/** Every page under app/(dashboard), as its route ("/subscriptions/[id]"), with its source. */
+function pages(): { route: string; source: string }[] {
+  const out: { route: string; source: string }[] = [];
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(path.join(dir, e.name));
+      else if (e.name === "page.tsx") {
+        const rel = path
+          .relative(ROOT, dir)
+          .split(path.sep)
+          .filter((s) => s && !/^\(.*\)$/.test(s));
+        out.push({ route: `/${rel.join("/")}`, source: readFileSync(path.join(dir, e.name), "utf8") });
+      }
+    }
+  };
+  walk(ROOT);
+  return out;
+}
+
+const viewers = ROLES.flatMap((role) => [
+  { role, tenantId: null },
+  { role, tenantId: "lincoln" },
+]);
+
+describe("page access", () => {
+  it("records every dashboard page with the permission its requireViewer asks for", () => {
+    const found = pages();
+    expect(found.length).toBeGreaterThan(10);
+    expect(Object.keys(PAGE_PERMISSIONS).sort()).toEqual(found.map((p) => p.route).sort());
+    for (const p of found) {
+      const asked = [...p.source.matchAll(/requireViewer\("([\w.]+)"\)/g)].map((m) => m[1]);
+      expect(asked, `${p.route} asks requireViewer for its permission`).toEqual([PAGE_PERMISSIONS[p.route]]);
+    }
+  });
+
+  it("the navigation links only to pages the viewer may open", () => {
+    for (const v of viewers) {
+      for (const item of navFor(v)) {
+        expect(canAs(v, PAGE_PERMISSIONS[item.href]), `${v.role}${v.tenantId ? " (district)" : ""} → ${item.href}`).toBe(true);
+      }
+    }
+  });
+
+  it("gives each role the items it can use", () => {
+    const labels = (role: (typeof ROLES)[number], tenantId: string | null = null) => navFor({ role, tenantId }).map((i) => i.label);
+    expect(labels("admin")).toEqual(["Lookup", "Subscriptions", "Dead letters", "Redrives", "Alerts", "Audit", "Admin"]);
+    expect(labels("engineer")).toEqual(["Lookup", "Subscriptions", "Dead letters", "Redrives", "Alerts", "Audit"]);
+    // A manager cannot start a redrive: no Redrives; a district's manager does not see the system's alerts either.
+    expect(labels("manager")).toEqual(["Lookup", "Subscriptions", "Dead letters", "Alerts", "Audit"]);
+    expect(labels("manager", "lincoln")).toEqual(["Lookup", "Subscriptions", "Dead letters", "Audit"]);
+    expect(labels("support")).toEqual(["Lookup", "Subscriptions", "Dead letters", "Alerts", "Audit"]);
+    // A district's admin manages no accounts or tokens (they could mint a global one): no Admin.
+    expect(labels("admin", "lincoln")).toEqual(["Lookup", "Subscriptions", "Dead letters", "Redrives", "Audit"]);
+    expect(labels("producer")).toEqual([]);
+    expect(navFor(null)).toEqual([]);
+  });
+
+  it("the refused page says why and whom to ask", () => {
+    expect(whyRefused("/dlq/redrive", { role: "manager", tenantId: "lincoln", tenantName: "Lincoln USD" })).toBe(
+      "Starting a redrive is for engineers and admins, and you are signed in as a manager: ask an engineer or an admin.",
+    );
+    expect(whyRefused("/alerts", { role: "manager", tenantId: "lincoln", tenantName: "Lincoln USD" })).toBe(
+      "Reading the alert conditions is for accounts that see every district, and yours sees Lincoln USD only: ask a hookledger admin.",
+    );
+    expect(whyRefused("/admin/users", { role: "support" })).toBe("Managing the dashboard's users is for admins, and you are signed in as a support agent: ask an admin.");
+    expect(whyRefused("/admin/tokens", { role: "admin", tenantId: "lincoln", tenantName: null })).toContain("yours sees lincoln only");
+    expect(whyRefused("/nowhere/at/all", { role: "engineer" })).toBe("Opening this page is for admins, and you are signed in as an engineer: ask an admin.");
+  });
+});
