@@ -55,6 +55,8 @@ const DEFAULT_KNOBS: DistrictKnobs = {
 export type DistrictInfo = {
   slug: DistrictSlug;
   name: string;
+  /** The tenant's name, as the dashboard's headers and the admin page show the district ("Lincoln USD"). */
+  tenantName: string;
   /** The subscription that points at this district. */
   subscriptionId: string;
   eventTypes: string[];
@@ -76,6 +78,7 @@ export const DISTRICTS: DistrictInfo[] = [
   {
     slug: "lincoln",
     name: "Lincoln Unified School District",
+    tenantName: "Lincoln USD",
     subscriptionId: "sub_demo_lincoln",
     eventTypes: ALL_TYPES,
     behaviour: "Healthy SIS",
@@ -89,6 +92,7 @@ export const DISTRICTS: DistrictInfo[] = [
   {
     slug: "jefferson",
     name: "Jefferson County Schools",
+    tenantName: "Jefferson County Schools",
     subscriptionId: "sub_demo_jefferson",
     eventTypes: ALL_TYPES,
     behaviour: "Legacy PHP handler",
@@ -103,6 +107,7 @@ export const DISTRICTS: DistrictInfo[] = [
   {
     slug: "riverside",
     name: "Riverside Independent School District",
+    tenantName: "Riverside ISD",
     subscriptionId: "sub_demo_riverside",
     eventTypes: ALL_TYPES,
     behaviour: "Rate-limited",
@@ -116,6 +121,7 @@ export const DISTRICTS: DistrictInfo[] = [
   {
     slug: "maplegrove",
     name: "Maple Grove Public Schools",
+    tenantName: "Maple Grove Public Schools",
     subscriptionId: "sub_demo_maplegrove",
     eventTypes: ["assignment.graded"],
     behaviour: "Strict importer",
@@ -130,6 +136,7 @@ export const DISTRICTS: DistrictInfo[] = [
   {
     slug: "cedarfalls",
     name: "Cedar Falls Community Schools",
+    tenantName: "Cedar Falls Community Schools",
     subscriptionId: "sub_demo_cedarfalls",
     eventTypes: ALL_TYPES,
     behaviour: "Drops the connection after commit",
@@ -144,6 +151,7 @@ export const DISTRICTS: DistrictInfo[] = [
   {
     slug: "westfield",
     name: "Westfield Academy",
+    tenantName: "Westfield Academy",
     subscriptionId: "sub_demo_westfield",
     eventTypes: ALL_TYPES,
     behaviour: "Decommissioned (410 Gone)",
@@ -157,6 +165,7 @@ export const DISTRICTS: DistrictInfo[] = [
   {
     slug: "oakridge",
     name: "Oak Ridge School District",
+    tenantName: "Oak Ridge School District",
     subscriptionId: "sub_demo_oakridge",
     eventTypes: ALL_TYPES,
     behaviour: "Verifies signatures, de-duplicates on webhook-id",

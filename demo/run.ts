@@ -16,6 +16,8 @@ import { createPool } from "../lib/db/pool";
 import { dataDir } from "../lib/db/embedded";
 import { SYSTEM } from "../lib/auth/principal";
 import { createSubscription, updateSubscription } from "../lib/subscriptions/manage-subscriptions";
+import { createTenant } from "../lib/tenants/manage-tenants";
+import { writeAudit } from "../lib/audit";
 import { findStateCounts, hasDeliveries } from "../lib/ledger/sql/counts";
 import { openSecret } from "../lib/subscriptions/secrets";
 import { createUser, DEMO_ADMIN_EMAIL, FIRST_ADMIN_COMMAND } from "../lib/auth/users";
@@ -115,6 +117,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     }
     cleanup.push(() => prisma.$disconnect());
     cleanup.push(() => pool.end());
+    await ensureDemoTenants(prisma);
     await seedSubscriptions(prisma, pool, districts, opts.retryPolicy ?? DEMO_RETRY_POLICY, log);
     const signIn = opts.seedUser === false ? undefined : await ensureDemoUser(prisma, log, stateDir);
 
@@ -293,6 +296,36 @@ function numberEnv(name: string): number | undefined {
   const n = Number(v);
   if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number (got ${JSON.stringify(v)}).`);
   return n;
+}
+
+/**
+ * The districts as tenants with their names ("Lincoln USD"), registered before their subscriptions: otherwise the
+ * database registers each subscription's tenant named after its id ("lincoln (lincoln)"). A data directory from
+ * before has those placeholders; they are renamed, each with its audit row.
+ */
+export async function ensureDemoTenants(prisma: PrismaClient, infos: readonly { slug: string; tenantName: string }[] = DISTRICTS): Promise<void> {
+  for (const d of infos) {
+    const t = await prisma.tenant.findUnique({ where: { id: d.slug } });
+    if (!t) {
+      await createTenant(prisma, { id: d.slug, name: d.tenantName }, SYSTEM).catch(async (err) => {
+        // Another demo process registered it first: fine, it exists now.
+        if (!(await prisma.tenant.findUnique({ where: { id: d.slug } }))) throw err;
+      });
+    } else if (t.name === t.id && t.name !== d.tenantName) {
+      await prisma.$transaction(async (tx) => {
+        const renamed = await tx.tenant.updateMany({ where: { id: d.slug, name: t.name }, data: { name: d.tenantName } });
+        if (renamed.count === 1)
+          await writeAudit(tx, {
+            actor: SYSTEM.actor,
+            action: "tenant.rename",
+            targetType: "tenant",
+            targetId: d.slug,
+            details: { from: t.name, to: d.tenantName },
+            tenantId: d.slug,
+          });
+      });
+    }
+  }
 }
 
 /** Creates the demo subscriptions, or points existing ones at where the districts listen now. */

@@ -34,6 +34,8 @@ const resolveOne = z.strictObject({
   deadLetterReason: nullableString,
   /** The bulk resolve's id (its `dlq.resolve` row's target) when this row was resolved in bulk. */
   bulkId: nullableString,
+  /** A fixed_at_source decision's corrected event (absent when none was named). */
+  correctedEventId: z.string().optional(),
 });
 const resendOne = z.strictObject({
   subscriptionId: z.string(),
@@ -198,6 +200,8 @@ export const AUDIT_ACTIONS = {
   "token.revoke": { target: "api_token", details: tokenDetails },
   /** A tenant (district) registered by a global admin (target id: the tenant's id). */
   "tenant.create": { target: "tenant", details: z.strictObject({ name: z.string() }) },
+  /** A tenant given its name in place of the placeholder the database registered it under (its id): the demo's districts. */
+  "tenant.rename": { target: "tenant", details: z.strictObject({ from: z.string(), to: z.string() }) },
 } as const satisfies Record<string, { target: AuditTargetType; details: z.ZodType }>;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

@@ -115,6 +115,7 @@ export const AUDIT_ACTION_LABELS: Record<AuditAction, string> = {
   "retention.run": "retention run",
   "retention.policy": "retention override changed",
   "tenant.create": "tenant created",
+  "tenant.rename": "tenant renamed",
 };
 
 export const AUDIT_TARGET_TYPE_LABELS: Record<AuditTargetType, string> = {

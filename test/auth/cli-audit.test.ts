@@ -10,6 +10,8 @@ import { SYSTEM } from "../../lib/auth/principal";
 import { createUserAsAdmin, setUserDisabled, setUserRole } from "../../lib/auth/admin";
 import { changePassword } from "../../lib/auth/users";
 import { createTenant } from "../../lib/tenants/manage-tenants";
+import { ensureDemoTenants } from "../../demo/run";
+import { DISTRICTS } from "../../demo/districts";
 
 let db: TestDb;
 const cli = (...args: string[]) => runCli(args, { DATABASE_URL: db.url });
@@ -69,4 +71,21 @@ describe("a district user's own actions carry the district", () => {
     await setUserDisabled(db.prisma, u.id, true, SYSTEM);
     for (const action of ["user.role", "user.disable"]) expect((await auditOf(action, u.id)).map((r) => r.tenant_id)).toEqual(["lincoln"]);
   }, 120_000);
+});
+
+describe("the demo's tenants are districts", () => {
+  it("registers each district by its name, renames a placeholder named by its id (audited), and leaves a chosen name alone", async () => {
+    // A demo data directory from before: the database registered the tenant under its id.
+    await db.pool.query("INSERT INTO tenants (id, name) VALUES ('riverside', 'riverside')");
+    await db.pool.query("UPDATE tenants SET name = 'Our Lincoln' WHERE id = 'lincoln'");
+    await ensureDemoTenants(db.prisma);
+    await ensureDemoTenants(db.prisma);
+    const names = Object.fromEntries((await db.pool.query("SELECT id, name FROM tenants")).rows.map((r) => [r.id, r.name]));
+    for (const d of DISTRICTS.filter((x) => x.slug !== "lincoln" && x.slug !== "cedarfalls")) expect(names[d.slug]).toBe(d.tenantName);
+    expect(names.riverside).toBe("Riverside ISD");
+    expect(names.lincoln).toBe("Our Lincoln");
+    expect(Object.entries(names).filter(([id, name]) => id === name)).toEqual([]);
+    expect(await auditOf("tenant.rename", "riverside")).toEqual([{ actor: "system", details: { from: "riverside", to: "Riverside ISD" }, tenant_id: "riverside" }]);
+    expect((await auditOf("tenant.create", "oakridge")).length).toBe(1);
+  });
 });
