@@ -93,6 +93,7 @@ CREATE TABLE audit_entries (
 );
 CREATE INDEX audit_entries_action ON public.audit_entries USING btree (action, created_at DESC);
 CREATE INDEX audit_entries_actor ON public.audit_entries USING btree (actor, created_at DESC);
+CREATE INDEX audit_entries_corrected_event ON public.audit_entries USING btree (((details ->> 'correctedEventId'::text))) WHERE ((action = 'delivery.resolve'::text) AND (details ? 'correctedEventId'::text));
 CREATE INDEX audit_entries_created ON public.audit_entries USING btree (created_at DESC);
 CREATE INDEX audit_entries_target ON public.audit_entries USING btree (target_type, target_id, created_at DESC);
 CREATE INDEX audit_entries_tenant ON public.audit_entries USING btree (tenant_id, created_at DESC) WHERE (tenant_id IS NOT NULL);

@@ -3,7 +3,7 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import type { LookupResult } from "@/lib/dashboard/lookup";
-import { deliveryReceipt, describeDelivery, formatAbsolute, type DeliveryLite } from "@/lib/dashboard/describe";
+import { deliveryReceipt, describeDelivery, eventTypeInWords, formatAbsolute, subjectInWords, type DeliveryLite } from "@/lib/dashboard/describe";
 import { usePolled } from "@/components/dashboard/usePolled";
 import { formatTime, tzLabel, UpdatedAgo, useTimeZone } from "@/components/ui/time";
 import { CopyButton } from "@/components/dashboard/CopyButton";
@@ -19,6 +19,22 @@ const TONE: Record<string, string> = {
 };
 const TONE_TEXT: Record<string, string> = { ok: "text-emerald-900", wait: "text-amber-900", held: "text-slate-800", bad: "text-red-900" };
 
+/** What the event is about: its type in words and its subject values, the first thing a ticket names. */
+function About({ type, subject }: { type: string; subject?: Record<string, string> }) {
+  const parts = subjectInWords(subject);
+  return (
+    <p className="text-sm text-slate-700" data-testid="event-about">
+      <span className="font-semibold text-slate-900">{eventTypeInWords(type)}</span>
+      {parts.map(([k, v]) => (
+        <span key={k}>
+          {" · "}
+          <span className="text-slate-500">{k}</span> <span className="break-all font-mono text-xs text-slate-900">{v}</span>
+        </span>
+      ))}
+    </p>
+  );
+}
+
 function DeliveryResult({ d, tz }: { d: DeliveryLite; tz: string }) {
   const fmt = (iso: string) => formatTime(iso, tz);
   const sentence = describeDelivery(d, fmt);
@@ -26,9 +42,12 @@ function DeliveryResult({ d, tz }: { d: DeliveryLite; tz: string }) {
   return (
     <li className={`rounded-lg border border-l-4 border-slate-200 bg-white p-4 shadow-sm ${TONE[sentence.tone]}`} data-testid="delivery-result">
       <div className="flex flex-wrap items-start justify-between gap-2">
-        <p className={`text-base font-semibold ${TONE_TEXT[sentence.tone]}`}>{sentence.text}</p>
+        <About type={d.eventType} subject={d.subject} />
         <StateBadge state={d.state} />
       </div>
+      <p className={`mt-1 break-words text-base font-semibold ${TONE_TEXT[sentence.tone]}`} data-testid="delivery-sentence">
+        {sentence.text}
+      </p>
       <dl className="mt-2 grid grid-cols-1 gap-x-6 gap-y-1 text-sm text-slate-700 sm:grid-cols-2 lg:grid-cols-3">
         <div className="min-w-0">
           <dt className="inline text-slate-500">Event </dt>
@@ -64,6 +83,23 @@ function DeliveryResult({ d, tz }: { d: DeliveryLite; tz: string }) {
           </pre>
         </details>
       </div>
+    </li>
+  );
+}
+
+/** An event that arrived but that no subscription took: received, and why nothing was sent. */
+function UnroutedResult({ e, tz }: { e: LookupResult["unrouted"][number]; tz: string }) {
+  return (
+    <li className="rounded-lg border border-l-4 border-slate-200 border-l-slate-500 bg-white p-4 shadow-sm" data-testid="unrouted-result">
+      <About type={e.type} subject={e.subject} />
+      <p className="mt-1 break-words text-base font-semibold text-slate-800">
+        Received at {formatTime(e.receivedAt, tz)}, no endpoint subscribed to {e.type}
+        {e.tenant ? ` for ${e.tenant}` : ""}
+      </p>
+      <p className="mt-1 text-sm text-slate-700">
+        Nothing was sent: when the event arrived, no subscription {e.tenant ? "of this district " : ""}listed this event type. Event{" "}
+        <span className="break-all font-mono text-xs">{e.id}</span>.
+      </p>
     </li>
   );
 }
@@ -133,7 +169,9 @@ export function LookupClient({ initialQuery, initial, initialAt }: { initialQuer
           <div className="flex flex-wrap items-center justify-between gap-2">
             <p className="text-sm text-slate-700" aria-live="polite">
               {res.data.deliveries.length === 0
-                ? `No deliveries match “${res.data.q}”.`
+                ? res.data.unrouted.length > 0
+                  ? `Received, but not sent anywhere: no delivery for “${res.data.q}”.`
+                  : `No deliveries match “${res.data.q}”.`
                 : `${res.data.deliveries.length}${res.data.truncated ? "+" : ""} deliver${res.data.deliveries.length === 1 ? "y" : "ies"} for “${res.data.q}”, newest first. Times in ${tzLabel(tz)}.`}
             </p>
             <UpdatedAgo at={res.dataUpdatedAt} fetching={res.isFetching} error={res.isError ? res.error : undefined} />
@@ -149,11 +187,18 @@ export function LookupClient({ initialQuery, initial, initialAt }: { initialQuer
               ))}
             </div>
           )}
-          {res.data.deliveries.length === 0 ? (
+          {res.data.unrouted.length > 0 && (
+            <ul className="space-y-3">
+              {res.data.unrouted.map((e) => (
+                <UnroutedResult key={e.id} e={e} tz={tz} />
+              ))}
+            </ul>
+          )}
+          {res.data.deliveries.length === 0 && res.data.unrouted.length === 0 ? (
             <EmptyState title="Nothing found">
               Nothing was published with that id or subject value. Check the spelling, or try the student id instead of the name.
             </EmptyState>
-          ) : (
+          ) : res.data.deliveries.length === 0 ? null : (
             <ul className="space-y-3">
               {res.data.deliveries.map((d) => (
                 <DeliveryResult key={d.id} d={d} tz={tz} />

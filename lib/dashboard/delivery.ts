@@ -7,6 +7,7 @@ import { z } from "zod";
 import { notFound } from "../errors";
 import { getDeliveryWithAttempts } from "../ledger/sql/get-delivery";
 import { findDeliveryTombstone, getErasure, tombstoneSentence } from "../ledger/sql/erase";
+import { findEventSubjects } from "../ledger/sql/lookup-events";
 import { iso, ledgerDb, queryRows, sql, type LedgerDb } from "../ledger/read/db";
 import type { DeliveryLite } from "./describe";
 import { GLOBAL_SCOPE, type Scope } from "../tenants/scope";
@@ -15,9 +16,14 @@ const ZDeliveryId = z.string().regex(/^dlv_[0-9a-f]{26}$/, "a delivery id looks 
 
 type AuditItem = { id: string; at: string; actor: string; action: string; reason: string | null; details: unknown };
 
+/** A fixed_at_source resolution of another delivery that names this delivery's event as its corrected event. */
+type Correction = { at: string; actor: string; reason: string | null; deliveryId: string; eventId: string | null };
+
 export type DeliveryDetail = DeliveryLite & {
   subscriptionUrl: string;
   history: AuditItem[];
+  /** Dead letters resolved as fixed at source by this delivery's event (it carried their corrected data). */
+  corrections: Correction[];
   requestHeaders: [string, string][];
   payload: { bytes: number; pretty: string | null; base64: string };
 };
@@ -31,7 +37,7 @@ export async function getDeliveryDetail(opts: { id: string; scope?: Scope }, db:
   // The delivery first, in scope: the audit rows and the erasure below are read only for one the caller may see.
   const found = await getDeliveryWithAttempts(db, id, { payload: true, scope: opts.scope ?? GLOBAL_SCOPE });
   if (!found) throw notFound("Delivery", id);
-  const [d, audit, erased] = await Promise.all([
+  const [d, audit, erased, subjects, corrections] = await Promise.all([
     found,
     // audit_entries_target index
     queryRows<{ id: number | bigint; created_at: Date; actor: string; action: string; reason: string | null; details: unknown }>(
@@ -40,6 +46,14 @@ export async function getDeliveryDetail(opts: { id: string; scope?: Scope }, db:
            WHERE target_type = 'delivery' AND target_id = ${id} ORDER BY created_at DESC LIMIT 200`,
     ),
     erasureItem(db, id),
+    findEventSubjects(db, [found.eventId]),
+    // audit_entries_corrected_event (migration 0039): the resolve rows naming this event as the corrected one.
+    queryRows<{ created_at: Date; actor: string; reason: string | null; target_id: string; details: { eventId?: string } | null }>(
+      db,
+      sql`SELECT created_at, actor, reason, target_id, details FROM audit_entries
+           WHERE action = 'delivery.resolve' AND details ? 'correctedEventId' AND details ->> 'correctedEventId' = ${found.eventId}
+           ORDER BY created_at DESC LIMIT 50`,
+    ),
   ]);
   if (!d) throw notFound("Delivery", id);
   const payload = d.payload ?? Buffer.alloc(0);
@@ -63,6 +77,8 @@ export async function getDeliveryDetail(opts: { id: string; scope?: Scope }, db:
   const { payload: _bytes, ...rest } = d;
   return {
     ...rest,
+    subject: subjects.get(d.eventId) ?? {},
+    corrections: corrections.map((c) => ({ at: iso(c.created_at)!, actor: c.actor, reason: c.reason, deliveryId: c.target_id, eventId: c.details?.eventId ?? null })),
     history: [
       ...(erased ? [erased] : []),
       ...audit.map((a) => ({ id: String(a.id), at: iso(a.created_at)!, actor: a.actor, action: a.action, reason: a.reason, details: a.details })),

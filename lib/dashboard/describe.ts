@@ -3,23 +3,109 @@
 // formatter so the browser shows them in the viewer's own time zone.
 import type { DeliveryWithAttempts } from "../ledger/read/types";
 
-/** A delivery with its attempts: the one read shape (lib/ledger/read/types.ts). */
-export type DeliveryLite = DeliveryWithAttempts;
+/** A delivery with its attempts (lib/ledger/read/types.ts) and, where the reader has it, its event's subject. */
+export type DeliveryLite = DeliveryWithAttempts & { subject?: Record<string, string> };
 
 export type TimeFmt = (iso: string) => string;
 
-/** "503", "timeout", "503 Service Unavailable: upstream down"… short. */
+/** "assignment.graded" → "Assignment graded": the event type as a sentence's subject. */
+export function eventTypeInWords(type: string): string {
+  const words = type
+    .split(/[._]/)
+    .filter(Boolean)
+    .join(" ")
+    .replace(/([a-z])([A-Z])/g, "$1 $2")
+    .toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/**
+ * The subject's values with their keys in words ("studentId" → "student", "term_id" → "term"), in the order the
+ * producer gave them. The tenant is left out: the card names the district through its subscription.
+ */
+export function subjectInWords(subject: Record<string, string> | undefined): [string, string][] {
+  return Object.entries(subject ?? {})
+    .filter(([k]) => k !== "tenant")
+    .map(([k, v]) => [
+      k
+        .replace(/(_id|Id|ID)$/, "")
+        .replace(/([a-z])([A-Z])/g, "$1 $2")
+        .replace(/_/g, " ")
+        .toLowerCase(),
+      v,
+    ]);
+}
+
+/** "Assignment graded for student stu_881, assignment asg_7": what the event is about, from its type and subject. */
+export function aboutEvent(type: string, subject: Record<string, string> | undefined): string {
+  const parts = subjectInWords(subject).map(([k, v]) => `${k} ${v}`);
+  return `${eventTypeInWords(type)}${parts.length ? ` for ${parts.join(", ")}` : ""}`;
+}
+
+/**
+ * The receiver's own words, short and quoted: the message of a JSON error body ({"error": "..."}, {"message": ...},
+ * {"detail": ...}, {"errors": ["..."]}) or the text itself, on one line, at most `max` characters. null when the
+ * answer has no words beyond its status ("HTTP 503").
+ */
+export function quoteAnswer(excerpt: string | null | undefined, max = 120): string | null {
+  if (!excerpt) return null;
+  let text = excerpt.trim();
+  try {
+    const body: unknown = JSON.parse(text);
+    const said = wordsOf(body);
+    if (said) text = said;
+  } catch {
+    // Not JSON (or cut off at the stored excerpt): the text as it came.
+  }
+  text = text.replace(/\s+/g, " ").trim();
+  if (!text || /^HTTP \d{3}$/.test(text)) return null;
+  return `“${text.length > max ? `${text.slice(0, max - 1)}…` : text}”`;
+}
+
+function wordsOf(body: unknown): string | null {
+  if (typeof body === "string") return body;
+  if (Array.isArray(body)) return body.map(wordsOf).filter(Boolean).join("; ") || null;
+  if (body && typeof body === "object") {
+    const o = body as Record<string, unknown>;
+    for (const k of ["message", "error", "detail", "error_description", "errors", "title"]) {
+      const w = wordsOf(o[k]);
+      if (w) return w;
+    }
+  }
+  return null;
+}
+
+/** "HTTP 503", "timeout", "HTTP 503 upstream down"…: the status once, then any words the message adds. */
 export function answerOf(statusCode: number | null, errorClass: string | null, message?: string | null): string {
-  const msg = message ? ` ${message.trim().slice(0, 80)}` : "";
-  if (statusCode) return `${statusCode}${msg}`;
+  const said = message?.trim().replace(new RegExp(`^(HTTP )?${statusCode ?? "\\d{3}"}\\b:?\\s*`), "") ?? "";
+  const msg = said ? ` ${said.slice(0, 80)}` : "";
+  if (statusCode) return `HTTP ${statusCode}${msg}`;
   if (errorClass) return `${errorClass.replace(/_/g, " ")}${msg}`;
   return msg.trim() || "no answer";
 }
 
+const REASON_WORDS: Record<string, string> = {
+  permanent: "permanent",
+  exhausted: "gave up after every retry",
+  gone: "the endpoint is gone; the subscription was disabled",
+  target_blocked: "the address is not allowed",
+  abandoned: "sending was interrupted every time",
+};
+
+/** What the receiver did, as the subject of "… (permanent) at …": "answered HTTP 422 “missing field term_id”". */
+function whoSaidWhat(d: DeliveryLite): string {
+  const last = d.attempts[d.attempts.length - 1];
+  const status = last?.statusCode ?? d.lastStatusCode;
+  const quote = quoteAnswer(last?.responseExcerpt) ?? quoteAnswer(last?.errorMessage ?? d.lastErrorMessage);
+  if (status) return `answered HTTP ${status}${quote ? ` ${quote}` : ""}`;
+  const cls = last?.errorClass ?? d.lastErrorClass;
+  if (cls === "target_blocked") return "could not be sent to: its address is not allowed";
+  if (cls) return `did not answer (${cls.replace(/_/g, " ")})${quote ? ` ${quote}` : ""}`;
+  return "was not reached";
+}
+
 /** The one-line answer to "did it arrive?". */
 export function describeDelivery(d: DeliveryLite, fmt: TimeFmt): { tone: "ok" | "wait" | "bad" | "held"; text: string } {
-  const last = d.attempts[d.attempts.length - 1];
-  const lastMessage = d.lastErrorMessage ?? last?.responseExcerpt ?? last?.errorMessage ?? null;
   switch (d.state) {
     case "delivered": {
       const ok = [...d.attempts].reverse().find((a) => a.outcome === "delivered");
@@ -32,18 +118,15 @@ export function describeDelivery(d: DeliveryLite, fmt: TimeFmt): { tone: "ok" | 
       };
     }
     case "dead_letter": {
-      const why = d.lastStatusCode || d.lastErrorClass ? answerOf(d.lastStatusCode, d.lastErrorClass, lastMessage) : (d.deadLetterReason ?? "unknown reason");
-      return {
-        tone: "bad",
-        text: `Dead-lettered ${d.deadLetteredAt ? fmt(d.deadLetteredAt) : ""}: ${why}${d.deadLetterReason ? ` (${d.deadLetterReason.replace(/_/g, " ")})` : ""}`,
-      };
+      const why = d.deadLetterReason ? ` (${REASON_WORDS[d.deadLetterReason] ?? d.deadLetterReason.replace(/_/g, " ")})` : "";
+      return { tone: "bad", text: `Not delivered: ${d.subscriptionName} ${whoSaidWhat(d)}${why}${d.deadLetteredAt ? ` at ${fmt(d.deadLetteredAt)}` : ""}` };
     }
     case "resolved": {
       // An operator's decision, in the words a support agent can paste: which, by whom, why.
       const r = d.resolution;
       const by = r?.by ? r.by.replace(/^(user|token):/, "") : "an operator";
       const what = r ? r.resolution.replace(/_/g, " ") : "resolved";
-      const was = d.deadLetterReason ? ` (dead-lettered: ${d.deadLetterReason.replace(/_/g, " ")})` : "";
+      const was = d.deadLetterReason ? ` (dead-lettered: ${REASON_WORDS[d.deadLetterReason] ?? d.deadLetterReason})` : "";
       return { tone: "held", text: `Not delivered: resolved — ${what} by ${by}${r ? ` because ${r.reason}` : ""}${r?.at ? `, ${fmt(r.at)}` : ""}${was}` };
     }
     case "in_flight":
@@ -61,30 +144,75 @@ export function describeDelivery(d: DeliveryLite, fmt: TimeFmt): { tone: "ok" | 
   }
 }
 
-/** A text receipt for a ticket: identity, every attempt, the final state. No secrets, no payload. */
+/** Where the delivery is now, in sentences a parent or a district can read. */
+function receiptStatus(d: DeliveryLite, fmt: TimeFmt): string {
+  const to = d.subscriptionName;
+  const tries = d.totalAttempts === 1 ? "1 attempt" : `${d.totalAttempts} attempts`;
+  switch (d.state) {
+    case "delivered": {
+      const when = d.deliveredAt ?? d.lastAttemptAt;
+      return `It was delivered to ${to}${when ? ` on ${fmt(when)}` : ""}, after ${tries}: their system accepted it.`;
+    }
+    case "dead_letter": {
+      const said = `${to} ${whoSaidWhat(d)}${d.deadLetteredAt ? ` on ${fmt(d.deadLetteredAt)}` : ""}`;
+      const next: Record<string, string> = {
+        permanent:
+          "Their system refused this record, so sending the same data again will not help: it has to be corrected at the source or accepted by the district first.",
+        exhausted: `We tried ${tries} over time and stopped; our engineers can send it again once ${to} is answering.`,
+        gone: `${to} told us the address no longer exists, so sending to it has stopped until the district gives a new one.`,
+        target_blocked: `The address ${to} gave is not one we are allowed to send to; the district needs to give a public address.`,
+        abandoned: "Sending was interrupted on every attempt; our engineers can send it again.",
+      };
+      return `It was not delivered. ${said}. ${next[d.deadLetterReason ?? ""] ?? "Our engineers can send it again once the cause is fixed."}`;
+    }
+    case "resolved": {
+      const r = d.resolution;
+      const what: Record<string, string> = {
+        fixed_at_source: "the data was corrected at the source and sent again as a new event",
+        superseded: "a newer record replaced it",
+        discarded: "it is not needed",
+        erased: "its data was erased on request",
+      };
+      return `It was not delivered, and will not be sent: ${r ? `${r.at ? `on ${fmt(r.at)} ` : ""}our team decided ${what[r.resolution] ?? r.resolution.replace(/_/g, " ")} (${r.reason}).` : "our team closed it."}`;
+    }
+    case "scheduled":
+      return `It has not been delivered yet. ${to} ${whoSaidWhat(d)}${d.lastAttemptAt ? ` on ${fmt(d.lastAttemptAt)}` : ""}; we will try again${d.nextAttemptAt ? ` at ${fmt(d.nextAttemptAt)}` : ""} automatically.`;
+    case "in_flight":
+      return `It is being sent to ${to} right now.`;
+    default:
+      if (d.subscriptionState && d.subscriptionState !== "active")
+        return `It has not been sent yet: sending to ${to} is ${d.subscriptionState}, and it will go out when sending resumes.`;
+      return `It is queued and will be sent to ${to} shortly.`;
+  }
+}
+
+/** One attempt in words: "Attempt 2 on 29 Nov 2026, 14:03:12 UTC: answered HTTP 200, accepted." */
+function attemptLine(a: DeliveryLite["attempts"][number], fmt: TimeFmt): string {
+  const quote = quoteAnswer(a.responseExcerpt) ?? quoteAnswer(a.errorMessage);
+  const said = a.statusCode ? `answered HTTP ${a.statusCode}${quote ? ` ${quote}` : ""}` : `no answer (${(a.errorClass ?? "unknown").replace(/_/g, " ")})`;
+  const outcome: Record<string, string> = { delivered: "accepted", retry: "will be retried", dead_letter: "not retried" };
+  const by = a.trigger !== "scheduled" ? `, sent by hand${a.actor ? ` by ${a.actor.replace(/^(user|token):/, "")}` : ""}` : "";
+  return `- Attempt ${a.attemptNumber} on ${fmt(a.startedAt)}: ${said}, ${outcome[a.outcome] ?? a.outcome.replace(/_/g, " ")}${by}.`;
+}
+
+/**
+ * A receipt a support agent can paste to a parent or a district: what the event was about, what happened in plain
+ * sentences, every attempt, then the ids an engineer needs. No internal codes in the sentences, no secrets, no payload.
+ */
 export function deliveryReceipt(d: DeliveryLite, fmt: TimeFmt): string {
   const lines = [
-    "hookledger delivery receipt",
-    `Event:         ${d.eventId} (${d.eventType})`,
-    `Subscription:  ${d.subscriptionName} [${d.subscriptionId}]${d.tenant ? `, tenant ${d.tenant}` : ""}`,
-    `Delivery key:  ${d.deliveryKey}`,
-    `Delivery id:   ${d.id}`,
-    `Created:       ${fmt(d.createdAt)}`,
-    "Attempts:",
+    `${aboutEvent(d.eventType, d.subject)}, sent to ${d.subscriptionName}${d.tenant ? ` (district ${d.tenant})` : ""}.`,
+    receiptStatus(d, fmt),
+    "",
+    d.attempts.length === 0 ? "No attempt has been made yet." : "What happened:",
+    ...d.attempts.map((a) => attemptLine(a, fmt)),
+    "",
+    "For our engineers:",
+    `Event id: ${d.eventId} (${d.eventType}), received ${fmt(d.createdAt)}`,
+    `Delivery id: ${d.id}`,
+    `Delivery key (webhook-id): ${d.deliveryKey}`,
+    `Subscription: ${d.subscriptionId}`,
   ];
-  if (d.attempts.length === 0) lines.push("  (none yet)");
-  for (const a of d.attempts) {
-    const answer = a.statusCode ? `HTTP ${a.statusCode}` : (a.errorClass ?? "no answer");
-    const extra = [
-      a.errorClass && a.statusCode ? a.errorClass : null,
-      a.durationMs != null ? `${a.durationMs} ms` : null,
-      a.trigger !== "scheduled" ? `${a.trigger}${a.actor ? ` by ${a.actor}` : ""}` : null,
-    ]
-      .filter(Boolean)
-      .join(", ");
-    lines.push(`  #${a.attemptNumber}  ${fmt(a.startedAt)}  ${answer}  ${a.outcome}${extra ? ` (${extra})` : ""}`);
-  }
-  lines.push(`Final state:   ${describeDelivery(d, fmt).text}`);
   return lines.join("\n");
 }
 

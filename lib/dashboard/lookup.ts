@@ -1,10 +1,12 @@
 // Lookup (the support home page): one box for an event id, a delivery key or
 // id, any subject value (student id, assignment id…), a tenant, or a
 // subscription id or name. Deliveries come from the ledger's finder
-// (lib/ledger/sql/find-deliveries.ts), subscriptions from their own table.
+// (lib/ledger/sql/find-deliveries.ts), subscriptions from their own table, and
+// each delivery carries its event's subject, so a card can say what it is about.
 import "server-only";
 import { z } from "zod";
 import { searchDeliveries, withAttempts } from "../ledger/sql/find-deliveries";
+import { findEventSubjects, findUnroutedEvents, type UnroutedEvent } from "../ledger/sql/lookup-events";
 import { ledgerDb, queryRows, sql, type LedgerDb } from "../ledger/read/db";
 import type { DeliveryLite } from "./describe";
 import { GLOBAL_SCOPE, scopeWhere, type Scope } from "../tenants/scope";
@@ -16,10 +18,20 @@ export const ZLookup = z.object({
 export type TLookup = z.input<typeof ZLookup>;
 
 type SubscriptionMatch = { id: string; name: string; tenant: string | null; state: string; url: string };
-export type LookupResult = { q: string; deliveries: DeliveryLite[]; subscriptions: SubscriptionMatch[]; truncated: boolean };
+export type LookupResult = {
+  q: string;
+  deliveries: DeliveryLite[];
+  subscriptions: SubscriptionMatch[];
+  truncated: boolean;
+  /** Events the search names that no subscription took: received, but nobody was subscribed to them. */
+  unrouted: UnroutedEvent[];
+};
 
 /** Lists show the first 200 characters of each answer. */
 export const LIST_EXCERPT_CHARS = 200;
+
+/** Unrouted events shown at most: they answer "was it received?", a few say it. */
+const UNROUTED_LIMIT = 5;
 
 /** `scope`: a scoped caller finds its tenant's subscriptions and deliveries only. */
 export async function findLookupResults(opts: TLookup, db: LedgerDb = ledgerDb(), scope: Scope = GLOBAL_SCOPE): Promise<LookupResult> {
@@ -32,10 +44,19 @@ export async function findLookupResults(opts: TLookup, db: LedgerDb = ledgerDb()
          ORDER BY (id = ${q}) DESC, name LIMIT 20`,
   );
   const found = await searchDeliveries(db, q, limit, scope);
+  const [withTries, subjects, unrouted] = await Promise.all([
+    withAttempts(db, found.items, { excerptChars: LIST_EXCERPT_CHARS }),
+    findEventSubjects(
+      db,
+      found.items.map((d) => d.eventId),
+    ),
+    findUnroutedEvents(db, q, UNROUTED_LIMIT, scope),
+  ]);
   return {
     q,
-    deliveries: await withAttempts(db, found.items, { excerptChars: LIST_EXCERPT_CHARS }),
+    deliveries: withTries.map((d) => ({ ...d, subject: subjects.get(d.eventId) ?? {} })),
     subscriptions: subs,
     truncated: found.truncated,
+    unrouted,
   };
 }

@@ -18,6 +18,7 @@ import { DELIVERIES_CHANNEL } from "../ledger/notify";
 import { getDelivery } from "../ledger/sql/get-delivery";
 import { countResolveMatches, findResolveMatchIds, RESOLVE_CHUNK, resolveDeliveries, sampleResolveMatches } from "../ledger/sql/resolve";
 import { resendDelivery as resendRow } from "../ledger/sql/resend";
+import { findEventInScope } from "../ledger/sql/lookup-events";
 import { RESENDABLE_STATES, RESOLVABLE_STATES, type Resolution } from "../ledger/states";
 import { ZRedriveFilter, type TRedriveFilter } from "../redrive/redrive-input";
 import { inactiveSubscriptionMessage } from "../redrive/redrive-batches";
@@ -40,15 +41,52 @@ function wrongState(id: string, state: string, verb: "resolved" | "resent", allo
   });
 }
 
-/** Resolves one dead letter with the operator's decision. 404 unknown id, 409 any other state. */
-export async function resolveDelivery(prisma: PrismaClient, opts: { id: string; resolution: Resolution; reason: string; principal: Principal }): Promise<DeliveryView> {
+/**
+ * A fixed_at_source decision's corrected event: another event, one the caller may see (another tenant's is answered
+ * like a missing one), of the same district as the dead letter's event, so each timeline that shows the link is one
+ * its viewers may read. 400 otherwise, before anything is written.
+ */
+async function checkCorrectedEvent(tx: Tx, d: { eventId: string }, correctedEventId: string, scope: Scope): Promise<void> {
+  if (correctedEventId === d.eventId)
+    throw new AppError("bad_request", `correctedEventId: ${correctedEventId} is this delivery's own event; name the event that carried the corrected data.`);
+  const [corrected, original] = await Promise.all([findEventInScope(tx, correctedEventId, scope), findEventInScope(tx, d.eventId, GLOBAL_SCOPE)]);
+  if (!corrected)
+    throw new AppError("bad_request", `correctedEventId: no event ${correctedEventId} was found. Publish the corrected event first, then resolve with its id.`, {
+      correctedEventId,
+    });
+  if (original && corrected.tenant !== original.tenant)
+    throw new AppError(
+      "bad_request",
+      `correctedEventId: ${correctedEventId} belongs to ${corrected.tenant ?? "no district"}, this dead letter's event to ${original.tenant ?? "no district"}; a correction is the same district's event.`,
+      { correctedEventId },
+    );
+}
+
+/**
+ * Resolves one dead letter with the operator's decision. 404 unknown id, 409 any other state, 400 a corrected event
+ * that is not one (checkCorrectedEvent).
+ */
+export async function resolveDelivery(
+  prisma: PrismaClient,
+  opts: { id: string; resolution: Resolution; reason: string; principal: Principal; correctedEventId?: string },
+): Promise<DeliveryView> {
   return prisma.$transaction(async (tx) => {
     // Another tenant's delivery is not found for a scoped principal (404, nothing written).
     const d = await getDelivery(tx, opts.id, scopeOf(opts.principal));
     if (!d) throw notFound("Delivery", opts.id);
     if (!RESOLVABLE_STATES.includes(d.state as never)) throw wrongState(d.id, d.state, "resolved", RESOLVABLE_STATES);
+    if (opts.correctedEventId !== undefined) {
+      if (opts.resolution !== "fixed_at_source")
+        throw new AppError("bad_request", "correctedEventId names the corrected event of a fixed_at_source resolution; leave it out for other resolutions.");
+      await checkCorrectedEvent(tx, d, opts.correctedEventId, scopeOf(opts.principal));
+    }
     // The statement writes the delivery's audit row with the move (sql/resolve.ts).
-    const moved = await resolveDeliveries(tx, [d.id], { resolution: opts.resolution, reason: opts.reason, actor: opts.principal.actor });
+    const moved = await resolveDeliveries(tx, [d.id], {
+      resolution: opts.resolution,
+      reason: opts.reason,
+      actor: opts.principal.actor,
+      correctedEventId: opts.correctedEventId ?? null,
+    });
     if (moved.length === 0) {
       const now = (await getDelivery(tx, d.id))!;
       throw wrongState(d.id, now.state, "resolved", RESOLVABLE_STATES);

@@ -12,7 +12,8 @@ import { redriveFilterWhere, sampleDeadLetters, type RedriveFilter } from "./red
 import type { Resolution } from "../states";
 import { GLOBAL_SCOPE, type Scope } from "../../tenants/scope";
 
-export type ResolveDecision = { resolution: Resolution; reason: string; actor: string; bulkId?: string | null };
+/** `correctedEventId`: a fixed_at_source decision's corrected event, kept in the audit row (both timelines read it). */
+export type ResolveDecision = { resolution: Resolution; reason: string; actor: string; bulkId?: string | null; correctedEventId?: string | null };
 
 /** Rows a bulk resolve moves per statement: 5,000 keeps each statement's locks and trigger work small (about 0.3 s each). */
 export const RESOLVE_CHUNK = 5_000;
@@ -31,6 +32,7 @@ function moveAndAudit(picked: Sql, d: ResolveDecision): Sql {
       SELECT ${d.actor}, 'delivery.resolve', 'delivery', m.id, ${d.reason},
              jsonb_build_object('subscriptionId', m.subscription_id, 'eventId', m.event_id, 'deliveryKey', m.delivery_key,
                                 'resolution', ${d.resolution}::text, 'deadLetterReason', m.dead_letter_reason, 'bulkId', ${d.bulkId ?? null}::text)
+             || CASE WHEN ${d.correctedEventId ?? null}::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('correctedEventId', ${d.correctedEventId ?? null}::text) END
         FROM moved m)
     SELECT m.id, m.subscription_id AS "subscriptionId" FROM moved m`;
 }

@@ -2,7 +2,7 @@
 import Link from "next/link";
 import { useState } from "react";
 import type { DeliveryDetail } from "@/lib/dashboard/delivery";
-import { deliveryReceipt, describeDelivery, formatAbsolute } from "@/lib/dashboard/describe";
+import { aboutEvent, deliveryReceipt, describeDelivery, formatAbsolute } from "@/lib/dashboard/describe";
 import { usePolled } from "@/components/dashboard/usePolled";
 import { formatTime, Time, UpdatedAgo, useTimeZone } from "@/components/ui/time";
 import { CopyButton } from "@/components/dashboard/CopyButton";
@@ -20,7 +20,8 @@ import {
 type Item =
   | { kind: "created"; at: string }
   | { kind: "attempt"; at: string; a: DeliveryDetail["attempts"][number] }
-  | { kind: "audit"; at: string; e: DeliveryDetail["history"][number] };
+  | { kind: "audit"; at: string; e: DeliveryDetail["history"][number] }
+  | { kind: "correction"; at: string; c: DeliveryDetail["corrections"][number] };
 
 const sentenceCase = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
@@ -65,12 +66,27 @@ function AttemptRow({ a }: { a: DeliveryDetail["attempts"][number] }) {
   );
 }
 
+/** A fixed_at_source resolution's corrected event, when the operator named one: a link to its deliveries. */
+function CorrectedEventLink({ details }: { details: unknown }) {
+  const id = (details as { correctedEventId?: unknown } | null)?.correctedEventId;
+  if (typeof id !== "string") return null;
+  return (
+    <p className="text-sm text-slate-700" data-testid="corrected-event">
+      Corrected event:{" "}
+      <Link href={`/?q=${encodeURIComponent(id)}`} className="break-all font-mono text-xs text-blue-700 hover:underline">
+        {id}
+      </Link>
+    </p>
+  );
+}
+
 /** What happened to the delivery, oldest first: its creation, every attempt, every operator decision, and where it is now. */
 function Timeline({ d, now }: { d: DeliveryDetail; now: string }) {
   const items: Item[] = [
     { kind: "created" as const, at: d.createdAt },
     ...d.attempts.map((a) => ({ kind: "attempt" as const, at: a.startedAt, a })),
     ...d.history.map((e) => ({ kind: "audit" as const, at: e.at, e })),
+    ...d.corrections.map((c) => ({ kind: "correction" as const, at: c.at, c })),
   ].sort((x, y) => x.at.localeCompare(y.at));
   return (
     <Card title="Timeline" id="timeline">
@@ -86,7 +102,7 @@ function Timeline({ d, now }: { d: DeliveryDetail; now: string }) {
                     : it.a.outcome === "dead_letter"
                       ? "bg-red-600"
                       : "bg-amber-500"
-                  : it.kind === "audit"
+                  : it.kind === "audit" || it.kind === "correction"
                     ? "bg-blue-600"
                     : "bg-slate-400"
               }`}
@@ -102,6 +118,19 @@ function Timeline({ d, now }: { d: DeliveryDetail; now: string }) {
                   {it.e.actor.replace(/^user:/, "")}
                 </p>
                 {it.e.reason && <p className="text-sm text-slate-700">Why: {it.e.reason}</p>}
+                <CorrectedEventLink details={it.e.details} />
+              </div>
+            )}
+            {it.kind === "correction" && (
+              <div data-testid="correction">
+                <p className="font-medium text-slate-900">
+                  This event is the correction of {it.c.eventId ? <span className="break-all font-mono text-xs">{it.c.eventId}</span> : "another event"}: its dead letter{" "}
+                  <Link href={`/deliveries/${it.c.deliveryId}`} className="break-all font-mono text-xs text-blue-700 hover:underline">
+                    {it.c.deliveryId}
+                  </Link>{" "}
+                  was resolved as fixed at source by {it.c.actor.replace(/^(user|token):/, "")}
+                </p>
+                {it.c.reason && <p className="text-sm text-slate-700">Why: {it.c.reason}</p>}
               </div>
             )}
           </li>
@@ -135,8 +164,13 @@ export function DeliveryClient({ initial, initialAt, redrive }: { initial: Deliv
       </nav>
       <div className="flex flex-wrap items-start justify-between gap-3">
         <div className="min-w-0">
-          <h1 className="text-2xl font-semibold">Delivery of {d.eventId}</h1>
-          <p className="mt-1 text-lg text-slate-800">{sentence.text}</p>
+          <h1 className="break-words text-2xl font-semibold">{aboutEvent(d.eventType, d.subject)}</h1>
+          <p className="mt-1 break-words text-lg text-slate-800" data-testid="delivery-sentence">
+            {sentence.text}
+          </p>
+          <p className="mt-1 text-sm text-slate-600">
+            Delivery of <span className="break-all font-mono text-xs">{d.eventId}</span>
+          </p>
         </div>
         <div className="flex flex-col items-end gap-2">
           <StateBadge state={d.state} />

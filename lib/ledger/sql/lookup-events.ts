@@ -1,0 +1,59 @@
+// The lookup box's reads of events themselves (lib/dashboard/lookup.ts): what
+// each found delivery's event is about (its subject), the events a search names
+// that no subscription took (so "received, nobody subscribed" is told apart
+// from "never received"), and whether an event exists for a caller (a
+// resolution's corrected event, lib/resolve).
+import "server-only";
+import { iso, queryRows, sql, type LedgerDb } from "../read/db";
+import { eventTenantWhere, subjectValuesInScope, type Scope } from "../../tenants/scope";
+
+export type EventSubject = Record<string, string>;
+
+/** The subject of each event (events pk, one probe an id), by event id; an erased event's subject is what erasure left. */
+export async function findEventSubjects(db: LedgerDb, eventIds: string[]): Promise<Map<string, EventSubject>> {
+  const out = new Map<string, EventSubject>();
+  if (eventIds.length === 0) return out;
+  const rows = await queryRows<{ id: string; subject: Record<string, unknown> | null }>(
+    db,
+    sql`SELECT id, subject FROM events WHERE id = ANY(${[...new Set(eventIds)]}::text[])`,
+  );
+  for (const r of rows) out.set(r.id, Object.fromEntries(Object.entries(r.subject ?? {}).map(([k, v]) => [k, String(v)])));
+  return out;
+}
+
+export type UnroutedEvent = { id: string; type: string; tenant: string | null; receivedAt: string; subject: EventSubject };
+
+/**
+ * Events `q` names (by id, or by a subject value through the events_subject_values GIN index) in `scope` that have
+ * no delivery at all: no subscription matched them when they were published. Each NOT EXISTS is one probe of
+ * deliveries_event_id_subscription_id_key. Newest first, at most `limit`, among the newest 200 events a subject value
+ * names (a student's events for a long while; an older unrouted one is found by its event id).
+ */
+export async function findUnroutedEvents(db: LedgerDb, q: string, limit: number, scope: Scope): Promise<UnroutedEvent[]> {
+  const rows = await queryRows<{ id: string; type: string; tenant: string | null; created_at: Date; subject: Record<string, unknown> | null }>(
+    db,
+    sql`SELECT e.id, e.type, e.tenant, e.created_at, e.subject
+          FROM ((SELECT id, created_at FROM events WHERE id = ${q} AND ${eventTenantWhere(scope)})
+                UNION (SELECT id, created_at FROM events WHERE subject_values @> ${subjectValuesInScope(scope, q)}::text[] AND ${eventTenantWhere(scope)}
+                        ORDER BY created_at DESC LIMIT 200)) m
+          JOIN events e ON e.id = m.id AND e.created_at = m.created_at
+         WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.event_at = e.created_at)
+         ORDER BY e.created_at DESC LIMIT ${limit}::int`,
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    type: r.type,
+    tenant: r.tenant,
+    receivedAt: iso(r.created_at)!,
+    subject: Object.fromEntries(Object.entries(r.subject ?? {}).map(([k, v]) => [k, String(v)])),
+  }));
+}
+
+/** An event by id as a caller in `scope` may see it (its own tenant's events only when scoped); null when there is none. */
+export async function findEventInScope(db: LedgerDb, eventId: string, scope: Scope): Promise<{ id: string; type: string; tenant: string | null } | null> {
+  const rows = await queryRows<{ id: string; type: string; tenant: string | null }>(
+    db,
+    sql`SELECT id, type, tenant FROM events WHERE id = ${eventId} AND ${eventTenantWhere(scope)} LIMIT 1`,
+  );
+  return rows[0] ?? null;
+}
