@@ -1,46 +1,66 @@
 "use client";
-// DLQ depth and oldest age over time, from the sampler's dlq_samples.
+// DLQ depth and oldest age over time, from the sampler's dlq_samples, across the whole window asked for (an empty
+// stretch shows as empty, not squeezed away), with even ticks on both axes.
 import { Area, AreaChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { formatAge } from "@/lib/dashboard/describe";
 import { formatClock, formatTime, tzLabel, useTimeZone } from "../ui/time";
+import { ageTicks, countTicks, ticksNameDays, timeTicks } from "./axes";
 
 export type DlqPoint = { at: string; depth: number; oldestAgeSeconds: number | null };
-
-/** An age short enough for an axis tick ("45 min", "4.4 h", "2.5 d"); the tooltip gives it in full. */
-function shortAge(seconds: number): string {
-  if (seconds < 3600) return `${Math.round(seconds / 60)} min`;
-  if (seconds < 86400) return `${(seconds / 3600).toFixed(1).replace(/\.0$/, "")} h`;
-  return `${(seconds / 86400).toFixed(1).replace(/\.0$/, "")} d`;
-}
+type Row = { t: number; depth: number; oldestAgeSeconds: number | null };
+type Window = { from: number; to: number };
 
 function Chart({
-  points,
+  rows,
+  window: w,
   dataKey,
   color,
   label,
   format,
-  tick = format,
+  y,
 }: {
-  points: DlqPoint[];
-  dataKey: keyof DlqPoint;
+  rows: Row[];
+  window: Window;
+  dataKey: "depth" | "oldestAgeSeconds";
   color: string;
   label: string;
   format: (v: number) => string;
-  tick?: (v: number) => string;
+  y: { ticks: number[]; label: (v: number) => string };
 }) {
   const tz = useTimeZone();
+  const days = ticksNameDays(w.from, w.to);
+  const xLabel = (t: number) =>
+    days ? new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "short", timeZone: tz }).format(new Date(t)) : formatClock(new Date(t).toISOString(), tz);
   return (
     <figure className="min-w-0 flex-1" data-testid={`chart-${dataKey}`}>
       <figcaption className="mb-1 text-sm font-medium text-slate-800">
         {label} <span className="font-normal text-slate-500">· times in {tzLabel(tz)}</span>
       </figcaption>
-      <div className="h-48 w-full" role="img" aria-label={`${label} over time, ${points.length} samples`}>
+      <div className="h-48 w-full" role="img" aria-label={`${label} over time, ${rows.length} samples`}>
         <ResponsiveContainer width="100%" height="100%">
-          <AreaChart data={points} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
+          <AreaChart data={rows} margin={{ top: 8, right: 12, bottom: 0, left: 0 }}>
             <CartesianGrid strokeDasharray="3 3" stroke="#e2e8f0" vertical={false} />
-            <XAxis dataKey="at" tickFormatter={(v: string) => formatClock(v, tz)} tick={{ fontSize: 11, fill: "#475569" }} minTickGap={24} />
-            <YAxis tickFormatter={(v: number) => tick(v)} tick={{ fontSize: 11, fill: "#475569" }} width={64} allowDecimals={false} />
-            <Tooltip labelFormatter={(v) => formatTime(String(v), tz)} formatter={(v) => [format(Number(v)), label]} />
+            <XAxis
+              dataKey="t"
+              type="number"
+              scale="time"
+              domain={[w.from, w.to]}
+              ticks={timeTicks(w.from, w.to, tz)}
+              tickFormatter={xLabel}
+              tick={{ fontSize: 11, fill: "#475569" }}
+              interval="preserveStartEnd"
+              allowDataOverflow
+            />
+            <YAxis
+              ticks={y.ticks}
+              domain={[0, y.ticks[y.ticks.length - 1]]}
+              tickFormatter={(v: number) => y.label(v)}
+              tick={{ fontSize: 11, fill: "#475569" }}
+              width={56}
+              interval={0}
+              allowDecimals={false}
+            />
+            <Tooltip labelFormatter={(v) => formatTime(new Date(Number(v)).toISOString(), tz)} formatter={(v) => [format(Number(v)), label]} />
             <Area type="stepAfter" dataKey={dataKey} stroke={color} fill={color} fillOpacity={0.15} isAnimationActive={false} connectNulls />
           </AreaChart>
         </ResponsiveContainer>
@@ -49,11 +69,25 @@ function Chart({
   );
 }
 
-export function DlqCharts({ points }: { points: DlqPoint[] }) {
+/** Both charts over the window [from, to] (epoch ms). */
+export function DlqCharts({ points, from, to }: { points: DlqPoint[]; from: number; to: number }) {
+  const rows = points.map((p) => ({ t: Date.parse(p.at), depth: p.depth, oldestAgeSeconds: p.oldestAgeSeconds }));
+  const maxDepth = Math.max(0, ...rows.map((r) => r.depth));
+  const maxAge = Math.max(0, ...rows.map((r) => r.oldestAgeSeconds ?? 0));
+  const w = { from, to: Math.max(to, ...rows.map((r) => r.t)) };
+  const depthTicks = countTicks(maxDepth);
   return (
     <div className="flex flex-col gap-6 md:flex-row">
-      <Chart points={points} dataKey="depth" color="#dc2626" label="Depth (dead-lettered deliveries)" format={(v) => v.toLocaleString()} />
-      <Chart points={points} dataKey="oldestAgeSeconds" color="#7c3aed" label="Oldest dead letter's age" format={(v) => formatAge(v)} tick={shortAge} />
+      <Chart
+        rows={rows}
+        window={w}
+        dataKey="depth"
+        color="#dc2626"
+        label="Depth (dead-lettered deliveries)"
+        format={(v) => v.toLocaleString()}
+        y={{ ticks: depthTicks, label: (v) => v.toLocaleString("en-US") }}
+      />
+      <Chart rows={rows} window={w} dataKey="oldestAgeSeconds" color="#7c3aed" label="Oldest dead letter's age" format={(v) => formatAge(v)} y={ageTicks(maxAge)} />
     </div>
   );
 }

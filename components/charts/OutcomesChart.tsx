@@ -4,6 +4,7 @@ import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAx
 import { ATTEMPT_OUTCOMES, type AttemptOutcome } from "@/lib/ledger/states";
 import { ATTEMPT_OUTCOME_LABELS } from "../ui/labels";
 import { formatClock, formatTime, tzLabel, useTimeZone } from "../ui/time";
+import { countTicks } from "./axes";
 
 export type OutcomePoint = { at: string; delivered: number; retried: number; deadLettered: number; abandoned: number };
 
@@ -18,7 +19,10 @@ const sentenceCase = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 export function OutcomesChart({ points, label }: { points: OutcomePoint[]; label: string }) {
   const tz = useTimeZone();
-  const total = points.reduce((s, p) => s + p.delivered + p.retried + p.deadLettered + p.abandoned, 0);
+  const perBucket = points.map((p) => p.delivered + p.retried + p.deadLettered + p.abandoned);
+  const total = perBucket.reduce((s, n) => s + n, 0);
+  // Whole, evenly spaced counts: a bucket of 1 attempt no longer reads "0, 0, 1, 1".
+  const yTicks = countTicks(Math.max(0, ...perBucket));
   return (
     <figure aria-label={label} className="w-full">
       <div className="h-56 w-full" role="img" aria-label={`${label}: ${total} attempts in the range`}>
@@ -26,7 +30,7 @@ export function OutcomesChart({ points, label }: { points: OutcomePoint[]; label
           <BarChart data={points} margin={{ top: 8, right: 8, bottom: 0, left: -16 }}>
             <CartesianGrid strokeDasharray="3 3" stroke="#e2e8f0" vertical={false} />
             <XAxis dataKey="at" tickFormatter={(v: string) => formatClock(v, tz)} tick={{ fontSize: 11, fill: "#475569" }} minTickGap={24} />
-            <YAxis allowDecimals={false} tick={{ fontSize: 11, fill: "#475569" }} />
+            <YAxis ticks={yTicks} domain={[0, yTicks[yTicks.length - 1]]} interval={0} allowDecimals={false} tick={{ fontSize: 11, fill: "#475569" }} />
             <Tooltip labelFormatter={(v) => formatTime(String(v), tz)} />
             <Legend wrapperStyle={{ fontSize: 12 }} itemSorter={null} />
             {ATTEMPT_OUTCOMES.map((o) => (

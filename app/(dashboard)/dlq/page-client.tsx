@@ -9,15 +9,11 @@ import { Time, UpdatedAgo } from "@/components/ui/time";
 import { Card, DataTable, EmptyState, ErrorState, PageHeader, Skeleton, Stat, SegmentedControl, SubLink, btn, btnPrimary } from "@/components/ui/kit";
 import { OptionSelect } from "@/components/ui/form";
 import { DlqCharts } from "@/components/charts/DlqCharts";
+import { CHART_RANGES, rangeParam } from "@/components/charts/axes";
 import { DEAD_LETTER_REASON_LABELS, ERROR_CLASS_LABELS, labelOf } from "@/components/ui/labels";
 
 type History = { points: DlqPoint[]; bucketSeconds: number };
-const RANGES = [
-  { value: 1, label: "1 h" },
-  { value: 6, label: "6 h" },
-  { value: 24, label: "24 h" },
-  { value: 168, label: "7 d" },
-];
+const RANGES = CHART_RANGES.map(({ value, label }) => ({ value, label }));
 const reasonLabel = (r: string | null) => labelOf(DEAD_LETTER_REASON_LABELS, r, "unknown");
 
 /** The bulk redrive page, pre-filtered (/dlq/redrive takes these parameters). */
@@ -204,18 +200,39 @@ function GroupsCard({
   );
 }
 
-function HistoryCard({ initial, initialAt }: { initial: History; initialAt: number }) {
-  const [hours, setHours] = useState<number>(24);
-  const history = usePolled<History>(`/api/v1/dlq/history?hours=${hours}`, { initialData: hours === 24 ? initial : undefined, initialAt, intervalMs: 15_000 });
+/** The page's address with ?range= set, the other parameters kept: a reload or a shared link opens the same window. */
+function keepRangeInUrl(hours: number) {
+  const url = new URL(window.location.href);
+  url.searchParams.set("range", rangeParam(hours));
+  window.history.replaceState(window.history.state, "", url);
+}
+
+function HistoryCard({ initial, initialAt, chosen }: { initial: History & { hours: number }; initialAt: number; chosen: boolean }) {
+  const [hours, setHours] = useState<number>(initial.hours);
+  const history = usePolled<History>(`/api/v1/dlq/history?hours=${hours}`, {
+    initialData: hours === initial.hours ? initial : undefined,
+    initialAt,
+    intervalMs: 15_000,
+  });
+  const to = history.dataUpdatedAt || initialAt;
+  const pick = (h: number) => {
+    setHours(h);
+    keepRangeInUrl(h);
+  };
   return (
-    <Card title="Over time" id="dlq-history" actions={<SegmentedControl label="Time range" options={RANGES} value={hours} onChange={setHours} />}>
+    <Card title="Over time" id="dlq-history" actions={<SegmentedControl label="Time range" options={RANGES} value={hours} onChange={pick} />}>
+      {!chosen && hours === initial.hours && initial.hours < 24 && (
+        <p className="-mt-1 mb-2 text-xs text-slate-600" data-testid="dlq-range-why">
+          The last {hours === 1 ? "hour" : `${hours} hours`}: every change of the last day happened in it.
+        </p>
+      )}
       {history.isPending && <Skeleton lines={6} />}
       {history.isError && !history.data && <ErrorState error={history.error} retry={() => history.refetch()} />}
       {history.data &&
         (history.data.points.length === 0 ? (
           <EmptyState title="No samples in this range yet">The sampler records depth and age every 15 seconds while the dashboard runs.</EmptyState>
         ) : (
-          <DlqCharts points={history.data.points} />
+          <DlqCharts points={history.data.points} from={to - hours * 3600_000} to={to} />
         ))}
     </Card>
   );
@@ -223,12 +240,15 @@ function HistoryCard({ initial, initialAt }: { initial: History; initialAt: numb
 
 export function DlqClient({
   initial,
+  rangeChosen,
   initialAt,
   canRedrive,
   canResolve = false,
   initialFilter,
 }: {
-  initial: { summary: DlqSummary; history: History };
+  initial: { summary: DlqSummary; history: History; hours: number };
+  /** The window came from ?range= (else from the data). */
+  rangeChosen: boolean;
   initialAt: number;
   canRedrive: boolean;
   canResolve?: boolean;
@@ -263,7 +283,7 @@ export function DlqClient({
         </dl>
       </Card>
 
-      <HistoryCard initial={initial.history} initialAt={initialAt} />
+      <HistoryCard initial={{ ...initial.history, hours: initial.hours }} initialAt={initialAt} chosen={rangeChosen} />
 
       <div className="grid grid-cols-1 gap-6 lg:grid-cols-2">
         <Card title="By subscription" id="by-sub">

@@ -2,17 +2,25 @@ import { requireViewer } from "@/lib/auth/session";
 import { can } from "@/lib/auth/permissions";
 import { findDlqHistory, getDlqSummary } from "@/lib/dashboard/dead-letters";
 import { DlqClient } from "./page-client";
+import { defaultRangeHours, rangeFromParam } from "@/components/charts/axes";
 import { scopeOf } from "@/lib/tenants/scope";
 
 export const dynamic = "force-dynamic";
 
-export default async function DlqPage({ searchParams }: { searchParams: Promise<{ subscriptionId?: string; reason?: string }> }) {
+export default async function DlqPage({ searchParams }: { searchParams: Promise<{ subscriptionId?: string; reason?: string; range?: string }> }) {
   const viewer = await requireViewer("dlq.read");
   const sp = await searchParams;
-  const [summary, history] = await Promise.all([getDlqSummary({ scope: scopeOf(viewer) }), findDlqHistory({ hours: 24, scope: scopeOf(viewer) })]);
+  const scope = scopeOf(viewer);
+  const asked = rangeFromParam(sp.range);
+  const [summary, day] = await Promise.all([getDlqSummary({ scope }), findDlqHistory({ hours: asked ?? 24, scope })]);
+  // Without ?range= the chart opens on the window that holds the last day's changes (a drain of the last half hour
+  // is the last hour, not a sliver at the right of a day).
+  const hours = asked ?? defaultRangeHours(day.points, Date.now());
+  const history = hours === (asked ?? 24) ? day : await findDlqHistory({ hours, scope });
   return (
     <DlqClient
-      initial={{ summary, history }}
+      initial={{ summary, history, hours }}
+      rangeChosen={asked !== null}
       initialAt={Date.now()}
       canRedrive={can(viewer.role, "redrives.create")}
       canResolve={can(viewer.role, "deliveries.resolve")}
