@@ -1,6 +1,6 @@
 // The failure-window policy and the pause state as the API shows and takes
-// them (lib/ledger/sql/failure-window.ts keeps the run and pauses; the worker's
-// prober, lib/ledger/sql/probe.ts, resumes). Stored as three columns, all
+// them (lib/ledger/sql/subscription-state.ts keeps the run, pauses and
+// resumes; the worker's prober, lib/ledger/sql/probe.ts, asks). Stored as three columns, all
 // null when the policy is off.
 import type { Subscription } from "../generated/prisma/client";
 import type { TFailurePolicy } from "./subscription-input";
@@ -68,16 +68,4 @@ export function pauseView(s: Row) {
 export function failurePolicyColumns(p: TFailurePolicy | null | undefined) {
   if (p === undefined) return {};
   return { failureWindowSeconds: p?.windowSeconds ?? null, failureMinAttempts: p?.minAttempts ?? null, probeIntervalSeconds: p?.probeIntervalSeconds ?? null };
-}
-
-/**
- * The columns a manual pause or resume writes. A pause by hand records why;
- * a resume (by hand, or of a subscription paused for failing) starts a fresh
- * failure window, so one more failure does not pause it again at once, and
- * stops its probes.
- */
-export function pauseColumns(to: "paused" | "active", now = new Date()) {
-  return to === "paused"
-    ? { pausedReason: "manual", pausedAt: now, nextProbeAt: null }
-    : { pausedReason: null, pausedAt: null, nextProbeAt: null, failingSince: null, failingAttempts: 0 };
 }

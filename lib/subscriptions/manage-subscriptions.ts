@@ -4,16 +4,16 @@ import type { PrismaClient, Tx } from "../db/prisma";
 import type { Subscription } from "../generated/prisma/client";
 import { AppError, notFound } from "../errors";
 import { writeAudit } from "../audit";
-import { DELIVERIES_CHANNEL } from "../ledger/notify";
 import type { Principal } from "../auth/principal";
 import { validateTargetUrl } from "../net/target";
 import { generateSecret, sealSecret } from "./secrets";
 import { assertEndpointAuthRestated, assertTlsHasHttps, endpointAuthColumns, type HeaderView, type TlsView } from "./endpoint-auth";
 import type { TCreateSubscription, TUpdateSubscription } from "./subscription-input";
-import { failurePolicyColumns, failurePolicyOf, pauseColumns, pauseView } from "./failure-policy";
+import { failurePolicyColumns, failurePolicyOf, pauseView } from "./failure-policy";
 import { GLOBAL_SCOPE, isGlobalAdmin, scopeOf, subscriptionWhere, type Scope } from "../tenants/scope";
 import { requireTenant } from "../tenants/manage-tenants";
 import { subscriptionHasHistory } from "../ledger/sql/find-deliveries";
+import { changeStateByOperator } from "../ledger/sql/subscription-state";
 
 export type SubscriptionView = {
   id: string;
@@ -209,24 +209,9 @@ export async function updateSubscription(prisma: PrismaClient, id: string, input
     const { state, reason, headers, tls, failurePolicy, ...config } = input;
     const data: Record<string, unknown> = { ...config, ...endpointAuthColumns(id, { headers, tls }), ...failurePolicyColumns(failurePolicy), updatedAt: new Date() };
     if (config.retryPolicy) data.retryPolicy = config.retryPolicy as object;
-    if (state && state !== before.state) {
-      data.state = state;
-      data.stateReason = state === "active" ? null : (reason ?? "paused by an operator");
-      Object.assign(data, pauseColumns(state));
-    }
+    // The state with its audit row is the ledger's (pause, resume); the configuration is written after it, so the view read back has both.
+    if (state) await changeStateByOperator(tx, id, { to: state, actor: principal.actor, reason: reason ?? null });
     const after = await tx.subscription.update({ where: { id }, data });
-    if (state && state !== before.state) {
-      await writeAudit(tx, {
-        actor: principal.actor,
-        action: state === "paused" ? "subscription.pause" : "subscription.resume",
-        targetType: "subscription",
-        targetId: id,
-        reason: reason ?? null,
-        details: { from: before.state, to: state },
-      });
-      // Held deliveries flow again at once on resume.
-      if (state === "active") await tx.$executeRaw`SELECT pg_notify(${DELIVERIES_CHANNEL}, ${id})`;
-    }
     const changed = [
       ...Object.keys(config),
       ...(headers !== undefined ? ["headers"] : []),

@@ -163,7 +163,7 @@ describe("hookledger.subscription.paused", () => {
     await db.pool.query("UPDATE subscriptions SET state = 'paused', paused_reason = 'manual', paused_at = now() WHERE id = 'sub_flaky'");
     await db.pool.query("UPDATE subscriptions SET state = 'active', paused_reason = NULL, paused_at = NULL WHERE id = 'sub_flaky'");
     expect(await opsEvents("hookledger.subscription.paused")).toHaveLength(0);
-    // The result write's pause (lib/ledger/sql/failure-window.ts), reduced to its row change.
+    // The result write's pause (lib/ledger/sql/subscription-state.ts), reduced to its row change.
     await db.pool.query(
       "UPDATE subscriptions SET state = 'paused', paused_reason = 'failing', paused_at = now(), failing_since = now() - interval '1 day', failing_attempts = 25, next_probe_at = now() + interval '15 minutes' WHERE id = 'sub_flaky'",
     );

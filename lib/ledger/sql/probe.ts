@@ -1,12 +1,10 @@
-// Probing a subscription paused for failing (./failure-window.ts): a worker
-// claims a due probe, sends a signed hookledger.ping (not one of the held
-// deliveries), and records the answer here. The first 2xx resumes the
-// subscription in one statement: the subscription active again with its
-// failure run cleared, its held deliveries due at once in the order they were
-// created, the audit row by the system, and hookledger.subscription.recovered.
+// Probing a subscription paused for failing (./subscription-state.ts): a
+// worker claims a due probe, sends a signed hookledger.ping (not one of the
+// held deliveries), and records the answer here. The first 2xx resumes the
+// subscription (resumeAfterProbe, with the other state changes).
 import "server-only";
 import type pg from "pg";
-import { DELIVERIES_CHANNEL } from "../notify";
+import { resumeAfterProbe } from "./subscription-state";
 
 export type DueProbe = {
   id: string;
@@ -78,50 +76,5 @@ export async function recordProbe(db: pg.Pool | pg.PoolClient, a: ProbeAnswer): 
     );
     return r.rowCount ? "failing" : "gone";
   }
-  const { rows } = await db.query<{ held: string }>(
-    `WITH was AS (
-       SELECT id, name, tenant, paused_at, failing_since FROM subscriptions
-        WHERE id = $1 AND state = 'paused' AND paused_reason = 'failing' FOR UPDATE
-     ),
-     up AS (
-       UPDATE subscriptions s
-          SET state = 'active', state_reason = NULL, paused_reason = NULL, paused_at = NULL, failing_since = NULL, failing_attempts = 0,
-              next_probe_at = NULL, probe_count = s.probe_count + 1, last_probe_at = $2::timestamptz, last_probe_status = $3::int, last_probe_error = NULL,
-              last_probe_latency_ms = $4::int, updated_at = now()
-         FROM was WHERE s.id = was.id
-       RETURNING s.id
-     ),
-     -- The held deliveries: due now, oldest first (the claim takes them by next_attempt_at), with
-     -- the time spent paused left out of their run's age (maxAgeSeconds), so the pause did not
-     -- use up what the policy allows them.
-     held AS (
-       UPDATE deliveries d
-          SET next_attempt_at = d.created_at,
-              run_started_at = d.run_started_at + GREATEST(interval '0', now() - GREATEST(was.paused_at, d.run_started_at)),
-              updated_at = now()
-         FROM was JOIN up ON up.id = was.id
-        WHERE d.subscription_id = was.id AND d.state IN ('pending', 'scheduled')
-       RETURNING 1
-     ),
-     aud AS (
-       INSERT INTO audit_entries (actor, action, target_type, target_id, reason, details)
-       SELECT 'system', 'subscription.resume', 'subscription', was.id,
-              'A probe was answered ' || $3::int || ' after ' || justify_interval(date_trunc('second', now() - was.paused_at))::text || ' paused for failing; held deliveries drain at the subscription''s own rate.',
-              jsonb_build_object('from', 'paused', 'to', 'active')
-         FROM was JOIN up ON up.id = was.id
-       RETURNING 1
-     ),
-     ev AS (
-       SELECT hl_publish_ops_event('hookledger.subscription.recovered', was.tenant, jsonb_build_object('subscriptionId', was.id),
-                jsonb_build_object('subscriptionId', was.id, 'subscriptionName', was.name, 'failingSince', was.failing_since,
-                                   'recoveredAt', now(), 'deliveryId', NULL,
-                                   'probe', jsonb_build_object('status', $3::int, 'latencyMs', $4::int, 'at', $2::timestamptz))) AS id
-         FROM was JOIN up ON up.id = was.id
-     )
-     SELECT (SELECT count(*) FROM held) AS held, (SELECT count(*) FROM aud) AS aud, (SELECT count(*) FROM ev) AS ev,
-            pg_notify('${DELIVERIES_CHANNEL}', $1)
-       FROM up`,
-    [a.subscriptionId, a.at, a.status, a.latencyMs],
-  );
-  return rows.length > 0 ? "resumed" : "gone";
+  return resumeAfterProbe(db, a);
 }

@@ -55,7 +55,7 @@ export async function writeAndClaim(
     }
     // Rows of a subscription this statement paused for failing: its claim saw the subscription
     // still active (one snapshot). Put back before the commit, so a paused endpoint gets no
-    // further attempt (./failure-window.ts).
+    // further attempt (./subscription-state.ts).
     if (unclaim.length > 0) await releaseUnsent(c, owner, unclaim);
     return { applied, claimed, after: nextWindowStart(claimed, claim.limit, windowEnd) };
   });

@@ -3,7 +3,7 @@
 // (docs/DESIGN.md invariant 3); each result leaves one attempt row.
 import "server-only";
 import type pg from "pg";
-import { failureWindowCtes } from "./failure-window";
+import { GONE_CTES, failureWindowCtes } from "./subscription-state";
 import { outsideFrozen, type Freeze } from "./freeze";
 
 export type AttemptResult = {
@@ -63,36 +63,13 @@ export function resultsJson(results: AttemptResult[]): string {
   );
 }
 
-/**
- * For a result batch with a 410 among it: the subscription disabled and the
- * audit row, in the same statement (so the same transaction) as the result.
- * Left out of the statement otherwise: planning and running it for every batch
- * cost the hot path for what is rare.
- */
-const GONE = `,
-     gone AS (
-       UPDATE subscriptions s
-          SET state = 'disabled', state_reason = 'The endpoint answered 410 Gone (delivery ' || g.id || ').', updated_at = now()
-         FROM (SELECT DISTINCT ON (subscription_id) subscription_id, id FROM upd WHERE dl_reason = 'gone' ORDER BY subscription_id, id) g
-        WHERE s.id = g.subscription_id AND s.state <> 'disabled'
-       RETURNING s.id, g.id AS delivery_id
-     ),
-     aud AS (
-       INSERT INTO audit_entries (actor, action, target_type, target_id, reason, details)
-       SELECT 'system', 'subscription.disable', 'subscription', gone.id, 'The endpoint answered 410 Gone.',
-              jsonb_build_object('deliveryId', gone.delivery_id, 'statusCode', 410, 'to', 'disabled')
-         FROM gone
-       RETURNING 1
-     )`;
-
 export const hasGone = (results: AttemptResult[]) => results.some((r) => r.deadLetterReason === "gone");
 
 /**
  * The result write as CTEs ending in `upd` (the rows it updated, with each
  * result's position `ord`): the guarded delivery updates, one attempt row
- * each, the subscriptions' failure windows (./failure-window.ts: a pause for
- * failing ends in `fw_paused`), and for a 410 the subscription disabled with
- * its audit row. Rows whose
+ * each, the subscriptions' failure windows and, for a 410, the subscription
+ * disabled with its audit row (both in ./subscription-state.ts). Rows whose
  * lease this worker no longer holds are left alone (the reaper recorded them).
  * A batch may hold two results for one delivery (a claim reaped mid-send and
  * the row claimed again by this worker): only the result of the current claim
@@ -136,7 +113,7 @@ export const writeCtes = (gone: boolean, frozen: readonly Freeze[] = []) => `
               r.status_code, r.error_class, r.error_message, r.retry_after, r.headers, r.excerpt, $1, r.ambiguous
          FROM upd u JOIN r ON r.ord = u.ord
        RETURNING 1
-     )${failureWindowCtes(gone)}${gone ? GONE : ""}`;
+     )${failureWindowCtes(gone)}${gone ? GONE_CTES : ""}`;
 
 /**
  * Writes a batch of attempt results (writeCtes) in one statement, so one
