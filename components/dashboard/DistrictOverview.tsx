@@ -1,22 +1,24 @@
 "use client";
-// A district's landing: its own endpoints, each with its health, queue, dead
-// letters and last failed answer, and the way into its deliveries. Shown on the
+// A district's landing: its own endpoints, each with its health (red, "Failing
+// since …", while its newest attempts all fail), queue, dead letters and last
+// failed answer, and the way into its deliveries. Shown on the
 // lookup page to a viewer confined to one district, in place of the global
 // view's blank start; the numbers come from the same scoped API the
 // Subscriptions page polls, so they are the district's only.
 import Link from "next/link";
 import type { SubscriptionHealth } from "@/lib/dashboard/subscriptions";
-import { answerOf, formatAge } from "@/lib/dashboard/describe";
+import { formatAge } from "@/lib/dashboard/describe";
 import { usePolled } from "@/components/dashboard/usePolled";
 import { useNow } from "@/components/ui/time";
 import { EmptyState, ErrorState, Skeleton, Stat, SubscriptionStateBadge, btn, card, ms, pct } from "@/components/ui/kit";
+import { FailingSince, LastAnswer } from "@/components/subscriptions/FailingSince";
 import type { ViewerTenant } from "./ViewerTenant";
 
 function EndpointCard({ s, now }: { s: SubscriptionHealth; now: number }) {
   const c = s.counts;
   const queued = c.pending + c.scheduled + c.inFlight;
   return (
-    <li className={card} data-testid="district-endpoint">
+    <li className={`${card} ${s.failing ? "ring-2 ring-red-300" : ""}`} data-testid="district-endpoint" data-failing={s.failing ? "true" : "false"}>
       <div className="flex flex-wrap items-start justify-between gap-2">
         <div className="min-w-0">
           <Link href={`/subscriptions/${encodeURIComponent(s.id)}`} className="text-base font-semibold text-blue-700 hover:underline">
@@ -27,6 +29,11 @@ function EndpointCard({ s, now }: { s: SubscriptionHealth; now: number }) {
         <SubscriptionStateBadge s={s} />
       </div>
       {s.state !== "active" && s.stateReason && <p className="mt-1 text-sm text-amber-900">{s.stateReason}. New deliveries are held, not dropped.</p>}
+      {s.failing && (
+        <div className="mt-2">
+          <FailingSince s={s} />
+        </div>
+      )}
       <dl className="mt-3 grid grid-cols-2 gap-3 sm:grid-cols-4">
         <Stat label="Success 24 h" value={pct(s.h24.successRate)} hint={`${s.h24.delivered.toLocaleString()} of ${s.h24.attempts.toLocaleString()} attempts`} />
         <Stat label="p95 1 h" value={ms(s.h1.p95Ms)} hint={`24 h: ${ms(s.h24.p95Ms)}`} />
@@ -37,10 +44,12 @@ function EndpointCard({ s, now }: { s: SubscriptionHealth; now: number }) {
           hint={c.deadLetter ? `oldest ${formatAge(s.dlqOldestAt ? (now - new Date(s.dlqOldestAt).getTime()) / 1000 : null)}` : "none"}
         />
       </dl>
-      <p className="mt-2 text-sm text-slate-700">
-        <span className="text-slate-500">Last failed answer: </span>
-        {s.lastError ? answerOf(s.lastError.statusCode, s.lastError.errorClass, s.lastError.message) : "none recently"}
-      </p>
+      {!s.failing && (
+        <p className="mt-2 text-sm text-slate-700">
+          <span className="text-slate-500">Last failed answer: </span>
+          <LastAnswer s={s} />
+        </p>
+      )}
       <div className="mt-3 flex flex-wrap gap-2">
         <Link href={`/subscriptions/${encodeURIComponent(s.id)}`} className={btn}>
           Deliveries, secrets and tests
@@ -69,9 +78,9 @@ export function DistrictOverview({ district }: { district: NonNullable<ViewerTen
     <section aria-labelledby="district-endpoints" className="space-y-3">
       <div>
         <h2 id="district-endpoints" className="text-lg font-semibold text-slate-900">
-          {district.name}&apos;s endpoints
+          {district.name}: your endpoints
         </h2>
-        <p className="text-sm text-slate-700">What hookledger is sending to your district: health, what is queued, what could not be delivered and why.</p>
+        <p className="text-sm text-slate-700">What hookledger is sending to {district.name}: health now, what is queued, what could not be delivered and why.</p>
       </div>
       {res.isPending ? (
         <div className={card} role="status" aria-label="Loading your endpoints">

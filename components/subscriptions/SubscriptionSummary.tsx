@@ -11,6 +11,7 @@ import { OutcomesChart } from "@/components/charts/OutcomesChart";
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 import { ArchiveControl, ArchivedBadge } from "./ArchiveControl";
 import { PauseControl } from "./PauseControl";
+import { FailingSince } from "./FailingSince";
 
 const RANGES = ["1h", "6h", "24h", "7d"] as const;
 export type Range = (typeof RANGES)[number];
@@ -41,6 +42,11 @@ function HeaderNotes({ o, notice }: { o: SubscriptionOverview; notice: string | 
         <p className="mt-1 text-sm text-amber-900">
           {o.state === "paused" ? "Paused" : "Disabled"}: {o.stateReason}. New deliveries are held, not dropped.
         </p>
+      )}
+      {o.failing && (
+        <div className="mt-2">
+          <FailingSince s={o} />
+        </div>
       )}
     </div>
   );

@@ -155,3 +155,20 @@ export const DELIVERY_STATE_OPTIONS = optionsOf(DELIVERY_STATES, DELIVERY_STATE_
 export const ERROR_CLASS_OPTIONS = optionsOf(ERROR_CLASSES, ERROR_CLASS_LABELS);
 export const DEAD_LETTER_REASON_OPTIONS = optionsOf(DEAD_LETTER_REASON_LIST, DEAD_LETTER_REASON_LABELS);
 export const RESOLUTION_OPTIONS = optionsOf(RESOLUTIONS, RESOLUTION_LABELS);
+
+/** An answer's words on one line: whitespace folded, so a multi-line body reads as a sentence. */
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
+/**
+ * What an endpoint answered, with the status once: `HTTP 503 “Service Unavailable”`, `timeout “No answer within
+ * 10000 ms”`, `HTTP 422` (never "422 HTTP 422"). `said` is the answer's stored excerpt or the error's message, shown
+ * whole; one that only repeats the status ("HTTP 503", "503") is left out.
+ */
+export function answerWords(statusCode: number | null, errorClass: string | null, said?: string | null): string {
+  const head = statusCode ? `HTTP ${statusCode}` : labelOf(ERROR_CLASS_LABELS, errorClass, "no answer");
+  const text = oneLine(said ?? "");
+  const repeatsStatus = statusCode !== null && new RegExp(`^(HTTP\\s*)?${statusCode}$`, "i").test(text);
+  return !text || repeatsStatus || text.toLowerCase() === head.toLowerCase() ? head : `${head} “${text}”`;
+}

@@ -12,7 +12,7 @@ import type { DeliveryLite } from "./describe";
 import { DELIVERY_STATES } from "../ledger/states";
 import { iso, ledgerDb, queryRows, sql, type LedgerDb } from "../ledger/read/db";
 import { findAttemptStatsSince, findOutcomeSeries, type StatRow } from "../ledger/read/attempt-stats";
-import { findAnswerGroups, findLastErrors } from "../ledger/read/endpoint-answers";
+import { findAnswerGroups, findRecentAnswers, type RecentAnswers } from "../ledger/read/endpoint-answers";
 import { findQueueCounts } from "../ledger/sql/counts";
 import { findDeliveries, findRecentEventTypes, withAttempts } from "../ledger/sql/find-deliveries";
 import { findPublishedEventTypes } from "../ledger/sql/archive";
@@ -40,8 +40,18 @@ export type SubscriptionHealth = {
   h24: WindowStats;
   counts: { pending: number; scheduled: number; inFlight: number; deadLetter: number; delivered24h: number };
   dlqOldestAt: string | null;
-  lastError: { at: string; statusCode: number | null; errorClass: string | null; message: string | null } | null;
+  /** The newest failed attempt: its time and answer (`message` one line, `excerpt` the stored answer whole). */
+  lastError: { at: string; statusCode: number | null; errorClass: string | null; message: string | null; excerpt: string | null } | null;
+  /**
+   * Set while the endpoint is failing now: its newest attempts all failed and none succeeded in the last
+   * FAILING_QUIET_MS. `since`: the first failure of the run (the failure window's, when it keeps one); `attempts`: how
+   * many in a row (at least: the list reads the newest 500).
+   */
+  failing: { since: string; attempts: number } | null;
 };
+
+/** A success this recent means the endpoint is not failing now, whatever failed after it. */
+export const FAILING_QUIET_MS = 5 * 60_000;
 
 // Pending and scheduled counts are reported up to COUNT_CAP + 1: the pages show a bigger backlog as "10,000+".
 export const COUNT_CAP = 10_000;
@@ -81,9 +91,26 @@ async function queueCounts(db: LedgerDb, ids: string[]) {
   return out;
 }
 
-async function lastErrors(db: LedgerDb, ids: string[], now?: Date) {
-  const rows = await findLastErrors(db, ids, now);
-  return new Map(rows.map((r) => [r.subscription_id, { at: iso(r.started_at)!, statusCode: r.status_code, errorClass: r.error_class, message: r.message }]));
+async function recentAnswers(db: LedgerDb, ids: string[], now: Date) {
+  return new Map((await findRecentAnswers(db, ids, now)).map((r) => [r.subscription_id, r]));
+}
+
+function lastErrorOf(r: RecentAnswers | undefined): SubscriptionHealth["lastError"] {
+  if (!r?.started_at) return null;
+  return { at: iso(r.started_at)!, statusCode: r.status_code, errorClass: r.error_class, message: r.message, excerpt: r.excerpt };
+}
+
+/**
+ * Failing now: the newest attempts failed (a run after the last success) and no attempt succeeded in the last
+ * FAILING_QUIET_MS (one failure among steady successes is not an outage). The run's start is the failure window's
+ * (`failing_since`, exact however long the run) when the subscription's policy keeps one, else the first failure after
+ * the last success among the newest attempts read.
+ */
+export function failingOf(s: Pick<SubRow, "failing_since" | "failing_attempts">, r: RecentAnswers | undefined, now: Date): SubscriptionHealth["failing"] {
+  if (!r || r.run_attempts === 0 || !r.run_since) return null;
+  if (r.last_ok_at && now.getTime() - new Date(r.last_ok_at).getTime() < FAILING_QUIET_MS) return null;
+  const kept = s.failing_since && s.failing_attempts > 0;
+  return kept ? { since: iso(s.failing_since)!, attempts: Math.max(s.failing_attempts, r.run_attempts) } : { since: iso(r.run_since)!, attempts: r.run_attempts };
 }
 
 type SubRow = SubscriptionPageRow;
@@ -101,7 +128,8 @@ export async function findSubscriptionHealth(
   const withArchived = opts.archived === true || opts.archived === "true" || Boolean(opts.ids);
   const subs = await queryRows<SubRow>(
     db,
-    sql`SELECT id, name, tenant, url, state, state_reason, paused_reason, archived_at, archive_reason, archived_by FROM subscriptions
+    sql`SELECT id, name, tenant, url, state, state_reason, paused_reason, archived_at, archive_reason, archived_by, failing_since, failing_attempts
+          FROM subscriptions
          WHERE (${opts.tenant ?? null}::text IS NULL OR tenant = ${opts.tenant ?? null}) AND (${opts.ids ?? null}::text[] IS NULL OR id = ANY(${opts.ids ?? null}::text[]))
            AND (${withArchived} OR archived_at IS NULL) AND ${scopeWhere(opts.scope ?? GLOBAL_SCOPE, "tenant")}
          ORDER BY tenant NULLS LAST, name LIMIT 500`,
@@ -123,16 +151,19 @@ export async function findSubscriptionHealthPage(
   return { ...page, items: await withHealth(db, page.items, now) };
 }
 
-/** The 1 h and 24 h figures, queue counts, oldest dead letter and last error of these subscriptions, in their order. */
+/**
+ * The 1 h and 24 h figures, queue counts, oldest dead letter, last error and whether failing now, of these
+ * subscriptions, in their order: read for these ids only (a page), never a scan of every subscription.
+ */
 async function withHealth(db: LedgerDb, subs: SubRow[], at?: Date): Promise<SubscriptionHealth[]> {
   const ids = subs.map((s) => s.id);
   if (ids.length === 0) return [];
   const now = at ?? new Date();
-  const [h1, h24, counts, errors] = await Promise.all([
+  const [h1, h24, counts, recent] = await Promise.all([
     findAttemptStatsSince(db, ids, new Date(now.getTime() - 3600_000)),
     findAttemptStatsSince(db, ids, new Date(now.getTime() - 86400_000)),
     queueCounts(db, ids),
-    lastErrors(db, ids, now),
+    recentAnswers(db, ids, now),
   ]);
   return subs.map((s) => {
     const c = counts.get(s.id)!;
@@ -151,7 +182,8 @@ async function withHealth(db: LedgerDb, subs: SubRow[], at?: Date): Promise<Subs
       h24: toWindow(h24.get(s.id)),
       counts: { pending: c.pending, scheduled: c.scheduled, inFlight: c.inFlight, deadLetter: c.deadLetter, delivered24h: h24.get(s.id)?.delivered ?? 0 },
       dlqOldestAt: c.oldest,
-      lastError: errors.get(s.id) ?? null,
+      lastError: lastErrorOf(recent.get(s.id)),
+      failing: failingOf(s, recent.get(s.id), now),
     };
   });
 }

@@ -49,6 +49,9 @@ export type SubscriptionPageRow = {
   archived_at: Date | null;
   archive_reason: string | null;
   archived_by: string | null;
+  /** The failure window's current run (kept by the result write while the policy is on): its start and length. */
+  failing_since: Date | null;
+  failing_attempts: number;
 };
 
 const BAD_CURSOR = "not a nextCursor this list answered for this sort; start again without cursor";
@@ -119,7 +122,7 @@ export async function findSubscriptionPage(db: LedgerDb, input: TListSubscriptio
   const sortKeys = raw(keys.map((k, i) => `(${k.expr})::text AS k${i}`).join(", "));
   const rows = await queryRows<SubscriptionPageRow & Record<`k${number}`, string>>(
     db,
-    sql`SELECT id, name, tenant, url, state, state_reason, paused_reason, archived_at, archive_reason, archived_by, ${sortKeys}
+    sql`SELECT id, name, tenant, url, state, state_reason, paused_reason, archived_at, archive_reason, archived_by, failing_since, failing_attempts, ${sortKeys}
           FROM subscriptions WHERE ${join(where, " AND ")}
          ORDER BY ${orderBy} LIMIT ${o.limit + 1}`,
   );
@@ -131,7 +134,7 @@ export async function findSubscriptionPage(db: LedgerDb, input: TListSubscriptio
   const first = page.length > 0 ? keysOf(page[0]) : null;
   const last = page.length > 0 ? keysOf(page[page.length - 1]) : null;
   return {
-    items: page.map(({ id, name, tenant, url, state, state_reason, paused_reason, archived_at, archive_reason, archived_by }) => ({
+    items: page.map(({ id, name, tenant, url, state, state_reason, paused_reason, archived_at, archive_reason, archived_by, failing_since, failing_attempts }) => ({
       id,
       name,
       tenant,
@@ -142,6 +145,8 @@ export async function findSubscriptionPage(db: LedgerDb, input: TListSubscriptio
       archived_at,
       archive_reason,
       archived_by,
+      failing_since,
+      failing_attempts,
     })),
     // Read forwards, there is a next page when the statement found one row more; read backwards, the page it came from.
     nextCursor: last && (back || more) ? encodeCursor(o.sort, "a", last) : null,

@@ -5,12 +5,13 @@ import { useEffect, useRef, useState } from "react";
 import { useQueryClient } from "@tanstack/react-query";
 import type { SubscriptionHealth } from "@/lib/dashboard/subscriptions";
 import type { SubscriptionSort } from "@/lib/subscriptions/subscription-input";
-import { formatAge, answerOf } from "@/lib/dashboard/describe";
+import { formatAge } from "@/lib/dashboard/describe";
 import { usePolled } from "@/components/dashboard/usePolled";
 import { UpdatedAgo, useHydrated, useNow } from "@/components/ui/time";
 import { EmptyState, ErrorState, SubscriptionStateBadge, btn, btnPrimary, input, ms, pct } from "@/components/ui/kit";
 import { NewSubscriptionDialog } from "@/components/subscriptions/NewSubscriptionDialog";
 import { ArchivedBadge } from "@/components/subscriptions/ArchiveControl";
+import { FailingSince, LastAnswer } from "@/components/subscriptions/FailingSince";
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 
 /** What the list shows: all of it in the URL, so a reload or a shared link shows the same page. */
@@ -70,15 +71,6 @@ function Dlq({ s, now }: { s: SubscriptionHealth; now: number }) {
     <span className="font-medium text-red-800">
       {s.counts.deadLetter.toLocaleString()}
       <span className="block text-xs font-normal text-slate-600">oldest {formatAge(s.dlqOldestAt ? (now - new Date(s.dlqOldestAt).getTime()) / 1000 : null)}</span>
-    </span>
-  );
-}
-
-function LastError({ s }: { s: SubscriptionHealth }) {
-  if (!s.lastError) return <span className="text-slate-500">none recently</span>;
-  return (
-    <span className="line-clamp-2 break-words text-slate-800" title={s.lastError.message ?? ""}>
-      {answerOf(s.lastError.statusCode, s.lastError.errorClass, s.lastError.message)}
     </span>
   );
 }
@@ -260,6 +252,8 @@ function SubscriptionsTable({ items, now, showTenant }: { items: Page["items"]; 
           {items.map((s) => (
             <tr
               key={s.id}
+              data-testid="subscription-row"
+              data-failing={s.failing ? "true" : "false"}
               className="block rounded-lg border border-slate-200 bg-white p-3 align-top shadow-sm md:table-row md:rounded-none md:border-0 md:border-t md:p-0 md:shadow-none md:hover:bg-slate-50"
             >
               <td className="block pb-1 md:table-cell md:px-3 md:py-2">
@@ -272,6 +266,9 @@ function SubscriptionsTable({ items, now, showTenant }: { items: Page["items"]; 
               <Cell label="State">
                 {/* An archived subscription's state waits for an unarchive; "archived" is what is true now. */}
                 {s.archivedAt ? <ArchivedBadge /> : <SubscriptionStateBadge s={s} />}
+                <span className="mt-1 block">
+                  <FailingSince s={s} brief />
+                </span>
               </Cell>
               <Cell label="Success 1 h">
                 <Rate w={s.h1} />
@@ -293,7 +290,7 @@ function SubscriptionsTable({ items, now, showTenant }: { items: Page["items"]; 
                 <Dlq s={s} now={now} />
               </Cell>
               <Cell label="Last error" className="md:max-w-xs">
-                <LastError s={s} />
+                <LastAnswer s={s} clamp />
               </Cell>
             </tr>
           ))}

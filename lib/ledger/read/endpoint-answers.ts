@@ -4,29 +4,53 @@
 import "server-only";
 import { queryRows, sql, type LedgerDb } from "./db";
 
-export type LastError = { subscription_id: string; started_at: Date; status_code: number | null; error_class: string | null; message: string | null };
+export type RecentAnswers = {
+  subscription_id: string;
+  /** The newest failed attempt (null: none among the recent attempts). */
+  started_at: Date | null;
+  status_code: number | null;
+  error_class: string | null;
+  /** The error's message, or else the answer's first 120 characters: the one-line form. */
+  message: string | null;
+  /** The answer's stored excerpt, whole. */
+  excerpt: string | null;
+  /** The newest delivered attempt among the recent ones. */
+  last_ok_at: Date | null;
+  /** The failed attempts after it (the newest ones, all failed): how many, and when the first was. */
+  run_attempts: number;
+  run_since: Date | null;
+};
 
 /** How far back the health list looks for a subscription's last error. */
 const LAST_ERROR_DAYS = 30;
 
 /**
- * The newest failed attempt among each subscription's last 500 of the last
- * LAST_ERROR_DAYS days. The window is what keeps this one query per page:
- * attempts are partitioned by month, and without a bound on created_at every
- * subscription's lookup opens every month (9x slower at 200 subscriptions).
+ * Per subscription, from its last 500 attempts of the last LAST_ERROR_DAYS days: the newest failure (with its whole
+ * excerpt), the newest success, and the run of failures since that success. The window is what keeps this one query
+ * per page: attempts are partitioned by month, and without a bound on created_at every subscription's lookup opens
+ * every month (9x slower at 200 subscriptions). The 500 are read once (the CTE) for the three answers.
  */
-export async function findLastErrors(db: LedgerDb, ids: string[], now = new Date()): Promise<LastError[]> {
+export async function findRecentAnswers(db: LedgerDb, ids: string[], now = new Date()): Promise<RecentAnswers[]> {
   const since = new Date(now.getTime() - LAST_ERROR_DAYS * 86_400_000);
-  return queryRows<LastError>(
+  return queryRows<RecentAnswers>(
     db,
-    sql`SELECT s.id AS subscription_id, e.started_at, e.status_code, e.error_class, coalesce(e.error_message, left(e.response_excerpt, 120)) AS message
+    sql`SELECT s.id AS subscription_id, x.*
           FROM unnest(${ids}::text[]) AS s(id)
          CROSS JOIN LATERAL (
-           SELECT * FROM (SELECT started_at, status_code, error_class, error_message, response_excerpt, outcome
-                            FROM attempts a WHERE a.subscription_id = s.id AND a.created_at >= ${since}::timestamptz
-                           ORDER BY started_at DESC LIMIT 500) recent
-            WHERE outcome <> 'delivered' ORDER BY started_at DESC LIMIT 1
-         ) e`,
+           WITH recent AS MATERIALIZED (
+             SELECT started_at, status_code, error_class, error_message, response_excerpt, outcome
+               FROM attempts a WHERE a.subscription_id = s.id AND a.created_at >= ${since}::timestamptz
+              ORDER BY started_at DESC LIMIT 500
+           ), ok AS (SELECT max(started_at) AS at FROM recent WHERE outcome = 'delivered')
+           SELECT e.started_at, e.status_code, e.error_class, e.message, e.excerpt, ok.at AS last_ok_at,
+                  run.n AS run_attempts, run.since AS run_since
+             FROM ok
+            CROSS JOIN LATERAL (SELECT count(*)::int AS n, min(started_at) AS since FROM recent
+                                 WHERE outcome <> 'delivered' AND started_at > coalesce(ok.at, '-infinity')) run
+             LEFT JOIN LATERAL (SELECT started_at, status_code, error_class, coalesce(error_message, left(response_excerpt, 120)) AS message,
+                                       response_excerpt AS excerpt
+                                  FROM recent WHERE outcome <> 'delivered' ORDER BY started_at DESC LIMIT 1) e ON true
+         ) x`,
   );
 }
 

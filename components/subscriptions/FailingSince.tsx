@@ -1,0 +1,53 @@
+"use client";
+// "Failing since 07:44:31", in red, where an endpoint's newest attempts all
+// failed and none succeeded for five minutes (lib/dashboard/subscriptions.ts,
+// failingOf): on a district's card, the subscriptions list and the
+// subscription's page, with the last answer's time and words, so an outage
+// reads as one now rather than as a 24 h rate that is still high.
+import type { SubscriptionHealth } from "@/lib/dashboard/subscriptions";
+import { answerWords } from "@/components/ui/labels";
+import { formatTime, useTimeZone } from "@/components/ui/time";
+
+type Failing = Pick<SubscriptionHealth, "failing" | "lastError">;
+
+/** The last failed answer: "HTTP 503 “Service Unavailable” at 07:52:10 UTC"; `clamp` keeps a table cell to two lines. */
+export function LastAnswer({ s, clamp = false }: { s: Failing; clamp?: boolean }) {
+  const tz = useTimeZone();
+  const last = s.lastError;
+  if (!last) return <span className="text-slate-500">none recently</span>;
+  const words = answerWords(last.statusCode, last.errorClass, last.excerpt ?? last.message);
+  return (
+    <span className={`break-words text-slate-800 ${clamp ? "line-clamp-2" : ""}`} title={clamp ? words : undefined} data-testid="last-answer">
+      {words} <span className="text-slate-600">at</span>{" "}
+      <time dateTime={last.at} className="whitespace-nowrap">
+        {formatTime(last.at, tz)}
+      </time>
+    </span>
+  );
+}
+
+/** Nothing unless failing now; then the red line, and (unless `brief`) the last answer under it. */
+export function FailingSince({ s, brief = false }: { s: Failing; brief?: boolean }) {
+  const tz = useTimeZone();
+  if (!s.failing) return null;
+  const { since, attempts } = s.failing;
+  return (
+    <div data-testid="failing-since" className="rounded-md bg-red-50 px-2 py-1.5 text-sm text-red-900 ring-1 ring-red-200">
+      <strong className="font-semibold text-red-800">
+        Failing since{" "}
+        <time dateTime={since} className="whitespace-nowrap">
+          {formatTime(since, tz)}
+        </time>
+      </strong>
+      <span className={brief ? "block text-xs" : undefined}>
+        {brief ? "" : ": "}
+        {attempts === 1 ? "its last attempt failed" : `its last ${attempts.toLocaleString()} attempts all failed`}, none delivered since.
+      </span>
+      {!brief && (
+        <span className="mt-0.5 block">
+          Last answer: <LastAnswer s={s} />
+        </span>
+      )}
+    </div>
+  );
+}
