@@ -19,21 +19,27 @@ export function eventTypeInWords(type: string): string {
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
+/** Who and what first, where and when after: the order a ticket names them in. Other keys follow alphabetically. */
+const SUBJECT_ORDER = ["student", "assignment", "course", "section", "school", "term"];
+
 /**
- * The subject's values with their keys in words ("studentId" → "student", "term_id" → "term"), in the order the
- * producer gave them. The tenant is left out: the card names the district through its subscription.
+ * The subject's values with their keys in words ("studentId" → "student", "term_id" → "term"), student and
+ * assignment first (the stored subject is jsonb, whose key order is its own). The tenant is left out: the card names
+ * the district through its subscription.
  */
 export function subjectInWords(subject: Record<string, string> | undefined): [string, string][] {
+  const rank = (k: string) => (SUBJECT_ORDER.includes(k) ? SUBJECT_ORDER.indexOf(k) : SUBJECT_ORDER.length);
   return Object.entries(subject ?? {})
     .filter(([k]) => k !== "tenant")
-    .map(([k, v]) => [
+    .map(([k, v]): [string, string] => [
       k
         .replace(/(_id|Id|ID)$/, "")
         .replace(/([a-z])([A-Z])/g, "$1 $2")
         .replace(/_/g, " ")
         .toLowerCase(),
       v,
-    ]);
+    ])
+    .sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b));
 }
 
 /** "Assignment graded for student stu_881, assignment asg_7": what the event is about, from its type and subject. */

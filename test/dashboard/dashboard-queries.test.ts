@@ -117,9 +117,11 @@ describe("plain words and the receipt", () => {
     const held = r.deliveries.find((d) => d.id === ids.held)!;
     expect(describeDelivery(held, utc)).toMatchObject({ tone: "held", text: expect.stringContaining("Roosevelt is paused") });
     const retry = (await findLookupResults({ q: "evt_retry" })).deliveries[0];
-    expect(describeDelivery(retry, utc).text).toMatch(/^Retrying: attempt 3 of 6, next at \d\d:\d\d:\d\d, last answer 503$/);
+    expect(describeDelivery(retry, utc).text).toMatch(/^Retrying: attempt 3 of 6, next at \d\d:\d\d:\d\d, last answer HTTP 503$/);
     const dl = (await findLookupResults({ q: "evt_dl_0" })).deliveries[0];
-    expect(describeDelivery(dl, utc).text).toMatch(/^Dead-lettered \d\d:\d\d:\d\d: 422 missing field term_id/);
+    expect(describeDelivery(dl, utc).text).toMatch(
+      /^Not delivered: Jefferson SIS answered HTTP 422 “missing field term_id \(request 1000\)” \(permanent\) at \d\d:\d\d:\d\d$/,
+    );
   });
 
   it("the receipt holds identity and every attempt, never the payload", async () => {
@@ -127,10 +129,10 @@ describe("plain words and the receipt", () => {
     const text = deliveryReceipt(ok, (s) => s);
     expect(text).toContain(deliveryKey("sub_lincoln", "evt_ok"));
     expect(text).toContain("evt_ok");
-    expect(text).toContain("Lincoln USD [sub_lincoln]");
-    expect(text).toMatch(/#1 .* HTTP 503 {2}retry/);
-    expect(text).toMatch(/#2 .* HTTP 200 {2}delivered/);
-    expect(text).toContain("Final state:   Delivered");
+    expect(text).toContain("Subscription: sub_lincoln");
+    expect(text).toMatch(/- Attempt 1 on .*: answered HTTP 503 “Service Unavailable”, will be retried\./);
+    expect(text).toMatch(/- Attempt 2 on .*: answered HTTP 200, accepted\./);
+    expect(text).toContain("It was delivered to Lincoln USD on ");
     expect(text).not.toContain("score");
   });
 });
