@@ -5,6 +5,8 @@
 //                         raw-pg statement per group
 //   POST /api/v1/events/batch  the real batch handler (app/api/v1/events/batch/route.ts): up to 500
 //                         events a request, through the same group commit
+//   POST /api/v1/subscriptions  the real create handler: the endpoints step makes its subscriptions through it,
+//                         as a new user would (a new district's tenant is registered with its first subscription)
 //   POST /noop            the same adapter (body read, web Request built, JSON Response written)
 //                         around a handler that does nothing: the reference for this server
 //   POST /what-if/one-statement   the earlier sketch (BENCHMARKS.md F5), kept for comparison with the
@@ -16,6 +18,7 @@ import type { AddressInfo } from "node:net";
 import pg from "pg";
 import { POST } from "../app/api/v1/events/route";
 import { POST as POST_BATCH } from "../app/api/v1/events/batch/route";
+import { POST as POST_SUBSCRIPTION } from "../app/api/v1/subscriptions/route";
 import { ZCreateEvent } from "../lib/events/event-input";
 import { envelopeBytes, subjectValues } from "../lib/events/publish";
 import { hashToken } from "../lib/auth/tokens";
@@ -51,6 +54,14 @@ async function noop(req: Request): Promise<Response> {
   });
 }
 
+const ROUTES: Record<string, (req: Request) => Promise<Response>> = {
+  "/api/v1/events": POST,
+  "/api/v1/events/batch": POST_BATCH,
+  "/api/v1/subscriptions": POST_SUBSCRIPTION,
+  "/noop": noop,
+  "/what-if/one-statement": oneStatement,
+};
+
 const server = http.createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on("data", (c: Buffer) => chunks.push(c));
@@ -59,17 +70,7 @@ const server = http.createServer((req, res) => {
       const headers = new Headers();
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
       const request = new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
-      const pathname = (req.url ?? "/").split("?")[0];
-      const handler =
-        pathname === "/api/v1/events"
-          ? POST
-          : pathname === "/api/v1/events/batch"
-            ? POST_BATCH
-            : pathname === "/noop"
-              ? noop
-              : pathname === "/what-if/one-statement"
-                ? oneStatement
-                : null;
+      const handler = ROUTES[(req.url ?? "/").split("?")[0]] ?? null;
       if (!handler) {
         res.statusCode = 404;
         res.end();

@@ -39,6 +39,7 @@ export function renderMarkdown(report: Any): string {
     out.push("Failed steps:");
     for (const [k, v] of Object.entries<string>(report.errors)) out.push(`- ${k}: ${String(v).split("\n")[0]}`);
   }
+  if (r.endpoints) out.push("", ...endpointsSection(r.endpoints));
   if (r.peers) out.push("", ...peersSection(r.peers));
   timeSection(report, out);
   return out.join("\n") + "\n";
@@ -283,6 +284,31 @@ function timeSection(report: Any, out: string[]) {
     );
     for (const [name, q] of Object.entries<Any>(ds.queries ?? {})) stmts(`Dashboard, ${name}`, q.topStatements);
   }
+}
+
+/** The endpoints step (bench/scenarios/endpoints.ts): each drain's median, its ratio to the 20-endpoint drain, each round, the targets. */
+function endpointsSection(e: Any): string[] {
+  const out = [
+    "### Thousands of endpoints: the drain beside idle subscriptions and spread over many",
+    "",
+    `${n(e.deliveries)} deliveries a drain, ${e.driven}; ${e.rounds} round${e.rounds > 1 ? "s" : ""}, the order rotating ` +
+      `(${(e.order ?? []).map((o: string[]) => o.join(" → ")).join("; ")}). The figure: ${e.measure}; the median of the rounds.`,
+    "",
+    "| drain | how its subscriptions were made | deliveries/s (median) | each round | ÷ 20-endpoint drain (each round) | target | |",
+    "|---|---|---|---|---|---|---|",
+  ];
+  for (const v of Object.values<Any>(e.variants ?? {})) {
+    const s = v.setup ?? {};
+    const made =
+      `${n(s.busyEndpoints)} busy through the API (${n(s.busyPerSecond)}/s)` + (s.idleSubscriptions ? `; ${n(s.idleSubscriptions)} idle: ${s.idleCreatedVia}` : "");
+    const each = (v.runs ?? []).map((x: Any) => (x.error ? "failed" : `${n(x.perSecond)}${x.completed ? "" : " (incomplete)"}`)).join(", ");
+    const ratio =
+      v.ratioToBase === null || v.ratioToBase === undefined ? "—" : `${n(v.ratioToBase, 2)}× (${(v.roundRatios ?? []).map((x: number | null) => n(x, 2)).join(", ")})`;
+    out.push(`| ${v.label} | ${made} | ${n(v.medianPerSecond)}/s | ${each} | ${ratio} | ${v.target ? `≥ ${v.target}×` : "—"} | ${yes(v.met)} |`);
+  }
+  for (const v of Object.values<Any>(e.variants ?? {}))
+    for (const x of v.runs ?? []) if (x.error) out.push(`- ${v.label}, round ${x.round}: failed: ${String(x.error).split("\n")[0]}`);
+  return out;
 }
 
 /** The peer comparison (bench/peers/run.ts): each system's median and rounds, hookledger's ratio to each, the target. */

@@ -2,7 +2,11 @@
 // `--tiny` (seconds: the smoke test). Options: --only a,b  --out DIR  --profile
 // `--only dashboard10m [--dashboard10m-events N] [--dashboard10m-retention-seconds S] --time-limit S`: the dashboard
 // at 10 M deliveries, then an erasure and a retention run expiring three of its six months (not in a default run).
-// `--only peers`: the one-worker drain's work on pg-boss and graphile-worker beside hookledger's (not in a default full or quick run).
+// `--only peers`: the one-worker drain's work on pg-boss and graphile-worker beside hookledger's (not in a default full or quick run);
+// `--only endpoints [--deliveries N] [--idle N,M] [--idle-via api|sql] [--endpoints-rounds N]`: the drain beside idle subscriptions
+// and spread over thousands of endpoints, through the API (bench/scenarios/endpoints.ts), then the dashboard at 10,000 subscriptions
+// (not in a default full or quick run).
+// `--peers-systems hookledger,pg-boss,pg-boss-4x50,…` runs other shapes beside them, `--peers-rounds N` sets the rounds.
 // Writes <out>/latest.json (default bench/results) and, for a full run, the
 // figures section of BENCHMARKS.md.
 import fs from "node:fs";
@@ -28,6 +32,7 @@ const { runCommitLatency } = await import("./scenarios/commit");
 const { runBulkResolve } = await import("./scenarios/resolve");
 const { runErase } = await import("./scenarios/erase");
 const { runEndpointsDashboard } = await import("./scenarios/endpoints-dashboard");
+const { runEndpoints } = await import("./scenarios/endpoints");
 const { runPeers } = await import("./peers/run");
 const { runLoops } = await import("./loops");
 const { sizesFor } = await import("./sizes");
@@ -46,6 +51,14 @@ const outDir = path.resolve(arg("--out") ?? path.join(ROOT, "bench", "results"))
 const S = sizesFor(mode);
 if (arg("--time-limit")) S.hardLimitSeconds = Number(arg("--time-limit"));
 if (arg("--dashboard-events")) S.dashboard.events = Number(arg("--dashboard-events"));
+if (arg("--deliveries")) S.endpoints.deliveries = Number(arg("--deliveries"));
+if (arg("--idle")) S.endpoints.idle = arg("--idle")!.split(",").map(Number);
+if (arg("--endpoints-rounds")) S.endpoints.rounds = Number(arg("--endpoints-rounds"));
+if (arg("--idle-via")) {
+  const via = arg("--idle-via");
+  if (via !== "api" && via !== "sql") throw new Error(`--idle-via ${via}: expected api or sql`);
+  S.endpoints.idleVia = via;
+}
 // The dashboard's side of the endpoint scale work runs with the endpoints step it belongs to.
 const want = (name: string) => !only || only.includes(name) || (name === "endpoints_dashboard" && only.includes("endpoints"));
 const log = (m: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}`);
@@ -176,6 +189,9 @@ try {
   await step("resolve", () => runBulkResolve(bp, { deadLetters: mode === "full" ? 100_000 : mode === "tiny" ? 1_000 : 20_000 }));
   await step("erase", () => runErase(bp, { studentEvents: 1_000, otherEvents: mode === "tiny" ? 2_000 : 20_000 }));
   await step("dashboard", () => runDashboard(bp, S.dashboard, log));
+  // The drain beside idle subscriptions and spread over thousands of endpoints, as a new user drives it: several minutes
+  // at full size (subscriptions made through the API), so only when named, and in --tiny so that it cannot rot.
+  if (only?.includes("endpoints") || mode === "tiny") await step("endpoints", () => runEndpoints(bp, rc, S.endpoints, log));
   // 10,000 subscriptions over 2,000 districts: the Subscriptions page, its search and paging, a district's overview.
   await step("endpoints_dashboard", () =>
     runEndpointsDashboard(bp, { subscriptions: mode === "tiny" ? 1_000 : 10_000, tenants: mode === "tiny" ? 200 : 2_000, iterations: mode === "tiny" ? 10 : 50 }, log),
@@ -200,7 +216,10 @@ try {
 
   // The drain's work on pg-boss and graphile-worker beside hookledger's one-worker drain, in alternating rounds (bench/peers/run.ts):
   // about 5 minutes at full size, more than the full run's time limit leaves, so only when named, and in --tiny so that it cannot rot.
-  if (only?.includes("peers") || mode === "tiny") await step("peers", () => runPeers(bp, rc, S.peers, log));
+  if (only?.includes("peers") || mode === "tiny")
+    await step("peers", () =>
+      runPeers(bp, rc, { ...S.peers, rounds: Number(arg("--peers-rounds") ?? S.peers.rounds), systems: arg("--peers-systems")?.split(",") }, log),
+    );
 
   writeReport(true);
   log(`wrote ${path.join(outDir, "latest.json")}${Object.keys(errors).length ? `; failed: ${Object.keys(errors).join(", ")}` : ""}`);

@@ -39,6 +39,17 @@ export function sizesFor(mode: Mode) {
     // hookledger's one-worker drain, pg-boss and graphile-worker on the same jobs, `rounds` times each (bench/peers/run.ts); the medians are compared.
     // The timeout is per system and round: graphile-worker drains at ~1,000/s on this machine, ~300/s when it is busy.
     peers: { jobs: full ? 40_000 : tiny ? 300 : 5_000, endpoints: 20, rounds: full ? 3 : 1, timeoutMs: full ? 180_000 : 60_000 },
+    // The endpoints step (bench/scenarios/endpoints.ts): one backlog drained four ways, alternated; --deliveries and --idle override.
+    // The idle subscriptions are inserted in SQL unless --idle-via api: the create route did ~30/s at 8 in flight on a loaded
+    // 2-core machine (a Prisma transaction with its audit row each), about half an hour for 50,000.
+    endpoints: {
+      deliveries: full ? 40_000 : tiny ? 400 : 10_000,
+      idle: full ? [5_000, 50_000] : tiny ? [200] : [5_000, 20_000],
+      perSpreadEndpoint: 8,
+      rounds: full ? 2 : 1,
+      timeoutMs: full ? 180_000 : 60_000,
+      idleVia: "sql" as "api" | "sql",
+    },
     // Idle subscriptions beside the same small due work (bench/loops.ts); the figure is the largest size's time per run over the smallest's.
     loops: { subscriptions: full ? [20, 5_000, 50_000] : tiny ? [20, 200, 2_000] : [20, 2_000, 20_000], runs: full ? 15 : tiny ? 2 : 7 },
     dashboard: { events: full ? 500_000 : tiny ? 2_000 : 50_000, subscriptions: 200, iterations: full ? 100 : tiny ? 5 : 30 },
