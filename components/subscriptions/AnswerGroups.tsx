@@ -1,12 +1,13 @@
 "use client";
 // What a subscription's endpoint has been answering: its recent failed
-// answers grouped ("12 × 422 missing field term_id"), each with a button that
+// answers grouped ("12 × HTTP 422 “missing field term_id”"), each with a button that
 // filters the deliveries to it and, for engineers, a link that opens the bulk
 // redrive pre-filtered.
 import Link from "next/link";
 import type { AnswerGroup } from "@/lib/dashboard/subscriptions";
 import { formatClock, formatTime, useNow, useTimeZone } from "@/components/ui/time";
 import { Card, EmptyState, btn } from "@/components/ui/kit";
+import { answerWords } from "@/components/ui/labels";
 import { NO_FILTERS, type DeliveryFilterValues as Filters } from "@/components/dashboard/DeliveryFilters";
 
 export type Answers = { groups: AnswerGroup[]; examined: number };
@@ -35,8 +36,10 @@ function AnswerRow({ g, subscriptionId, canRedrive, onShow, tz, now }: RowProps)
     <li className="flex flex-col gap-1 rounded-md border border-slate-200 p-2 sm:flex-row sm:items-center sm:justify-between">
       <div className="min-w-0 text-sm">
         <span className="font-semibold text-slate-900">{g.count.toLocaleString()} ×</span>{" "}
-        <span className="font-semibold text-red-800">{g.statusCode ?? g.errorClass ?? "error"}</span>{" "}
-        <span className="break-words text-slate-800">{g.signature || g.errorClass}</span>{" "}
+        {/* The answer whole, as stored (up to its excerpt); a long one scrolls inside its own box. */}
+        <span className="inline-block max-h-24 max-w-full overflow-y-auto break-words align-top text-slate-800" data-testid="answer-words">
+          {answerWords(g.statusCode, g.errorClass, g.signature)}
+        </span>{" "}
         <span className="text-slate-600" title={`first ${g.firstAt}, last ${g.lastAt}`}>
           {sinceText(g.firstAt, tz, now)}, last {formatTime(g.lastAt, tz)}
         </span>
@@ -88,7 +91,7 @@ export function AnswerGroups({
       )}
       {answers && answers.examined > 0 && (
         <p className="mt-2 text-xs text-slate-600">
-          From the last {answers.examined.toLocaleString()} attempts; similar answers are grouped (long numbers and ids folded to #).
+          From the last {answers.examined.toLocaleString()} attempts; similar answers are grouped (ids folded to #; dates, durations and short numbers kept).
         </p>
       )}
     </Card>

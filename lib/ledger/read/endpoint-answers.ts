@@ -57,18 +57,33 @@ export async function findRecentAnswers(db: LedgerDb, ids: string[], now = new D
 export type AnswerRow = { status_code: number | null; error_class: string | null; signature: string; count: number; first_at: Date; last_at: Date };
 
 /**
- * The failed attempts among a subscription's newest `window`, grouped by
- * status, error class and signature (the answer's first line with digits and
- * ids folded, so variants group together), biggest first; and how many
- * attempts were examined.
+ * What folds to "#" when answers are grouped: what varies from one answer to the next, so "missing field term_id for
+ * stu_map1075" and "… stu_map2231" are one answer while the words that tell answers apart stay. Folded: UUIDs; a
+ * prefixed id with a digit (`stu_map1075`; not `term_id`, nor `http_429`, too short to be an id); a run of 8 or more
+ * hex digits with a digit in it (a request id, a hash; not "defaced"); a number of 4 or more digits that is not part of
+ * a date or a time and is not followed by a unit ("row 1042", "order 1234567"); a time of day. Kept: dates
+ * ("decommissioned on 2026-06-30"), durations ("No answer within 10000 ms"), short numbers, words. PostgreSQL's
+ * regular expressions: \m and \M a word's start and end, (?=…) (?!…) (?<!…) look ahead and behind.
+ */
+const ID_PATTERN = [
+  String.raw`[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}`,
+  String.raw`\m[A-Za-z]{2,10}_(?=[A-Za-z0-9_]{4,})[A-Za-z0-9_]*[0-9][A-Za-z0-9_]*`,
+  String.raw`\m(?=[0-9A-Fa-f]{8,}\M)[0-9A-Fa-f]*[0-9][0-9A-Fa-f]*\M`,
+  String.raw`(?<![-/.:])\m[0-9]{4,}\M(?![-/.:][0-9])(?!\s?(ms|s|secs?|seconds?|mins?|minutes?|h|hours?|days?|bytes?|[KkMG]i?B)\M)`,
+  String.raw`\m[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?`,
+].join("|");
+
+/**
+ * The failed attempts among a subscription's newest `window`, grouped by status, error class and signature (the
+ * answer whole, as stored, with its whitespace folded and its ids folded to # by ID_PATTERN, so variants group
+ * together), biggest first; and how many attempts were examined.
  */
 export async function findAnswerGroups(db: LedgerDb, subscriptionId: string, window: number): Promise<{ groups: AnswerRow[]; examined: number }> {
   const rows = await queryRows<AnswerRow & { examined: number }>(
     db,
     sql`WITH recent AS (
           SELECT started_at, outcome, status_code, error_class,
-                 coalesce(nullif(regexp_replace(left(split_part(coalesce(response_excerpt, error_message, ''), E'\\n', 1), 120),
-                                  '[0-9a-f]{8,}|\\d{4,}', '#', 'g'), ''), '') AS signature
+                 btrim(regexp_replace(regexp_replace(coalesce(response_excerpt, error_message, ''), ${ID_PATTERN}, '#', 'g'), '\\s+', ' ', 'g')) AS signature
             FROM attempts WHERE subscription_id = ${subscriptionId} ORDER BY started_at DESC LIMIT ${window}::int
         )
         SELECT status_code, error_class, signature, count(*)::int AS count, min(started_at) AS first_at, max(started_at) AS last_at,
