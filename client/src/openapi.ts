@@ -2203,6 +2203,8 @@ export interface operations {
                     /** @enum {string} */
                     resolution: "discarded" | "fixed_at_source" | "superseded";
                     reason: string;
+                    /** @description fixed_at_source only: the event that carried the corrected data, an existing event of the same district; shown on both timelines */
+                    correctedEventId?: string;
                 };
             };
         };
@@ -3018,6 +3020,20 @@ export interface operations {
                             count: number;
                             message: string;
                         }[];
+                        /** @description permanent rejections among the matches: resolve them, or fix the data at the source and publish it again, rather than redrive */
+                        permanent: {
+                            /** @description of matched, how many the receiver rejected as permanent (a 4xx): sent again unchanged, they get the same answer */
+                            count: number;
+                            /** @description who answered what, most first, at most 3 groups */
+                            answers: {
+                                subscriptionId: string;
+                                subscriptionName: string;
+                                statusCode: number | null;
+                                count: number;
+                                /** @description one example's last answer, its first 200 characters */
+                                excerpt: string | null;
+                            }[];
+                        };
                     };
                 };
             };

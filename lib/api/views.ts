@@ -162,6 +162,22 @@ export const ZRedrivePreview = z.object({
   held: z
     .array(z.object({ subscriptionId: z.string(), state: z.string(), count: z.number().int(), message: z.string() }))
     .describe("matching dead letters of paused or disabled subscriptions: not included"),
+  permanent: z
+    .object({
+      count: z.number().int().describe("of matched, how many the receiver rejected as permanent (a 4xx): sent again unchanged, they get the same answer"),
+      answers: z
+        .array(
+          z.object({
+            subscriptionId: z.string(),
+            subscriptionName: z.string(),
+            statusCode: z.number().int().nullable(),
+            count: z.number().int(),
+            excerpt: z.string().nullable().describe("one example's last answer, its first 200 characters"),
+          }),
+        )
+        .describe("who answered what, most first, at most 3 groups"),
+    })
+    .describe("permanent rejections among the matches: resolve them, or fix the data at the source and publish it again, rather than redrive"),
 });
 export const ZRecoverPreview = z.object({
   ...preview,

@@ -8,7 +8,7 @@
 import "server-only";
 import type { PrismaClient, Tx } from "../db/prisma";
 import type { RedriveBatch } from "../generated/prisma/client";
-import { ledgerDb } from "../ledger/read/db";
+import { ledgerDb, type LedgerDb } from "../ledger/read/db";
 import { AppError, notFound } from "../errors";
 import { writeAudit } from "../audit";
 import type { Principal } from "../auth/principal";
@@ -20,6 +20,8 @@ import { getDelivery } from "../ledger/sql/get-delivery";
 import { retryNow } from "../ledger/sql/retry-now";
 import { countBatchProgress } from "../ledger/sql/recover";
 import { countHeldMatches, countRedriveMatches, redriveDeliveries, sampleRedriveMatches, snapshotRedriveItems } from "../ledger/sql/redrive";
+import { findPermanentMatches } from "../ledger/sql/permanent-matches";
+import { findAttempts } from "../ledger/sql/find-deliveries";
 import { ZRedriveFilter, type BatchKind, type TCreateRedrive, type TRedriveFilter } from "./redrive-input";
 import { GLOBAL_SCOPE, scopeOf, subscriptionWhere, type Scope } from "../tenants/scope";
 
@@ -120,7 +122,40 @@ export type RedrivePreview = {
   sample: RedriveSample[];
   /** Dead letters matching the filter whose subscription is paused or disabled: not included. */
   held: { subscriptionId: string; state: string; count: number; message: string }[];
+  /** Of `matched`, those the receiver rejected as permanent: sent again unchanged, they get the same answer. */
+  permanent: PermanentSummary;
 };
+
+export type PermanentSummary = {
+  count: number;
+  /** Who answered what, most first (at most PERMANENT_GROUPS), each with one example's answer as the receiver said it. */
+  answers: { subscriptionId: string; subscriptionName: string; statusCode: number | null; count: number; excerpt: string | null }[];
+};
+
+const PERMANENT_GROUPS = 3;
+
+/** The permanent rejections a redrive would send again, each group with its example's last answer (attempts_delivery). */
+async function summarisePermanent(db: LedgerDb, filter: TRedriveFilter, scope: Scope): Promise<PermanentSummary> {
+  const groups = await findPermanentMatches(db, filter, PERMANENT_GROUPS, scope);
+  const attempts = await findAttempts(
+    db,
+    groups.map((g) => g.exampleId),
+    { excerptChars: 200 },
+  );
+  return {
+    count: groups[0]?.total ?? 0,
+    answers: groups.map((g) => {
+      const last = attempts.get(g.exampleId)?.at(-1);
+      return {
+        subscriptionId: g.subscriptionId,
+        subscriptionName: g.subscriptionName,
+        statusCode: g.statusCode,
+        count: g.count,
+        excerpt: last?.responseExcerpt ?? last?.errorMessage ?? null,
+      };
+    }),
+  };
+}
 
 /**
  * The filter's subscription, when it names one: it must exist in `scope` (another tenant's is answered like an unknown
@@ -144,10 +179,11 @@ export async function previewRedrive(prisma: PrismaClient, opts: { filter: TRedr
   const scope = opts.scope ?? GLOBAL_SCOPE;
   await checkFilterSubscription(prisma, filter, scope);
   const db = ledgerDb();
-  const [agg, sample, held] = await Promise.all([
+  const [agg, sample, held, permanent] = await Promise.all([
     countRedriveMatches(db, filter, { latestStateWins: opts.latestStateWins, scope }),
     sampleRedriveMatches(db, filter, SAMPLE_SIZE, scope),
     countHeldMatches(db, filter, scope),
+    summarisePermanent(db, filter, scope),
   ]);
   return {
     matched: agg.matched,
@@ -161,6 +197,7 @@ export async function previewRedrive(prisma: PrismaClient, opts: { filter: TRedr
       count: h.count,
       message: inactiveSubscriptionMessage({ id: h.subscriptionId, name: h.name, state: h.state, stateReason: h.stateReason }),
     })),
+    permanent,
   };
 }
 

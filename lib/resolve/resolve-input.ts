@@ -16,7 +16,13 @@ export const ZResolveDelivery = z
   .object({
     resolution: ZResolution,
     reason: ZOperatorReason,
-    correctedEventId: z.string().trim().min(1, "correctedEventId: an event id, e.g. evt_1002").max(200).optional(),
+    correctedEventId: z
+      .string()
+      .trim()
+      .min(1, "correctedEventId: an event id, e.g. evt_1002")
+      .max(200)
+      .optional()
+      .describe("fixed_at_source only: the event that carried the corrected data, an existing event of the same district; shown on both timelines"),
   })
   .strict()
   .refine((v) => v.correctedEventId === undefined || v.resolution === "fixed_at_source", {

@@ -9,6 +9,7 @@ import { Field, OptionSelect, REASON_MIN, ReasonInput, TimeField } from "@/compo
 import { DEAD_LETTER_REASON_LABELS, DEAD_LETTER_REASON_OPTIONS, ERROR_CLASS_LABELS, ERROR_CLASS_OPTIONS, labelOf } from "@/components/ui/labels";
 import { Time, toLocalInput, useFormatTime } from "@/components/ui/time";
 import { describeFilter } from "@/components/redrive/describe-filter";
+import { PermanentWarning } from "@/components/redrive/PermanentWarning";
 
 export type InitialFilter = { subscriptionId: string; deadLetterReason: string; errorClass: string; statusCode: string; from: string; to: string };
 type Sub = { id: string; name: string; state: string };
@@ -159,6 +160,7 @@ function PreviewSection({ preview, previewing, stale, filter }: { preview: Previ
               Not included: {plural(h.count)} on {h.subscriptionId} ({h.state}). {h.message}
             </p>
           ))}
+          <PermanentWarning permanent={preview.permanent} matched={preview.matched} />
           {preview.sample.length > 0 && <SampleTable preview={preview} showSubscription={!filter.subscriptionId} />}
         </div>
       )}
@@ -234,6 +236,7 @@ function ConfirmSection({
             Send <strong>{plural(matched)}</strong> again at {rateN}/s (about {seconds < 90 ? `${seconds} s` : `${Math.ceil(seconds / 60)} min`}), reason “{reason.trim()}
             ”? Each keeps its webhook-id; anything delivered meanwhile is skipped.
           </p>
+          {preview && <PermanentWarning permanent={preview.permanent} matched={matched} short />}
           <div className="mt-2 flex gap-2">
             <button type="button" className={btnPrimary} onClick={start} disabled={creating}>
               {creating ? "Starting…" : `Yes, redrive ${plural(matched)}`}

@@ -1,0 +1,44 @@
+"use client";
+// The bulk redrive's warning before confirming (issue 38, part 8): how many of
+// the selected dead letters the receiver rejected as permanent, in its own
+// words, and what to do instead of sending the same bytes again.
+import Link from "next/link";
+import type { PermanentSummary } from "@/lib/redrive/redrive-batches";
+import { quoteAnswer } from "@/lib/dashboard/describe";
+
+const plural = (n: number) => `${n.toLocaleString("en-US")} ${n === 1 ? "dead letter" : "dead letters"}`;
+
+/** `short`: one sentence for the confirmation; otherwise who answered what and the two ways out. Nothing when none is permanent. */
+export function PermanentWarning({ permanent, matched, short = false }: { permanent: PermanentSummary; matched: number; short?: boolean }) {
+  if (permanent.count === 0) return null;
+  const all = permanent.count === matched;
+  if (short)
+    return (
+      <p className="mt-1 text-sm font-medium text-red-900" data-testid="permanent-confirm">
+        {all ? "All of them were" : `${plural(permanent.count)} of them were`} rejected as permanent and will most likely be rejected again.
+      </p>
+    );
+  return (
+    <div role="note" className="rounded-md border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-950" data-testid="permanent-warning">
+      <p className="font-semibold">
+        {all ? `All ${plural(permanent.count)}` : `${plural(permanent.count)} of ${matched.toLocaleString("en-US")}`} {permanent.count === 1 ? "was" : "were"} rejected as
+        permanent: the district&apos;s system refused the data itself, so sending the same data again gets the same answer.
+      </p>
+      <ul className="mt-1 list-disc space-y-0.5 pl-5">
+        {permanent.answers.map((a) => (
+          <li key={`${a.subscriptionId}:${a.statusCode}`} className="break-words">
+            {a.subscriptionName} answered {a.statusCode ? `HTTP ${a.statusCode}` : "with an error"}
+            {quoteAnswer(a.excerpt) ? ` ${quoteAnswer(a.excerpt)}` : ""} ({plural(a.count)})
+          </li>
+        ))}
+      </ul>
+      <p className="mt-1">
+        Instead: fix the data at the source and publish it again, then{" "}
+        <Link href="/dlq?reason=permanent" className="font-medium underline">
+          resolve these
+        </Link>{" "}
+        as fixed at source (a single delivery&apos;s resolve can name the corrected event); or, if the district has changed what it accepts, redrive them.
+      </p>
+    </div>
+  );
+}
