@@ -37,7 +37,7 @@ function EndpointCard({ s, now }: { s: SubscriptionHealth; now: number }) {
       <dl className="mt-3 grid grid-cols-2 gap-3 sm:grid-cols-4">
         <Stat label="Success 24 h" value={pct(s.h24.successRate)} hint={`${s.h24.delivered.toLocaleString()} of ${s.h24.attempts.toLocaleString()} attempts`} />
         <Stat label="p95 1 h" value={ms(s.h1.p95Ms)} hint={`24 h: ${ms(s.h24.p95Ms)}`} />
-        <Stat label="Queued" value={queued.toLocaleString()} hint={`${c.delivered24h.toLocaleString()} delivered 24 h`} />
+        <Stat label={s.state === "active" ? "Queued" : "Held"} value={queued.toLocaleString()} hint={`${c.delivered24h.toLocaleString()} delivered 24 h`} />
         <Stat
           label="Dead letters"
           value={<span className={c.deadLetter ? "text-red-800" : undefined}>{c.deadLetter.toLocaleString()}</span>}

@@ -12,6 +12,7 @@ import { btn, btnPrimary, card, input } from "@/components/ui/kit";
 import { Field, FormAlert, ReasonInput, TimeField } from "@/components/ui/form";
 import { toLocalInput } from "@/components/ui/time";
 import { LiveButton } from "@/components/ui/LiveButton";
+import { OPERATOR_REASON_TITLE } from "@/components/ui/labels";
 
 type Kind = "recover" | "backfill";
 type Preview = { matched: number; byState?: Record<string, number>; since: string; until: string };
@@ -116,7 +117,7 @@ export function RecoverWindowControl({ subscriptionId, canStart }: { subscriptio
           </fieldset>
           <TimeField label="From" value={since} onChange={edit(setSince)} required />
           <TimeField label="Until" note="empty: now" value={until} onChange={edit(setUntil)} />
-          <Field label="Reason (incident or ticket id)">
+          <Field label={`${OPERATOR_REASON_TITLE} (incident or ticket id)`}>
             <ReasonInput value={reason} onChange={edit(setReason)} placeholder="INC-2301: Madison lost Tuesday's grades" />
           </Field>
           <Field label="Rate (per second)">

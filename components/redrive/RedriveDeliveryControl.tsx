@@ -10,6 +10,7 @@ import { apiFetch } from "@/lib/client/api";
 import { btnPrimary } from "@/components/ui/kit";
 import { ReasonDialog } from "@/components/ui/ReasonDialog";
 import { LiveButton } from "@/components/ui/LiveButton";
+import { OPERATOR_REASON_TITLE } from "@/components/ui/labels";
 
 function Done({ text }: { text: string | null }) {
   if (!text) return null;
@@ -47,7 +48,7 @@ export function RedriveDeliveryControl({ deliveryId, state, onDone }: { delivery
           ? "Send this delivery again with the same webhook-id and the same bytes. The attempt budget starts afresh."
           : "Attempt this delivery now instead of waiting for its scheduled retry."
       }
-      reasonLabel="Reason (incident or ticket id)"
+      reasonLabel={`${OPERATOR_REASON_TITLE} (incident or ticket id)`}
       placeholder="INC-2231: Lincoln fixed their importer"
       submitLabel={isRedrive ? "Redrive 1 delivery" : "Retry now"}
       failMessage="The redrive failed; try again."

@@ -1,7 +1,7 @@
 "use client";
 // "Failing since 07:44:31", in red, where an endpoint's newest attempts all
-// failed and none succeeded for five minutes (lib/dashboard/subscriptions.ts,
-// failingOf): on a district's card, the subscriptions list and the
+// failed, three in a row or every one for five minutes
+// (lib/dashboard/subscriptions.ts, failingOf): on a district's card, the subscriptions list and the
 // subscription's page, with the last answer's time and words, so an outage
 // reads as one now rather than as a 24 h rate that is still high.
 import type { SubscriptionHealth } from "@/lib/dashboard/subscriptions";

@@ -9,6 +9,7 @@ import { describeDelivery } from "@/lib/dashboard/describe";
 import { usePolled } from "@/components/dashboard/usePolled";
 import { formatTime, UpdatedAgo, useTimeZone } from "@/components/ui/time";
 import { Card, EmptyState, ErrorState, Skeleton, StateBadge, btn } from "@/components/ui/kit";
+import { deliveryBadgeState } from "@/components/ui/labels";
 import { DeliveryFilters, NO_FILTERS, type DeliveryFilterValues as Filters } from "@/components/dashboard/DeliveryFilters";
 
 export type DeliveriesPage = { items: DeliveryLite[]; nextCursor: string | null };
@@ -40,7 +41,7 @@ function DeliveryRows({ items }: { items: DeliveryLite[] }) {
             </p>
           </div>
           <span className="shrink-0 self-start sm:self-auto">
-            <StateBadge state={d.state} />
+            <StateBadge state={deliveryBadgeState(d.state, d.subscriptionState)} />
           </span>
         </li>
       ))}

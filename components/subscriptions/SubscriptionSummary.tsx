@@ -104,11 +104,11 @@ export function SubscriptionStats({ o }: { o: SubscriptionOverview }) {
         <Stat label="Success 24 h" value={pct(o.h24.successRate)} hint={`${o.h24.delivered} of ${o.h24.attempts} attempts`} />
         <Stat label="p50 / p95 1 h" value={`${ms(o.h1.p50Ms)} / ${ms(o.h1.p95Ms)}`} hint={`24 h: ${ms(o.h24.p50Ms)} / ${ms(o.h24.p95Ms)}`} />
         <Stat
-          label={held ? "Held" : "Queued"}
+          label={held ? "Held" : "Pending"}
           value={<span data-testid="queued-count">{c.pending >= 10001 ? "10,000+" : c.pending.toLocaleString()}</span>}
-          hint={held ? "waiting for resume" : "due to send"}
+          hint={held ? "sent when resumed" : "due to send"}
         />
-        <Stat label="Retrying / sending" value={`${c.scheduled.toLocaleString()} / ${c.inFlight}`} />
+        <Stat label={held ? "Held to retry / in flight" : "Scheduled / in flight"} value={`${c.scheduled.toLocaleString()} / ${c.inFlight}`} />
         <Stat
           label="Dead letters"
           value={c.deadLetter.toLocaleString()}

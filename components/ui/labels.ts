@@ -19,10 +19,11 @@ import {
 } from "@/lib/ledger/states";
 import type { AuditAction, AuditTargetType } from "@/lib/audit";
 
+// The words of docs/GLOSSARY.md: a page, a badge and a filter say the same thing for the same state.
 export const DELIVERY_STATE_LABELS: Record<DeliveryState, string> = {
-  pending: "queued",
-  in_flight: "sending",
-  scheduled: "retrying",
+  pending: "pending",
+  in_flight: "in flight",
+  scheduled: "scheduled",
   delivered: "delivered",
   dead_letter: "dead-lettered",
   resolved: "resolved",
@@ -136,6 +137,18 @@ export const RESOLUTION_LABELS: Record<DeliveryResolution, string> = {
   superseded: "superseded",
   erased: "erased (its payload was erased)",
 };
+
+/** The two reasons a page may show side by side (docs/GLOSSARY.md): the ledger's, and the one a person types. */
+export const DEAD_LETTER_REASON_TITLE = "Dead-letter reason";
+export const OPERATOR_REASON_TITLE = "Operator's reason";
+
+/**
+ * The badge a delivery carries: its state, except that a pending or scheduled delivery of a paused or disabled
+ * subscription is "held" (docs/GLOSSARY.md), never "pending" beside a sentence that says it is held.
+ */
+export function deliveryBadgeState(state: string, subscriptionState: string | null | undefined): string {
+  return (state === "pending" || state === "scheduled") && subscriptionState && subscriptionState !== "active" ? "held" : state;
+}
 
 export type Option<V extends string> = { value: V; label: string };
 

@@ -43,15 +43,17 @@ export type SubscriptionHealth = {
   /** The newest failed attempt: its time and answer (`message` one line, `excerpt` the stored answer whole). */
   lastError: { at: string; statusCode: number | null; errorClass: string | null; message: string | null; excerpt: string | null } | null;
   /**
-   * Set while the endpoint is failing now: its newest attempts all failed and none succeeded in the last
-   * FAILING_QUIET_MS. `since`: the first failure of the run (the failure window's, when it keeps one); `attempts`: how
-   * many in a row (at least: the list reads the newest 500).
+   * Set while the endpoint is failing now: its newest attempts all failed, FAILING_RUN of them in a row or every one
+   * since FAILING_QUIET_MS ago. `since`: the first failure of the run (the failure window's, when it keeps one);
+   * `attempts`: how many in a row (at least: the list reads the newest 500).
    */
   failing: { since: string; attempts: number } | null;
 };
 
-/** A success this recent means the endpoint is not failing now, whatever failed after it. */
-export const FAILING_QUIET_MS = 5 * 60_000;
+/** This many failed attempts in a row, with no success between, are an outage, however recent the last success. */
+const FAILING_RUN = 3;
+/** Fewer failures in a row are an outage too once nothing has succeeded for this long. */
+const FAILING_QUIET_MS = 5 * 60_000;
 
 // Pending and scheduled counts are reported up to COUNT_CAP + 1: the pages show a bigger backlog as "10,000+".
 export const COUNT_CAP = 10_000;
@@ -101,14 +103,15 @@ function lastErrorOf(r: RecentAnswers | undefined): SubscriptionHealth["lastErro
 }
 
 /**
- * Failing now: the newest attempts failed (a run after the last success) and no attempt succeeded in the last
- * FAILING_QUIET_MS (one failure among steady successes is not an outage). The run's start is the failure window's
- * (`failing_since`, exact however long the run) when the subscription's policy keeps one, else the first failure after
- * the last success among the newest attempts read.
+ * Failing now: the newest attempts failed (a run after the last success), and either FAILING_RUN or more of them, or
+ * none succeeded in the last FAILING_QUIET_MS; one or two failures among steady successes are not an outage. The run's
+ * start is the failure window's (`failing_since`, exact however long the run) when the subscription's policy keeps
+ * one, else the first failure after the last success among the newest attempts read.
  */
-export function failingOf(s: Pick<SubRow, "failing_since" | "failing_attempts">, r: RecentAnswers | undefined, now: Date): SubscriptionHealth["failing"] {
+function failingOf(s: Pick<SubRow, "failing_since" | "failing_attempts">, r: RecentAnswers | undefined, now: Date): SubscriptionHealth["failing"] {
   if (!r || r.run_attempts === 0 || !r.run_since) return null;
-  if (r.last_ok_at && now.getTime() - new Date(r.last_ok_at).getTime() < FAILING_QUIET_MS) return null;
+  const quiet = !r.last_ok_at || now.getTime() - new Date(r.last_ok_at).getTime() >= FAILING_QUIET_MS;
+  if (r.run_attempts < FAILING_RUN && !quiet) return null;
   const kept = s.failing_since && s.failing_attempts > 0;
   return kept ? { since: iso(s.failing_since)!, attempts: Math.max(s.failing_attempts, r.run_attempts) } : { since: iso(r.run_since)!, attempts: r.run_attempts };
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "../helpers/db";
 import { minutesAgo, seedDelivery, seedEvent, seedSubscription, type SeedAttempt } from "../helpers/dashboard-seed";
 import { findEndpointAnswers } from "../../lib/dashboard/subscriptions";
-import { answerWords } from "../../components/ui/labels";
+import { answerWords, deliveryBadgeState, DELIVERY_STATE_LABELS } from "../../components/ui/labels";
 
 let db: TestDb;
 const westfield =
@@ -68,5 +68,22 @@ describe("the status, said once", () => {
     expect(answerWords(null, "timeout", "No answer within 10000 ms")).toBe("timeout “No answer within 10000 ms”");
     expect(answerWords(null, "http_429", null)).toBe("HTTP 429 (rate limited)");
     expect(answerWords(410, "http_410", "Gone\n  for good")).toBe("HTTP 410 “Gone for good”");
+  });
+});
+
+describe("one vocabulary (docs/GLOSSARY.md)", () => {
+  it("states carry the glossary's words, and a held delivery is badged held, never queued", () => {
+    expect(DELIVERY_STATE_LABELS).toEqual({
+      pending: "pending",
+      in_flight: "in flight",
+      scheduled: "scheduled",
+      delivered: "delivered",
+      dead_letter: "dead-lettered",
+      resolved: "resolved",
+    });
+    expect(deliveryBadgeState("pending", "paused")).toBe("held");
+    expect(deliveryBadgeState("scheduled", "disabled")).toBe("held");
+    expect(deliveryBadgeState("pending", "active")).toBe("pending");
+    expect(deliveryBadgeState("dead_letter", "paused")).toBe("dead_letter");
   });
 });

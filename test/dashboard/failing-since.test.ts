@@ -1,8 +1,8 @@
 // Health that tells the truth now: a subscription whose newest attempts all
-// failed, with no success in the last five minutes, is failing since the first
+// failed (three in a row, or every one for five minutes) is failing since the first
 // failure of that run (the failure window's start when it keeps one), with the
-// last answer's time and whole excerpt; one failure among steady successes is
-// not an outage. Read for a page's subscriptions only.
+// last answer's time and whole excerpt; one or two failures among steady
+// successes are not an outage. Read for a page's subscriptions only.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "../helpers/db";
 import { minutesAgo, seedDelivery, seedEvent, seedSubscription, type SeedAttempt } from "../helpers/dashboard-seed";
@@ -34,10 +34,13 @@ beforeAll(async () => {
     ["sub_ok", "C Healthy"],
     ["sub_kept", "D Kept run"],
     ["sub_gone", "E Westfield"],
+    ["sub_outage", "F Outage"],
   ])
     await seedSubscription(db.pool, { id, name, tenant: "lincoln" });
   await attempts("sub_down", [ok(20), down(12), down(8), down(3), down(1)]);
-  await attempts("sub_blip", [ok(30), ok(4), down(1)]);
+  await attempts("sub_blip", [ok(30), ok(4), down(2), down(1)]);
+  // An outage that began a minute ago, right after a success: three failures in a row.
+  await attempts("sub_outage", [ok(1.5), down(1), down(0.6), down(0.3)]);
   await attempts("sub_ok", [ok(10), ok(2)]);
   await attempts("sub_kept", [down(30), down(2)]);
   // The failure window keeps the run's start beyond what the list reads (the policy is on for this one).
@@ -53,7 +56,7 @@ describe("failing since", () => {
     expect(s.lastError).toMatchObject({ at: at(1).toISOString(), statusCode: 503, excerpt: "Service Unavailable" });
   });
 
-  it("one failure after a success a few minutes ago is not an outage; a healthy endpoint is not failing", async () => {
+  it("two failures after a success a few minutes ago are not an outage; a healthy endpoint is not failing", async () => {
     const rows = await findSubscriptionHealth({ ids: ["sub_blip", "sub_ok"], now: new Date(now) });
     expect(rows.map((r) => [r.id, r.failing])).toEqual([
       ["sub_blip", null],
@@ -61,6 +64,11 @@ describe("failing since", () => {
     ]);
     expect(rows[0].lastError?.statusCode).toBe(503);
     expect(rows[1].lastError).toBeNull();
+  });
+
+  it("three failures in a row are, however recent the last success", async () => {
+    const [s] = await findSubscriptionHealth({ ids: ["sub_outage"], now: new Date(now) });
+    expect(s.failing).toEqual({ since: at(1).toISOString(), attempts: 3 });
   });
 
   it("the failure window's run, when kept, dates it (beyond the attempts the list reads)", async () => {

@@ -57,10 +57,12 @@ function Rate({ w }: { w: SubscriptionHealth["h1"] }) {
 
 function Queue({ s }: { s: SubscriptionHealth }) {
   const c = s.counts;
+  const held = s.state !== "active";
   const parts = [
-    c.pending ? `${c.pending >= 10001 ? "10,000+" : c.pending.toLocaleString()} queued` : null,
-    c.scheduled ? `${c.scheduled.toLocaleString()} retrying` : null,
-    c.inFlight ? `${c.inFlight} sending` : null,
+    // The words of docs/GLOSSARY.md; a paused or disabled subscription's pending and scheduled deliveries are held.
+    c.pending ? `${c.pending >= 10001 ? "10,000+" : c.pending.toLocaleString()} ${held ? "held" : "pending"}` : null,
+    c.scheduled ? `${c.scheduled.toLocaleString()} ${held ? "held, to retry" : "scheduled"}` : null,
+    c.inFlight ? `${c.inFlight} in flight` : null,
   ].filter(Boolean);
   return <span className="text-slate-800">{parts.length ? parts.join(", ") : <span className="text-slate-500">empty</span>}</span>;
 }
