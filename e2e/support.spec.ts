@@ -59,14 +59,16 @@ test("search a student id, see Delivered, copy a receipt holding the delivery ke
   const receipt = await page.evaluate(() => navigator.clipboard.readText());
   expect(receipt).toContain(delivery.deliveryKey);
   expect(receipt).toContain(`evt_${run}`);
-  expect(receipt).toMatch(/#1 .*HTTP 503/);
-  expect(receipt).toMatch(/#2 .*HTTP 200/);
+  expect(receipt).toMatch(/Attempt 1 on .*: answered HTTP 503/);
+  expect(receipt).toMatch(/Attempt 2 on .*: answered HTTP 200, accepted/);
+  expect(receipt).toContain(`Assignment graded for student ${student}, assignment asg_7, sent to Lincoln USD`);
   expect(receipt).not.toContain("score"); // no payload in a receipt
   await shot(page, "lookup-1280");
 
   // The timeline behind the answer.
   await result.getByRole("link", { name: "View timeline" }).click();
-  await expect(page.getByRole("heading", { name: `Delivery of evt_${run}` })).toBeVisible();
+  await expect(page.getByRole("heading", { name: `Assignment graded for student ${student}, assignment asg_7` })).toBeVisible();
+  await expect(page.getByText(`Delivery of evt_${run}`)).toBeVisible();
   await expect(page.getByText("Attempt 1: Failed, will retry")).toBeVisible();
   await expect(page.getByText("Attempt 2: Delivered")).toBeVisible();
   await expect(page.getByText("v1,[redacted]")).toBeVisible();
