@@ -1,12 +1,14 @@
-// A redrive filter in words ("subscription sub_x, reason exhausted, HTTP 422"),
+// A redrive filter in words ("subscription sub_x, dead-letter reason retries
+// exhausted, HTTP 422"),
 // for the preview, the batches list and a batch's page. Times go through the
 // caller's formatter (the viewer's zone, components/ui/time.tsx).
-import { DEAD_LETTER_REASON_LABELS, ERROR_CLASS_LABELS, labelOf } from "@/components/ui/labels";
+import { DEAD_LETTER_REASON_LABELS, DEAD_LETTER_REASON_TITLE, ERROR_CLASS_LABELS, labelOf } from "@/components/ui/labels";
 
 export function describeFilter(f: Record<string, unknown>, fmt: (iso: string) => string): string {
   const parts: string[] = [];
   if (f.subscriptionId) parts.push(`subscription ${f.subscriptionId}`);
-  if (f.deadLetterReason) parts.push(`reason ${labelOf(DEAD_LETTER_REASON_LABELS, String(f.deadLetterReason))}`);
+  // The ledger's reason, named so: beside it the page asks for the operator's own (docs/GLOSSARY.md).
+  if (f.deadLetterReason) parts.push(`${DEAD_LETTER_REASON_TITLE.toLowerCase()} ${labelOf(DEAD_LETTER_REASON_LABELS, String(f.deadLetterReason))}`);
   if (f.errorClass) parts.push(`error class ${labelOf(ERROR_CLASS_LABELS, String(f.errorClass))}`);
   if (f.statusCode) parts.push(`HTTP ${f.statusCode}`);
   if (f.deadLetteredFrom) parts.push(`dead-lettered from ${fmt(String(f.deadLetteredFrom))}`);
