@@ -10,6 +10,7 @@ import { DEAD_LETTER_REASON_LABELS, DEAD_LETTER_REASON_OPTIONS, ERROR_CLASS_LABE
 import { Time, toLocalInput, useFormatTime } from "@/components/ui/time";
 import { describeFilter } from "@/components/redrive/describe-filter";
 import { PermanentWarning } from "@/components/redrive/PermanentWarning";
+import { HeldSubscriptionNote } from "@/components/subscriptions/HeldSubscriptionNote";
 
 export type InitialFilter = { subscriptionId: string; deadLetterReason: string; errorClass: string; statusCode: string; from: string; to: string };
 type Sub = { id: string; name: string; state: string };
@@ -156,9 +157,7 @@ function PreviewSection({ preview, previewing, stale, filter }: { preview: Previ
             <p className="text-sm text-slate-700">{plural(preview.superseded)} would be skipped now: a newer event for the same subject was already delivered.</p>
           )}
           {preview.held.map((h) => (
-            <p key={h.subscriptionId} className="rounded-md border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900">
-              Not included: {plural(h.count)} on {h.subscriptionId} ({h.state}). {h.message}
-            </p>
+            <HeldSubscriptionNote key={h.subscriptionId} h={h} />
           ))}
           <PermanentWarning permanent={preview.permanent} matched={preview.matched} />
           {preview.sample.length > 0 && <SampleTable preview={preview} showSubscription={!filter.subscriptionId} />}
