@@ -294,17 +294,18 @@ function endpointsSection(e: Any): string[] {
     `${n(e.deliveries)} deliveries a drain, ${e.driven}; ${e.rounds} round${e.rounds > 1 ? "s" : ""}, the order rotating ` +
       `(${(e.order ?? []).map((o: string[]) => o.join(" → ")).join("; ")}). The figure: ${e.measure}; the median of the rounds.`,
     "",
-    "| drain | how its subscriptions were made | deliveries/s (median) | each round | ÷ 20-endpoint drain (each round) | target | |",
-    "|---|---|---|---|---|---|---|",
+    "| drain | how its subscriptions were made | published, events/s (each round) | deliveries/s (median) | each round | ÷ 20-endpoint drain (each round) | target | |",
+    "|---|---|---|---|---|---|---|---|",
   ];
   for (const v of Object.values<Any>(e.variants ?? {})) {
     const s = v.setup ?? {};
     const made =
-      `${n(s.busyEndpoints)} busy through the API (${n(s.busyPerSecond)}/s)` + (s.idleSubscriptions ? `; ${n(s.idleSubscriptions)} idle: ${s.idleCreatedVia}` : "");
+      `${n(s.busyEndpoints)} busy through the API (${n(s.busySeconds, 1)} s)` + (s.idleSubscriptions ? `; ${n(s.idleSubscriptions)} idle: ${s.idleCreatedVia}` : "");
     const each = (v.runs ?? []).map((x: Any) => (x.error ? "failed" : `${n(x.perSecond)}${x.completed ? "" : " (incomplete)"}`)).join(", ");
     const ratio =
       v.ratioToBase === null || v.ratioToBase === undefined ? "—" : `${n(v.ratioToBase, 2)}× (${(v.roundRatios ?? []).map((x: number | null) => n(x, 2)).join(", ")})`;
-    out.push(`| ${v.label} | ${made} | ${n(v.medianPerSecond)}/s | ${each} | ${ratio} | ${v.target ? `≥ ${v.target}×` : "—"} | ${yes(v.met)} |`);
+    const published = (v.runs ?? []).map((x: Any) => n(x.ingest?.perSecond)).join(", ");
+    out.push(`| ${v.label} | ${made} | ${published} | ${n(v.medianPerSecond)}/s | ${each} | ${ratio} | ${v.target ? `≥ ${v.target}×` : "—"} | ${yes(v.met)} |`);
   }
   for (const v of Object.values<Any>(e.variants ?? {}))
     for (const x of v.runs ?? []) if (x.error) out.push(`- ${v.label}, round ${x.round}: failed: ${String(x.error).split("\n")[0]}`);
