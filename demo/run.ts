@@ -27,7 +27,7 @@ import type { DistrictSlug } from "./catalog";
 import { District, DISTRICTS, secretVerifier, type DistrictKnobs, type DistrictSnapshot } from "./districts";
 import { Traffic } from "./traffic";
 import { HookledgerClient } from "../client/src/index";
-import { createApiToken } from "../lib/auth/tokens";
+import { createTokenAsAdmin, revokeToken } from "../lib/auth/admin";
 import { startControlServer, stateJson } from "./control";
 
 export type DemoOptions = {
@@ -259,8 +259,9 @@ function printBanner(b: {
  */
 async function demoProducerToken(prisma: PrismaClient): Promise<string> {
   const name = "demo traffic";
-  await prisma.apiToken.updateMany({ where: { name, revokedAt: null }, data: { revokedAt: new Date() } });
-  return (await createApiToken(prisma, { role: "producer", name })).token;
+  // The admin page's use cases, so each revoke and the new token are audited as they would be there.
+  for (const t of await prisma.apiToken.findMany({ where: { name, revokedAt: null }, select: { id: true } })) await revokeToken(prisma, t.id, SYSTEM);
+  return (await createTokenAsAdmin(prisma, { role: "producer", name }, SYSTEM)).token;
 }
 
 /** "reason n, …" of the dead letters among the counters (one row per subscription, state and reason), one entry per reason, the largest first. */
@@ -399,12 +400,28 @@ export async function ensureDemoUser(
     const password = demoPassword(stateDir);
     const existing = await prisma.user.findUnique({ where: { email: DEMO_ADMIN_EMAIL } });
     if (!existing) {
-      const u = await createUser(prisma, { email: DEMO_ADMIN_EMAIL, role: "admin", password });
+      // Hashed before the transaction (scrypt outlasts its timeout on a busy machine); audited like an admin's create.
+      const passwordHash = await hashPassword(password);
+      const u = await prisma.$transaction(async (tx) => {
+        const created = await createUser(tx, { email: DEMO_ADMIN_EMAIL, role: "admin", password, passwordHash });
+        await writeAudit(tx, {
+          actor: SYSTEM.actor,
+          action: "user.create",
+          targetType: "user",
+          targetId: created.id,
+          details: { email: created.email, role: created.role, tenant: null },
+        });
+        return created;
+      });
       return { email: u.email, password };
     }
     if (await verifyPassword(password, existing.passwordHash)) return { email: existing.email, password };
     if (await verifyPassword(PUBLISHED_DEMO_PASSWORD, existing.passwordHash)) {
-      await prisma.user.update({ where: { id: existing.id }, data: { passwordHash: await hashPassword(password), sessionVersion: { increment: 1 } } });
+      const passwordHash = await hashPassword(password);
+      await prisma.$transaction(async (tx) => {
+        await tx.user.update({ where: { id: existing.id }, data: { passwordHash, sessionVersion: { increment: 1 } } });
+        await writeAudit(tx, { actor: SYSTEM.actor, action: "user.password_change", targetType: "user", targetId: existing.id, details: { email: existing.email } });
+      });
       log("Demo: the demo admin had the published demo password; it now has this install's generated one.");
       return { email: existing.email, password };
     }

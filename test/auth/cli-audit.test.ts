@@ -10,7 +10,8 @@ import { SYSTEM } from "../../lib/auth/principal";
 import { createUserAsAdmin, setUserDisabled, setUserRole } from "../../lib/auth/admin";
 import { changePassword } from "../../lib/auth/users";
 import { createTenant } from "../../lib/tenants/manage-tenants";
-import { ensureDemoTenants } from "../../demo/run";
+import { ensureDemoTenants, ensureDemoUser } from "../../demo/run";
+import { DEMO_ADMIN_EMAIL } from "../../lib/auth/users";
 import { DISTRICTS } from "../../demo/districts";
 
 let db: TestDb;
@@ -87,5 +88,12 @@ describe("the demo's tenants are districts", () => {
     expect(Object.entries(names).filter(([id, name]) => id === name)).toEqual([]);
     expect(await auditOf("tenant.rename", "riverside")).toEqual([{ actor: "system", details: { from: "riverside", to: "Riverside ISD" }, tenant_id: "riverside" }]);
     expect((await auditOf("tenant.create", "oakridge")).length).toBe(1);
+  });
+
+  it("the demo admin it creates is audited like an admin's create", async () => {
+    const u = await ensureDemoUser(db.prisma, () => {}, null);
+    expect(u?.email).toBe(DEMO_ADMIN_EMAIL);
+    const [row] = (await db.pool.query("SELECT id FROM users WHERE email = $1", [DEMO_ADMIN_EMAIL])).rows;
+    expect(await auditOf("user.create", row.id)).toEqual([{ actor: "system", details: { email: DEMO_ADMIN_EMAIL, role: "admin", tenant: null }, tenant_id: null }]);
   });
 });
