@@ -95,12 +95,12 @@ test("lookup cards and receipts in the user's words; the redrive asks first; a c
   const engineer = await signIn(eng, "engineer");
   await eng.goto(`/dlq/redrive?subscriptionId=${sub.json.id}`);
   const warning = eng.getByTestId("permanent-warning");
-  await expect(warning).toContainText("All 1 dead letter was rejected as permanent");
+  await expect(warning).toContainText("This dead letter was rejected as permanent");
   await expect(warning).toContainText("Maple Grove Public Schools answered HTTP 422 “missing field term_id” (1 dead letter)");
   await expect(warning.getByRole("link", { name: "resolve these" })).toBeVisible();
   await eng.getByRole("textbox", { name: /Reason/ }).fill("INC-77 Maple Grove importer fixed");
   await eng.getByRole("button", { name: /^Redrive 1 delivery/ }).click();
-  await expect(eng.getByTestId("permanent-confirm")).toContainText("All of them were rejected as permanent");
+  await expect(eng.getByTestId("permanent-confirm")).toContainText("It was rejected as permanent");
   await shot(eng, "plain-redrive-1280");
   await eng.setViewportSize({ width: 390, height: 844 });
   await expect(warning).toBeVisible();

@@ -12,17 +12,26 @@ const plural = (n: number) => `${n.toLocaleString("en-US")} ${n === 1 ? "dead le
 export function PermanentWarning({ permanent, matched, short = false }: { permanent: PermanentSummary; matched: number; short?: boolean }) {
   if (permanent.count === 0) return null;
   const all = permanent.count === matched;
+  const one = permanent.count === 1;
   if (short)
     return (
       <p className="mt-1 text-sm font-medium text-red-900" data-testid="permanent-confirm">
-        {all ? "All of them were" : `${plural(permanent.count)} of them were`} rejected as permanent and will most likely be rejected again.
+        {all ? (one ? "It was" : "All of them were") : `${plural(permanent.count)} of them ${one ? "was" : "were"}`} rejected as permanent and will most likely be
+        rejected again.
       </p>
     );
+  const who = all
+    ? one
+      ? "This dead letter was"
+      : `All ${plural(permanent.count)} were`
+    : `${plural(permanent.count)} of ${matched.toLocaleString("en-US")} ${one ? "was" : "were"}`;
+  // One district's rejections: the DLQ page opens on that subscription's, ready to resolve.
+  const subs = new Set(permanent.answers.map((a) => a.subscriptionId));
+  const resolveHref = `/dlq?reason=permanent${subs.size === 1 ? `&subscriptionId=${encodeURIComponent([...subs][0])}` : ""}`;
   return (
     <div role="note" className="rounded-md border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-950" data-testid="permanent-warning">
       <p className="font-semibold">
-        {all ? `All ${plural(permanent.count)}` : `${plural(permanent.count)} of ${matched.toLocaleString("en-US")}`} {permanent.count === 1 ? "was" : "were"} rejected as
-        permanent: the district&apos;s system refused the data itself, so sending the same data again gets the same answer.
+        {who} rejected as permanent: the district&apos;s system refused the data itself, so sending the same data again gets the same answer.
       </p>
       <ul className="mt-1 list-disc space-y-0.5 pl-5">
         {permanent.answers.map((a) => (
@@ -34,7 +43,7 @@ export function PermanentWarning({ permanent, matched, short = false }: { perman
       </ul>
       <p className="mt-1">
         Instead: fix the data at the source and publish it again, then{" "}
-        <Link href="/dlq?reason=permanent" className="font-medium underline">
+        <Link href={resolveHref} className="font-medium underline">
           resolve these
         </Link>{" "}
         as fixed at source (a single delivery&apos;s resolve can name the corrected event); or, if the district has changed what it accepts, redrive them.

@@ -163,8 +163,8 @@ export function DeliveryClient({ initial, initialAt, redrive }: { initial: Deliv
         / <SubLink id={d.subscriptionId} name={d.subscriptionName} /> / delivery
       </nav>
       <div className="flex flex-wrap items-start justify-between gap-3">
-        <div className="min-w-0">
-          <h1 className="break-words text-2xl font-semibold">{aboutEvent(d.eventType, d.subject)}</h1>
+        <div className="min-w-0 flex-1">
+          <h1 className="break-words text-xl font-semibold sm:text-2xl">{aboutEvent(d.eventType, d.subject)}</h1>
           <p className="mt-1 break-words text-lg text-slate-800" data-testid="delivery-sentence">
             {sentence.text}
           </p>
