@@ -16,12 +16,22 @@ export function LastAnswer({ s, clamp = false }: { s: Failing; clamp?: boolean }
   const last = s.lastError;
   if (!last) return <span className="text-slate-500">none recently</span>;
   const words = answerWords(last.statusCode, last.errorClass, last.excerpt ?? last.message);
-  return (
-    <span className={`break-words text-slate-800 ${clamp ? "line-clamp-2" : ""}`} title={clamp ? words : undefined} data-testid="last-answer">
-      {words} <span className="text-slate-600">at</span>{" "}
-      <time dateTime={last.at} className="whitespace-nowrap">
-        {formatTime(last.at, tz)}
-      </time>
+  const when = (
+    <time dateTime={last.at} className="whitespace-nowrap">
+      {formatTime(last.at, tz)}
+    </time>
+  );
+  // In a table cell the words are clamped (whole in the tooltip) and the time stays visible under them.
+  return clamp ? (
+    <span className="block text-slate-800" data-testid="last-answer">
+      <span className="line-clamp-2 break-words" title={words}>
+        {words}
+      </span>
+      <span className="block text-xs text-slate-600">{when}</span>
+    </span>
+  ) : (
+    <span className="break-words text-slate-800" data-testid="last-answer">
+      {words} <span className="text-slate-600">at</span> {when}
     </span>
   );
 }

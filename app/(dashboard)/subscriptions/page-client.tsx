@@ -243,7 +243,7 @@ function SubscriptionsTable({ items, now, showTenant }: { items: Page["items"]; 
         <caption className="sr-only">Subscriptions, one page, in the order chosen above</caption>
         <thead className="hidden bg-slate-50 text-slate-700 md:table-header-group">
           <tr>
-            {["Subscription", "State", "Success 1 h", "Success 24 h", "p50 / p95", "Queue", "DLQ", "Last error"].map((h) => (
+            {["Subscription", "State", "Success 1 h", "Success 24 h", "p50 / p95", "Queue", "DLQ", "Last failed answer"].map((h) => (
               <th key={h} scope="col" className="px-3 py-2 font-medium">
                 {h}
               </th>
@@ -291,7 +291,7 @@ function SubscriptionsTable({ items, now, showTenant }: { items: Page["items"]; 
               <Cell label="DLQ">
                 <Dlq s={s} now={now} />
               </Cell>
-              <Cell label="Last error" className="md:max-w-xs">
+              <Cell label="Last failed answer" className="md:max-w-xs">
                 <LastAnswer s={s} clamp />
               </Cell>
             </tr>
