@@ -6,15 +6,25 @@
 // answered that it is gone, a link to its page, where its URL is fixed first.
 import { useState } from "react";
 import Link from "next/link";
-import { apiFetch } from "@/lib/client/api";
+import { apiFetch, ApiError } from "@/lib/client/api";
 import { btn, btnPrimary } from "@/components/ui/kit";
 import { LiveButton } from "@/components/ui/LiveButton";
 
-type HeldSubscription = { subscriptionId: string; state: string; count: number };
+/** `count`: the dead letters a preview left out for it; absent when the filter itself names the subscription. */
+export type InactiveSubscription = { subscriptionId: string; state: string; count?: number };
+
+/** The subscription a 409 refused for not being active (lib/redrive/redrive-batches.ts's details), else null. */
+export function inactiveSubscriptionOf(err: unknown): InactiveSubscription | null {
+  if (!(err instanceof ApiError) || err.status !== 409) return null;
+  const d = err.details as { subscriptionId?: unknown; subscriptionState?: unknown } | undefined;
+  return typeof d?.subscriptionId === "string" && typeof d.subscriptionState === "string" && d.subscriptionState !== "active"
+    ? { subscriptionId: d.subscriptionId, state: d.subscriptionState }
+    : null;
+}
 
 const plural = (n: number) => (n === 1 ? "1 delivery" : `${n.toLocaleString()} deliveries`);
 
-export function HeldSubscriptionNote({ h, onResumed }: { h: HeldSubscription; onResumed?: () => void }) {
+export function HeldSubscriptionNote({ h, onResumed }: { h: InactiveSubscription; onResumed?: () => void }) {
   const [busy, setBusy] = useState(false);
   const [err, setErr] = useState<string | null>(null);
   const [resumed, setResumed] = useState(false);
@@ -35,16 +45,27 @@ export function HeldSubscriptionNote({ h, onResumed }: { h: HeldSubscription; on
       setBusy(false);
     }
   }
+  const name = (
+    <Link href={page} className="font-mono text-blue-800 hover:underline">
+      {h.subscriptionId}
+    </Link>
+  );
   return (
     <div className="rounded-md border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900" data-testid="held-subscription">
       <p>
-        Not included: {plural(h.count)} on{" "}
-        <Link href={page} className="font-mono text-blue-800 hover:underline">
-          {h.subscriptionId}
-        </Link>
-        , which is {h.state}.{" "}
+        {h.count !== undefined ? (
+          <>
+            Not included: {plural(h.count)} on {name}, which is {h.state}.{" "}
+          </>
+        ) : (
+          <>
+            {name} is {h.state}.{" "}
+          </>
+        )}
         {resumed
-          ? "It is resumed: preview again to include them."
+          ? onResumed
+            ? "It is resumed."
+            : "It is resumed: preview again to include them."
           : h.state === "paused"
             ? "A redrive would only be held: resume it first, then preview again."
             : "Its endpoint answered that it is gone or refused it: fix the URL with the district and enable it on its page, then preview again."}

@@ -10,7 +10,7 @@ import { DEAD_LETTER_REASON_LABELS, DEAD_LETTER_REASON_OPTIONS, ERROR_CLASS_LABE
 import { Time, toLocalInput, useFormatTime } from "@/components/ui/time";
 import { describeFilter } from "@/components/redrive/describe-filter";
 import { PermanentWarning } from "@/components/redrive/PermanentWarning";
-import { HeldSubscriptionNote } from "@/components/subscriptions/HeldSubscriptionNote";
+import { HeldSubscriptionNote, inactiveSubscriptionOf, type InactiveSubscription } from "@/components/subscriptions/HeldSubscriptionNote";
 
 export type InitialFilter = { subscriptionId: string; deadLetterReason: string; errorClass: string; statusCode: string; from: string; to: string };
 type Sub = { id: string; name: string; state: string };
@@ -268,6 +268,8 @@ export function BulkRedriveClient({
   const [preview, setPreview] = useState<Preview | null>(null);
   const [previewing, setPreviewing] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  // The filter's subscription is paused or disabled (409): said in words with the button that fixes it.
+  const [inactive, setInactive] = useState<InactiveSubscription | null>(null);
   const [confirming, setConfirming] = useState(false);
 
   const filter = useMemo(() => buildFilter(f), [f]);
@@ -277,13 +279,16 @@ export function BulkRedriveClient({
   async function runPreview() {
     setPreviewing(true);
     setError(null);
+    setInactive(null);
     setConfirming(false);
     try {
       const p = await apiFetch<RedrivePreview>("/api/v1/redrives", { body: { filter, latestStateWins, dryRun: true } });
       setPreview({ ...p, key });
     } catch (err) {
       setPreview(null);
-      setError(err instanceof ApiError ? err.message : "The preview failed; try again.");
+      const held = inactiveSubscriptionOf(err);
+      if (held) setInactive(held);
+      else setError(err instanceof ApiError ? err.message : "The preview failed; try again.");
     } finally {
       setPreviewing(false);
     }
@@ -329,6 +334,7 @@ export function BulkRedriveClient({
             {error}
           </div>
         )}
+        {inactive && <HeldSubscriptionNote h={inactive} onResumed={() => void runPreview()} />}
         <PreviewSection preview={preview} previewing={previewing} stale={stale} filter={filter} />
         <ConfirmSection
           preview={preview}
