@@ -3,7 +3,8 @@
 // reason, and filters that lead into redrive.
 import { expect, test } from "@playwright/test";
 import { api, signIn, deliveryFor } from "./helpers";
-import { closeE2eDb, seedDlqHistory, settleDelivery, whilePaused, shot } from "./dashboard-seed";
+import { closeE2eDb, e2eDb, seedDlqHistory, settleDelivery, whilePaused, shot } from "./dashboard-seed";
+import { createDistrict, signInAsManager } from "./district";
 
 test.afterAll(closeE2eDb);
 // Sign-in (scrypt) and several page loads: generous on a shared 2-core machine.
@@ -80,4 +81,78 @@ test("DLQ charts render with data; depth by subscription and reason; redrive lin
   expect(r.json).toMatchObject({ depth: expect.any(Number), oldestAgeSeconds: expect.any(Number) });
   expect(r.json.bySubscription.find((s: { subscriptionId: string }) => s.subscriptionId === sub.json.id)?.depth).toBe(4);
   expect(r.json.byReason.map((x: { reason: string }) => x.reason)).toEqual(expect.arrayContaining(["exhausted", "permanent"]));
+});
+
+/**
+ * A district whose dead letters drained in the last half hour, after a day at 40: what the sampler would have
+ * recorded, for its one subscription. Every sample of the last day gets this subscription's depth (the server's own
+ * sampler also records while the suite runs; after the drain, 0 is right for those that come later).
+ */
+async function seedDrain(subscriptionId: string) {
+  const db = e2eDb();
+  for (let m = 24 * 60; m >= 0; m -= m > 40 ? 30 : 3) {
+    // A sub-second offset: the sampler's own rows fall on whole seconds, the sampled_at key must not collide.
+    await db.query(
+      "INSERT INTO dlq_samples (sampled_at, depth, oldest_at) VALUES (now() - make_interval(mins => $1) + interval '0.4 s', 0, NULL) ON CONFLICT DO NOTHING",
+      [m],
+    );
+  }
+  await db.query(
+    `INSERT INTO dlq_sample_groups (sampled_at, subscription_id, reason, error_class, status_code, depth, oldest_at)
+     SELECT s.sampled_at, $1, 'permanent', 'http_4xx', 422, d.depth, CASE WHEN d.depth > 0 THEN now() - interval '25 hours' END
+       FROM dlq_samples s,
+            LATERAL (SELECT CASE WHEN s.sampled_at < now() - interval '30 minutes' THEN 40
+                                 ELSE round(40 * extract(epoch FROM now() - s.sampled_at) / 1800)::int END AS depth) d
+      WHERE s.sampled_at > now() - interval '25 hours'`,
+    [subscriptionId],
+  );
+}
+
+test("the chart opens on the hour that holds a drain, and the range chosen stays in the URL", async ({ page, request }) => {
+  const run = Date.now().toString(36);
+  const d = await createDistrict(`drain_${run}`, `Drain Hollow USD ${run}`);
+  const sub = await api(request, "POST", "/api/v1/subscriptions", {
+    id: `sub_drain_${run}`,
+    name: `Drain Hollow SIS ${run}`,
+    url: "http://127.0.0.1:9/webhooks",
+    eventTypes: ["assignment.graded"],
+    tenant: d.id,
+  });
+  expect(sub.status).toBe(201);
+  await seedDrain(sub.json.id);
+
+  await signInAsManager(page, d);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.goto("/dlq");
+  const ranges = page.getByRole("group", { name: "Time range" });
+  // Chosen from the data: a day flat at 40, then the drain in the last half hour.
+  await expect(ranges.getByRole("button", { name: "1 h" })).toHaveAttribute("aria-pressed", "true");
+  await expect(page.getByTestId("dlq-range-why")).toHaveText("The last hour: every change of the last day happened in it.");
+  const fig = page.getByTestId("chart-oldestAgeSeconds");
+  await expect(fig.locator("svg.recharts-surface")).toBeVisible();
+  // Even ticks: no label twice on either axis.
+  for (const chart of ["chart-depth", "chart-oldestAgeSeconds"]) {
+    for (const axis of ["yAxis", "xAxis"]) {
+      // (recharts draws the tick labels in a layer of their own, named for the axis)
+      const ticks = page.getByTestId(chart).locator(`.recharts-${axis}-tick-labels .recharts-cartesian-axis-tick-value`);
+      await expect(ticks.nth(1), `${chart} ${axis} has ticks`).toBeAttached();
+      const labels = await ticks.allTextContents();
+      expect(new Set(labels).size, `${chart} ${axis}: ${labels.join(", ")}`).toBe(labels.length);
+    }
+  }
+  await shot(page, "dlq-drain-1280");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await shot(page, "dlq-drain-390");
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  // A range picked is kept in the address: a reload, or the link pasted elsewhere, opens the same window.
+  await ranges.getByRole("button", { name: "24 h" }).click();
+  await expect(page).toHaveURL(/[?&]range=24h\b/);
+  await page.reload();
+  await expect(ranges.getByRole("button", { name: "24 h" })).toHaveAttribute("aria-pressed", "true");
+  await expect(page.getByTestId("dlq-range-why")).toHaveCount(0);
+  await page.goto("/dlq?range=6h&reason=permanent");
+  await expect(ranges.getByRole("button", { name: "6 h" })).toHaveAttribute("aria-pressed", "true");
+  await ranges.getByRole("button", { name: "1 h" }).click();
+  await expect(page).toHaveURL(/\?range=1h&reason=permanent$|\?reason=permanent&range=1h$/);
 });

@@ -101,6 +101,10 @@ const TABLE_LOOK = {
  * A table that scrolls sideways inside its own box when it is wider than the
  * screen, instead of widening the page (relative: an sr-only heading is placed
  * absolutely and would otherwise escape the scroller). The rows are children.
+ *
+ * `stacked`: below the sm breakpoint the table is a list of cards instead (no
+ * heading row; each row a block). Its rows and cells then say what they are on
+ * a phone themselves: `stackedRow` and `stackedCell` give them the classes.
  */
 export function DataTable({
   columns,
@@ -108,6 +112,7 @@ export function DataTable({
   caption,
   className,
   tableClassName,
+  stacked = false,
   children,
 }: {
   columns: Column[];
@@ -115,29 +120,38 @@ export function DataTable({
   caption?: React.ReactNode;
   className?: string;
   tableClassName?: string;
+  stacked?: boolean;
   children: React.ReactNode;
 }) {
   const l = TABLE_LOOK[look];
   return (
-    <div className={`relative overflow-x-auto ${l.wrap} ${className ?? ""}`}>
-      <table className={`w-full text-left text-sm ${tableClassName ?? ""}`}>
+    <div className={`relative ${stacked ? "sm:overflow-x-auto" : "overflow-x-auto"} ${l.wrap} ${className ?? ""}`}>
+      <table className={`w-full text-left text-sm ${stacked ? "block sm:table" : ""} ${tableClassName ?? ""}`}>
         {caption}
-        <thead className={l.head}>
+        <thead className={`${l.head} ${stacked ? "hidden sm:table-header-group" : ""}`}>
           <tr>
             {columns.map((c, i) => {
               const col = typeof c === "string" ? { label: c } : c;
+              // pl-4: a right-aligned heading keeps its distance from the one before ("Depth Oldest", not "DepthOldest").
               return (
-                <th key={i} scope="col" className={`${l.th} ${col.right ? "text-right" : ""}`}>
+                <th key={i} scope="col" className={`${l.th} ${col.right ? "pl-4 text-right" : ""}`}>
                   {col.srOnly ? <span className="sr-only">{col.label}</span> : col.label}
                 </th>
               );
             })}
           </tr>
         </thead>
-        <tbody>{children}</tbody>
+        <tbody className={stacked ? "block sm:table-row-group" : undefined}>{children}</tbody>
       </table>
     </div>
   );
+}
+
+/** A row of a stacked DataTable: a card below sm, a table row above. */
+export const stackedRow = "block py-2 sm:table-row sm:py-0";
+/** A cell of a stacked DataTable: a line of the card below sm (inline: several share a line), a table cell above. */
+export function stackedCell(inline = false): string {
+  return `${inline ? "inline-block mr-4" : "block"} sm:mr-0 sm:table-cell`;
 }
 
 export function EmptyState({ title, children }: { title: string; children?: React.ReactNode }) {
@@ -231,7 +245,8 @@ export function SegmentedControl<T extends string | number>({
 
 export const btnDanger =
   "inline-flex items-center justify-center gap-1 rounded-md bg-red-700 px-3 py-1.5 text-sm font-medium text-white shadow-sm hover:bg-red-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-red-600 focus-visible:ring-offset-2 disabled:opacity-50";
-export const card = "rounded-lg border border-slate-200 bg-white p-4 shadow-sm";
+/** min-w-0: a card in a grid or flex row may be narrower than its widest content (a long option), which then fits or scrolls inside it. */
+export const card = "min-w-0 rounded-lg border border-slate-200 bg-white p-4 shadow-sm";
 export const label = "flex flex-col gap-1 text-sm font-medium text-slate-800";
 
 /** Redrive batch statuses. */
@@ -241,8 +256,9 @@ export const STATUS_STYLE: Record<string, string> = {
   cancelled: "bg-amber-100 text-amber-900 ring-amber-300",
 };
 
+/** min-w-0 max-w-full: a select is as wide as its longest option; capped, it fits a phone's column (the text is cut, the list shows it whole). */
 export const input =
-  "rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm text-slate-900 shadow-sm focus:border-blue-600 focus:outline-none focus:ring-2 focus:ring-blue-600/30";
+  "min-w-0 max-w-full rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm text-slate-900 shadow-sm focus:border-blue-600 focus:outline-none focus:ring-2 focus:ring-blue-600/30";
 
 export function pct(x: number | null): string {
   return x === null ? "—" : `${(x * 100).toFixed(x >= 0.995 || x === 0 ? 0 : 1)}%`;

@@ -169,7 +169,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
                       <span className="text-slate-500 md:hidden">Why: </span>
                       {e.reason ?? "—"}
                     </td>
-                    <td className="block text-slate-700 md:table-cell md:px-3 md:py-2">
+                    <td className="block text-slate-700 wrap-anywhere md:table-cell md:px-3 md:py-2">
                       {summarize(e.action, e.details)}
                       <details className="mt-1">
                         <summary className="cursor-pointer text-xs text-slate-500">JSON</summary>

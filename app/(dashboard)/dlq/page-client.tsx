@@ -6,7 +6,21 @@ import { formatAge } from "@/lib/dashboard/describe";
 import { ResolveGroupDialog, type ResolveTarget } from "@/components/dlq/ResolveGroupDialog";
 import { usePolled } from "@/components/dashboard/usePolled";
 import { Time, UpdatedAgo } from "@/components/ui/time";
-import { Card, DataTable, EmptyState, ErrorState, PageHeader, Skeleton, Stat, SegmentedControl, SubLink, btn, btnPrimary } from "@/components/ui/kit";
+import {
+  Card,
+  DataTable,
+  EmptyState,
+  ErrorState,
+  PageHeader,
+  Skeleton,
+  Stat,
+  SegmentedControl,
+  SubLink,
+  btn,
+  btnPrimary,
+  stackedCell,
+  stackedRow,
+} from "@/components/ui/kit";
 import { OptionSelect } from "@/components/ui/form";
 import { DlqCharts } from "@/components/charts/DlqCharts";
 import { CHART_RANGES, rangeParam } from "@/components/charts/axes";
@@ -42,8 +56,8 @@ function DepthTable({
       {rows.map((r) => (
         <tr key={r.key} className="border-t border-slate-100">
           <td className="py-1.5">{r.label}</td>
-          <td className="py-1.5 text-right tabular-nums">{r.depth.toLocaleString()}</td>
-          <td className="py-1.5 text-right">{formatAge(r.oldestAgeSeconds)}</td>
+          <td className="py-1.5 pl-4 text-right tabular-nums">{r.depth.toLocaleString()}</td>
+          <td className="py-1.5 pl-4 text-right">{formatAge(r.oldestAgeSeconds)}</td>
         </tr>
       ))}
     </DataTable>
@@ -66,31 +80,39 @@ function GroupsTable({
   canResolve: boolean;
   onResolve: (t: ResolveTarget) => void;
 }) {
+  // Below sm each group is a card (its subscription, then why, then how many and how old, then what to do): six
+  // columns do not fit a phone, and scrolling them hid the depth and the actions.
+  const hint = "text-slate-500 sm:hidden";
   return (
     <DataTable
       look="compact"
-      tableClassName="min-w-[36rem]"
+      stacked
+      tableClassName="sm:min-w-[36rem]"
       caption={<caption className="sr-only">Dead letters grouped by subscription, reason, error class and last status</caption>}
       columns={["Subscription", "Reason", "Last answer", { label: "Depth", right: true }, { label: "Oldest", right: true }, { label: "Actions", srOnly: true }]}
     >
       {groups.map((g, i) => (
-        <tr key={i} className="border-t border-slate-100">
-          <td className="py-1.5">
+        <tr key={i} className={`border-t border-slate-100 ${stackedRow}`} data-testid="dlq-group">
+          <td className={`${stackedCell()} sm:py-1.5`}>
             <SubLink id={g.subscriptionId} name={g.subscriptionName} />
           </td>
-          <td className="py-1.5">{labelOf(DEAD_LETTER_REASON_LABELS, g.reason)}</td>
-          <td className="py-1.5">
+          <td className={`${stackedCell(true)} sm:py-1.5`}>{labelOf(DEAD_LETTER_REASON_LABELS, g.reason)}</td>
+          <td className={`${stackedCell(true)} sm:py-1.5`}>
             {g.statusCode ? `HTTP ${g.statusCode}` : labelOf(ERROR_CLASS_LABELS, g.errorClass, "no HTTP answer")}{" "}
             <span className="font-mono text-xs text-slate-500">{g.errorClass}</span>
           </td>
-          <td className="py-1.5 text-right tabular-nums">
+          <td className={`${stackedCell(true)} tabular-nums sm:py-1.5 sm:pl-4 sm:text-right`}>
+            <span className={hint}>Depth </span>
             {g.depth.toLocaleString()}
-            {g.sampledAt && <span className="block text-xs font-normal text-slate-500">sampled</span>}
+            {g.sampledAt && <span className="ml-1 text-xs font-normal text-slate-500 sm:ml-0 sm:block">sampled</span>}
           </td>
-          <td className="py-1.5 text-right">{formatAge(g.oldestAt ? (Date.parse(countedAt) - Date.parse(g.oldestAt)) / 1000 : null)}</td>
-          <td className="py-1.5 text-right">
+          <td className={`${stackedCell(true)} sm:py-1.5 sm:pl-4 sm:text-right`}>
+            <span className={hint}>oldest </span>
+            {formatAge(g.oldestAt ? (Date.parse(countedAt) - Date.parse(g.oldestAt)) / 1000 : null)}
+          </td>
+          <td className={`${stackedCell()} pt-1 sm:py-1.5 sm:pl-4 sm:text-right`}>
             {canRedrive || canResolve ? (
-              <span className="inline-flex flex-wrap justify-end gap-x-3">
+              <span className="inline-flex flex-wrap gap-x-4 sm:justify-end sm:gap-x-3">
                 {canRedrive && (
                   <Link className="text-blue-700 hover:underline" href={redriveHref(g)}>
                     Redrive these…
@@ -143,7 +165,7 @@ function GroupsCard({
   return (
     <Card title="Redrive by filter" id="groups">
       <form className="mb-3 flex flex-wrap items-end gap-3 text-sm" onSubmit={(e) => e.preventDefault()} aria-label="Filter dead letters">
-        <label className="flex flex-col gap-1">
+        <label className="flex min-w-0 max-w-full flex-col gap-1">
           Subscription
           <OptionSelect
             aria-label="Filter by subscription"
@@ -153,7 +175,7 @@ function GroupsCard({
             onChange={(e) => setFilter({ ...filter, subscriptionId: e.target.value })}
           />
         </label>
-        <label className="flex flex-col gap-1">
+        <label className="flex min-w-0 max-w-full flex-col gap-1">
           Reason
           <OptionSelect
             aria-label="Filter by reason"
