@@ -23,19 +23,16 @@ export function rangeParam(hours: number): string {
 
 /**
  * The window a DLQ chart opens on, from the last day's samples: the smallest range that holds every change of the
- * depth (with a tenth to spare, so the change is not drawn on the edge), or, when the depth never changed, all of
- * the samples there are. A drain in the last half hour opens on the last hour, not as a sliver at the right of a day.
+ * depth, or, when the depth never changed, all of the samples there are. A drain in the last half hour opens on the
+ * last hour, not as a sliver at the right of a day.
  */
 export function defaultRangeHours(points: readonly { at: string; depth: number }[], now: number): number {
   const fallback = 24;
   if (points.length === 0) return fallback;
-  let since = Date.parse(points[0].at);
   const change = points.findIndex((p, i) => i > 0 && p.depth !== points[i - 1].depth);
-  // The sample before the first change: the chart should show the level the change left.
-  if (change > 0) since = Date.parse(points[change - 1].at);
+  const since = Date.parse(points[change > 0 ? change : 0].at);
   const spanHours = (now - since) / 3600_000;
-  const fits = CHART_RANGES.find((r) => r.value <= fallback && spanHours * 1.1 <= r.value);
-  return fits?.value ?? fallback;
+  return CHART_RANGES.find((r) => r.value <= fallback && spanHours < r.value)?.value ?? fallback;
 }
 
 /** Steps a count axis may take: 1, 2, 5, 10, 20, 25, 50, 100, … */

@@ -10,7 +10,7 @@ const PAGES = [
 /** The admin pages, linked to each other (they are not in the main navigation). Tenants are a global admin's only. */
 export function AdminNav({ current, global }: { current: string; global: boolean }) {
   return (
-    <nav aria-label="Admin" className="mb-4 flex gap-1 text-sm">
+    <nav aria-label="Admin" className="mb-4 flex flex-wrap gap-1 text-sm">
       {PAGES.filter((p) => global || !p.global).map((p) => (
         <Link
           key={p.href}

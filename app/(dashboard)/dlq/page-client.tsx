@@ -57,7 +57,7 @@ function DepthTable({
         <tr key={r.key} className="border-t border-slate-100">
           <td className="py-1.5">{r.label}</td>
           <td className="py-1.5 pl-4 text-right tabular-nums">{r.depth.toLocaleString()}</td>
-          <td className="py-1.5 pl-4 text-right">{formatAge(r.oldestAgeSeconds)}</td>
+          <td className="whitespace-nowrap py-1.5 pl-4 text-right">{formatAge(r.oldestAgeSeconds)}</td>
         </tr>
       ))}
     </DataTable>

@@ -3,7 +3,7 @@ import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { apiFetch } from "@/lib/client/api";
 import type { RedriveBatchView } from "@/lib/redrive/redrive-batches";
-import { DataTable, EmptyState, PageHeader, STATUS_STYLE, btnPrimary } from "@/components/ui/kit";
+import { DataTable, EmptyState, PageHeader, STATUS_STYLE, btnPrimary, stackedCell, stackedRow } from "@/components/ui/kit";
 import { Time, useFormatTime } from "@/components/ui/time";
 import { KIND_LABEL, KIND_STYLE, KIND_VERB, describeBatch } from "@/components/redrive/batch-kind";
 
@@ -65,30 +65,34 @@ export function RedriveBatchesClient({
             : "Engineers and admins start redrives from the Dead letters page; their batches show here."}
         </EmptyState>
       ) : (
-        <DataTable look="boxed" columns={["Batch", "Kind", "Status", "Progress", "Reason", "Selection", "By", "Started"]}>
+        // Below sm each batch is a card: eight columns do not fit a phone.
+        <DataTable look="boxed" stacked columns={["Batch", "Kind", "Status", "Progress", "Reason", "Selection", "By", "Started"]}>
           {items.map((b) => (
-            <tr key={b.id} className="border-t border-slate-200 align-top">
-              <td className="px-3 py-2 font-mono text-xs">
-                <Link href={`/redrives/${b.id}`} className="text-blue-700 hover:underline">
+            <tr key={b.id} className={`border-t border-slate-200 px-3 align-top first:border-t-0 sm:first:border-t ${stackedRow}`} data-testid="batch-row">
+              <td className={`${stackedCell()} font-mono text-xs sm:px-3 sm:py-2`}>
+                <Link href={`/redrives/${b.id}`} className="break-all text-blue-700 hover:underline">
                   {b.id}
                 </Link>
               </td>
-              <td className="px-3 py-2">
+              <td className={`${stackedCell(true)} mt-1 mr-2 sm:mt-0 sm:px-3 sm:py-2`}>
                 <span className={`rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${KIND_STYLE[b.kind] ?? ""}`} data-testid="batch-kind">
                   {KIND_LABEL[b.kind] ?? b.kind}
                 </span>
               </td>
-              <td className="px-3 py-2">
+              <td className={`${stackedCell(true)} sm:px-3 sm:py-2`}>
                 <span className={`rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${STATUS_STYLE[b.status] ?? ""}`}>{b.status}</span>
               </td>
-              <td className="px-3 py-2 tabular-nums whitespace-nowrap">
+              <td className={`${stackedCell()} mt-1 tabular-nums sm:mt-0 sm:whitespace-nowrap sm:px-3 sm:py-2`}>
                 {b.redriven.toLocaleString("en-US")} {KIND_VERB[b.kind] ?? "redriven"}, {b.skipped.toLocaleString("en-US")} skipped of {b.matched.toLocaleString("en-US")}{" "}
                 · {b.ratePerSecond}/s
               </td>
-              <td className="px-3 py-2">{b.reason}</td>
-              <td className="px-3 py-2 text-slate-700">{describeBatch(b.kind, b.filter as Record<string, unknown>, fmtTime)}</td>
-              <td className="px-3 py-2">{b.actor.replace(/^user:/, "")}</td>
-              <td className="px-3 py-2 whitespace-nowrap">
+              <td className={`${stackedCell()} sm:px-3 sm:py-2`}>
+                <span className="text-slate-500 sm:hidden">Why: </span>
+                {b.reason}
+              </td>
+              <td className={`${stackedCell()} text-slate-700 sm:px-3 sm:py-2`}>{describeBatch(b.kind, b.filter as Record<string, unknown>, fmtTime)}</td>
+              <td className={`${stackedCell(true)} text-slate-600 sm:px-3 sm:py-2 sm:text-slate-900`}>{b.actor.replace(/^user:/, "")}</td>
+              <td className={`${stackedCell(true)} text-slate-600 sm:whitespace-nowrap sm:px-3 sm:py-2 sm:text-slate-900`}>
                 <Time iso={b.createdAt} relative={false} />
               </td>
             </tr>
