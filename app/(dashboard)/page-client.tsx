@@ -10,6 +10,7 @@ import { CopyButton } from "@/components/dashboard/CopyButton";
 import { EmptyState, ErrorState, Skeleton, StateBadge, SubLink, btn, btnPrimary, input } from "@/components/ui/kit";
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 import { DistrictOverview } from "@/components/dashboard/DistrictOverview";
+import { deliveryBadgeState } from "@/components/ui/labels";
 
 const TONE: Record<string, string> = {
   ok: "border-l-emerald-600",
@@ -43,7 +44,7 @@ function DeliveryResult({ d, tz }: { d: DeliveryLite; tz: string }) {
     <li className={`rounded-lg border border-l-4 border-slate-200 bg-white p-4 shadow-sm ${TONE[sentence.tone]}`} data-testid="delivery-result">
       <div className="flex flex-wrap items-start justify-between gap-2">
         <About type={d.eventType} subject={d.subject} />
-        <StateBadge state={d.state} />
+        <StateBadge state={deliveryBadgeState(d.state, d.subscriptionState)} />
       </div>
       <p className={`mt-1 break-words text-base font-semibold ${TONE_TEXT[sentence.tone]}`} data-testid="delivery-sentence">
         {sentence.text}
