@@ -155,6 +155,8 @@ test("a support user sees no redrive controls and the API refuses them (403)", a
   await page.goto("/redrives");
   await expect(page.getByRole("heading", { name: "Redrives" })).toBeVisible();
   await expect(page.getByRole("link", { name: "New redrive…" })).toHaveCount(0);
+  // Not in the navigation: a support user cannot start one (a batch's own links still open the list).
+  await expect(page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Redrives" })).toHaveCount(0);
   const r = await api(request, "POST", "/api/v1/redrives", { dryRun: true, filter: {} }, "support");
   expect(r.status).toBe(403);
 });
@@ -175,4 +177,8 @@ test("the bulk redrive page's old address, /redrive, is a permanent redirect to 
   await expect(page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Dead letters" })).toHaveAttribute("aria-current", "page");
   await page.setViewportSize({ width: 1280, height: 900 });
   await shot(page, "redrive-new-1280");
+  // On a phone the form fits: a long subscription name in the select no longer widens the page (it was 507 px).
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await shot(page, "redrive-new-390");
 });
