@@ -192,6 +192,10 @@ test("a redrive preview of a paused subscription's dead letters offers Resume de
   await resume.click();
   await expect(page.getByTestId("preview-count")).toContainText("2 deliveries match");
   await expect(page.getByTestId("held-subscription")).toHaveCount(0);
+  // Two reasons, two names (docs/GLOSSARY.md): the ledger's in the sample, the operator's in the form.
+  await expect(page.getByRole("columnheader", { name: "Dead-letter reason" })).toBeVisible();
+  await expect(page.getByRole("columnheader", { name: "Reason", exact: true })).toHaveCount(0);
+  await expect(page.getByLabel("Operator's reason (incident or ticket id)")).toBeVisible();
   expect((await api(request, "GET", `/api/v1/subscriptions/${id}`)).json.state).toBe("active");
   const audit = await e2eDb().query("SELECT actor, reason FROM audit_entries WHERE action = 'subscription.resume' AND target_id = $1", [id]);
   expect(audit.rows).toEqual([{ actor: expect.stringMatching(/^user:/), reason: "resumed to redrive its dead letters" }]);

@@ -6,7 +6,15 @@ import { apiFetch, ApiError } from "@/lib/client/api";
 import type { RedrivePreview, RedriveBatchView } from "@/lib/redrive/redrive-batches";
 import { DataTable, btn, btnPrimary, card, input, label } from "@/components/ui/kit";
 import { Field, OptionSelect, REASON_MIN, ReasonInput, TimeField } from "@/components/ui/form";
-import { DEAD_LETTER_REASON_LABELS, DEAD_LETTER_REASON_OPTIONS, ERROR_CLASS_LABELS, ERROR_CLASS_OPTIONS, labelOf } from "@/components/ui/labels";
+import {
+  DEAD_LETTER_REASON_LABELS,
+  DEAD_LETTER_REASON_OPTIONS,
+  DEAD_LETTER_REASON_TITLE,
+  ERROR_CLASS_LABELS,
+  ERROR_CLASS_OPTIONS,
+  OPERATOR_REASON_TITLE,
+  labelOf,
+} from "@/components/ui/labels";
 import { Time, toLocalInput, useFormatTime } from "@/components/ui/time";
 import { describeFilter } from "@/components/redrive/describe-filter";
 import { PermanentWarning } from "@/components/redrive/PermanentWarning";
@@ -108,7 +116,7 @@ function SampleTable({ preview, showSubscription }: { preview: Preview; showSubs
           Sample: the first {preview.sample.length} of {preview.matched.toLocaleString("en-US")}
         </caption>
       }
-      columns={["Delivery", "Event", ...(showSubscription ? ["Subscription"] : []), "Reason", "Last answer", "Dead-lettered"]}
+      columns={["Delivery", "Event", ...(showSubscription ? ["Subscription"] : []), DEAD_LETTER_REASON_TITLE, "Last answer", "Dead-lettered"]}
     >
       {preview.sample.map((s) => (
         <tr key={s.id} className="border-t border-slate-200 align-top">
@@ -209,7 +217,7 @@ function ConfirmSection({
         3. Why, and how fast
       </h2>
       <div className="mt-2 grid gap-3 sm:grid-cols-[1fr_10rem]">
-        <Field label="Reason (incident or ticket id)">
+        <Field label={`${OPERATOR_REASON_TITLE} (incident or ticket id)`}>
           <ReasonInput value={reason} onChange={setReason} placeholder="INC-2231: Lincoln fixed their importer" />
         </Field>
         <Field label="Rate (deliveries/s)">
