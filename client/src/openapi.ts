@@ -3266,7 +3266,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Matches. */
+            /** @description Matches: {q, deliveries (each with its attempts and its event's subject), subscriptions, truncated, unrouted (events q names that no subscription took: {id, type, tenant, receivedAt, subject})}. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3297,7 +3297,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The delivery. */
+            /** @description The delivery with its attempts, its event's subject, its history (audit rows; a fixed_at_source resolve names correctedEventId in its details), corrections (resolutions of other dead letters naming this event as their corrected one), the request headers and the payload. */
             200: {
                 headers: {
                     [name: string]: unknown;

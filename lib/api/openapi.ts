@@ -438,7 +438,8 @@ export const API_OPERATIONS: ApiOperation[] = [
     query: ZLookup.strict(),
     status: 200,
     response: ZObject,
-    responseDescription: "Matches.",
+    responseDescription:
+      "Matches: {q, deliveries (each with its attempts and its event's subject), subscriptions, truncated, unrouted (events q names that no subscription took: {id, type, tenant, receivedAt, subject})}.",
   },
   {
     path: "/api/v1/dashboard/deliveries/{id}",
@@ -447,7 +448,8 @@ export const API_OPERATIONS: ApiOperation[] = [
     summary: "Delivery detail for the dashboard.",
     status: 200,
     response: ZObject,
-    responseDescription: "The delivery.",
+    responseDescription:
+      "The delivery with its attempts, its event's subject, its history (audit rows; a fixed_at_source resolve names correctedEventId in its details), corrections (resolutions of other dead letters naming this event as their corrected one), the request headers and the payload.",
   },
   {
     path: "/api/v1/dashboard/subscriptions",
