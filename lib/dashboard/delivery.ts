@@ -75,8 +75,12 @@ export async function getDeliveryDetail(opts: { id: string; scope?: Scope }, db:
     ["webhook-signature", "v1,[redacted]"],
   ];
   const { payload: _bytes, ...rest } = d;
+  // A resolved delivery's decision is its newest delivery.resolve row (a redrive clears the decision; a later resolve writes a new row).
+  const decision = d.state === "resolved" ? audit.find((a) => a.action === "delivery.resolve") : undefined;
+  const correctedEventId = (decision?.details as { correctedEventId?: unknown } | null)?.correctedEventId;
   return {
     ...rest,
+    correctedEventId: typeof correctedEventId === "string" ? correctedEventId : null,
     subject: subjects.get(d.eventId) ?? {},
     corrections: corrections.map((c) => ({ at: iso(c.created_at)!, actor: c.actor, reason: c.reason, deliveryId: c.target_id, eventId: c.details?.eventId ?? null })),
     history: [

@@ -4,7 +4,11 @@
 import type { DeliveryWithAttempts } from "../ledger/read/types";
 
 /** A delivery with its attempts (lib/ledger/read/types.ts) and, where the reader has it, its event's subject. */
-export type DeliveryLite = DeliveryWithAttempts & { subject?: Record<string, string> };
+export type DeliveryLite = DeliveryWithAttempts & {
+  subject?: Record<string, string>;
+  /** A fixed_at_source resolution's corrected event, where the reader has it (the delivery's detail, from its audit row). */
+  correctedEventId?: string | null;
+};
 
 export type TimeFmt = (iso: string) => string;
 
@@ -133,7 +137,8 @@ export function describeDelivery(d: DeliveryLite, fmt: TimeFmt): { tone: "ok" | 
       const by = r?.by ? r.by.replace(/^(user|token):/, "") : "an operator";
       const what = r ? r.resolution.replace(/_/g, " ") : "resolved";
       const was = d.deadLetterReason ? ` (dead-lettered: ${REASON_WORDS[d.deadLetterReason] ?? d.deadLetterReason})` : "";
-      return { tone: "held", text: `Not delivered: resolved — ${what} by ${by}${r ? ` because ${r.reason}` : ""}${r?.at ? `, ${fmt(r.at)}` : ""}${was}` };
+      const fixed = d.correctedEventId ? `; corrected as ${d.correctedEventId}` : "";
+      return { tone: "held", text: `Not delivered: resolved — ${what} by ${by}${r ? ` because ${r.reason}` : ""}${r?.at ? `, ${fmt(r.at)}` : ""}${was}${fixed}` };
     }
     case "in_flight":
       return { tone: "wait", text: `Sending now: attempt ${d.attemptCount + 1} of ${d.maxAttempts} to ${d.subscriptionName}` };
@@ -174,7 +179,7 @@ function receiptStatus(d: DeliveryLite, fmt: TimeFmt): string {
     case "resolved": {
       const r = d.resolution;
       const what: Record<string, string> = {
-        fixed_at_source: "the data was corrected at the source and sent again as a new event",
+        fixed_at_source: `the data was corrected at the source and sent again as a new event${d.correctedEventId ? ` (${d.correctedEventId})` : ""}`,
         superseded: "a newer record replaced it",
         discarded: "it is not needed",
         erased: "its data was erased on request",

@@ -11,6 +11,7 @@ import { seedDelivery, seedEvent, seedSubscription } from "../helpers/dashboard-
 import * as resolveOne from "../../app/api/v1/deliveries/[id]/resolve/route";
 import { createApiToken } from "../../lib/auth/tokens";
 import { getDeliveryDetail } from "../../lib/dashboard/delivery";
+import { deliveryReceipt, describeDelivery } from "../../lib/dashboard/describe";
 
 let db: TestDb;
 let engineer: string;
@@ -76,6 +77,11 @@ describe("correctedEventId on a single resolve", () => {
 
     const resolved = await getDeliveryDetail({ id }, db.pool);
     expect(resolved.history.find((h) => h.action === "delivery.resolve")?.details).toMatchObject({ correctedEventId: "evt_fixed" });
+    expect(resolved.correctedEventId).toBe("evt_fixed");
+    // The receipt and the one-line answer name it too.
+    expect(deliveryReceipt(resolved, (t) => t)).toContain("the data was corrected at the source and sent again as a new event (evt_fixed)");
+    expect(describeDelivery(resolved, (t) => t).text).toContain("fixed at source by lincoln-eng");
+    expect(describeDelivery(resolved, (t) => t).text).toContain("; corrected as evt_fixed");
     const corrected = await getDeliveryDetail({ id: fixedDelivery }, db.pool);
     expect(corrected.corrections).toEqual([
       { at: expect.any(String), actor: "token:lincoln-eng", reason: "INC-9 term_id added at the source", deliveryId: id, eventId: "evt_good_0" },
