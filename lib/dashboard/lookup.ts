@@ -23,7 +23,7 @@ export type LookupResult = {
   deliveries: DeliveryLite[];
   subscriptions: SubscriptionMatch[];
   truncated: boolean;
-  /** Events the search names that no subscription took: received, but nobody was subscribed to them. */
+  /** Events the search names that no subscription took (by subject value only when no delivery matched): received, but nobody was subscribed. */
   unrouted: UnroutedEvent[];
 };
 
@@ -50,7 +50,8 @@ export async function findLookupResults(opts: TLookup, db: LedgerDb = ledgerDb()
       db,
       found.items.map((d) => d.eventId),
     ),
-    findUnroutedEvents(db, q, UNROUTED_LIMIT, scope),
+    // By subject value only when nothing was delivered for it: then "received, nobody subscribed" is the answer.
+    findUnroutedEvents(db, q, UNROUTED_LIMIT, scope, { bySubject: found.items.length === 0 }),
   ]);
   return {
     q,

@@ -41,6 +41,8 @@ beforeAll(async () => {
   });
   // Published, but no subscription took it: no delivery at all.
   await seedEvent(p, { id: "evt_unrouted", subject: { tenant: "lincoln", studentId: "stu_555", term_id: "T2" } });
+  // The same for a student who has deliveries too: found by its id (a value common to many events is not read twice).
+  await seedEvent(p, { id: "evt_unrouted_map", type: "attendance.recorded", subject: { tenant: "maplegrove", studentId: "stu_map1075" } });
 });
 afterAll(async () => db?.close());
 
@@ -54,7 +56,7 @@ describe("lookup by subject", () => {
     expect((await findLookupResults({ q: "stu_map1075" })).deliveries.map((d) => d.eventId).sort()).toEqual(["evt_json", "evt_ok"]);
   });
 
-  it("an event no subscription took is answered as received, not as nothing; within the caller's district only", async () => {
+  it("an event no subscription took is answered as received, not as nothing; within the caller's district only; by subject value when nothing was delivered", async () => {
     for (const q of ["stu_555", "evt_unrouted"]) {
       const r = await findLookupResults({ q });
       expect(r.deliveries).toEqual([]);
@@ -71,6 +73,7 @@ describe("lookup by subject", () => {
     expect((await findLookupResults({ q: "stu_555" }, undefined, { tenantId: "maplegrove" })).unrouted).toEqual([]);
     expect((await findLookupResults({ q: "stu_555" }, undefined, { tenantId: "lincoln" })).unrouted).toHaveLength(1);
     expect((await findLookupResults({ q: "stu_map1075" })).unrouted).toEqual([]);
+    expect((await findLookupResults({ q: "evt_unrouted_map" })).unrouted).toMatchObject([{ id: "evt_unrouted_map", type: "attendance.recorded", tenant: "maplegrove" }]);
     expect((await findLookupResults({ q: "nobody_at_all" })).unrouted).toEqual([]);
   });
 });

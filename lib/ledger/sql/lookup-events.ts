@@ -4,7 +4,7 @@
 // from "never received"), and whether an event exists for a caller (a
 // resolution's corrected event, lib/resolve).
 import "server-only";
-import { iso, queryRows, sql, type LedgerDb } from "../read/db";
+import { empty, iso, queryRows, sql, type LedgerDb } from "../read/db";
 import { eventTenantWhere, subjectValuesInScope, type Scope } from "../../tenants/scope";
 
 export type EventSubject = Record<string, string>;
@@ -24,18 +24,21 @@ export async function findEventSubjects(db: LedgerDb, eventIds: string[]): Promi
 export type UnroutedEvent = { id: string; type: string; tenant: string | null; receivedAt: string; subject: EventSubject };
 
 /**
- * Events `q` names (by id, or by a subject value through the events_subject_values GIN index) in `scope` that have
- * no delivery at all: no subscription matched them when they were published. Each NOT EXISTS is one probe of
- * deliveries_event_id_subscription_id_key. Newest first, at most `limit`, among the newest 200 events a subject value
- * names (a student's events for a long while; an older unrouted one is found by its event id).
+ * Events `q` names in `scope` that have no delivery at all: no subscription matched them when they were published.
+ * By id always (events pk); by a subject value (the events_subject_values GIN index) only with `bySubject`, among
+ * the newest 200 events it names: the lookup asks so only when the search found no delivery, since a value common
+ * to many events (a district's, a school's) costs that index's whole read. Each NOT EXISTS is one probe of
+ * deliveries_event_id_subscription_id_key. Newest first, at most `limit`.
  */
-export async function findUnroutedEvents(db: LedgerDb, q: string, limit: number, scope: Scope): Promise<UnroutedEvent[]> {
+export async function findUnroutedEvents(db: LedgerDb, q: string, limit: number, scope: Scope, opts: { bySubject: boolean }): Promise<UnroutedEvent[]> {
+  const bySubject = opts.bySubject
+    ? sql`UNION (SELECT id, created_at FROM events WHERE subject_values @> ${subjectValuesInScope(scope, q)}::text[] AND ${eventTenantWhere(scope)}
+                  ORDER BY created_at DESC LIMIT 200)`
+    : empty;
   const rows = await queryRows<{ id: string; type: string; tenant: string | null; created_at: Date; subject: Record<string, unknown> | null }>(
     db,
     sql`SELECT e.id, e.type, e.tenant, e.created_at, e.subject
-          FROM ((SELECT id, created_at FROM events WHERE id = ${q} AND ${eventTenantWhere(scope)})
-                UNION (SELECT id, created_at FROM events WHERE subject_values @> ${subjectValuesInScope(scope, q)}::text[] AND ${eventTenantWhere(scope)}
-                        ORDER BY created_at DESC LIMIT 200)) m
+          FROM ((SELECT id, created_at FROM events WHERE id = ${q} AND ${eventTenantWhere(scope)}) ${bySubject}) m
           JOIN events e ON e.id = m.id AND e.created_at = m.created_at
          WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.event_at = e.created_at)
          ORDER BY e.created_at DESC LIMIT ${limit}::int`,
