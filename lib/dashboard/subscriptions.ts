@@ -1,8 +1,9 @@
 // Subscription health: success rate and latency from attempt_stats_hour and
 // attempt_stats_minute (the sampler's rollups), queue counts from
 // delivery_state_counts (trigger-kept, migration 0006) with the oldest dead
-// letter from deliveries_dlq, last error from the newest attempts
-// (attempts_sub_started). No scan of queue or delivered rows. Every ledger
+// letter from deliveries_dlq, last error and whether it is failing now from
+// the newest attempts (attempts_sub_started) and the failure window's run on
+// the subscription row. No scan of queue or delivered rows. Every ledger
 // statement is lib/ledger's; this module composes them with the subscription rows.
 import "server-only";
 import { z } from "zod";
