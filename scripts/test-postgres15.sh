@@ -23,7 +23,7 @@
 #     kept here run on 15 (worker-claims and worker-retry for the worker's,
 #     redrive/resolve/recover/retention/erase for the CLI's, auth-admin and
 #     permission-matrix for the accounts');
-#   - bench-smoke: the bench's own tooling; its figures are measured on the
+#   - bench-smoke, bench-endpoints: the bench's own tooling; its figures are measured on the
 #     embedded server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +35,7 @@ excluded=(
   worker-processes chaos-scenario retention-load batch-cli redrive-cli resolve-cli retention-cli recover-cli
   client-package auth-signin auth-sessions auth-burst auth-redirect auth-demo auth-limits sec-trusted-proxies
   sec-host-check demo-stack server
-  bench-smoke
+  bench-smoke bench-endpoints
 )
 args=()
 for name in "${excluded[@]}"; do args+=(--exclude "test/**/${name}.test.ts"); done
