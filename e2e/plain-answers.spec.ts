@@ -98,7 +98,7 @@ test("lookup cards and receipts in the user's words; the redrive asks first; a c
   await expect(warning).toContainText("This dead letter was rejected as permanent");
   await expect(warning).toContainText("Maple Grove Public Schools answered HTTP 422 “missing field term_id” (1 dead letter)");
   await expect(warning.getByRole("link", { name: "resolve these" })).toBeVisible();
-  await eng.getByRole("textbox", { name: /Reason/ }).fill("INC-77 Maple Grove importer fixed");
+  await eng.getByRole("textbox", { name: /reason/i }).fill("INC-77 Maple Grove importer fixed");
   await eng.getByRole("button", { name: /^Redrive 1 delivery/ }).click();
   await expect(eng.getByTestId("permanent-confirm")).toContainText("It was rejected as permanent");
   await shot(eng, "plain-redrive-1280");
@@ -114,7 +114,7 @@ test("lookup cards and receipts in the user's words; the redrive asks first; a c
   await eng.getByRole("combobox", { name: "Resolution" }).selectOption("fixed_at_source");
   const correctedBox = eng.getByRole("textbox", { name: /Corrected event id/ });
   await correctedBox.fill("evt_nowhere");
-  await eng.getByRole("textbox", { name: /Reason/ }).fill("INC-77 term_id added at the source");
+  await eng.getByRole("textbox", { name: /reason/i }).fill("INC-77 term_id added at the source");
   await eng.getByRole("button", { name: "Resolve 1 delivery" }).click();
   await expect(eng.getByText(/no event evt_nowhere was found/)).toBeVisible();
   await correctedBox.fill(`evt_speech_fixed_${run}`);
