@@ -36,13 +36,14 @@ export default async function DashboardLayout({ children }: { children: React.Re
                 <NavLinks items={navFor(viewer)} />
               </div>
               {viewer && (
-                <div className="ml-auto flex min-w-0 flex-wrap items-center justify-end gap-x-3 gap-y-1 text-sm text-slate-700 sm:ml-0">
+                // On a phone the account takes a row of its own under the name, so the district's name is not cut short.
+                <div className="flex w-full min-w-0 flex-wrap items-center gap-x-3 gap-y-1 text-sm text-slate-700 sm:w-auto sm:justify-end">
                   {tenant && (
                     // A district's account sees its district only: say which, so nobody wonders where the other districts went.
                     <span
                       data-testid="viewer-tenant"
                       title={`Signed in for ${tenant.name} (${tenant.id}): you see this district's endpoints and deliveries only`}
-                      className="max-w-[11rem] shrink-0 truncate rounded-md border border-blue-200 bg-blue-50 px-2 py-0.5 font-medium text-blue-900 sm:max-w-[16rem]"
+                      className="max-w-full shrink-0 truncate rounded-md border border-blue-200 bg-blue-50 px-2 py-0.5 font-medium text-blue-900 sm:max-w-[16rem]"
                     >
                       {tenant.name}
                     </span>
