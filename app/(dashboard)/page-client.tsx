@@ -29,7 +29,7 @@ function About({ type, subject }: { type: string; subject?: Record<string, strin
       {parts.map(([k, v]) => (
         <span key={k}>
           {" · "}
-          <span className="text-slate-500">{k}</span> <span className="break-all font-mono text-xs text-slate-900">{v}</span>
+          <span className="text-slate-500">{k}</span> <span className="break-words font-mono text-xs text-slate-900">{v}</span>
         </span>
       ))}
     </p>
