@@ -95,3 +95,23 @@ test("a failing endpoint is paused for failing, probed, and resumed; the page sh
   const firstOk = keys.map((k) => received.lastIndexOf(k));
   expect([...firstOk].sort((a, b) => a - b)).toEqual(firstOk);
 });
+
+test("the outcomes chart's range stays in the address: a reload or a pasted link opens the same window", async ({ page, request }) => {
+  const run = Date.now().toString(36);
+  const id = `sub_range_${run}`;
+  expect(
+    (await api(request, "POST", "/api/v1/subscriptions", { id, name: `Range ${run}`, url: "http://127.0.0.1:9/hooks", eventTypes: ["assignment.graded"] })).status,
+  ).toBe(201);
+  await signIn(page, "admin");
+  await page.goto(`/subscriptions/${id}`);
+  const ranges = page.getByRole("group", { name: "Time range" });
+  await expect(ranges.getByRole("button", { name: "24h", pressed: true })).toBeVisible();
+  await ranges.getByRole("button", { name: "7d" }).click();
+  await expect(page).toHaveURL(new RegExp(`/subscriptions/${id}\\?range=7d$`));
+  await page.reload();
+  await expect(page.getByRole("group", { name: "Time range" }).getByRole("button", { name: "7d", pressed: true })).toBeVisible();
+  await expect(page.getByRole("img", { name: /^Attempt outcomes, last 7d: / })).toBeVisible();
+  // An address that names no range of the list opens the default.
+  await page.goto(`/subscriptions/${id}?range=forever`);
+  await expect(page.getByRole("group", { name: "Time range" }).getByRole("button", { name: "24h", pressed: true })).toBeVisible();
+});

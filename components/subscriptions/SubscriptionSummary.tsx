@@ -2,6 +2,7 @@
 // The top of a subscription's page: its name, state and tenant, why it is
 // held or archived, the pause and archive controls; then its numbers now
 // (success, latency, queue, dead letters) and its outcomes over time.
+import { OUTCOME_RANGES, type Range } from "./outcome-ranges";
 import Link from "next/link";
 import type { SubscriptionOverview } from "@/lib/dashboard/subscriptions";
 import { formatAge } from "@/lib/dashboard/describe";
@@ -12,9 +13,6 @@ import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 import { ArchiveControl, ArchivedBadge } from "./ArchiveControl";
 import { PauseControl } from "./PauseControl";
 import { FailingSince } from "./FailingSince";
-
-const RANGES = ["1h", "6h", "24h", "7d"] as const;
-export type Range = (typeof RANGES)[number];
 
 function HeaderNotes({ o, notice }: { o: SubscriptionOverview; notice: string | null }) {
   const tz = useTimeZone();
@@ -132,7 +130,7 @@ export function OutcomesCard({ o, range, setRange, pending }: { o: SubscriptionO
     <Card
       title="Outcomes over time"
       id="outcomes"
-      actions={<SegmentedControl label="Time range" options={RANGES.map((r) => ({ value: r, label: r }))} value={range} onChange={setRange} />}
+      actions={<SegmentedControl label="Time range" options={OUTCOME_RANGES.map((r) => ({ value: r, label: r }))} value={range} onChange={setRange} />}
     >
       {pending ? <Skeleton lines={6} /> : <OutcomesChart points={o.series} label={`Attempt outcomes, last ${range}`} />}
     </Card>

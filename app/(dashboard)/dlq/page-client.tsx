@@ -24,7 +24,7 @@ import {
 import { OptionSelect } from "@/components/ui/form";
 import { DlqCharts } from "@/components/charts/DlqCharts";
 import { CHART_RANGES, rangeParam } from "@/components/charts/axes";
-import { DEAD_LETTER_REASON_LABELS, ERROR_CLASS_LABELS, labelOf } from "@/components/ui/labels";
+import { DEAD_LETTER_REASON_LABELS, DEAD_LETTER_REASON_TITLE, ERROR_CLASS_LABELS, labelOf } from "@/components/ui/labels";
 
 type History = { points: DlqPoint[]; bucketSeconds: number };
 const RANGES = CHART_RANGES.map(({ value, label }) => ({ value, label }));
@@ -89,7 +89,14 @@ function GroupsTable({
       stacked
       tableClassName="sm:min-w-[36rem]"
       caption={<caption className="sr-only">Dead letters grouped by subscription, reason, error class and last status</caption>}
-      columns={["Subscription", "Reason", "Last answer", { label: "Depth", right: true }, { label: "Oldest", right: true }, { label: "Actions", srOnly: true }]}
+      columns={[
+        "Subscription",
+        DEAD_LETTER_REASON_TITLE,
+        "Last answer",
+        { label: "Depth", right: true },
+        { label: "Oldest", right: true },
+        { label: "Actions", srOnly: true },
+      ]}
     >
       {groups.map((g, i) => (
         <tr key={i} className={`border-t border-slate-100 ${stackedRow}`} data-testid="dlq-group">
@@ -176,7 +183,7 @@ function GroupsCard({
           />
         </label>
         <label className="flex min-w-0 max-w-full flex-col gap-1">
-          Reason
+          {DEAD_LETTER_REASON_TITLE}
           <OptionSelect
             aria-label="Filter by reason"
             any="All reasons"
@@ -317,7 +324,7 @@ export function DlqClient({
         </Card>
         <Card title="By reason" id="by-reason">
           <DepthTable
-            first="Reason"
+            first={DEAD_LETTER_REASON_TITLE}
             empty="Nothing dead-lettered"
             rows={s.byReason.map((r) => ({
               key: r.reason ?? "",

@@ -7,7 +7,8 @@ import { useQueryClient } from "@tanstack/react-query";
 import type { SubscriptionOverview } from "@/lib/dashboard/subscriptions";
 import { usePolled } from "@/components/dashboard/usePolled";
 import { NO_FILTERS, type DeliveryFilterValues as Filters } from "@/components/dashboard/DeliveryFilters";
-import { OutcomesCard, SubscriptionHeader, SubscriptionStats, type Range } from "@/components/subscriptions/SubscriptionSummary";
+import { OutcomesCard, SubscriptionHeader, SubscriptionStats } from "@/components/subscriptions/SubscriptionSummary";
+import type { Range } from "@/components/subscriptions/outcome-ranges";
 import { AnswerGroups, type Answers } from "@/components/subscriptions/AnswerGroups";
 import { SubscriptionDeliveries, type DeliveriesPage } from "@/components/subscriptions/SubscriptionDeliveries";
 import { SubscriptionConfig } from "@/components/subscriptions/SubscriptionConfig";
@@ -17,7 +18,7 @@ import { SendTest } from "@/components/subscriptions/SendTest";
 import { EndpointHealth } from "@/components/subscriptions/EndpointHealth";
 import { RecoverWindowControl } from "@/components/redrive/RecoverWindowControl";
 
-type Initial = { overview: SubscriptionOverview; answers: Answers; deliveries: DeliveriesPage };
+type Initial = { overview: SubscriptionOverview; answers: Answers; deliveries: DeliveriesPage; range: Range };
 
 export function SubscriptionClient({
   initial,
@@ -39,12 +40,19 @@ export function SubscriptionClient({
   canArchive: boolean;
 }) {
   const qc = useQueryClient();
-  const [range, setRange] = useState<Range>("24h");
+  const [range, setRangeState] = useState<Range>(initial.range);
+  // The chosen range goes into the address (other parameters kept), so a reload or a shared link opens the same window.
+  const setRange = (r: Range) => {
+    setRangeState(r);
+    const url = new URL(window.location.href);
+    url.searchParams.set("range", r);
+    window.history.replaceState(window.history.state, "", url);
+  };
   const [filters, setFilters] = useState<Filters>(NO_FILTERS);
   const [notice, setNotice] = useState<string | null>(null);
   const id = initial.overview.id;
   const ov = usePolled<SubscriptionOverview>(`/api/v1/dashboard/subscriptions/${encodeURIComponent(id)}?range=${range}`, {
-    initialData: range === "24h" ? initial.overview : undefined,
+    initialData: range === initial.range ? initial.overview : undefined,
     initialAt,
   });
   const answers = usePolled<Answers>(`/api/v1/dashboard/subscriptions/${encodeURIComponent(id)}/answers`, {

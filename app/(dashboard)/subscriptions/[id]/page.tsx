@@ -5,13 +5,16 @@ import { AppError } from "@/lib/errors";
 import { findEndpointAnswers, findSubscriptionDeliveries, getSubscriptionOverview } from "@/lib/dashboard/subscriptions";
 import { SubscriptionClient } from "./page-client";
 import { scopeOf } from "@/lib/tenants/scope";
+import { rangeOf } from "@/components/subscriptions/outcome-ranges";
 
 export const dynamic = "force-dynamic";
 
-export default async function SubscriptionPage({ params }: { params: Promise<{ id: string }> }) {
+export default async function SubscriptionPage({ params, searchParams }: { params: Promise<{ id: string }>; searchParams: Promise<{ range?: string | string[] }> }) {
   const viewer = await requireViewer("subscriptions.read");
   const { id } = await params;
-  const overview = await getSubscriptionOverview({ id, range: "24h", scope: scopeOf(viewer) }).catch((err) => {
+  // The outcomes chart's range is kept in the address (?range=7d), so a reload or a shared link opens the same window.
+  const range = rangeOf((await searchParams).range);
+  const overview = await getSubscriptionOverview({ id, range, scope: scopeOf(viewer) }).catch((err) => {
     if (err instanceof AppError && err.code === "not_found") notFound();
     throw err;
   });
@@ -21,7 +24,7 @@ export default async function SubscriptionPage({ params }: { params: Promise<{ i
   ]);
   return (
     <SubscriptionClient
-      initial={{ overview, answers, deliveries }}
+      initial={{ overview, answers, deliveries, range }}
       initialAt={Date.now()}
       canPause={can(viewer.role, "subscriptions.pause")}
       canEdit={can(viewer.role, "subscriptions.update")}
