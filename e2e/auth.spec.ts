@@ -96,8 +96,10 @@ test("an admin adds a user on /admin/users and gets a one-time password; a suppo
   const other = await browser.newPage();
   await signIn(other, "support");
   await other.goto("/admin/users");
-  // forbidden(): Next's 403 page (the status is 200 once the dashboard layout has started streaming).
-  await expect(other.getByText("This page could not be accessed.")).toBeVisible();
+  // forbidden(): the dashboard's own refused page, inside its frame, saying why and whom to ask (the status is 200
+  // once the dashboard layout has started streaming).
+  await expect(other.getByRole("heading", { name: "Not allowed for your account" })).toBeVisible();
+  await expect(other.getByTestId("refused-reason")).toContainText("ask an admin");
   await expect(other.getByRole("button", { name: "Create user" })).toHaveCount(0);
   await other.close();
 });

@@ -88,8 +88,10 @@ test("an admin reads the Retention section; a run removes an expired delivery an
 test("an engineer is refused the Retention section", async ({ page }) => {
   await signIn(page, "engineer");
   await page.goto("/admin/retention");
-  // forbidden(): Next's 403 page (the status is 200 once the dashboard layout has started streaming).
-  await expect(page.getByText("This page could not be accessed.")).toBeVisible();
+  // forbidden(): the dashboard's own refused page, saying why and whom to ask (the status is 200 once the
+  // dashboard layout has started streaming).
+  await expect(page.getByRole("heading", { name: "Not allowed for your account" })).toBeVisible();
+  await expect(page.getByTestId("refused-reason")).toContainText("signed in as an engineer");
   await expect(page.getByRole("heading", { name: "Retention" })).toHaveCount(0);
 });
 
