@@ -185,7 +185,7 @@ test("a redrive preview of a paused subscription's dead letters offers Resume de
   await expect(page.getByText("PATCH /api/v1")).toHaveCount(0);
   const resume = note.getByRole("button", { name: "Resume deliveries" });
   await expect(resume).toBeVisible();
-  // The redrive page's own width at 390 px is another change's (issue 38, part 4): looked at here, not asserted.
+  // The redrive page's own width at 390 px is e2e/phone.spec.ts's to assert: looked at here, not asserted.
   await shots(page, "redrive-held-resume", false);
 
   // Resumed, the preview runs again and counts them.

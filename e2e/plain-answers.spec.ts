@@ -1,4 +1,4 @@
-// The answer in plain words (issue 38, parts 1 and 8), looked at as each person
+// The answer in plain words, looked at as each person
 // sees it at 1,280 and 390 px: a support agent's lookup card names the student
 // and assignment and quotes the district, the copied receipt is sentences a
 // parent can read, an event nobody subscribed to says so; an engineer's bulk

@@ -25,7 +25,7 @@ export type PeersOpts = {
   endpoints: number;
   rounds: number;
   timeoutMs: number;
-  /** Which systems take part (--peers-systems a,b): the default three, or variants of them (EXTRA_PEERS, HOOKLEDGER_VARIANTS) beside them. */
+  /** Which systems take part (--peers-systems a,b): the default three, or variants of them (EXTRA_PEERS, OWN_VARIANTS) beside them. */
   systems?: string[];
 };
 
@@ -85,7 +85,7 @@ const PEERS: Record<PeerName, PeerSpec> = {
 const DEFAULT_PEERS: PeerName[] = ["pg-boss", "graphile-worker"];
 
 /** hookledger's one-worker drain with one of its documented settings changed (README "Worker tuning"), only when named. */
-const HOOKLEDGER_VARIANTS: Record<string, Record<string, string>> = {
+const OWN_VARIANTS: Record<string, Record<string, string>> = {
   hookledger: {},
   // Its largest claim, as pg-boss gets batches of 1,000.
   "hookledger-batch1000": { HOOKLEDGER_WORKER_BATCH: "1000", HOOKLEDGER_WORKER_MAX_IN_FLIGHT: "2000" },
@@ -138,7 +138,7 @@ async function runHookledger(benchPg: BenchPg, receiver: Receiver, opts: PeersOp
     workers: 1,
     timeoutMs: opts.timeoutMs,
     label: `peers_${name.replace(/\W/g, "_")}_${r}`,
-    workerEnv: HOOKLEDGER_VARIANTS[name],
+    workerEnv: OWN_VARIANTS[name],
   })) as unknown as DrainResult;
   const cpu = d.cpuDuringDrain;
   return {
@@ -212,9 +212,8 @@ function median(xs: number[]): number | null {
 
 export async function runPeers(benchPg: BenchPg, receiver: Receiver, opts: PeersOpts, log: (m: string) => void = () => {}) {
   const systems: System[] = opts.systems ?? ["hookledger", ...DEFAULT_PEERS];
-  const unknown = systems.filter((s) => !isPeer(s) && !(s in HOOKLEDGER_VARIANTS));
-  if (unknown.length)
-    throw new Error(`--peers-systems: no system ${unknown.join(", ")}; known: ${[...Object.keys(HOOKLEDGER_VARIANTS), ...Object.keys(PEERS)].join(", ")}`);
+  const unknown = systems.filter((s) => !isPeer(s) && !(s in OWN_VARIANTS));
+  if (unknown.length) throw new Error(`--peers-systems: no system ${unknown.join(", ")}; known: ${[...Object.keys(OWN_VARIANTS), ...Object.keys(PEERS)].join(", ")}`);
   const runs: Record<System, Run[]> = Object.fromEntries(systems.map((s) => [s, []]));
   const order: System[][] = [];
   for (let r = 1; r <= opts.rounds; r++) {
@@ -258,7 +257,7 @@ export async function runPeers(benchPg: BenchPg, receiver: Receiver, opts: Peers
   const hookledgerSystem = (name: string) => ({
     version: `${version()} (this checkout)`,
     settings: {
-      what: `the one-worker drain (bench/scenarios/drain.ts): one worker process, ${Object.keys(HOOKLEDGER_VARIANTS[name]).length ? JSON.stringify(HOOKLEDGER_VARIANTS[name]) : "default settings"}`,
+      what: `the one-worker drain (bench/scenarios/drain.ts): one worker process, ${Object.keys(OWN_VARIANTS[name]).length ? JSON.stringify(OWN_VARIANTS[name]) : "default settings"}`,
       maxConcurrencyPerSubscription: PER_ENDPOINT,
     },
     medianPerSecond: medianOf(name),

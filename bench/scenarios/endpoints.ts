@@ -1,4 +1,4 @@
-// Thousands of endpoints (issue 36), driven as a new user drives hookledger:
+// Thousands of endpoints, driven as a new user drives hookledger:
 // subscriptions created through POST /api/v1/subscriptions, events published
 // through POST /api/v1/events/batch (both the real route handlers, in
 // bench/bare-ingest-server.ts), a real local receiver, one worker process.

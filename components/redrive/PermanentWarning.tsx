@@ -1,5 +1,5 @@
 "use client";
-// The bulk redrive's warning before confirming (issue 38, part 8): how many of
+// The bulk redrive's warning before confirming: how many of
 // the selected dead letters the receiver rejected as permanent, in its own
 // words, and what to do instead of sending the same bytes again.
 import Link from "next/link";

@@ -1,4 +1,4 @@
-// The lookup's answer in the user's words (issue 38, part 1): each delivery
+// The lookup's answer in the user's words: each delivery
 // carries its event's subject, any subject value finds it, a failure says who
 // answered what (the status once, the receiver's words quoted from the last
 // attempt), the receipt is plain sentences with the ids below, and an event no

@@ -1,5 +1,5 @@
 // The bulk redrive's preview says how many of the selected dead letters were
-// rejected as permanent, by whom and with what answer (issue 38, part 8), over
+// rejected as permanent, by whom and with what answer, over
 // exactly the rows the redrive would take: active subscriptions only, the filter
 // and the caller's district applied.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// A fixed_at_source resolution may name the corrected event (issue 38, part 8):
+// A fixed_at_source resolution may name the corrected event:
 // the body's correctedEventId must be an existing event the caller may see, of
 // the dead letter's own district, else 400 and nothing changes; when accepted it
 // is kept in the delivery.resolve audit row and shown on both timelines (the

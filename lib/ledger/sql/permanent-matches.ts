@@ -1,4 +1,4 @@
-// What a bulk redrive's preview warns about (issue 38, part 8): among the dead
+// What a bulk redrive's preview warns about: among the dead
 // letters it would send again, those the receiver rejected as permanent (a 4xx
 // such as 422: the same bytes will get the same answer), grouped by who said it
 // and with what status. Read over the same rows the redrive would take
