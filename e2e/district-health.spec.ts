@@ -5,23 +5,12 @@
 // once) within a poll, while the 24 h rate stays as context; when the endpoint
 // answers again, the red goes. The header names the district. Screens at
 // 1,280 and 390 px.
-import { execFile } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { promisify } from "node:util";
 import { randomBytes } from "node:crypto";
 import { expect, test, type Page } from "@playwright/test";
-import { api, deliveryFor, signIn } from "./helpers";
+import { api, cli, deliveryFor, signIn, signInWith } from "./helpers";
 import { closeE2eDb, e2eDb, settleDelivery, shot } from "./dashboard-seed";
-import { E2E_DATA_DIR } from "../playwright.config";
-
-async function cli(args: string[]): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, ["bin/hookledger.mjs", ...args], {
-    env: { ...process.env, HOOKLEDGER_DATA_DIR: E2E_DATA_DIR, DATABASE_URL: "" },
-    encoding: "utf8",
-  });
-  return stdout;
-}
 
 const run = Date.now().toString(36);
 const D = { id: `district_${run}`, name: `Lincoln USD ${run}`, sub: `sub_dh_${run}`, subName: `Lincoln SIS ${run}` };
@@ -60,23 +49,6 @@ test.afterAll(async () => {
   await closeE2eDb();
 });
 
-async function signInAsManager(page: Page) {
-  await page.goto("/signin");
-  await page.getByLabel("Email").fill(manager.email);
-  await page.getByLabel("Password").fill(manager.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page).not.toHaveURL(/\/signin/);
-  if (new URL(page.url()).pathname === "/password") {
-    const fresh = `e2e-own-${randomBytes(9).toString("base64url")}`;
-    await page.getByLabel("Current password").fill(manager.password);
-    await page.getByLabel("New password", { exact: true }).fill(fresh);
-    await page.getByLabel("New password again").fill(fresh);
-    await page.getByRole("button", { name: "Change password" }).click();
-    await expect(page).not.toHaveURL(/\/password/);
-    manager.password = fresh;
-  }
-}
-
 async function publish(request: Parameters<typeof api>[0], n: string, subscriptionId = D.sub) {
   const r = await api(
     request,
@@ -105,7 +77,7 @@ test("the district's card, list and page turn red with Failing since during an o
   await expect.poll(async () => (await api(request, "GET", `/api/v1/deliveries/${delivered}`)).json.state, { timeout: 30_000 }).toBe("delivered");
 
   await page.setViewportSize({ width: 1280, height: 900 });
-  await signInAsManager(page);
+  await signInWith(page, manager);
   await page.goto("/");
   // The header names the district, not its id.
   await expect(page.getByRole("heading", { name: `${D.name}: your endpoints` })).toBeVisible();

@@ -13,7 +13,7 @@ const tokens = new Map<string, string>();
  * dashboard's close of an idle kept-alive connection went unnoticed and the
  * next API request was written to a dead socket (CI: a failed fetch).
  */
-async function cli(args: string[]): Promise<string> {
+export async function cli(args: string[]): Promise<string> {
   const { stdout } = await promisify(execFile)(process.execPath, ["bin/hookledger.mjs", ...args], {
     env: { ...process.env, HOOKLEDGER_DATA_DIR: E2E_DATA_DIR, DATABASE_URL: "" },
     encoding: "utf8",
@@ -61,22 +61,29 @@ export async function userFor(role: E2EUser["role"]): Promise<E2EUser> {
  */
 export async function signIn(page: Page, role: E2EUser["role"] = "admin", opts: { next?: string } = {}): Promise<E2EUser> {
   const user = await userFor(role);
+  await signInWith(page, user, opts);
+  return user;
+}
+
+/**
+ * Signs `page` in with an account's email and password through the sign-in form, and replaces a one-time password
+ * (the CLI's, which the dashboard asks to replace on /password) with a fresh one, written back to `account`.
+ */
+export async function signInWith(page: Page, account: { email: string; password: string }, opts: { next?: string } = {}): Promise<void> {
   await page.goto(opts.next ? `/signin?next=${encodeURIComponent(opts.next)}` : "/signin");
-  await page.getByLabel("Email").fill(user.email);
-  await page.getByLabel("Password").fill(user.password);
+  await page.getByLabel("Email").fill(account.email);
+  await page.getByLabel("Password").fill(account.password);
   await page.getByRole("button", { name: "Sign in" }).click();
   await expect(page).not.toHaveURL(/\/signin/);
-  // The CLI's one-time password must be replaced at first sign-in (the dashboard asks on /password).
   if (/\/password(\?|$)/.test(new URL(page.url()).pathname + new URL(page.url()).search)) {
     const fresh = `e2e-own-${randomBytes(9).toString("base64url")}`;
-    await page.getByLabel("Current password").fill(user.password);
+    await page.getByLabel("Current password").fill(account.password);
     await page.getByLabel("New password", { exact: true }).fill(fresh);
     await page.getByLabel("New password again").fill(fresh);
     await page.getByRole("button", { name: "Change password" }).click();
     await expect(page).not.toHaveURL(/\/password/);
-    user.password = fresh;
+    account.password = fresh;
   }
-  return user;
 }
 
 /** The CSRF header a same-origin mutation needs when calling the API through the page's session (page.request). */

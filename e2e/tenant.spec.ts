@@ -6,25 +6,14 @@
 // test; nothing of Jefferson's appears on any page, and Jefferson's URLs answer
 // the not-found page. The second test walks app/(dashboard) for every page, so
 // a page added later without a case here fails until it gets one.
-import { execFile } from "node:child_process";
 import { readdirSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { promisify } from "node:util";
 import { randomBytes } from "node:crypto";
 import { expect, test, type Page } from "@playwright/test";
-import { api, deliveryFor, signIn } from "./helpers";
+import { api, cli, deliveryFor, signIn, signInWith } from "./helpers";
 import { closeE2eDb, settleDelivery, shot } from "./dashboard-seed";
-import { E2E_DATA_DIR } from "../playwright.config";
-
-async function cli(args: string[]): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, ["bin/hookledger.mjs", ...args], {
-    env: { ...process.env, HOOKLEDGER_DATA_DIR: E2E_DATA_DIR, DATABASE_URL: "" },
-    encoding: "utf8",
-  });
-  return stdout;
-}
 
 const run = Date.now().toString(36);
 const L = { id: `lincoln_${run}`, name: `Lincoln USD ${run}`, sub: `sub_lin_${run}`, subName: `Lincoln SIS ${run}`, student: `stu_lin_${run}`, event: `evt_lin_${run}` };
@@ -118,24 +107,6 @@ test.afterAll(async () => {
   await closeE2eDb();
 });
 
-/** Signs in as Lincoln's manager through the form (and replaces the one-time password the first time). */
-async function signInAsLincoln(page: Page) {
-  await page.goto("/signin");
-  await page.getByLabel("Email").fill(manager.email);
-  await page.getByLabel("Password").fill(manager.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page).not.toHaveURL(/\/signin/);
-  if (new URL(page.url()).pathname === "/password") {
-    const fresh = `e2e-own-${randomBytes(9).toString("base64url")}`;
-    await page.getByLabel("Current password").fill(manager.password);
-    await page.getByLabel("New password", { exact: true }).fill(fresh);
-    await page.getByLabel("New password again").fill(fresh);
-    await page.getByRole("button", { name: "Change password" }).click();
-    await expect(page).not.toHaveURL(/\/password/);
-    manager.password = fresh;
-  }
-}
-
 /**
  * Nothing of Jefferson's in what the page shows (text) nor in what it carries
  * (the HTML with the server's payload for the client). A value the URL itself
@@ -172,7 +143,7 @@ async function expectNotFound(page: Page, url: string) {
 test("Lincoln's manager sees Lincoln only, manages its endpoint, and Jefferson's URLs are not found", async ({ page }) => {
   test.setTimeout(240_000);
   await page.setViewportSize({ width: 1280, height: 900 });
-  await signInAsLincoln(page);
+  await signInWith(page, manager);
   await page.goto("/");
   await expect(page.getByTestId("viewer-tenant")).toHaveText(L.name);
   const endpoint = page.getByTestId("district-endpoint");
@@ -333,7 +304,7 @@ test("every dashboard page, opened by Lincoln's manager with Jefferson's ids, sh
   ).toEqual([]);
 
   await page.setViewportSize({ width: 1280, height: 900 });
-  await signInAsLincoln(page);
+  await signInWith(page, manager);
   for (const route of routes) {
     for (const c of CASES[route]()) {
       if (c.expect === "not-found") {
