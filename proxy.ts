@@ -5,7 +5,10 @@
 // The proxy checks the cookie's seal only; pages re-check the user in the
 // database through getViewer()/requireViewer() (lib/auth/session.ts).
 // Every answer that passes here gets a Content-Security-Policy with a fresh
-// nonce (lib/auth/headers.ts), and HSTS when it was served over https.
+// nonce (lib/auth/headers.ts), and HSTS when it was served over https. Pages
+// served to a district portal session, the link's own answer and the sign-in
+// page's portal notice may be framed by HOOKLEDGER_PORTAL_FRAME_ANCESTORS
+// (lib/portal/frame-ancestors.ts); everything else keeps frame-ancestors 'none'.
 // Everything here answers only to a Host the dashboard is known by (DNS
 // rebinding; lib/auth/host.ts): 421 otherwise, before anything else.
 import { NextResponse, type NextRequest } from "next/server";
@@ -13,8 +16,9 @@ import { SESSION_COOKIE, unsealSession } from "./lib/auth/cookies";
 import { HSTS, newNonce, pageContentSecurityPolicy, servedOverHttps } from "./lib/auth/headers";
 import { hostRefusal, misdirectedResponse } from "./lib/auth/host";
 import { metricsTokenAccepts } from "./lib/metrics/token";
+import { portalFrameAncestors } from "./lib/portal/frame-ancestors";
 
-const PUBLIC = [/^\/signin(\/|$)/, /^\/api\/auth\//, /^\/api\/health$/, /^\/metrics$/, /^\/api\/v1(\/|$)/];
+const PUBLIC = [/^\/signin(\/|$)/, /^\/api\/auth\//, /^\/api\/health$/, /^\/metrics$/, /^\/api\/v1(\/|$)/, /^\/portal\/open$/];
 
 /** Scrapers and health checks address the dashboard by whatever name they were given; the metrics token vouches for them. */
 const MACHINE = /^\/(metrics|api\/health)$/;
@@ -23,8 +27,12 @@ export async function proxy(req: NextRequest) {
   const refusal = hostRefusal(req.headers);
   if (refusal && !(MACHINE.test(req.nextUrl.pathname) && metricsTokenAccepts(req.headers.get("authorization"))))
     return misdirectedResponse(refusal, req.nextUrl.pathname.startsWith("/api/"));
+  const { pathname, search } = req.nextUrl;
+  const session = await unsealSession(req.cookies.get(SESSION_COOKIE)?.value);
+  // The sign-in page is frameable only as the portal's notice, which shows no password form (no clickjacking of it).
+  const portalFrame = Boolean(session?.portal) || pathname === "/portal/open" || (pathname === "/signin" && req.nextUrl.searchParams.has("portal"));
   const nonce = newNonce();
-  const csp = pageContentSecurityPolicy(nonce);
+  const csp = pageContentSecurityPolicy(nonce, undefined, portalFrame ? portalFrameAncestors() : []);
   const secure = servedOverHttps(req.headers, req.url);
   const finish = (res: NextResponse) => {
     res.headers.set("content-security-policy", csp);
@@ -39,9 +47,7 @@ export async function proxy(req: NextRequest) {
     return finish(NextResponse.next({ request: { headers } }));
   };
 
-  const { pathname, search } = req.nextUrl;
   if (PUBLIC.some((re) => re.test(pathname))) return pass();
-  const session = await unsealSession(req.cookies.get(SESSION_COOKIE)?.value);
   // A password an admin set: nothing but the password page until it is changed
   // (the API refuses such sessions itself, from the database's flag).
   if (session?.pwc && !pathname.startsWith("/api/") && pathname !== "/password") {

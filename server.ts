@@ -38,11 +38,13 @@ async function main() {
   const listenHost = values.hostname?.trim() || undefined;
 
   // Who the client is and which names it may use (the sign-in limit's address, the Host check): a malformed
-  // HOOKLEDGER_TRUSTED_PROXIES or HOOKLEDGER_PUBLIC_URL stops the start here, naming it.
-  const [proxies, hosts] = await Promise.all([import("./lib/auth/proxies"), import("./lib/auth/host")]);
+  // HOOKLEDGER_TRUSTED_PROXIES or HOOKLEDGER_PUBLIC_URL stops the start here, naming it (and which sites may frame the
+  // district portal, HOOKLEDGER_PORTAL_FRAME_ANCESTORS).
+  const [proxies, hosts, frames] = await Promise.all([import("./lib/auth/proxies"), import("./lib/auth/host"), import("./lib/portal/frame-ancestors")]);
   try {
     proxies.trustedProxies();
     hosts.publicUrl();
+    frames.portalFrameAncestors();
   } catch (err) {
     console.error((err as Error).message);
     process.exit(1);

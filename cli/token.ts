@@ -1,7 +1,8 @@
 // `hookledger token create`: an API token, printed alone on the last line and
 // never shown again. `--tenant` confines it to one tenant (district): a
 // producer token then publishes for that tenant only, any other role reads and
-// acts on that tenant's subscriptions and deliveries only.
+// acts on that tenant's subscriptions and deliveries only. A `portal` token (it
+// mints district portal links, README "District portal") is always global.
 import type { Command } from "commander";
 import { ROLES, type Role } from "../lib/auth/permissions";
 import { withDatabase } from "./db";

@@ -2,7 +2,8 @@
 // For the dashboard header: <SignOutButton /> (import from "@/app/(auth)/sign-out-button").
 import { apiFetch } from "@/lib/client/api";
 
-export function SignOutButton({ className }: { className?: string }) {
+/** `to`: where the browser goes afterwards (a district portal goes to its own notice, which its frame may show). */
+export function SignOutButton({ className, to = "/signin" }: { className?: string; to?: string }) {
   return (
     <button
       type="button"
@@ -11,8 +12,7 @@ export function SignOutButton({ className }: { className?: string }) {
         await apiFetch("/api/auth/signout", { method: "POST" }).catch(() => {});
         // A full load, not router.push: it drops the signed-out user's cached
         // queries and client state along with the page.
-        // eslint-disable-next-line @next/next/no-location-assign-relative-destination
-        window.location.assign("/signin");
+        window.location.assign(to);
       }}
     >
       Sign out

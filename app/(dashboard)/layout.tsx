@@ -6,6 +6,7 @@ import { NavLinks } from "@/components/dashboard/NavLinks";
 import { navFor } from "@/components/dashboard/page-access";
 import { ViewerTenantProvider, type ViewerTenant } from "@/components/dashboard/ViewerTenant";
 import { getPrisma } from "@/lib/db/prisma";
+import { PortalMarker } from "@/components/dashboard/PortalMarker";
 
 /** A scoped viewer's district, named as the district knows itself ("Lincoln USD"); null for a global viewer. */
 async function viewerTenant(tenantId: string | null | undefined): Promise<ViewerTenant> {
@@ -48,15 +49,20 @@ export default async function DashboardLayout({ children }: { children: React.Re
                       {tenant.name}
                     </span>
                   )}
-                  {/* The role stays visible however long the email: only the email is cut short. */}
-                  <span className="flex min-w-[9rem] max-w-full items-center gap-1.5">
-                    <span className="min-w-0 max-w-[14rem] truncate" title={viewer.email ?? viewer.actor}>
-                      {viewer.email ?? viewer.actor.replace(/^user:/, "")}
+                  {viewer.kind === "portal" && viewer.portalExpiresAt ? (
+                    // A district signed in through a portal link: no account to name, the session's end instead.
+                    <PortalMarker expiresAt={viewer.portalExpiresAt.toISOString()} readOnly={viewer.role === "support"} />
+                  ) : (
+                    // The role stays visible however long the email: only the email is cut short.
+                    <span className="flex min-w-[9rem] max-w-full items-center gap-1.5">
+                      <span className="min-w-0 max-w-[14rem] truncate" title={viewer.email ?? viewer.actor}>
+                        {viewer.email ?? viewer.actor.replace(/^user:/, "")}
+                      </span>
+                      <span className="shrink-0 rounded bg-slate-100 px-1.5 py-0.5 text-xs text-slate-700">{viewer.role}</span>
                     </span>
-                    <span className="shrink-0 rounded bg-slate-100 px-1.5 py-0.5 text-xs text-slate-700">{viewer.role}</span>
-                  </span>
+                  )}
                   <span className="shrink-0 whitespace-nowrap">
-                    <SignOutButton />
+                    <SignOutButton to={viewer.kind === "portal" ? "/signin?portal=signed_out" : "/signin"} />
                   </span>
                 </div>
               )}

@@ -67,7 +67,8 @@ export function apiRoute(permission: Permission, handler: Handler): ApiRoute {
         throw new AppError("forbidden", "Choose your own password first (an admin set the current one): open /password in the dashboard.", {
           passwordChangeRequired: true,
         });
-      if (principal.kind === "user" && !SAFE_METHODS.has(req.method.toUpperCase())) assertCsrf(req, principal.csrf ?? "");
+      // Both ride on the session cookie: a district portal session is CSRF-checked like a person's.
+      if ((principal.kind === "user" || principal.kind === "portal") && !SAFE_METHODS.has(req.method.toUpperCase())) assertCsrf(req, principal.csrf ?? "");
       if (!can(principal.role, permission)) throw new AppError("forbidden", `The ${principal.role} role may not ${permission}.`, { permission, role: principal.role });
       if (!canAs(principal, permission))
         throw new AppError("forbidden", `Your account is confined to tenant ${principal.tenantId}; ${permission} is a global account's.`, {

@@ -134,6 +134,11 @@ export async function createTokenAsAdmin(prisma: PrismaClient, input: { role: st
   authorize(principal, "tokens.manage");
   const tenantId = await requireTenant(prisma, input.tenantId, "tenant");
   if (!(ROLES as readonly string[]).includes(input.role)) throw new AppError("validation_failed", `The role must be one of ${ROLES.join(", ")}.`);
+  // Minting portal links is a global permission: a portal token confined to a tenant could do nothing at all.
+  if (input.role === "portal" && tenantId)
+    throw new AppError("validation_failed", "A portal token is global (it mints links for any district); leave the tenant out.", [
+      { path: "tenant", message: "must be empty for the portal role" },
+    ]);
   const name = input.name?.trim();
   if (name && !/^[\w.@ -]{1,80}$/.test(name)) throw new AppError("validation_failed", "A token name is 1–80 letters, digits, spaces and . _ @ -.");
   return prisma.$transaction(async (tx) => {

@@ -18,7 +18,15 @@ const SESSION_TTL_SECONDS = 12 * 3600;
  * version (sign-out, disable, role or password change) ends every older
  * session. `pwc` marks a session that must change its password first.
  */
-export type SessionData = { uid: string; csrf: string; iat: number; ver: number; pwc?: boolean };
+export type SessionData = {
+  uid: string;
+  csrf: string;
+  iat: number;
+  ver: number;
+  pwc?: boolean;
+  /** A district portal session's id (lib/portal): no user. */
+  portal?: string;
+};
 
 export function parseCookies(header: string | null | undefined): Record<string, string> {
   const out: Record<string, string> = {};
@@ -64,10 +72,14 @@ export function isSecureRequest(req: Pick<Request, "headers" | "url">): boolean 
   return new URL(req.url).protocol === "https:";
 }
 
-function cookie(name: string, value: string, opts: { httpOnly: boolean; secure: boolean; maxAge: number }): string {
-  return [`${name}=${encodeURIComponent(value)}`, "Path=/", `Max-Age=${opts.maxAge}`, "SameSite=Lax", opts.httpOnly ? "HttpOnly" : "", opts.secure ? "Secure" : ""]
-    .filter(Boolean)
-    .join("; ");
+/** `framed`: for a district portal inside another site's frame (lib/portal). */
+type CookieOptions = { httpOnly: boolean; secure: boolean; maxAge: number; framed?: boolean };
+
+function cookie(name: string, value: string, opts: CookieOptions): string {
+  // A framed portal's cookies travel in a cross-site frame: SameSite=None (which requires Secure), partitioned by the
+  // framing site so browsers that block third-party cookies still keep them for that frame.
+  const site = opts.framed ? ["SameSite=None", "Secure", "Partitioned"] : ["SameSite=Lax", opts.secure ? "Secure" : ""];
+  return [`${name}=${encodeURIComponent(value)}`, "Path=/", `Max-Age=${opts.maxAge}`, ...site, opts.httpOnly ? "HttpOnly" : ""].filter(Boolean).join("; ");
 }
 
 /** Set-Cookie values for a new session: the sealed session (httpOnly) and the CSRF token (readable). */
@@ -78,6 +90,22 @@ export async function sessionSetCookies(data: SessionData, secure: boolean): Pro
   ];
 }
 
-export function clearSessionCookies(secure: boolean): string[] {
-  return [cookie(SESSION_COOKIE, "", { httpOnly: true, secure, maxAge: 0 }), cookie(CSRF_COOKIE, "", { httpOnly: false, secure, maxAge: 0 })];
+/**
+ * Set-Cookie values for a district portal session that ends at `expiresAt`. The session's row decides (lib/portal);
+ * the cookie outlives it by an hour so that a page opened after the end can say the session ended, rather than
+ * show a password form the portal's frame may not display.
+ */
+export async function portalSessionSetCookies(portalId: string, opts: { expiresAt: Date; secure: boolean; framed: boolean }): Promise<string[]> {
+  const data: SessionData = { ...newSession(""), portal: portalId };
+  const maxAge = Math.max(1, Math.floor((opts.expiresAt.getTime() - Date.now()) / 1000)) + 3600;
+  const sealed = await sealData(data, { password: sessionPassword(), ttl: maxAge });
+  return [
+    cookie(SESSION_COOKIE, sealed, { httpOnly: true, secure: opts.secure, maxAge, framed: opts.framed }),
+    cookie(CSRF_COOKIE, data.csrf, { httpOnly: false, secure: opts.secure, maxAge, framed: opts.framed }),
+  ];
+}
+
+/** `framed`: the cookies were set for a framed portal, and only the same attributes remove them. */
+export function clearSessionCookies(secure: boolean, framed = false): string[] {
+  return [cookie(SESSION_COOKIE, "", { httpOnly: true, secure, maxAge: 0, framed }), cookie(CSRF_COOKIE, "", { httpOnly: false, secure, maxAge: 0, framed })];
 }

@@ -6,8 +6,11 @@
 // Everything proxy.ts does not see (/api/v1) gets the fixed headers from
 // next.config.ts.
 
-/** A CSP for HTML pages: scripts only with this request's nonce (and what they load: 'strict-dynamic'). */
-export function pageContentSecurityPolicy(nonce: string, dev = process.env.NODE_ENV === "development"): string {
+/**
+ * A CSP for HTML pages: scripts only with this request's nonce (and what they load: 'strict-dynamic'). `frameAncestors`:
+ * the sites that may frame this answer (a district portal's pages, lib/portal/frame-ancestors.ts); none by default.
+ */
+export function pageContentSecurityPolicy(nonce: string, dev = process.env.NODE_ENV === "development", frameAncestors: readonly string[] = []): string {
   return [
     "default-src 'self'",
     `script-src 'self' 'nonce-${nonce}' 'strict-dynamic'${dev ? " 'unsafe-eval'" : ""}`,
@@ -18,7 +21,7 @@ export function pageContentSecurityPolicy(nonce: string, dev = process.env.NODE_
     "object-src 'none'",
     "base-uri 'self'",
     "form-action 'self'",
-    "frame-ancestors 'none'",
+    frameAncestors.length ? `frame-ancestors 'self' ${frameAncestors.join(" ")}` : "frame-ancestors 'none'",
   ].join("; ");
 }
 

@@ -84,7 +84,7 @@ export function resetSecretKeyCache() {
 }
 
 /** A purpose-bound subkey, so the secrets key and the session key are never the same bytes. */
-function deriveKey(purpose: "subscription-secrets" | "session"): Buffer {
+function deriveKey(purpose: "subscription-secrets" | "session" | "portal-link"): Buffer {
   return Buffer.from(hkdfSync("sha256", secretKey(), Buffer.alloc(0), `hookledger ${purpose} v1`, 32));
 }
 
@@ -110,6 +110,11 @@ export function secretsKeyring(): SecretsKey[] {
     .filter(Boolean)
     .map((k) => secretsKeyFrom(parseKey(k, PREVIOUS_KEYS_ENV)));
   return [secretsKeyFrom(secretKey()), ...previous];
+}
+
+/** The HMAC key that signs portal links (lib/portal/link-token.ts): a forged or altered link fails before any query. */
+export function portalLinkKey(): Buffer {
+  return deriveKey("portal-link");
 }
 
 /** The iron-session password (≥ 32 characters). */

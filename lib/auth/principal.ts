@@ -4,16 +4,17 @@ import { getPrisma } from "../db/prisma";
 import { findTokenPrincipal } from "./tokens";
 import { SESSION_COOKIE, parseCookies, unsealSession } from "./cookies";
 import { findActiveUser } from "./users";
+import { findLivePortalSession, portalPrincipal } from "../portal/portal-sessions";
 
 export type Principal = {
-  kind: "token" | "user" | "system";
+  kind: "token" | "user" | "system" | "portal";
   id: string;
   role: Role;
-  /** How the principal appears in audit rows: "token:<name>", "user:<email>", "system". */
+  /** How the principal appears in audit rows: "token:<name>", "user:<email>", "portal:<tenant>", "system". */
   actor: string;
   /** Users only. */
   email?: string;
-  /** Users only: the CSRF token bound to this session (lib/auth/csrf.ts). */
+  /** Users and portal sessions: the CSRF token bound to this session (lib/auth/csrf.ts). */
   csrf?: string;
   /** Users only: an admin set this password; nothing but the password change is served until it is changed. */
   mustChangePassword?: boolean;
@@ -24,6 +25,10 @@ export type Principal = {
    * condition in SQL; see README "Tenants".
    */
   tenantId?: string | null;
+  /** A district portal opened for one subscription: it sees that subscription only (lib/tenants/scope.ts). */
+  subscriptionId?: string | null;
+  /** Portal sessions only: when the session ends (the link's expiresAt). */
+  portalExpiresAt?: Date;
 };
 
 export const SYSTEM: Principal = { kind: "system", id: "system", role: "admin", actor: "system", tenantId: null };
@@ -36,6 +41,11 @@ export const SYSTEM: Principal = { kind: "system", id: "system", role: "admin", 
 export async function principalFromSessionCookie(sealed: string | undefined | null): Promise<Principal | null> {
   const session = await unsealSession(sealed);
   if (!session) return null;
+  // A district portal session: alive while its row is not revoked and not past expiresAt (lib/portal).
+  if (session.portal) {
+    const live = await findLivePortalSession(getPrisma(), session.portal);
+    return live ? portalPrincipal(live, session.csrf) : null;
+  }
   const user = await findActiveUser(getPrisma(), session.uid);
   if (!user || user.sessionVersion !== session.ver) return null;
   return {

@@ -15,7 +15,7 @@ import { forbidden, redirect } from "next/navigation";
 import { AppError } from "../errors";
 import { can, canAs, type Permission } from "./permissions";
 import { principalFromSessionCookie, type Principal } from "./principal";
-import { SESSION_COOKIE } from "./cookies";
+import { SESSION_COOKIE, unsealSession } from "./cookies";
 
 /** The signed-in user (role, actor "user:<email>"), or null. Cached for the request. */
 export const getViewer = cache(async (): Promise<Principal | null> => {
@@ -26,11 +26,18 @@ export const getViewer = cache(async (): Promise<Principal | null> => {
 /** For pages and layouts: the viewer, else a redirect to /signin; with a permission the viewer lacks, the 403 page. */
 export async function requireViewer(permission?: Permission): Promise<Principal> {
   const viewer = await getViewer();
-  if (!viewer) redirect("/signin");
+  if (!viewer) redirect(await signInPath());
   if (viewer.mustChangePassword) redirect("/password");
   // canAs: a viewer confined to a tenant gets the 403 page for what only a global account may do.
   if (permission && !canAs(viewer, permission)) forbidden();
   return viewer;
+}
+
+/** Where a browser without a live session goes: a district portal's ended session gets its own line (no password form). */
+async function signInPath(): Promise<string> {
+  const jar = await cookies();
+  const session = await unsealSession(jar.get(SESSION_COOKIE)?.value);
+  return session?.portal ? "/signin?portal=ended" : "/signin";
 }
 
 /** For server actions: the viewer, else an AppError (unauthorized / forbidden) the action can return as a message. */

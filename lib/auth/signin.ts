@@ -14,6 +14,8 @@ import { PASSWORD_HASH_RETRY_AFTER_SECONDS, PasswordHashingBusy, passwordHashing
 import { clientAddress } from "./proxies";
 import { hostRefusal, misdirectedResponse } from "./host";
 import { ROLE_PERMISSIONS, canAs, type Permission } from "./permissions";
+import { revokePortalSession } from "../portal/portal-sessions";
+import { portalFramingConfigured } from "../portal/frame-ancestors";
 
 const ZSignIn = z.object({
   email: z.string().trim().toLowerCase().min(1, "enter your email").max(254),
@@ -151,8 +153,14 @@ export async function handleSignOut(req: Request): Promise<Response> {
       // any copy of it, in any browser) stops working now, not in 12 hours.
       await bumpSessionVersion(getPrisma(), principal.id);
     }
+    // A district signing out of its portal ends the session for good (the link is spent already).
+    if (principal?.kind === "portal") {
+      assertCsrf(req, principal.csrf ?? "");
+      await revokePortalSession(getPrisma(), principal.id, principal);
+    }
+    const framed = principal?.kind === "portal" && portalFramingConfigured();
     const headers = new Headers({ "content-type": "application/json; charset=utf-8", "cache-control": "no-store" });
-    for (const c of clearSessionCookies(isSecureRequest(req))) headers.append("set-cookie", c);
+    for (const c of clearSessionCookies(isSecureRequest(req), framed)) headers.append("set-cookie", c);
     return new Response(JSON.stringify({ signedOut: true }), { status: 200, headers });
   } catch (err) {
     return toErrorResponse(err);

@@ -18,6 +18,7 @@ export async function checkSettings(): Promise<void> {
   (await import("./proxies")).trustedProxies();
   (await import("./host")).publicUrl();
   (await import("../net/ssrf")).denyTargets();
+  (await import("../portal/frame-ancestors")).portalFrameAncestors();
 }
 
 /**

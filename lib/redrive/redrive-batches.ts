@@ -7,7 +7,7 @@
 // get-delivery.ts); this module holds the checks, the batches and the audit.
 import "server-only";
 import type { PrismaClient, Tx } from "../db/prisma";
-import type { RedriveBatch } from "../generated/prisma/client";
+import type { Prisma, RedriveBatch } from "../generated/prisma/client";
 import { ledgerDb, type LedgerDb } from "../ledger/read/db";
 import { AppError, notFound } from "../errors";
 import { writeAudit } from "../audit";
@@ -311,8 +311,10 @@ export async function createRedriveBatch(
 }
 
 /** The batch's tenant condition: a scoped caller sees its tenant's batches only (another tenant's: 404). */
-function batchWhere(scope: Scope): { tenantId: string } | Record<string, never> {
-  return scope.tenantId === null ? {} : { tenantId: scope.tenantId };
+function batchWhere(scope: Scope): Prisma.RedriveBatchWhereInput {
+  if (scope.tenantId === null) return {};
+  // A portal for one subscription: the batches whose filter names it.
+  return scope.subscriptionId ? { tenantId: scope.tenantId, filter: { path: ["subscriptionId"], equals: scope.subscriptionId } } : { tenantId: scope.tenantId };
 }
 
 export async function getRedriveBatch(prisma: PrismaClient, id: string, scope: Scope = GLOBAL_SCOPE): Promise<RedriveBatchProgress> {

@@ -92,6 +92,11 @@ async function assertCreateTenant(prisma: PrismaClient, input: TCreateSubscripti
     await requireTenant(prisma, input.tenant, "body.tenant");
     return;
   }
+  // A portal opened for one subscription sees that one only: a new one would vanish from its own view.
+  if (scope.subscriptionId)
+    throw new AppError("forbidden", `This portal is for subscription ${scope.subscriptionId} only; it may not create subscriptions.`, {
+      subscriptionId: scope.subscriptionId,
+    });
   if (!input.tenant)
     throw new AppError("forbidden", `tenant: your account is confined to tenant ${scope.tenantId}; create the subscription with "tenant": "${scope.tenantId}".`, [
       { path: "body.tenant", message: `required: ${scope.tenantId}` },

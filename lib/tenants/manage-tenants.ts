@@ -8,7 +8,7 @@ import { AppError, notFound } from "../errors";
 import { writeAudit } from "../audit";
 import type { Principal } from "../auth/principal";
 import { can } from "../auth/permissions";
-import { isGlobalAdmin, scopeOf } from "./scope";
+import { isGlobalAdmin, scopeOf, subscriptionWhere } from "./scope";
 
 export { ZCreateTenant, type TCreateTenant } from "./tenant-input";
 
@@ -60,7 +60,7 @@ export async function requireTenant(prisma: PrismaClient | Tx, tenantId: string 
 export async function assertSubscriptionVisible(prisma: PrismaClient, id: string, principal: Principal): Promise<void> {
   const scope = scopeOf(principal);
   if (scope.tenantId === null) return;
-  const sub = await prisma.subscription.findFirst({ where: { id, tenant: scope.tenantId }, select: { id: true } });
+  const sub = await prisma.subscription.findFirst({ where: { id, ...subscriptionWhere(scope) }, select: { id: true } });
   if (!sub) throw notFound("Subscription", id);
 }
 

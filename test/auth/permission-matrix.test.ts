@@ -20,6 +20,7 @@ const PUBLIC_ROUTES = new Set([
   "app/api/auth/signin/route.ts",
   "app/api/auth/signout/route.ts",
   "app/api/auth/session/route.ts",
+  "app/portal/open/route.ts", // the link's signed, single-use token is the credential (lib/portal)
 ]);
 /** Routes outside /api/v1 that check a signed-in session themselves (not through apiRoute): each is called below without one. */
 const SESSION_ROUTES = new Set(["app/api/auth/password/route.ts"]);

@@ -4,6 +4,7 @@ import { getViewer } from "@/lib/auth/session";
 import { FIRST_ADMIN_COMMAND, countUsers } from "@/lib/auth/users";
 import { safeNext } from "@/lib/auth/signin";
 import { SignInForm } from "./signin-form";
+import { PortalNotice, portalNoticeReason } from "./portal-notice";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Sign in · hookledger" };
@@ -11,6 +12,9 @@ export const metadata = { title: "Sign in · hookledger" };
 export default async function SignInPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const sp = await searchParams;
   const next = safeNext(typeof sp.next === "string" ? sp.next : undefined);
+  // A portal link that did not open: its reason, even in a browser already signed in (no session was made from it).
+  const portal = portalNoticeReason(sp.portal);
+  if (portal) return <PortalNotice reason={portal} />;
   if (await getViewer()) redirect(next);
   const users = await countUsers(getPrisma());
   return (

@@ -38,6 +38,9 @@ export async function findAuditEntries(prisma: PrismaClient, q: TAuditQuery, sco
   // The scope wins over the filter: a scoped viewer naming another tenant gets an empty page, never that tenant's rows.
   if (scope.tenantId !== null) where.tenantId = scope.tenantId;
   else if (q.tenant) where.tenantId = q.tenant;
+  // A portal for one subscription: the rows that name it (as the target, or in their details), not the tenant's others.
+  if (scope.tenantId !== null && scope.subscriptionId)
+    where.OR = [{ targetType: "subscription", targetId: scope.subscriptionId }, { details: { path: ["subscriptionId"], equals: scope.subscriptionId } }];
   if (q.actor) where.actor = { contains: q.actor, mode: "insensitive" };
   if (q.action) where.action = q.action;
   if (q.targetType) where.targetType = q.targetType;

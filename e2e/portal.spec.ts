@@ -1,0 +1,170 @@
+// The district's own door: the SaaS's backend (a `portal` token, made with the CLI) mints a portal link; a browser
+// with no account opens it and is the district: its name in the header, the portal marker, its endpoint and
+// deliveries, no Admin or Alerts; it rotates its own signing secret (audited as portal:<tenant>). The spent link,
+// opened again, is the sign-in page's one line. A page this spec serves on another port frames a second link and
+// shows the portal inside the frame (HOOKLEDGER_PORTAL_FRAME_ANCESTORS in playwright.config.ts). Screens at 1,280
+// and 390 px.
+import http from "node:http";
+import { expect, test, type APIRequestContext, type Browser } from "@playwright/test";
+import { api, cli } from "./helpers";
+import { closeE2eDb, e2eDb, shot } from "./dashboard-seed";
+
+const run = Date.now().toString(36);
+const D = { id: `portal_${run}`, name: `Roosevelt USD ${run}`, sub: `sub_portal_${run}`, subName: `Roosevelt SIS ${run}`, evt: `evt_portal_${run}` };
+/** The district's second endpoint: a link for the first one must not show it. */
+const OTHER = { sub: `sub_portal2_${run}`, subName: `Roosevelt LMS ${run}` };
+/** The SaaS's own site: its receiver for the district's endpoint and the page that frames the portal. */
+const FRAMER_PORT = 3199;
+
+let framer: http.Server;
+let portalToken = "";
+
+test.beforeAll(async ({ request }) => {
+  test.setTimeout(120_000);
+  framer = http.createServer((req, res) => {
+    const url = new URL(req.url ?? "/", `http://localhost:${FRAMER_PORT}`);
+    if (url.pathname === "/frame") {
+      res.setHeader("content-type", "text/html; charset=utf-8");
+      const src = (url.searchParams.get("src") ?? "").replace(/"/g, "&quot;");
+      res.end(
+        `<!doctype html><title>Edtech app</title><h1>Edtech app: district settings</h1><iframe src="${src}" title="District portal" style="width:1200px;height:800px;border:1px solid #999"></iframe>`,
+      );
+      return;
+    }
+    req.resume();
+    req.on("end", () => {
+      res.statusCode = 204;
+      res.end();
+    });
+  });
+  await new Promise<void>((r) => framer.listen(FRAMER_PORT, r));
+  await cli(["tenant", "create", "--id", D.id, "--name", D.name]);
+  const sub = await api(request, "POST", "/api/v1/subscriptions", {
+    id: D.sub,
+    name: D.subName,
+    url: `http://127.0.0.1:${FRAMER_PORT}/hooks`,
+    eventTypes: ["assignment.graded"],
+    tenant: D.id,
+  });
+  expect(sub.status, JSON.stringify(sub.json)).toBe(201);
+  const other = await api(request, "POST", "/api/v1/subscriptions", {
+    id: OTHER.sub,
+    name: OTHER.subName,
+    url: `http://127.0.0.1:${FRAMER_PORT}/lms`,
+    eventTypes: ["assignment.graded"],
+    tenant: D.id,
+  });
+  expect(other.status, JSON.stringify(other.json)).toBe(201);
+  const published = await api(
+    request,
+    "POST",
+    "/api/v1/events",
+    { id: D.evt, type: "assignment.graded", data: { score: 91 }, subject: { tenant: D.id, studentId: `stu_${run}` } },
+    "producer",
+  );
+  expect(published.status, JSON.stringify(published.json)).toBe(202);
+  portalToken = (await cli(["token", "create", "--role", "portal", "--name", `e2e-portal-${run}`])).trim().split("\n").pop()!;
+});
+
+test.afterAll(async () => {
+  await new Promise((r) => framer?.close(r));
+  await closeE2eDb();
+});
+
+async function mintLink(request: APIRequestContext, extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await request.post("/api/v1/portal/sessions", {
+    headers: { authorization: `Bearer ${portalToken}`, "content-type": "application/json" },
+    data: JSON.stringify({ tenant: D.id, expiresInSeconds: 7200, ...extra }),
+  });
+  const body = await res.json();
+  expect(res.status(), JSON.stringify(body)).toBe(201);
+  expect(body.url).toMatch(/\/portal\/open\?token=/);
+  return body.url;
+}
+
+/** A browser with nothing of anyone's: no cookie, no account. */
+async function freshPage(browser: Browser, width = 1280) {
+  const context = await browser.newContext({ viewport: { width, height: 900 }, permissions: ["clipboard-read", "clipboard-write"] });
+  return { context, page: await context.newPage() };
+}
+
+test("a district opens its portal link, sees its own endpoint and deliveries, rotates its secret; the spent link says so", async ({ browser, request }) => {
+  const url = await mintLink(request);
+  const { context, page } = await freshPage(browser);
+  await page.goto(url);
+  await expect(page).toHaveURL(/\/$/);
+  await expect(page.getByTestId("viewer-tenant")).toHaveText(D.name);
+  await expect(page.getByTestId("portal-marker")).toContainText(/District portal · ends at \d\d:\d\d/);
+  const nav = page.getByRole("navigation", { name: "Main" });
+  await expect(nav.getByRole("link", { name: "Subscriptions" })).toBeVisible();
+  for (const hidden of ["Admin", "Alerts", "Redrives"]) await expect(nav.getByRole("link", { name: hidden })).toHaveCount(0);
+  await shot(page, "portal-home-1280");
+
+  await nav.getByRole("link", { name: "Subscriptions" }).click();
+  await expect(page.getByRole("link", { name: D.subName })).toBeVisible();
+  await expect(page.getByRole("link", { name: OTHER.subName })).toBeVisible();
+  await page.getByRole("link", { name: D.subName }).click();
+  await expect(page).toHaveURL(new RegExp(`/subscriptions/${D.sub}`));
+  await expect(page.getByText(D.evt).first()).toBeVisible();
+
+  await page.getByRole("button", { name: "Rotate signing secret…" }).click();
+  await page.getByRole("form", { name: "Rotate signing secret" }).getByRole("button", { name: "Rotate now" }).click();
+  await expect(page.getByTestId("secret-once")).toContainText("whsec_");
+  await expect(page.getByTestId("secrets-list").getByRole("listitem")).toHaveCount(2);
+  await shot(page, "portal-subscription-1280");
+  const audit = await e2eDb().query("SELECT actor FROM audit_entries WHERE action = 'subscription.secret.rotate' AND target_id = $1", [D.sub]);
+  expect(audit.rows).toEqual([{ actor: `portal:${D.id}` }]);
+
+  // The phone: the header keeps the district's name and the marker, nothing runs off the side.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.reload();
+  await expect(page.getByTestId("portal-marker")).toBeVisible();
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await shot(page, "portal-subscription-390");
+  await context.close();
+
+  // The link is spent: another browser gets the reason, and no session.
+  const again = await freshPage(browser, 390);
+  await again.page.goto(url);
+  await expect(again.page).toHaveURL(/\/signin\?portal=used$/);
+  await expect(again.page.getByTestId("portal-notice")).toHaveText(/This portal link has already been used; ask .* for a new one\./);
+  await expect(again.page.getByLabel("Password")).toHaveCount(0);
+  await shot(again.page, "portal-used-390");
+  const cookies = await again.context.cookies();
+  expect(cookies.filter((c) => c.name === "hl_session")).toEqual([]);
+  await again.context.close();
+});
+
+test("the SaaS frames the portal in its own page", async ({ browser, request }) => {
+  const url = await mintLink(request);
+  const { context, page } = await freshPage(browser);
+  await page.goto(`http://localhost:${FRAMER_PORT}/frame?src=${encodeURIComponent(url)}`);
+  const frame = page.frameLocator("iframe[title='District portal']");
+  await expect(frame.getByTestId("viewer-tenant")).toHaveText(D.name);
+  await expect(frame.getByTestId("portal-marker")).toBeVisible();
+  await frame.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Subscriptions" }).click();
+  await expect(frame.getByRole("link", { name: D.subName })).toBeVisible();
+  await shot(page, "portal-framed-1280");
+  await context.close();
+});
+
+test("a link for one subscription shows that one only: the district's other endpoint is absent and not found", async ({ browser, request }) => {
+  const url = await mintLink(request, { subscriptionId: D.sub, readOnly: true });
+  const { context, page } = await freshPage(browser);
+  await page.goto(url);
+  await expect(page).toHaveURL(new RegExp(`/subscriptions/${D.sub}$`));
+  await expect(page.getByTestId("portal-marker")).toContainText("District portal (read-only)");
+  // Read-only: nothing to rotate or pause.
+  await expect(page.getByRole("button", { name: "Rotate signing secret…" })).toHaveCount(0);
+  await expect(page.getByRole("button", { name: "Pause deliveries" })).toHaveCount(0);
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Subscriptions" }).click();
+  await expect(page.getByRole("link", { name: D.subName })).toBeVisible();
+  await expect(page.getByRole("link", { name: OTHER.subName })).toHaveCount(0);
+  await page.goto("/");
+  await expect(page.getByRole("link", { name: D.subName })).toBeVisible();
+  await expect(page.getByText(OTHER.subName)).toHaveCount(0);
+  await page.goto(`/subscriptions/${OTHER.sub}`);
+  await expect(page.getByRole("heading", { name: "Not found" })).toBeVisible();
+  await shot(page, "portal-one-subscription-1280");
+  await context.close();
+});

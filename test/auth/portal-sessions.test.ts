@@ -1,0 +1,369 @@
+// District portal links: minted by an admin or a `portal` token, opened once by a browser that then acts as the
+// district (tenant-scoped, one subscription when asked) until the link's expiry or its revocation; everything it does
+// is audited as portal:<tenant>; its pages may be framed only by the configured origins.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { NextRequest } from "next/server";
+import { createTestDatabase, type TestDb } from "../helpers/db";
+import { call, tokenFor } from "../helpers/api";
+import { seedDelivery, seedEvent } from "../helpers/dashboard-seed";
+import * as portalSessions from "../../app/api/v1/portal/sessions/route";
+import * as portalSession from "../../app/api/v1/portal/sessions/[id]/route";
+import * as open from "../../app/portal/open/route";
+import * as subs from "../../app/api/v1/subscriptions/route";
+import * as sub from "../../app/api/v1/subscriptions/[id]/route";
+import * as secrets from "../../app/api/v1/subscriptions/[id]/secrets/route";
+import * as deliveries from "../../app/api/v1/deliveries/route";
+import * as lookup from "../../app/api/v1/dashboard/lookup/route";
+import * as tenants from "../../app/api/v1/tenants/route";
+import * as retention from "../../app/api/v1/retention/route";
+import * as erasures from "../../app/api/v1/erasures/route";
+import { proxy } from "../../proxy";
+import { createApiToken } from "../../lib/auth/tokens";
+import { createUser } from "../../lib/auth/users";
+import { SYSTEM, principalFromSessionCookie } from "../../lib/auth/principal";
+import { canAs, GLOBAL_ONLY_PERMISSIONS } from "../../lib/auth/permissions";
+import { SESSION_COOKIE, newSession, parseCookies, sessionSetCookies } from "../../lib/auth/cookies";
+import { createSubscription } from "../../lib/subscriptions/manage-subscriptions";
+import { parseFrameAncestors } from "../../lib/portal/frame-ancestors";
+
+const A = "lincoln";
+const B = "jefferson";
+const SUB_A1 = "sub_portal_a1";
+const SUB_A2 = "sub_portal_a2";
+const SUB_B = "sub_portal_b";
+const FRAMES = "HOOKLEDGER_PORTAL_FRAME_ANCESTORS";
+
+let db: TestDb;
+let admin: string;
+let portalToken: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  await db.pool.query("INSERT INTO tenants (id, name) VALUES ($1, 'Lincoln USD'), ($2, 'Jefferson County')", [A, B]);
+  for (const [id, tenant, name] of [
+    [SUB_A1, A, "Lincoln SIS"],
+    [SUB_A2, A, "Lincoln LMS"],
+    [SUB_B, B, "Jefferson SIS"],
+  ])
+    await createSubscription(db.prisma, { id, name, url: `https://${id}.example.test/h`, eventTypes: ["assignment.graded"], tenant }, SYSTEM);
+  const at = new Date(Date.now() - 3600_000);
+  for (const [evt, tenant, subId] of [
+    ["evt_portal_a1", A, SUB_A1],
+    ["evt_portal_a2", A, SUB_A2],
+    ["evt_portal_b", B, SUB_B],
+  ]) {
+    await seedEvent(db.pool, { id: evt, subject: { tenant } });
+    await seedDelivery(db.pool, { subscriptionId: subId, eventId: evt, state: "delivered", attempts: [{ at, status: 200, outcome: "delivered" }] });
+  }
+  // An event of A's that no subscription took: the tenant's, no subscription's.
+  await seedEvent(db.pool, { id: "evt_portal_unrouted", subject: { tenant: A } });
+  admin = await tokenFor(db.prisma, "admin");
+  portalToken = await tokenFor(db.prisma, "portal");
+});
+afterAll(async () => db?.close());
+afterEach(() => {
+  delete process.env[FRAMES];
+});
+
+const countRows = async (table: "portal_sessions" | "audit_entries") => Number((await db.pool.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n);
+
+async function mint(body: Record<string, unknown>, token = admin) {
+  return call(portalSessions.POST, { method: "POST", path: "/api/v1/portal/sessions", token, body, headers: { host: "localhost" } });
+}
+
+/** Opens a link as a browser would: the answer's redirect and the cookie header it sets (null when none). */
+async function openLink(url: string) {
+  const u = new URL(url);
+  const res = await open.GET(new Request(`http://localhost${u.pathname}${u.search}`, { headers: { host: "localhost" } }));
+  const setCookies = res.headers.getSetCookie();
+  const cookie = setCookies.length ? setCookies.map((c) => c.split(";")[0]).join("; ") : null;
+  return { status: res.status, location: res.headers.get("location"), setCookies, cookie };
+}
+
+/** A browser's API call with the portal cookie; mutations carry the CSRF header as the dashboard's fetch does. */
+function asBrowser(cookie: string, mutation = false) {
+  const csrf = parseCookies(cookie).hl_csrf;
+  return {
+    cookie,
+    host: "localhost",
+    ...(mutation ? { origin: "http://localhost", "sec-fetch-site": "same-origin", "x-hookledger-csrf": csrf } : {}),
+  };
+}
+
+describe("creating a portal link", () => {
+  it("an admin and a portal token get 201 {id, url, expiresAt}; the link is stored hashed and audited", async () => {
+    for (const token of [admin, portalToken]) {
+      const before = Date.now();
+      const r = await mint({ tenant: A }, token);
+      expect(r.status, r.text).toBe(201);
+      expect(r.json.id).toMatch(/^ps_[0-9a-f]{16}$/);
+      expect(r.json.url).toMatch(/^http:\/\/localhost\/portal\/open\?token=[A-Za-z0-9_-]{60,90}$/);
+      // The default hour.
+      expect(Math.abs(Date.parse(r.json.expiresAt) - before - 3600_000)).toBeLessThan(10_000);
+      const token2 = new URL(r.json.url).searchParams.get("token")!;
+      const row = (await db.pool.query("SELECT * FROM portal_sessions WHERE id = $1", [r.json.id])).rows[0];
+      expect(row.tenant).toBe(A);
+      expect(JSON.stringify(row)).not.toContain(token2);
+      const audit = (await db.pool.query("SELECT actor, tenant_id, details FROM audit_entries WHERE action = 'portal.session.create' AND target_id = $1", [r.json.id]))
+        .rows;
+      expect(audit).toHaveLength(1);
+      expect(audit[0].tenant_id).toBe(A);
+      expect(audit[0].actor).toMatch(/^token:test-(admin|portal)$/);
+    }
+  });
+
+  it("managers, engineers, producers and support are refused 403; so is an admin confined to a tenant", async () => {
+    const before = [await countRows("portal_sessions"), await countRows("audit_entries")];
+    for (const role of ["manager", "engineer", "producer", "support"] as const) {
+      const r = await mint({ tenant: A }, await tokenFor(db.prisma, role));
+      expect(r.status, role).toBe(403);
+    }
+    const scoped = (await createApiToken(db.prisma, { role: "admin", name: "lincoln-admin", tenantId: A })).token;
+    expect((await mint({ tenant: A }, scoped)).status).toBe(403);
+    const scopedPortal = (await createApiToken(db.prisma, { role: "portal", name: "lincoln-portal", tenantId: A })).token;
+    expect((await mint({ tenant: A }, scopedPortal)).status).toBe(403);
+    expect([await countRows("portal_sessions"), await countRows("audit_entries")]).toEqual(before);
+  });
+
+  it("bad input: 400 for a life of 0 or over a day and for another tenant's subscription, 404 for an unknown tenant; nothing written", async () => {
+    const before = await countRows("portal_sessions");
+    const zero = await mint({ tenant: A, expiresInSeconds: 0 });
+    expect(zero.status).toBe(400);
+    expect(zero.json.error.details[0].path).toBe("body.expiresInSeconds");
+    expect((await mint({ tenant: A, expiresInSeconds: 86_401 })).status).toBe(400);
+    expect((await mint({ tenant: A, expiresInSeconds: 86_400 })).status).toBe(201);
+    const unknown = await mint({ tenant: "nowhere" });
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.error.message).toContain("nowhere");
+    const foreign = await mint({ tenant: A, subscriptionId: SUB_B });
+    expect(foreign.status).toBe(400);
+    expect(foreign.json.error.details[0].path).toBe("body.subscriptionId");
+    expect((await mint({ tenant: A, subscriptionId: "sub_nope" })).status).toBe(400);
+    expect((await mint({})).status).toBe(400);
+    expect((await mint({ tenant: A, extra: 1 })).status).toBe(400);
+    // The one good request (a day exactly) wrote its row; none of the refused ones did.
+    expect(await countRows("portal_sessions")).toBe(before + 1);
+  });
+});
+
+describe("opening a link", () => {
+  it("opens once: the first browser gets a tenant-scoped manager session, the second is sent to the sign-in page", async () => {
+    const link = await mint({ tenant: A });
+    const first = await openLink(link.json.url);
+    expect(first.status).toBe(303);
+    expect(first.location).toBe("/");
+    expect(first.cookie).toContain(`${SESSION_COOKIE}=`);
+    const p = await principalFromSessionCookie(parseCookies(first.cookie!)[SESSION_COOKIE]);
+    expect(p).toMatchObject({ kind: "portal", role: "manager", tenantId: A, actor: `portal:${A}`, subscriptionId: null });
+    const second = await openLink(link.json.url);
+    expect(second).toMatchObject({ status: 303, location: "/signin?portal=used", cookie: null });
+  });
+
+  it("expired, revoked, tampered and made-up links are refused with their reason and no session", async () => {
+    const expired = await mint({ tenant: A });
+    await db.pool.query("UPDATE portal_sessions SET created_at = now() - interval '2 hours', expires_at = now() - interval '1 second' WHERE id = $1", [expired.json.id]);
+    expect(await openLink(expired.json.url)).toMatchObject({ location: "/signin?portal=expired", cookie: null });
+
+    const revoked = await mint({ tenant: A });
+    expect((await call(portalSession.DELETE, { method: "DELETE", token: admin, params: { id: revoked.json.id } })).status).toBe(200);
+    expect(await openLink(revoked.json.url)).toMatchObject({ location: "/signin?portal=revoked", cookie: null });
+
+    const good = await mint({ tenant: A });
+    const token = new URL(good.json.url).searchParams.get("token")!;
+    // One character changed, in the random part and in the tag: the tag fails before any row is read.
+    for (const i of [12, token.length - 2]) {
+      const c = token[i] === "A" ? "B" : "A";
+      const tampered = token.slice(0, i) + c + token.slice(i + 1);
+      expect(await openLink(`http://localhost/portal/open?token=${tampered}`)).toMatchObject({ location: "/signin?portal=invalid", cookie: null });
+    }
+    expect(await openLink("http://localhost/portal/open?token=hl_made_up")).toMatchObject({ location: "/signin?portal=invalid", cookie: null });
+    expect(await openLink("http://localhost/portal/open")).toMatchObject({ location: "/signin?portal=invalid", cookie: null });
+    // The untampered link still opens (the tampering spent nothing).
+    expect((await openLink(good.json.url)).cookie).toContain(SESSION_COOKIE);
+  });
+
+  it("the portal sees its tenant's subscriptions and deliveries, not another tenant's", async () => {
+    const { cookie } = await openLink((await mint({ tenant: A })).json.url);
+    const list = await call(subs.GET, { path: "/api/v1/subscriptions", headers: asBrowser(cookie!) });
+    expect(list.status).toBe(200);
+    expect(list.json.items.map((s: { id: string }) => s.id).sort()).toEqual([SUB_A1, SUB_A2]);
+    expect((await call(sub.GET, { params: { id: SUB_B }, headers: asBrowser(cookie!) })).status).toBe(404);
+    const dl = await call(deliveries.GET, { path: "/api/v1/deliveries", headers: asBrowser(cookie!) });
+    expect(dl.status).toBe(200);
+    const unrouted = await call(lookup.GET, { path: "/api/v1/dashboard/lookup?q=evt_portal_unrouted", headers: asBrowser(cookie!) });
+    expect(unrouted.json.unrouted.map((e: { id: string }) => e.id)).toEqual(["evt_portal_unrouted"]);
+    expect(dl.json.items.map((d: { subscriptionId: string }) => d.subscriptionId).sort()).toEqual([SUB_A1, SUB_A2]);
+  });
+
+  it("with subscriptionId the portal sees that subscription only: the tenant's others are 404 and absent from lists", async () => {
+    const link = await mint({ tenant: A, subscriptionId: SUB_A1 });
+    const opened = await openLink(link.json.url);
+    expect(opened.location).toBe(`/subscriptions/${SUB_A1}`);
+    const h = asBrowser(opened.cookie!);
+    const list = await call(subs.GET, { path: "/api/v1/subscriptions", headers: h });
+    expect(list.json.items.map((s: { id: string }) => s.id)).toEqual([SUB_A1]);
+    expect((await call(sub.GET, { params: { id: SUB_A1 }, headers: h })).status).toBe(200);
+    expect((await call(sub.GET, { params: { id: SUB_A2 }, headers: h })).status).toBe(404);
+    expect((await call(secrets.GET, { params: { id: SUB_A2 }, headers: h })).status).toBe(404);
+    const dl = await call(deliveries.GET, { path: "/api/v1/deliveries", headers: h });
+    expect(dl.json.items.map((d: { subscriptionId: string }) => d.subscriptionId)).toEqual([SUB_A1]);
+    // The lookup box: the other subscription's event (same tenant) is not found, nor is the subscription by name.
+    const find = async (q: string) => (await call(lookup.GET, { path: `/api/v1/dashboard/lookup?q=${q}`, headers: h })).json;
+    expect(JSON.stringify(await find("evt_portal_a1"))).toContain(SUB_A1);
+    expect(await find("evt_portal_a2")).toMatchObject({ deliveries: [], subscriptions: [], unrouted: [] });
+    expect((await find("evt_portal_unrouted")).unrouted).toEqual([]);
+    expect(JSON.stringify(await find("Lincoln"))).not.toContain(SUB_A2);
+    const rotate = await call(secrets.POST, { method: "POST", params: { id: SUB_A2 }, body: { overlapSeconds: 60 }, headers: asBrowser(opened.cookie!, true) });
+    expect(rotate.status).toBe(404);
+    const create = await call(subs.POST, {
+      method: "POST",
+      body: { name: "x", url: "https://x.example.test/h", eventTypes: ["assignment.graded"], tenant: A },
+      headers: asBrowser(opened.cookie!, true),
+    });
+    expect(create.status).toBe(403);
+  });
+
+  it("a read-only link is a support agent: it reads, it may not pause or rotate", async () => {
+    const { cookie } = await openLink((await mint({ tenant: A, readOnly: true })).json.url);
+    expect((await principalFromSessionCookie(parseCookies(cookie!)[SESSION_COOKIE]))?.role).toBe("support");
+    expect((await call(sub.GET, { params: { id: SUB_A1 }, headers: asBrowser(cookie!) })).status).toBe(200);
+    const rotate = await call(secrets.POST, { method: "POST", params: { id: SUB_A1 }, body: {}, headers: asBrowser(cookie!, true) });
+    expect(rotate.status).toBe(403);
+  });
+});
+
+describe("what a portal session may do", () => {
+  it("its actions are audited as portal:<tenant>; a mutation without the CSRF token is refused", async () => {
+    const { cookie } = await openLink((await mint({ tenant: A })).json.url);
+    const noCsrf = await call(sub.PATCH, { method: "PATCH", params: { id: SUB_A2 }, body: { state: "paused", reason: "x" }, headers: asBrowser(cookie!) });
+    expect(noCsrf.status).toBe(403);
+    const pause = await call(sub.PATCH, {
+      method: "PATCH",
+      params: { id: SUB_A2 },
+      body: { state: "paused", reason: "district maintenance" },
+      headers: asBrowser(cookie!, true),
+    });
+    expect(pause.status, pause.text).toBe(200);
+    const rotate = await call(secrets.POST, { method: "POST", params: { id: SUB_A2 }, body: { overlapSeconds: 3600 }, headers: asBrowser(cookie!, true) });
+    expect(rotate.status, rotate.text).toBe(201);
+    const rows = (
+      await db.pool.query(
+        "SELECT action, actor, tenant_id FROM audit_entries WHERE target_id = $1 AND action IN ('subscription.pause', 'subscription.secret.rotate') ORDER BY id",
+        [SUB_A2],
+      )
+    ).rows;
+    expect(rows).toEqual([
+      { action: "subscription.pause", actor: `portal:${A}`, tenant_id: A },
+      { action: "subscription.secret.rotate", actor: `portal:${A}`, tenant_id: A },
+    ]);
+  });
+
+  it("never reaches users, tokens, tenants, retention or erasures", async () => {
+    const { cookie } = await openLink((await mint({ tenant: A })).json.url);
+    const p = (await principalFromSessionCookie(parseCookies(cookie!)[SESSION_COOKIE]))!;
+    for (const perm of GLOBAL_ONLY_PERMISSIONS) expect(canAs(p, perm), perm).toBe(false);
+    expect((await call(tenants.GET, { headers: asBrowser(cookie!) })).status).toBe(403);
+    expect((await call(tenants.POST, { method: "POST", body: { id: "x", name: "X" }, headers: asBrowser(cookie!, true) })).status).toBe(403);
+    expect((await call(retention.GET, { headers: asBrowser(cookie!) })).status).toBe(403);
+    expect((await call(erasures.POST, { method: "POST", body: { subject: { studentId: "s" }, reason: "x" }, headers: asBrowser(cookie!, true) })).status).toBe(403);
+    // Nor can it mint links into itself.
+    expect((await call(portalSessions.POST, { method: "POST", body: { tenant: A }, headers: asBrowser(cookie!, true) })).status).toBe(403);
+  });
+
+  it("revoking the link ends the session opened from it; the session also ends at expiresAt", async () => {
+    const link = await mint({ tenant: A });
+    const { cookie } = await openLink(link.json.url);
+    const h = asBrowser(cookie!);
+    expect((await call(subs.GET, { headers: h })).status).toBe(200);
+    const r = await call(portalSession.DELETE, { method: "DELETE", token: portalToken, params: { id: link.json.id } });
+    expect(r.status).toBe(200);
+    expect(r.json.id).toBe(link.json.id);
+    expect((await call(subs.GET, { headers: h })).status).toBe(401);
+    const audit = (await db.pool.query("SELECT actor, tenant_id FROM audit_entries WHERE action = 'portal.session.revoke' AND target_id = $1", [link.json.id])).rows;
+    expect(audit).toEqual([{ actor: "token:test-portal", tenant_id: A }]);
+    // Again: the same answer, no second row; an unknown id is 404.
+    expect((await call(portalSession.DELETE, { method: "DELETE", token: admin, params: { id: link.json.id } })).status).toBe(200);
+    expect(
+      (await db.pool.query("SELECT count(*)::int AS n FROM audit_entries WHERE action = 'portal.session.revoke' AND target_id = $1", [link.json.id])).rows[0].n,
+    ).toBe(1);
+    expect((await call(portalSession.DELETE, { method: "DELETE", token: admin, params: { id: "ps_0000000000000000" } })).status).toBe(404);
+
+    const later = await mint({ tenant: A });
+    const opened = await openLink(later.json.url);
+    expect((await call(subs.GET, { headers: asBrowser(opened.cookie!) })).status).toBe(200);
+    await db.pool.query("UPDATE portal_sessions SET created_at = now() - interval '2 hours', expires_at = now() - interval '1 second' WHERE id = $1", [later.json.id]);
+    expect((await call(subs.GET, { headers: asBrowser(opened.cookie!) })).status).toBe(401);
+  });
+});
+
+describe("signing out of the portal", () => {
+  it("ends the session for good (revoked, audited as the portal) and clears the cookies", async () => {
+    const { handleSignOut } = await import("../../lib/auth/signin");
+    const link = await mint({ tenant: A });
+    const { cookie } = await openLink(link.json.url);
+    const res = await handleSignOut(new Request("http://localhost/api/auth/signout", { method: "POST", headers: asBrowser(cookie!, true) }));
+    expect(res.status).toBe(200);
+    expect(res.headers.getSetCookie().every((c) => c.includes("Max-Age=0"))).toBe(true);
+    expect((await call(subs.GET, { headers: asBrowser(cookie!) })).status).toBe(401);
+    const audit = (await db.pool.query("SELECT actor FROM audit_entries WHERE action = 'portal.session.revoke' AND target_id = $1", [link.json.id])).rows;
+    expect(audit).toEqual([{ actor: `portal:${A}` }]);
+  });
+});
+
+describe("framing", () => {
+  async function page(path: string, cookie?: string) {
+    const res = await proxy(new NextRequest(`http://localhost:3000${path}`, { headers: cookie ? { cookie } : {} }));
+    return res.headers.get("content-security-policy") ?? "";
+  }
+
+  it("a portal page may be framed by the configured origins; a person's page and the sign-in form never", async () => {
+    process.env[FRAMES] = "https://app.example.com  http://localhost:3199";
+    const { cookie } = await openLink((await mint({ tenant: A })).json.url);
+    const u = await createUser(db.prisma, { email: "manager@portal.example", role: "manager" });
+    const person = (await sessionSetCookies(newSession(u.id), false)).map((c) => c.split(";")[0]).join("; ");
+    expect(await page("/subscriptions", cookie!)).toContain("frame-ancestors 'self' https://app.example.com http://localhost:3199");
+    expect(await page("/portal/open?token=x")).toContain("frame-ancestors 'self' https://app.example.com http://localhost:3199");
+    expect(await page("/signin?portal=used")).toContain("frame-ancestors 'self' https://app.example.com");
+    expect(await page("/subscriptions", person)).toContain("frame-ancestors 'none'");
+    expect(await page("/signin")).toContain("frame-ancestors 'none'");
+    delete process.env[FRAMES];
+    expect(await page("/subscriptions", cookie!)).toContain("frame-ancestors 'none'");
+  });
+
+  it("the portal cookie is SameSite=None; Secure; Partitioned only when framing is configured, else Lax", async () => {
+    const lax = await openLink((await mint({ tenant: A })).json.url);
+    for (const c of lax.setCookies) {
+      expect(c).toContain("SameSite=Lax");
+      expect(c).not.toContain("SameSite=None");
+    }
+    expect(lax.setCookies.find((c) => c.startsWith(`${SESSION_COOKIE}=`))).toContain("HttpOnly");
+    process.env[FRAMES] = "https://app.example.com";
+    const framed = await openLink((await mint({ tenant: A })).json.url);
+    expect(framed.setCookies).toHaveLength(2);
+    for (const c of framed.setCookies) expect(c).toMatch(/SameSite=None; Secure; Partitioned/);
+  });
+
+  it("refuses junk origins, naming the entry", () => {
+    expect(parseFrameAncestors("https://a.example https://*.b.example http://localhost:3199")).toEqual([
+      "https://a.example",
+      "https://*.b.example",
+      "http://localhost:3199",
+    ]);
+    expect(parseFrameAncestors(undefined)).toEqual([]);
+    for (const junk of ["a.example", "https://a.example/path", "javascript:alert(1)", "https://a.example;script-src", "*", "'self'", "ftp://a.example"])
+      expect(() => parseFrameAncestors(junk), junk).toThrow(new RegExp(`HOOKLEDGER_PORTAL_FRAME_ANCESTORS`));
+  });
+});
+
+describe("the portal role", () => {
+  it("is for global API tokens only: no user gets it, and a token confined to a tenant is refused", async () => {
+    const { createTokenAsAdmin } = await import("../../lib/auth/admin");
+    await expect(createUser(db.prisma, { email: "portal@portal.example", role: "portal" as never })).rejects.toThrow(/role must be one of/);
+    await expect(createTokenAsAdmin(db.prisma, { role: "portal", tenantId: A }, SYSTEM)).rejects.toThrow(/portal token is global/);
+    const t = await createTokenAsAdmin(db.prisma, { role: "portal", name: "saas-backend" }, SYSTEM);
+    expect(t.role).toBe("portal");
+    // It mints links and does nothing else.
+    expect((await call(subs.GET, { token: t.token })).status).toBe(403);
+    expect((await call(deliveries.GET, { token: t.token })).status).toBe(403);
+  });
+});
