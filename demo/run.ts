@@ -29,6 +29,7 @@ import { Traffic } from "./traffic";
 import { HookledgerClient } from "../client/src/index";
 import { createTokenAsAdmin, revokeToken } from "../lib/auth/admin";
 import { startControlServer, stateJson } from "./control";
+import { ensureDemoEventTypes } from "./event-types";
 
 export type DemoOptions = {
   databaseUrl: string;
@@ -118,6 +119,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     cleanup.push(() => prisma.$disconnect());
     cleanup.push(() => pool.end());
     await ensureDemoTenants(prisma);
+    await ensureDemoEventTypes(prisma);
     await seedSubscriptions(prisma, pool, districts, opts.retryPolicy ?? DEMO_RETRY_POLICY, log);
     const signIn = opts.seedUser === false ? undefined : await ensureDemoUser(prisma, log, stateDir);
 

@@ -14,6 +14,8 @@ const ERROR_STATUS = {
   event_erased: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  // An event's data does not match its type's JSON Schema in the event catalog (lib/catalog).
+  schema_mismatch: 422,
   rate_limited: 429,
   unavailable: 503,
 } as const;

@@ -21,8 +21,10 @@ const TONE: Record<string, string> = {
 const TONE_TEXT: Record<string, string> = { ok: "text-emerald-900", wait: "text-amber-900", held: "text-slate-800", bad: "text-red-900" };
 
 /** What the event is about: its type in words and its subject values, the first thing a ticket names. */
-function About({ type, subject }: { type: string; subject?: Record<string, string> }) {
-  const parts = subjectInWords(subject);
+function About({ type, subject, summary = [] }: { type: string; subject?: Record<string, string>; summary?: [string, string][] }) {
+  const subjectParts = subjectInWords(subject);
+  // The catalog's summary fields after the subject, each value once.
+  const parts = [...subjectParts, ...summary.filter(([k, v]) => !subjectParts.some(([sk, sv]) => sk === k || sv === v))];
   return (
     <p className="text-sm text-slate-700" data-testid="event-about">
       <span className="font-semibold text-slate-900">{eventTypeInWords(type)}</span>
@@ -43,7 +45,7 @@ function DeliveryResult({ d, tz }: { d: DeliveryLite; tz: string }) {
   return (
     <li className={`rounded-lg border border-l-4 border-slate-200 bg-white p-4 shadow-sm ${TONE[sentence.tone]}`} data-testid="delivery-result">
       <div className="flex flex-wrap items-start justify-between gap-2">
-        <About type={d.eventType} subject={d.subject} />
+        <About type={d.eventType} subject={d.subject} summary={d.summary} />
         <StateBadge state={deliveryBadgeState(d.state, d.subscriptionState)} />
       </div>
       <p className={`mt-1 break-words text-base font-semibold ${TONE_TEXT[sentence.tone]}`} data-testid="delivery-sentence">

@@ -101,7 +101,7 @@ function EventTypesField({
   return (
     <fieldset className="sm:col-span-2" {...invalid(errs, "eventTypes", ids)}>
       <legend className="text-sm font-medium text-slate-800">Event types</legend>
-      {eventTypes.length === 0 && !canSubscribeAll && <p className="text-sm text-slate-600">No events have been published yet: name the types below.</p>}
+      {eventTypes.length === 0 && !canSubscribeAll && <p className="text-sm text-slate-600">No event types are catalogued or published yet: name them below.</p>}
       <div className="mt-1 grid max-h-40 grid-cols-1 gap-1 overflow-y-auto rounded-md border border-slate-200 p-2 sm:grid-cols-2">
         {canSubscribeAll && (
           <label className="flex items-center gap-2 text-sm text-slate-800">
@@ -118,7 +118,7 @@ function EventTypesField({
           </label>
         ))}
       </div>
-      <Field label="Other types, not published yet (comma-separated)" className="mt-2">
+      <Field label="Other types, not in the catalog (comma-separated)" className="mt-2">
         <input className={input} value={other} onChange={(e) => onChange({ picked, other: e.target.value })} placeholder="attendance.recorded" />
       </Field>
       <FieldError id={`${ids}-eventTypes`} message={errs.eventTypes} />

@@ -14,6 +14,7 @@ import { LiveButton } from "@/components/ui/LiveButton";
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 import { PolicyFields, type PolicyValues } from "./PolicyFields";
 import { SUBSCRIPTION_FIELD_PATHS, errorsByField, parseList, parseNumber, waitText, type SubscriptionField } from "./fields";
+import { CatalogTypeChips } from "@/components/catalog/CatalogTypeChips";
 
 type RetryPolicy = { ladderSeconds?: number[]; maxAgeSeconds?: number; timeoutMs?: number };
 const policyOf = (o: SubscriptionOverview) => (o.retryPolicy ?? {}) as RetryPolicy;
@@ -139,6 +140,7 @@ function ConfigEditForm({ o, onSaved, onCancel }: { o: SubscriptionOverview; onS
       >
         <input className={input} value={types} onChange={(e) => setTypes(e.target.value)} {...invalid("eventTypes")} />
       </Field>
+      <CatalogTypeChips value={types} onChange={setTypes} />
       <PolicyFields values={values} onChange={setValues} errors={errs} idPrefix="config" editing />
       <FormAlert className="sm:col-span-2">{otherError}</FormAlert>
       <FormActions className="sm:col-span-2" busy={busy} submitLabel="Save" onCancel={onCancel} />

@@ -8,6 +8,8 @@ export type DeliveryLite = DeliveryWithAttempts & {
   subject?: Record<string, string>;
   /** A fixed_at_source resolution's corrected event, where the reader has it (the delivery's detail, from its audit row). */
   correctedEventId?: string | null;
+  /** The event catalog's summary fields of its type, read from its data ([label, value]), where the reader has them. */
+  summary?: [string, string][];
 };
 
 export type TimeFmt = (iso: string) => string;

@@ -6,7 +6,8 @@
 import "server-only";
 import { z } from "zod";
 import { searchDeliveries, withAttempts } from "../ledger/sql/find-deliveries";
-import { findEventSubjects, findUnroutedEvents, type UnroutedEvent } from "../ledger/sql/lookup-events";
+import { findEventSubjects, findSummaryData, findUnroutedEvents, type UnroutedEvent } from "../ledger/sql/lookup-events";
+import { summaryValues } from "../catalog/summary-values";
 import { ledgerDb, queryRows, sql, type LedgerDb } from "../ledger/read/db";
 import type { DeliveryLite } from "./describe";
 import { GLOBAL_SCOPE, scopeWhere, type Scope } from "../tenants/scope";
@@ -44,9 +45,14 @@ export async function findLookupResults(opts: TLookup, db: LedgerDb = ledgerDb()
          ORDER BY (id = ${q}) DESC, name LIMIT 20`,
   );
   const found = await searchDeliveries(db, q, limit, scope);
-  const [withTries, subjects, unrouted] = await Promise.all([
+  const [withTries, subjects, summaries, unrouted] = await Promise.all([
     withAttempts(db, found.items, { excerptChars: LIST_EXCERPT_CHARS }),
     findEventSubjects(
+      db,
+      found.items.map((d) => d.eventId),
+    ),
+    // The catalog's summary fields of each event's type, read from its data (lib/catalog/summary-values.ts).
+    findSummaryData(
       db,
       found.items.map((d) => d.eventId),
     ),
@@ -55,7 +61,10 @@ export async function findLookupResults(opts: TLookup, db: LedgerDb = ledgerDb()
   ]);
   return {
     q,
-    deliveries: withTries.map((d) => ({ ...d, subject: subjects.get(d.eventId) ?? {} })),
+    deliveries: withTries.map((d) => {
+      const sum = summaries.get(d.eventId);
+      return { ...d, subject: subjects.get(d.eventId) ?? {}, ...(sum ? { summary: summaryValues(sum.data, sum.fields) } : {}) };
+    }),
     subscriptions: subs,
     truncated: found.truncated,
     unrouted,

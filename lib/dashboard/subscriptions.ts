@@ -348,7 +348,14 @@ async function assertSubscriptionInScope(db: LedgerDb, id: string, scope: Scope)
   if (rows.length === 0) throw notFound("Subscription", id);
 }
 
-/** The event types producers have published, for the "New subscription" dialog's picker: a district's own, for a district's viewer. */
+/**
+ * The event types for the subscription forms' picker: the event catalog's (global; deprecated ones left out) and the
+ * types producers have published (a district's own, for a district's viewer), by name.
+ */
 export async function findEventTypeChoices(scope: Scope = GLOBAL_SCOPE, db: LedgerDb = ledgerDb()): Promise<string[]> {
-  return findPublishedEventTypes(db, 500, scope.tenantId);
+  const [catalogued, published] = await Promise.all([
+    queryRows<{ type: string }>(db, sql`SELECT type FROM event_types WHERE NOT deprecated ORDER BY type LIMIT 500`),
+    findPublishedEventTypes(db, 500, scope.tenantId),
+  ]);
+  return [...new Set([...catalogued.map((r) => r.type), ...published])].sort();
 }

@@ -11,6 +11,7 @@ import { ingestEvent } from "./ingest";
 import { refusalFor, visibleDeliveries, type PublishResult } from "./publish";
 import { ZCreateEvent } from "./event-input";
 import { GLOBAL_SCOPE, publishTenantError, type Scope } from "../tenants/scope";
+import { publishCatalog, schemaRefusal } from "../catalog/publish-check";
 
 /** Events per batch at most: a few grouped statements' worth, answered within a request timeout. */
 export const MAX_BATCH_EVENTS = 500;
@@ -79,6 +80,8 @@ function errorOf(index: number, id: string | undefined, err: AppError): TBatchRe
 export async function publishBatch(batch: TPublishBatch, opts: { maxEventBytes: number; scope?: Scope; deliveries?: boolean }): Promise<TPublishBatchResponse> {
   const withDeliveries = opts.deliveries ?? true;
   const scope = opts.scope ?? GLOBAL_SCOPE;
+  // One read of the catalog for the whole batch (an in-process copy; lib/catalog/publish-check.ts).
+  const catalog = await publishCatalog();
   const pending: Promise<TBatchResult>[] = batch.events.map((raw, index) => {
     const rawId = raw && typeof raw === "object" && typeof (raw as { id?: unknown }).id === "string" ? (raw as { id: string }).id : undefined;
     const parsed = ZCreateEvent.safeParse(raw);
@@ -88,6 +91,8 @@ export async function publishBatch(batch: TPublishBatch, opts: { maxEventBytes: 
       return Promise.resolve(errorOf(index, rawId, new AppError("payload_too_large", `Event ${index} is ${bytes} bytes; the limit per event is ${opts.maxEventBytes}.`)));
     const refused = publishTenantError(scope, parsed.data.subject?.tenant, `events.${index}.subject.tenant`);
     if (refused) return Promise.resolve(errorOf(index, rawId, refused));
+    const mismatch = schemaRefusal(catalog, parsed.data);
+    if (mismatch) return Promise.resolve(errorOf(index, rawId, mismatch));
     return ingestEvent(parsed.data, { subscriptionTenants: scope.tenantId !== null }).then(
       (r: PublishResult): TBatchResult =>
         withDeliveries

@@ -12,6 +12,7 @@ import { tombstoneSentence } from "../ledger/sql/erase";
 import type { Scope } from "../tenants/scope";
 import { eventContentHash } from "./canonical";
 import { ZCreateEvent, type TCreateEvent } from "./event-input";
+import { schemaRefusalIn } from "../catalog/publish-check";
 
 export type PublishedDelivery = EnqueuedDelivery;
 export type { EventRow };
@@ -123,6 +124,9 @@ export async function publishEvent(db: LedgerDb, input: TCreateEvent): Promise<P
   const parsed = ZCreateEvent.safeParse(input);
   if (!parsed.success) throw fromZod(parsed.error);
   const event = parsed.data;
+  // The type's schema as this transaction sees the catalog: a mismatch is thrown before anything is written.
+  const mismatch = await schemaRefusalIn(db, event);
+  if (mismatch) throw mismatch;
   const row = eventRow(event);
 
   // Paused and disabled subscriptions get their deliveries too: held, never dropped

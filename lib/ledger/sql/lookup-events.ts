@@ -21,6 +21,24 @@ export async function findEventSubjects(db: LedgerDb, eventIds: string[]): Promi
   return out;
 }
 
+/**
+ * The data of the events whose type names summary fields in the event catalog, with those fields, by event id (events
+ * pk, one probe an id). Erased and expunged events, and payloads over 64 KB, are left out: a card shows a few values,
+ * never reason enough to read a large payload.
+ */
+export async function findSummaryData(db: LedgerDb, eventIds: string[]): Promise<Map<string, { fields: string[]; data: unknown }>> {
+  const out = new Map<string, { fields: string[]; data: unknown }>();
+  if (eventIds.length === 0) return out;
+  const rows = await queryRows<{ id: string; fields: string[]; data: unknown }>(
+    db,
+    sql`SELECT e.id, t.summary_fields AS fields, convert_from(e.payload, 'UTF8')::jsonb -> 'data' AS data
+          FROM events e JOIN event_types t ON t.type = e.type AND t.summary_fields <> '{}'
+         WHERE e.id = ANY(${[...new Set(eventIds)]}::text[]) AND e.tombstone IS NULL AND octet_length(e.payload) <= 65536`,
+  );
+  for (const r of rows) out.set(r.id, { fields: r.fields, data: r.data });
+  return out;
+}
+
 export type UnroutedEvent = { id: string; type: string; tenant: string | null; receivedAt: string; subject: EventSubject };
 
 /**

@@ -1,0 +1,209 @@
+"use client";
+// Catalogue an event type or change one (engineers and admins): the fields of POST and PUT /api/v1/event-types, the
+// schema and example typed as JSON. The API's refusal shows under the field it names: a schema that does not
+// compile (ajv's message), an example that does not match its schema (each mismatch), and nothing is saved.
+import { useEffect, useId, useState } from "react";
+import { useRouter } from "next/navigation";
+import { ApiError, apiFetch } from "@/lib/client/api";
+import { btn, btnDanger, input } from "@/components/ui/kit";
+import { Field, FormActions, FormAlert } from "@/components/ui/form";
+
+type Existing = { type: string; description: string; schema: unknown; example: unknown; summaryFields: string[]; deprecated: boolean };
+type FieldName = "type" | "description" | "schema" | "example" | "summaryFields";
+type Errors = Partial<Record<FieldName, string>>;
+
+const FIELDS: FieldName[] = ["type", "description", "schema", "example", "summaryFields"];
+const pretty = (v: unknown) => (v === null || v === undefined ? "" : JSON.stringify(v, null, 2));
+
+/** The refusal's messages by field: details name `body.<field>…` (the request's shape) or `<field>…` (the schema checks). */
+function errorsOf(err: unknown): { fields: Errors; other: string | null } {
+  if (!(err instanceof ApiError)) return { fields: {}, other: err ? "The request failed; nothing was saved." : null };
+  const fields: Errors = {};
+  for (const d of Array.isArray(err.details) ? (err.details as { path?: string; message?: string }[]) : []) {
+    const path = (d.path ?? "").replace(/^body\./, "");
+    const f = FIELDS.find((x) => path === x || path.startsWith(`${x}/`) || path.startsWith(`${x}.`));
+    if (!f) continue;
+    const where = path.slice(f.length).replace(/^\./, "/");
+    const line = `${where ? `${where} ` : ""}${d.message ?? ""}`.trim();
+    fields[f] = fields[f] ? `${fields[f]}; ${line}` : line;
+  }
+  return Object.keys(fields).length ? { fields, other: null } : { fields, other: err.message };
+}
+
+/** "" → undefined (leave out), else parsed JSON, or a refusal under the field. */
+function parseJson(text: string, name: FieldName, errs: Errors): unknown {
+  if (!text.trim()) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    errs[name] = `not valid JSON: ${(e as Error).message}`;
+    return undefined;
+  }
+}
+
+function EditorForm({ existing, onDone }: { existing?: Existing; onDone: () => void }) {
+  const ids = useId();
+  const router = useRouter();
+  const [v, setV] = useState({
+    type: existing?.type ?? "",
+    description: existing?.description ?? "",
+    schema: pretty(existing?.schema),
+    example: pretty(existing?.example),
+    summaryFields: existing?.summaryFields.join(", ") ?? "",
+  });
+  const [busy, setBusy] = useState(false);
+  const [local, setLocal] = useState<Errors>({});
+  const [error, setError] = useState<unknown>(null);
+  const { fields: api, other } = errorsOf(error);
+  const errs = { ...api, ...local };
+  const set = (k: keyof typeof v) => (e: React.ChangeEvent<HTMLInputElement | HTMLTextAreaElement>) => setV({ ...v, [k]: e.target.value });
+
+  async function submit(e: React.FormEvent) {
+    e.preventDefault();
+    const parseErrs: Errors = {};
+    const schema = parseJson(v.schema, "schema", parseErrs);
+    const example = parseJson(v.example, "example", parseErrs);
+    setLocal(parseErrs);
+    setError(null);
+    if (Object.keys(parseErrs).length) return;
+    const body = {
+      description: v.description,
+      // Editing: an emptied box removes the schema or example; creating: it is left out.
+      ...(schema !== undefined ? { schema } : existing ? { schema: null } : {}),
+      ...(example !== undefined ? { example } : existing ? { example: null } : {}),
+      summaryFields: v.summaryFields.split(/[\s,]+/).filter(Boolean),
+    };
+    setBusy(true);
+    try {
+      if (existing) await apiFetch(`/api/v1/event-types/${encodeURIComponent(existing.type)}`, { method: "PUT", body });
+      else await apiFetch("/api/v1/event-types", { body: { type: v.type.trim(), ...body } });
+      router.refresh();
+      onDone();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const area = `${input} min-h-32 font-mono text-xs`;
+  return (
+    <form onSubmit={submit} noValidate className="mt-3 grid grid-cols-1 gap-3">
+      {!existing && (
+        <Field label="Type" errorId={`${ids}-type`} error={errs.type} hint="Dotted lower-case words, as producers publish it.">
+          <input className={input} value={v.type} onChange={set("type")} placeholder="assignment.graded" autoFocus />
+        </Field>
+      )}
+      <Field label="Description" errorId={`${ids}-description`} error={errs.description}>
+        <textarea className={`${input} min-h-16`} value={v.description} onChange={set("description")} placeholder="A teacher recorded a grade for a student." />
+      </Field>
+      <Field label="JSON Schema of data (2020-12, optional)" errorId={`${ids}-schema`} error={errs.schema} hint="Publishes whose data does not match are refused (422).">
+        <textarea className={area} value={v.schema} onChange={set("schema")} spellCheck={false} placeholder='{"type": "object", "required": ["student_id"], …}' />
+      </Field>
+      <Field label="Example data (optional)" errorId={`${ids}-example`} error={errs.example} hint="Must match the schema; districts test their verifier with it.">
+        <textarea className={area} value={v.example} onChange={set("example")} spellCheck={false} placeholder='{"student_id": "stu_1", …}' />
+      </Field>
+      <Field
+        label="Summary fields (optional)"
+        errorId={`${ids}-summaryFields`}
+        error={errs.summaryFields}
+        hint="JSON Pointers into data that lookup cards show, e.g. /student_id."
+      >
+        <input className={input} value={v.summaryFields} onChange={set("summaryFields")} placeholder="/student_id, /score" />
+      </Field>
+      <FormAlert>{other}</FormAlert>
+      <FormActions busy={busy} submitLabel={existing ? "Save changes" : "Add event type"} onCancel={onDone} />
+    </form>
+  );
+}
+
+/** A modal holding the form; Escape or a click outside closes it. */
+function Dialog({ title, onClose, children }: { title: string; onClose: () => void; children: React.ReactNode }) {
+  const ids = useId();
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => e.key === "Escape" && onClose();
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [onClose]);
+  return (
+    <div
+      className="fixed inset-0 z-50 flex items-start justify-center overflow-y-auto bg-slate-900/40 p-2 sm:p-4"
+      onClick={(e) => e.target === e.currentTarget && onClose()}
+    >
+      <div role="dialog" aria-modal="true" aria-labelledby={`${ids}-t`} className="my-2 w-full max-w-2xl rounded-lg bg-white p-4 text-left shadow-xl sm:p-5">
+        <h2 id={`${ids}-t`} className="text-lg font-semibold text-slate-900">
+          {title}
+        </h2>
+        {children}
+      </div>
+    </div>
+  );
+}
+
+export function NewEventTypeButton() {
+  const [open, setOpen] = useState(false);
+  return (
+    <>
+      <button type="button" className={btn} onClick={() => setOpen(true)}>
+        New event type
+      </button>
+      {open && (
+        <Dialog title="New event type" onClose={() => setOpen(false)}>
+          <EditorForm onDone={() => setOpen(false)} />
+        </Dialog>
+      )}
+    </>
+  );
+}
+
+/** Edit, and delete (a type with events is kept, deprecated: the API says which it did). */
+export function EventTypeActions({ existing }: { existing: Existing }) {
+  const router = useRouter();
+  const [open, setOpen] = useState(false);
+  const [note, setNote] = useState<string | null>(null);
+  async function restore() {
+    try {
+      await apiFetch(`/api/v1/event-types/${encodeURIComponent(existing.type)}`, { method: "PUT", body: { deprecated: false } });
+      setNote(null);
+      router.refresh();
+    } catch (err) {
+      setNote((err as Error).message);
+    }
+  }
+  async function remove() {
+    if (!window.confirm(`Delete ${existing.type} from the catalog? If events of it exist it is kept and marked deprecated instead.`)) return;
+    try {
+      const r = await apiFetch<{ message: string }>(`/api/v1/event-types/${encodeURIComponent(existing.type)}`, { method: "DELETE" });
+      setNote(r.message);
+      router.refresh();
+    } catch (err) {
+      setNote((err as Error).message);
+    }
+  }
+  return (
+    <div className="flex flex-wrap items-center gap-2">
+      <button type="button" className={btn} onClick={() => setOpen(true)}>
+        Edit
+      </button>
+      {existing.deprecated ? (
+        <button type="button" className={btn} onClick={restore}>
+          Undeprecate
+        </button>
+      ) : (
+        <button type="button" className={btnDanger} onClick={remove}>
+          Delete or deprecate
+        </button>
+      )}
+      {note && (
+        <span role="status" className="text-xs text-slate-700">
+          {note}
+        </span>
+      )}
+      {open && (
+        <Dialog title={`Edit ${existing.type}`} onClose={() => setOpen(false)}>
+          <EditorForm existing={existing} onDone={() => setOpen(false)} />
+        </Dialog>
+      )}
+    </div>
+  );
+}

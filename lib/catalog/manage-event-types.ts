@@ -1,0 +1,186 @@
+// The event catalog's rows (migration 0041): listing them with the subscriptions that take each type, and creating,
+// changing and deleting them, each change audited in its own transaction. The catalog is global: every reader sees
+// every type, and only the subscriptions it may see are named; only a global engineer or admin changes it
+// (lib/auth/permissions.ts, event_types.manage is global-only).
+import "server-only";
+import { Prisma } from "../generated/prisma/client";
+import type { PrismaClient, Tx } from "../db/prisma";
+import { AppError, notFound } from "../errors";
+import { writeAudit } from "../audit";
+import type { Principal } from "../auth/principal";
+import { scopeOf, subscriptionWhere } from "../tenants/scope";
+import { compileSchema, schemaIssues } from "./json-schema";
+import { invalidatePublishCatalog } from "./publish-check";
+import { hasEventsOfType } from "../ledger/sql/event-type-usage";
+import { ZCreateEventType, ZUpdateEventType, type TCreateEventType, type TUpdateEventType } from "./event-type-input";
+
+type Json = Record<string, unknown>;
+/** A subscription that receives the type (it names it, or takes every type with `*`). */
+type EventTypeSubscription = { id: string; name: string; tenant: string | null; state: string };
+export type EventTypeView = {
+  type: string;
+  description: string;
+  schema: Json | null;
+  example: Json | null;
+  summaryFields: string[];
+  deprecated: boolean;
+  createdAt: string;
+  updatedAt: string;
+  subscriptions: EventTypeSubscription[];
+};
+type Row = Awaited<ReturnType<PrismaClient["eventType"]["findFirstOrThrow"]>>;
+
+function toView(r: Row, subscriptions: EventTypeSubscription[]): EventTypeView {
+  return {
+    type: r.type,
+    description: r.description,
+    schema: (r.schema as Json | null) ?? null,
+    example: (r.example as Json | null) ?? null,
+    summaryFields: r.summaryFields,
+    deprecated: r.deprecated,
+    createdAt: r.createdAt.toISOString(),
+    updatedAt: r.updatedAt.toISOString(),
+    subscriptions,
+  };
+}
+
+/** The live (not archived) subscriptions the principal may see, by the types they take; `*` under "*". */
+async function subscriptionsByType(prisma: PrismaClient, principal: Principal): Promise<Map<string, EventTypeSubscription[]>> {
+  const subs = await prisma.subscription.findMany({
+    where: { archivedAt: null, ...subscriptionWhere(scopeOf(principal)) },
+    select: { id: true, name: true, tenant: true, state: true, eventTypes: true },
+    orderBy: { id: "asc" },
+    take: 5000,
+  });
+  const out = new Map<string, EventTypeSubscription[]>();
+  for (const s of subs)
+    for (const t of s.eventTypes) {
+      const list = out.get(t) ?? [];
+      list.push({ id: s.id, name: s.name, tenant: s.tenant, state: s.state });
+      out.set(t, list);
+    }
+  return out;
+}
+
+const taking = (byType: Map<string, EventTypeSubscription[]>, type: string) => [...(byType.get(type) ?? []), ...(byType.get("*") ?? [])];
+
+/** Every catalogued type, by name, each with the subscriptions (the caller's own, when it is scoped) that take it. */
+export async function listEventTypes(prisma: PrismaClient, principal: Principal): Promise<EventTypeView[]> {
+  const [rows, byType] = await Promise.all([prisma.eventType.findMany({ orderBy: { type: "asc" }, take: 5000 }), subscriptionsByType(prisma, principal)]);
+  return rows.map((r) => toView(r, taking(byType, r.type)));
+}
+
+export async function getEventType(prisma: PrismaClient, principal: Principal, type: string): Promise<EventTypeView> {
+  const row = await prisma.eventType.findUnique({ where: { type } });
+  if (!row) throw notFound("Event type", type);
+  return toView(row, taking(await subscriptionsByType(prisma, principal), type));
+}
+
+/** 400 naming `schema` when it does not compile, or `example` (with each mismatch) when the example fails it. */
+function assertSchemaAndExample(schema: Json | null | undefined, example: Json | null | undefined): void {
+  if (schema === null || schema === undefined) return;
+  const c = compileSchema(schema);
+  if ("error" in c) throw new AppError("validation_failed", `schema: the JSON Schema does not compile: ${c.error}`, [{ path: "schema", message: c.error }]);
+  if (example === null || example === undefined) return;
+  const issues = schemaIssues(c.validate, example);
+  if (issues.length)
+    throw new AppError(
+      "validation_failed",
+      `example: the example does not match its own schema: ${issues[0].path || "(the example)"} ${issues[0].message}`,
+      issues.map((i) => ({ path: `example${i.path}`, message: i.message })),
+    );
+}
+
+const jsonOrNull = (v: Json | null | undefined) => (v === null || v === undefined ? Prisma.DbNull : (v as Prisma.InputJsonValue));
+
+async function audited<T>(prisma: PrismaClient, change: (tx: Tx) => Promise<T>): Promise<T> {
+  const out = await prisma.$transaction(change);
+  invalidatePublishCatalog();
+  return out;
+}
+
+export async function createEventType(prisma: PrismaClient, principal: Principal, input: TCreateEventType): Promise<EventTypeView> {
+  const v = ZCreateEventType.parse(input);
+  assertSchemaAndExample(v.schema, v.example);
+  const row = await audited(prisma, async (tx) => {
+    if (await tx.eventType.findUnique({ where: { type: v.type }, select: { type: true } }))
+      throw new AppError("conflict", `Event type ${v.type} is already in the catalog; change it with PUT /api/v1/event-types/${v.type}.`);
+    const r = await tx.eventType.create({
+      data: {
+        type: v.type,
+        description: v.description,
+        schema: jsonOrNull(v.schema),
+        example: jsonOrNull(v.example),
+        summaryFields: v.summaryFields ?? [],
+        createdBy: principal.actor,
+        updatedBy: principal.actor,
+      },
+    });
+    await writeAudit(tx, {
+      actor: principal.actor,
+      action: "event_type.create",
+      targetType: "event_type",
+      targetId: r.type,
+      details: { description: r.description, hasSchema: r.schema !== null },
+    });
+    return r;
+  });
+  return getEventType(prisma, principal, row.type);
+}
+
+export async function updateEventType(prisma: PrismaClient, principal: Principal, type: string, input: TUpdateEventType): Promise<EventTypeView> {
+  const v = ZUpdateEventType.parse(input);
+  await audited(prisma, async (tx) => {
+    const before = (await tx.$queryRaw<{ type: string }[]>`SELECT type FROM event_types WHERE type = ${type} FOR UPDATE`)[0];
+    if (!before) throw notFound("Event type", type);
+    const current = await tx.eventType.findUniqueOrThrow({ where: { type } });
+    const schema = v.schema === undefined ? (current.schema as Json | null) : v.schema;
+    const example = v.example === undefined ? (current.example as Json | null) : v.example;
+    // The example is checked against the schema it will have, whichever of the two changed.
+    assertSchemaAndExample(schema, example);
+    const changed = Object.keys(v).filter((k) => (v as Record<string, unknown>)[k] !== undefined);
+    await tx.eventType.update({
+      where: { type },
+      data: {
+        ...(v.description === undefined ? {} : { description: v.description }),
+        ...(v.schema === undefined ? {} : { schema: jsonOrNull(v.schema) }),
+        ...(v.example === undefined ? {} : { example: jsonOrNull(v.example) }),
+        ...(v.summaryFields === undefined ? {} : { summaryFields: v.summaryFields }),
+        ...(v.deprecated === undefined ? {} : { deprecated: v.deprecated }),
+        updatedAt: new Date(),
+        updatedBy: principal.actor,
+      },
+    });
+    await writeAudit(tx, {
+      actor: principal.actor,
+      action: "event_type.update",
+      targetType: "event_type",
+      targetId: type,
+      details: { changed, hasSchema: schema !== null },
+    });
+  });
+  return getEventType(prisma, principal, type);
+}
+
+export type DeleteOutcome = { type: string; deleted: boolean; deprecated: boolean; message: string };
+
+/** Deletes a type nothing was published as; one that has events stays, deprecated, so the catalog still explains them. */
+export async function deleteEventType(prisma: PrismaClient, principal: Principal, type: string): Promise<DeleteOutcome> {
+  return audited(prisma, async (tx) => {
+    const row = (await tx.$queryRaw<{ type: string; schema: unknown }[]>`SELECT type, schema FROM event_types WHERE type = ${type} FOR UPDATE`)[0];
+    if (!row) throw notFound("Event type", type);
+    if (await hasEventsOfType(tx, type)) {
+      await tx.eventType.update({ where: { type }, data: { deprecated: true, updatedAt: new Date(), updatedBy: principal.actor } });
+      await writeAudit(tx, { actor: principal.actor, action: "event_type.deprecate", targetType: "event_type", targetId: type, details: { hasEvents: true } });
+      return {
+        type,
+        deleted: false,
+        deprecated: true,
+        message: `Event type ${type} has events in the ledger, so it was kept and marked deprecated; it still publishes.`,
+      };
+    }
+    await tx.eventType.delete({ where: { type } });
+    await writeAudit(tx, { actor: principal.actor, action: "event_type.delete", targetType: "event_type", targetId: type, details: { hadSchema: row.schema !== null } });
+    return { type, deleted: true, deprecated: false, message: `Event type ${type} was deleted from the catalog.` };
+  });
+}
