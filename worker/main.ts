@@ -22,6 +22,7 @@ export async function runWorker(opts: WorkerOptions & { signal?: AbortSignal }):
   companions.push((await import("./redrive-pacer")).startRedrivePacer({ databaseUrl: opts.databaseUrl, log })); // redrive batches at their rate
   companions.push((await import("../lib/retention/scheduler")).startRetentionScheduler({ databaseUrl: opts.databaseUrl, log })); // the daily retention run, one across workers
   companions.push((await import("./partition-maintenance")).startPartitionKeeper({ databaseUrl: opts.databaseUrl, log })); // month partitions ahead
+  companions.push((await import("./notifier")).startNotifier({ databaseUrl: opts.databaseUrl, log })); // notices to districts: HOOKLEDGER_SMTP_URL, webhooks
   void log;
   // The delivery loop starts last: a claim's lease must not tick while companions still load.
   const worker = startWorker(opts);

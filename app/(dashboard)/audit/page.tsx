@@ -13,6 +13,9 @@ import { scopeOf } from "@/lib/tenants/scope";
 import { listTenants } from "@/lib/tenants/manage-tenants";
 import { ZAuditQuery, findAuditEntries } from "./find-audit-entries";
 import { AuditFilterForm } from "./filter-form";
+import { ledgerDb } from "@/lib/ledger/read/db";
+import { listNotifications } from "@/lib/ledger/sql/notifications";
+import { NotificationsTable } from "@/components/dashboard/NotificationsTable";
 
 export const dynamic = "force-dynamic";
 
@@ -20,6 +23,8 @@ const TARGET_LINK: Partial<Record<AuditTargetType, (id: string) => string>> = {
   delivery: (id) => `/deliveries/${encodeURIComponent(id)}`,
   subscription: (id) => `/subscriptions/${encodeURIComponent(id)}`,
   redrive_batch: (id) => `/redrives/${encodeURIComponent(id)}`,
+  // The catalog card's anchor (components/catalog/EventTypeCard.tsx).
+  event_type: (id) => `/catalog#type-${id.replace(/[^a-z0-9]/g, "-")}`,
 };
 
 const plural = (n: number, one: string, many: string) => `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
@@ -83,6 +88,11 @@ function summarize(action: string, details: unknown): string {
         if (d) return `${d.email}: ${d.from} → ${d.to}`;
         break;
       }
+      case "tenant.contacts.update": {
+        const d = parseAuditDetails(action, details);
+        if (d) return `${plural(d.emails, "address", "addresses")}${d.webhookHost ? `; webhook ${d.webhookHost}` : "; no webhook"}`;
+        break;
+      }
       case "token.create":
       case "token.revoke": {
         const d = parseAuditDetails(action, details);
@@ -106,9 +116,11 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   const raw = await searchParams;
   const flat = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, (Array.isArray(v) ? v[0] : v) || undefined]));
   const q = ZAuditQuery.parse(flat);
-  const [{ items, nextBefore }, tenants] = await Promise.all([
+  const [{ items, nextBefore }, tenants, notices] = await Promise.all([
     findAuditEntries(getPrisma(), q, scopeOf(viewer)),
     global ? listTenants(getPrisma(), viewer) : Promise.resolve(null),
+    // The notices the system sent districts are shown beside the operators' actions (the newest; all on /notifications).
+    listNotifications(ledgerDb(), scopeOf(viewer), { limit: 10 }),
   ]);
   const tenantName = new Map((tenants ?? []).map((t) => [t.id, t.name]));
   const keep = new URLSearchParams(Object.entries(flat).filter(([k, v]) => v && k !== "before") as [string, string][]);
@@ -190,6 +202,19 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
           Older entries
         </Link>
       )}
+      <section aria-labelledby="audit-notifications" className="space-y-2 pt-4">
+        <h2 id="audit-notifications" className="text-base font-semibold">
+          Notifications to districts
+        </h2>
+        <p className="text-sm text-slate-600">
+          What the system told districts about their endpoints, to whom, and whether it arrived (newest 10;{" "}
+          <Link href="/notifications" className="text-blue-700 hover:underline">
+            all notifications
+          </Link>
+          ).
+        </p>
+        <NotificationsTable items={notices} showTenant={global} tenantName={tenantName} />
+      </section>
     </section>
   );
 }

@@ -9,6 +9,7 @@ import { Time } from "@/components/ui/time";
 import { DataTable, PageHeader } from "@/components/ui/kit";
 import { AdminNav } from "../nav";
 import { CreateTenantForm } from "../forms";
+import { ContactsForm } from "../../notifications/contacts-form";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Tenants · hookledger" };
@@ -17,12 +18,14 @@ export default async function TenantsPage() {
   const viewer = await requireViewer("tenants.manage");
   if (viewer.tenantId) forbidden();
   const prisma = getPrisma();
-  const [tenants, subs, users, tokens] = await Promise.all([
+  const [tenants, subs, users, tokens, contacts] = await Promise.all([
     listTenants(prisma, viewer),
     prisma.subscription.groupBy({ by: ["tenant"], where: { archivedAt: null }, _count: { _all: true } }),
     prisma.user.groupBy({ by: ["tenantId"], where: { disabledAt: null }, _count: { _all: true } }),
     prisma.apiToken.groupBy({ by: ["tenantId"], where: { revokedAt: null }, _count: { _all: true } }),
+    prisma.tenantContact.findMany({ take: 5000 }),
   ]);
+  const contactsOf = new Map(contacts.map((c) => [c.tenant, c]));
   const count = <K extends string>(rows: ({ _count: { _all: number } } & Record<K, string | null>)[], key: K, id: string) =>
     rows.find((r) => r[key] === id)?._count._all ?? 0;
   return (
@@ -55,6 +58,32 @@ export default async function TenantsPage() {
             </tr>
           ))}
         </DataTable>
+      )}
+      {tenants.length > 0 && (
+        <section aria-labelledby="tenant-contacts" className="mt-8 space-y-2">
+          <h2 id="tenant-contacts" className="text-base font-semibold">
+            Notification contacts
+          </h2>
+          <p className="text-sm text-slate-600">Whom each district&apos;s notices go to. A district&apos;s manager can set its own on its Notifications page.</p>
+          {tenants.map((t) => {
+            const c = contactsOf.get(t.id);
+            const n = c?.emails.length ?? 0;
+            return (
+              <details key={t.id} className="rounded-lg border border-slate-200 bg-white" data-testid="tenant-contacts">
+                <summary className="cursor-pointer px-4 py-2 text-sm">
+                  <span className="font-medium">{t.name}</span>{" "}
+                  <span className="text-slate-600">
+                    {n === 0 ? "nobody is told" : n === 1 ? "1 address" : `${n} addresses`}
+                    {c?.webhookUrl ? " and a webhook" : ""}
+                  </span>
+                </summary>
+                <div className="p-2">
+                  <ContactsForm tenant={t.id} tenantName={t.name} emails={c?.emails ?? []} webhookUrl={c?.webhookUrl ?? null} />
+                </div>
+              </details>
+            );
+          })}
+        </section>
       )}
     </section>
   );

@@ -1,0 +1,30 @@
+"use server";
+// Saving a tenant's notification contacts from the dashboard: the same use case as PUT /api/v1/tenants/:id/contacts
+// (scoped, validated, audited there); a refusal comes back as one line for the form.
+import { revalidatePath } from "next/cache";
+import { ZodError } from "zod";
+import { getPrisma } from "@/lib/db/prisma";
+import { AppError } from "@/lib/errors";
+import { authorizeAction } from "@/lib/auth/session";
+import { setContacts } from "@/lib/notify/contacts";
+
+export type SaveContactsResult = { ok: true; emails: string[]; webhookUrl: string | null } | { ok: false; error: string };
+
+export async function saveContactsAction(tenant: string, input: { emails: string[]; webhookUrl: string }): Promise<SaveContactsResult> {
+  try {
+    const viewer = await authorizeAction("contacts.update");
+    const saved = await setContacts(
+      getPrisma(),
+      String(tenant),
+      { emails: (input.emails ?? []).map(String), webhookUrl: input.webhookUrl ? String(input.webhookUrl) : null },
+      viewer,
+    );
+    revalidatePath("/notifications");
+    revalidatePath("/admin/tenants");
+    return { ok: true, emails: saved.emails, webhookUrl: saved.webhookUrl };
+  } catch (err) {
+    if (err instanceof AppError) return { ok: false, error: err.message };
+    if (err instanceof ZodError) return { ok: false, error: err.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ") };
+    throw err;
+  }
+}

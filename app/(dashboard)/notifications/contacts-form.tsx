@@ -1,0 +1,60 @@
+"use client";
+// A tenant's notification contacts: addresses one per line (or comma-separated) and an optional Slack-compatible
+// webhook. Saving replaces them all; a refused field is named under the form and nothing is saved.
+import { useState, useTransition } from "react";
+import { btnPrimary, card, input } from "@/components/ui/kit";
+import { saveContactsAction } from "./actions";
+
+export function ContactsForm({ tenant, tenantName, emails, webhookUrl }: { tenant: string; tenantName: string; emails: string[]; webhookUrl: string | null }) {
+  const [pending, start] = useTransition();
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  return (
+    <form
+      className={`${card} space-y-3`}
+      aria-label={`Notification contacts of ${tenantName}`}
+      onSubmit={(e) => {
+        e.preventDefault();
+        const f = new FormData(e.currentTarget);
+        const list = String(f.get("emails") ?? "")
+          .split(/[\s,;]+/)
+          .map((x) => x.trim())
+          .filter(Boolean);
+        start(async () => {
+          setMessage(null);
+          const r = await saveContactsAction(tenant, { emails: list, webhookUrl: String(f.get("webhookUrl") ?? "").trim() });
+          setMessage(
+            r.ok
+              ? { ok: true, text: `Saved: ${r.emails.length === 1 ? "1 address" : `${r.emails.length} addresses`}${r.webhookUrl ? " and a webhook" : ""}.` }
+              : { ok: false, text: r.error },
+          );
+        });
+      }}
+    >
+      <h2 className="text-base font-semibold">Who is told when an endpoint fails</h2>
+      <p className="text-sm text-slate-600">
+        These people get an e-mail when an endpoint of {tenantName} is paused for failing, disabled, or back, when its dead letters pile up, and a day before an old
+        signing secret stops working. At most one notice of a kind an hour per subscription; repeats arrive together in one digest.
+      </p>
+      <label className="block text-sm">
+        <span className="block font-medium text-slate-800">E-mail addresses</span>
+        <span className="block text-xs text-slate-600">One per line, at most 20.</span>
+        <textarea name="emails" rows={3} className={`${input} mt-1 w-full font-mono`} defaultValue={emails.join("\n")} placeholder="it@district.example" />
+      </label>
+      <label className="block text-sm">
+        <span className="block font-medium text-slate-800">Chat webhook (optional)</span>
+        <span className="block text-xs text-slate-600">A Slack-compatible incoming webhook URL; each notice is posted to it too.</span>
+        <input name="webhookUrl" type="url" className={`${input} mt-1 w-full`} defaultValue={webhookUrl ?? ""} placeholder="https://hooks.slack.com/services/…" />
+      </label>
+      <div className="flex flex-wrap items-center gap-3">
+        <button type="submit" className={btnPrimary} disabled={pending}>
+          {pending ? "Saving…" : "Save contacts"}
+        </button>
+        {message && (
+          <p role={message.ok ? "status" : "alert"} className={`text-sm ${message.ok ? "text-emerald-800" : "text-red-700"}`}>
+            {message.text}
+          </p>
+        )}
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,68 @@
+// Notifications: for a district (its manager, or its portal), whom hookledger
+// tells when one of its endpoints fails, and what it told them; for a global
+// viewer, every district's notices (contacts are set per tenant on Admin →
+// Tenants).
+import Link from "next/link";
+import { requireViewer } from "@/lib/auth/session";
+import { canAs } from "@/lib/auth/permissions";
+import { getPrisma } from "@/lib/db/prisma";
+import { ledgerDb } from "@/lib/ledger/read/db";
+import { listNotifications } from "@/lib/ledger/sql/notifications";
+import { getContacts } from "@/lib/notify/contacts";
+import { listTenants } from "@/lib/tenants/manage-tenants";
+import { scopeOf } from "@/lib/tenants/scope";
+import { PageHeader, card } from "@/components/ui/kit";
+import { NotificationsTable } from "@/components/dashboard/NotificationsTable";
+import { ContactsForm } from "./contacts-form";
+
+export const dynamic = "force-dynamic";
+export const metadata = { title: "Notifications · hookledger" };
+
+async function DistrictContacts({ viewer }: { viewer: Awaited<ReturnType<typeof requireViewer>> }) {
+  const tenant = viewer.tenantId!;
+  const prisma = getPrisma();
+  const [contacts, t] = await Promise.all([getContacts(prisma, tenant, viewer), prisma.tenant.findUnique({ where: { id: tenant }, select: { name: true } })]);
+  const name = t?.name ?? tenant;
+  if (canAs(viewer, "contacts.update")) return <ContactsForm tenant={tenant} tenantName={name} emails={contacts.emails} webhookUrl={contacts.webhookUrl} />;
+  return (
+    <div className={card}>
+      <h2 className="text-base font-semibold">Who is told when an endpoint fails</h2>
+      <p className="mt-1 text-sm text-slate-700 wrap-anywhere">
+        {contacts.emails.length ? contacts.emails.join(", ") : "Nobody yet: a manager of your district sets the addresses here."}
+        {contacts.webhookUrl ? ` · webhook ${contacts.webhookUrl}` : ""}
+      </p>
+    </div>
+  );
+}
+
+export default async function NotificationsPage() {
+  const viewer = await requireViewer("notifications.read");
+  const global = !viewer.tenantId;
+  const [items, tenants] = await Promise.all([
+    listNotifications(ledgerDb(), scopeOf(viewer), { limit: 100 }),
+    global ? listTenants(getPrisma(), viewer) : Promise.resolve(null),
+  ]);
+  return (
+    <section className="space-y-4">
+      <PageHeader
+        title="Notifications"
+        description={
+          global ? (
+            <>
+              What hookledger told each district about its endpoints, newest first, and whether it arrived. Each district&apos;s contacts are set on{" "}
+              <Link href="/admin/tenants" className="text-blue-700 hover:underline">
+                Admin → Tenants
+              </Link>
+              .
+            </>
+          ) : (
+            "Whom hookledger tells when one of your endpoints fails, and what it told them."
+          )
+        }
+      />
+      {!global && <DistrictContacts viewer={viewer} />}
+      <h2 className="text-base font-semibold">Sent notifications</h2>
+      <NotificationsTable items={items} showTenant={global} tenantName={new Map((tenants ?? []).map((t) => [t.id, t.name]))} />
+    </section>
+  );
+}

@@ -1,0 +1,154 @@
+// A district's manager sets whom to tell on its Notifications page; its
+// endpoint then answers 503 until the e2e server's own worker pauses it for
+// failing, and the notice arrives as an e-mail on a local SMTP server (the
+// server is started with HOOKLEDGER_SMTP_URL=smtp://127.0.0.1:2526); the audit
+// page and the Notifications page show it as sent. Screens at 1,280 and 390 px.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { SMTPServer } from "smtp-server";
+import { expect, test } from "@playwright/test";
+import { api, signIn } from "./helpers";
+import { createDistrict, signInAsManager } from "./district";
+import { closeE2eDb, e2eDb, shot } from "./dashboard-seed";
+
+const SMTP_PORT = 2526;
+let smtp: SMTPServer;
+/** Each message as received: its recipients and its head and body, header lines unfolded. */
+const mails: { to: string[]; raw: string }[] = [];
+let receiver: http.Server;
+
+test.beforeAll(async () => {
+  smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ["STARTTLS"],
+    logger: false,
+    onData(stream, session, cb) {
+      const chunks: Buffer[] = [];
+      stream.on("data", (c: Buffer) => chunks.push(c));
+      stream.on("end", () => {
+        // Header lines unfolded; the quoted-printable body's soft breaks and escapes undone (the links and words read whole).
+        const raw = Buffer.concat(chunks)
+          .toString("latin1")
+          .replace(/\r\n(?=[ \t])/g, "")
+          .replace(/=\r\n/g, "")
+          .replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.from(raw, "latin1").toString("utf8") });
+        cb();
+      });
+    },
+  });
+  await new Promise<void>((r) => smtp.listen(SMTP_PORT, "127.0.0.1", () => r()));
+  receiver = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.statusCode = 503;
+      res.end("maintenance");
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+});
+
+test.afterAll(async () => {
+  await new Promise((r) => receiver.close(r));
+  await new Promise<void>((r) => smtp.close(() => r()));
+  await closeE2eDb();
+});
+
+test("a district's contact set on its page gets an e-mail when its endpoint is paused for failing; the audit page shows it sent", async ({ page, request }) => {
+  test.setTimeout(120_000);
+  const run = Date.now().toString(36);
+  const district = await createDistrict(`ntf_${run}`, `Lincoln USD ${run}`);
+  const contact = `it-${run}@lincoln.example`;
+  const id = `sub_ntf_${run}`;
+  const port = (receiver.address() as AddressInfo).port;
+  const sub = await api(request, "POST", "/api/v1/subscriptions", {
+    id,
+    name: `Lincoln gradebook ${run}`,
+    url: `http://127.0.0.1:${port}/hooks`,
+    eventTypes: ["assignment.graded"],
+    tenant: district.id,
+    retryPolicy: { ladderSeconds: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1], maxAttempts: 50 },
+    maxConcurrency: 1,
+    failurePolicy: { windowSeconds: 60, minAttempts: 3, probeIntervalSeconds: 10 },
+  });
+  expect(sub.status).toBe(201);
+  // A two-second window, below the API's minute, so the test does not wait a minute.
+  await e2eDb().query("UPDATE subscriptions SET failure_window_seconds = 2, probe_interval_seconds = 2 WHERE id = $1", [id]);
+
+  await signInAsManager(page, district);
+  await page.goto("/notifications");
+  await expect(page.getByRole("heading", { name: "Notifications", level: 1 })).toBeVisible();
+  const form = page.getByRole("form", { name: `Notification contacts of ${district.name}` });
+  // A malformed address is refused with the field named, and nothing is saved.
+  await form.getByLabel("E-mail addresses").fill("not an address");
+  await form.getByRole("button", { name: "Save contacts" }).click();
+  await expect(form.getByRole("alert")).toContainText("emails.0");
+  expect((await e2eDb().query("SELECT count(*)::int AS n FROM tenant_contacts WHERE tenant = $1", [district.id])).rows[0].n).toBe(0);
+  await form.getByLabel("E-mail addresses").fill(contact);
+  await form.getByRole("button", { name: "Save contacts" }).click();
+  await expect(form.getByRole("status")).toHaveText("Saved: 1 address.");
+
+  for (let i = 0; i < 3; i++) {
+    const r = await api(
+      request,
+      "POST",
+      "/api/v1/events",
+      { id: `evt_ntf_${run}_${i}`, type: "assignment.graded", data: { i }, subject: { tenant: district.id } },
+      "producer",
+    );
+    expect(r.status).toBe(202);
+  }
+  await expect.poll(async () => (await api(request, "GET", `/api/v1/subscriptions/${id}`)).json.pausedReason, { timeout: 30_000 }).toBe("failing");
+
+  // The worker's notifier turns the pause into a notice and sends it within seconds.
+  await expect.poll(() => mails.filter((m) => m.to.includes(contact)).length, { timeout: 45_000 }).toBe(1);
+  const mail = mails.find((m) => m.to.includes(contact))!.raw;
+  expect(mail).toMatch(
+    new RegExp(`^Subject: Lincoln USD ${run}: your endpoint http://127\\.0\\.0\\.1:${port}/hooks is paused after failing since \\d\\d:\\d\\d UTC`, "m"),
+  );
+  expect(mail).toContain(`Open it: http://localhost:3100/subscriptions/${id}`);
+  expect(mail).toContain("answered HTTP 503 “maintenance”");
+
+  await page.goto("/audit");
+  const section = page.getByRole("region", { name: "Notifications to districts" });
+  const row = section.getByTestId("notification-row").filter({ hasText: contact });
+  await expect(row).toBeVisible();
+  await expect(row.getByTestId("notification-status")).toHaveText("sent");
+  await expect(row).toContainText("paused for failing");
+  await section.scrollIntoViewIfNeeded();
+  await shot(page, "notifications-audit-1280");
+  await page.goto("/notifications");
+  await expect(page.getByTestId("notification-row").filter({ hasText: contact })).toBeVisible();
+  await shot(page, "notifications-1280");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.reload();
+  await expect(page.getByTestId("notification-row").filter({ hasText: contact })).toBeVisible();
+  await shot(page, "notifications-390");
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  expect(overflow).toBeLessThanOrEqual(0);
+  await page.goto("/audit");
+  await page.getByRole("region", { name: "Notifications to districts" }).scrollIntoViewIfNeeded();
+  await shot(page, "notifications-audit-390");
+});
+
+test("an admin sets a district's contacts on the tenants page", async ({ page }) => {
+  const run = Date.now().toString(36);
+  const district = await createDistrict(`ntfa_${run}`, `Jefferson County ${run}`);
+  await signIn(page, "admin");
+  await page.goto("/admin/tenants");
+  const item = page.getByTestId("tenant-contacts").filter({ hasText: district.name });
+  await expect(item).toContainText("nobody is told");
+  await item.locator("summary").click();
+  const form = item.getByRole("form", { name: `Notification contacts of ${district.name}` });
+  await form.getByLabel("E-mail addresses").fill(`it-${run}@jefferson.example\nops-${run}@jefferson.example`);
+  await form.getByRole("button", { name: "Save contacts" }).click();
+  await expect(form.getByRole("status")).toHaveText("Saved: 2 addresses.");
+  const { rows } = await e2eDb().query("SELECT emails FROM tenant_contacts WHERE tenant = $1", [district.id]);
+  expect(rows).toEqual([{ emails: [`it-${run}@jefferson.example`, `ops-${run}@jefferson.example`] }]);
+  await item.scrollIntoViewIfNeeded();
+  await shot(page, "notifications-admin-tenants-1280");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await item.scrollIntoViewIfNeeded();
+  await shot(page, "notifications-admin-tenants-390");
+  expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+});

@@ -1,0 +1,79 @@
+// A tenant's notification contacts: the addresses that get an e-mail and the
+// Slack-compatible webhook that gets a post when one of its endpoints fails
+// (lib/notify/ingest.ts). A global admin sets them for any tenant; a district's
+// manager (or its portal session) for its own only: another tenant is 404.
+import "server-only";
+import { ZContacts, type TContacts } from "./input";
+import type { PrismaClient } from "../db/prisma";
+import { AppError, notFound } from "../errors";
+import { writeAudit } from "../audit";
+import type { Principal } from "../auth/principal";
+import { canAs } from "../auth/permissions";
+import { isGlobalAdmin, scopeOf } from "../tenants/scope";
+import { validateTargetUrl } from "../net/target";
+
+export { ZContacts, type TContacts } from "./input";
+
+export type ContactsView = { tenant: string; emails: string[]; webhookUrl: string | null; updatedAt: string | null; updatedBy: string | null };
+
+/** 404 unless the principal may see the tenant (its own, or any for a global one) and it exists. */
+async function visibleTenant(prisma: PrismaClient, tenantId: string, principal: Principal): Promise<string> {
+  const scope = scopeOf(principal);
+  if (scope.tenantId !== null && scope.tenantId !== tenantId) throw notFound("Tenant", tenantId);
+  const t = await prisma.tenant.findUnique({ where: { id: tenantId }, select: { id: true } });
+  if (!t) throw notFound("Tenant", tenantId);
+  return t.id;
+}
+
+/** A webhook URL as a reader who may not change it sees it: its path is its secret (whoever knows it can post). */
+const maskedWebhook = (url: string) => `${new URL(url).origin}/…`;
+
+export async function getContacts(prisma: PrismaClient, tenantId: string, principal: Principal): Promise<ContactsView> {
+  const id = await visibleTenant(prisma, tenantId, principal);
+  const c = await prisma.tenantContact.findUnique({ where: { tenant: id } });
+  const mayChange = canAs(principal, "contacts.update") && (scopeOf(principal).tenantId !== null || isGlobalAdmin(principal));
+  return {
+    tenant: id,
+    emails: c?.emails ?? [],
+    webhookUrl: c?.webhookUrl ? (mayChange ? c.webhookUrl : maskedWebhook(c.webhookUrl)) : null,
+    updatedAt: c?.updatedAt.toISOString() ?? null,
+    updatedBy: c?.updatedBy ?? null,
+  };
+}
+
+/** The webhook URL checked like an endpoint's (scheme, credentials, the SSRF guard), with the field named webhookUrl. */
+async function checkWebhook(raw: string): Promise<URL> {
+  try {
+    return await validateTargetUrl(raw);
+  } catch (err) {
+    if (err instanceof AppError) {
+      const message = err.message.replace(/^url: /, "");
+      throw new AppError("validation_failed", `webhookUrl: ${message}`, [{ path: "body.webhookUrl", message }]);
+    }
+    throw err;
+  }
+}
+
+/** Replaces the tenant's contacts (all of them: what is not sent is removed), audited in the same transaction. */
+export async function setContacts(prisma: PrismaClient, tenantId: string, input: TContacts, principal: Principal): Promise<ContactsView> {
+  const scope = scopeOf(principal);
+  if (scope.tenantId === null && !isGlobalAdmin(principal))
+    throw new AppError("forbidden", "Only an admin may set another tenant's contacts; a district's manager sets its own.", { role: principal.role });
+  const id = await visibleTenant(prisma, tenantId, principal);
+  const v = ZContacts.parse(input);
+  const emails = [...new Set(v.emails.map((e) => e.toLowerCase()))];
+  const webhook = v.webhookUrl ? await checkWebhook(v.webhookUrl) : null;
+  const data = { emails, webhookUrl: webhook ? v.webhookUrl! : null, updatedBy: principal.actor, updatedAt: new Date() };
+  await prisma.$transaction(async (tx) => {
+    await tx.tenantContact.upsert({ where: { tenant: id }, create: { tenant: id, ...data }, update: data });
+    await writeAudit(tx, {
+      actor: principal.actor,
+      action: "tenant.contacts.update",
+      targetType: "tenant",
+      targetId: id,
+      details: { emails: emails.length, webhookHost: webhook?.host ?? null },
+      tenantId: id,
+    });
+  });
+  return getContacts(prisma, id, principal);
+}

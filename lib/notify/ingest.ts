@@ -1,0 +1,85 @@
+// From what happened to notices (worker/notifier.ts runs it): the operational
+// events of a subscription paused for failing, disabled by a 410, recovered
+// after a probe or past its dead-letter threshold, read after a stored cursor,
+// and signing secrets whose overlap ends within a day, each turned into one
+// notice per contact of the subscription's tenant. One worker at a time (an
+// advisory lock), in one transaction: the notices and the cursor move together.
+import "server-only";
+import type pg from "pg";
+import { publicUrl } from "../auth/host";
+import {
+  advanceCursor,
+  endingSecretOverlaps,
+  EVENT_KINDS,
+  noticeContext,
+  oldDeadLetters,
+  readNewOpsEvents,
+  recordNotice,
+  tryIngestLock,
+  type NoticeContext,
+  type NotifyKind,
+} from "../ledger/sql/notifications";
+import { composeNotice } from "./messages";
+
+/** Events turned into notices per round at most; the rest wait for the next round. */
+const EVENTS_PER_ROUND = 200;
+/** A secret's overlap ending this soon makes a notice. */
+const SECRET_WARNING_HOURS = 24;
+/** A dead letter waiting this long makes a notice: nobody redrove or resolved it within a working day. */
+const DEAD_LETTER_AGE_HOURS = 24;
+
+export type IngestResult = { events: number; due: number; folded: number };
+
+/** The subscription's page on the dashboard: HOOKLEDGER_PUBLIC_URL's origin when set, else localhost on the dashboard's port (`hookledger start` gives its workers PORT). */
+function subscriptionLink(subscriptionId: string): string {
+  const base = publicUrl()?.origin ?? `http://localhost:${process.env.PORT || 3000}`;
+  return `${base}/subscriptions/${encodeURIComponent(subscriptionId)}`;
+}
+
+async function noticesFor(db: pg.PoolClient, kind: NotifyKind, c: NoticeContext, data: Record<string, unknown>, source: string, out: IngestResult): Promise<void> {
+  const m = composeNotice(kind, c, data, subscriptionLink(c.subscriptionId));
+  const to: { channel: "email" | "webhook"; recipient: string }[] = c.emails.map((e) => ({ channel: "email", recipient: e }));
+  if (c.webhookUrl) to.push({ channel: "webhook", recipient: c.webhookUrl });
+  for (const r of to) {
+    const done = await recordNotice(db, { tenant: c.tenant, subscriptionId: c.subscriptionId, kind, ...r, ...m, source });
+    if (done === "due") out.due++;
+    else if (done === "folded") out.folded++;
+  }
+}
+
+/** One round; null when another worker holds the lock. */
+export async function ingestRound(pool: pg.Pool): Promise<IngestResult | null> {
+  const db = await pool.connect();
+  const out: IngestResult = { events: 0, due: 0, folded: 0 };
+  try {
+    await db.query("BEGIN");
+    if (!(await tryIngestLock(db))) {
+      await db.query("ROLLBACK");
+      return null;
+    }
+    const events = await readNewOpsEvents(db, EVENTS_PER_ROUND);
+    for (const e of events) {
+      const subscriptionId = typeof e.data?.subscriptionId === "string" ? e.data.subscriptionId : null;
+      const c = subscriptionId ? await noticeContext(db, subscriptionId) : null;
+      if (c) await noticesFor(db, EVENT_KINDS[e.type], c, e.data, e.id, out);
+      out.events++;
+    }
+    const last = events.at(-1);
+    if (last) await advanceCursor(db, { at: last.createdAt, eventId: last.id });
+    for (const s of await endingSecretOverlaps(db, SECRET_WARNING_HOURS)) {
+      const c = await noticeContext(db, s.subscriptionId);
+      if (c) await noticesFor(db, "secret_expiring", c, { expiresAt: s.expiresAt.toISOString() }, `secret:${s.secretId}`, out);
+    }
+    for (const d of await oldDeadLetters(db, DEAD_LETTER_AGE_HOURS)) {
+      const c = await noticeContext(db, d.subscriptionId);
+      if (c) await noticesFor(db, "dlq_old", c, { depth: d.depth, oldestAt: d.oldestAt.toISOString() }, d.source, out);
+    }
+    await db.query("COMMIT");
+    return out;
+  } catch (err) {
+    await db.query("ROLLBACK").catch(() => {});
+    throw err;
+  } finally {
+    db.release();
+  }
+}

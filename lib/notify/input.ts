@@ -1,0 +1,22 @@
+// The notification routes' inputs, importable by the OpenAPI document and the forms (no server code).
+import { z } from "zod";
+
+const MAX_CONTACT_EMAILS = 20;
+
+// One address: local@domain with a dot in the domain, no spaces or angle brackets (no "Name <a@b>" forms to misread).
+const EMAIL = /^[^\s@<>(),;:"]+@[^\s@<>(),;:"]+\.[^\s@<>(),;:"]+$/;
+
+/** PUT /api/v1/tenants/:id/contacts: every contact (what is not sent is removed). */
+export const ZContacts = z.strictObject({
+  emails: z
+    .array(z.string().trim().max(254).regex(EMAIL, "not an e-mail address such as it@district.example"))
+    .max(MAX_CONTACT_EMAILS, `at most ${MAX_CONTACT_EMAILS} addresses`),
+  webhookUrl: z.string().trim().max(2000).nullish(),
+});
+export type TContacts = z.infer<typeof ZContacts>;
+
+/** GET /api/v1/notifications. */
+export const ZNotificationsQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  before: z.iso.datetime({ offset: true }).optional(),
+});

@@ -1,0 +1,331 @@
+// Notifications to a district: its contacts set through the API (validated,
+// scoped, audited), and the notices the worker makes when its endpoint fails,
+// is disabled or recovers, or a signing secret's overlap is ending, received
+// by a real local SMTP server (smtp-server) and a real local webhook receiver.
+// The subscription is paused, disabled and resumed by a real in-process worker
+// against a real receiver; the notifier is ticked by hand.
+import type { AddressInfo } from "node:net";
+import { SMTPServer } from "smtp-server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDb } from "../helpers/db";
+import { call, tokenFor } from "../helpers/api";
+import { createSub, seedEvents, startReceiver, waitFor, worker, type Receiver } from "../helpers/worker-helpers";
+import { createApiToken } from "../../lib/auth/tokens";
+import { startNotifier, type Notifier } from "../../worker/notifier";
+import { listNotifications } from "../../lib/ledger/sql/notifications";
+import type { DeliveryWorker } from "../../worker/worker";
+import * as contactsRoute from "../../app/api/v1/tenants/[id]/contacts/route";
+import * as notificationsRoute from "../../app/api/v1/notifications/route";
+
+type Mail = { to: string[]; subject: string; text: string };
+
+let db: TestDb;
+let smtp: SMTPServer;
+let smtpPort: number;
+const mails: Mail[] = [];
+let hook: Receiver;
+let endpoint: Receiver;
+let status = 503;
+let w: DeliveryWorker;
+let notifier: Notifier;
+let admin: string;
+
+/** A MIME message's subject and plain text, quoted-printable decoded. */
+function parseMail(raw: string): { subject: string; text: string } {
+  const [head, ...rest] = raw.split("\r\n\r\n");
+  const unfolded = head.replace(/\r\n(?=[ \t])/g, "");
+  const subject = /^Subject: (.*)$/m.exec(unfolded)?.[1] ?? "";
+  const body = rest.join("\r\n\r\n");
+  const qp = /Content-Transfer-Encoding: quoted-printable/i.test(head);
+  const text = qp
+    ? Buffer.from(
+        body.replace(/=\r\n/g, "").replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))),
+        "latin1",
+      ).toString("utf8")
+    : body;
+  return { subject: decodeWords(subject), text };
+}
+
+function decodeWords(s: string): string {
+  return s.replace(/=\?UTF-8\?Q\?([^?]*)\?=\s?/gi, (_, q: string) =>
+    Buffer.from(
+      q.replace(/_/g, " ").replace(/=([0-9A-F]{2})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16))),
+      "latin1",
+    ).toString("utf8"),
+  );
+}
+
+const mailsTo = (addr: string) => mails.filter((m) => m.to.includes(addr));
+const rows = async (where = "true") =>
+  (
+    await db.pool.query(
+      `SELECT kind, channel, recipient, status, attempts, last_error, digest_count, digest_of, subject FROM notifications WHERE ${where} ORDER BY created_at, id`,
+    )
+  ).rows;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ["STARTTLS"],
+    logger: false,
+    onData(stream, session, cb) {
+      let raw = "";
+      stream.on("data", (c: Buffer) => (raw += c.toString("latin1")));
+      stream.on("end", () => {
+        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), ...parseMail(Buffer.from(raw, "latin1").toString("latin1")) });
+        cb();
+      });
+    },
+  });
+  await new Promise<void>((r) => smtp.listen(0, "127.0.0.1", () => r()));
+  smtpPort = (smtp.server.address() as AddressInfo).port;
+  hook = await startReceiver((_q, res) => {
+    res.statusCode = 200;
+    res.end("ok");
+  });
+  endpoint = await startReceiver((req, res) => {
+    res.statusCode = req.url === "/gone" ? 410 : status;
+    res.end(res.statusCode === 503 ? "maintenance" : "");
+  });
+  await db.pool.query("INSERT INTO tenants (id, name) VALUES ('lincoln', 'Lincoln USD'), ('jefferson', 'Jefferson County')");
+  // One dead letter is over the threshold: the 410 below crosses it.
+  await db.pool.query("UPDATE ops_settings SET dlq_threshold = 1");
+  admin = await tokenFor(db.prisma, "admin");
+  const fast = { ladderSeconds: [1, 1, 1, 1, 1, 1, 1, 1], maxAttempts: 50 };
+  await createSub(db.pool, { id: "sub_lin", url: endpoint.url, retryPolicy: fast, maxConcurrency: 1 });
+  await createSub(db.pool, { id: "sub_gone", url: endpoint.url.replace("/hooks", "/gone"), retryPolicy: fast, maxConcurrency: 1 });
+  await db.pool.query(
+    "UPDATE subscriptions SET tenant = 'lincoln', name = 'Lincoln SIS', failure_window_seconds = 2, failure_min_attempts = 3, probe_interval_seconds = 1 WHERE id IN ('sub_lin', 'sub_gone')",
+  );
+  notifier = startNotifier({
+    pool: db.pool,
+    intervalMs: 3_600_000,
+    mail: { url: `smtp://127.0.0.1:${smtpPort}`, from: "hookledger <notify@hookledger.test>" },
+    allowPrivateTargets: true,
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await w?.stop();
+  await notifier?.stop();
+  await hook?.close();
+  await endpoint?.close();
+  await new Promise<void>((r) => (smtp ? smtp.close(() => r()) : r()));
+  await db?.close();
+});
+
+describe("contacts", () => {
+  const put = (token: string, tenant: string, body: unknown) =>
+    call(contactsRoute.PUT, { method: "PUT", path: `/api/v1/tenants/${tenant}/contacts`, token, params: { id: tenant }, body });
+
+  it("refuses a malformed address with the field and its index, and saves nothing", async () => {
+    const r = await put(admin, "lincoln", { emails: ["it@lincoln.example", "not an address"] });
+    expect(r.status).toBe(400);
+    expect(r.json.error.details).toEqual([expect.objectContaining({ path: "body.emails.1" })]);
+    expect((await db.pool.query("SELECT count(*)::int AS n FROM tenant_contacts")).rows[0].n).toBe(0);
+  });
+
+  it("refuses a private webhook URL unless private targets are allowed, and saves nothing", async () => {
+    const before = process.env.HOOKLEDGER_ALLOW_PRIVATE_TARGETS;
+    delete process.env.HOOKLEDGER_ALLOW_PRIVATE_TARGETS;
+    try {
+      const r = await put(admin, "lincoln", { emails: ["it@lincoln.example"], webhookUrl: "https://127.0.0.1/hook" });
+      expect(r.status).toBe(400);
+      expect(r.json.error.details).toEqual([expect.objectContaining({ path: "body.webhookUrl" })]);
+      expect(r.json.error.message).toMatch(/^webhookUrl: .*loopback/);
+    } finally {
+      if (before === undefined) delete process.env.HOOKLEDGER_ALLOW_PRIVATE_TARGETS;
+      else process.env.HOOKLEDGER_ALLOW_PRIVATE_TARGETS = before;
+    }
+    expect((await db.pool.query("SELECT count(*)::int AS n FROM tenant_contacts")).rows[0].n).toBe(0);
+  });
+
+  it("lets a district's manager set its own tenant's, answers 404 for another tenant's, 403 for a global non-admin", async () => {
+    const jeffManager = (await createApiToken(db.prisma, { role: "manager", tenantId: "jefferson" })).token;
+    const linManager = (await createApiToken(db.prisma, { role: "manager", tenantId: "lincoln" })).token;
+    const globalManager = await tokenFor(db.prisma, "manager");
+    const body = { emails: ["it@lincoln.example", "Ops@Lincoln.example"], webhookUrl: hook.url };
+    expect((await put(jeffManager, "lincoln", body)).status).toBe(404);
+    expect((await call(contactsRoute.GET, { token: jeffManager, params: { id: "lincoln" } })).status).toBe(404);
+    expect((await put(globalManager, "lincoln", body)).status).toBe(403);
+    expect((await db.pool.query("SELECT count(*)::int AS n FROM tenant_contacts")).rows[0].n).toBe(0);
+
+    process.env.HOOKLEDGER_ALLOW_PRIVATE_TARGETS = "1";
+    const r = await put(linManager, "lincoln", body);
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ tenant: "lincoln", emails: ["it@lincoln.example", "ops@lincoln.example"], webhookUrl: hook.url });
+    const got = await call(contactsRoute.GET, { token: linManager, params: { id: "lincoln" } });
+    expect(got.json.emails).toEqual(["it@lincoln.example", "ops@lincoln.example"]);
+    const audit = await db.pool.query("SELECT actor, details, tenant_id FROM audit_entries WHERE action = 'tenant.contacts.update'");
+    expect(audit.rows).toEqual([{ actor: expect.stringMatching(/^token:/), details: { emails: 2, webhookHost: new URL(hook.url).host }, tenant_id: "lincoln" }]);
+  });
+});
+
+describe("notices", () => {
+  it("a subscription paused for failing: one e-mail to each contact with the last answer and the link, and one webhook post", async () => {
+    w = worker(db.url);
+    await seedEvents(db.pool, "evt_lin_a_", 3, ["sub_lin"], "lincoln");
+    await waitFor(async () => (await db.pool.query("SELECT state FROM subscriptions WHERE id = 'sub_lin'")).rows[0].state === "paused", 30_000, "the pause");
+    await notifier.tick();
+    await waitFor(async () => mails.length >= 2 && hook.received.length >= 1, 10_000, "two e-mails and a webhook post");
+    for (const to of ["it@lincoln.example", "ops@lincoln.example"]) {
+      const [m] = mailsTo(to);
+      expect(m.subject).toMatch(/^Lincoln USD: your endpoint http:\/\/127\.0\.0\.1:\d+\/hooks is paused after failing since \d\d:\d\d UTC$/);
+      expect(m.text).toContain("answered HTTP 503 “maintenance”");
+      expect(m.text).toContain("/subscriptions/sub_lin");
+      expect(m.text).toMatch(/Deliveries are held, not dropped: nothing is lost/);
+    }
+    expect(mails).toHaveLength(2);
+    expect(hook.received).toHaveLength(1);
+    const text = JSON.parse(hook.received[0].body.toString()).text as string;
+    expect(text).toMatch(/is paused after failing/);
+    expect(await rows()).toEqual([
+      expect.objectContaining({ kind: "paused", channel: "email", status: "sent", attempts: 1 }),
+      expect.objectContaining({ kind: "paused", channel: "email", status: "sent", attempts: 1 }),
+      expect.objectContaining({ kind: "paused", channel: "webhook", recipient: hook.url, status: "sent" }),
+    ]);
+    // Read again (the events behind the cursor are re-read for late commits): no second notice.
+    await notifier.tick();
+    expect(mails).toHaveLength(2);
+  });
+
+  it("resumed after a probe: a recovered notice", async () => {
+    status = 200;
+    await waitFor(async () => (await db.pool.query("SELECT state FROM subscriptions WHERE id = 'sub_lin'")).rows[0].state === "active", 15_000, "the resume");
+    await notifier.tick();
+    await waitFor(async () => mails.length >= 4, 10_000, "the recovered e-mails");
+    expect(mailsTo("it@lincoln.example").at(-1)!.subject).toMatch(/is back: deliveries resumed$/);
+    expect((await rows("kind = 'recovered'")).map((r) => r.status)).toEqual(["sent", "sent", "sent"]);
+  });
+
+  it("a second pause within the hour is folded into a digest, sent as 'and N more' when the hour ends", async () => {
+    status = 503;
+    await seedEvents(db.pool, "evt_lin_b_", 3, ["sub_lin"], "lincoln");
+    await waitFor(async () => (await db.pool.query("SELECT state FROM subscriptions WHERE id = 'sub_lin'")).rows[0].state === "paused", 30_000, "the second pause");
+    const mailsBefore = mails.length;
+    await notifier.tick();
+    expect(mails.length).toBe(mailsBefore);
+    const paused = await rows("kind = 'paused'");
+    expect(paused.filter((r) => r.status === "suppressed")).toHaveLength(3);
+    const digests = paused.filter((r) => r.digest_count > 0);
+    expect(digests).toHaveLength(3);
+    expect(digests.every((d) => d.status === "pending" && d.digest_count === 1)).toBe(true);
+    const due = await db.pool.query(
+      "SELECT extract(epoch FROM next_attempt_at - (SELECT created_at FROM notifications f WHERE f.id = n.digest_of))::int AS after FROM notifications n WHERE digest_count > 0",
+    );
+    expect(due.rows.map((r) => r.after)).toEqual([3600, 3600, 3600]);
+    // The hour ends.
+    await db.pool.query("UPDATE notifications SET next_attempt_at = now() WHERE digest_count > 0");
+    await notifier.tick();
+    await waitFor(async () => mails.length >= mailsBefore + 2, 10_000, "the digest e-mails");
+    expect(mailsTo("it@lincoln.example").at(-1)!.subject).toMatch(/is paused after failing since .* \(and 1 more in the last hour\)$/);
+  });
+
+  it("disabled by a 410: a disabled notice", async () => {
+    await seedEvents(db.pool, "evt_gone_", 1, ["sub_gone"], "lincoln");
+    await waitFor(async () => (await db.pool.query("SELECT state FROM subscriptions WHERE id = 'sub_gone'")).rows[0].state === "disabled", 15_000, "the 410");
+    await notifier.tick();
+    await waitFor(async () => mailsTo("it@lincoln.example").some((m) => /disabled: it answered 410 Gone$/.test(m.subject)), 10_000, "the disabled e-mail");
+    expect((await rows("kind = 'disabled'")).map((r) => r.status)).toEqual(["sent", "sent", "sent"]);
+    // Its dead letter crossed the threshold (1 here): hookledger.dlq.threshold_exceeded made a notice too.
+    const m = mailsTo("it@lincoln.example").find((x) => /: 1 dead letter for /.test(x.subject));
+    expect(m?.text).toMatch(/^1 delivery to .* is a dead letter \(the alert threshold is 1\)/m);
+    expect((await rows("kind = 'dlq_threshold'")).map((r) => r.status)).toEqual(["sent", "sent", "sent"]);
+  });
+
+  it("dead letters waiting over a day (the sampler's oldest): one notice per oldest dead letter", async () => {
+    await db.pool.query("INSERT INTO dlq_samples (sampled_at, depth, oldest_at) VALUES (now(), 4, now() - interval '30 hours')");
+    await db.pool.query(
+      `INSERT INTO dlq_sample_groups (sampled_at, subscription_id, reason, depth, oldest_at)
+       SELECT sampled_at, 'sub_gone', 'gone', 4, now() - interval '30 hours' FROM dlq_samples`,
+    );
+    await notifier.tick();
+    await waitFor(
+      async () => mailsTo("it@lincoln.example").some((m) => /: dead letters for .* have waited since /.test(m.subject)),
+      10_000,
+      "the old dead letters e-mail",
+    );
+    expect(mailsTo("ops@lincoln.example").find((m) => /have waited since/.test(m.subject))!.text).toMatch(/^4 deliveries to .* are dead letters/m);
+    await notifier.tick();
+    expect(await rows("kind = 'dlq_old'")).toHaveLength(3);
+  });
+
+  it("a signing secret's overlap ending within 24 h: one notice, once", async () => {
+    await db.pool.query(
+      "INSERT INTO subscription_secrets (id, subscription_id, secret, expires_at) VALUES ('sec_old_gone', 'sub_gone', 'x', now() + interval '3 hours')",
+    );
+    await notifier.tick();
+    await waitFor(async () => mailsTo("ops@lincoln.example").some((m) => /the previous signing secret stops working at/.test(m.subject)), 10_000, "the secret e-mail");
+    await notifier.tick();
+    expect(await rows("kind = 'secret_expiring'")).toHaveLength(3);
+  });
+
+  it("SMTP down: e-mail retried, then recorded failed with the reason; the webhook is unaffected. No SMTP: failed at once, saying so", async () => {
+    await w.stop();
+    const down = startNotifier({
+      pool: db.pool,
+      intervalMs: 3_600_000,
+      mail: { url: "smtp://127.0.0.1:9", from: "x@y.test" },
+      retryDelaysMs: [1, 1],
+      allowPrivateTargets: true,
+    });
+    const none = startNotifier({ pool: db.pool, intervalMs: 3_600_000, mail: null, allowPrivateTargets: true });
+    try {
+      const hooksBefore = hook.received.length;
+      await db.pool.query(
+        "INSERT INTO subscription_secrets (id, subscription_id, secret, expires_at) VALUES ('sec_old_lin', 'sub_lin', 'x', now() + interval '3 hours')",
+      );
+      for (let i = 0; i < 3; i++) {
+        await down.tick();
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const r = await rows("source = 'secret:sec_old_lin'");
+      expect(r.filter((x) => x.channel === "email")).toEqual([
+        expect.objectContaining({ status: "failed", attempts: 3, last_error: expect.stringMatching(/ECONNREFUSED|connect/i) }),
+        expect.objectContaining({ status: "failed", attempts: 3 }),
+      ]);
+      expect(r.filter((x) => x.channel === "webhook")).toEqual([expect.objectContaining({ status: "sent", attempts: 1 })]);
+      expect(hook.received.length).toBe(hooksBefore + 1);
+
+      // Another subscription: a second notice of the kind about sub_lin within the hour would be folded into its digest.
+      await createSub(db.pool, { id: "sub_lin2", url: endpoint.url, state: "paused" });
+      await db.pool.query("UPDATE subscriptions SET tenant = 'lincoln' WHERE id = 'sub_lin2'");
+      await db.pool.query(
+        "INSERT INTO subscription_secrets (id, subscription_id, secret, expires_at) VALUES ('sec_old_lin2', 'sub_lin2', 'x', now() + interval '5 hours')",
+      );
+      await none.tick();
+      const n = await rows("source = 'secret:sec_old_lin2' AND channel = 'email'");
+      expect(n).toEqual([
+        expect.objectContaining({ status: "failed", attempts: 1, last_error: "no SMTP configured (HOOKLEDGER_SMTP_URL is not set)" }),
+        expect.objectContaining({ status: "failed", attempts: 1 }),
+      ]);
+    } finally {
+      await down.stop();
+      await none.stop();
+    }
+  });
+
+  it("GET /api/v1/notifications lists a tenant's own notices only", async () => {
+    const jeff = (await createApiToken(db.prisma, { role: "support", tenantId: "jefferson" })).token;
+    const lin = (await createApiToken(db.prisma, { role: "support", tenantId: "lincoln" })).token;
+    expect((await call(notificationsRoute.GET, { token: jeff, path: "/api/v1/notifications" })).json.items).toEqual([]);
+    const r = await call(notificationsRoute.GET, { token: lin, path: "/api/v1/notifications?limit=5" });
+    expect(r.status).toBe(200);
+    expect(r.json.items).toHaveLength(5);
+    expect(r.json.items[0]).toMatchObject({ tenant: "lincoln", channel: expect.any(String), status: expect.any(String) });
+    expect(r.json.nextBefore).toBe(r.json.items[4].createdAt);
+  });
+
+  it("a one-subscription scope (a portal link for one endpoint) lists that subscription's notices only", async () => {
+    const all = await listNotifications(db.pool, { tenantId: "lincoln" }, { limit: 500 });
+    const subs = [...new Set(all.map((n) => n.subscriptionId))];
+    expect(subs.length).toBeGreaterThan(1);
+    const one = subs.find((s) => s !== null)!;
+    const mine = await listNotifications(db.pool, { tenantId: "lincoln", subscriptionId: one }, { limit: 500 });
+    expect(mine.length).toBeGreaterThan(0);
+    expect(mine.every((n) => n.subscriptionId === one)).toBe(true);
+    expect(mine).toHaveLength(all.filter((n) => n.subscriptionId === one).length);
+    expect(await listNotifications(db.pool, { tenantId: "jefferson", subscriptionId: one }, { limit: 500 })).toEqual([]);
+  });
+});
