@@ -34,7 +34,17 @@ export default defineConfig({
     url: `http://localhost:${PORT}/api/health?scope=db`,
     timeout: 180_000,
     reuseExistingServer: false,
-    env: { HOOKLEDGER_DATA_DIR: E2E_DATA_DIR, HOOKLEDGER_ALLOW_PRIVATE_TARGETS: "1", LOG_LEVEL: "warn", DATABASE_URL: "" },
+    env: {
+      HOOKLEDGER_DATA_DIR: E2E_DATA_DIR,
+      HOOKLEDGER_ALLOW_PRIVATE_TARGETS: "1",
+      LOG_LEVEL: "warn",
+      DATABASE_URL: "",
+      // e2e/portal.spec.ts frames the district portal in a page it serves on this port.
+      HOOKLEDGER_PORTAL_FRAME_ANCESTORS: "http://localhost:3199",
+      // e2e/notifications.spec.ts receives the notification e-mail on a local SMTP server it starts on this port.
+      HOOKLEDGER_SMTP_URL: "smtp://127.0.0.1:2526",
+      HOOKLEDGER_NOTIFY_FROM: "hookledger <notify@hookledger.test>",
+    },
     stdout: "pipe",
     stderr: "pipe",
     // SIGTERM, so `hookledger start` stops its workers and then its database. Playwright's default is SIGKILL to the

@@ -279,6 +279,8 @@ const CASES: Record<string, () => { url: string; expect: Expect }[]> = {
   "/redrives/[id]": () => [{ url: `/redrives/${ids.jBatch}`, expect: "not-found" }],
   // The system-wide alert conditions are not a district's page.
   "/alerts": () => [{ url: "/alerts", expect: "forbidden" }],
+  // The event catalog is global; the subscriptions named under each type are Lincoln's own.
+  "/catalog": () => [{ url: "/catalog", expect: "page" }],
   "/audit": () => [
     { url: "/audit", expect: "page" },
     { url: `/audit?targetId=${J.sub}`, expect: "page" },

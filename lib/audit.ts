@@ -9,7 +9,19 @@ import type { Tx } from "./db/prisma";
 import { RESOLUTIONS } from "./ledger/states";
 
 /** audit_entries.target_type values. */
-export const AUDIT_TARGET_TYPES = ["delivery", "subscription", "redrive_batch", "user", "api_token", "dlq", "erasure", "retention", "tenant"] as const;
+export const AUDIT_TARGET_TYPES = [
+  "delivery",
+  "subscription",
+  "redrive_batch",
+  "user",
+  "api_token",
+  "dlq",
+  "erasure",
+  "retention",
+  "tenant",
+  "event_type",
+  "portal_session",
+] as const;
 export type AuditTargetType = (typeof AUDIT_TARGET_TYPES)[number];
 
 const nullableString = z.string().nullable();
@@ -198,10 +210,24 @@ export const AUDIT_ACTIONS = {
   "user.password_change": { target: "user", details: userDetails },
   "token.create": { target: "api_token", details: tokenDetails },
   "token.revoke": { target: "api_token", details: tokenDetails },
+  /** A portal link minted for a district (the token itself is never recorded) and its revocation. */
+  "portal.session.create": {
+    target: "portal_session",
+    details: z.strictObject({ tenant: z.string(), subscriptionId: nullableString, readOnly: z.boolean(), expiresAt: z.string() }),
+  },
+  "portal.session.revoke": { target: "portal_session", details: z.strictObject({ tenant: z.string(), subscriptionId: nullableString }) },
   /** A tenant (district) registered by a global admin (target id: the tenant's id). */
   "tenant.create": { target: "tenant", details: z.strictObject({ name: z.string() }) },
   /** A tenant given its name in place of the placeholder the database registered it under (its id): the demo's districts. */
   "tenant.rename": { target: "tenant", details: z.strictObject({ from: z.string(), to: z.string() }) },
+  /** A tenant's notification contacts replaced: how many addresses and the webhook's host, never the addresses themselves. */
+  "tenant.contacts.update": { target: "tenant", details: z.strictObject({ emails: z.number().int(), webhookHost: nullableString }) },
+  /** The event catalog (lib/catalog; target id: the type). `changed`: the fields an update set. Never a payload. */
+  "event_type.create": { target: "event_type", details: z.strictObject({ description: z.string(), hasSchema: z.boolean() }) },
+  "event_type.update": { target: "event_type", details: z.strictObject({ changed: z.array(z.string()), hasSchema: z.boolean() }) },
+  "event_type.delete": { target: "event_type", details: z.strictObject({ hadSchema: z.boolean() }) },
+  /** A delete of a type that has events: kept, marked deprecated (it still publishes). */
+  "event_type.deprecate": { target: "event_type", details: z.strictObject({ hasEvents: z.boolean() }) },
 } as const satisfies Record<string, { target: AuditTargetType; details: z.ZodType }>;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

@@ -19,7 +19,7 @@ CREATE TABLE api_tokens (
   last_used_at timestamp with time zone,
   revoked_at timestamp with time zone,
   tenant_id text,
-  CONSTRAINT api_tokens_role_check CHECK ((role = ANY (ARRAY['producer'::text, 'support'::text, 'manager'::text, 'engineer'::text, 'admin'::text]))),
+  CONSTRAINT api_tokens_role_check CHECK ((role = ANY (ARRAY['producer'::text, 'support'::text, 'manager'::text, 'engineer'::text, 'admin'::text, 'portal'::text]))),
   CONSTRAINT api_tokens_tenant_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id),
   CONSTRAINT api_tokens_pkey PRIMARY KEY (id),
   CONSTRAINT api_tokens_token_hash_key UNIQUE (token_hash)
@@ -213,6 +213,20 @@ CREATE TABLE event_keys (
 );
 CREATE INDEX event_keys_created ON public.event_keys USING btree (created_at);
 
+CREATE TABLE event_types (
+  type text NOT NULL,
+  description text NOT NULL,
+  schema jsonb,
+  example jsonb,
+  summary_fields text[] DEFAULT '{}'::text[] NOT NULL,
+  deprecated boolean DEFAULT false NOT NULL,
+  created_at timestamp with time zone DEFAULT now() NOT NULL,
+  updated_at timestamp with time zone DEFAULT now() NOT NULL,
+  created_by text NOT NULL,
+  updated_by text NOT NULL,
+  CONSTRAINT event_types_pkey PRIMARY KEY (type)
+);
+
 CREATE TABLE events (
   id text NOT NULL,
   type text NOT NULL,
@@ -235,6 +249,43 @@ CREATE INDEX events_type_created ON ONLY public.events USING btree (type, create
 
 CREATE TABLE events_default PARTITION OF events DEFAULT;
 
+CREATE TABLE notifications (
+  id text NOT NULL,
+  tenant text NOT NULL,
+  subscription_id text,
+  kind text NOT NULL,
+  channel text NOT NULL,
+  recipient text NOT NULL,
+  subject text NOT NULL,
+  body text NOT NULL,
+  source text NOT NULL,
+  created_at timestamp with time zone DEFAULT now() NOT NULL,
+  status text DEFAULT 'pending'::text NOT NULL,
+  attempts integer DEFAULT 0 NOT NULL,
+  next_attempt_at timestamp with time zone,
+  last_error text,
+  sent_at timestamp with time zone,
+  digest_of text,
+  digest_count integer DEFAULT 0 NOT NULL,
+  CONSTRAINT notifications_channel_check CHECK ((channel = ANY (ARRAY['email'::text, 'webhook'::text]))),
+  CONSTRAINT notifications_kind_check CHECK ((kind = ANY (ARRAY['paused'::text, 'disabled'::text, 'recovered'::text, 'dlq_threshold'::text, 'dlq_old'::text, 'secret_expiring'::text]))),
+  CONSTRAINT notifications_pending_due CHECK (((status <> 'pending'::text) OR (next_attempt_at IS NOT NULL))),
+  CONSTRAINT notifications_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'sent'::text, 'failed'::text, 'suppressed'::text]))),
+  CONSTRAINT notifications_pkey PRIMARY KEY (id)
+);
+CREATE INDEX notifications_due ON public.notifications USING btree (next_attempt_at) WHERE (status = 'pending'::text);
+CREATE INDEX notifications_recent ON public.notifications USING btree (subscription_id, kind, channel, recipient, created_at DESC);
+CREATE UNIQUE INDEX notifications_source ON public.notifications USING btree (source, channel, recipient) WHERE (digest_count = 0);
+CREATE INDEX notifications_tenant_created ON public.notifications USING btree (tenant, created_at DESC);
+
+CREATE TABLE notify_cursor (
+  id boolean DEFAULT true NOT NULL,
+  at timestamp with time zone NOT NULL,
+  event_id text NOT NULL,
+  CONSTRAINT notify_cursor_id_check CHECK (id),
+  CONSTRAINT notify_cursor_pkey PRIMARY KEY (id)
+);
+
 CREATE TABLE ops_settings (
   id boolean DEFAULT true NOT NULL,
   dlq_threshold integer DEFAULT 100 NOT NULL,
@@ -254,6 +305,26 @@ CREATE TABLE partition_freezes (
   CONSTRAINT partition_freezes_pkey PRIMARY KEY (gen),
   CONSTRAINT partition_freezes_partition_key UNIQUE (partition)
 );
+
+CREATE TABLE portal_sessions (
+  id text NOT NULL,
+  tenant text NOT NULL,
+  subscription_id text,
+  read_only boolean DEFAULT false NOT NULL,
+  token_hash text NOT NULL,
+  created_by text NOT NULL,
+  created_at timestamp with time zone DEFAULT now() NOT NULL,
+  expires_at timestamp with time zone NOT NULL,
+  used_at timestamp with time zone,
+  revoked_at timestamp with time zone,
+  revoked_by text,
+  CONSTRAINT portal_sessions_expiry CHECK ((expires_at > created_at)),
+  CONSTRAINT portal_sessions_subscription_id_fkey FOREIGN KEY (subscription_id) REFERENCES subscriptions(id) ON DELETE CASCADE,
+  CONSTRAINT portal_sessions_tenant_fkey FOREIGN KEY (tenant) REFERENCES tenants(id) ON DELETE CASCADE,
+  CONSTRAINT portal_sessions_pkey PRIMARY KEY (id),
+  CONSTRAINT portal_sessions_token_hash_key UNIQUE (token_hash)
+);
+CREATE INDEX portal_sessions_tenant ON public.portal_sessions USING btree (tenant, created_at DESC);
 
 CREATE TABLE redrive_batch_items (
   batch_id text NOT NULL,
@@ -409,6 +480,17 @@ CREATE INDEX subscriptions_by_tenant ON public.subscriptions USING btree (COALES
 CREATE INDEX subscriptions_event_types ON public.subscriptions USING gin (event_types);
 CREATE INDEX subscriptions_next_probe ON public.subscriptions USING btree (next_probe_at) WHERE (next_probe_at IS NOT NULL);
 CREATE INDEX subscriptions_tenant ON public.subscriptions USING btree (tenant);
+
+CREATE TABLE tenant_contacts (
+  tenant text NOT NULL,
+  emails text[] DEFAULT '{}'::text[] NOT NULL,
+  webhook_url text,
+  updated_at timestamp with time zone DEFAULT now() NOT NULL,
+  updated_by text NOT NULL,
+  CONSTRAINT tenant_contacts_emails_max CHECK ((cardinality(emails) <= 20)),
+  CONSTRAINT tenant_contacts_tenant_fkey FOREIGN KEY (tenant) REFERENCES tenants(id) ON DELETE CASCADE,
+  CONSTRAINT tenant_contacts_pkey PRIMARY KEY (tenant)
+);
 
 CREATE TABLE tenants (
   id text NOT NULL,

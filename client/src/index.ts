@@ -77,6 +77,16 @@ export type DlqHistoryQuery = QueryOf<operations["getDlqHistory"]>;
 export type CreateRedriveInput = BodyOf<operations["postRedrives"]>;
 export type ListRedrivesQuery = QueryOf<operations["getRedrives"]>;
 export type CreateTenantInput = BodyOf<operations["postTenants"]>;
+/** A catalogued event type: description, JSON Schema, example, summary fields, and the subscriptions taking it. */
+export type EventType = Answer<"getEventTypesType">;
+export type CreateEventTypeInput = BodyOf<operations["postEventTypes"]>;
+export type UpdateEventTypeInput = BodyOf<operations["putEventTypesType"]>;
+export type TenantContacts = Answer<"getTenantsIdContacts">;
+export type SetContactsInput = BodyOf<operations["putTenantsIdContacts"]>;
+export type ListNotificationsQuery = QueryOf<operations["getNotifications"]>;
+export type Notification = Answer<"getNotifications">["items"][number];
+export type CreatePortalSessionInput = BodyOf<operations["postPortalSessions"]>;
+export type PortalSession = Answer<"postPortalSessions", 201>;
 export type RetentionOverrideInput = BodyOf<operations["putRetention"]>;
 export type RunRetentionInput = BodyOf<operations["postRetentionRun"]>;
 export type ErasureInput = BodyOf<operations["postErasures"]>;
@@ -306,6 +316,38 @@ export class HookledgerClient {
     list: (): Promise<Answer<"getTenants">> => this.op("get", "/api/v1/tenants"),
     /** Registers a district (global admins): subscriptions, users and tokens can then name it. */
     create: (input: CreateTenantInput): Promise<Answer<"postTenants">> => this.op("post", "/api/v1/tenants", { body: input }),
+    /** Whom the district's notifications go to (its e-mail addresses and Slack-compatible webhook). */
+    getContacts: (tenant: string): Promise<TenantContacts> => this.op("get", "/api/v1/tenants/{id}/contacts", { path: { id: tenant } }),
+    /** Replaces them: at most 20 addresses; the webhook is checked like an endpoint URL (a private address is a 400). */
+    setContacts: (tenant: string, input: SetContactsInput): Promise<TenantContacts> =>
+      this.op("put", "/api/v1/tenants/{id}/contacts", { path: { id: tenant }, body: input }),
+  };
+
+  readonly notifications = {
+    /** The notices sent to districts (or not, and why), newest first; `before` (a createdAt) pages back. */
+    list: (query: ListNotificationsQuery = {}): Promise<Answer<"getNotifications">> => this.op("get", "/api/v1/notifications", { query }),
+  };
+
+  readonly portal = {
+    /**
+     * A district portal link (admins and `portal` tokens): `url` opens once and signs that browser in as the district
+     * until `expiresAt`. Redirect the district to it or put it in an iframe; it is shown once, so do not log it.
+     */
+    createSession: (input: CreatePortalSessionInput): Promise<PortalSession> => this.op("post", "/api/v1/portal/sessions", { body: input }),
+    /** Revokes a link, and ends the browser session opened from it. */
+    revokeSession: (id: string): Promise<Answer<"deletePortalSessionsId">> => this.op("delete", "/api/v1/portal/sessions/{id}", { path: { id } }),
+  };
+
+  readonly eventTypes = {
+    /** The event catalog: every type, each with the subscriptions (your tenant's, for a scoped token) that take it. */
+    list: (): Promise<Answer<"getEventTypes">> => this.op("get", "/api/v1/event-types"),
+    get: (type: string): Promise<EventType> => this.op("get", "/api/v1/event-types/{type}", { path: { type } }),
+    /** Catalogues a type (engineers and admins); a schema that does not compile, or an example that fails it, is a 400. */
+    create: (input: CreateEventTypeInput): Promise<Answer<"postEventTypes">> => this.op("post", "/api/v1/event-types", { body: input }),
+    /** Sets the fields given; `schema: null` removes the schema. */
+    update: (type: string, input: UpdateEventTypeInput): Promise<EventType> => this.op("put", "/api/v1/event-types/{type}", { path: { type }, body: input }),
+    /** Deletes the type, or, when events of it exist, marks it deprecated: `deleted` and `deprecated` say which. */
+    delete: (type: string): Promise<Answer<"deleteEventTypesType">> => this.op("delete", "/api/v1/event-types/{type}", { path: { type } }),
   };
 
   readonly retention = {

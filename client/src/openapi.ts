@@ -385,6 +385,112 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tenants/{id}/contacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whom the tenant's notifications go to: {emails, webhookUrl}. A principal confined to another tenant gets 404. */
+        get: operations["getTenantsIdContacts"];
+        /** Replace the tenant's notification contacts: {emails: [at most 20 addresses], webhookUrl?} (a Slack-compatible incoming webhook, checked like an endpoint URL: a private address is a 400). A malformed address is a 400 naming body.emails.<index>; nothing is saved. A global admin for any tenant; a district's manager for its own (another tenant: 404). */
+        put: operations["putTenantsIdContacts"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The notifications sent to districts (endpoint paused, disabled, recovered; dead letters over the threshold or waiting over a day; a signing secret's overlap ending), newest first: to whom, what, when, and sent or why not. A principal confined to a tenant sees its own. ?limit= (1–500, default 100) &before=<createdAt> for the next page. */
+        get: operations["getNotifications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/portal/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mint a district portal link: {tenant, subscriptionId?, readOnly?, expiresInSeconds? (default 3600, at most 86400)}. Opening url once signs that browser in as the district (its manager's rights, a support agent's when readOnly; one subscription only when subscriptionId is given) until expiresAt. Global admins and portal tokens; 404 for an unknown tenant, 400 for a subscription that is not the tenant's. */
+        post: operations["postPortalSessions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/portal/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a portal link: it no longer opens, and a browser session opened from it ends at its next request. Revoking twice answers the same. */
+        delete: operations["deletePortalSessionsId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The event catalog: every type with its description, JSON Schema, example, summary fields, whether it is deprecated, and which of your subscriptions take it. */
+        get: operations["getEventTypes"];
+        put?: never;
+        /** Catalogue an event type: {type, description, schema?, example?, summaryFields?}. A schema that does not compile is a 400 naming `schema`; an example that does not match it a 400 naming `example`; 409 if catalogued already. Global engineers and admins. */
+        post: operations["postEventTypes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/event-types/{type}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One catalogued type; 404 if it is not in the catalog. */
+        get: operations["getEventTypesType"];
+        /** Change a catalogued type: the fields given are set (schema or example null removes it; deprecated false brings it back). 404 for an unknown type. */
+        put: operations["putEventTypesType"];
+        post?: never;
+        /** Delete a type from the catalog; a type that has events is kept and marked deprecated instead (it still publishes). 200 either way, saying which. */
+        delete: operations["deleteEventTypesType"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/dlq": {
         parameters: {
             query?: never;
@@ -2778,6 +2884,495 @@ export interface operations {
             409: components["responses"]["E409"];
             413: components["responses"]["E413"];
             415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    getTenantsIdContacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The contacts (empty when none were set). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tenant: string;
+                        emails: string[];
+                        webhookUrl: string | null;
+                        updatedAt: string | null;
+                        updatedBy: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    putTenantsIdContacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    emails: string[];
+                    webhookUrl?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The contacts as saved. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tenant: string;
+                        emails: string[];
+                        webhookUrl: string | null;
+                        updatedAt: string | null;
+                        updatedBy: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    getNotifications: {
+        parameters: {
+            query?: {
+                limit?: number;
+                before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description {items, nextBefore}: nextBefore is the createdAt to pass as before for the next page, null at the end. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            id: string;
+                            tenant: string;
+                            subscriptionId: string | null;
+                            /** @enum {string} */
+                            kind: "paused" | "disabled" | "recovered" | "dlq_threshold" | "dlq_old" | "secret_expiring";
+                            /** @enum {string} */
+                            channel: "email" | "webhook";
+                            recipient: string;
+                            subject: string;
+                            /** @enum {string} */
+                            status: "pending" | "sent" | "failed" | "suppressed";
+                            attempts: number;
+                            lastError: string | null;
+                            digestCount: number;
+                            /** @description ISO 8601, UTC */
+                            createdAt: string;
+                            sentAt: string | null;
+                            nextAttemptAt: string | null;
+                        }[];
+                        nextBefore: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    postPortalSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    tenant: string;
+                    subscriptionId?: string | null;
+                    /** @default false */
+                    readOnly?: boolean;
+                    /** @default 3600 */
+                    expiresInSeconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The link (shown once: only its hash is stored) and when it and its session end. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @description Open once: signs the browser in as the district. Hand it over or put it in an iframe; do not log it. */
+                        url: string;
+                        /** @description ISO 8601, UTC */
+                        expiresAt: string;
+                        tenant: string;
+                        subscriptionId: string | null;
+                        readOnly: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    deletePortalSessionsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session's id and when it was revoked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @description ISO 8601, UTC */
+                        revokedAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    getEventTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalogued types, by name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            type: string;
+                            description: string;
+                            /** @description A JSON Schema (2020-12) the event's data must match at publish; null: any data. */
+                            schema: {
+                                [key: string]: unknown;
+                            } | null;
+                            example: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description JSON Pointers into data that lookup cards show. */
+                            summaryFields: string[];
+                            deprecated: boolean;
+                            /** @description ISO 8601, UTC */
+                            createdAt: string;
+                            /** @description ISO 8601, UTC */
+                            updatedAt: string;
+                            /** @description The live subscriptions that take this type (naming it, or `*`); a tenant's principal sees its own only. */
+                            subscriptions: {
+                                id: string;
+                                name: string;
+                                tenant: string | null;
+                                state: string;
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    postEventTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    type: string;
+                    description: string;
+                    schema?: {
+                        [key: string]: unknown;
+                    } | null;
+                    example?: {
+                        [key: string]: unknown;
+                    } | null;
+                    summaryFields?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The type as catalogued. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        description: string;
+                        /** @description A JSON Schema (2020-12) the event's data must match at publish; null: any data. */
+                        schema: {
+                            [key: string]: unknown;
+                        } | null;
+                        example: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @description JSON Pointers into data that lookup cards show. */
+                        summaryFields: string[];
+                        deprecated: boolean;
+                        /** @description ISO 8601, UTC */
+                        createdAt: string;
+                        /** @description ISO 8601, UTC */
+                        updatedAt: string;
+                        /** @description The live subscriptions that take this type (naming it, or `*`); a tenant's principal sees its own only. */
+                        subscriptions: {
+                            id: string;
+                            name: string;
+                            tenant: string | null;
+                            state: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    getEventTypesType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                type: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The type. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        description: string;
+                        /** @description A JSON Schema (2020-12) the event's data must match at publish; null: any data. */
+                        schema: {
+                            [key: string]: unknown;
+                        } | null;
+                        example: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @description JSON Pointers into data that lookup cards show. */
+                        summaryFields: string[];
+                        deprecated: boolean;
+                        /** @description ISO 8601, UTC */
+                        createdAt: string;
+                        /** @description ISO 8601, UTC */
+                        updatedAt: string;
+                        /** @description The live subscriptions that take this type (naming it, or `*`); a tenant's principal sees its own only. */
+                        subscriptions: {
+                            id: string;
+                            name: string;
+                            tenant: string | null;
+                            state: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    putEventTypesType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                type: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    description?: string;
+                    schema?: {
+                        [key: string]: unknown;
+                    } | null;
+                    example?: {
+                        [key: string]: unknown;
+                    } | null;
+                    summaryFields?: string[];
+                    deprecated?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The type as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        description: string;
+                        /** @description A JSON Schema (2020-12) the event's data must match at publish; null: any data. */
+                        schema: {
+                            [key: string]: unknown;
+                        } | null;
+                        example: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @description JSON Pointers into data that lookup cards show. */
+                        summaryFields: string[];
+                        deprecated: boolean;
+                        /** @description ISO 8601, UTC */
+                        createdAt: string;
+                        /** @description ISO 8601, UTC */
+                        updatedAt: string;
+                        /** @description The live subscriptions that take this type (naming it, or `*`); a tenant's principal sees its own only. */
+                        subscriptions: {
+                            id: string;
+                            name: string;
+                            tenant: string | null;
+                            state: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    deleteEventTypesType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                type: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Whether the type was deleted or deprecated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        deleted: boolean;
+                        deprecated: boolean;
+                        message: string;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
             429: components["responses"]["E429"];
             503: components["responses"]["E503"];
         };

@@ -16,6 +16,8 @@ export const PAGE_PERMISSIONS: Record<string, Permission> = {
   "/redrives/[id]": "dlq.read",
   "/alerts": "alerts.read",
   "/audit": "audit.read",
+  "/notifications": "notifications.read",
+  "/catalog": "event_types.read",
   "/admin/users": "users.manage",
   "/admin/tokens": "tokens.manage",
   "/admin/tenants": "tenants.manage",
@@ -32,7 +34,9 @@ const NAV: NavRule[] = [
   // The batches page is where redrives are started and followed. A role that cannot start one still opens a batch
   // from the links that name it (a delivery's timeline, the audit log), but has nothing to do on the list.
   { href: "/redrives", label: "Redrives", permission: "redrives.create" },
+  { href: "/catalog", label: "Event types", permission: PAGE_PERMISSIONS["/catalog"] },
   { href: "/alerts", label: "Alerts", permission: PAGE_PERMISSIONS["/alerts"] },
+  { href: "/notifications", label: "Notifications", permission: PAGE_PERMISSIONS["/notifications"] },
   { href: "/audit", label: "Audit", permission: PAGE_PERMISSIONS["/audit"] },
   { href: "/admin/users", label: "Admin", permission: PAGE_PERMISSIONS["/admin/users"], under: "/admin" },
 ];
@@ -64,7 +68,14 @@ function pageFor(pathname: string): string | null {
   return Object.keys(PAGE_PERMISSIONS).find(matches) ?? null;
 }
 
-const ROLE_NAMES: Record<Role, string> = { producer: "producer", support: "support agent", manager: "manager", engineer: "engineer", admin: "admin" };
+const ROLE_NAMES: Record<Role, string> = {
+  producer: "producer",
+  support: "support agent",
+  manager: "manager",
+  engineer: "engineer",
+  admin: "admin",
+  portal: "portal link issuer",
+};
 const join = (xs: string[], word: string) => (xs.length <= 1 ? (xs[0] ?? "") : `${xs.slice(0, -1).join(", ")} ${word} ${xs[xs.length - 1]}`);
 const article = (w: string) => (/^[aeiou]/i.test(w) ? `an ${w}` : `a ${w}`);
 
@@ -77,7 +88,9 @@ export function whyRefused(pathname: string, viewer: { role: Role; tenantId?: st
   const permission = route ? PAGE_PERMISSIONS[route] : null;
   const what = (permission && PURPOSE[permission]) ?? "Opening this page";
   if (!permission || !can(viewer.role, permission)) {
-    const holders = permission ? ROLES.filter((r) => r !== "producer" && (ROLE_PERMISSIONS[permission] as readonly Role[]).includes(r)) : (["admin"] as Role[]);
+    const holders = permission
+      ? ROLES.filter((r) => r !== "producer" && r !== "portal" && (ROLE_PERMISSIONS[permission] as readonly Role[]).includes(r))
+      : (["admin"] as Role[]);
     return `${what} is for ${join(
       holders.map((r) => `${ROLE_NAMES[r]}s`),
       "and",

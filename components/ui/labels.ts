@@ -112,11 +112,18 @@ export const AUDIT_ACTION_LABELS: Record<AuditAction, string> = {
   "user.password_change": "password changed",
   "token.create": "API token created",
   "token.revoke": "API token revoked",
+  "portal.session.create": "portal link created",
+  "portal.session.revoke": "portal session ended",
   "erasure.run": "subject erased",
   "retention.run": "retention run",
   "retention.policy": "retention override changed",
   "tenant.create": "tenant created",
   "tenant.rename": "tenant renamed",
+  "tenant.contacts.update": "notification contacts changed",
+  "event_type.create": "event type catalogued",
+  "event_type.update": "event type changed",
+  "event_type.delete": "event type deleted",
+  "event_type.deprecate": "event type deprecated",
 };
 
 export const AUDIT_TARGET_TYPE_LABELS: Record<AuditTargetType, string> = {
@@ -125,10 +132,12 @@ export const AUDIT_TARGET_TYPE_LABELS: Record<AuditTargetType, string> = {
   redrive_batch: "redrive batch",
   user: "user",
   api_token: "API token",
+  portal_session: "portal session",
   tenant: "tenant",
   dlq: "dead-letter queue",
   erasure: "erasure",
   retention: "retention",
+  event_type: "event type",
 };
 
 export const RESOLUTION_LABELS: Record<DeliveryResolution, string> = {

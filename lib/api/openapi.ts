@@ -22,6 +22,9 @@ import { ZBulkResolve, ZResendDelivery, ZResolveDelivery } from "../resolve/reso
 import { ZCreateErasure } from "../erasure/erasure-input";
 import { ZRetentionOverride, ZRunRetention } from "../retention/retention-input";
 import { ZCreateTenant } from "../tenants/tenant-input";
+import { ZContacts, ZNotificationsQuery } from "../notify/input";
+import { ZCreatePortalSession } from "../portal/portal-input";
+import { ZCreateEventType, ZUpdateEventType } from "../catalog/event-type-input";
 import { ZDlqHistory } from "../dashboard/dead-letters";
 import { ZLookup } from "../dashboard/lookup";
 import { ZRange, ZSubscriptionDeliveries } from "../dashboard/subscriptions";
@@ -35,6 +38,9 @@ import {
   ZDlqHistoryView,
   ZDlqSummary,
   ZErasureReceipt,
+  ZEventTypeDeleted,
+  ZEventTypeList,
+  ZEventTypeView,
   ZRecoverPreview,
   ZRedriveBatchList,
   ZRedriveBatchProgress,
@@ -54,6 +60,10 @@ import {
   ZSubscriptionView,
   ZTenantList,
   ZTenantView,
+  ZContactsView,
+  ZNotificationList,
+  ZPortalSessionRevoked,
+  ZPortalSessionView,
   ZTestSendList,
   ZTestSendView,
 } from "./views";
@@ -368,6 +378,106 @@ export const API_OPERATIONS: ApiOperation[] = [
     status: 201,
     response: ZTenantView,
     responseDescription: "The tenant.",
+  },
+  {
+    path: "/api/v1/tenants/{id}/contacts",
+    method: "get",
+    permission: "contacts.read",
+    summary: "Whom the tenant's notifications go to: {emails, webhookUrl}. A principal confined to another tenant gets 404.",
+    status: 200,
+    response: ZContactsView,
+    responseDescription: "The contacts (empty when none were set).",
+  },
+  {
+    path: "/api/v1/tenants/{id}/contacts",
+    method: "put",
+    permission: "contacts.update",
+    summary:
+      "Replace the tenant's notification contacts: {emails: [at most 20 addresses], webhookUrl?} (a Slack-compatible incoming webhook, checked like an endpoint URL: a private address is a 400). A malformed address is a 400 naming body.emails.<index>; nothing is saved. A global admin for any tenant; a district's manager for its own (another tenant: 404).",
+    body: ZContacts,
+    status: 200,
+    response: ZContactsView,
+    responseDescription: "The contacts as saved.",
+  },
+  {
+    path: "/api/v1/notifications",
+    method: "get",
+    permission: "notifications.read",
+    summary:
+      "The notifications sent to districts (endpoint paused, disabled, recovered; dead letters over the threshold or waiting over a day; a signing secret's overlap ending), newest first: to whom, what, when, and sent or why not. A principal confined to a tenant sees its own. ?limit= (1–500, default 100) &before=<createdAt> for the next page.",
+    query: ZNotificationsQuery,
+    status: 200,
+    response: ZNotificationList,
+    responseDescription: "{items, nextBefore}: nextBefore is the createdAt to pass as before for the next page, null at the end.",
+  },
+  {
+    path: "/api/v1/portal/sessions",
+    method: "post",
+    permission: "portal.sessions.create",
+    summary:
+      "Mint a district portal link: {tenant, subscriptionId?, readOnly?, expiresInSeconds? (default 3600, at most 86400)}. Opening url once signs that browser in as the district (its manager's rights, a support agent's when readOnly; one subscription only when subscriptionId is given) until expiresAt. Global admins and portal tokens; 404 for an unknown tenant, 400 for a subscription that is not the tenant's.",
+    body: ZCreatePortalSession,
+    status: 201,
+    response: ZPortalSessionView,
+    responseDescription: "The link (shown once: only its hash is stored) and when it and its session end.",
+  },
+  {
+    path: "/api/v1/portal/sessions/{id}",
+    method: "delete",
+    permission: "portal.sessions.revoke",
+    summary: "Revoke a portal link: it no longer opens, and a browser session opened from it ends at its next request. Revoking twice answers the same.",
+    status: 200,
+    response: ZPortalSessionRevoked,
+    responseDescription: "The session's id and when it was revoked.",
+  },
+  {
+    path: "/api/v1/event-types",
+    method: "get",
+    permission: "event_types.read",
+    summary:
+      "The event catalog: every type with its description, JSON Schema, example, summary fields, whether it is deprecated, and which of your subscriptions take it.",
+    status: 200,
+    response: ZEventTypeList,
+    responseDescription: "The catalogued types, by name.",
+  },
+  {
+    path: "/api/v1/event-types",
+    method: "post",
+    permission: "event_types.manage",
+    summary:
+      "Catalogue an event type: {type, description, schema?, example?, summaryFields?}. A schema that does not compile is a 400 naming `schema`; an example that does not match it a 400 naming `example`; 409 if catalogued already. Global engineers and admins.",
+    body: ZCreateEventType,
+    status: 201,
+    response: ZEventTypeView,
+    responseDescription: "The type as catalogued.",
+  },
+  {
+    path: "/api/v1/event-types/{type}",
+    method: "get",
+    permission: "event_types.read",
+    summary: "One catalogued type; 404 if it is not in the catalog.",
+    status: 200,
+    response: ZEventTypeView,
+    responseDescription: "The type.",
+  },
+  {
+    path: "/api/v1/event-types/{type}",
+    method: "put",
+    permission: "event_types.manage",
+    summary: "Change a catalogued type: the fields given are set (schema or example null removes it; deprecated false brings it back). 404 for an unknown type.",
+    body: ZUpdateEventType,
+    status: 200,
+    response: ZEventTypeView,
+    responseDescription: "The type as changed.",
+  },
+  {
+    path: "/api/v1/event-types/{type}",
+    method: "delete",
+    permission: "event_types.manage",
+    summary: "Delete a type from the catalog; a type that has events is kept and marked deprecated instead (it still publishes). 200 either way, saying which.",
+    status: 200,
+    response: ZEventTypeDeleted,
+    responseDescription: "Whether the type was deleted or deprecated.",
   },
   {
     path: "/api/v1/dlq",

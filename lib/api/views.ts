@@ -248,6 +248,61 @@ export const ZDlqHistoryView = z.object({
 export const ZTenantView = z.object({ id: z.string(), name: z.string(), createdAt: time });
 export const ZTenantList = z.object({ items: z.array(ZTenantView) });
 
+// Notifications to districts (lib/notify/contacts.ts, lib/ledger/sql/notifications.ts).
+export const ZContactsView = z.object({
+  tenant: z.string(),
+  emails: z.array(z.string()),
+  webhookUrl: z.string().nullable(),
+  updatedAt: time.nullable(),
+  updatedBy: z.string().nullable(),
+});
+export const ZNotificationView = z.object({
+  id: z.string(),
+  tenant: z.string(),
+  subscriptionId: z.string().nullable(),
+  kind: z.enum(["paused", "disabled", "recovered", "dlq_threshold", "dlq_old", "secret_expiring"]),
+  channel: z.enum(["email", "webhook"]),
+  recipient: z.string(),
+  subject: z.string(),
+  status: z.enum(["pending", "sent", "failed", "suppressed"]),
+  attempts: z.number().int(),
+  lastError: z.string().nullable(),
+  digestCount: z.number().int(),
+  createdAt: time,
+  sentAt: time.nullable(),
+  nextAttemptAt: time.nullable(),
+});
+export const ZNotificationList = z.object({ items: z.array(ZNotificationView), nextBefore: time.nullable() });
+
+/** A district portal link (lib/portal): `url` opens once and signs that browser in as the district until expiresAt. */
+export const ZPortalSessionView = z.object({
+  id: z.string(),
+  url: z.string().describe("Open once: signs the browser in as the district. Hand it over or put it in an iframe; do not log it."),
+  expiresAt: time,
+  tenant: z.string(),
+  subscriptionId: z.string().nullable(),
+  readOnly: z.boolean(),
+});
+export const ZPortalSessionRevoked = z.object({ id: z.string(), revokedAt: time });
+
+// The event catalog (lib/catalog/manage-event-types.ts): global types, each with the caller's subscriptions taking it.
+const jsonObject = z.record(z.string(), z.unknown());
+export const ZEventTypeView = z.object({
+  type: z.string(),
+  description: z.string(),
+  schema: jsonObject.nullable().describe("A JSON Schema (2020-12) the event's data must match at publish; null: any data."),
+  example: jsonObject.nullable(),
+  summaryFields: z.array(z.string()).describe("JSON Pointers into data that lookup cards show."),
+  deprecated: z.boolean(),
+  createdAt: time,
+  updatedAt: time,
+  subscriptions: z
+    .array(z.object({ id: z.string(), name: z.string(), tenant: z.string().nullable(), state: z.string() }))
+    .describe("The live subscriptions that take this type (naming it, or `*`); a tenant's principal sees its own only."),
+});
+export const ZEventTypeList = z.object({ items: z.array(ZEventTypeView) });
+export const ZEventTypeDeleted = z.object({ type: z.string(), deleted: z.boolean(), deprecated: z.boolean(), message: z.string() });
+
 // Retention: the policy, its runs, the oldest data kept and the tables' sizes.
 export const ZRetentionPolicyView = z.object({
   retentionDays: z.number().int(),

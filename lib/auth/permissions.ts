@@ -1,7 +1,9 @@
 // The one permission table (docs/STYLE.md #4): the server enforces it, the UI uses
 // it to hide what a role cannot do. A route or action with no entry here is a
 // bug, and the permission matrix test fails on it.
-export const ROLES = ["producer", "support", "manager", "engineer", "admin"] as const;
+// `portal` is for API tokens only (lib/auth/users.ts USER_ROLES leaves it out): the SaaS's backend mints district
+// portal links with it and can do nothing else.
+export const ROLES = ["producer", "support", "manager", "engineer", "admin", "portal"] as const;
 export type Role = (typeof ROLES)[number];
 
 const READERS: Role[] = ["support", "manager", "engineer", "admin"];
@@ -42,6 +44,17 @@ export const ROLE_PERMISSIONS = {
   "tokens.manage": ADMINS,
   // Tenants (districts): listing and registering them. A scoped admin is refused too (lib/tenants/manage-tenants.ts).
   "tenants.manage": ADMINS,
+  // Portal links sign a browser in as a district: minted by the SaaS's backend (a portal token) or an admin.
+  "portal.sessions.create": ["portal", "admin"],
+  "portal.sessions.revoke": ["portal", "admin"],
+  // The event catalog is global (every tenant receives the same types): every reader reads it, engineers change it.
+  "event_types.read": READERS,
+  "event_types.manage": ENGINEERS,
+  // Whom to tell when a district's endpoint fails (lib/notify/contacts.ts): a global admin for any tenant, a district's
+  // manager (or its portal) for its own; the notices sent are read like the audit log.
+  "contacts.read": READERS,
+  "contacts.update": MANAGERS,
+  "notifications.read": READERS,
 } as const satisfies Record<string, readonly Role[]>;
 
 export type Permission = keyof typeof ROLE_PERMISSIONS;
@@ -64,6 +77,10 @@ export const GLOBAL_ONLY_PERMISSIONS: readonly Permission[] = [
   "tenants.manage",
   "retention.read",
   "retention.manage",
+  // A district must not mint links into itself or another district.
+  "portal.sessions.create",
+  "portal.sessions.revoke",
+  "event_types.manage",
 ];
 
 /** `can` for a principal: its role's permission, and not a global-only one when it is confined to a tenant. */

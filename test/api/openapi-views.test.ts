@@ -29,6 +29,13 @@ import type { DlqSummary, findDlqHistory } from "../../lib/dashboard/dead-letter
 import type { RetentionOverview, RetentionPolicy, RetentionReport } from "../../lib/retention/run-retention";
 import type { ErasureReceipt } from "../../lib/erasure/create-erasure";
 import * as tenants from "../../app/api/v1/tenants/route";
+import * as portalSessions from "../../app/api/v1/portal/sessions/route";
+import * as portalSession from "../../app/api/v1/portal/sessions/[id]/route";
+import type { PortalSessionView, revokePortalSession } from "../../lib/portal/portal-sessions";
+import * as tenantContacts from "../../app/api/v1/tenants/[id]/contacts/route";
+import * as notifications from "../../app/api/v1/notifications/route";
+import type { ContactsView } from "../../lib/notify/contacts";
+import type { NotificationView } from "../../lib/ledger/sql/notifications";
 import * as subscriptions from "../../app/api/v1/subscriptions/route";
 import * as subscription from "../../app/api/v1/subscriptions/[id]/route";
 import * as secrets from "../../app/api/v1/subscriptions/[id]/secrets/route";
@@ -54,6 +61,9 @@ import * as redriveCancel from "../../app/api/v1/redrives/[id]/cancel/route";
 import * as erasures from "../../app/api/v1/erasures/route";
 import * as retention from "../../app/api/v1/retention/route";
 import * as retentionRun from "../../app/api/v1/retention/run/route";
+import * as eventTypes from "../../app/api/v1/event-types/route";
+import * as eventType from "../../app/api/v1/event-types/[type]/route";
+import type { DeleteOutcome, EventTypeView } from "../../lib/catalog/manage-event-types";
 
 /** The two types accept each other: a field added, dropped or retyped on either side fails to compile. */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -65,6 +75,10 @@ type Preview = { id: null; status: "preview" };
 
 // What the routes add to or take from a service's answer, as the handlers do.
 agrees<Out<typeof v.ZTenantView>, TenantView>();
+agrees<Out<typeof v.ZPortalSessionView>, PortalSessionView>();
+agrees<Out<typeof v.ZPortalSessionRevoked>, Awaited<ReturnType<typeof revokePortalSession>>>();
+agrees<Out<typeof v.ZContactsView>, ContactsView>();
+agrees<Out<typeof v.ZNotificationView>, NotificationView>();
 agrees<Out<typeof v.ZSecretMeta>, SecretMeta>();
 agrees<Out<typeof v.ZSecretRotated>, Awaited<ReturnType<typeof rotateSecret>>>();
 agrees<Out<typeof v.ZTestSendView>, TestSendView>();
@@ -92,6 +106,8 @@ agrees<Omit<RetentionOverview, "runs">, Omit<Out<typeof v.ZRetentionOverview>, "
 agrees<Omit<Out<typeof v.ZRetentionOverview>["runs"][number], "policy">, Omit<Runs, "policy">>();
 agrees<Out<typeof v.ZRetentionOverview>["runs"][number]["policy"], RetentionPolicy>();
 agrees<Out<typeof v.ZErasureReceipt>, ErasureReceipt>();
+agrees<Out<typeof v.ZEventTypeView>, EventTypeView>();
+agrees<Out<typeof v.ZEventTypeDeleted>, DeleteOutcome>();
 
 let db: TestDb;
 let admin: string;
@@ -263,6 +279,36 @@ describe("the operators' routes answer what the OpenAPI document describes", () 
     }
     const overview = conforms("get", "/api/v1/retention", await call(retention.GET, { token: admin }), 200);
     expect((overview.json as { runs: unknown[] }).runs[0]).toMatchObject({ id, status: "finished", policy: { overrides: [{ tenant: "lincoln" }] } });
+  });
+
+  it("the event catalog: create, list, get, change, delete", async () => {
+    const schema = { type: "object", required: ["score"], properties: { score: { type: "number" } } };
+    const body = { type: "course.graded", description: "A course grade.", schema, example: { score: 3 } };
+    conforms("post", "/api/v1/event-types", await call(eventTypes.POST, { token: admin, body }), 201);
+    conforms("get", "/api/v1/event-types", await call(eventTypes.GET, { token: admin }), 200);
+    const params = { type: "course.graded" };
+    conforms("get", "/api/v1/event-types/{type}", await call(eventType.GET, { token: admin, params }), 200);
+    conforms("put", "/api/v1/event-types/{type}", await call(eventType.PUT, { method: "PUT", token: admin, params, body: { deprecated: true } }), 200);
+    conforms("delete", "/api/v1/event-types/{type}", await call(eventType.DELETE, { method: "DELETE", token: admin, params }), 200);
+  });
+
+  it("notifications: a tenant's contacts set and read, the notices listed", async () => {
+    const params = { id: "lincoln" };
+    const body = { emails: ["it@lincoln.example"], webhookUrl: receiver.url };
+    conforms("put", "/api/v1/tenants/{id}/contacts", await call(tenantContacts.PUT, { method: "PUT", token: admin, params, body }), 200);
+    conforms("get", "/api/v1/tenants/{id}/contacts", await call(tenantContacts.GET, { token: admin, params }), 200);
+    await db.pool.query(
+      `INSERT INTO notifications (id, tenant, subscription_id, kind, channel, recipient, subject, body, source, status, attempts, sent_at)
+       VALUES ('ntf_views', 'lincoln', 'sub_views', 'paused', 'email', 'it@lincoln.example', 'Lincoln USD: paused', 'body', 'evt_views', 'sent', 1, now())`,
+    );
+    const list = conforms("get", "/api/v1/notifications", await call(notifications.GET, { token: admin, path: "/api/v1/notifications?limit=1" }), 200);
+    expect((list.json as { items: unknown[] }).items).toHaveLength(1);
+  });
+
+  it("portal links: minted and revoked", async () => {
+    const made = conforms("post", "/api/v1/portal/sessions", await call(portalSessions.POST, { token: admin, body: { tenant: "lincoln", readOnly: true } }), 201);
+    const params = { id: (made.json as { id: string }).id };
+    conforms("delete", "/api/v1/portal/sessions/{id}", await call(portalSession.DELETE, { method: "DELETE", token: admin, params }), 200);
   });
 
   it("every public route and each success status it documents was checked above", () => {

@@ -181,7 +181,40 @@ function cases(): Record<string, Case[]> {
       ...subscriptionListProbes(),
     ],
     "tenants:GET": [{ name: "tenants", expect: "forbidden-or-404", globalSeesB: true }],
+    // The catalog is global; the subscriptions taking each type are the caller's tenant's only. Changing it is global-only.
+    "event-types:GET": [
+      { name: "catalog", expect: "filtered", globalSeesB: true, check: (j) => expect(j.items[0].subscriptions.map((s: any) => s.id)).toEqual([SUB_A]) },
+    ],
+    "event-types/[type]:GET": [
+      {
+        name: "a type",
+        params: { type: "assignment.graded" },
+        expect: "filtered",
+        globalSeesB: true,
+        check: (j) => expect(j.subscriptions.map((s: any) => s.id)).toEqual([SUB_A]),
+      },
+    ],
+    "event-types:POST": [{ name: "catalogue a type", body: { type: "course.created", description: "x" }, expect: "403" }],
+    "event-types/[type]:PUT": [{ name: "change a type", params: { type: "assignment.graded" }, body: { description: "x" }, expect: "403" }],
+    "event-types/[type]:DELETE": [{ name: "delete a type", params: { type: "assignment.graded" }, expect: "403" }],
     "tenants:POST": [{ name: "create a tenant", body: { id: "roosevelt", name: "Roosevelt" }, expect: "403" }],
+    "portal/sessions:POST": [
+      { name: "a portal link into B", body: { tenant: B }, expect: "403" },
+      { name: "a portal link into B's subscription", body: { tenant: A, subscriptionId: SUB_B }, expect: "403" },
+    ],
+    "portal/sessions/[id]:DELETE": [{ name: "revoke a portal link", params: { id: "ps_0000000000000000" }, expect: "403" }],
+    "tenants/[id]/contacts:GET": [{ name: "B's contacts", params: { id: B }, expect: "404", globalSeesB: true }],
+    "tenants/[id]/contacts:PUT": [{ name: "set B's contacts", params: { id: B }, body: { emails: ["it@lincoln.example"] }, expect: "404" }],
+    "notifications:GET": [
+      { name: "notifications", expect: "filtered", globalSeesB: true, check: (j) => expect(j.items).toEqual([]) },
+      {
+        name: "notifications before the end of time",
+        query: "before=9000-01-01T00:00:00Z",
+        expect: "filtered",
+        globalSeesB: true,
+        check: (j) => expect(j.items).toEqual([]),
+      },
+    ],
     "retention:GET": [{ name: "retention policy (every tenant's overrides)", expect: "403" }],
     "retention:PUT": [{ name: "B's retention override", body: { tenant: B, retentionDays: 1 }, expect: "403" }],
     "retention/run:POST": [{ name: "run retention", body: {}, expect: "403" }],
@@ -203,6 +236,8 @@ async function snapshot(): Promise<string> {
     "tenants",
     "users",
     "api_tokens",
+    "tenant_contacts",
+    "notifications",
   ];
   const counts: Record<string, number> = {};
   for (const t of tables) counts[t] = Number((await db.pool.query(`SELECT count(*)::int AS n FROM ${t}`)).rows[0].n);
@@ -287,6 +322,14 @@ beforeAll(async () => {
     `INSERT INTO dlq_sample_groups (sampled_at, subscription_id, reason, error_class, status_code, depth, oldest_at)
      SELECT sampled_at, $1, 'permanent', 'http_4xx', 422, 1, oldest_at FROM dlq_samples`,
     [SUB_B],
+  );
+  await db.pool.query("INSERT INTO event_types (type, description, created_by, updated_by) VALUES ('assignment.graded', 'A grade', 'system', 'system')");
+  // B's notification contacts and a notice sent to them.
+  await db.pool.query("INSERT INTO tenant_contacts (tenant, emails, updated_by) VALUES ($1, '{it@jeff.example}', 'system')", [B]);
+  await db.pool.query(
+    `INSERT INTO notifications (id, tenant, subscription_id, kind, channel, recipient, subject, body, source, status)
+     VALUES ('ntf_jeff', $1, $2, 'paused', 'email', 'it@jeff.example', 'Jefferson County: paused', 'JEFF-ANSWER', 'evt_jeff_ntf', 'sent')`,
+    [B, SUB_B],
   );
   // B's audit trail: a global admin paused and resumed B's subscription.
   await db.pool.query(

@@ -55,15 +55,17 @@ describe("page access", () => {
 
   it("gives each role the items it can use", () => {
     const labels = (role: (typeof ROLES)[number], tenantId: string | null = null) => navFor({ role, tenantId }).map((i) => i.label);
-    expect(labels("admin")).toEqual(["Lookup", "Subscriptions", "Dead letters", "Redrives", "Alerts", "Audit", "Admin"]);
-    expect(labels("engineer")).toEqual(["Lookup", "Subscriptions", "Dead letters", "Redrives", "Alerts", "Audit"]);
+    expect(labels("admin")).toEqual(["Lookup", "Subscriptions", "Dead letters", "Redrives", "Event types", "Alerts", "Notifications", "Audit", "Admin"]);
+    expect(labels("engineer")).toEqual(["Lookup", "Subscriptions", "Dead letters", "Redrives", "Event types", "Alerts", "Notifications", "Audit"]);
     // A manager cannot start a redrive: no Redrives; a district's manager does not see the system's alerts either.
-    expect(labels("manager")).toEqual(["Lookup", "Subscriptions", "Dead letters", "Alerts", "Audit"]);
-    expect(labels("manager", "lincoln")).toEqual(["Lookup", "Subscriptions", "Dead letters", "Audit"]);
-    expect(labels("support")).toEqual(["Lookup", "Subscriptions", "Dead letters", "Alerts", "Audit"]);
+    expect(labels("manager")).toEqual(["Lookup", "Subscriptions", "Dead letters", "Event types", "Alerts", "Notifications", "Audit"]);
+    expect(labels("manager", "lincoln")).toEqual(["Lookup", "Subscriptions", "Dead letters", "Event types", "Notifications", "Audit"]);
+    expect(labels("support")).toEqual(["Lookup", "Subscriptions", "Dead letters", "Event types", "Alerts", "Notifications", "Audit"]);
     // A district's admin manages no accounts or tokens (they could mint a global one): no Admin.
-    expect(labels("admin", "lincoln")).toEqual(["Lookup", "Subscriptions", "Dead letters", "Redrives", "Audit"]);
+    expect(labels("admin", "lincoln")).toEqual(["Lookup", "Subscriptions", "Dead letters", "Redrives", "Event types", "Notifications", "Audit"]);
     expect(labels("producer")).toEqual([]);
+    // A portal token mints district portal links and reads nothing; the portal it opens is a district's manager (above).
+    expect(labels("portal")).toEqual([]);
     expect(navFor(null)).toEqual([]);
   });
 
