@@ -75,7 +75,7 @@ test("a manager creates, keys, re-keys and retires a district's endpoint from th
   await dialog.getByLabel("Tenant", { exact: true }).fill(tenant);
   // A manager is not offered *.
   await expect(dialog.getByText("every type, also future ones")).toHaveCount(0);
-  await dialog.getByRole("checkbox", { name: "assignment.graded" }).check();
+  await dialog.getByRole("checkbox", { name: "assignment.graded", exact: true }).check();
   await expect(dialog.getByText("Empty: the default, 30 s → 2 min → 10 min → 1 h → 6 h → 24 h.")).toBeVisible();
 
   // The server's URL rule answers, next to the URL field; nothing is created.

@@ -27,7 +27,7 @@ test("an admin has an Admin item that opens the admin pages", async ({ page }) =
   test.setTimeout(120_000);
   await page.setViewportSize({ width: 1280, height: 900 });
   await signIn(page, "admin");
-  await expect(navItems(page)).toHaveText(["Lookup", "Subscriptions", "Dead letters", "Redrives", "Event types", "Alerts", "Audit", "Admin"]);
+  await expect(navItems(page)).toHaveText(["Lookup", "Subscriptions", "Dead letters", "Redrives", "Event types", "Alerts", "Notifications", "Audit", "Admin"]);
   await navItems(page).filter({ hasText: "Admin" }).click();
   await expect(page).toHaveURL(/\/admin\/users$/);
   await expect(page.getByRole("heading", { level: 1, name: "Users" })).toBeVisible();
@@ -41,7 +41,7 @@ test("a manager sees no Redrives; its empty state and the refused redrive page s
   test.setTimeout(120_000);
   await page.setViewportSize({ width: 1280, height: 900 });
   await signIn(page, "manager");
-  await expect(navItems(page)).toHaveText(["Lookup", "Subscriptions", "Dead letters", "Event types", "Alerts", "Audit"]);
+  await expect(navItems(page)).toHaveText(["Lookup", "Subscriptions", "Dead letters", "Event types", "Alerts", "Notifications", "Audit"]);
   // (403 when the refusal comes before the page streams; the dashboard's loading boundary may have sent 200 first.)
   const res = await page.goto("/dlq/redrive");
   expect([200, 403]).toContain(res?.status());
@@ -60,7 +60,7 @@ test("a district's manager sees its district's items only, and each refused page
   test.setTimeout(180_000);
   await page.setViewportSize({ width: 1280, height: 900 });
   await signInAsManager(page, district);
-  await expect(navItems(page)).toHaveText(["Lookup", "Subscriptions", "Dead letters", "Event types", "Audit"]);
+  await expect(navItems(page)).toHaveText(["Lookup", "Subscriptions", "Dead letters", "Event types", "Notifications", "Audit"]);
   await bothWidths(page, "roles-district-nav");
 
   const refused: [string, string][] = [

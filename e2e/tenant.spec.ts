@@ -13,7 +13,7 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { expect, test, type Page } from "@playwright/test";
 import { api, cli, deliveryFor, signIn, signInWith } from "./helpers";
-import { closeE2eDb, settleDelivery, shot } from "./dashboard-seed";
+import { closeE2eDb, e2eDb, settleDelivery, shot } from "./dashboard-seed";
 
 const run = Date.now().toString(36);
 const L = { id: `lincoln_${run}`, name: `Lincoln USD ${run}`, sub: `sub_lin_${run}`, subName: `Lincoln SIS ${run}`, student: `stu_lin_${run}`, event: `evt_lin_${run}` };
@@ -97,6 +97,12 @@ test.beforeAll(async ({ request }) => {
   const batch = await api(request, "POST", "/api/v1/redrives", { filter: { subscriptionId: J.sub, statusCode: 410 }, reason: "INC-1 e2e", ratePerSecond: 1 }, "admin");
   expect(batch.status, JSON.stringify(batch.json)).toBe(201);
   ids.jBatch = batch.json.id;
+  // A notice to Jefferson's contact (the Notifications page and the audit page's section list notices by tenant).
+  await e2eDb().query(
+    `INSERT INTO notifications (id, tenant, subscription_id, kind, channel, recipient, subject, body, source, status, last_error)
+     VALUES ($1, $2, $3, 'paused', 'email', $4, $5, 'seeded', $1, 'failed', 'seeded, not sent')`,
+    [`ntf_${J.id}`, J.id, J.sub, `it@${J.id}.example`, `${J.name}: your endpoint ${J.subName} is paused`],
+  );
   expect((await api(request, "PATCH", `/api/v1/subscriptions/${L.sub}`, { state: "active" })).status).toBe(200);
 
   manager.password = (await cli(["user", "create", "--email", manager.email, "--role", "manager", "--tenant", L.id])).trim().split("\n").pop()!;
@@ -281,6 +287,8 @@ const CASES: Record<string, () => { url: string; expect: Expect }[]> = {
   "/alerts": () => [{ url: "/alerts", expect: "forbidden" }],
   // The event catalog is global; the subscriptions named under each type are Lincoln's own.
   "/catalog": () => [{ url: "/catalog", expect: "page" }],
+  // Lincoln's contacts and notices only; Jefferson's notices (seeded below) must not show.
+  "/notifications": () => [{ url: "/notifications", expect: "page" }],
   "/audit": () => [
     { url: "/audit", expect: "page" },
     { url: `/audit?targetId=${J.sub}`, expect: "page" },

@@ -10,6 +10,7 @@ import { usePolled } from "@/components/dashboard/usePolled";
 import { UpdatedAgo, useHydrated, useNow } from "@/components/ui/time";
 import { EmptyState, ErrorState, SubscriptionStateBadge, btn, btnPrimary, input, ms, pct } from "@/components/ui/kit";
 import { NewSubscriptionDialog } from "@/components/subscriptions/NewSubscriptionDialog";
+import { LiveButton } from "@/components/ui/LiveButton";
 import { ArchivedBadge } from "@/components/subscriptions/ArchiveControl";
 import { FailingSince, LastAnswer } from "@/components/subscriptions/FailingSince";
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
@@ -153,9 +154,9 @@ export function SubscriptionsClient({
         <div className="flex flex-wrap items-center gap-3">
           <UpdatedAgo at={res.dataUpdatedAt} fetching={res.isFetching} error={res.isError ? res.error : undefined} />
           {canCreate && (
-            <button type="button" className={btnPrimary} onClick={() => setCreating(true)}>
+            <LiveButton className={btnPrimary} onClick={() => setCreating(true)}>
               New subscription
-            </button>
+            </LiveButton>
           )}
         </div>
       </div>
