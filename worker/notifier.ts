@@ -16,6 +16,7 @@ import { createMailer, mailConfigFromEnv, postWebhook, type MailConfig, type Mai
 import { digestSubject } from "../lib/notify/messages";
 import { Sender } from "../lib/net/sender";
 import { privateTargetsAllowed } from "../lib/net/ssrf";
+import { startTimedLoop } from "./timed-loop";
 
 /** Five attempts over about half an hour: a mail server restarting or a webhook's brief outage is ridden out. */
 export const DEFAULT_RETRY_DELAYS_MS = [2 * 60_000, 5 * 60_000, 10 * 60_000, 15 * 60_000];
@@ -49,10 +50,6 @@ export function startNotifier(opts: NotifierOptions = {}): Notifier {
   } catch (err) {
     log.error({ err: (err as Error).message }, "e-mail notifications are off");
   }
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-
   async function deliver(n: DueNotification): Promise<void> {
     const m = { subject: n.digestCount > 0 ? digestSubject(n.subject, n.digestCount) : n.subject, body: n.body };
     try {
@@ -87,24 +84,12 @@ export function startNotifier(opts: NotifierOptions = {}): Notifier {
     }
   }
 
-  function schedule() {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = tick().finally(() => {
-        running = undefined;
-        schedule();
-      });
-    }, opts.intervalMs ?? DEFAULT_INTERVAL_MS);
-    timer.unref();
-  }
-  schedule();
+  const loop = startTimedLoop(tick, opts.intervalMs ?? DEFAULT_INTERVAL_MS, { unref: true });
 
   return {
     tick,
     async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running?.catch(() => {});
+      await loop.stop();
       mailer?.close();
       await sender.agent.close().catch(() => {});
       if (owned) await pool.end().catch(() => {});

@@ -12,6 +12,7 @@ import { createPool } from "../lib/db/pool";
 import { advanceBatch, listRunningBatchIds, type StepResult } from "../lib/redrive/pacer";
 import { logger } from "../lib/log";
 import { connectGuarded, releaseGuarded } from "../lib/db/client";
+import { startTimedLoop } from "./timed-loop";
 
 /** A tick of 200 ms moves a 10/s batch two rows at a time: smooth for the receiver, cheap for Postgres. */
 export const DEFAULT_PACER_INTERVAL_MS = 200;
@@ -26,8 +27,6 @@ export function startRedrivePacer(
   const interval = opts.intervalMs ?? DEFAULT_PACER_INTERVAL_MS;
   const log = (opts.log ?? logger).child({ component: "redrive-pacer" });
   let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<StepResult[]> | undefined;
 
   async function tick(): Promise<StepResult[]> {
     const results: StepResult[] = [];
@@ -48,29 +47,14 @@ export function startRedrivePacer(
     return results;
   }
 
-  function schedule() {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = tick()
-        .catch((err) => {
-          log.error({ err }, "redrive pacer step failed; retrying next tick");
-          return [];
-        })
-        .finally(() => {
-          running = undefined;
-          schedule();
-        });
-    }, interval);
-  }
-  schedule();
+  const loop = startTimedLoop(tick, interval, { onError: (err) => log.error({ err }, "redrive pacer step failed; retrying next tick") });
   log.info({ intervalMs: interval }, "redrive pacer started");
 
   return {
     tick,
     async stop() {
       stopped = true;
-      if (timer) clearTimeout(timer);
-      await running?.catch(() => {});
+      await loop.stop();
       if (owned) await pool.end().catch(() => {});
     },
   };
