@@ -160,6 +160,7 @@ CREATE TABLE delivery_state_counts (
   CONSTRAINT delivery_state_counts_pkey PRIMARY KEY (subscription_id, state, reason, backend)
 );
 CREATE INDEX delivery_state_counts_queue ON public.delivery_state_counts USING btree (state, subscription_id, reason) WHERE (state = ANY (ARRAY['pending'::text, 'scheduled'::text, 'in_flight'::text, 'dead_letter'::text]));
+CREATE INDEX delivery_state_counts_queued ON public.delivery_state_counts USING btree (subscription_id) WHERE (state = ANY (ARRAY['pending'::text, 'scheduled'::text]));
 CREATE INDEX delivery_state_counts_unfolded ON public.delivery_state_counts USING btree (backend) WHERE (backend <> 0);
 
 CREATE TABLE dlq_sample_groups (

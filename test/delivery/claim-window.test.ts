@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "../helpers/db";
 import { createSub, seedEvents } from "../helpers/worker-helpers";
-import { claimWindow, type ClaimOptions } from "../../lib/ledger/sql/claim";
+import { claimCtes, claimParams, claimWindow, type ClaimOptions } from "../../lib/ledger/sql/claim";
 
 let db: TestDb;
 beforeAll(async () => {
@@ -64,5 +64,39 @@ describe("the claim's window of subscriptions", () => {
     await db.pool.query("UPDATE subscriptions SET archived_at = now(), archive_reason = 'test', archived_by = 'test' WHERE id = 'sub_p_archived'");
     const out = await claimWindow(db.pool, { ...opts(""), excludeSubscriptions: ["sub_p_excluded"] });
     expect(out.claimed.map((r) => r.subscriptionId)).toEqual(["sub_p_live", "sub_p_live"]);
+  });
+
+  it("reads a window's worth of counters and subscriptions, and counts in-flight rows only as far as the batch goes, however many are queued", async () => {
+    await db.pool.query("DELETE FROM deliveries");
+    const subs = Array.from({ length: 400 }, (_, i) => `sub_q${String(i).padStart(3, "0")}`);
+    for (const id of subs) await createSub(db.pool, { id, url: "http://127.0.0.1:9/hooks" });
+    await seedEvents(db.pool, "evt_q", 2, subs);
+    // The earlier cases' counters, folded to nothing: what is left is the 400 queued subscriptions.
+    await db.pool.query("SELECT hl_fold_delivery_state_counts()");
+    await db.pool.query("ANALYZE");
+
+    type PlanNode = { "Node Type": string; "Relation Name"?: string; "Actual Rows"?: number; "Actual Loops"?: number; Plans?: PlanNode[] };
+    const flat = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(flat)];
+    const c = await db.pool.connect();
+    let plan: PlanNode[];
+    try {
+      await c.query("BEGIN");
+      const text = `WITH ${claimCtes({ owner: "$1", limit: "$2", perSub: "$3", exclude: "$4", slack: "$5", answered: "$6", held: "$7", after: "$8" })} SELECT * FROM claimed`;
+      const { rows } = await c.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, ["w_window", ...claimParams({ ...opts("sub_q100"), held: [] })]);
+      plan = flat(rows[0]["QUERY PLAN"][0].Plan);
+    } finally {
+      await c.query("ROLLBACK");
+      c.release();
+    }
+    const read = (rel: string) => plan.filter((n) => n["Relation Name"] === rel).reduce((sum, n) => sum + (n["Actual Rows"] ?? 0) * (n["Actual Loops"] ?? 0), 0);
+    // 20 rows a claim at 2 a subscription: 10 subscriptions fill the batch, from a window of 20 of the 400 queued,
+    // all after sub_q100, so the window's wrap-around range (from the first id) is not read.
+    expect(read("delivery_state_counts")).toBeLessThanOrEqual(25);
+    expect(plan.some((n) => n["Relation Name"] === "subscriptions" && n["Node Type"] === "Seq Scan")).toBe(false);
+    expect(read("subscriptions")).toBeLessThanOrEqual(20 + 10);
+    // The in-flight count runs once for each subscription the batch reached, not for the whole window.
+    const inFlightLoops = Math.max(...plan.filter((n) => n["Node Type"] === "Aggregate").map((n) => n["Actual Loops"] ?? 0));
+    expect(inFlightLoops).toBe(10);
+    await db.pool.query("DELETE FROM deliveries");
   });
 });

@@ -89,7 +89,10 @@ export type ClaimOptions = {
  * The claim as CTEs ending in `claimed`: up to `limit` due deliveries of
  * active, unarchived subscriptions, leased to the owner. The claim visits a
  * window of at most `limit` subscriptions (`qwin`): those with queued rows by
- * the trigger-kept counters, in id order from `after`, wrapping round. Idle
+ * the trigger-kept counters, in id order from `after`, wrapping round: the
+ * range after `after`, then the range from the first id, each read only as far
+ * as the window needs (the wrap-around not at all when the first fills it);
+ * `turn` numbers them in that order. Idle
  * subscriptions (nothing pending or scheduled) are never read, so the claim
  * costs what is queued, not what exists (docs/SCALING.md "The claim's
  * window"), and the worker moves `after` on each claim (nextWindowStart), so
@@ -105,6 +108,11 @@ export type ClaimOptions = {
  * refilled without waiting for the next claim, and the requests on the wire
  * never exceed `max_concurrency` (held rows count as in flight for every
  * worker's room). The lease is the subscription's timeout plus the slack.
+ * The window's subscriptions are read and their in-flight rows counted only
+ * as far as the batch reads: `subs` is read once, in turn order, by `cand`,
+ * which stops at `limit` rows (the claimed rows carry what they need of their
+ * subscription from `cand`), so a window of 200 subscriptions whose first 25
+ * fill the batch reads 25 (test/delivery/claim-window.test.ts checks the plan).
  * A delivery carries its event's created_at (event_at, its own partition
  * key), so the claimed row is found again in its month and the payload read
  * probes the event's month only, not every month (test/database/partition-plans.test.ts).
@@ -122,35 +130,32 @@ export const claimCtes = (p: {
   frozen?: readonly Freeze[];
 }) => `
      qwin AS MATERIALIZED (
-       SELECT w.*, row_number() OVER (ORDER BY w.pass, w.id) AS turn
+       SELECT w.id, row_number() OVER () AS turn
        FROM (
-         (SELECT ${WINDOW_COLUMNS}, 0 AS pass FROM (${queuedAfter(p.after, ">")}) g
-            JOIN subscriptions s ON s.id = g.id
-           WHERE s.state = 'active' AND s.archived_at IS NULL AND NOT (s.id = ANY(${p.exclude}::text[]))
-           ORDER BY g.id LIMIT ${p.limit})
-         UNION ALL
-         (SELECT ${WINDOW_COLUMNS}, 1 AS pass FROM (${queuedAfter(p.after, "<=")}) g
-            JOIN subscriptions s ON s.id = g.id
-           WHERE s.state = 'active' AND s.archived_at IS NULL AND NOT (s.id = ANY(${p.exclude}::text[]))
-           ORDER BY g.id LIMIT ${p.limit})
+         SELECT w.id FROM (
+           (${queuedAfter(p.after, ">", p.exclude, p.limit)})
+           UNION ALL
+           (${queuedAfter(p.after, "<=", p.exclude, p.limit)})
+         ) w
+         LIMIT ${p.limit}
        ) w
-       ORDER BY w.pass, w.id LIMIT ${p.limit}
      ),
      subs AS MATERIALIZED (
        SELECT s.id, s.url, s.updated_at, s.retry_policy, s.rate_limit_per_second, s.turn,
               s.max_concurrency - f.busy AS room,
               GREATEST(0, s.max_concurrency - f.busy) + CASE WHEN ${p.held}::text[] IS NULL THEN 0 ELSE GREATEST(0, f.mine_wire - f.mine_held) END AS take
-       FROM qwin s
+       FROM qwin w
+       CROSS JOIN LATERAL (SELECT ${WINDOW_COLUMNS}, w.turn FROM subscriptions s WHERE s.id = w.id LIMIT 1) s
        CROSS JOIN LATERAL (
          SELECT count(*) FILTER (WHERE NOT (f.id = ANY(${p.answered}::text[]))) + ${frozenInFlight("s.id", p.frozen ?? [])} AS busy,
                 count(*) FILTER (WHERE f.lease_owner = ${p.owner} AND NOT (f.id = ANY(${p.answered}::text[])) AND NOT (f.id = ANY(${p.held}::text[]))) AS mine_wire,
                 count(*) FILTER (WHERE f.id = ANY(${p.held}::text[])) AS mine_held
            FROM deliveries f WHERE f.subscription_id = s.id AND f.state = 'in_flight'${outsideFrozen("f", p.frozen ?? [])}
        ) f
-       ORDER BY s.turn
      ),
      cand AS (
-       SELECT c.id, c.event_at, c.state AS prev_state, c.event_id, subs.id AS sub_id
+       SELECT c.id, c.event_at, c.state AS prev_state, c.event_id, subs.id AS sub_id,
+              subs.url, subs.updated_at, subs.retry_policy, subs.rate_limit_per_second, subs.turn, subs.room
        FROM subs CROSS JOIN LATERAL (
          SELECT d.id, d.event_at, d.state, d.event_id FROM deliveries d
          WHERE d.subscription_id = subs.id AND d.state IN ('pending', 'scheduled') AND d.next_attempt_at <= now()${outsideFrozen("d", p.frozen ?? [])}
@@ -167,12 +172,11 @@ export const claimCtes = (p: {
               lease_until = now() + make_interval(secs => (CASE WHEN jsonb_typeof(s.retry_policy->'timeoutMs') = 'number'
                                                              THEN (s.retry_policy->>'timeoutMs')::numeric ELSE 15000 END) / 1000 + ${p.slack}::numeric),
               updated_at = now()
-         FROM cand
-         JOIN subs s ON s.id = cand.sub_id
-         JOIN events e ON e.id = cand.event_id AND e.created_at = cand.event_at
-        WHERE d.id = cand.id AND d.event_at = cand.event_at AND d.state IN ('pending', 'scheduled')${outsideFrozen("d", p.frozen ?? [])}
+         FROM cand s
+         JOIN events e ON e.id = s.event_id AND e.created_at = s.event_at
+        WHERE d.id = s.id AND d.event_at = s.event_at AND d.state IN ('pending', 'scheduled')${outsideFrozen("d", p.frozen ?? [])}
        RETURNING d.id, d.delivery_key AS "deliveryKey", d.subscription_id AS "subscriptionId", d.event_id AS "eventId", d.event_at::text AS "eventAt",
-                 cand.prev_state AS "prevState", d.leased_at::text AS "claimToken", d.attempt_count AS "attemptCount", d.total_attempts AS "totalAttempts",
+                 s.prev_state AS "prevState", d.leased_at::text AS "claimToken", d.attempt_count AS "attemptCount", d.total_attempts AS "totalAttempts",
                  (extract(epoch FROM d.run_started_at) * 1000)::float8 AS "runStartedAt", (extract(epoch FROM d.next_attempt_at) * 1000)::float8 AS "dueAt",
                  d.next_trigger AS trigger, d.next_actor AS actor, GREATEST(0, s.room)::int AS "slotsFree",
                  s.url, s.updated_at::text AS "subscriptionVersion", s.retry_policy::text AS "retryPolicy", s.rate_limit_per_second AS "rateLimitPerSecond", e.payload,
@@ -192,20 +196,24 @@ export const claimParams = (o: ClaimOptions) => [
 /**
  * The subscriptions with queued rows (pending or scheduled) whose id sorts
  * `op` `after`, in id order, from the trigger-kept counters
- * (delivery_state_counts, migration 0006; its index delivery_state_counts_queue,
- * migration 0037): one ordered range per state, merged, so the scan stops once
- * the window is full and never reads an idle subscription's counters. The
- * counters are per writing backend until folded: a subscription is queued
- * when its rows sum above zero.
+ * (delivery_state_counts, migration 0006): one ordered range of their index of
+ * pending and scheduled rows by subscription (delivery_state_counts_queued,
+ * migration 0043), grouped as it is read, so the scan stops once the window
+ * is full and never reads an idle subscription's counters. The counters are
+ * per writing backend until folded: a subscription is queued when its rows
+ * sum above zero. One range, not a merge of one range per state: the planner
+ * cannot estimate the groups of a merge (it assumes 200), and then grouped
+ * every queued subscription and sorted them to keep a window's worth.
  */
-const queuedAfter = (after: string, op: ">" | "<=") => `
-           SELECT x.subscription_id AS id FROM (
-             (SELECT c.subscription_id, c.n FROM delivery_state_counts c WHERE c.state = 'pending' AND c.subscription_id ${op} ${after}::text ORDER BY c.subscription_id)
-             UNION ALL
-             (SELECT c.subscription_id, c.n FROM delivery_state_counts c WHERE c.state = 'scheduled' AND c.subscription_id ${op} ${after}::text ORDER BY c.subscription_id)
-           ) x GROUP BY x.subscription_id HAVING sum(x.n) > 0 ORDER BY x.subscription_id`;
+const queuedAfter = (after: string, op: ">" | "<=", exclude: string, limit: string) => `
+           SELECT c.subscription_id AS id FROM delivery_state_counts c
+            WHERE c.state IN ('pending', 'scheduled') AND c.subscription_id ${op} ${after}::text AND NOT (c.subscription_id = ANY(${exclude}::text[]))
+            GROUP BY c.subscription_id
+           HAVING sum(c.n) > 0
+              AND (SELECT s.state = 'active' AND s.archived_at IS NULL FROM subscriptions s WHERE s.id = c.subscription_id)
+            ORDER BY c.subscription_id LIMIT ${limit}`;
 
-/** What the claim reads of each subscription in its window, once (the window's own join): the rest of the statement joins no subscription again. */
+/** What the claim reads of each subscription in its window, once, as far as the batch reads the window: the rest of the statement joins no subscription again. */
 const WINDOW_COLUMNS = "s.id, s.url, s.updated_at, s.retry_policy, s.rate_limit_per_second, s.max_concurrency";
 
 /** The statement's last column set, after the claimed rows: the window's last subscription, once, on a row of its own (`id` null). */
