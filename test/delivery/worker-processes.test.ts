@@ -164,7 +164,8 @@ describe("several worker processes on one database", () => {
     const subs = [0, 1, 2, 3].map((i) => `sub_k_${i}`);
     for (const id of subs) {
       delays.set(`/hooks/${id}`, 40);
-      await createSub(db.pool, { id, url: `${r.url}/${id}`, maxConcurrency: 40, retryPolicy: { timeoutMs: 5000 } });
+      // A reaped delivery waits out the ladder's first rung before it is sent again: 1 s here, not the default 30 s.
+      await createSub(db.pool, { id, url: `${r.url}/${id}`, maxConcurrency: 40, retryPolicy: { timeoutMs: 5000, ladderSeconds: [1, 1, 1] } });
     }
     await seedEvents(db.pool, "evt_k_", 400, subs);
     // Mid-run: the victim holds leases with requests on the wire.
