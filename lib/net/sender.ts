@@ -42,7 +42,7 @@ export type SendRequest = {
   url: string;
   deliveryKey: string;
   body: Buffer;
-  /** Plaintext `whsec_` secrets, one signature each. */
+  /** Plaintext `whsec_` secrets, one signature each; none, no `webhook-signature` header (a notification to a contact's webhook). */
   secrets: string[];
   timeoutMs?: number;
   /** Unix seconds for webhook-timestamp (tests inject it). */
@@ -159,7 +159,8 @@ export class Sender {
               "webhook-id": req.deliveryKey,
               "idempotency-key": req.deliveryKey,
               "webhook-timestamp": String(timestamp),
-              "webhook-signature": signatureHeader(req.secrets.map(this.key), req.deliveryKey, timestamp, req.body),
+              // No secret, no signature header (undici leaves undefined out): an empty one would claim a signature there is none of.
+              "webhook-signature": req.secrets.length > 0 ? signatureHeader(req.secrets.map(this.key), req.deliveryKey, timestamp, req.body) : undefined,
             },
             body: req.body,
             headersTimeout: timeoutMs,

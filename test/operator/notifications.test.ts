@@ -180,6 +180,9 @@ describe("notices", () => {
     expect(hook.received).toHaveLength(1);
     const text = JSON.parse(hook.received[0].body.toString()).text as string;
     expect(text).toMatch(/is paused after failing/);
+    // A contact's webhook has no secret: the post carries no signature header rather than an empty one.
+    expect(hook.received[0].headers).not.toHaveProperty("webhook-signature");
+    expect(hook.received[0].headers["webhook-id"]).toMatch(/^ntf_/);
     expect(await rows()).toEqual([
       expect.objectContaining({ kind: "paused", channel: "email", status: "sent", attempts: 1 }),
       expect.objectContaining({ kind: "paused", channel: "email", status: "sent", attempts: 1 }),
