@@ -15,6 +15,7 @@ export async function checkSettings(): Promise<void> {
   await import("../api/handler");
   await import("./rate-limit");
   await import("./password");
+  await import("../rollups/sampler");
   (await import("./proxies")).trustedProxies();
   (await import("./host")).publicUrl();
   (await import("../net/ssrf")).denyTargets();

@@ -17,6 +17,7 @@ import "server-only";
 import type pg from "pg";
 import { getPool } from "../db/pool";
 import { logger } from "../log";
+import { envInt } from "../env";
 import { latencyBucket, LATENCY_BUCKETS, STATS_HOUR_MS } from "../ledger/read/latency";
 import { connectGuarded, releaseGuarded } from "../db/client";
 import { hasFreshDlqSample, pruneDlqSamples, takeDlqSample } from "../ledger/sql/dead-letters";
@@ -26,7 +27,7 @@ export { refreshHourlyStats };
 
 const DLQ_LOCK = 7_431_401;
 export const ROLLUP_LOCK = 7_431_402;
-const SAMPLE_INTERVAL_MS = Number(process.env.HOOKLEDGER_SAMPLE_INTERVAL_MS ?? 15_000);
+const SAMPLE_INTERVAL_MS = envInt("HOOKLEDGER_SAMPLE_INTERVAL_MS", { default: 15_000, min: 1_000, max: 3_600_000 });
 // Rows attempted within this many seconds may belong to a transaction that has
 // not committed yet (ids are taken at insert, visible at commit); the rollup
 // leaves them for the next tick so no attempt is skipped. Attempt writes are

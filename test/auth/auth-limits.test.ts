@@ -140,14 +140,17 @@ describe("numeric settings", () => {
     }
   });
 
-  it("`hookledger start` with HOOKLEDGER_MAX_PAYLOAD_BYTES=abc exits 1 at once, naming the setting", async () => {
+  it.each([
+    ["HOOKLEDGER_MAX_PAYLOAD_BYTES", "abc"],
+    ["HOOKLEDGER_SAMPLE_INTERVAL_MS", "15s"],
+  ])("`hookledger start` with %s=%s exits 1 at once, naming the setting", async (name, value) => {
     const { spawnSync } = await import("node:child_process");
     const r = spawnSync(process.execPath, ["bin/hookledger.mjs", "start", "--workers", "0", "--port", "3999"], {
-      env: { ...process.env, HOOKLEDGER_MAX_PAYLOAD_BYTES: "abc", HOOKLEDGER_DATA_DIR: ".data/test-bad-setting" },
+      env: { ...process.env, [name]: value, HOOKLEDGER_DATA_DIR: ".data/test-bad-setting" },
       encoding: "utf8",
       timeout: 60_000,
     });
     expect(r.status, r.stderr).toBe(1);
-    expect(r.stderr).toMatch(/HOOKLEDGER_MAX_PAYLOAD_BYTES must be a whole number/);
+    expect(r.stderr).toMatch(new RegExp(`${name} must be a whole number`));
   });
 });
