@@ -1,11 +1,12 @@
 "use client";
 // For the dashboard header: <SignOutButton /> (import from "@/app/(auth)/sign-out-button").
 import { apiFetch } from "@/lib/client/api";
+import { LiveButton } from "@/components/ui/LiveButton";
 
 /** `to`: where the browser goes afterwards (a district portal goes to its own notice, which its frame may show). */
 export function SignOutButton({ className, to = "/signin" }: { className?: string; to?: string }) {
   return (
-    <button
+    <LiveButton
       type="button"
       className={className ?? "text-sm text-slate-600 hover:text-slate-900"}
       onClick={async () => {
@@ -16,6 +17,6 @@ export function SignOutButton({ className, to = "/signin" }: { className?: strin
       }}
     >
       Sign out
-    </button>
+    </LiveButton>
   );
 }

@@ -3,6 +3,7 @@
 // in the field yet, which adds it. Free text still names any other type.
 import { useQuery } from "@tanstack/react-query";
 import { apiFetch } from "@/lib/client/api";
+import { LiveButton } from "@/components/ui/LiveButton";
 
 type Catalog = { items: { type: string; description: string; deprecated: boolean }[] };
 
@@ -20,7 +21,7 @@ export function CatalogTypeChips({ value, onChange }: { value: string; onChange:
     <div className="flex flex-wrap items-center gap-1 sm:col-span-2" aria-label="Add a catalogued event type">
       <span className="text-xs text-slate-600">From the catalog:</span>
       {offered.map((t) => (
-        <button
+        <LiveButton
           key={t.type}
           type="button"
           title={t.description}
@@ -28,7 +29,7 @@ export function CatalogTypeChips({ value, onChange }: { value: string; onChange:
           onClick={() => onChange([...present, t.type].join(", "))}
         >
           + {t.type}
-        </button>
+        </LiveButton>
       ))}
     </div>
   );

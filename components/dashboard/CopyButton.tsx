@@ -1,12 +1,13 @@
 "use client";
 import { useState } from "react";
 import { btn } from "@/components/ui/kit";
+import { LiveButton } from "@/components/ui/LiveButton";
 
 /** Copies `text`; falls back to selecting a textarea when the clipboard API is unavailable (http origins). */
 export function CopyButton({ text, label = "Copy", className }: { text: string; label?: string; className?: string }) {
   const [done, setDone] = useState<"idle" | "ok" | "failed">("idle");
   return (
-    <button
+    <LiveButton
       type="button"
       className={className ?? btn}
       onClick={async () => {
@@ -31,6 +32,6 @@ export function CopyButton({ text, label = "Copy", className }: { text: string; 
       <span className="sr-only" aria-live="polite">
         {done === "ok" ? " — copied to the clipboard" : ""}
       </span>
-    </button>
+    </LiveButton>
   );
 }

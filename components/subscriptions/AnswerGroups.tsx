@@ -9,6 +9,7 @@ import { formatClock, formatTime, useNow, useTimeZone } from "@/components/ui/ti
 import { Card, EmptyState, btn } from "@/components/ui/kit";
 import { answerWords } from "@/components/ui/labels";
 import { NO_FILTERS, type DeliveryFilterValues as Filters } from "@/components/dashboard/DeliveryFilters";
+import { LiveButton } from "@/components/ui/LiveButton";
 
 export type Answers = { groups: AnswerGroup[]; examined: number };
 
@@ -45,13 +46,13 @@ function AnswerRow({ g, subscriptionId, canRedrive, onShow, tz, now }: RowProps)
         </span>
       </div>
       <div className="flex shrink-0 gap-2">
-        <button
+        <LiveButton
           type="button"
           className={`${btn} px-2 py-1 text-xs`}
           onClick={() => onShow({ ...NO_FILTERS, statusCode: g.statusCode ? String(g.statusCode) : "", errorClass: g.statusCode ? "" : (g.errorClass ?? "") })}
         >
           Show deliveries
-        </button>
+        </LiveButton>
         {canRedrive && (
           <Link className={`${btn} px-2 py-1 text-xs`} href={redriveHref(subscriptionId, g)}>
             Redrive these…

@@ -11,6 +11,7 @@ import { formatTime, UpdatedAgo, useTimeZone } from "@/components/ui/time";
 import { Card, EmptyState, ErrorState, Skeleton, StateBadge, btn } from "@/components/ui/kit";
 import { deliveryBadgeState } from "@/components/ui/labels";
 import { DeliveryFilters, NO_FILTERS, type DeliveryFilterValues as Filters } from "@/components/dashboard/DeliveryFilters";
+import { LiveButton } from "@/components/ui/LiveButton";
 
 export type DeliveriesPage = { items: DeliveryLite[]; nextCursor: string | null };
 
@@ -77,24 +78,29 @@ export function SubscriptionDeliveries({
     <Card title="Deliveries" id="deliveries" actions={<UpdatedAgo at={res.dataUpdatedAt} fetching={res.isFetching} error={res.isError ? res.error : undefined} />}>
       <DeliveryFilters filters={filters} eventTypes={o.knownEventTypes} onChange={set} />
       {Object.values(filters).some(Boolean) && (
-        <button type="button" className="mb-2 text-sm text-blue-700 hover:underline" onClick={() => (setCursors([]), setFilters(NO_FILTERS))}>
+        <LiveButton type="button" className="mb-2 text-sm text-blue-700 hover:underline" onClick={() => (setCursors([]), setFilters(NO_FILTERS))}>
           Clear filters
-        </button>
+        </LiveButton>
       )}
       {res.isPending && <Skeleton lines={5} />}
       {res.isError && !res.data && <ErrorState error={res.error} retry={() => res.refetch()} />}
       {res.data && res.data.items.length === 0 && <EmptyState title="No deliveries match">Change or clear the filters.</EmptyState>}
       {res.data && res.data.items.length > 0 && <DeliveryRows items={res.data.items} />}
       <div className="mt-3 flex flex-wrap items-center gap-2">
-        <button type="button" className={btn} disabled={cursors.length === 0} onClick={() => setCursors([])}>
+        <LiveButton type="button" className={btn} disabled={cursors.length === 0} onClick={() => setCursors([])}>
           Newest
-        </button>
-        <button type="button" className={btn} disabled={cursors.length === 0} onClick={() => setCursors((c) => c.slice(0, -1))}>
+        </LiveButton>
+        <LiveButton type="button" className={btn} disabled={cursors.length === 0} onClick={() => setCursors((c) => c.slice(0, -1))}>
           ← Newer
-        </button>
-        <button type="button" className={btn} disabled={!res.data?.nextCursor} onClick={() => res.data?.nextCursor && setCursors((c) => [...c, res.data!.nextCursor!])}>
+        </LiveButton>
+        <LiveButton
+          type="button"
+          className={btn}
+          disabled={!res.data?.nextCursor}
+          onClick={() => res.data?.nextCursor && setCursors((c) => [...c, res.data!.nextCursor!])}
+        >
           Older →
-        </button>
+        </LiveButton>
         <span className="text-xs text-slate-600">Page {cursors.length + 1}</span>
       </div>
     </Card>

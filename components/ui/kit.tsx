@@ -3,6 +3,7 @@
 // states, stats). Every page and component takes its look from here.
 import Link from "next/link";
 import { ATTEMPT_OUTCOME_LABELS, DELIVERY_STATE_LABELS, SUBSCRIPTION_STATE_LABELS, labelOf } from "./labels";
+import { LiveButton } from "./LiveButton";
 
 export function Card({
   title,
@@ -169,13 +170,13 @@ export function ErrorState({ error, retry }: { error: unknown; retry?: () => voi
       <p className="font-medium">This could not be loaded.</p>
       <p className="mt-1">{(error as Error)?.message ?? String(error)}</p>
       {retry && (
-        <button
+        <LiveButton
           type="button"
           onClick={retry}
           className="mt-2 rounded border border-red-300 bg-white px-2 py-1 text-red-900 hover:bg-red-100 focus:outline-none focus-visible:ring-2 focus-visible:ring-red-500"
         >
           Try again
-        </button>
+        </LiveButton>
       )}
     </div>
   );
@@ -235,9 +236,9 @@ export function SegmentedControl<T extends string | number>({
   return (
     <div role="group" aria-label={label} className="flex gap-1">
       {options.map((o) => (
-        <button key={o.value} type="button" aria-pressed={value === o.value} className={segBtn(value === o.value)} onClick={() => onChange(o.value)}>
+        <LiveButton key={o.value} type="button" aria-pressed={value === o.value} className={segBtn(value === o.value)} onClick={() => onChange(o.value)}>
           {o.label}
-        </button>
+        </LiveButton>
       ))}
     </div>
   );

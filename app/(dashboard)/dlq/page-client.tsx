@@ -25,6 +25,7 @@ import { OptionSelect } from "@/components/ui/form";
 import { DlqCharts } from "@/components/charts/DlqCharts";
 import { CHART_RANGES, rangeParam } from "@/components/charts/axes";
 import { DEAD_LETTER_REASON_LABELS, DEAD_LETTER_REASON_TITLE, ERROR_CLASS_LABELS, labelOf } from "@/components/ui/labels";
+import { LiveButton } from "@/components/ui/LiveButton";
 
 type History = { points: DlqPoint[]; bucketSeconds: number };
 const RANGES = CHART_RANGES.map(({ value, label }) => ({ value, label }));
@@ -126,13 +127,13 @@ function GroupsTable({
                   </Link>
                 )}
                 {canResolve && (
-                  <button
+                  <LiveButton
                     type="button"
                     className="text-blue-700 hover:underline"
                     onClick={() => onResolve({ subscriptionId: g.subscriptionId, subscriptionName: g.subscriptionName, reason: g.reason })}
                   >
                     Resolve…
-                  </button>
+                  </LiveButton>
                 )}
               </span>
             ) : (
@@ -198,7 +199,7 @@ function GroupsCard({
           </Link>
         )}
         {canResolve && acting && (
-          <button
+          <LiveButton
             type="button"
             className={btn}
             onClick={() =>
@@ -210,7 +211,7 @@ function GroupsCard({
             }
           >
             Resolve these {filteredDepth.toLocaleString()}…
-          </button>
+          </LiveButton>
         )}
       </form>
       {groups.length === 0 ? (

@@ -316,16 +316,16 @@ function Pager(p: { page: Page; paged: boolean; loading: boolean; pageSize: numb
     <nav aria-label="Pages" className="flex flex-wrap items-center justify-between gap-3 text-sm">
       <div className="flex gap-2">
         {paged && (
-          <button type="button" className={btn} onClick={() => go({})}>
+          <LiveButton type="button" className={btn} onClick={() => go({})}>
             First page
-          </button>
+          </LiveButton>
         )}
-        <button type="button" className={btn} disabled={loading || !page.prevCursor} onClick={() => page.prevCursor && go({ cursor: page.prevCursor })}>
+        <LiveButton type="button" className={btn} disabled={loading || !page.prevCursor} onClick={() => page.prevCursor && go({ cursor: page.prevCursor })}>
           ← Previous
-        </button>
-        <button type="button" className={btn} disabled={loading || !page.nextCursor} onClick={() => page.nextCursor && go({ cursor: page.nextCursor })}>
+        </LiveButton>
+        <LiveButton type="button" className={btn} disabled={loading || !page.nextCursor} onClick={() => page.nextCursor && go({ cursor: page.nextCursor })}>
           Next →
-        </button>
+        </LiveButton>
       </div>
       <span className="text-slate-600">{pageSize} a page</span>
     </nav>
@@ -337,9 +337,9 @@ function EmptyList(p: { paged: boolean; q: string; filtered: boolean; district: 
   const { paged, q, filtered, district, canCreate, go } = p;
   return paged ? (
     <EmptyState title="Nothing on this page">
-      <button type="button" className={btn} onClick={() => go({})}>
+      <LiveButton type="button" className={btn} onClick={() => go({})}>
         Back to the first page
-      </button>
+      </LiveButton>
     </EmptyState>
   ) : filtered ? (
     <EmptyState title={q ? `No subscription matches “${q}”` : "No subscription matches these filters"}>

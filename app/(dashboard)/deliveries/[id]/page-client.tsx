@@ -7,6 +7,7 @@ import { usePolled } from "@/components/dashboard/usePolled";
 import { formatTime, Time, UpdatedAgo, useTimeZone } from "@/components/ui/time";
 import { CopyButton } from "@/components/dashboard/CopyButton";
 import { Card, StateBadge, SubLink, btn } from "@/components/ui/kit";
+import { LiveButton } from "@/components/ui/LiveButton";
 import {
   ATTEMPT_OUTCOME_SENTENCES,
   ATTEMPT_TRIGGER_LABELS,
@@ -251,9 +252,9 @@ export function DeliveryClient({ initial, initialAt, redrive }: { initial: Deliv
           title={`Payload (${d.payload.bytes.toLocaleString()} bytes)`}
           id="payload"
           actions={
-            <button type="button" className={btn} onClick={() => setRaw((r) => !r)} aria-pressed={raw}>
+            <LiveButton type="button" className={btn} onClick={() => setRaw((r) => !r)} aria-pressed={raw}>
               {raw ? "Show pretty-printed" : "Show raw bytes"}
-            </button>
+            </LiveButton>
           }
         >
           <pre className="max-h-96 overflow-auto whitespace-pre-wrap break-all rounded bg-slate-50 p-3 text-xs text-slate-900" data-testid="payload">

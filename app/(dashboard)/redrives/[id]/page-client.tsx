@@ -7,6 +7,7 @@ import type { RedriveBatchProgress } from "@/lib/redrive/redrive-batches";
 import { STATUS_STYLE, btn, btnDanger, card, input, label } from "@/components/ui/kit";
 import { Time, useFormatTime } from "@/components/ui/time";
 import { KIND_LABEL, KIND_VERB, describeBatch } from "@/components/redrive/batch-kind";
+import { LiveButton } from "@/components/ui/LiveButton";
 
 function Stat({ name, value, hint, tone }: { name: string; value: number; hint?: string; tone?: string }) {
   return (
@@ -50,9 +51,9 @@ function CancelCard({ b, url, onCancelled }: { b: RedriveBatchProgress; url: str
         </p>
       )}
       {!confirmCancel ? (
-        <button type="button" className={btnDanger} onClick={() => setConfirmCancel(true)}>
+        <LiveButton type="button" className={btnDanger} onClick={() => setConfirmCancel(true)}>
           Cancel this {b.kind}…
-        </button>
+        </LiveButton>
       ) : (
         <div role="alertdialog" aria-labelledby="cancel-q" className="space-y-2">
           <p id="cancel-q" className="text-sm text-slate-900">
