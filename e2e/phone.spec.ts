@@ -113,6 +113,13 @@ async function walk(page: Page, who: string) {
       const box = await link.boundingBox();
       expect(box && box.x >= 0 && box.x + box.width <= 390, `${url}: nav item ${await link.innerText()} in sight`).toBe(true);
     }
+    // The admin lists are cards on a phone: nothing of theirs is scrolled off to the side inside its box.
+    if (["/admin/users", "/admin/tokens", "/admin/tenants"].includes(route)) {
+      const sideways = await page.evaluate(
+        () => [...document.querySelectorAll("table")].filter((t) => t.parentElement!.scrollWidth > t.parentElement!.clientWidth + 1).length,
+      );
+      expect(sideways, `${url}: its tables are cards, not scrolled sideways`).toBe(0);
+    }
     // The dead letters' groups: the depth, the age and the actions in sight, not scrolled off in a table.
     if (route === "/dlq") {
       const group = page.getByTestId("dlq-group").first();

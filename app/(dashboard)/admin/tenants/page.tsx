@@ -6,7 +6,7 @@ import { getPrisma } from "@/lib/db/prisma";
 import { requireViewer } from "@/lib/auth/session";
 import { listTenants } from "@/lib/tenants/manage-tenants";
 import { Time } from "@/components/ui/time";
-import { DataTable, PageHeader } from "@/components/ui/kit";
+import { DataTable, PageHeader, stackedCell, stackedRow } from "@/components/ui/kit";
 import { AdminNav } from "../nav";
 import { CreateTenantForm } from "../forms";
 import { ContactsForm } from "../../notifications/contacts-form";
@@ -28,6 +28,8 @@ export default async function TenantsPage() {
   const contactsOf = new Map(contacts.map((c) => [c.tenant, c]));
   const count = <K extends string>(rows: ({ _count: { _all: number } } & Record<K, string | null>)[], key: K, id: string) =>
     rows.find((r) => r[key] === id)?._count._all ?? 0;
+  /** A count's noun on a phone, where the row is a card without the column headings. */
+  const noun = (n: number, one: string) => <span className="text-slate-500 sm:hidden"> {n === 1 ? one : `${one}s`}</span>;
   return (
     <section>
       <AdminNav current="/admin/tenants" global />
@@ -44,15 +46,25 @@ export default async function TenantsPage() {
       {tenants.length === 0 ? (
         <p className="mt-6 text-sm text-slate-600">No tenants yet.</p>
       ) : (
-        <DataTable className="mt-6" columns={["Name", "Id", "Subscriptions", "Users", "Tokens", "Created"]}>
+        <DataTable stacked className="mt-6" columns={["Name", "Id", "Subscriptions", "Users", "Tokens", "Created"]}>
           {tenants.map((t) => (
-            <tr key={t.id} className="border-t border-slate-200" data-testid="tenant-row">
-              <td className="py-2 pr-3 font-medium">{t.name}</td>
-              <td className="py-2 pr-3 font-mono text-xs">{t.id}</td>
-              <td className="py-2 pr-3">{count(subs, "tenant", t.id)}</td>
-              <td className="py-2 pr-3">{count(users, "tenantId", t.id)}</td>
-              <td className="py-2 pr-3">{count(tokens, "tenantId", t.id)}</td>
-              <td className="py-2">
+            <tr key={t.id} className={`border-t border-slate-200 ${stackedRow}`} data-testid="tenant-row">
+              <td className={`${stackedCell(true)} font-medium sm:py-2 sm:pr-3`}>{t.name}</td>
+              <td className={`${stackedCell(true)} font-mono text-xs sm:py-2 sm:pr-3`}>{t.id}</td>
+              <td className={`${stackedCell(true)} sm:py-2 sm:pr-3`}>
+                {count(subs, "tenant", t.id)}
+                {noun(count(subs, "tenant", t.id), "subscription")}
+              </td>
+              <td className={`${stackedCell(true)} sm:py-2 sm:pr-3`}>
+                {count(users, "tenantId", t.id)}
+                {noun(count(users, "tenantId", t.id), "user")}
+              </td>
+              <td className={`${stackedCell(true)} sm:py-2 sm:pr-3`}>
+                {count(tokens, "tenantId", t.id)}
+                {noun(count(tokens, "tenantId", t.id), "token")}
+              </td>
+              <td className={`${stackedCell(true)} sm:py-2`}>
+                <span className="text-slate-500 sm:hidden">created </span>
                 <Time iso={t.createdAt} relative={false} />
               </td>
             </tr>

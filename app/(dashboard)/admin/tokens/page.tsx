@@ -5,7 +5,7 @@ import { findTokens } from "@/lib/auth/admin";
 import { ROLES } from "@/lib/auth/permissions";
 import { listTenants } from "@/lib/tenants/manage-tenants";
 import { Time } from "@/components/ui/time";
-import { DataTable, PageHeader } from "@/components/ui/kit";
+import { DataTable, PageHeader, stackedCell, stackedRow } from "@/components/ui/kit";
 import { AdminNav, TenantName } from "../nav";
 import { CreateTokenForm, RevokeTokenButton } from "../forms";
 
@@ -32,20 +32,26 @@ export default async function TokensPage() {
         }
       />
       <CreateTokenForm tenants={tenants.map((t) => ({ id: t.id, name: t.name }))} global={!viewer.tenantId} roles={ROLES} />
-      <DataTable className="mt-6" columns={["Name", "Role", "Tenant", "Created", "Last used", "Status", { label: "Actions", srOnly: true }]}>
+      <DataTable stacked className="mt-6" columns={["Name", "Role", "Tenant", "Created", "Last used", "Status", { label: "Actions", srOnly: true }]}>
         {tokens.map((t) => (
-          <tr key={t.id} className="border-t border-slate-200">
-            <td className="py-2">
-              {t.name} <span className="font-mono text-xs text-slate-500">{t.id}</span>
+          <tr key={t.id} className={`border-t border-slate-200 ${stackedRow}`}>
+            <td className={`${stackedCell()} break-all sm:py-2`}>
+              <span className="font-medium sm:font-normal">{t.name}</span> <span className="font-mono text-xs text-slate-500">{t.id}</span>
             </td>
-            <td className="py-2">{t.role}</td>
-            <td className="py-2">
+            <td className={`${stackedCell(true)} sm:py-2`}>{t.role}</td>
+            <td className={`${stackedCell(true)} sm:py-2`}>
               <TenantName id={t.tenantId} names={tenantName} />
             </td>
-            <td className="py-2">{when(t.createdAt)}</td>
-            <td className="py-2">{when(t.lastUsedAt)}</td>
-            <td className="py-2">{t.revokedAt ? <>revoked {when(t.revokedAt)}</> : "active"}</td>
-            <td className="py-2">{t.revokedAt ? null : <RevokeTokenButton id={t.id} name={t.name} />}</td>
+            <td className={`${stackedCell(true)} sm:py-2`}>
+              <span className="text-slate-500 sm:hidden">created </span>
+              {when(t.createdAt)}
+            </td>
+            <td className={`${stackedCell(true)} sm:py-2`}>
+              <span className="text-slate-500 sm:hidden">last used </span>
+              {when(t.lastUsedAt)}
+            </td>
+            <td className={`${stackedCell(true)} sm:py-2`}>{t.revokedAt ? <>revoked {when(t.revokedAt)}</> : "active"}</td>
+            <td className={`${stackedCell()} pt-1 sm:py-2`}>{t.revokedAt ? null : <RevokeTokenButton id={t.id} name={t.name} />}</td>
           </tr>
         ))}
       </DataTable>

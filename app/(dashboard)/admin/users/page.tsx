@@ -5,7 +5,7 @@ import { findUsers } from "@/lib/auth/admin";
 import { USER_ROLES } from "@/lib/auth/users";
 import { listTenants } from "@/lib/tenants/manage-tenants";
 import { Time } from "@/components/ui/time";
-import { DataTable, PageHeader } from "@/components/ui/kit";
+import { DataTable, PageHeader, stackedCell, stackedRow } from "@/components/ui/kit";
 import { AdminNav, TenantName } from "../nav";
 import { CreateUserForm, UserDisableButton } from "../forms";
 
@@ -31,17 +31,20 @@ export default async function UsersPage() {
         }
       />
       <CreateUserForm tenants={tenants.map((t) => ({ id: t.id, name: t.name }))} global={!viewer.tenantId} roles={USER_ROLES} />
-      <DataTable className="mt-6" columns={["Email", "Role", "Tenant", "Last sign-in", "Status", { label: "Actions", srOnly: true }]}>
+      <DataTable stacked className="mt-6" columns={["Email", "Role", "Tenant", "Last sign-in", "Status", { label: "Actions", srOnly: true }]}>
         {users.map((u) => (
-          <tr key={u.id} className="border-t border-slate-200">
-            <td className="py-2">{u.email}</td>
-            <td className="py-2">{u.role}</td>
-            <td className="py-2">
+          <tr key={u.id} className={`border-t border-slate-200 ${stackedRow}`}>
+            <td className={`${stackedCell()} font-medium sm:py-2 sm:font-normal`}>{u.email}</td>
+            <td className={`${stackedCell(true)} sm:py-2`}>{u.role}</td>
+            <td className={`${stackedCell(true)} sm:py-2`}>
               <TenantName id={u.tenantId} names={tenantName} />
             </td>
-            <td className="py-2">{u.lastSignInAt ? <Time iso={u.lastSignInAt} relative={false} /> : "never"}</td>
-            <td className="py-2">{u.disabled ? "disabled" : "active"}</td>
-            <td className="py-2">{u.id === viewer.id ? null : <UserDisableButton id={u.id} disabled={u.disabled} />}</td>
+            <td className={`${stackedCell(true)} sm:py-2`}>
+              <span className="text-slate-500 sm:hidden">last sign-in </span>
+              {u.lastSignInAt ? <Time iso={u.lastSignInAt} relative={false} /> : "never"}
+            </td>
+            <td className={`${stackedCell(true)} sm:py-2`}>{u.disabled ? "disabled" : "active"}</td>
+            <td className={`${stackedCell()} pt-1 sm:py-2`}>{u.id === viewer.id ? null : <UserDisableButton id={u.id} disabled={u.disabled} />}</td>
           </tr>
         ))}
       </DataTable>
