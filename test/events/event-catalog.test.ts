@@ -210,6 +210,13 @@ describe("deleting a catalogued type", () => {
     const pub = await call(events.POST, { token: producer, body: graded("evt_dep_1", EXAMPLE) });
     expect(pub.status, pub.text).toBe(202);
     expect(pub.headers.get("deprecation")).toBe("true");
+    // A batch holding an event of the deprecated type says so too; one without it does not.
+    const withIt = await call(batch.POST, { token: producer, body: { events: [graded("evt_dep_b1", EXAMPLE), { id: "evt_dep_b2", type: "course.created", data: {} }] } });
+    expect(withIt.status, withIt.text).toBe(200);
+    expect(withIt.json.results.map((x: { status: string }) => x.status)).toEqual(["created", "created"]);
+    expect(withIt.headers.get("deprecation")).toBe("true");
+    const without = await call(batch.POST, { token: producer, body: { events: [{ id: "evt_dep_b3", type: "course.created", data: {} }] } });
+    expect(without.headers.get("deprecation")).toBeNull();
 
     expect((await create(engineer, { type: "roster.unused", description: "never published" })).status).toBe(201);
     const gone = await del(admin, "roster.unused");
