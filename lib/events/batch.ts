@@ -11,7 +11,7 @@ import { ingestEvent } from "./ingest";
 import { refusalFor, visibleDeliveries, type PublishResult } from "./publish";
 import { ZCreateEvent } from "./event-input";
 import { GLOBAL_SCOPE, publishTenantError, type Scope } from "../tenants/scope";
-import { publishCatalog, schemaRefusal } from "../catalog/publish-check";
+import { isDeprecated, publishCatalog, schemaRefusal } from "../catalog/publish-check";
 
 /** Events per batch at most: a few grouped statements' worth, answered within a request timeout. */
 export const MAX_BATCH_EVENTS = 500;
@@ -76,12 +76,19 @@ function errorOf(index: number, id: string | undefined, err: AppError): TBatchRe
  * `duplicate`, as the group publisher answers a republish). An error that is
  * not the event's own (the database is gone) is thrown, failing the request:
  * whatever was written is idempotent, so the producer sends the batch again.
+ * `deprecated`: an event of a type the catalog marks deprecated passed its
+ * checks and went to the publisher (the route answers `Deprecation: true`, as
+ * for a single publish); not part of the answer's body.
  */
-export async function publishBatch(batch: TPublishBatch, opts: { maxEventBytes: number; scope?: Scope; deliveries?: boolean }): Promise<TPublishBatchResponse> {
+export async function publishBatch(
+  batch: TPublishBatch,
+  opts: { maxEventBytes: number; scope?: Scope; deliveries?: boolean },
+): Promise<TPublishBatchResponse & { deprecated: boolean }> {
   const withDeliveries = opts.deliveries ?? true;
   const scope = opts.scope ?? GLOBAL_SCOPE;
   // One read of the catalog for the whole batch (an in-process copy; lib/catalog/publish-check.ts).
   const catalog = await publishCatalog();
+  let deprecated = false;
   const pending: Promise<TBatchResult>[] = batch.events.map((raw, index) => {
     const rawId = raw && typeof raw === "object" && typeof (raw as { id?: unknown }).id === "string" ? (raw as { id: string }).id : undefined;
     const parsed = ZCreateEvent.safeParse(raw);
@@ -93,6 +100,7 @@ export async function publishBatch(batch: TPublishBatch, opts: { maxEventBytes: 
     if (refused) return Promise.resolve(errorOf(index, rawId, refused));
     const mismatch = schemaRefusal(catalog, parsed.data);
     if (mismatch) return Promise.resolve(errorOf(index, rawId, mismatch));
+    deprecated ||= isDeprecated(catalog, parsed.data.type);
     return ingestEvent(parsed.data, { subscriptionTenants: scope.tenantId !== null }).then(
       (r: PublishResult): TBatchResult =>
         withDeliveries
@@ -110,5 +118,5 @@ export async function publishBatch(batch: TPublishBatch, opts: { maxEventBytes: 
   const settled = await Promise.allSettled(pending);
   const failed = settled.find((s) => s.status === "rejected");
   if (failed) throw (failed as PromiseRejectedResult).reason;
-  return { results: settled.map((s) => (s as PromiseFulfilledResult<TBatchResult>).value) };
+  return { results: settled.map((s) => (s as PromiseFulfilledResult<TBatchResult>).value), deprecated };
 }
