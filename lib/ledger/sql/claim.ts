@@ -141,11 +141,11 @@ export const claimCtes = (p: {
        ) w
      ),
      subs AS MATERIALIZED (
-       SELECT s.id, s.url, s.updated_at, s.retry_policy, s.rate_limit_per_second, s.turn,
+       SELECT s.id, s.url, s.updated_at, s.retry_policy, s.rate_limit_per_second, w.turn,
               s.max_concurrency - f.busy AS room,
               GREATEST(0, s.max_concurrency - f.busy) + CASE WHEN ${p.held}::text[] IS NULL THEN 0 ELSE GREATEST(0, f.mine_wire - f.mine_held) END AS take
        FROM qwin w
-       CROSS JOIN LATERAL (SELECT ${WINDOW_COLUMNS}, w.turn FROM subscriptions s WHERE s.id = w.id LIMIT 1) s
+       CROSS JOIN LATERAL (SELECT ${WINDOW_COLUMNS} FROM subscriptions s WHERE s.id = w.id LIMIT 1) s
        CROSS JOIN LATERAL (
          SELECT count(*) FILTER (WHERE NOT (f.id = ANY(${p.answered}::text[]))) + ${frozenInFlight("s.id", p.frozen ?? [])} AS busy,
                 count(*) FILTER (WHERE f.lease_owner = ${p.owner} AND NOT (f.id = ANY(${p.answered}::text[])) AND NOT (f.id = ANY(${p.held}::text[]))) AS mine_wire,

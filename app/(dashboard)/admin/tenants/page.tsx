@@ -28,8 +28,13 @@ export default async function TenantsPage() {
   const contactsOf = new Map(contacts.map((c) => [c.tenant, c]));
   const count = <K extends string>(rows: ({ _count: { _all: number } } & Record<K, string | null>)[], key: K, id: string) =>
     rows.find((r) => r[key] === id)?._count._all ?? 0;
-  /** A count's noun on a phone, where the row is a card without the column headings. */
-  const noun = (n: number, one: string) => <span className="text-slate-500 sm:hidden"> {n === 1 ? one : `${one}s`}</span>;
+  /** A count, with its noun on a phone, where the row is a card without the column headings. */
+  const counted = (n: number, one: string) => (
+    <>
+      {n}
+      <span className="text-slate-500 sm:hidden"> {n === 1 ? one : `${one}s`}</span>
+    </>
+  );
   return (
     <section>
       <AdminNav current="/admin/tenants" global />
@@ -51,18 +56,9 @@ export default async function TenantsPage() {
             <tr key={t.id} className={`border-t border-slate-200 ${stackedRow}`} data-testid="tenant-row">
               <td className={`${stackedCell(true)} font-medium sm:py-2 sm:pr-3`}>{t.name}</td>
               <td className={`${stackedCell(true)} font-mono text-xs sm:py-2 sm:pr-3`}>{t.id}</td>
-              <td className={`${stackedCell(true)} sm:py-2 sm:pr-3`}>
-                {count(subs, "tenant", t.id)}
-                {noun(count(subs, "tenant", t.id), "subscription")}
-              </td>
-              <td className={`${stackedCell(true)} sm:py-2 sm:pr-3`}>
-                {count(users, "tenantId", t.id)}
-                {noun(count(users, "tenantId", t.id), "user")}
-              </td>
-              <td className={`${stackedCell(true)} sm:py-2 sm:pr-3`}>
-                {count(tokens, "tenantId", t.id)}
-                {noun(count(tokens, "tenantId", t.id), "token")}
-              </td>
+              <td className={`${stackedCell(true)} sm:py-2 sm:pr-3`}>{counted(count(subs, "tenant", t.id), "subscription")}</td>
+              <td className={`${stackedCell(true)} sm:py-2 sm:pr-3`}>{counted(count(users, "tenantId", t.id), "user")}</td>
+              <td className={`${stackedCell(true)} sm:py-2 sm:pr-3`}>{counted(count(tokens, "tenantId", t.id), "token")}</td>
               <td className={`${stackedCell(true)} sm:py-2`}>
                 <span className="text-slate-500 sm:hidden">created </span>
                 <Time iso={t.createdAt} relative={false} />
