@@ -112,7 +112,7 @@ export function SubscriptionsClient({
   // A district's viewer has one tenant: no tenant filter, and its own district named instead of "every endpoint".
   const district = useViewerTenant();
   const now = useNow(15_000);
-  const hydrated = useHydrated(); // typing before React listens would be lost: the controls wait for it
+  const hydrated = useHydrated(); // a change before React listens would be lost (or undone by hydration): every control waits for it
   const [creating, setCreating] = useState(false);
   // Held here so the controls answer at once; the URL follows (router.replace), and a reload starts from it.
   const [state, setState] = useState<ListState>(district ? { ...initialState, tenant: "" } : initialState);
@@ -181,6 +181,7 @@ export function SubscriptionsClient({
             Tenant
             {/* Typed, with suggestions: a select of two thousand districts is no way to choose one. */}
             <input
+              disabled={!hydrated}
               className={input}
               list="subscription-tenants"
               value={tenantText}
@@ -203,16 +204,16 @@ export function SubscriptionsClient({
         )}
         <label className="flex flex-col gap-1 text-sm text-slate-700">
           State
-          <select className={input} value={state.state} onChange={(e) => go({ state: e.target.value as ListState["state"] })}>
+          <select disabled={!hydrated} className={input} value={state.state} onChange={(e) => go({ state: e.target.value as ListState["state"] })}>
             <option value="">Any state</option>
             <option value="active">Active</option>
             <option value="paused">Paused</option>
             <option value="disabled">Disabled</option>
           </select>
         </label>
-        <SortSelect value={state.sort} withTenant={!district} onChange={(sort) => go({ sort })} />
+        <SortSelect value={state.sort} withTenant={!district} disabled={!hydrated} onChange={(sort) => go({ sort })} />
         <label className="flex items-center gap-2 pb-2 text-sm text-slate-700">
-          <input type="checkbox" checked={state.archived} onChange={(e) => go({ archived: e.target.checked })} />
+          <input type="checkbox" disabled={!hydrated} checked={state.archived} onChange={(e) => go({ archived: e.target.checked })} />
           Show archived
         </label>
       </div>
@@ -353,11 +354,21 @@ function EmptyList(p: { paged: boolean; q: string; filtered: boolean; district: 
 }
 
 /** The server-side orders; a district's viewer, who sees one tenant, is not offered the order by tenant. */
-function SortSelect({ value, withTenant, onChange }: { value: SubscriptionSort; withTenant: boolean; onChange: (sort: SubscriptionSort) => void }) {
+function SortSelect({
+  value,
+  withTenant,
+  disabled,
+  onChange,
+}: {
+  value: SubscriptionSort;
+  withTenant: boolean;
+  disabled: boolean;
+  onChange: (sort: SubscriptionSort) => void;
+}) {
   return (
     <label className="flex flex-col gap-1 text-sm text-slate-700">
       Sort by
-      <select className={input} value={value} onChange={(e) => onChange(e.target.value as SubscriptionSort)}>
+      <select disabled={disabled} className={input} value={value} onChange={(e) => onChange(e.target.value as SubscriptionSort)}>
         {SORTS.filter((o) => withTenant || o.value !== "tenant").map((o) => (
           <option key={o.value} value={o.value}>
             {o.label}
