@@ -1,5 +1,6 @@
 // The district's own door: the SaaS's backend (a `portal` token, made with the CLI) mints a portal link; a browser
-// with no account opens it and is the district: its name in the header, the portal marker, its endpoint and
+// with no account opens it (after the district's mail system has fetched it, as link scanners do: a GET spends
+// nothing; without scripts a button opens it) and is the district: its name in the header, the portal marker, its endpoint and
 // deliveries, no Admin or Alerts; it rotates its own signing secret (audited as portal:<tenant>). The spent link,
 // opened again, is the sign-in page's one line. A page this spec serves on another port frames a second link and
 // shows the portal inside the frame (HOOKLEDGER_PORTAL_FRAME_ANCESTORS in playwright.config.ts). Screens at 1,280
@@ -90,6 +91,10 @@ async function freshPage(browser: Browser, width = 1280) {
 
 test("a district opens its portal link, sees its own endpoint and deliveries, rotates its secret; the spent link says so", async ({ browser, request }) => {
   const url = await mintLink(request);
+  // The district's mail system fetches the link first, as link scanners do: that spends nothing.
+  const scanned = await request.get(url, { maxRedirects: 0 });
+  expect(scanned.status()).toBe(200);
+  expect(await scanned.text()).toContain("Open the portal");
   const { context, page } = await freshPage(browser);
   await page.goto(url);
   await expect(page).toHaveURL(/\/$/);
@@ -133,6 +138,19 @@ test("a district opens its portal link, sees its own endpoint and deliveries, ro
   const cookies = await again.context.cookies();
   expect(cookies.filter((c) => c.name === "hl_session")).toEqual([]);
   await again.context.close();
+});
+
+test("without scripts the link's page shows a button that opens the portal", async ({ browser, request }) => {
+  const url = await mintLink(request);
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, javaScriptEnabled: false });
+  const page = await context.newPage();
+  await page.goto(url);
+  await expect(page.getByRole("heading", { name: "District portal" })).toBeVisible();
+  await shot(page, "portal-open-page-390");
+  await page.getByRole("button", { name: "Open the portal" }).click();
+  await expect(page).toHaveURL(/\/$/);
+  expect((await context.cookies()).map((c) => c.name)).toContain("hl_session");
+  await context.close();
 });
 
 test("the SaaS frames the portal in its own page", async ({ browser, request }) => {

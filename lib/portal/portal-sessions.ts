@@ -13,8 +13,8 @@ import type { TCreatePortalSession } from "./portal-input";
 
 export type PortalSessionView = { id: string; url: string; expiresAt: string; tenant: string; subscriptionId: string | null; readOnly: boolean };
 
-/** The path that opens a link (app/portal/open/route.ts); public in proxy.ts. */
-const PORTAL_OPEN_PATH = "/portal/open";
+/** The path that opens a link (app/portal/open/route.ts, lib/portal/open-link.ts); public in proxy.ts. */
+export const PORTAL_OPEN_PATH = "/portal/open";
 
 /** How a portal principal appears in audit rows. */
 const portalActor = (tenant: string) => `portal:${tenant}`;
@@ -79,6 +79,19 @@ export async function revokePortalSession(prisma: PrismaClient, id: string, prin
 type PortalRefusal = "invalid" | "expired" | "used" | "revoked";
 
 /**
+ * Whether a link would open, without spending it: what a GET of the link answers (lib/portal/open-link.ts), so that a
+ * mail scanner fetching the address leaves the link for its person.
+ */
+export async function checkPortalLink(prisma: PrismaClient, token: string | null): Promise<{ ok: true } | { ok: false; reason: PortalRefusal }> {
+  const link = verifyPortalLink(token);
+  if (!link) return { ok: false, reason: "invalid" };
+  const row = await prisma.portalSession.findUnique({ where: { tokenHash: link.tokenHash } });
+  if (!row || row.id !== link.id) return { ok: false, reason: "invalid" };
+  const refusal = refusalOf(row);
+  return refusal ? { ok: false, reason: refusal } : { ok: true };
+}
+
+/**
  * Spends a link: one guarded UPDATE, so two browsers racing with the same link get one session between them. The
  * token's tag is checked first: a forged or altered token is refused without a query.
  */
@@ -96,9 +109,15 @@ export async function openPortalLink(
   const row = await prisma.portalSession.findUnique({ where: { tokenHash: link.tokenHash } });
   if (!row || row.id !== link.id) return { ok: false, reason: "invalid" };
   if (spent.count === 1) return { ok: true, session: liveView(row) };
-  if (row.revokedAt) return { ok: false, reason: "revoked" };
-  if (row.usedAt) return { ok: false, reason: "used" };
-  return { ok: false, reason: "expired" };
+  return { ok: false, reason: refusalOf(row) ?? "expired" };
+}
+
+/** Why a link's row no longer opens, the most telling reason first; null while it still would. */
+function refusalOf(row: { usedAt: Date | null; revokedAt: Date | null; expiresAt: Date }): PortalRefusal | null {
+  if (row.revokedAt) return "revoked";
+  if (row.usedAt) return "used";
+  if (row.expiresAt.getTime() <= Date.now()) return "expired";
+  return null;
 }
 
 type LivePortalSession = { id: string; tenant: string; subscriptionId: string | null; readOnly: boolean; expiresAt: Date };

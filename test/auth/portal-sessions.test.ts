@@ -71,13 +71,34 @@ async function mint(body: Record<string, unknown>, token = admin) {
   return call(portalSessions.POST, { method: "POST", path: "/api/v1/portal/sessions", token, body, headers: { host: "localhost" } });
 }
 
-/** Opens a link as a browser would: the answer's redirect and the cookie header it sets (null when none). */
-async function openLink(url: string) {
+/** What a GET of the link answers: a page whose form posts the token back (nothing spent), or a redirect. */
+async function fetchLink(url: string) {
   const u = new URL(url);
   const res = await open.GET(new Request(`http://localhost${u.pathname}${u.search}`, { headers: { host: "localhost" } }));
+  return { res, html: res.status === 200 ? await res.text() : null };
+}
+
+/** The second step: the page's form, POSTed as a browser sends it. */
+async function postToken(token: string | null, contentType = "application/x-www-form-urlencoded") {
+  const res = await open.POST(
+    new Request("http://localhost/portal/open", {
+      method: "POST",
+      headers: { host: "localhost", "content-type": contentType },
+      body: token === null ? "" : new URLSearchParams({ token }).toString(),
+    }),
+  );
   const setCookies = res.headers.getSetCookie();
   const cookie = setCookies.length ? setCookies.map((c) => c.split(";")[0]).join("; ") : null;
   return { status: res.status, location: res.headers.get("location"), setCookies, cookie };
+}
+
+/** Opens a link as a browser would: its page, then its form; the last answer's redirect and the cookie header it sets (null when none). */
+async function openLink(url: string) {
+  const { res, html } = await fetchLink(url);
+  if (!html) return { status: res.status, location: res.headers.get("location"), setCookies: res.headers.getSetCookie(), cookie: null };
+  const form = /<form id="open" method="post" action="\/portal\/open">\s*<input type="hidden" name="token" value="([A-Za-z0-9_-]+)">/.exec(html);
+  expect(form, html).not.toBeNull();
+  return postToken(form![1]);
 }
 
 /** A browser's API call with the portal cookie; mutations carry the CSRF header as the dashboard's fetch does. */
@@ -157,6 +178,54 @@ describe("opening a link", () => {
     expect(p).toMatchObject({ kind: "portal", role: "manager", tenantId: A, actor: `portal:${A}`, subscriptionId: null });
     const second = await openLink(link.json.url);
     expect(second).toMatchObject({ status: 303, location: "/signin?portal=used", cookie: null });
+  });
+
+  it("a GET of the link (a mail system scanning it) spends nothing: the page's form opens it afterwards", async () => {
+    const link = await mint({ tenant: A });
+    for (let i = 0; i < 3; i++) {
+      const { res, html } = await fetchLink(link.json.url);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
+      expect(res.headers.get("cache-control")).toBe("no-store");
+      expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+      expect(res.headers.getSetCookie()).toEqual([]);
+      expect(html).toContain("Open the portal");
+    }
+    expect((await db.pool.query("SELECT used_at FROM portal_sessions WHERE id = $1", [link.json.id])).rows).toEqual([{ used_at: null }]);
+    const opened = await openLink(link.json.url);
+    expect(opened).toMatchObject({ status: 303, location: "/" });
+    expect(opened.cookie).toContain(`${SESSION_COOKIE}=`);
+    // Spent now: the GET says so at once, with no page to post from.
+    expect((await fetchLink(link.json.url)).res.headers.get("location")).toBe("/signin?portal=used");
+  });
+
+  it("the page's script carries the nonce the proxy put in the request's policy, and nothing else runs", async () => {
+    const link = await mint({ tenant: A });
+    const u = new URL(link.json.url);
+    const withNonce = await open.GET(new Request(`http://localhost${u.pathname}${u.search}`, { headers: { host: "localhost", "x-nonce": "bm9uY2Vfb2ZfdGhlX3Byb3h5" } }));
+    const html = await withNonce.text();
+    expect(html.match(/<script/g)).toHaveLength(1);
+    expect(html).toContain('<script nonce="bm9uY2Vfb2ZfdGhlX3Byb3h5">');
+    const odd = await open.GET(new Request(`http://localhost${u.pathname}${u.search}`, { headers: { host: "localhost", "x-nonce": '"><img src=x>' } }));
+    expect(await odd.text()).not.toContain("<script");
+  });
+
+  it("a POST without a good token in a form body opens nothing", async () => {
+    const link = await mint({ tenant: A });
+    const token = new URL(link.json.url).searchParams.get("token")!;
+    expect(await postToken(null)).toMatchObject({ status: 303, location: "/signin?portal=invalid", cookie: null });
+    expect(await postToken("hl_made_up")).toMatchObject({ location: "/signin?portal=invalid", cookie: null });
+    expect(await postToken(token, "application/json")).toMatchObject({ location: "/signin?portal=invalid", cookie: null });
+    const big = await open.POST(
+      new Request("http://localhost/portal/open", {
+        method: "POST",
+        headers: { host: "localhost", "content-type": "application/x-www-form-urlencoded" },
+        body: `token=${token}&pad=${"x".repeat(4096)}`,
+      }),
+    );
+    expect(big.headers.get("location")).toBe("/signin?portal=invalid");
+    expect((await db.pool.query("SELECT used_at FROM portal_sessions WHERE id = $1", [link.json.id])).rows).toEqual([{ used_at: null }]);
+    expect((await postToken(token)).cookie).toContain(SESSION_COOKIE);
   });
 
   it("expired, revoked, tampered and made-up links are refused with their reason and no session", async () => {

@@ -1,6 +1,8 @@
-import { handlePortalOpen } from "@/lib/portal/open-link";
+import { handlePortalOpen, handlePortalOpenPost } from "@/lib/portal/open-link";
 
 export const dynamic = "force-dynamic";
 
-/** Opens a district portal link (public: the link's signed, single-use token is the credential). */
+/** Shows a district portal link's page without spending it (public: the link's signed, single-use token is the credential). */
 export const GET = handlePortalOpen;
+/** Opens the link: spends its token, sets the portal session. */
+export const POST = handlePortalOpenPost;
