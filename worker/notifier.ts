@@ -2,7 +2,9 @@
 // turns new operational events into notices (lib/notify/ingest.ts), then
 // claims a bounded batch of due notices and sends each by e-mail or to the
 // district's webhook, retrying with backoff and recording sent or failed with
-// the reason. Its own pool, its own timer; every error is caught and logged.
+// the reason. When no DLQ sample is recent (no dashboard running), it takes
+// one first, so that dead letters waiting a day are still told of. Its own
+// pool, its own timer; every error is caught and logged.
 //
 //   const notifier = startNotifier({ databaseUrl });   // in the worker
 //   await notifier.stop();                             // on shutdown
@@ -11,7 +13,8 @@ import type { Logger } from "pino";
 import { createPool } from "../lib/db/pool";
 import { logger } from "../lib/log";
 import { claimDueNotifications, recordSendOutcome, type DueNotification } from "../lib/ledger/sql/notifications";
-import { ingestRound } from "../lib/notify/ingest";
+import { DLQ_SAMPLE_MAX_AGE_MINUTES, ingestRound } from "../lib/notify/ingest";
+import { sampleDlq } from "../lib/rollups/sampler";
 import { createMailer, mailConfigFromEnv, postWebhook, type MailConfig, type Mailer } from "../lib/notify/channels";
 import { digestSubject } from "../lib/notify/messages";
 import { Sender } from "../lib/net/sender";
@@ -22,6 +25,12 @@ import { startTimedLoop } from "./timed-loop";
 export const DEFAULT_RETRY_DELAYS_MS = [2 * 60_000, 5 * 60_000, 10 * 60_000, 15 * 60_000];
 const DEFAULT_INTERVAL_MS = 5_000;
 const NOTICES_PER_TICK = 20;
+/**
+ * The notices of dead letters waiting a day read the newest DLQ sample (lib/notify/ingest.ts), which the dashboard
+ * takes every HOOKLEDGER_SAMPLE_INTERVAL_MS. With no dashboard running (workers alone), the notifier takes one
+ * itself when none is this recent; with a dashboard, its samples are always more recent and this costs one read.
+ */
+export const NOTIFIER_DLQ_SAMPLE_MINUTES = 5;
 
 export type NotifierOptions = {
   databaseUrl?: string;
@@ -69,6 +78,11 @@ export function startNotifier(opts: NotifierOptions = {}): Notifier {
   }
 
   async function tick(): Promise<void> {
+    try {
+      await sampleDlq(pool, { minGapMs: NOTIFIER_DLQ_SAMPLE_MINUTES * 60_000 });
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, "could not sample the dead letters; trying again next tick");
+    }
     try {
       const r = await ingestRound(pool);
       if (r && r.events + r.due + r.folded > 0) log.info(r, "notices made");

@@ -27,6 +27,11 @@ const EVENTS_PER_ROUND = 200;
 const SECRET_WARNING_HOURS = 24;
 /** A dead letter waiting this long makes a notice: nobody redrove or resolved it within a working day. */
 const DEAD_LETTER_AGE_HOURS = 24;
+/**
+ * The newest DLQ sample is read for that only while it is this recent. The dashboard samples every
+ * HOOKLEDGER_SAMPLE_INTERVAL_MS; without a dashboard, the worker's notifier every NOTIFIER_DLQ_SAMPLE_MINUTES.
+ */
+export const DLQ_SAMPLE_MAX_AGE_MINUTES = 15;
 
 export type IngestResult = { events: number; due: number; folded: number };
 
@@ -70,7 +75,7 @@ export async function ingestRound(pool: pg.Pool): Promise<IngestResult | null> {
       const c = await noticeContext(db, s.subscriptionId);
       if (c) await noticesFor(db, "secret_expiring", c, { expiresAt: s.expiresAt.toISOString() }, `secret:${s.secretId}`, out);
     }
-    for (const d of await oldDeadLetters(db, DEAD_LETTER_AGE_HOURS)) {
+    for (const d of await oldDeadLetters(db, DEAD_LETTER_AGE_HOURS, DLQ_SAMPLE_MAX_AGE_MINUTES)) {
       const c = await noticeContext(db, d.subscriptionId);
       if (c) await noticesFor(db, "dlq_old", c, { depth: d.depth, oldestAt: d.oldestAt.toISOString() }, d.source, out);
     }

@@ -254,6 +254,43 @@ describe("notices", () => {
     expect(await rows("kind = 'dlq_old'")).toHaveLength(3);
   });
 
+  it("with no dashboard sampling, the notifier samples the dead letters itself; a stale sample tells of nothing", async () => {
+    const before = (await rows("kind = 'dlq_old'")).length;
+    // sub_gone's real dead letter (the 410 above), dead-lettered 40 hours ago; no sample newer than the notifier's interval.
+    await db.pool.query("UPDATE deliveries SET dead_lettered_at = now() - interval '40 hours' WHERE subscription_id = 'sub_gone' AND state = 'dead_letter'");
+    await db.pool.query("DELETE FROM dlq_sample_groups");
+    await db.pool.query("DELETE FROM dlq_samples");
+    // A sample from an hour ago (a dashboard that has since stopped) showing old dead letters: too old to be told of.
+    await db.pool.query("INSERT INTO dlq_samples (sampled_at, depth, oldest_at) VALUES (now() - interval '1 hour', 9, now() - interval '50 hours')");
+    await db.pool.query(
+      `INSERT INTO dlq_sample_groups (sampled_at, subscription_id, reason, depth, oldest_at)
+       SELECT sampled_at, 'sub_gone', 'gone', 9, now() - interval '50 hours' FROM dlq_samples`,
+    );
+    const { ingestRound } = await import("../../lib/notify/ingest");
+    await ingestRound(db.pool);
+    expect(await rows("kind = 'dlq_old'")).toHaveLength(before);
+    // The notifier's tick samples first (the newest sample is older than its interval), then tells of the real one.
+    await notifier.tick();
+    const sample = (await db.pool.query("SELECT depth FROM dlq_samples WHERE sampled_at > now() - interval '1 minute'")).rows;
+    expect(sample).toHaveLength(1);
+    const depth = Number((await db.pool.query("SELECT count(*) AS n FROM deliveries WHERE state = 'dead_letter'")).rows[0].n);
+    expect(sample[0].depth).toBe(depth);
+    // One notice per contact (two e-mails, the webhook) of the real dead letter; folded into the hourly digest, as the
+    // earlier dlq_old notice of this subscription went out within the hour.
+    const source = (
+      await db.pool.query(
+        "SELECT 'dlq-old:sub_gone:' || extract(epoch FROM min(dead_lettered_at))::bigint AS s FROM deliveries WHERE subscription_id = 'sub_gone' AND state = 'dead_letter'",
+      )
+    ).rows[0].s;
+    const made = (await db.pool.query("SELECT recipient, body FROM notifications WHERE kind = 'dlq_old' AND source = $1 ORDER BY recipient", [source])).rows;
+    expect(made.map((r) => r.recipient)).toHaveLength(3);
+    for (const r of made) expect(r.body).toMatch(/^1 delivery to .* is a dead letter/m);
+    expect((await rows("kind = 'dlq_old'")).length).toBeGreaterThan(before);
+    // Fresh now: the next tick takes no second sample.
+    await notifier.tick();
+    expect((await db.pool.query("SELECT count(*)::int AS n FROM dlq_samples WHERE sampled_at > now() - interval '1 minute'")).rows[0].n).toBe(1);
+  });
+
   it("a signing secret's overlap ending within 24 h: one notice, once", async () => {
     await db.pool.query(
       "INSERT INTO subscription_secrets (id, subscription_id, secret, expires_at) VALUES ('sec_old_gone', 'sub_gone', 'x', now() + interval '3 hours')",

@@ -166,21 +166,28 @@ export async function endingSecretOverlaps(db: pg.PoolClient, withinHours: numbe
 /**
  * Subscriptions whose oldest dead letter has waited longer than `olderThanHours`, from the dead-letter sampler's
  * newest sample (lib/rollups/sampler.ts: per subscription, its depth and oldest dead letter), not from the deliveries:
- * a scan of an old queue every round would cost what the queue holds. Each oldest dead letter makes one notice.
+ * a scan of an old queue every round would cost what the queue holds. Each oldest dead letter makes one notice. A
+ * sample older than `sampleMaxAgeMinutes` is not read: dead letters redriven or resolved since would be told of as
+ * waiting (the worker's notifier samples when nothing else has: worker/notifier.ts).
  */
-export async function oldDeadLetters(db: pg.PoolClient, olderThanHours: number): Promise<{ subscriptionId: string; oldestAt: Date; depth: number; source: string }[]> {
+export async function oldDeadLetters(
+  db: pg.PoolClient,
+  olderThanHours: number,
+  sampleMaxAgeMinutes: number,
+): Promise<{ subscriptionId: string; oldestAt: Date; depth: number; source: string }[]> {
   const { rows } = await db.query<{ subscriptionId: string; oldestAt: Date; depth: number; source: string }>(
     `SELECT x.* FROM (
        SELECT g.subscription_id AS "subscriptionId", min(g.oldest_at) AS "oldestAt", sum(g.depth)::int AS depth,
               'dlq-old:' || g.subscription_id || ':' || extract(epoch FROM min(g.oldest_at))::bigint AS source
          FROM dlq_sample_groups g
         WHERE g.sampled_at = (SELECT max(sampled_at) FROM dlq_samples)
+          AND g.sampled_at > now() - make_interval(mins => $2)
         GROUP BY g.subscription_id
        HAVING min(g.oldest_at) < now() - make_interval(hours => $1)) x
       WHERE NOT EXISTS (SELECT 1 FROM notifications n WHERE n.source = x.source AND n.digest_count = 0)
         AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = x."subscriptionId" AND ${HAS_CONTACTS("s.tenant")})
       LIMIT 100`,
-    [olderThanHours],
+    [olderThanHours, sampleMaxAgeMinutes],
   );
   return rows;
 }
