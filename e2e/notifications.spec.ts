@@ -85,8 +85,19 @@ test("a district's contact set on its page gets an e-mail when its endpoint is p
   await expect(form.getByRole("alert")).toContainText("emails.0");
   expect((await e2eDb().query("SELECT count(*)::int AS n FROM tenant_contacts WHERE tenant = $1", [district.id])).rows[0].n).toBe(0);
   await form.getByLabel("E-mail addresses").fill(contact);
+  // The district's own dead-letter threshold: out of range is refused by name; 5 is kept.
+  const threshold = form.getByLabel("Dead letters before you are told");
+  await expect(threshold).toHaveAttribute("placeholder", /^\d+$/);
+  await threshold.fill("0");
+  await form.evaluate((f) => ((f as HTMLFormElement).noValidate = true)); // past the browser's own check, to the server's
   await form.getByRole("button", { name: "Save contacts" }).click();
-  await expect(form.getByRole("status")).toHaveText("Saved: 1 address.");
+  await expect(form.getByRole("alert")).toContainText("dlqThreshold");
+  await threshold.fill("5");
+  await form.getByRole("button", { name: "Save contacts" }).click();
+  await expect(form.getByRole("status")).toHaveText("Saved: 1 address; told at 5 dead letters.");
+  expect((await e2eDb().query("SELECT dlq_threshold FROM tenant_contacts WHERE tenant = $1", [district.id])).rows[0].dlq_threshold).toBe(5);
+  await page.reload();
+  await expect(page.getByRole("form", { name: `Notification contacts of ${district.name}` }).getByLabel("Dead letters before you are told")).toHaveValue("5");
 
   for (let i = 0; i < 3; i++) {
     const r = await api(
@@ -142,7 +153,7 @@ test("an admin sets a district's contacts on the tenants page", async ({ page })
   const form = item.getByRole("form", { name: `Notification contacts of ${district.name}` });
   await form.getByLabel("E-mail addresses").fill(`it-${run}@jefferson.example\nops-${run}@jefferson.example`);
   await form.getByRole("button", { name: "Save contacts" }).click();
-  await expect(form.getByRole("status")).toHaveText("Saved: 2 addresses.");
+  await expect(form.getByRole("status")).toHaveText(/^Saved: 2 addresses; told at \d+ dead letters \(the default\)\.$/);
   const { rows } = await e2eDb().query("SELECT emails FROM tenant_contacts WHERE tenant = $1", [district.id]);
   expect(rows).toEqual([{ emails: [`it-${run}@jefferson.example`, `ops-${run}@jefferson.example`] }]);
   await item.scrollIntoViewIfNeeded();

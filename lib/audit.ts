@@ -221,7 +221,10 @@ export const AUDIT_ACTIONS = {
   /** A tenant given its name in place of the placeholder the database registered it under (its id): the demo's districts. */
   "tenant.rename": { target: "tenant", details: z.strictObject({ from: z.string(), to: z.string() }) },
   /** A tenant's notification contacts replaced: how many addresses and the webhook's host, never the addresses themselves. */
-  "tenant.contacts.update": { target: "tenant", details: z.strictObject({ emails: z.number().int(), webhookHost: nullableString }) },
+  "tenant.contacts.update": {
+    target: "tenant",
+    details: z.strictObject({ emails: z.number().int(), webhookHost: nullableString, dlqThreshold: z.number().int().nullable().optional() }),
+  },
   /** The event catalog (lib/catalog; target id: the type). `changed`: the fields an update set. Never a payload. */
   "event_type.create": { target: "event_type", details: z.strictObject({ description: z.string(), hasSchema: z.boolean() }) },
   "event_type.update": { target: "event_type", details: z.strictObject({ changed: z.array(z.string()), hasSchema: z.boolean() }) },

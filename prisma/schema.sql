@@ -488,6 +488,8 @@ CREATE TABLE tenant_contacts (
   webhook_url text,
   updated_at timestamp with time zone DEFAULT now() NOT NULL,
   updated_by text NOT NULL,
+  dlq_threshold integer,
+  CONSTRAINT tenant_contacts_dlq_threshold_check CHECK (((dlq_threshold >= 1) AND (dlq_threshold <= 100000))),
   CONSTRAINT tenant_contacts_emails_max CHECK ((cardinality(emails) <= 20)),
   CONSTRAINT tenant_contacts_tenant_fkey FOREIGN KEY (tenant) REFERENCES tenants(id) ON DELETE CASCADE,
   CONSTRAINT tenant_contacts_pkey PRIMARY KEY (tenant)
@@ -802,7 +804,9 @@ BEGIN
     IF r.dl OR (r.left_dlq AND os.dlq_alerted_at IS NOT NULL) THEN
       SELECT coalesce(sum(n), 0) INTO v_depth FROM delivery_state_counts
       WHERE subscription_id = r.subscription_id AND state = 'dead_letter';
-      SELECT dlq_threshold INTO v_limit FROM ops_settings;
+      -- The district's own threshold when it set one (tenant_contacts), else the operator's.
+      SELECT coalesce((SELECT tc.dlq_threshold FROM tenant_contacts tc WHERE tc.tenant = r.sub_tenant), o.dlq_threshold)
+        INTO v_limit FROM ops_settings o;
       IF v_depth >= v_limit AND os.dlq_alerted_at IS NULL THEN
         UPDATE subscription_ops_state SET dlq_alerted_at = now() WHERE subscription_id = r.subscription_id;
         PERFORM hl_publish_ops_event(

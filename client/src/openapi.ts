@@ -392,9 +392,9 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Whom the tenant's notifications go to: {emails, webhookUrl}. A principal confined to another tenant gets 404. */
+        /** Whom the tenant's notifications go to and when: {emails, webhookUrl, dlqThreshold, defaultDlqThreshold} (dlqThreshold null: the operator's threshold, defaultDlqThreshold). A principal confined to another tenant gets 404. */
         get: operations["getTenantsIdContacts"];
-        /** Replace the tenant's notification contacts: {emails: [at most 20 addresses], webhookUrl?} (a Slack-compatible incoming webhook, checked like an endpoint URL: a private address is a 400). A malformed address is a 400 naming body.emails.<index>; nothing is saved. A global admin for any tenant; a district's manager for its own (another tenant: 404). */
+        /** Replace the tenant's notification contacts: {emails: [at most 20 addresses], webhookUrl?, dlqThreshold?} (webhookUrl: a Slack-compatible incoming webhook, checked like an endpoint URL: a private address is a 400; dlqThreshold: 1 to 100000 dead letters of one endpoint that make hookledger.dlq.threshold_exceeded and the district's notice, absent or null for the operator's threshold). A malformed address is a 400 naming body.emails.<index>, a threshold out of range one naming body.dlqThreshold; nothing is saved. A global admin for any tenant; a district's manager for its own (another tenant: 404). */
         put: operations["putTenantsIdContacts"];
         post?: never;
         delete?: never;
@@ -2909,6 +2909,8 @@ export interface operations {
                         tenant: string;
                         emails: string[];
                         webhookUrl: string | null;
+                        dlqThreshold: number | null;
+                        defaultDlqThreshold: number;
                         updatedAt: string | null;
                         updatedBy: string | null;
                     };
@@ -2937,6 +2939,7 @@ export interface operations {
                 "application/json": {
                     emails: string[];
                     webhookUrl?: string | null;
+                    dlqThreshold?: number | null;
                 };
             };
         };
@@ -2951,6 +2954,8 @@ export interface operations {
                         tenant: string;
                         emails: string[];
                         webhookUrl: string | null;
+                        dlqThreshold: number | null;
+                        defaultDlqThreshold: number;
                         updatedAt: string | null;
                         updatedBy: string | null;
                     };

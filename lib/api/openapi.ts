@@ -383,7 +383,8 @@ export const API_OPERATIONS: ApiOperation[] = [
     path: "/api/v1/tenants/{id}/contacts",
     method: "get",
     permission: "contacts.read",
-    summary: "Whom the tenant's notifications go to: {emails, webhookUrl}. A principal confined to another tenant gets 404.",
+    summary:
+      "Whom the tenant's notifications go to and when: {emails, webhookUrl, dlqThreshold, defaultDlqThreshold} (dlqThreshold null: the operator's threshold, defaultDlqThreshold). A principal confined to another tenant gets 404.",
     status: 200,
     response: ZContactsView,
     responseDescription: "The contacts (empty when none were set).",
@@ -393,7 +394,7 @@ export const API_OPERATIONS: ApiOperation[] = [
     method: "put",
     permission: "contacts.update",
     summary:
-      "Replace the tenant's notification contacts: {emails: [at most 20 addresses], webhookUrl?} (a Slack-compatible incoming webhook, checked like an endpoint URL: a private address is a 400). A malformed address is a 400 naming body.emails.<index>; nothing is saved. A global admin for any tenant; a district's manager for its own (another tenant: 404).",
+      "Replace the tenant's notification contacts: {emails: [at most 20 addresses], webhookUrl?, dlqThreshold?} (webhookUrl: a Slack-compatible incoming webhook, checked like an endpoint URL: a private address is a 400; dlqThreshold: 1 to 100000 dead letters of one endpoint that make hookledger.dlq.threshold_exceeded and the district's notice, absent or null for the operator's threshold). A malformed address is a 400 naming body.emails.<index>, a threshold out of range one naming body.dlqThreshold; nothing is saved. A global admin for any tenant; a district's manager for its own (another tenant: 404).",
     body: ZContacts,
     status: 200,
     response: ZContactsView,

@@ -253,6 +253,10 @@ export const ZContactsView = z.object({
   tenant: z.string(),
   emails: z.array(z.string()),
   webhookUrl: z.string().nullable(),
+  /** The district's own dead-letter threshold; null: the operator's, `defaultDlqThreshold`. */
+  dlqThreshold: z.number().int().nullable(),
+  /** The operator's threshold (ops_settings), what applies while `dlqThreshold` is null. */
+  defaultDlqThreshold: z.number().int(),
   updatedAt: time.nullable(),
   updatedBy: z.string().nullable(),
 });

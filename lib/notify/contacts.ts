@@ -1,6 +1,7 @@
 // A tenant's notification contacts: the addresses that get an e-mail and the
 // Slack-compatible webhook that gets a post when one of its endpoints fails
-// (lib/notify/ingest.ts). A global admin sets them for any tenant; a district's
+// (lib/notify/ingest.ts), and the district's own dead-letter threshold (the
+// ops trigger reads it, migration 0044). A global admin sets them for any tenant; a district's
 // manager (or its portal session) for its own only: another tenant is 404.
 import "server-only";
 import { ZContacts, type TContacts } from "./input";
@@ -14,7 +15,15 @@ import { validateTargetUrl } from "../net/target";
 
 export { ZContacts, type TContacts } from "./input";
 
-export type ContactsView = { tenant: string; emails: string[]; webhookUrl: string | null; updatedAt: string | null; updatedBy: string | null };
+export type ContactsView = {
+  tenant: string;
+  emails: string[];
+  webhookUrl: string | null;
+  dlqThreshold: number | null;
+  defaultDlqThreshold: number;
+  updatedAt: string | null;
+  updatedBy: string | null;
+};
 
 /** 404 unless the principal may see the tenant (its own, or any for a global one) and it exists. */
 async function visibleTenant(prisma: PrismaClient, tenantId: string, principal: Principal): Promise<string> {
@@ -30,12 +39,14 @@ const maskedWebhook = (url: string) => `${new URL(url).origin}/…`;
 
 export async function getContacts(prisma: PrismaClient, tenantId: string, principal: Principal): Promise<ContactsView> {
   const id = await visibleTenant(prisma, tenantId, principal);
-  const c = await prisma.tenantContact.findUnique({ where: { tenant: id } });
+  const [c, ops] = await Promise.all([prisma.tenantContact.findUnique({ where: { tenant: id } }), prisma.opsSettings.findFirst({ select: { dlqThreshold: true } })]);
   const mayChange = canAs(principal, "contacts.update") && (scopeOf(principal).tenantId !== null || isGlobalAdmin(principal));
   return {
     tenant: id,
     emails: c?.emails ?? [],
     webhookUrl: c?.webhookUrl ? (mayChange ? c.webhookUrl : maskedWebhook(c.webhookUrl)) : null,
+    dlqThreshold: c?.dlqThreshold ?? null,
+    defaultDlqThreshold: ops?.dlqThreshold ?? 100,
     updatedAt: c?.updatedAt.toISOString() ?? null,
     updatedBy: c?.updatedBy ?? null,
   };
@@ -63,7 +74,8 @@ export async function setContacts(prisma: PrismaClient, tenantId: string, input:
   const v = ZContacts.parse(input);
   const emails = [...new Set(v.emails.map((e) => e.toLowerCase()))];
   const webhook = v.webhookUrl ? await checkWebhook(v.webhookUrl) : null;
-  const data = { emails, webhookUrl: webhook ? v.webhookUrl! : null, updatedBy: principal.actor, updatedAt: new Date() };
+  const dlqThreshold = v.dlqThreshold ?? null;
+  const data = { emails, webhookUrl: webhook ? v.webhookUrl! : null, dlqThreshold, updatedBy: principal.actor, updatedAt: new Date() };
   await prisma.$transaction(async (tx) => {
     await tx.tenantContact.upsert({ where: { tenant: id }, create: { tenant: id, ...data }, update: data });
     await writeAudit(tx, {
@@ -71,7 +83,7 @@ export async function setContacts(prisma: PrismaClient, tenantId: string, input:
       action: "tenant.contacts.update",
       targetType: "tenant",
       targetId: id,
-      details: { emails: emails.length, webhookHost: webhook?.host ?? null },
+      details: { emails: emails.length, webhookHost: webhook?.host ?? null, dlqThreshold },
       tenantId: id,
     });
   });

@@ -2,6 +2,8 @@
 import { z } from "zod";
 
 const MAX_CONTACT_EMAILS = 20;
+/** The largest dead-letter threshold a district may set (tenant_contacts' check, migration 0044). */
+export const MAX_DLQ_THRESHOLD = 100_000;
 
 // One address: local@domain with a dot in the domain, no spaces or angle brackets (no "Name <a@b>" forms to misread).
 const EMAIL = /^[^\s@<>(),;:"]+@[^\s@<>(),;:"]+\.[^\s@<>(),;:"]+$/;
@@ -12,6 +14,8 @@ export const ZContacts = z.strictObject({
     .array(z.string().trim().max(254).regex(EMAIL, "not an e-mail address such as it@district.example"))
     .max(MAX_CONTACT_EMAILS, `at most ${MAX_CONTACT_EMAILS} addresses`),
   webhookUrl: z.string().trim().max(2000).nullish(),
+  /** Dead letters of one endpoint that make the "dead letters over the threshold" notice; absent or null: the operator's threshold. */
+  dlqThreshold: z.number().int().min(1).max(MAX_DLQ_THRESHOLD).nullish(),
 });
 export type TContacts = z.infer<typeof ZContacts>;
 

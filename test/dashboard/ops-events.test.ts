@@ -199,6 +199,34 @@ describe("hookledger.dlq.threshold_exceeded", () => {
     expect(evs[1].deliveries.map((d) => d.subscription_id)).toEqual(["sub_ops_pager"]);
   });
 
+  it("a district's own threshold (its contacts) replaces the operator's for its subscriptions only", async () => {
+    await db.pool.query("UPDATE ops_settings SET dlq_threshold = 4");
+    await db.pool.query("INSERT INTO tenants (id, name) VALUES ('tinytown', 'Tinytown USD') ON CONFLICT DO NOTHING");
+    await db.pool.query("INSERT INTO tenant_contacts (tenant, emails, dlq_threshold, updated_by) VALUES ('tinytown', '{}', 2, 'test')");
+    await sub("sub_tiny", ["assignment.tiny"], "tinytown");
+    await sub("sub_wide", ["assignment.tiny"]);
+    const tiny: string[] = [];
+    const wide: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const r = await publishEventStandalone(db.prisma, { id: `evt_tiny_${i}`, type: "assignment.tiny", data: {}, subject: { tenant: "tinytown" } });
+      tiny.push(r.deliveries.find((d) => d.subscriptionId === "sub_tiny")!.id);
+      wide.push(r.deliveries.find((d) => d.subscriptionId === "sub_wide")!.id);
+    }
+    await deadLetter([...tiny, ...wide]);
+    const evs = (await opsEvents("hookledger.dlq.threshold_exceeded")).filter((e) => ["sub_tiny", "sub_wide"].includes(e.body.data.subscriptionId));
+    expect(evs.map((e) => e.body.data)).toEqual([expect.objectContaining({ subscriptionId: "sub_tiny", depth: 2, threshold: 2 })]);
+    expect(evs[0].tenant).toBe("tinytown");
+    // Without its own, the district is back at the operator's: sub_wide's two more make four, and it crosses there.
+    const more: string[] = [];
+    for (let i = 2; i < 4; i++) {
+      const r = await publishEventStandalone(db.prisma, { id: `evt_tiny_${i}`, type: "assignment.tiny", data: {}, subject: { tenant: "tinytown" } });
+      more.push(r.deliveries.find((d) => d.subscriptionId === "sub_wide")!.id);
+    }
+    await deadLetter(more);
+    const wideEvs = (await opsEvents("hookledger.dlq.threshold_exceeded")).filter((e) => e.body.data.subscriptionId === "sub_wide");
+    expect(wideEvs.map((e) => e.body.data)).toEqual([expect.objectContaining({ depth: 4, threshold: 4 })]);
+  });
+
   it("concurrent dead-letters crossing the threshold publish exactly one event", async () => {
     await db.pool.query("UPDATE ops_settings SET dlq_threshold = 4");
     await sub("sub_race", ["assignment.race"]);

@@ -141,6 +141,15 @@ describe("contacts", () => {
     expect((await db.pool.query("SELECT count(*)::int AS n FROM tenant_contacts")).rows[0].n).toBe(0);
   });
 
+  it("refuses a dead-letter threshold that is not a whole number from 1 to 100,000, naming it, and saves nothing", async () => {
+    for (const dlqThreshold of [0, -3, 1.5, 100_001, "10"]) {
+      const r = await put(admin, "lincoln", { emails: ["it@lincoln.example"], dlqThreshold });
+      expect(r.status, JSON.stringify(dlqThreshold)).toBe(400);
+      expect(r.json.error.details).toEqual([expect.objectContaining({ path: "body.dlqThreshold" })]);
+    }
+    expect((await db.pool.query("SELECT count(*)::int AS n FROM tenant_contacts")).rows[0].n).toBe(0);
+  });
+
   it("lets a district's manager set its own tenant's, answers 404 for another tenant's, 403 for a global non-admin", async () => {
     const jeffManager = (await createApiToken(db.prisma, { role: "manager", tenantId: "jefferson" })).token;
     const linManager = (await createApiToken(db.prisma, { role: "manager", tenantId: "lincoln" })).token;
@@ -158,7 +167,20 @@ describe("contacts", () => {
     const got = await call(contactsRoute.GET, { token: linManager, params: { id: "lincoln" } });
     expect(got.json.emails).toEqual(["it@lincoln.example", "ops@lincoln.example"]);
     const audit = await db.pool.query("SELECT actor, details, tenant_id FROM audit_entries WHERE action = 'tenant.contacts.update'");
-    expect(audit.rows).toEqual([{ actor: expect.stringMatching(/^token:/), details: { emails: 2, webhookHost: new URL(hook.url).host }, tenant_id: "lincoln" }]);
+    expect(audit.rows).toEqual([
+      { actor: expect.stringMatching(/^token:/), details: { emails: 2, webhookHost: new URL(hook.url).host, dlqThreshold: null }, tenant_id: "lincoln" },
+    ]);
+    // No threshold of its own: the operator's applies, and the answer says which.
+    expect(got.json).toMatchObject({ dlqThreshold: null, defaultDlqThreshold: 1 });
+    // Its own, then back to the operator's by leaving it out (PUT replaces every contact).
+    const own = await put(linManager, "lincoln", { ...body, dlqThreshold: 5 });
+    expect(own.json).toMatchObject({ dlqThreshold: 5, defaultDlqThreshold: 1 });
+    expect((await db.pool.query("SELECT dlq_threshold FROM tenant_contacts WHERE tenant = 'lincoln'")).rows[0].dlq_threshold).toBe(5);
+    expect((await put(linManager, "lincoln", body)).json.dlqThreshold).toBeNull();
+    const details = (await db.pool.query("SELECT details FROM audit_entries WHERE action = 'tenant.contacts.update' ORDER BY id")).rows.map(
+      (r) => r.details.dlqThreshold,
+    );
+    expect(details).toEqual([null, 5, null]);
   });
 });
 

@@ -90,7 +90,8 @@ function summarize(action: string, details: unknown): string {
       }
       case "tenant.contacts.update": {
         const d = parseAuditDetails(action, details);
-        if (d) return `${plural(d.emails, "address", "addresses")}${d.webhookHost ? `; webhook ${d.webhookHost}` : "; no webhook"}`;
+        if (d)
+          return `${plural(d.emails, "address", "addresses")}${d.webhookHost ? `; webhook ${d.webhookHost}` : "; no webhook"}${d.dlqThreshold ? `; told at ${plural(d.dlqThreshold, "dead letter", "dead letters")}` : ""}`;
         break;
       }
       case "token.create":

@@ -8,20 +8,28 @@ import { AppError } from "@/lib/errors";
 import { authorizeAction } from "@/lib/auth/session";
 import { setContacts } from "@/lib/notify/contacts";
 
-export type SaveContactsResult = { ok: true; emails: string[]; webhookUrl: string | null } | { ok: false; error: string };
+export type SaveContactsResult = { ok: true; emails: string[]; webhookUrl: string | null; dlqThreshold: number | null } | { ok: false; error: string };
 
-export async function saveContactsAction(tenant: string, input: { emails: string[]; webhookUrl: string }): Promise<SaveContactsResult> {
+/** The threshold field as typed: empty is the operator's default; anything else must be a whole number (the use case checks its range). */
+function thresholdOf(raw: unknown): number | null {
+  const text = String(raw ?? "").trim();
+  if (text === "") return null;
+  if (!/^\d+$/.test(text)) throw new AppError("validation_failed", `dlqThreshold: "${text.slice(0, 20)}" is not a whole number of dead letters.`);
+  return Number(text);
+}
+
+export async function saveContactsAction(tenant: string, input: { emails: string[]; webhookUrl: string; dlqThreshold: string }): Promise<SaveContactsResult> {
   try {
     const viewer = await authorizeAction("contacts.update");
     const saved = await setContacts(
       getPrisma(),
       String(tenant),
-      { emails: (input.emails ?? []).map(String), webhookUrl: input.webhookUrl ? String(input.webhookUrl) : null },
+      { emails: (input.emails ?? []).map(String), webhookUrl: input.webhookUrl ? String(input.webhookUrl) : null, dlqThreshold: thresholdOf(input.dlqThreshold) },
       viewer,
     );
     revalidatePath("/notifications");
     revalidatePath("/admin/tenants");
-    return { ok: true, emails: saved.emails, webhookUrl: saved.webhookUrl };
+    return { ok: true, emails: saved.emails, webhookUrl: saved.webhookUrl, dlqThreshold: saved.dlqThreshold };
   } catch (err) {
     if (err instanceof AppError) return { ok: false, error: err.message };
     if (err instanceof ZodError) return { ok: false, error: err.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ") };

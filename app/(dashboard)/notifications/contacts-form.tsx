@@ -1,11 +1,28 @@
 "use client";
-// A tenant's notification contacts: addresses one per line (or comma-separated) and an optional Slack-compatible
-// webhook. Saving replaces them all; a refused field is named under the form and nothing is saved.
+// A tenant's notification contacts: addresses one per line (or comma-separated), an optional Slack-compatible
+// webhook, and the district's own dead-letter threshold (empty: the operator's). Saving replaces them all; a refused
+// field is named under the form and nothing is saved.
 import { useState, useTransition } from "react";
 import { btnPrimary, card, input } from "@/components/ui/kit";
+import { LiveButton } from "@/components/ui/LiveButton";
+import { MAX_DLQ_THRESHOLD } from "@/lib/notify/input";
 import { saveContactsAction } from "./actions";
 
-export function ContactsForm({ tenant, tenantName, emails, webhookUrl }: { tenant: string; tenantName: string; emails: string[]; webhookUrl: string | null }) {
+export function ContactsForm({
+  tenant,
+  tenantName,
+  emails,
+  webhookUrl,
+  dlqThreshold,
+  defaultDlqThreshold,
+}: {
+  tenant: string;
+  tenantName: string;
+  emails: string[];
+  webhookUrl: string | null;
+  dlqThreshold: number | null;
+  defaultDlqThreshold: number;
+}) {
   const [pending, start] = useTransition();
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
   return (
@@ -21,10 +38,17 @@ export function ContactsForm({ tenant, tenantName, emails, webhookUrl }: { tenan
           .filter(Boolean);
         start(async () => {
           setMessage(null);
-          const r = await saveContactsAction(tenant, { emails: list, webhookUrl: String(f.get("webhookUrl") ?? "").trim() });
+          const r = await saveContactsAction(tenant, {
+            emails: list,
+            webhookUrl: String(f.get("webhookUrl") ?? "").trim(),
+            dlqThreshold: String(f.get("dlqThreshold") ?? "").trim(),
+          });
           setMessage(
             r.ok
-              ? { ok: true, text: `Saved: ${r.emails.length === 1 ? "1 address" : `${r.emails.length} addresses`}${r.webhookUrl ? " and a webhook" : ""}.` }
+              ? {
+                  ok: true,
+                  text: `Saved: ${r.emails.length === 1 ? "1 address" : `${r.emails.length} addresses`}${r.webhookUrl ? " and a webhook" : ""}; told at ${plural(r.dlqThreshold ?? defaultDlqThreshold)}${r.dlqThreshold === null ? " (the default)" : ""}.`,
+                }
               : { ok: false, text: r.error },
           );
         });
@@ -32,8 +56,8 @@ export function ContactsForm({ tenant, tenantName, emails, webhookUrl }: { tenan
     >
       <h2 className="text-base font-semibold">Who is told when an endpoint fails</h2>
       <p className="text-sm text-slate-600">
-        These people get an e-mail when an endpoint of {tenantName} is paused for failing, disabled, or back, when its dead letters pile up, and a day before an old
-        signing secret stops working. At most one notice of a kind an hour per subscription; repeats arrive together in one digest.
+        These people get an e-mail when an endpoint of {tenantName} is paused for failing, disabled, or back, when its dead letters reach the number below or one has
+        waited a day, and a day before an old signing secret stops working. At most one notice of a kind an hour per subscription; repeats arrive together in one digest.
       </p>
       <label className="block text-sm">
         <span className="block font-medium text-slate-800">E-mail addresses</span>
@@ -45,10 +69,28 @@ export function ContactsForm({ tenant, tenantName, emails, webhookUrl }: { tenan
         <span className="block text-xs text-slate-600">A Slack-compatible incoming webhook URL; each notice is posted to it too.</span>
         <input name="webhookUrl" type="url" className={`${input} mt-1 w-full`} defaultValue={webhookUrl ?? ""} placeholder="https://hooks.slack.com/services/…" />
       </label>
+      <label className="block text-sm">
+        <span className="block font-medium text-slate-800">Dead letters before you are told</span>
+        <span className="block text-xs text-slate-600">
+          Per endpoint: you are told when one endpoint&apos;s dead letters reach this many, once until they fall below it again. Empty: the default, {defaultDlqThreshold}
+          .
+        </span>
+        <input
+          name="dlqThreshold"
+          type="number"
+          inputMode="numeric"
+          min={1}
+          max={MAX_DLQ_THRESHOLD}
+          step={1}
+          className={`${input} mt-1 w-40`}
+          defaultValue={dlqThreshold ?? ""}
+          placeholder={String(defaultDlqThreshold)}
+        />
+      </label>
       <div className="flex flex-wrap items-center gap-3">
-        <button type="submit" className={btnPrimary} disabled={pending}>
+        <LiveButton type="submit" className={btnPrimary} disabled={pending}>
           {pending ? "Saving…" : "Save contacts"}
-        </button>
+        </LiveButton>
         {message && (
           <p role={message.ok ? "status" : "alert"} className={`text-sm ${message.ok ? "text-emerald-800" : "text-red-700"}`}>
             {message.text}
@@ -58,3 +100,5 @@ export function ContactsForm({ tenant, tenantName, emails, webhookUrl }: { tenan
     </form>
   );
 }
+
+const plural = (n: number) => (n === 1 ? "1 dead letter" : `${n.toLocaleString("en-US")} dead letters`);

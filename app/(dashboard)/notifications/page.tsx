@@ -23,13 +23,27 @@ async function DistrictContacts({ viewer }: { viewer: Awaited<ReturnType<typeof 
   const prisma = getPrisma();
   const [contacts, t] = await Promise.all([getContacts(prisma, tenant, viewer), prisma.tenant.findUnique({ where: { id: tenant }, select: { name: true } })]);
   const name = t?.name ?? tenant;
-  if (canAs(viewer, "contacts.update")) return <ContactsForm tenant={tenant} tenantName={name} emails={contacts.emails} webhookUrl={contacts.webhookUrl} />;
+  if (canAs(viewer, "contacts.update"))
+    return (
+      <ContactsForm
+        tenant={tenant}
+        tenantName={name}
+        emails={contacts.emails}
+        webhookUrl={contacts.webhookUrl}
+        dlqThreshold={contacts.dlqThreshold}
+        defaultDlqThreshold={contacts.defaultDlqThreshold}
+      />
+    );
   return (
     <div className={card}>
       <h2 className="text-base font-semibold">Who is told when an endpoint fails</h2>
       <p className="mt-1 text-sm text-slate-700 wrap-anywhere">
         {contacts.emails.length ? contacts.emails.join(", ") : "Nobody yet: a manager of your district sets the addresses here."}
         {contacts.webhookUrl ? ` · webhook ${contacts.webhookUrl}` : ""}
+      </p>
+      <p className="mt-1 text-sm text-slate-700">
+        Told when one endpoint&apos;s dead letters reach {contacts.dlqThreshold ?? contacts.defaultDlqThreshold}
+        {contacts.dlqThreshold === null ? " (the default)" : ""}.
       </p>
     </div>
   );

@@ -18,12 +18,13 @@ export default async function TenantsPage() {
   const viewer = await requireViewer("tenants.manage");
   if (viewer.tenantId) forbidden();
   const prisma = getPrisma();
-  const [tenants, subs, users, tokens, contacts] = await Promise.all([
+  const [tenants, subs, users, tokens, contacts, ops] = await Promise.all([
     listTenants(prisma, viewer),
     prisma.subscription.groupBy({ by: ["tenant"], where: { archivedAt: null }, _count: { _all: true } }),
     prisma.user.groupBy({ by: ["tenantId"], where: { disabledAt: null }, _count: { _all: true } }),
     prisma.apiToken.groupBy({ by: ["tenantId"], where: { revokedAt: null }, _count: { _all: true } }),
     prisma.tenantContact.findMany({ take: 5000 }),
+    prisma.opsSettings.findFirst({ select: { dlqThreshold: true } }),
   ]);
   const contactsOf = new Map(contacts.map((c) => [c.tenant, c]));
   const count = <K extends string>(rows: ({ _count: { _all: number } } & Record<K, string | null>)[], key: K, id: string) =>
@@ -86,7 +87,14 @@ export default async function TenantsPage() {
                   </span>
                 </summary>
                 <div className="p-2">
-                  <ContactsForm tenant={t.id} tenantName={t.name} emails={c?.emails ?? []} webhookUrl={c?.webhookUrl ?? null} />
+                  <ContactsForm
+                    tenant={t.id}
+                    tenantName={t.name}
+                    emails={c?.emails ?? []}
+                    webhookUrl={c?.webhookUrl ?? null}
+                    dlqThreshold={c?.dlqThreshold ?? null}
+                    defaultDlqThreshold={ops?.dlqThreshold ?? 100}
+                  />
                 </div>
               </details>
             );
