@@ -1,5 +1,6 @@
 // Every dashboard page at 390 px, as a global admin and as a district's manager: nothing scrolls sideways
-// (document.documentElement.scrollWidth <= 390), and each page is in the dashboard's frame. The pages are the
+// (document.documentElement.scrollWidth <= 390), each page is in the dashboard's frame, and no control of its server
+// HTML is live before React hydrates it. The pages are the
 // route folders of app/(dashboard), so a page added later fails here until it has a URL below.
 import { readdirSync } from "node:fs";
 import path from "node:path";
@@ -97,11 +98,34 @@ test.beforeAll(async ({ request }) => {
 
 test.afterAll(closeE2eDb);
 
-/** Opens each page at 390 px and checks it: in the frame, no sideways scroll; one screenshot each. */
+/**
+ * The controls a page's server HTML leaves live before React listens (scripts off: the same HTML, never hydrated).
+ * Each must work without React, in a form with its own `action`; any other would drop a click or a choice, or send
+ * the browser's own GET with the form's fields in the address.
+ */
+async function liveBeforeHydration(page: Page, url: string): Promise<string[]> {
+  await page.goto(url);
+  return page.evaluate(() =>
+    // What acts on a click or a change (a text field only keeps its text; its form cannot be sent while its button waits).
+    [...document.querySelectorAll("button:enabled, select:enabled, input[type=checkbox]:enabled, input[type=radio]:enabled, input[type=submit]:enabled")]
+      .filter((e) => !e.closest("form[action]"))
+      .map((e) => `${e.tagName.toLowerCase()} "${(e.getAttribute("aria-label") ?? (e as HTMLElement).innerText ?? "").trim().slice(0, 40)}"`),
+  );
+}
+
+/** Opens each page at 390 px and checks it: in the frame, no sideways scroll, nothing live before hydration; one screenshot each. */
 async function walk(page: Page, who: string) {
   const wide: string[] = [];
+  const early: string[] = [];
+  const serverOnly = await page
+    .context()
+    .browser()!
+    .newContext({ javaScriptEnabled: false, baseURL: new URL(page.url()).origin });
+  await serverOnly.addCookies(await page.context().cookies());
+  const htmlOnly = await serverOnly.newPage();
   for (const route of dashboardRoutes()) {
     const url = URLS[route]();
+    for (const c of await liveBeforeHydration(htmlOnly, url)) early.push(`${url}: ${c}`);
     await page.goto(url);
     await expect(page.getByRole("navigation", { name: "Main" }), `${url}: in the dashboard's frame`).toBeVisible();
     await expect(page.getByRole("heading", { level: 1 }).first()).toBeVisible();
@@ -131,7 +155,9 @@ async function walk(page: Page, who: string) {
     if (width > 390) wide.push(`${url}: ${width} px`);
     await shot(page, `phone-${who}${route === "/" ? "-lookup" : route.replace(/[^a-z]+/g, "-").replace(/-$/, "")}`);
   }
+  await serverOnly.close();
   expect(wide, `pages wider than the phone (${who})`).toEqual([]);
+  expect(early, `controls live before hydration (${who})`).toEqual([]);
 }
 
 test("every dashboard page has a URL here", () => {

@@ -134,7 +134,8 @@ export function LookupClient({ initialQuery, initial, initialAt }: { initialQuer
             : "Search one thing: an event id, a student or assignment id, a district, a subscription, or a delivery key."}
         </p>
       </div>
-      <form onSubmit={submit} role="search" className="flex flex-col gap-2 sm:flex-row">
+      {/* action: before React listens, the browser's own GET of /?q= is the same search. */}
+      <form onSubmit={submit} action="/" role="search" className="flex flex-col gap-2 sm:flex-row">
         <label htmlFor="lookup-q" className="sr-only">
           Search deliveries
         </label>

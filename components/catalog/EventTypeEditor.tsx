@@ -6,6 +6,7 @@ import { useEffect, useId, useState } from "react";
 import { useRouter } from "next/navigation";
 import { ApiError, apiFetch } from "@/lib/client/api";
 import { btn, btnDanger, input } from "@/components/ui/kit";
+import { LiveButton } from "@/components/ui/LiveButton";
 import { Field, FormActions, FormAlert } from "@/components/ui/form";
 
 type Existing = { type: string; description: string; schema: unknown; example: unknown; summaryFields: string[]; deprecated: boolean };
@@ -144,9 +145,9 @@ export function NewEventTypeButton() {
   const [open, setOpen] = useState(false);
   return (
     <>
-      <button type="button" className={btn} onClick={() => setOpen(true)}>
+      <LiveButton type="button" className={btn} onClick={() => setOpen(true)}>
         New event type
-      </button>
+      </LiveButton>
       {open && (
         <Dialog title="New event type" onClose={() => setOpen(false)}>
           <EditorForm onDone={() => setOpen(false)} />

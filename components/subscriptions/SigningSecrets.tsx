@@ -8,6 +8,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { apiFetch, ApiError } from "@/lib/client/api";
 import { usePolled } from "@/components/dashboard/usePolled";
 import { formatTime, useTimeZone } from "@/components/ui/time";
+import { LiveButton } from "@/components/ui/LiveButton";
 import { Card, ErrorState, Skeleton, btn, btnDanger, input } from "@/components/ui/kit";
 import { Field, FormActions, FormAlert, OptionSelect } from "@/components/ui/form";
 import { SecretOnce } from "./SecretOnce";
@@ -92,9 +93,9 @@ export function SigningSecrets({ subscriptionId, canRotate, canExpire }: { subsc
       id="secrets"
       actions={
         canRotate && !rotating && !shown ? (
-          <button type="button" className={btn} onClick={() => setRotating(true)}>
+          <LiveButton type="button" className={btn} onClick={() => setRotating(true)}>
             Rotate signing secret…
-          </button>
+          </LiveButton>
         ) : null
       }
     >

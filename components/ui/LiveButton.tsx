@@ -4,10 +4,20 @@
 // be lost without a sign: a person sees nothing happen, a browser test waits
 // for a form that never opens. Disabled, it says "not yet", and the click
 // (a person's retry or Playwright's actionability wait) lands once it is live.
-import type { ButtonHTMLAttributes } from "react";
+import type { ButtonHTMLAttributes, FieldsetHTMLAttributes } from "react";
 import { useHydrated } from "./time";
 
 export function LiveButton({ disabled, type = "button", ...props }: ButtonHTMLAttributes<HTMLButtonElement>) {
   const hydrated = useHydrated();
   return <button type={type} disabled={!hydrated || disabled} {...props} />;
+}
+
+/**
+ * The same for a form's fields: every control inside is disabled until React has hydrated the page. A controlled
+ * field changed before that is set back by hydration, and a form submitted then goes to the browser's own GET with
+ * its fields in the address. Laid out as if absent (display: contents).
+ */
+export function LiveFieldset({ disabled, className = "contents", ...props }: FieldsetHTMLAttributes<HTMLFieldSetElement>) {
+  const hydrated = useHydrated();
+  return <fieldset disabled={!hydrated || disabled} className={className} {...props} />;
 }

@@ -1,6 +1,7 @@
 "use client";
 import { useState, useTransition } from "react";
 import { btnPrimary as button, card, input } from "@/components/ui/kit";
+import { LiveButton, LiveFieldset } from "@/components/ui/LiveButton";
 import { createTenantAction, createTokenAction, createUserAction, revokeTokenAction, setUserDisabledAction, type ActionResult } from "./actions";
 
 export type TenantChoice = { id: string; name: string };
@@ -80,12 +81,12 @@ function CreateForm<T>({
       }}
     >
       <h2 className="text-base font-semibold">{title}</h2>
-      <div className="mt-2 flex flex-wrap items-end gap-2">
+      <LiveFieldset className="mt-2 flex min-w-0 flex-wrap items-end gap-2">
         {children}
         <button type="submit" disabled={pending} className={button}>
           {submitLabel}
         </button>
-      </div>
+      </LiveFieldset>
       {error ? (
         <p role="alert" className="mt-2 text-sm text-red-700">
           {error}
@@ -135,7 +136,7 @@ export function UserDisableButton({ id, disabled }: { id: string; disabled: bool
   const [error, setError] = useState<string | null>(null);
   return (
     <span>
-      <button
+      <LiveButton
         type="button"
         disabled={pending}
         className="text-sm text-blue-700 hover:underline disabled:opacity-60"
@@ -147,7 +148,7 @@ export function UserDisableButton({ id, disabled }: { id: string; disabled: bool
         }
       >
         {disabled ? "Enable" : "Disable"}
-      </button>
+      </LiveButton>
       {error ? (
         <span role="alert" className="ml-2 text-xs text-red-700">
           {error}
@@ -179,7 +180,7 @@ export function CreateTokenForm({ roles, tenants, global }: { roles: readonly st
 export function RevokeTokenButton({ id, name }: { id: string; name: string }) {
   const [pending, start] = useTransition();
   return (
-    <button
+    <LiveButton
       type="button"
       disabled={pending}
       className="text-sm text-red-700 hover:underline disabled:opacity-60"
@@ -191,7 +192,7 @@ export function RevokeTokenButton({ id, name }: { id: string; name: string }) {
       }}
     >
       Revoke
-    </button>
+    </LiveButton>
   );
 }
 

@@ -25,7 +25,7 @@ import { OptionSelect } from "@/components/ui/form";
 import { DlqCharts } from "@/components/charts/DlqCharts";
 import { CHART_RANGES, rangeParam } from "@/components/charts/axes";
 import { DEAD_LETTER_REASON_LABELS, DEAD_LETTER_REASON_TITLE, ERROR_CLASS_LABELS, labelOf } from "@/components/ui/labels";
-import { LiveButton } from "@/components/ui/LiveButton";
+import { LiveButton, LiveFieldset } from "@/components/ui/LiveButton";
 
 type History = { points: DlqPoint[]; bucketSeconds: number };
 const RANGES = CHART_RANGES.map(({ value, label }) => ({ value, label }));
@@ -173,26 +173,28 @@ function GroupsCard({
   return (
     <Card title="Redrive by filter" id="groups">
       <form className="mb-3 flex flex-wrap items-end gap-3 text-sm" onSubmit={(e) => e.preventDefault()} aria-label="Filter dead letters">
-        <label className="flex min-w-0 max-w-full flex-col gap-1">
-          Subscription
-          <OptionSelect
-            aria-label="Filter by subscription"
-            any="All subscriptions"
-            options={s.bySubscription.map((r) => ({ value: r.subscriptionId, label: r.subscriptionName ?? r.subscriptionId }))}
-            value={filter.subscriptionId}
-            onChange={(e) => setFilter({ ...filter, subscriptionId: e.target.value })}
-          />
-        </label>
-        <label className="flex min-w-0 max-w-full flex-col gap-1">
-          {DEAD_LETTER_REASON_TITLE}
-          <OptionSelect
-            aria-label="Filter by reason"
-            any="All reasons"
-            options={s.byReason.map((r) => ({ value: r.reason ?? "", label: reasonLabel(r.reason) }))}
-            value={filter.reason}
-            onChange={(e) => setFilter({ ...filter, reason: e.target.value })}
-          />
-        </label>
+        <LiveFieldset>
+          <label className="flex min-w-0 max-w-full flex-col gap-1">
+            Subscription
+            <OptionSelect
+              aria-label="Filter by subscription"
+              any="All subscriptions"
+              options={s.bySubscription.map((r) => ({ value: r.subscriptionId, label: r.subscriptionName ?? r.subscriptionId }))}
+              value={filter.subscriptionId}
+              onChange={(e) => setFilter({ ...filter, subscriptionId: e.target.value })}
+            />
+          </label>
+          <label className="flex min-w-0 max-w-full flex-col gap-1">
+            {DEAD_LETTER_REASON_TITLE}
+            <OptionSelect
+              aria-label="Filter by reason"
+              any="All reasons"
+              options={s.byReason.map((r) => ({ value: r.reason ?? "", label: reasonLabel(r.reason) }))}
+              value={filter.reason}
+              onChange={(e) => setFilter({ ...filter, reason: e.target.value })}
+            />
+          </label>
+        </LiveFieldset>
         {canRedrive && acting && (
           <Link className={btnPrimary} href={redriveHref({ subscriptionId: filter.subscriptionId, reason: filter.reason })}>
             Redrive these {filteredDepth.toLocaleString()}…

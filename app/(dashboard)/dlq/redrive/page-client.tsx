@@ -16,6 +16,7 @@ import {
   labelOf,
 } from "@/components/ui/labels";
 import { Time, toLocalInput, useFormatTime } from "@/components/ui/time";
+import { LiveFieldset } from "@/components/ui/LiveButton";
 import { describeFilter } from "@/components/redrive/describe-filter";
 import { PermanentWarning } from "@/components/redrive/PermanentWarning";
 import { HeldSubscriptionNote, inactiveSubscriptionOf, type InactiveSubscription } from "@/components/subscriptions/HeldSubscriptionNote";
@@ -66,43 +67,45 @@ function FilterForm({
       }}
     >
       <h2 className="text-base font-semibold">1. What to redrive</h2>
-      <label className={label}>
-        Subscription
-        <select className={input} value={f.subscriptionId} onChange={set("subscriptionId")}>
-          <option value="">All active subscriptions</option>
-          {subscriptions.map((s) => (
-            <option key={s.id} value={s.id}>
-              {s.name} ({s.id}){s.state !== "active" ? ` — ${s.state}` : ""}
-            </option>
-          ))}
-        </select>
-      </label>
-      <Field label="Dead-letter reason">
-        <OptionSelect any="Any reason" options={DEAD_LETTER_REASON_OPTIONS} value={f.deadLetterReason} onChange={set("deadLetterReason")} />
-      </Field>
-      <div className="grid grid-cols-2 gap-2">
-        <Field label="Error class">
-          <OptionSelect any="Any" options={ERROR_CLASS_OPTIONS} value={f.errorClass} onChange={set("errorClass")} />
+      <LiveFieldset className="flex min-w-0 flex-col gap-3">
+        <label className={label}>
+          Subscription
+          <select className={input} value={f.subscriptionId} onChange={set("subscriptionId")}>
+            <option value="">All active subscriptions</option>
+            {subscriptions.map((s) => (
+              <option key={s.id} value={s.id}>
+                {s.name} ({s.id}){s.state !== "active" ? ` — ${s.state}` : ""}
+              </option>
+            ))}
+          </select>
+        </label>
+        <Field label="Dead-letter reason">
+          <OptionSelect any="Any reason" options={DEAD_LETTER_REASON_OPTIONS} value={f.deadLetterReason} onChange={set("deadLetterReason")} />
         </Field>
-        <Field label="Status code">
-          <input className={input} value={f.statusCode} onChange={set("statusCode")} inputMode="numeric" pattern="[1-5][0-9][0-9]" placeholder="422" />
-        </Field>
-      </div>
-      <TimeField label="Dead-lettered from" value={f.from} onChange={(v) => setF((x) => ({ ...x, from: v }))} />
-      <TimeField label="Dead-lettered before" value={f.to} onChange={(v) => setF((x) => ({ ...x, to: v }))} />
-      <label className="flex items-start gap-2 text-sm text-slate-800">
-        <input type="checkbox" className="mt-1" checked={latestStateWins} onChange={(e) => setLatestStateWins(e.target.checked)} />
-        <span>
-          <span className="font-medium">Latest state wins</span>
-          <span className="block text-slate-600">
-            Skip an event when a newer one of the same type and subject (e.g. the same student and assignment) was already delivered, so a stale grade cannot overwrite a
-            newer one.
+        <div className="grid grid-cols-2 gap-2">
+          <Field label="Error class">
+            <OptionSelect any="Any" options={ERROR_CLASS_OPTIONS} value={f.errorClass} onChange={set("errorClass")} />
+          </Field>
+          <Field label="Status code">
+            <input className={input} value={f.statusCode} onChange={set("statusCode")} inputMode="numeric" pattern="[1-5][0-9][0-9]" placeholder="422" />
+          </Field>
+        </div>
+        <TimeField label="Dead-lettered from" value={f.from} onChange={(v) => setF((x) => ({ ...x, from: v }))} />
+        <TimeField label="Dead-lettered before" value={f.to} onChange={(v) => setF((x) => ({ ...x, to: v }))} />
+        <label className="flex items-start gap-2 text-sm text-slate-800">
+          <input type="checkbox" className="mt-1" checked={latestStateWins} onChange={(e) => setLatestStateWins(e.target.checked)} />
+          <span>
+            <span className="font-medium">Latest state wins</span>
+            <span className="block text-slate-600">
+              Skip an event when a newer one of the same type and subject (e.g. the same student and assignment) was already delivered, so a stale grade cannot overwrite
+              a newer one.
+            </span>
           </span>
-        </span>
-      </label>
-      <button type="submit" className={btn} disabled={previewing}>
-        {previewing ? "Previewing…" : "Preview"}
-      </button>
+        </label>
+        <button type="submit" className={btn} disabled={previewing}>
+          {previewing ? "Previewing…" : "Preview"}
+        </button>
+      </LiveFieldset>
     </form>
   );
 }
