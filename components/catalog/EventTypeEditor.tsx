@@ -183,17 +183,17 @@ export function EventTypeActions({ existing }: { existing: Existing }) {
   }
   return (
     <div className="flex flex-wrap items-center gap-2">
-      <button type="button" className={btn} onClick={() => setOpen(true)}>
+      <LiveButton type="button" className={btn} onClick={() => setOpen(true)}>
         Edit
-      </button>
+      </LiveButton>
       {existing.deprecated ? (
-        <button type="button" className={btn} onClick={restore}>
+        <LiveButton type="button" className={btn} onClick={restore}>
           Undeprecate
-        </button>
+        </LiveButton>
       ) : (
-        <button type="button" className={btnDanger} onClick={remove}>
+        <LiveButton type="button" className={btnDanger} onClick={remove}>
           Delete or deprecate
-        </button>
+        </LiveButton>
       )}
       {note && (
         <span role="status" className="text-xs text-slate-700">

@@ -4,6 +4,7 @@
 // mutual TLS. Both are write-only: the page lists header names with masked
 // values and the certificate's subject and expiry, and saving replaces what
 // was there. Managers and up edit them.
+import { LiveButton } from "@/components/ui/LiveButton";
 import { useState } from "react";
 import { useQueryClient } from "@tanstack/react-query";
 import { apiFetch, ApiError } from "@/lib/client/api";
@@ -163,13 +164,13 @@ export function EndpointAuth({ subscriptionId, canEdit }: { subscriptionId: stri
             )}
             {canEdit && editing !== "headers" && (
               <div className="mt-2 flex flex-wrap gap-2">
-                <button type="button" className={btn} onClick={() => setEditing("headers")}>
+                <LiveButton type="button" className={btn} onClick={() => setEditing("headers")}>
                   {headers.length ? "Replace headers…" : "Add headers…"}
-                </button>
+                </LiveButton>
                 {headers.length > 0 && (
-                  <button type="button" className={btnDanger} onClick={() => clear("headers")}>
+                  <LiveButton type="button" className={btnDanger} onClick={() => clear("headers")}>
                     Remove all headers
-                  </button>
+                  </LiveButton>
                 )}
               </div>
             )}
@@ -187,13 +188,13 @@ export function EndpointAuth({ subscriptionId, canEdit }: { subscriptionId: stri
             )}
             {canEdit && editing !== "tls" && (
               <div className="mt-2 flex flex-wrap gap-2">
-                <button type="button" className={btn} onClick={() => setEditing("tls")}>
+                <LiveButton type="button" className={btn} onClick={() => setEditing("tls")}>
                   {tls?.set ? "Replace certificate…" : "Add certificate…"}
-                </button>
+                </LiveButton>
                 {tls?.set && (
-                  <button type="button" className={btnDanger} onClick={() => clear("tls")}>
+                  <LiveButton type="button" className={btnDanger} onClick={() => clear("tls")}>
                     Remove certificate
-                  </button>
+                  </LiveButton>
                 )}
               </div>
             )}

@@ -146,9 +146,9 @@ export function SigningSecrets({ subscriptionId, canRotate, canExpire }: { subsc
                       </button>
                     </>
                   ) : (
-                    <button type="button" className={`${btn} px-2 py-1 text-xs`} onClick={() => setEnding(s.id)}>
+                    <LiveButton type="button" className={`${btn} px-2 py-1 text-xs`} onClick={() => setEnding(s.id)}>
                       End overlap now…
-                    </button>
+                    </LiveButton>
                   )}
                 </div>
               )}
