@@ -1,8 +1,8 @@
 import type { NextConfig } from "next";
-import { API_CONTENT_SECURITY_POLICY, HSTS, STATIC_SECURITY_HEADERS } from "./lib/auth/headers";
+import { API_CONTENT_SECURITY_POLICY, HSTS, STATIC_SECURITY_HEADERS, X_FRAME_OPTIONS_DENY } from "./lib/auth/headers";
 
 // Security headers (lib/auth/headers.ts). Pages and everything else proxy.ts
-// sees get their CSP (with a per-request nonce) and HSTS there; /api/v1 and
+// sees get their CSP (with a per-request nonce), X-Frame-Options and HSTS there; /api/v1 and
 // /api/auth, which the proxy skips, get a fixed CSP here, and HSTS when the TLS proxy in front
 // says the request came over https.
 const nextConfig: NextConfig = {
@@ -24,7 +24,7 @@ const nextConfig: NextConfig = {
     return [
       { source: "/:path*", headers: STATIC_SECURITY_HEADERS },
       ...["/api/v1/:path*", "/api/auth/:path*"].flatMap((source) => [
-        { source, headers: [{ key: "Content-Security-Policy", value: API_CONTENT_SECURITY_POLICY }] },
+        { source, headers: [{ key: "Content-Security-Policy", value: API_CONTENT_SECURITY_POLICY }, X_FRAME_OPTIONS_DENY] },
         { source, has: [{ type: "header" as const, key: "x-forwarded-proto", value: "https" }], headers: [{ key: "Strict-Transport-Security", value: HSTS }] },
       ]),
     ];

@@ -8,12 +8,13 @@
 // nonce (lib/auth/headers.ts), and HSTS when it was served over https. Pages
 // served to a district portal session, the link's own answer and the sign-in
 // page's portal notice may be framed by HOOKLEDGER_PORTAL_FRAME_ANCESTORS
-// (lib/portal/frame-ancestors.ts); everything else keeps frame-ancestors 'none'.
+// (lib/portal/frame-ancestors.ts) and carry no X-Frame-Options; everything else
+// keeps frame-ancestors 'none' and X-Frame-Options: DENY.
 // Everything here answers only to a Host the dashboard is known by (DNS
 // rebinding; lib/auth/host.ts): 421 otherwise, before anything else.
 import { NextResponse, type NextRequest } from "next/server";
 import { SESSION_COOKIE, unsealSession } from "./lib/auth/cookies";
-import { HSTS, newNonce, pageContentSecurityPolicy, servedOverHttps } from "./lib/auth/headers";
+import { HSTS, X_FRAME_OPTIONS_DENY, newNonce, pageContentSecurityPolicy, servedOverHttps } from "./lib/auth/headers";
 import { hostRefusal, misdirectedResponse } from "./lib/auth/host";
 import { metricsTokenAccepts } from "./lib/metrics/token";
 import { portalFrameAncestors } from "./lib/portal/frame-ancestors";
@@ -32,10 +33,12 @@ export async function proxy(req: NextRequest) {
   // The sign-in page is frameable only as the portal's notice, which shows no password form (no clickjacking of it).
   const portalFrame = Boolean(session?.portal) || pathname === "/portal/open" || (pathname === "/signin" && req.nextUrl.searchParams.has("portal"));
   const nonce = newNonce();
-  const csp = pageContentSecurityPolicy(nonce, undefined, portalFrame ? portalFrameAncestors() : []);
+  const ancestors = portalFrame ? portalFrameAncestors() : [];
+  const csp = pageContentSecurityPolicy(nonce, undefined, ancestors);
   const secure = servedOverHttps(req.headers, req.url);
   const finish = (res: NextResponse) => {
     res.headers.set("content-security-policy", csp);
+    if (ancestors.length === 0) res.headers.set(X_FRAME_OPTIONS_DENY.key, X_FRAME_OPTIONS_DENY.value);
     if (secure) res.headers.set("strict-transport-security", HSTS);
     return res;
   };

@@ -95,6 +95,11 @@ test("a district opens its portal link, sees its own endpoint and deliveries, ro
   const scanned = await request.get(url, { maxRedirects: 0 });
   expect(scanned.status()).toBe(200);
   expect(await scanned.text()).toContain("Open the portal");
+  // Frameable by the SaaS (playwright.config.ts sets HOOKLEDGER_PORTAL_FRAME_ANCESTORS): no X-Frame-Options beside it,
+  // where the sign-in form, which no site may frame, says DENY.
+  expect(scanned.headers()["content-security-policy"]).toContain(`frame-ancestors 'self' http://localhost:${FRAMER_PORT}`);
+  expect(scanned.headers()["x-frame-options"]).toBeUndefined();
+  expect((await request.get("/signin")).headers()["x-frame-options"]).toBe("DENY");
   const { context, page } = await freshPage(browser);
   await page.goto(url);
   await expect(page).toHaveURL(/\/$/);

@@ -31,9 +31,15 @@ export const API_CONTENT_SECURITY_POLICY = "default-src 'none'; frame-ancestors 
 /** One year; no includeSubDomains or preload, which would bind hosts hookledger does not own. */
 export const HSTS = "max-age=31536000";
 
+/**
+ * X-Frame-Options for what may never be framed: the API's answers (next.config.ts) and every page but a district
+ * portal's (proxy.ts). A portal page that HOOKLEDGER_PORTAL_FRAME_ANCESTORS lets the SaaS frame carries none, so
+ * that no header says DENY beside a frame-ancestors that allows it.
+ */
+export const X_FRAME_OPTIONS_DENY = { key: "X-Frame-Options", value: "DENY" };
+
 /** Headers that do not vary per request (Referrer: same-origin, because dashboard URLs carry student and event ids). */
 export const STATIC_SECURITY_HEADERS: { key: string; value: string }[] = [
-  { key: "X-Frame-Options", value: "DENY" },
   { key: "X-Content-Type-Options", value: "nosniff" },
   { key: "Referrer-Policy", value: "same-origin" },
   { key: "Cross-Origin-Opener-Policy", value: "same-origin" },

@@ -382,7 +382,10 @@ describe("signing out of the portal", () => {
 describe("framing", () => {
   async function page(path: string, cookie?: string) {
     const res = await proxy(new NextRequest(`http://localhost:3000${path}`, { headers: cookie ? { cookie } : {} }));
-    return res.headers.get("content-security-policy") ?? "";
+    const csp = res.headers.get("content-security-policy") ?? "";
+    // No X-Frame-Options: DENY beside a frame-ancestors that lets a site frame the page; DENY wherever none may.
+    expect(res.headers.get("x-frame-options"), path).toBe(csp.includes("frame-ancestors 'none'") ? "DENY" : null);
+    return csp;
   }
 
   it("a portal page may be framed by the configured origins; a person's page and the sign-in form never", async () => {
