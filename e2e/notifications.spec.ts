@@ -156,6 +156,19 @@ test("an admin sets a district's contacts on the tenants page", async ({ page })
   await expect(form.getByRole("status")).toHaveText(/^Saved: 2 addresses; told at \d+ dead letters \(the default\)\.$/);
   const { rows } = await e2eDb().query("SELECT emails FROM tenant_contacts WHERE tenant = $1", [district.id]);
   expect(rows).toEqual([{ emails: [`it-${run}@jefferson.example`, `ops-${run}@jefferson.example`] }]);
+
+  // The default every district without its own follows: changed here, audited, shown in the districts' forms.
+  const before = (await e2eDb().query("SELECT dlq_threshold FROM ops_settings")).rows[0].dlq_threshold as number;
+  const defaults = page.getByRole("form", { name: "Default dead-letter threshold" });
+  await defaults.getByLabel("Default dead-letter threshold").fill(String(before + 7));
+  await defaults.getByRole("button", { name: "Save default" }).click();
+  await expect(defaults.getByRole("status")).toHaveText(`Saved: districts without their own are told at ${before + 7}.`);
+  await expect(form.getByText(`Empty: the default, ${before + 7}.`)).toBeVisible();
+  const audit = await e2eDb().query("SELECT details FROM audit_entries WHERE action = 'notifications.settings.update' ORDER BY id DESC LIMIT 1");
+  expect(audit.rows).toEqual([{ details: { dlqThreshold: { from: before, to: before + 7 } } }]);
+  await defaults.getByLabel("Default dead-letter threshold").fill(String(before));
+  await defaults.getByRole("button", { name: "Save default" }).click();
+  await expect(defaults.getByRole("status")).toHaveText(`Saved: districts without their own are told at ${before}.`);
   await item.scrollIntoViewIfNeeded();
   await shot(page, "notifications-admin-tenants-1280");
   await page.setViewportSize({ width: 390, height: 844 });

@@ -21,6 +21,7 @@ export const AUDIT_TARGET_TYPES = [
   "tenant",
   "event_type",
   "portal_session",
+  "settings",
 ] as const;
 export type AuditTargetType = (typeof AUDIT_TARGET_TYPES)[number];
 
@@ -225,6 +226,8 @@ export const AUDIT_ACTIONS = {
     target: "tenant",
     details: z.strictObject({ emails: z.number().int(), webhookHost: nullableString, dlqThreshold: z.number().int().nullable().optional() }),
   },
+  /** The operator's dead-letter threshold, the default of every district without its own (target id: "notifications"). */
+  "notifications.settings.update": { target: "settings", details: z.strictObject({ dlqThreshold: z.strictObject({ from: z.number().int(), to: z.number().int() }) }) },
   /** The event catalog (lib/catalog; target id: the type). `changed`: the fields an update set. Never a payload. */
   "event_type.create": { target: "event_type", details: z.strictObject({ description: z.string(), hasSchema: z.boolean() }) },
   "event_type.update": { target: "event_type", details: z.strictObject({ changed: z.array(z.string()), hasSchema: z.boolean() }) },

@@ -83,6 +83,7 @@ export type CreateEventTypeInput = BodyOf<operations["postEventTypes"]>;
 export type UpdateEventTypeInput = BodyOf<operations["putEventTypesType"]>;
 export type TenantContacts = Answer<"getTenantsIdContacts">;
 export type SetContactsInput = BodyOf<operations["putTenantsIdContacts"]>;
+export type SetNotificationSettingsInput = BodyOf<operations["putNotificationsSettings"]>;
 export type ListNotificationsQuery = QueryOf<operations["getNotifications"]>;
 export type Notification = Answer<"getNotifications">["items"][number];
 export type CreatePortalSessionInput = BodyOf<operations["postPortalSessions"]>;
@@ -326,6 +327,10 @@ export class HookledgerClient {
   readonly notifications = {
     /** The notices sent to districts (or not, and why), newest first; `before` (a createdAt) pages back. */
     list: (query: ListNotificationsQuery = {}): Promise<Answer<"getNotifications">> => this.op("get", "/api/v1/notifications", { query }),
+    /** The operator's defaults: `dlqThreshold`, what every district without its own threshold follows. */
+    getSettings: (): Promise<Answer<"getNotificationsSettings">> => this.op("get", "/api/v1/notifications/settings"),
+    /** Sets them (global admins); audited. */
+    setSettings: (input: SetNotificationSettingsInput): Promise<Answer<"putNotificationsSettings">> => this.op("put", "/api/v1/notifications/settings", { body: input }),
   };
 
   readonly portal = {

@@ -120,6 +120,7 @@ export const AUDIT_ACTION_LABELS: Record<AuditAction, string> = {
   "tenant.create": "tenant created",
   "tenant.rename": "tenant renamed",
   "tenant.contacts.update": "notification contacts changed",
+  "notifications.settings.update": "default dead-letter threshold changed",
   "event_type.create": "event type catalogued",
   "event_type.update": "event type changed",
   "event_type.delete": "event type deleted",
@@ -138,6 +139,7 @@ export const AUDIT_TARGET_TYPE_LABELS: Record<AuditTargetType, string> = {
   erasure: "erasure",
   retention: "retention",
   event_type: "event type",
+  settings: "settings",
 };
 
 export const RESOLUTION_LABELS: Record<DeliveryResolution, string> = {

@@ -22,7 +22,7 @@ import { ZBulkResolve, ZResendDelivery, ZResolveDelivery } from "../resolve/reso
 import { ZCreateErasure } from "../erasure/erasure-input";
 import { ZRetentionOverride, ZRunRetention } from "../retention/retention-input";
 import { ZCreateTenant } from "../tenants/tenant-input";
-import { ZContacts, ZNotificationsQuery } from "../notify/input";
+import { ZContacts, ZNotificationSettings, ZNotificationsQuery } from "../notify/input";
 import { ZCreatePortalSession } from "../portal/portal-input";
 import { ZCreateEventType, ZUpdateEventType } from "../catalog/event-type-input";
 import { ZDlqHistory } from "../dashboard/dead-letters";
@@ -62,6 +62,7 @@ import {
   ZTenantView,
   ZContactsView,
   ZNotificationList,
+  ZNotificationSettingsView,
   ZPortalSessionRevoked,
   ZPortalSessionView,
   ZTestSendList,
@@ -410,6 +411,27 @@ export const API_OPERATIONS: ApiOperation[] = [
     status: 200,
     response: ZNotificationList,
     responseDescription: "{items, nextBefore}: nextBefore is the createdAt to pass as before for the next page, null at the end.",
+  },
+  {
+    path: "/api/v1/notifications/settings",
+    method: "get",
+    permission: "notifications.read",
+    summary:
+      "The operator's notification defaults: {dlqThreshold}, the dead letters of one endpoint that make the notice for every district that set no threshold of its own.",
+    status: 200,
+    response: ZNotificationSettingsView,
+    responseDescription: "The defaults.",
+  },
+  {
+    path: "/api/v1/notifications/settings",
+    method: "put",
+    permission: "notifications.manage",
+    summary:
+      "Set the operator's notification defaults: {dlqThreshold} (1 to 100000). Global admins. Audited notifications.settings.update with the value before and after; the same value again writes nothing. Out of range: 400 naming body.dlqThreshold, nothing saved.",
+    body: ZNotificationSettings,
+    status: 200,
+    response: ZNotificationSettingsView,
+    responseDescription: "The defaults as saved.",
   },
   {
     path: "/api/v1/portal/sessions",

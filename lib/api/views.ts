@@ -260,6 +260,7 @@ export const ZContactsView = z.object({
   updatedAt: time.nullable(),
   updatedBy: z.string().nullable(),
 });
+export const ZNotificationSettingsView = z.object({ dlqThreshold: z.number().int() });
 export const ZNotificationView = z.object({
   id: z.string(),
   tenant: z.string(),

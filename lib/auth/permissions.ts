@@ -55,6 +55,7 @@ export const ROLE_PERMISSIONS = {
   "contacts.read": READERS,
   "contacts.update": MANAGERS,
   "notifications.read": READERS,
+  "notifications.manage": ADMINS,
 } as const satisfies Record<string, readonly Role[]>;
 
 export type Permission = keyof typeof ROLE_PERMISSIONS;
@@ -81,6 +82,8 @@ export const GLOBAL_ONLY_PERMISSIONS: readonly Permission[] = [
   "portal.sessions.create",
   "portal.sessions.revoke",
   "event_types.manage",
+  // The default every district's notices follow.
+  "notifications.manage",
 ];
 
 /** `can` for a principal: its role's permission, and not a global-only one when it is confined to a tenant. */

@@ -19,6 +19,13 @@ export const ZContacts = z.strictObject({
 });
 export type TContacts = z.infer<typeof ZContacts>;
 
+/** PUT /api/v1/notifications/settings: the operator's defaults for every district. */
+export const ZNotificationSettings = z.strictObject({
+  /** Dead letters of one endpoint that make the notice, for every district that set none of its own. */
+  dlqThreshold: z.number().int().min(1).max(MAX_DLQ_THRESHOLD),
+});
+export type TNotificationSettings = z.infer<typeof ZNotificationSettings>;
+
 /** GET /api/v1/notifications. */
 export const ZNotificationsQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(500).default(100),

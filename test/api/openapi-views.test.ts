@@ -34,6 +34,7 @@ import * as portalSession from "../../app/api/v1/portal/sessions/[id]/route";
 import type { PortalSessionView, revokePortalSession } from "../../lib/portal/portal-sessions";
 import * as tenantContacts from "../../app/api/v1/tenants/[id]/contacts/route";
 import * as notifications from "../../app/api/v1/notifications/route";
+import * as notificationSettings from "../../app/api/v1/notifications/settings/route";
 import type { ContactsView } from "../../lib/notify/contacts";
 import type { NotificationView } from "../../lib/ledger/sql/notifications";
 import * as subscriptions from "../../app/api/v1/subscriptions/route";
@@ -303,6 +304,8 @@ describe("the operators' routes answer what the OpenAPI document describes", () 
     );
     const list = conforms("get", "/api/v1/notifications", await call(notifications.GET, { token: admin, path: "/api/v1/notifications?limit=1" }), 200);
     expect((list.json as { items: unknown[] }).items).toHaveLength(1);
+    conforms("get", "/api/v1/notifications/settings", await call(notificationSettings.GET, { token: admin }), 200);
+    conforms("put", "/api/v1/notifications/settings", await call(notificationSettings.PUT, { method: "PUT", token: admin, body: { dlqThreshold: 50 } }), 200);
   });
 
   it("portal links: minted and revoked", async () => {

@@ -215,6 +215,9 @@ function cases(): Record<string, Case[]> {
         check: (j) => expect(j.items).toEqual([]),
       },
     ],
+    // The operator's default threshold holds nothing of any tenant's: a district reads it; only a global admin sets it.
+    "notifications/settings:GET": [{ name: "the default threshold", expect: "public" }],
+    "notifications/settings:PUT": [{ name: "set every district's default threshold", body: { dlqThreshold: 1 }, expect: "403" }],
     "retention:GET": [{ name: "retention policy (every tenant's overrides)", expect: "403" }],
     "retention:PUT": [{ name: "B's retention override", body: { tenant: B, retentionDays: 1 }, expect: "403" }],
     "retention/run:POST": [{ name: "run retention", body: {}, expect: "403" }],

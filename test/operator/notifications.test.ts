@@ -16,6 +16,7 @@ import { listNotifications } from "../../lib/ledger/sql/notifications";
 import type { DeliveryWorker } from "../../worker/worker";
 import * as contactsRoute from "../../app/api/v1/tenants/[id]/contacts/route";
 import * as notificationsRoute from "../../app/api/v1/notifications/route";
+import * as settingsRoute from "../../app/api/v1/notifications/settings/route";
 
 type Mail = { to: string[]; subject: string; text: string };
 
@@ -181,6 +182,37 @@ describe("contacts", () => {
       (r) => r.details.dlqThreshold,
     );
     expect(details).toEqual([null, 5, null]);
+  });
+});
+
+describe("the operator's defaults", () => {
+  const putSettings = (token: string, body: unknown) => call(settingsRoute.PUT, { method: "PUT", path: "/api/v1/notifications/settings", token, body });
+
+  it("a global admin sets the default dead-letter threshold, audited before and after; others are refused; a bad value saves nothing", async () => {
+    const reader = (await createApiToken(db.prisma, { role: "support", tenantId: "lincoln" })).token;
+    expect((await call(settingsRoute.GET, { token: reader })).json).toEqual({ dlqThreshold: 1 });
+    const scopedAdmin = (await createApiToken(db.prisma, { role: "admin", tenantId: "lincoln" })).token;
+    const manager = await tokenFor(db.prisma, "manager");
+    expect((await putSettings(scopedAdmin, { dlqThreshold: 7 })).status).toBe(403);
+    expect((await putSettings(manager, { dlqThreshold: 7 })).status).toBe(403);
+    for (const dlqThreshold of [0, 100_001, 2.5, "7", null]) {
+      const r = await putSettings(admin, { dlqThreshold });
+      expect(r.status, JSON.stringify(dlqThreshold)).toBe(400);
+      expect(r.json.error.details).toEqual([expect.objectContaining({ path: "body.dlqThreshold" })]);
+    }
+    expect((await db.pool.query("SELECT dlq_threshold FROM ops_settings")).rows).toEqual([{ dlq_threshold: 1 }]);
+    const r = await putSettings(admin, { dlqThreshold: 7 });
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({ dlqThreshold: 7 });
+    expect((await putSettings(admin, { dlqThreshold: 7 })).json).toEqual({ dlqThreshold: 7 }); // the same again: no second audit row
+    // A district without its own sees the new default in its contacts.
+    expect((await call(contactsRoute.GET, { token: reader, params: { id: "lincoln" } })).json.defaultDlqThreshold).toBe(7);
+    const audit = await db.pool.query("SELECT actor, target_type, target_id, details, tenant_id FROM audit_entries WHERE action = 'notifications.settings.update'");
+    expect(audit.rows).toEqual([
+      { actor: expect.stringMatching(/^token:/), target_type: "settings", target_id: "notifications", details: { dlqThreshold: { from: 1, to: 7 } }, tenant_id: null },
+    ]);
+    // Back to the threshold the notices below were written for.
+    expect((await putSettings(admin, { dlqThreshold: 1 })).status).toBe(200);
   });
 });
 

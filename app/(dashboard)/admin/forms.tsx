@@ -1,8 +1,16 @@
 "use client";
-import { useState, useTransition } from "react";
+import { useId, useState, useTransition } from "react";
 import { btnPrimary as button, card, input } from "@/components/ui/kit";
 import { LiveButton, LiveFieldset } from "@/components/ui/LiveButton";
-import { createTenantAction, createTokenAction, createUserAction, revokeTokenAction, setUserDisabledAction, type ActionResult } from "./actions";
+import {
+  createTenantAction,
+  createTokenAction,
+  createUserAction,
+  revokeTokenAction,
+  setDefaultDlqThresholdAction,
+  setUserDisabledAction,
+  type ActionResult,
+} from "./actions";
 
 export type TenantChoice = { id: string; name: string };
 
@@ -218,5 +226,47 @@ export function CreateTenantForm() {
         <input name="name" required className={input} placeholder="Lincoln USD" />
       </label>
     </CreateForm>
+  );
+}
+
+/** The operator's dead-letter threshold: what every district without its own is told at (lib/notify/settings.ts). */
+export function DefaultDlqThresholdForm({ value }: { value: number }) {
+  const id = useId();
+  const [pending, start] = useTransition();
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  return (
+    <form
+      className="flex flex-wrap items-end gap-2 text-sm"
+      aria-label="Default dead-letter threshold"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const f = new FormData(e.currentTarget);
+        start(async () => {
+          setMessage(null);
+          const r = await setDefaultDlqThresholdAction({ dlqThreshold: String(f.get("dlqThreshold") ?? "") });
+          setMessage(
+            r.ok ? { ok: true, text: `Saved: districts without their own are told at ${r.value!.dlqThreshold.toLocaleString("en-US")}.` } : { ok: false, text: r.error },
+          );
+        });
+      }}
+    >
+      <LiveFieldset className="flex min-w-0 flex-col gap-1">
+        <label htmlFor={id} className="font-medium text-slate-800">
+          Default dead-letter threshold
+        </label>
+        <span className="text-xs text-slate-600">Dead letters of one endpoint before its district is told, unless the district set its own.</span>
+        <div className="flex flex-wrap items-center gap-2">
+          <input id={id} name="dlqThreshold" type="number" inputMode="numeric" min={1} max={100_000} step={1} required defaultValue={value} className={`${input} w-40`} />
+          <button type="submit" disabled={pending} className={button}>
+            {pending ? "Saving…" : "Save default"}
+          </button>
+        </div>
+      </LiveFieldset>
+      {message && (
+        <p role={message.ok ? "status" : "alert"} className={`w-full text-sm ${message.ok ? "text-emerald-800" : "text-red-700"}`}>
+          {message.text}
+        </p>
+      )}
+    </form>
   );
 }

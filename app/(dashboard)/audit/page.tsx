@@ -94,6 +94,11 @@ function summarize(action: string, details: unknown): string {
           return `${plural(d.emails, "address", "addresses")}${d.webhookHost ? `; webhook ${d.webhookHost}` : "; no webhook"}${d.dlqThreshold ? `; told at ${plural(d.dlqThreshold, "dead letter", "dead letters")}` : ""}`;
         break;
       }
+      case "notifications.settings.update": {
+        const d = parseAuditDetails(action, details);
+        if (d) return `default dead-letter threshold ${d.dlqThreshold.from} → ${d.dlqThreshold.to}`;
+        break;
+      }
       case "token.create":
       case "token.revoke": {
         const d = parseAuditDetails(action, details);

@@ -6,9 +6,9 @@ import { getPrisma } from "@/lib/db/prisma";
 import { requireViewer } from "@/lib/auth/session";
 import { listTenants } from "@/lib/tenants/manage-tenants";
 import { Time } from "@/components/ui/time";
-import { DataTable, PageHeader, stackedCell, stackedRow } from "@/components/ui/kit";
+import { DataTable, PageHeader, card, stackedCell, stackedRow } from "@/components/ui/kit";
 import { AdminNav } from "../nav";
-import { CreateTenantForm } from "../forms";
+import { CreateTenantForm, DefaultDlqThresholdForm } from "../forms";
 import { ContactsForm } from "../../notifications/contacts-form";
 
 export const dynamic = "force-dynamic";
@@ -74,6 +74,9 @@ export default async function TenantsPage() {
             Notification contacts
           </h2>
           <p className="text-sm text-slate-600">Whom each district&apos;s notices go to. A district&apos;s manager can set its own on its Notifications page.</p>
+          <div className={card}>
+            <DefaultDlqThresholdForm value={ops?.dlqThreshold ?? 100} />
+          </div>
           {tenants.map((t) => {
             const c = contactsOf.get(t.id);
             const n = c?.emails.length ?? 0;
