@@ -68,42 +68,41 @@ export default async function TenantsPage() {
           ))}
         </DataTable>
       )}
-      {tenants.length > 0 && (
-        <section aria-labelledby="tenant-contacts" className="mt-8 space-y-2">
-          <h2 id="tenant-contacts" className="text-base font-semibold">
-            Notification contacts
-          </h2>
-          <p className="text-sm text-slate-600">Whom each district&apos;s notices go to. A district&apos;s manager can set its own on its Notifications page.</p>
-          <div className={card}>
-            <DefaultDlqThresholdForm value={ops?.dlqThreshold ?? 100} />
-          </div>
-          {tenants.map((t) => {
-            const c = contactsOf.get(t.id);
-            const n = c?.emails.length ?? 0;
-            return (
-              <details key={t.id} className="rounded-lg border border-slate-200 bg-white" data-testid="tenant-contacts">
-                <summary className="cursor-pointer px-4 py-2 text-sm">
-                  <span className="font-medium">{t.name}</span>{" "}
-                  <span className="text-slate-600">
-                    {n === 0 ? "nobody is told" : n === 1 ? "1 address" : `${n} addresses`}
-                    {c?.webhookUrl ? " and a webhook" : ""}
-                  </span>
-                </summary>
-                <div className="p-2">
-                  <ContactsForm
-                    tenant={t.id}
-                    tenantName={t.name}
-                    emails={c?.emails ?? []}
-                    webhookUrl={c?.webhookUrl ?? null}
-                    dlqThreshold={c?.dlqThreshold ?? null}
-                    defaultDlqThreshold={ops?.dlqThreshold ?? 100}
-                  />
-                </div>
-              </details>
-            );
-          })}
-        </section>
-      )}
+      {/* Always shown: the default threshold also governs hookledger.dlq.threshold_exceeded for subscriptions of no tenant. */}
+      <section aria-labelledby="tenant-contacts" className="mt-8 space-y-2">
+        <h2 id="tenant-contacts" className="text-base font-semibold">
+          Notification contacts
+        </h2>
+        <p className="text-sm text-slate-600">Whom each district&apos;s notices go to. A district&apos;s manager can set its own on its Notifications page.</p>
+        <div className={card}>
+          <DefaultDlqThresholdForm value={ops?.dlqThreshold ?? 100} />
+        </div>
+        {tenants.map((t) => {
+          const c = contactsOf.get(t.id);
+          const n = c?.emails.length ?? 0;
+          return (
+            <details key={t.id} className="rounded-lg border border-slate-200 bg-white" data-testid="tenant-contacts">
+              <summary className="cursor-pointer px-4 py-2 text-sm">
+                <span className="font-medium">{t.name}</span>{" "}
+                <span className="text-slate-600">
+                  {n === 0 ? "nobody is told" : n === 1 ? "1 address" : `${n} addresses`}
+                  {c?.webhookUrl ? " and a webhook" : ""}
+                </span>
+              </summary>
+              <div className="p-2">
+                <ContactsForm
+                  tenant={t.id}
+                  tenantName={t.name}
+                  emails={c?.emails ?? []}
+                  webhookUrl={c?.webhookUrl ?? null}
+                  dlqThreshold={c?.dlqThreshold ?? null}
+                  defaultDlqThreshold={ops?.dlqThreshold ?? 100}
+                />
+              </div>
+            </details>
+          );
+        })}
+      </section>
     </section>
   );
 }
