@@ -13,7 +13,7 @@ import type { Logger } from "pino";
 import { createPool } from "../lib/db/pool";
 import { logger } from "../lib/log";
 import { claimDueNotifications, recordSendOutcome, type DueNotification } from "../lib/ledger/sql/notifications";
-import { DLQ_SAMPLE_MAX_AGE_MINUTES, ingestRound } from "../lib/notify/ingest";
+import { ingestRound } from "../lib/notify/ingest";
 import { sampleDlq } from "../lib/rollups/sampler";
 import { createMailer, mailConfigFromEnv, postWebhook, type MailConfig, type Mailer } from "../lib/notify/channels";
 import { digestSubject } from "../lib/notify/messages";

@@ -12,6 +12,7 @@ import type { Principal } from "../auth/principal";
 import { canAs } from "../auth/permissions";
 import { isGlobalAdmin, scopeOf } from "../tenants/scope";
 import { validateTargetUrl } from "../net/target";
+import { getNotificationSettings } from "./settings";
 
 export { ZContacts, type TContacts } from "./input";
 
@@ -39,14 +40,14 @@ const maskedWebhook = (url: string) => `${new URL(url).origin}/…`;
 
 export async function getContacts(prisma: PrismaClient, tenantId: string, principal: Principal): Promise<ContactsView> {
   const id = await visibleTenant(prisma, tenantId, principal);
-  const [c, ops] = await Promise.all([prisma.tenantContact.findUnique({ where: { tenant: id } }), prisma.opsSettings.findFirst({ select: { dlqThreshold: true } })]);
+  const [c, defaults] = await Promise.all([prisma.tenantContact.findUnique({ where: { tenant: id } }), getNotificationSettings(prisma)]);
   const mayChange = canAs(principal, "contacts.update") && (scopeOf(principal).tenantId !== null || isGlobalAdmin(principal));
   return {
     tenant: id,
     emails: c?.emails ?? [],
     webhookUrl: c?.webhookUrl ? (mayChange ? c.webhookUrl : maskedWebhook(c.webhookUrl)) : null,
     dlqThreshold: c?.dlqThreshold ?? null,
-    defaultDlqThreshold: ops?.dlqThreshold ?? 100,
+    defaultDlqThreshold: defaults.dlqThreshold,
     updatedAt: c?.updatedAt.toISOString() ?? null,
     updatedBy: c?.updatedBy ?? null,
   };

@@ -31,7 +31,7 @@ const DEAD_LETTER_AGE_HOURS = 24;
  * The newest DLQ sample is read for that only while it is this recent. The dashboard samples every
  * HOOKLEDGER_SAMPLE_INTERVAL_MS; without a dashboard, the worker's notifier every NOTIFIER_DLQ_SAMPLE_MINUTES.
  */
-export const DLQ_SAMPLE_MAX_AGE_MINUTES = 15;
+const DLQ_SAMPLE_MAX_AGE_MINUTES = 15;
 
 export type IngestResult = { events: number; due: number; folded: number };
 

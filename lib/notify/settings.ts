@@ -5,6 +5,7 @@ import "server-only";
 import type { PrismaClient } from "../db/prisma";
 import { writeAudit } from "../audit";
 import type { Principal } from "../auth/principal";
+import { AppError } from "../errors";
 import { ZNotificationSettings, type TNotificationSettings } from "./input";
 
 export type NotificationSettingsView = { dlqThreshold: number };
@@ -36,4 +37,17 @@ export async function setNotificationSettings(prisma: PrismaClient, input: TNoti
     });
     return { dlqThreshold: v.dlqThreshold };
   });
+}
+
+/**
+ * A dashboard form's threshold field as typed: a whole number (the use case checks its range); empty is null where
+ * the field may be left empty (a district's own: the default applies), refused where it may not.
+ */
+export function dlqThresholdField(raw: unknown, opts: { optional: true }): number | null;
+export function dlqThresholdField(raw: unknown, opts: { optional: false }): number;
+export function dlqThresholdField(raw: unknown, opts: { optional: boolean }): number | null {
+  const text = String(raw ?? "").trim();
+  if (text === "" && opts.optional) return null;
+  if (!/^\d+$/.test(text)) throw new AppError("validation_failed", `dlqThreshold: "${text.slice(0, 20)}" is not a whole number of dead letters.`);
+  return Number(text);
 }

@@ -9,7 +9,7 @@ import { AppError } from "@/lib/errors";
 import { authorizeAction } from "@/lib/auth/session";
 import { createTokenAsAdmin, createUserAsAdmin, revokeToken, setUserDisabled } from "@/lib/auth/admin";
 import { createTenant } from "@/lib/tenants/manage-tenants";
-import { setNotificationSettings } from "@/lib/notify/settings";
+import { dlqThresholdField, setNotificationSettings } from "@/lib/notify/settings";
 
 export type ActionResult<T = undefined> = { ok: true; value?: T } | { ok: false; error: string };
 
@@ -84,9 +84,8 @@ export async function createTenantAction(input: { id: string; name: string }): P
 export async function setDefaultDlqThresholdAction(input: { dlqThreshold: string }): Promise<ActionResult<{ dlqThreshold: number }>> {
   return run(async () => {
     const viewer = await authorizeAction("notifications.manage");
-    const text = String(input.dlqThreshold ?? "").trim();
-    if (!/^\d+$/.test(text)) throw new AppError("validation_failed", `dlqThreshold: "${text.slice(0, 20)}" is not a whole number of dead letters.`);
-    const saved = await setNotificationSettings(getPrisma(), { dlqThreshold: Number(text) }, viewer);
+    const dlqThreshold = dlqThresholdField(input.dlqThreshold, { optional: false });
+    const saved = await setNotificationSettings(getPrisma(), { dlqThreshold }, viewer);
     revalidatePath("/admin/tenants");
     revalidatePath("/notifications");
     return saved;

@@ -7,16 +7,9 @@ import { getPrisma } from "@/lib/db/prisma";
 import { AppError } from "@/lib/errors";
 import { authorizeAction } from "@/lib/auth/session";
 import { setContacts } from "@/lib/notify/contacts";
+import { dlqThresholdField } from "@/lib/notify/settings";
 
 export type SaveContactsResult = { ok: true; emails: string[]; webhookUrl: string | null; dlqThreshold: number | null } | { ok: false; error: string };
-
-/** The threshold field as typed: empty is the operator's default; anything else must be a whole number (the use case checks its range). */
-function thresholdOf(raw: unknown): number | null {
-  const text = String(raw ?? "").trim();
-  if (text === "") return null;
-  if (!/^\d+$/.test(text)) throw new AppError("validation_failed", `dlqThreshold: "${text.slice(0, 20)}" is not a whole number of dead letters.`);
-  return Number(text);
-}
 
 export async function saveContactsAction(tenant: string, input: { emails: string[]; webhookUrl: string; dlqThreshold: string }): Promise<SaveContactsResult> {
   try {
@@ -24,7 +17,11 @@ export async function saveContactsAction(tenant: string, input: { emails: string
     const saved = await setContacts(
       getPrisma(),
       String(tenant),
-      { emails: (input.emails ?? []).map(String), webhookUrl: input.webhookUrl ? String(input.webhookUrl) : null, dlqThreshold: thresholdOf(input.dlqThreshold) },
+      {
+        emails: (input.emails ?? []).map(String),
+        webhookUrl: input.webhookUrl ? String(input.webhookUrl) : null,
+        dlqThreshold: dlqThresholdField(input.dlqThreshold, { optional: true }),
+      },
       viewer,
     );
     revalidatePath("/notifications");

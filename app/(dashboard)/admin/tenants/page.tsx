@@ -5,6 +5,7 @@ import { forbidden } from "next/navigation";
 import { getPrisma } from "@/lib/db/prisma";
 import { requireViewer } from "@/lib/auth/session";
 import { listTenants } from "@/lib/tenants/manage-tenants";
+import { getNotificationSettings } from "@/lib/notify/settings";
 import { Time } from "@/components/ui/time";
 import { DataTable, PageHeader, card, stackedCell, stackedRow } from "@/components/ui/kit";
 import { AdminNav } from "../nav";
@@ -18,13 +19,13 @@ export default async function TenantsPage() {
   const viewer = await requireViewer("tenants.manage");
   if (viewer.tenantId) forbidden();
   const prisma = getPrisma();
-  const [tenants, subs, users, tokens, contacts, ops] = await Promise.all([
+  const [tenants, subs, users, tokens, contacts, defaults] = await Promise.all([
     listTenants(prisma, viewer),
     prisma.subscription.groupBy({ by: ["tenant"], where: { archivedAt: null }, _count: { _all: true } }),
     prisma.user.groupBy({ by: ["tenantId"], where: { disabledAt: null }, _count: { _all: true } }),
     prisma.apiToken.groupBy({ by: ["tenantId"], where: { revokedAt: null }, _count: { _all: true } }),
     prisma.tenantContact.findMany({ take: 5000 }),
-    prisma.opsSettings.findFirst({ select: { dlqThreshold: true } }),
+    getNotificationSettings(prisma),
   ]);
   const contactsOf = new Map(contacts.map((c) => [c.tenant, c]));
   const count = <K extends string>(rows: ({ _count: { _all: number } } & Record<K, string | null>)[], key: K, id: string) =>
@@ -75,7 +76,7 @@ export default async function TenantsPage() {
         </h2>
         <p className="text-sm text-slate-600">Whom each district&apos;s notices go to. A district&apos;s manager can set its own on its Notifications page.</p>
         <div className={card}>
-          <DefaultDlqThresholdForm value={ops?.dlqThreshold ?? 100} />
+          <DefaultDlqThresholdForm value={defaults.dlqThreshold} />
         </div>
         {tenants.map((t) => {
           const c = contactsOf.get(t.id);
@@ -96,7 +97,7 @@ export default async function TenantsPage() {
                   emails={c?.emails ?? []}
                   webhookUrl={c?.webhookUrl ?? null}
                   dlqThreshold={c?.dlqThreshold ?? null}
-                  defaultDlqThreshold={ops?.dlqThreshold ?? 100}
+                  defaultDlqThreshold={defaults.dlqThreshold}
                 />
               </div>
             </details>
