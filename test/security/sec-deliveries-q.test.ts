@@ -96,6 +96,30 @@ describe("q is resolved in the query, bounded and scoped", () => {
     for (const rows of results) expect(rows.length).toBeLessThanOrEqual(201);
   });
 
+  it("a page reaches the deliveries written in the same millisecond as their event (the cursor's time is not cut to the millisecond below)", async () => {
+    // One event fanned out to two subscriptions, both deliveries inside the event's millisecond: a second page bounded
+    // by the cursor's millisecond rounded down would leave the event out, and its other delivery with it.
+    await db.pool.query(
+      `INSERT INTO subscriptions (id, name, tenant, url, event_types) VALUES ('sub_l2', 'Lincoln LMS', 'lincoln', 'https://l2.example.test/h', '{assignment.graded}')`,
+    );
+    await db.pool.query(
+      `WITH t AS (SELECT date_trunc('milliseconds', now()) - interval '5 minutes' + interval '500 microseconds' AS at)
+       INSERT INTO events (id, type, payload, occurred_at, tenant, subject, subject_values, created_at)
+       SELECT 'evt_same_ms', 'assignment.graded', convert_to('{}', 'UTF8'), at, 'lincoln',
+              '{"tenant": "lincoln", "studentId": "stu_same_ms"}', ARRAY['lincoln', 'tenant:lincoln', 'stu_same_ms', 'studentId:stu_same_ms'], at FROM t`,
+    );
+    await db.pool.query(
+      `INSERT INTO deliveries (id, delivery_key, event_id, subscription_id, event_type, state, delivered_at, event_at)
+       SELECT 'dlv_' || lpad(to_hex((extract(epoch FROM k.created_at) * 1000000)::bigint + x.us), 14, '0') || lpad(to_hex(x.us), 12, '0'),
+              hl_delivery_key(x.sub, k.id), k.id, x.sub, 'assignment.graded', 'delivered', k.created_at, k.created_at
+         FROM event_keys k, (VALUES ('sub_l', 100), ('sub_l2', 200)) x(sub, us) WHERE k.id = 'evt_same_ms'`,
+    );
+    const first = await listDeliveries(db.pool as unknown as LedgerDb, ZListDeliveries.parse({ q: "stu_same_ms", limit: 1 }), GLOBAL_SCOPE);
+    expect(first.items.map((d) => d.subscriptionId)).toEqual(["sub_l2"]);
+    const second = await listDeliveries(db.pool as unknown as LedgerDb, ZListDeliveries.parse({ q: "stu_same_ms", limit: 1, cursor: first.nextCursor! }), GLOBAL_SCOPE);
+    expect(second.items.map((d) => d.subscriptionId)).toEqual(["sub_l"]);
+  });
+
   it("the events a value matches are cut off inside the statement (a LIMIT above the events scan)", async () => {
     const { db: rec, statements } = recording(db.pool);
     await listDeliveries(rec, ZListDeliveries.parse({ q: "stu_common", limit: 10 }), GLOBAL_SCOPE);

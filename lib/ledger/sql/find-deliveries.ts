@@ -16,12 +16,14 @@ import { GLOBAL_SCOPE, eventTenantWhere, scopeWhere, subjectValuesInScope, subsc
 const Q_EVENTS = 1000;
 
 /**
- * The time in a delivery id (hl_new_id: 14 hex digits of microseconds since 1970 after the prefix). A delivery is
- * written with or after its event, so every delivery older than a cursor belongs to an event created no later than it.
+ * The time in a delivery id (hl_new_id: 14 hex digits of microseconds since 1970 after the prefix), rounded up to the
+ * millisecond a Date holds. A delivery is written with or after its event, so every delivery older than a cursor
+ * belongs to an event created no later than it; rounded down, an event of the cursor's own millisecond could fall
+ * below the bound and its deliveries off every page.
  */
 function cursorTime(cursor: string): Date | null {
   const m = /^dlv_([0-9a-f]{14})/.exec(cursor);
-  return m ? new Date(Number(BigInt(`0x${m[1]}`) / 1000n)) : null;
+  return m ? new Date(Number((BigInt(`0x${m[1]}`) + 999n) / 1000n)) : null;
 }
 
 export type DeliveryFilter = {
