@@ -88,6 +88,21 @@ const habits = [
     rules: { "react-hooks/purity": "off" },
   },
   {
+    // A page renders on the server, then hydrates in the browser: a number formatted in "the" locale is
+    // 1,234 on one side and 1.234 on the other, and React reports the mismatch. lib/words.ts formats en-US.
+    name: "hookledger/one-locale",
+    files: ["app/**", "components/**", "lib/**"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "CallExpression[callee.property.name=/^toLocale(String|DateString|TimeString)$/][arguments.length=0]",
+          message: "Name the locale (num() and count() in lib/words.ts): server and browser locales differ, and the hydrated text must match.",
+        },
+      ],
+    },
+  },
+  {
     // A function that does not fit on a few screens does several things; split it into named parts.
     name: "hookledger/function-size",
     files: ["app/**", "components/**", "lib/**", "worker/**", "cli/**", "demo/**", "chaos/**", "bench/**"],

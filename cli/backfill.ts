@@ -8,6 +8,7 @@ import { cliPrincipal } from "./options";
 import { withDatabase } from "./db";
 import { addWindowOptions, type WindowOpts } from "./recover";
 import { followBatch, printMore } from "./follow-batch";
+import { count } from "../lib/words";
 
 export function registerBackfillCommand(program: Command) {
   addWindowOptions(
@@ -37,9 +38,7 @@ async function runBackfill(url: string, opts: WindowOpts, body: Record<string, u
       return 2;
     }
     const preview = await previewBackfill(prisma, opts.subscription, parsed.data);
-    console.log(
-      `${preview.matched} ${preview.matched === 1 ? "event" : "events"} received between ${preview.since} and ${preview.until} match ${preview.subscriptionId} and have no delivery for it.`,
-    );
+    console.log(`${count(preview.matched, "event")} received between ${preview.since} and ${preview.until} match ${preview.subscriptionId} and have no delivery for it.`);
     for (const s of preview.sample) console.log(`  ${s.eventId}  ${s.eventType}  received ${s.receivedAt}`);
     printMore(preview.matched, preview.sample.length);
     if (opts.dryRun) {

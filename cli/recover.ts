@@ -8,6 +8,7 @@ import { cliPrincipal, intIn, parseWhen } from "./options";
 import { withDatabase } from "./db";
 import { followBatch, printMore } from "./follow-batch";
 import { DEFAULT_RATE_PER_SECOND, MAX_RATE_PER_SECOND, RECOVER_STATES } from "../lib/redrive/redrive-input";
+import { count } from "../lib/words";
 
 export type WindowOpts = { subscription: string; since: string; until?: string; reason: string; rate: number; dryRun: boolean; detach: boolean };
 type Opts = WindowOpts & { states?: string };
@@ -62,7 +63,7 @@ async function runRecover(url: string, opts: Opts, body: Record<string, unknown>
       .map(([s, n]) => `${n} ${s}`)
       .join(", ");
     console.log(
-      `Matched ${preview.matched} ${preview.matched === 1 ? "delivery" : "deliveries"} of ${preview.subscriptionId} created between ${preview.since} and ${preview.until}${by ? ` (${by})` : ""}.`,
+      `Matched ${count(preview.matched, "delivery", "deliveries")} of ${preview.subscriptionId} created between ${preview.since} and ${preview.until}${by ? ` (${by})` : ""}.`,
     );
     for (const s of preview.sample) console.log(`  ${s.id}  ${s.eventId}  ${s.eventType}  ${s.state}  ${s.createdAt}`);
     printMore(preview.matched, preview.sample.length);

@@ -8,6 +8,7 @@ import { addDlqFilterOptions, cliPrincipal, dlqFilterFrom, intIn, type DlqFilter
 import { withDatabase } from "./db";
 import { followBatch, printMore } from "./follow-batch";
 import { DEFAULT_RATE_PER_SECOND, MAX_RATE_PER_SECOND } from "../lib/redrive/redrive-input";
+import { num, noun } from "../lib/words";
 
 type Opts = DlqFilterOpts & {
   reason?: string;
@@ -54,7 +55,7 @@ async function runRedrive(url: string, opts: Opts, filter: Record<string, unknow
       return 2;
     }
     const preview = await previewRedrive(prisma, { filter: parsed.data, latestStateWins: opts.latestStateWins });
-    console.log(`Matched ${preview.matched} dead-lettered ${preview.matched === 1 ? "delivery" : "deliveries"}.`);
+    console.log(`Matched ${num(preview.matched)} dead-lettered ${noun(preview.matched, "delivery", "deliveries")}.`);
     if (preview.matched > 0) console.log(`  dead-lettered between ${preview.oldestDeadLetteredAt} and ${preview.newestDeadLetteredAt}; oldest first:`);
     for (const s of preview.sample)
       console.log(`  ${s.id}  ${s.subscriptionId}  ${s.eventId}  ${s.deadLetterReason ?? "-"}  ${s.lastErrorClass ?? "-"}  ${s.lastStatusCode ?? "-"}`);

@@ -7,6 +7,7 @@ import { RESOLUTIONS, type Resolution } from "../lib/ledger/states";
 import { withDatabase } from "./db";
 import { printMore } from "./follow-batch";
 import { addDlqFilterOptions, cliPrincipal, dlqFilterFrom, type DlqFilterOpts } from "./options";
+import { num, noun } from "../lib/words";
 
 type Opts = DlqFilterOpts & {
   resolution?: Resolution;
@@ -57,7 +58,7 @@ async function runResolve(url: string, opts: Opts, filter: Record<string, unknow
       return 2;
     }
     const preview = await previewResolve(prisma, { filter: parsed.data.filter });
-    console.log(`Matched ${preview.matched} dead-lettered ${preview.matched === 1 ? "delivery" : "deliveries"}.`);
+    console.log(`Matched ${num(preview.matched)} dead-lettered ${noun(preview.matched, "delivery", "deliveries")}.`);
     if (preview.matched > 0) console.log(`  dead-lettered between ${preview.oldestDeadLetteredAt} and ${preview.newestDeadLetteredAt}; oldest first:`);
     for (const s of preview.sample) console.log(`  ${s.id}  ${s.subscriptionId}  ${s.eventId}  ${s.deadLetterReason ?? "-"}  ${s.lastStatusCode ?? "-"}`);
     printMore(preview.matched, preview.sample.length);

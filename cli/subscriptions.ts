@@ -5,6 +5,7 @@ import { Option, type Command } from "commander";
 import { withDatabase } from "./db";
 import { intIn } from "./options";
 import { SUBSCRIPTION_PAGE_MAX, SUBSCRIPTION_SORTS } from "../lib/subscriptions/subscription-input";
+import { count } from "../lib/words";
 
 type ListOpts = {
   q?: string;
@@ -62,7 +63,7 @@ export function registerSubscriptionsCommands(program: Command) {
           if (opts.json) return;
           if (rows.length === 0) return console.log("No subscriptions match.");
           console.log(renderTable(["ID", "NAME", "TENANT", "STATE", "URL"], rows));
-          console.log(`\n${rows.length} subscription${rows.length === 1 ? "" : "s"}${cursor ? ` (more match; --limit ${opts.limit} stopped here)` : ""}.`);
+          console.log(`\n${count(rows.length, "subscription")}${cursor ? ` (more match; --limit ${opts.limit} stopped here)` : ""}.`);
         } catch (err) {
           const e = err instanceof ZodError ? fromZod(err, "flags") : err;
           if (!(e instanceof AppError)) throw err;

@@ -11,6 +11,7 @@ import { EmptyState, ErrorState, Skeleton, StateBadge, SubLink, btn, btnPrimary,
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 import { DistrictOverview } from "@/components/dashboard/DistrictOverview";
 import { deliveryBadgeState } from "@/components/ui/labels";
+import { noun } from "@/lib/words";
 
 const TONE: Record<string, string> = {
   ok: "border-l-emerald-600",
@@ -176,7 +177,7 @@ export function LookupClient({ initialQuery, initial, initialAt }: { initialQuer
                 ? res.data.unrouted.length > 0
                   ? `Received, but not sent anywhere: no delivery for “${res.data.q}”.`
                   : `No deliveries match “${res.data.q}”.`
-                : `${res.data.deliveries.length}${res.data.truncated ? "+" : ""} deliver${res.data.deliveries.length === 1 ? "y" : "ies"} for “${res.data.q}”, newest first. Times in ${tzLabel(tz)}.`}
+                : `${res.data.deliveries.length}${res.data.truncated ? "+" : ""} ${noun(res.data.deliveries.length, "delivery", "deliveries")} for “${res.data.q}”, newest first. Times in ${tzLabel(tz)}.`}
             </p>
             <UpdatedAgo at={res.dataUpdatedAt} fetching={res.isFetching} error={res.isError ? res.error : undefined} />
           </div>

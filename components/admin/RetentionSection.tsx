@@ -5,16 +5,14 @@
 import type { RetentionOverview } from "@/lib/retention/run-retention";
 import { Card } from "@/components/ui/kit";
 import { Time } from "@/components/ui/time";
+import { num, noun } from "@/lib/words";
 
 const mb = (bytes: number) => (bytes >= 1024 * 1024 * 1024 ? `${(bytes / 1024 ** 3).toFixed(1)} GB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`);
-const n = (x: number) => x.toLocaleString("en-US");
 /** A row estimate; "not yet counted" until the table has been analysed (autovacuum does it). */
-const est = (x: number | null) => (x === null ? "not yet counted" : `~${n(x)}`);
-const payload = (d: number | null) => (d === null ? "kept with the delivery" : `expunged after ${n(d)} days`);
+const est = (x: number | null) => (x === null ? "not yet counted" : `~${num(x)}`);
+const payload = (d: number | null) => (d === null ? "kept with the delivery" : `expunged after ${num(d)} days`);
 const th = "whitespace-nowrap py-2 pr-4 font-medium";
 const td = "py-2 pr-4 align-top";
-
-const plural = (k: number, one: string, many: string) => (k === 1 ? one : many);
 
 function PolicyCard({ policy }: { policy: RetentionOverview["policy"] }) {
   return (
@@ -22,7 +20,7 @@ function PolicyCard({ policy }: { policy: RetentionOverview["policy"] }) {
       <dl className="grid grid-cols-[auto_1fr] gap-x-4 gap-y-1 text-sm">
         <dt className="text-slate-600">Finished deliveries</dt>
         <dd>
-          kept <strong>{n(policy.retentionDays)} days</strong> <span className="break-all text-slate-500">(HOOKLEDGER_RETENTION_DAYS)</span>
+          kept <strong>{num(policy.retentionDays)} days</strong> <span className="break-all text-slate-500">(HOOKLEDGER_RETENTION_DAYS)</span>
         </dd>
         <dt className="text-slate-600">Payloads</dt>
         <dd>
@@ -44,7 +42,7 @@ function PolicyCard({ policy }: { policy: RetentionOverview["policy"] }) {
               {policy.overrides.map((o) => (
                 <tr key={o.tenant} className="border-t border-slate-200">
                   <td className={td}>{o.tenant}</td>
-                  <td className={td}>{n(o.retentionDays)} days</td>
+                  <td className={td}>{num(o.retentionDays)} days</td>
                   <td className={td}>{payload(o.payloadRetentionDays)}</td>
                 </tr>
               ))}
@@ -65,11 +63,11 @@ function RunsCard({ runs }: { runs: RetentionOverview["runs"] }) {
       {last ? (
         <p className="text-sm">
           <Time iso={last.startedAt} /> · {last.trigger === "schedule" ? "the daily run" : `run by ${last.actor.replace(/^user:/, "")}`} · {last.status}
-          {last.error && <span className="text-red-700"> ({last.error})</span>}: removed{last.status === "running" ? " so far" : ""} <strong>{n(last.deliveries)}</strong>{" "}
-          {plural(last.deliveries, "delivery", "deliveries")}, <strong>{n(last.attempts)}</strong> {plural(last.attempts, "attempt", "attempts")} and{" "}
-          <strong>{n(last.events)}</strong> {plural(last.events, "event", "events")}
-          {last.partitions ? `, ${n(last.partitions)} whole ${plural(last.partitions, "month", "months")}` : ""}; expunged <strong>{n(last.expunged)}</strong>{" "}
-          {plural(last.expunged, "payload", "payloads")}.
+          {last.error && <span className="text-red-700"> ({last.error})</span>}: removed{last.status === "running" ? " so far" : ""}{" "}
+          <strong>{num(last.deliveries)}</strong> {noun(last.deliveries, "delivery", "deliveries")}, <strong>{num(last.attempts)}</strong>{" "}
+          {noun(last.attempts, "attempt", "attempts")} and <strong>{num(last.events)}</strong> {noun(last.events, "event", "events")}
+          {last.partitions ? `, ${num(last.partitions)} whole ${noun(last.partitions, "month", "months")}` : ""}; expunged <strong>{num(last.expunged)}</strong>{" "}
+          {noun(last.expunged, "payload", "payloads")}.
         </p>
       ) : (
         <p className="text-sm text-slate-600">No run yet: the worker runs it once a day.</p>
@@ -97,10 +95,10 @@ function RunsCard({ runs }: { runs: RetentionOverview["runs"] }) {
                   </td>
                   <td className={td}>{r.trigger === "schedule" ? "daily run" : r.actor.replace(/^user:/, "")}</td>
                   <td className={td}>{r.status}</td>
-                  <td className={`${td} text-right tabular-nums`}>{n(r.deliveries)}</td>
-                  <td className={`${td} text-right tabular-nums`}>{n(r.attempts)}</td>
-                  <td className={`${td} text-right tabular-nums`}>{n(r.events)}</td>
-                  <td className={`${td} text-right tabular-nums`}>{n(r.expunged)}</td>
+                  <td className={`${td} text-right tabular-nums`}>{num(r.deliveries)}</td>
+                  <td className={`${td} text-right tabular-nums`}>{num(r.attempts)}</td>
+                  <td className={`${td} text-right tabular-nums`}>{num(r.events)}</td>
+                  <td className={`${td} text-right tabular-nums`}>{num(r.expunged)}</td>
                 </tr>
               ))}
             </tbody>

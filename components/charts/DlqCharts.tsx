@@ -5,6 +5,7 @@ import { Area, AreaChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YA
 import { formatAge } from "@/lib/dashboard/describe";
 import { formatClock, formatTime, tzLabel, useTimeZone } from "../ui/time";
 import { ageTicks, countTicks, ticksNameDays, timeTicks } from "./axes";
+import { num } from "@/lib/words";
 
 export type DlqPoint = { at: string; depth: number; oldestAgeSeconds: number | null };
 type Row = { t: number; depth: number; oldestAgeSeconds: number | null };
@@ -84,8 +85,8 @@ export function DlqCharts({ points, from, to }: { points: DlqPoint[]; from: numb
         dataKey="depth"
         color="#dc2626"
         label="Depth (dead-lettered deliveries)"
-        format={(v) => v.toLocaleString()}
-        y={{ ticks: depthTicks, label: (v) => v.toLocaleString("en-US") }}
+        format={(v) => num(v)}
+        y={{ ticks: depthTicks, label: (v) => num(v) }}
       />
       <Chart rows={rows} window={w} dataKey="oldestAgeSeconds" color="#7c3aed" label="Oldest dead letter's age" format={(v) => formatAge(v)} y={ageTicks(maxAge)} />
     </div>

@@ -5,6 +5,7 @@ import { ATTEMPT_OUTCOMES, type AttemptOutcome } from "@/lib/ledger/states";
 import { ATTEMPT_OUTCOME_LABELS } from "../ui/labels";
 import { formatClock, formatTime, tzLabel, useTimeZone } from "../ui/time";
 import { countTicks } from "./axes";
+import { num } from "@/lib/words";
 
 export type OutcomePoint = { at: string; delivered: number; retried: number; deadLettered: number; abandoned: number };
 
@@ -40,7 +41,7 @@ export function OutcomesChart({ points, label }: { points: OutcomePoint[]; label
         </ResponsiveContainer>
       </div>
       <figcaption className="mt-1 text-xs text-slate-600">
-        Attempts per bucket, times in {tzLabel(tz)}. {total === 0 ? "No attempts in this range." : `${total.toLocaleString()} attempts.`}
+        Attempts per bucket, times in {tzLabel(tz)}. {total === 0 ? "No attempts in this range." : `${num(total)} attempts.`}
       </figcaption>
     </figure>
   );

@@ -13,6 +13,7 @@ import { useNow } from "@/components/ui/time";
 import { EmptyState, ErrorState, Skeleton, Stat, SubscriptionStateBadge, btn, card, ms, pct } from "@/components/ui/kit";
 import { FailingSince, LastAnswer } from "@/components/subscriptions/FailingSince";
 import type { ViewerTenant } from "./ViewerTenant";
+import { num } from "@/lib/words";
 
 function EndpointCard({ s, now }: { s: SubscriptionHealth; now: number }) {
   const c = s.counts;
@@ -35,12 +36,12 @@ function EndpointCard({ s, now }: { s: SubscriptionHealth; now: number }) {
         </div>
       )}
       <dl className="mt-3 grid grid-cols-2 gap-3 sm:grid-cols-4">
-        <Stat label="Success 24 h" value={pct(s.h24.successRate)} hint={`${s.h24.delivered.toLocaleString()} of ${s.h24.attempts.toLocaleString()} attempts`} />
+        <Stat label="Success 24 h" value={pct(s.h24.successRate)} hint={`${num(s.h24.delivered)} of ${num(s.h24.attempts)} attempts`} />
         <Stat label="p95 1 h" value={ms(s.h1.p95Ms)} hint={`24 h: ${ms(s.h24.p95Ms)}`} />
-        <Stat label={s.state === "active" ? "Queued" : "Held"} value={queued.toLocaleString()} hint={`${c.delivered24h.toLocaleString()} delivered 24 h`} />
+        <Stat label={s.state === "active" ? "Queued" : "Held"} value={num(queued)} hint={`${num(c.delivered24h)} delivered 24 h`} />
         <Stat
           label="Dead letters"
-          value={<span className={c.deadLetter ? "text-red-800" : undefined}>{c.deadLetter.toLocaleString()}</span>}
+          value={<span className={c.deadLetter ? "text-red-800" : undefined}>{num(c.deadLetter)}</span>}
           hint={c.deadLetter ? `oldest ${formatAge(s.dlqOldestAt ? (now - new Date(s.dlqOldestAt).getTime()) / 1000 : null)}` : "none"}
         />
       </dl>

@@ -11,6 +11,7 @@ import { DEAD_LETTER_REASON_LABELS, RESOLUTION_OPTIONS, labelOf } from "@/compon
 import { btnPrimary } from "@/components/ui/kit";
 import { ReasonDialog } from "@/components/ui/ReasonDialog";
 import { ResolutionSelect } from "./ResolutionSelect";
+import { num, noun } from "@/lib/words";
 
 export type ResolveTarget = { subscriptionId?: string; subscriptionName?: string | null; reason?: string | null };
 type Target = ResolveTarget;
@@ -36,7 +37,7 @@ export function ResolveGroupDialog({ target, onClose, onDone }: { target: Target
   }, [key]);
 
   const what = `${target.subscriptionName ?? target.subscriptionId ?? "every subscription"}${target.reason ? `, ${labelOf(DEAD_LETTER_REASON_LABELS, target.reason)}` : ""}`;
-  const letters = (n: number | null) => `dead ${n === 1 ? "letter" : "letters"}`;
+  const letters = (n: number | null) => noun(n ?? 0, "dead letter");
   return (
     <ReasonDialog
       modal
@@ -45,8 +46,8 @@ export function ResolveGroupDialog({ target, onClose, onDone }: { target: Target
         <>
           <p>{what}</p>
           <p className="mt-2 text-slate-800" aria-live="polite">
-            {matched === null ? "Counting…" : `${matched.toLocaleString()} dead ${matched === 1 ? "letter matches" : "letters match"}.`} They leave the dead-letter queue
-            with your decision on each one&apos;s timeline; a redrive can reopen any of them.
+            {matched === null ? "Counting…" : `${num(matched)} ${noun(matched, "dead letter matches", "dead letters match")}.`} They leave the dead-letter queue with your
+            decision on each one&apos;s timeline; a redrive can reopen any of them.
           </p>
           {countError && (
             <p role="alert" className="mt-2 text-red-700">
@@ -56,7 +57,7 @@ export function ResolveGroupDialog({ target, onClose, onDone }: { target: Target
         </>
       }
       placeholder="Westfield decommissioned its SIS, INC-2240"
-      submitLabel={`Resolve ${matched === null ? "" : matched.toLocaleString()} ${letters(matched)}`}
+      submitLabel={`Resolve ${matched === null ? "" : num(matched)} ${letters(matched)}`}
       busyLabel="Resolving…"
       canSubmit={Boolean(matched)}
       failMessage="The resolve failed; nothing was changed. Try again."
@@ -70,8 +71,8 @@ export function ResolveGroupDialog({ target, onClose, onDone }: { target: Target
         done === null ? undefined : (
           <div className="space-y-3">
             <p role="status" className="text-sm text-emerald-800">
-              Resolved {done.toLocaleString()} {letters(done)} as {labelOf(Object.fromEntries(RESOLUTION_OPTIONS.map((o) => [o.value, o.label])), resolution)}. The depth
-              falls at the next sample (within 15 s).
+              Resolved {num(done)} {letters(done)} as {labelOf(Object.fromEntries(RESOLUTION_OPTIONS.map((o) => [o.value, o.label])), resolution)}. The depth falls at the
+              next sample (within 15 s).
             </p>
             <button type="button" className={btnPrimary} onClick={onClose}>
               Close

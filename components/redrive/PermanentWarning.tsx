@@ -5,8 +5,9 @@
 import Link from "next/link";
 import type { PermanentSummary } from "@/lib/redrive/redrive-batches";
 import { quoteAnswer } from "@/lib/dashboard/describe";
+import { num, count } from "@/lib/words";
 
-const plural = (n: number) => `${n.toLocaleString("en-US")} ${n === 1 ? "dead letter" : "dead letters"}`;
+const deadLetters = (n: number) => count(n, "dead letter");
 
 /** `short`: one sentence for the confirmation; otherwise who answered what and the two ways out. Nothing when none is permanent. */
 export function PermanentWarning({ permanent, matched, short = false }: { permanent: PermanentSummary; matched: number; short?: boolean }) {
@@ -16,15 +17,15 @@ export function PermanentWarning({ permanent, matched, short = false }: { perman
   if (short)
     return (
       <p className="mt-1 text-sm font-medium text-red-900" data-testid="permanent-confirm">
-        {all ? (one ? "It was" : "All of them were") : `${plural(permanent.count)} of them ${one ? "was" : "were"}`} rejected as permanent and will most likely be
+        {all ? (one ? "It was" : "All of them were") : `${deadLetters(permanent.count)} of them ${one ? "was" : "were"}`} rejected as permanent and will most likely be
         rejected again.
       </p>
     );
   const who = all
     ? one
       ? "This dead letter was"
-      : `All ${plural(permanent.count)} were`
-    : `${plural(permanent.count)} of ${matched.toLocaleString("en-US")} ${one ? "was" : "were"}`;
+      : `All ${deadLetters(permanent.count)} were`
+    : `${deadLetters(permanent.count)} of ${num(matched)} ${one ? "was" : "were"}`;
   // One district's rejections: the DLQ page opens on that subscription's, ready to resolve.
   const subs = new Set(permanent.answers.map((a) => a.subscriptionId));
   const resolveHref = `/dlq?reason=permanent${subs.size === 1 ? `&subscriptionId=${encodeURIComponent([...subs][0])}` : ""}`;
@@ -37,7 +38,7 @@ export function PermanentWarning({ permanent, matched, short = false }: { perman
         {permanent.answers.map((a) => (
           <li key={`${a.subscriptionId}:${a.statusCode}`} className="break-words">
             {a.subscriptionName} answered {a.statusCode ? `HTTP ${a.statusCode}` : "with an error"}
-            {quoteAnswer(a.excerpt) ? ` ${quoteAnswer(a.excerpt)}` : ""} ({plural(a.count)})
+            {quoteAnswer(a.excerpt) ? ` ${quoteAnswer(a.excerpt)}` : ""} ({deadLetters(a.count)})
           </li>
         ))}
       </ul>

@@ -13,6 +13,7 @@ import { Field, FormAlert, ReasonInput, TimeField } from "@/components/ui/form";
 import { toLocalInput } from "@/components/ui/time";
 import { LiveButton } from "@/components/ui/LiveButton";
 import { OPERATOR_REASON_TITLE } from "@/components/ui/labels";
+import { num } from "@/lib/words";
 
 type Kind = "recover" | "backfill";
 type Preview = { matched: number; byState?: Record<string, number>; since: string; until: string };
@@ -21,7 +22,7 @@ function PreviewLine({ preview, kind, rate }: { preview: Preview; kind: Kind; ra
   const noun = kind === "recover" ? "deliveries" : "events";
   return (
     <p role="status" className="text-sm text-slate-900 sm:col-span-2" data-testid="recover-preview">
-      {preview.matched.toLocaleString("en-US")} {noun} {kind === "recover" ? "would be sent again" : "would get a delivery"}
+      {num(preview.matched)} {noun} {kind === "recover" ? "would be sent again" : "would get a delivery"}
       {preview.byState && preview.matched
         ? ` (${Object.entries(preview.byState)
             .map(([s, n]) => `${n} ${s.replace("_", " ")}`)
@@ -130,7 +131,7 @@ export function RecoverWindowControl({ subscriptionId, canStart }: { subscriptio
               Preview
             </button>
             <button type="submit" className={btnPrimary} disabled={busy || !preview || preview.matched === 0}>
-              {preview && preview.matched ? `${kind === "recover" ? "Recover" : "Backfill"} ${preview.matched.toLocaleString("en-US")} ${noun}` : "Start"}
+              {preview && preview.matched ? `${kind === "recover" ? "Recover" : "Backfill"} ${num(preview.matched)} ${noun}` : "Start"}
             </button>
             <button
               type="button"

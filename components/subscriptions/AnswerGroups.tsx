@@ -10,6 +10,7 @@ import { Card, EmptyState, btn } from "@/components/ui/kit";
 import { answerWords } from "@/components/ui/labels";
 import { NO_FILTERS, type DeliveryFilterValues as Filters } from "@/components/dashboard/DeliveryFilters";
 import { LiveButton } from "@/components/ui/LiveButton";
+import { num } from "@/lib/words";
 
 export type Answers = { groups: AnswerGroup[]; examined: number };
 
@@ -36,7 +37,7 @@ function AnswerRow({ g, subscriptionId, canRedrive, onShow, tz, now }: RowProps)
   return (
     <li className="flex flex-col gap-1 rounded-md border border-slate-200 p-2 sm:flex-row sm:items-center sm:justify-between">
       <div className="min-w-0 text-sm">
-        <span className="font-semibold text-slate-900">{g.count.toLocaleString()} ×</span>{" "}
+        <span className="font-semibold text-slate-900">{num(g.count)} ×</span>{" "}
         {/* The answer whole, as stored (up to its excerpt); a long one scrolls inside its own box. */}
         <span className="inline-block max-h-24 max-w-full overflow-y-auto break-words align-top text-slate-800" data-testid="answer-words">
           {answerWords(g.statusCode, g.errorClass, g.signature)}
@@ -81,7 +82,7 @@ export function AnswerGroups({
     <Card title="What the endpoint has been answering" id="answers">
       {answers && answers.groups.length === 0 ? (
         <EmptyState title="No failed answers recently">
-          {answers.examined ? `All of the last ${answers.examined.toLocaleString()} attempts succeeded.` : "No attempts yet."}
+          {answers.examined ? `All of the last ${num(answers.examined)} attempts succeeded.` : "No attempts yet."}
         </EmptyState>
       ) : (
         <ul className="space-y-2" data-testid="answer-groups">
@@ -92,7 +93,7 @@ export function AnswerGroups({
       )}
       {answers && answers.examined > 0 && (
         <p className="mt-2 text-xs text-slate-600">
-          From the last {answers.examined.toLocaleString()} attempts; similar answers are grouped (ids folded to #; dates, durations and short numbers kept).
+          From the last {num(answers.examined)} attempts; similar answers are grouped (ids folded to #; dates, durations and short numbers kept).
         </p>
       )}
     </Card>

@@ -6,6 +6,7 @@ import { apiFetch } from "@/lib/client/api";
 import { btn } from "@/components/ui/kit";
 import { ReasonDialog } from "@/components/ui/ReasonDialog";
 import { LiveButton } from "@/components/ui/LiveButton";
+import { num, noun } from "@/lib/words";
 
 export function ArchiveControl({
   subscriptionId,
@@ -52,9 +53,7 @@ export function ArchiveControl({
               <ul className="list-disc space-y-1 pl-5">
                 <li>No new deliveries are created for it.</li>
                 <li>
-                  {queued === 0
-                    ? "Nothing is queued for it now."
-                    : `Its ${queued.toLocaleString()} queued ${queued === 1 ? "delivery is" : "deliveries are"} resolved as superseded.`}{" "}
+                  {queued === 0 ? "Nothing is queued for it now." : `Its ${num(queued)} queued ${noun(queued, "delivery is", "deliveries are")} resolved as superseded.`}{" "}
                   A delivery on the wire finishes and is recorded.
                 </li>
                 <li>Its history stays: lookups still find its deliveries. Nothing is deleted, and it can be unarchived.</li>
@@ -68,7 +67,7 @@ export function ArchiveControl({
               const r = await apiFetch<{ superseded: number; inFlight: number }>(`${base}/archive`, { body: { reason } });
               setOpen(false);
               onDone(
-                `Archived. ${r.superseded.toLocaleString()} queued ${r.superseded === 1 ? "delivery" : "deliveries"} resolved as superseded${r.inFlight ? `; ${r.inFlight} on the wire will be recorded as they finish` : ""}.`,
+                `Archived. ${num(r.superseded)} queued ${noun(r.superseded, "delivery", "deliveries")} resolved as superseded${r.inFlight ? `; ${r.inFlight} on the wire will be recorded as they finish` : ""}.`,
               );
             }}
           />

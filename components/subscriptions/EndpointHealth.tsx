@@ -7,6 +7,7 @@ import type { EndpointHealthView, PausedReason } from "@/lib/subscriptions/failu
 import { usePolled } from "@/components/dashboard/usePolled";
 import { formatTime, useTimeZone } from "@/components/ui/time";
 import { Card, ErrorState, Skeleton, ms } from "@/components/ui/kit";
+import { count } from "@/lib/words";
 
 type SubscriptionRead = {
   state: string;
@@ -33,7 +34,7 @@ export function EndpointHealth({ subscriptionId, held }: { subscriptionId: strin
   const tz = useTimeZone();
   const q = usePolled<SubscriptionRead>(`/api/v1/subscriptions/${encodeURIComponent(subscriptionId)}`);
   const s = q.data;
-  const heldText = held === 1 ? "1 delivery is" : `${held} deliveries are`;
+  const heldText = count(held, "delivery is", "deliveries are");
   const at = (iso: string) => <time dateTime={iso}>{formatTime(iso, tz)}</time>;
   return (
     <Card title="Endpoint health" id="endpoint-health">
@@ -60,7 +61,7 @@ export function EndpointHealth({ subscriptionId, held }: { subscriptionId: strin
           {s.state !== "paused" &&
             (s.health.failedAttempts > 0 && s.health.failingSince ? (
               <p>
-                {s.health.failedAttempts} failed attempt{s.health.failedAttempts === 1 ? "" : "s"} in a row since {at(s.health.failingSince)}.
+                {count(s.health.failedAttempts, "failed attempt")} in a row since {at(s.health.failingSince)}.
               </p>
             ) : (
               <p>The last attempt succeeded (or none has failed).</p>

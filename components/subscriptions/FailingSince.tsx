@@ -7,6 +7,7 @@
 import type { SubscriptionHealth } from "@/lib/dashboard/subscriptions";
 import { answerWords } from "@/components/ui/labels";
 import { formatTime, useTimeZone } from "@/components/ui/time";
+import { num } from "@/lib/words";
 
 type Failing = Pick<SubscriptionHealth, "failing" | "lastError">;
 
@@ -51,7 +52,7 @@ export function FailingSince({ s, brief = false }: { s: Failing; brief?: boolean
       </strong>
       <span className={brief ? "block text-xs" : undefined}>
         {brief ? "" : ": "}
-        {attempts === 1 ? "its last attempt failed" : `its last ${attempts.toLocaleString()} attempts all failed`}, none delivered since.
+        {attempts === 1 ? "its last attempt failed" : `its last ${num(attempts)} attempts all failed`}, none delivered since.
       </span>
       {!brief && (
         <span className="mt-0.5 block">

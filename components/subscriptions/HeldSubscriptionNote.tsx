@@ -9,6 +9,7 @@ import Link from "next/link";
 import { apiFetch, ApiError } from "@/lib/client/api";
 import { btn, btnPrimary } from "@/components/ui/kit";
 import { LiveButton } from "@/components/ui/LiveButton";
+import { count } from "@/lib/words";
 
 /** `count`: the dead letters a preview left out for it; absent when the filter itself names the subscription. */
 export type InactiveSubscription = { subscriptionId: string; state: string; count?: number };
@@ -21,8 +22,6 @@ export function inactiveSubscriptionOf(err: unknown): InactiveSubscription | nul
     ? { subscriptionId: d.subscriptionId, state: d.subscriptionState }
     : null;
 }
-
-const plural = (n: number) => (n === 1 ? "1 delivery" : `${n.toLocaleString()} deliveries`);
 
 export function HeldSubscriptionNote({ h, onResumed }: { h: InactiveSubscription; onResumed?: () => void }) {
   const [busy, setBusy] = useState(false);
@@ -55,7 +54,7 @@ export function HeldSubscriptionNote({ h, onResumed }: { h: InactiveSubscription
       <p>
         {h.count !== undefined ? (
           <>
-            Not included: {plural(h.count)} on {name}, which is {h.state}.{" "}
+            Not included: {count(h.count, "delivery", "deliveries")} on {name}, which is {h.state}.{" "}
           </>
         ) : (
           <>

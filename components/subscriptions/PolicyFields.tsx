@@ -6,6 +6,7 @@ import { DEFAULT_LADDER_SECONDS, DEFAULT_TIMEOUT_MS } from "@/lib/ledger/retry-p
 import { input } from "@/components/ui/kit";
 import { Field } from "@/components/ui/form";
 import { waitText, type SubscriptionField } from "./fields";
+import { num } from "@/lib/words";
 
 export type PolicyValues = { ladder: string; timeoutMs: string; rate: string; concurrency: string };
 /** The server's default (lib/subscriptions/manage-subscriptions.ts). */
@@ -38,7 +39,7 @@ export function PolicyFields({
       <Field label="Retry ladder, seconds between attempts" hint={`Empty: the default, ${DEFAULT_LADDER_SECONDS.map(waitText).join(" → ")}.`} {...err("ladder")}>
         <input {...props("ladder")} placeholder={DEFAULT_LADDER_SECONDS.join(", ")} />
       </Field>
-      <Field label="Attempt timeout, ms" hint={`Empty: the default, ${DEFAULT_TIMEOUT_MS.toLocaleString()} ms.`} {...err("timeoutMs")}>
+      <Field label="Attempt timeout, ms" hint={`Empty: the default, ${num(DEFAULT_TIMEOUT_MS)} ms.`} {...err("timeoutMs")}>
         <input {...props("timeoutMs")} inputMode="numeric" placeholder={String(DEFAULT_TIMEOUT_MS)} />
       </Field>
       <Field label="Rate limit, deliveries per second" hint="Empty: no limit." {...err("rate")}>

@@ -13,6 +13,7 @@ import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 import { ArchiveControl, ArchivedBadge } from "./ArchiveControl";
 import { PauseControl } from "./PauseControl";
 import { FailingSince } from "./FailingSince";
+import { num } from "@/lib/words";
 
 function HeaderNotes({ o, notice }: { o: SubscriptionOverview; notice: string | null }) {
   const tz = useTimeZone();
@@ -103,13 +104,13 @@ export function SubscriptionStats({ o }: { o: SubscriptionOverview }) {
         <Stat label="p50 / p95 1 h" value={`${ms(o.h1.p50Ms)} / ${ms(o.h1.p95Ms)}`} hint={`24 h: ${ms(o.h24.p50Ms)} / ${ms(o.h24.p95Ms)}`} />
         <Stat
           label={held ? "Held" : "Pending"}
-          value={<span data-testid="queued-count">{c.pending >= 10001 ? "10,000+" : c.pending.toLocaleString()}</span>}
+          value={<span data-testid="queued-count">{c.pending >= 10001 ? "10,000+" : num(c.pending)}</span>}
           hint={held ? "sent when resumed" : "due to send"}
         />
-        <Stat label={held ? "Held to retry / in flight" : "Scheduled / in flight"} value={`${c.scheduled.toLocaleString()} / ${c.inFlight}`} />
+        <Stat label={held ? "Held to retry / in flight" : "Scheduled / in flight"} value={`${num(c.scheduled)} / ${c.inFlight}`} />
         <Stat
           label="Dead letters"
-          value={c.deadLetter.toLocaleString()}
+          value={num(c.deadLetter)}
           hint={
             c.deadLetter ? (
               <Link className="text-blue-700 hover:underline" href={`/dlq?subscriptionId=${encodeURIComponent(o.id)}`}>

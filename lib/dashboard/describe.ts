@@ -2,6 +2,7 @@
 // paste into a ticket. Pure and client-safe: times are formatted by the caller's
 // formatter so the browser shows them in the viewer's own time zone.
 import type { DeliveryWithAttempts } from "../ledger/read/types";
+import { count } from "../words";
 
 /** A delivery with its attempts (lib/ledger/read/types.ts) and, where the reader has it, its event's subject. */
 export type DeliveryLite = DeliveryWithAttempts & {
@@ -160,7 +161,7 @@ export function describeDelivery(d: DeliveryLite, fmt: TimeFmt): { tone: "ok" | 
 /** Where the delivery is now, in sentences a parent or a district can read. */
 function receiptStatus(d: DeliveryLite, fmt: TimeFmt): string {
   const to = d.subscriptionName;
-  const tries = d.totalAttempts === 1 ? "1 attempt" : `${d.totalAttempts} attempts`;
+  const tries = count(d.totalAttempts, "attempt");
   switch (d.state) {
     case "delivered": {
       const when = d.deliveredAt ?? d.lastAttemptAt;

@@ -15,6 +15,7 @@ import { ALERT_THRESHOLDS } from "./thresholds";
 import { readLedgerSnapshot } from "./ledger";
 import { findRecentDeadLetterCounts } from "../ledger/sql/counts";
 import { findFailureWindows, type FailureWindow } from "../ledger/read/attempt-stats";
+import { count } from "../words";
 
 type AlertId = "dlq_oldest_age" | "dlq_growing" | "subscription_failing" | "no_worker_heartbeat" | "scheduling_late";
 
@@ -117,7 +118,7 @@ export async function findAlertConditions(pool: pg.Pool): Promise<{ evaluatedAt:
           subscriptionId: null,
           subscriptionName: null,
           value: Number.isFinite(heartbeat)
-            ? `newest heartbeat ${duration(heartbeat)} ago (${snap.workers.length} worker${snap.workers.length === 1 ? "" : "s"} registered)`
+            ? `newest heartbeat ${duration(heartbeat)} ago (${count(snap.workers.length, "worker")} registered)`
             : "no running worker has ever beaten",
         },
       ],

@@ -3,6 +3,7 @@
 // when, the endpoint's last answer, what hookledger does next, and where to
 // look. Pure functions: the worker's ingest (./ingest.ts) fills them in.
 import type { NoticeContext, NotifyKind } from "../ledger/sql/notifications";
+import { noun, count } from "../words";
 
 export type Message = { subject: string; body: string };
 
@@ -28,7 +29,7 @@ function minutes(seconds: number | null): string {
 /** "1 delivery to … is a dead letter", "4 deliveries to … are dead letters". */
 function deadLetters(depth: unknown, url: string): string {
   if (typeof depth !== "number") return `Deliveries to ${url} are dead letters`;
-  return depth === 1 ? `1 delivery to ${url} is a dead letter` : `${depth.toLocaleString("en-US")} deliveries to ${url} are dead letters`;
+  return `${count(depth, "delivery", "deliveries")} to ${url} ${noun(depth, "is a dead letter", "are dead letters")}`;
 }
 
 /** The notice for one kind about one subscription. `data` is the operational event's data (or the secret's expiry). */
@@ -78,7 +79,7 @@ export function composeNotice(kind: NotifyKind, c: NoticeContext, data: Record<s
       };
     case "dlq_threshold":
       return {
-        subject: `${c.tenantName}: ${typeof data.depth === "number" ? data.depth.toLocaleString("en-US") : "many"} ${data.depth === 1 ? "dead letter" : "dead letters"} for ${c.url}`,
+        subject: `${c.tenantName}: ${typeof data.depth === "number" ? count(data.depth, "dead letter") : "many dead letters"} for ${c.url}`,
         body: lines(
           `${deadLetters(data.depth, c.url)} (the alert threshold is ${String(data.threshold ?? "set by your operator")}): hookledger gave up retrying.`,
           answerLine,

@@ -11,6 +11,7 @@ import {
   setUserDisabledAction,
   type ActionResult,
 } from "./actions";
+import { num } from "@/lib/words";
 
 export type TenantChoice = { id: string; name: string };
 
@@ -244,9 +245,7 @@ export function DefaultDlqThresholdForm({ value }: { value: number }) {
         start(async () => {
           setMessage(null);
           const r = await setDefaultDlqThresholdAction({ dlqThreshold: String(f.get("dlqThreshold") ?? "") });
-          setMessage(
-            r.ok ? { ok: true, text: `Saved: districts without their own are told at ${r.value!.dlqThreshold.toLocaleString("en-US")}.` } : { ok: false, text: r.error },
-          );
+          setMessage(r.ok ? { ok: true, text: `Saved: districts without their own are told at ${num(r.value!.dlqThreshold)}.` } : { ok: false, text: r.error });
         });
       }}
     >

@@ -16,6 +16,7 @@ import { AuditFilterForm } from "./filter-form";
 import { ledgerDb } from "@/lib/ledger/read/db";
 import { listNotifications } from "@/lib/ledger/sql/notifications";
 import { NotificationsTable } from "@/components/dashboard/NotificationsTable";
+import { count } from "@/lib/words";
 
 export const dynamic = "force-dynamic";
 
@@ -26,8 +27,6 @@ const TARGET_LINK: Partial<Record<AuditTargetType, (id: string) => string>> = {
   // The catalog card's anchor (components/catalog/EventTypeCard.tsx).
   event_type: (id) => `/catalog#type-${id.replace(/[^a-z0-9]/g, "-")}`,
 };
-
-const plural = (n: number, one: string, many: string) => `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
 
 /** A row's details in a line, read through its action's schema; rows the schema does not know fall back to a generic reading. */
 function summarize(action: string, details: unknown): string {
@@ -44,7 +43,7 @@ function summarize(action: string, details: unknown): string {
         const d = parseAuditDetails(action, details);
         if (d) {
           const f = Object.entries(d.filter).map(([k, v]) => `${k}=${v}`);
-          return `${plural(d.count, "delivery", "deliveries")}; ${f.length ? `filter ${f.join(", ")}` : "no filter"}; ${d.ratePerSecond}/s${d.latestStateWins ? "; latest state wins" : ""}`;
+          return `${count(d.count, "delivery", "deliveries")}; ${f.length ? `filter ${f.join(", ")}` : "no filter"}; ${d.ratePerSecond}/s${d.latestStateWins ? "; latest state wins" : ""}`;
         }
         break;
       }
@@ -72,7 +71,7 @@ function summarize(action: string, details: unknown): string {
       }
       case "subscription.secret.rotate": {
         const d = parseAuditDetails(action, details);
-        if (d) return `new secret ${d.secretId}; ${plural(d.retiring.length, "old secret", "old secrets")} retiring after ${d.overlapSeconds} s`;
+        if (d) return `new secret ${d.secretId}; ${count(d.retiring.length, "old secret", "old secrets")} retiring after ${d.overlapSeconds} s`;
         break;
       }
       case "user.create":
@@ -91,7 +90,7 @@ function summarize(action: string, details: unknown): string {
       case "tenant.contacts.update": {
         const d = parseAuditDetails(action, details);
         if (d)
-          return `${plural(d.emails, "address", "addresses")}${d.webhookHost ? `; webhook ${d.webhookHost}` : "; no webhook"}${d.dlqThreshold ? `; told at ${plural(d.dlqThreshold, "dead letter", "dead letters")}` : ""}`;
+          return `${count(d.emails, "address", "addresses")}${d.webhookHost ? `; webhook ${d.webhookHost}` : "; no webhook"}${d.dlqThreshold ? `; told at ${count(d.dlqThreshold, "dead letter", "dead letters")}` : ""}`;
         break;
       }
       case "notifications.settings.update": {
@@ -110,7 +109,7 @@ function summarize(action: string, details: unknown): string {
   if (!details || typeof details !== "object") return "";
   const d = details as Record<string, unknown>;
   const parts: string[] = [];
-  if (typeof d.count === "number") parts.push(plural(d.count, "delivery", "deliveries"));
+  if (typeof d.count === "number") parts.push(count(d.count, "delivery", "deliveries"));
   if (typeof d.from === "string" && typeof d.to === "string") parts.push(`${d.from} → ${d.to}`);
   return parts.join("; ");
 }

@@ -26,6 +26,7 @@ import { DlqCharts } from "@/components/charts/DlqCharts";
 import { CHART_RANGES, rangeParam } from "@/components/charts/axes";
 import { DEAD_LETTER_REASON_LABELS, DEAD_LETTER_REASON_TITLE, ERROR_CLASS_LABELS, labelOf } from "@/components/ui/labels";
 import { LiveButton, LiveFieldset } from "@/components/ui/LiveButton";
+import { num, count } from "@/lib/words";
 
 type History = { points: DlqPoint[]; bucketSeconds: number };
 const RANGES = CHART_RANGES.map(({ value, label }) => ({ value, label }));
@@ -57,7 +58,7 @@ function DepthTable({
       {rows.map((r) => (
         <tr key={r.key} className="border-t border-slate-100">
           <td className="py-1.5">{r.label}</td>
-          <td className="py-1.5 pl-4 text-right tabular-nums">{r.depth.toLocaleString()}</td>
+          <td className="py-1.5 pl-4 text-right tabular-nums">{num(r.depth)}</td>
           <td className="whitespace-nowrap py-1.5 pl-4 text-right">{formatAge(r.oldestAgeSeconds)}</td>
         </tr>
       ))}
@@ -111,7 +112,7 @@ function GroupsTable({
           </td>
           <td className={`${stackedCell(true)} tabular-nums sm:py-1.5 sm:pl-4 sm:text-right`}>
             <span className={hint}>Depth </span>
-            {g.depth.toLocaleString()}
+            {num(g.depth)}
             {g.sampledAt && <span className="ml-1 text-xs font-normal text-slate-500 sm:ml-0 sm:block">sampled</span>}
           </td>
           <td className={`${stackedCell(true)} sm:py-1.5 sm:pl-4 sm:text-right`}>
@@ -197,7 +198,7 @@ function GroupsCard({
         </LiveFieldset>
         {canRedrive && acting && (
           <Link className={btnPrimary} href={redriveHref({ subscriptionId: filter.subscriptionId, reason: filter.reason })}>
-            Redrive these {filteredDepth.toLocaleString()}…
+            Redrive these {num(filteredDepth)}…
           </Link>
         )}
         {canResolve && acting && (
@@ -212,7 +213,7 @@ function GroupsCard({
               })
             }
           >
-            Resolve these {filteredDepth.toLocaleString()}…
+            Resolve these {num(filteredDepth)}…
           </LiveButton>
         )}
       </form>
@@ -300,11 +301,7 @@ export function DlqClient({
 
       <Card>
         <dl className="grid grid-cols-2 gap-4 sm:grid-cols-4">
-          <Stat
-            label="Depth now"
-            value={<span data-testid="dlq-depth">{s.depth.toLocaleString()}</span>}
-            hint={`${s.bySubscription.length} subscription${s.bySubscription.length === 1 ? "" : "s"}`}
-          />
+          <Stat label="Depth now" value={<span data-testid="dlq-depth">{num(s.depth)}</span>} hint={count(s.bySubscription.length, "subscription")} />
           <Stat label="Oldest" value={formatAge(s.oldestAgeSeconds)} hint="age of the oldest dead letter" />
           <Stat label="Reasons" value={s.byReason.length} hint={s.byReason.map((r) => reasonLabel(r.reason)).join(", ") || "—"} />
           <Stat

@@ -7,6 +7,7 @@ import { btnPrimary, card, input } from "@/components/ui/kit";
 import { LiveButton } from "@/components/ui/LiveButton";
 import { MAX_DLQ_THRESHOLD } from "@/lib/notify/input";
 import { saveContactsAction } from "./actions";
+import { count } from "@/lib/words";
 
 export function ContactsForm({
   tenant,
@@ -47,7 +48,7 @@ export function ContactsForm({
             r.ok
               ? {
                   ok: true,
-                  text: `Saved: ${r.emails.length === 1 ? "1 address" : `${r.emails.length} addresses`}${r.webhookUrl ? " and a webhook" : ""}; told at ${plural(r.dlqThreshold ?? defaultDlqThreshold)}${r.dlqThreshold === null ? " (the default)" : ""}.`,
+                  text: `Saved: ${count(r.emails.length, "address", "addresses")}${r.webhookUrl ? " and a webhook" : ""}; told at ${deadLetters(r.dlqThreshold ?? defaultDlqThreshold)}${r.dlqThreshold === null ? " (the default)" : ""}.`,
                 }
               : { ok: false, text: r.error },
           );
@@ -101,4 +102,4 @@ export function ContactsForm({
   );
 }
 
-const plural = (n: number) => (n === 1 ? "1 dead letter" : `${n.toLocaleString("en-US")} dead letters`);
+const deadLetters = (n: number) => count(n, "dead letter");

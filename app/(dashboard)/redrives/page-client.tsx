@@ -6,6 +6,7 @@ import type { RedriveBatchView } from "@/lib/redrive/redrive-batches";
 import { DataTable, EmptyState, PageHeader, STATUS_STYLE, btnPrimary, stackedCell, stackedRow } from "@/components/ui/kit";
 import { Time, useFormatTime } from "@/components/ui/time";
 import { KIND_LABEL, KIND_STYLE, KIND_VERB, describeBatch } from "@/components/redrive/batch-kind";
+import { num } from "@/lib/words";
 
 const KINDS = ["redrive", "recover", "backfill"] as const;
 
@@ -83,8 +84,7 @@ export function RedriveBatchesClient({
                 <span className={`rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${STATUS_STYLE[b.status] ?? ""}`}>{b.status}</span>
               </td>
               <td className={`${stackedCell()} mt-1 tabular-nums sm:mt-0 sm:whitespace-nowrap sm:px-3 sm:py-2`}>
-                {b.redriven.toLocaleString("en-US")} {KIND_VERB[b.kind] ?? "redriven"}, {b.skipped.toLocaleString("en-US")} skipped of {b.matched.toLocaleString("en-US")}{" "}
-                · {b.ratePerSecond}/s
+                {num(b.redriven)} {KIND_VERB[b.kind] ?? "redriven"}, {num(b.skipped)} skipped of {num(b.matched)} · {b.ratePerSecond}/s
               </td>
               <td className={`${stackedCell()} sm:px-3 sm:py-2`}>
                 <span className="text-slate-500 sm:hidden">Why: </span>

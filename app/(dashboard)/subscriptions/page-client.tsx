@@ -14,6 +14,7 @@ import { LiveButton } from "@/components/ui/LiveButton";
 import { ArchivedBadge } from "@/components/subscriptions/ArchiveControl";
 import { FailingSince, LastAnswer } from "@/components/subscriptions/FailingSince";
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
+import { num } from "@/lib/words";
 
 /** What the list shows: all of it in the URL, so a reload or a shared link shows the same page. */
 export type ListState = { q: string; sort: SubscriptionSort; state: "" | "active" | "paused" | "disabled"; tenant: string; archived: boolean; cursor: string };
@@ -52,7 +53,7 @@ function Rate({ w, context = false }: { w: SubscriptionHealth["h1"]; context?: b
   return (
     <span className={`font-medium ${color}`} title={`${w.delivered} of ${w.attempts} attempts delivered`}>
       {pct(r)}
-      <span className="block text-xs font-normal text-slate-500">{w.attempts.toLocaleString()} att.</span>
+      <span className="block text-xs font-normal text-slate-500">{num(w.attempts)} att.</span>
     </span>
   );
 }
@@ -62,8 +63,8 @@ function Queue({ s }: { s: SubscriptionHealth }) {
   const held = s.state !== "active";
   const parts = [
     // The words of docs/GLOSSARY.md; a paused or disabled subscription's pending and scheduled deliveries are held.
-    c.pending ? `${c.pending >= 10001 ? "10,000+" : c.pending.toLocaleString()} ${held ? "held" : "pending"}` : null,
-    c.scheduled ? `${c.scheduled.toLocaleString()} ${held ? "held, to retry" : "scheduled"}` : null,
+    c.pending ? `${c.pending >= 10001 ? "10,000+" : num(c.pending)} ${held ? "held" : "pending"}` : null,
+    c.scheduled ? `${num(c.scheduled)} ${held ? "held, to retry" : "scheduled"}` : null,
     c.inFlight ? `${c.inFlight} in flight` : null,
   ].filter(Boolean);
   return <span className="text-slate-800">{parts.length ? parts.join(", ") : <span className="text-slate-500">empty</span>}</span>;
@@ -73,7 +74,7 @@ function Dlq({ s, now }: { s: SubscriptionHealth; now: number }) {
   if (!s.counts.deadLetter) return <span className="text-slate-500">0</span>;
   return (
     <span className="font-medium text-red-800">
-      {s.counts.deadLetter.toLocaleString()}
+      {num(s.counts.deadLetter)}
       <span className="block text-xs font-normal text-slate-600">oldest {formatAge(s.dlqOldestAt ? (now - new Date(s.dlqOldestAt).getTime()) / 1000 : null)}</span>
     </span>
   );
@@ -289,7 +290,7 @@ function SubscriptionsTable({ items, now, showTenant }: { items: Page["items"]; 
               </Cell>
               <Cell label="Queue">
                 <Queue s={s} />
-                <span className="block text-xs text-slate-500">{s.counts.delivered24h.toLocaleString()} delivered 24 h</span>
+                <span className="block text-xs text-slate-500">{num(s.counts.delivered24h)} delivered 24 h</span>
               </Cell>
               <Cell label="DLQ">
                 <Dlq s={s} now={now} />

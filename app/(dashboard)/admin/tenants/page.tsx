@@ -11,6 +11,7 @@ import { DataTable, PageHeader, card, stackedCell, stackedRow } from "@/componen
 import { AdminNav } from "../nav";
 import { CreateTenantForm, DefaultDlqThresholdForm } from "../forms";
 import { ContactsForm } from "../../notifications/contacts-form";
+import { noun, count } from "@/lib/words";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Tenants · hookledger" };
@@ -28,13 +29,13 @@ export default async function TenantsPage() {
     getNotificationSettings(prisma),
   ]);
   const contactsOf = new Map(contacts.map((c) => [c.tenant, c]));
-  const count = <K extends string>(rows: ({ _count: { _all: number } } & Record<K, string | null>)[], key: K, id: string) =>
+  const countOf = <K extends string>(rows: ({ _count: { _all: number } } & Record<K, string | null>)[], key: K, id: string) =>
     rows.find((r) => r[key] === id)?._count._all ?? 0;
   /** A count, with its noun on a phone, where the row is a card without the column headings. */
   const counted = (n: number, one: string) => (
     <>
       {n}
-      <span className="text-slate-500 sm:hidden"> {n === 1 ? one : `${one}s`}</span>
+      <span className="text-slate-500 sm:hidden"> {noun(n, one)}</span>
     </>
   );
   return (
@@ -58,9 +59,9 @@ export default async function TenantsPage() {
             <tr key={t.id} className={`border-t border-slate-200 ${stackedRow}`} data-testid="tenant-row">
               <td className={`${stackedCell(true)} font-medium sm:py-2 sm:pr-3`}>{t.name}</td>
               <td className={`${stackedCell(true)} font-mono text-xs sm:py-2 sm:pr-3`}>{t.id}</td>
-              <td className={`${stackedCell(true)} sm:py-2 sm:pr-3`}>{counted(count(subs, "tenant", t.id), "subscription")}</td>
-              <td className={`${stackedCell(true)} sm:py-2 sm:pr-3`}>{counted(count(users, "tenantId", t.id), "user")}</td>
-              <td className={`${stackedCell(true)} sm:py-2 sm:pr-3`}>{counted(count(tokens, "tenantId", t.id), "token")}</td>
+              <td className={`${stackedCell(true)} sm:py-2 sm:pr-3`}>{counted(countOf(subs, "tenant", t.id), "subscription")}</td>
+              <td className={`${stackedCell(true)} sm:py-2 sm:pr-3`}>{counted(countOf(users, "tenantId", t.id), "user")}</td>
+              <td className={`${stackedCell(true)} sm:py-2 sm:pr-3`}>{counted(countOf(tokens, "tenantId", t.id), "token")}</td>
               <td className={`${stackedCell(true)} sm:py-2`}>
                 <span className="text-slate-500 sm:hidden">created </span>
                 <Time iso={t.createdAt} relative={false} />
@@ -86,7 +87,7 @@ export default async function TenantsPage() {
               <summary className="cursor-pointer px-4 py-2 text-sm">
                 <span className="font-medium">{t.name}</span>{" "}
                 <span className="text-slate-600">
-                  {n === 0 ? "nobody is told" : n === 1 ? "1 address" : `${n} addresses`}
+                  {n === 0 ? "nobody is told" : count(n, "address", "addresses")}
                   {c?.webhookUrl ? " and a webhook" : ""}
                 </span>
               </summary>

@@ -17,6 +17,7 @@ import {
   RESOLUTION_LABELS,
   labelOf,
 } from "@/components/ui/labels";
+import { num } from "@/lib/words";
 
 type Item =
   | { kind: "created"; at: string }
@@ -249,7 +250,7 @@ export function DeliveryClient({ initial, initialAt, redrive }: { initial: Deliv
           <p className="mt-2 text-xs text-slate-600">The signature is never shown. webhook-timestamp is the latest attempt&apos;s.</p>
         </Card>
         <Card
-          title={`Payload (${d.payload.bytes.toLocaleString()} bytes)`}
+          title={`Payload (${num(d.payload.bytes)} bytes)`}
           id="payload"
           actions={
             <LiveButton type="button" className={btn} onClick={() => setRaw((r) => !r)} aria-pressed={raw}>

@@ -20,6 +20,7 @@ import { LiveFieldset } from "@/components/ui/LiveButton";
 import { describeFilter } from "@/components/redrive/describe-filter";
 import { PermanentWarning } from "@/components/redrive/PermanentWarning";
 import { HeldSubscriptionNote, inactiveSubscriptionOf, type InactiveSubscription } from "@/components/subscriptions/HeldSubscriptionNote";
+import { num, count } from "@/lib/words";
 
 export type InitialFilter = { subscriptionId: string; deadLetterReason: string; errorClass: string; statusCode: string; from: string; to: string };
 type Sub = { id: string; name: string; state: string };
@@ -35,7 +36,7 @@ function buildFilter(f: InitialFilter) {
   return out;
 }
 
-const plural = (n: number) => `${n.toLocaleString("en-US")} ${n === 1 ? "delivery" : "deliveries"}`;
+const deliveries = (n: number) => count(n, "delivery", "deliveries");
 type Preview = RedrivePreview & { key: string };
 
 /** 1. What to redrive: the filter, and whether a newer event for the same subject wins. */
@@ -116,7 +117,7 @@ function SampleTable({ preview, showSubscription }: { preview: Preview; showSubs
       look="compact"
       caption={
         <caption className="mb-1 text-left text-xs font-medium uppercase tracking-wide text-slate-600">
-          Sample: the first {preview.sample.length} of {preview.matched.toLocaleString("en-US")}
+          Sample: the first {preview.sample.length} of {num(preview.matched)}
         </caption>
       }
       columns={["Delivery", "Event", ...(showSubscription ? ["Subscription"] : []), DEAD_LETTER_REASON_TITLE, "Last answer", "Dead-lettered"]}
@@ -156,7 +157,7 @@ function PreviewSection({ preview, previewing, stale, filter }: { preview: Previ
       ) : (
         <div className={`mt-2 space-y-3 ${stale ? "opacity-50" : ""}`}>
           <p className="text-lg" data-testid="preview-count">
-            <strong>{plural(preview.matched)}</strong> match: {describeFilter(filter, fmtTime)}.
+            <strong>{deliveries(preview.matched)}</strong> match: {describeFilter(filter, fmtTime)}.
           </p>
           {stale && <p className="text-sm font-medium text-amber-800">The filters changed: preview again before redriving.</p>}
           {preview.matched > 0 && (
@@ -165,7 +166,7 @@ function PreviewSection({ preview, previewing, stale, filter }: { preview: Previ
             </p>
           )}
           {preview.superseded !== null && preview.superseded > 0 && (
-            <p className="text-sm text-slate-700">{plural(preview.superseded)} would be skipped now: a newer event for the same subject was already delivered.</p>
+            <p className="text-sm text-slate-700">{deliveries(preview.superseded)} would be skipped now: a newer event for the same subject was already delivered.</p>
           )}
           {preview.held.map((h) => (
             <HeldSubscriptionNote key={h.subscriptionId} h={h} />
@@ -228,7 +229,7 @@ function ConfirmSection({
         </Field>
       </div>
       <p id="rate-help" className="mt-1 text-xs text-slate-600">
-        Default {defaultRate}/s is gentle on a district that has just recovered. Up to {maxRate.toLocaleString("en-US")}/s.
+        Default {defaultRate}/s is gentle on a district that has just recovered. Up to {num(maxRate)}/s.
         {!rateOk && <span className="font-medium text-red-700"> Enter a whole number from 1 to {maxRate}.</span>}
       </p>
       {!confirming ? (
@@ -238,18 +239,19 @@ function ConfirmSection({
           disabled={!preview || stale || matched === 0 || !reasonOk || !rateOk || previewing}
           onClick={() => setConfirming(true)}
         >
-          Redrive {preview && !stale ? plural(matched) : "…"}
+          Redrive {preview && !stale ? deliveries(matched) : "…"}
         </button>
       ) : (
         <div role="alertdialog" aria-labelledby="confirm-q" className="mt-3 rounded-md border border-blue-300 bg-blue-50 p-3">
           <p id="confirm-q" className="text-sm text-slate-900">
-            Send <strong>{plural(matched)}</strong> again at {rateN}/s (about {seconds < 90 ? `${seconds} s` : `${Math.ceil(seconds / 60)} min`}), reason “{reason.trim()}
+            Send <strong>{deliveries(matched)}</strong> again at {rateN}/s (about {seconds < 90 ? `${seconds} s` : `${Math.ceil(seconds / 60)} min`}), reason “
+            {reason.trim()}
             ”? Each keeps its webhook-id; anything delivered meanwhile is skipped.
           </p>
           {preview && <PermanentWarning permanent={preview.permanent} matched={matched} short />}
           <div className="mt-2 flex gap-2">
             <button type="button" className={btnPrimary} onClick={start} disabled={creating}>
-              {creating ? "Starting…" : `Yes, redrive ${plural(matched)}`}
+              {creating ? "Starting…" : `Yes, redrive ${deliveries(matched)}`}
             </button>
             <button type="button" className={btn} onClick={() => setConfirming(false)} disabled={creating}>
               Back

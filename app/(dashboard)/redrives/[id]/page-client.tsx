@@ -8,13 +8,14 @@ import { STATUS_STYLE, btn, btnDanger, card, input, label } from "@/components/u
 import { Time, useFormatTime } from "@/components/ui/time";
 import { KIND_LABEL, KIND_VERB, describeBatch } from "@/components/redrive/batch-kind";
 import { LiveButton } from "@/components/ui/LiveButton";
+import { num, noun } from "@/lib/words";
 
 function Stat({ name, value, hint, tone }: { name: string; value: number; hint?: string; tone?: string }) {
   return (
     <div className="min-w-0">
       <dt className="text-xs font-medium uppercase tracking-wide text-slate-600">{name}</dt>
       <dd className={`mt-0.5 text-2xl font-semibold tabular-nums ${tone ?? "text-slate-900"}`} data-testid={`stat-${name.toLowerCase().replace(/\s+/g, "-")}`}>
-        {value.toLocaleString("en-US")}
+        {num(value)}
       </dd>
       {hint && <dd className="text-xs text-slate-600">{hint}</dd>}
     </div>
@@ -57,8 +58,7 @@ function CancelCard({ b, url, onCancelled }: { b: RedriveBatchProgress; url: str
       ) : (
         <div role="alertdialog" aria-labelledby="cancel-q" className="space-y-2">
           <p id="cancel-q" className="text-sm text-slate-900">
-            Stop here? {b.remaining.toLocaleString("en-US")} not yet reached {NOT_REACHED[b.kind] ?? NOT_REACHED.redrive}; the {b.redriven.toLocaleString("en-US")}{" "}
-            already {verb} go on.
+            Stop here? {num(b.remaining)} not yet reached {NOT_REACHED[b.kind] ?? NOT_REACHED.redrive}; the {num(b.redriven)} already {verb} go on.
           </p>
           <label className={`${label} max-w-md`}>
             Why (optional)
@@ -94,8 +94,7 @@ export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial:
   const handled = b.redriven + b.skipped;
   const verb = KIND_VERB[b.kind] ?? "redriven";
   const pct = b.matched ? Math.round((handled / b.matched) * 100) : 100;
-  const statusText =
-    b.status === "running" ? `Running: ${handled.toLocaleString("en-US")} of ${b.matched.toLocaleString("en-US")} handled` : b.status === "done" ? "Done" : "Cancelled";
+  const statusText = b.status === "running" ? `Running: ${num(handled)} of ${num(b.matched)} handled` : b.status === "done" ? "Done" : "Cancelled";
 
   return (
     <section className="space-y-4">
@@ -108,8 +107,7 @@ export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial:
             / <span className="font-mono">{b.id}</span>
           </p>
           <h1 className="mt-1 text-2xl font-semibold">
-            {KIND_LABEL[b.kind] ?? "Redrive"} of {b.matched.toLocaleString("en-US")}{" "}
-            {b.kind === "backfill" ? (b.matched === 1 ? "event" : "events") : b.matched === 1 ? "delivery" : "deliveries"}
+            {KIND_LABEL[b.kind] ?? "Redrive"} of {num(b.matched)} {b.kind === "backfill" ? noun(b.matched, "event") : noun(b.matched, "delivery", "deliveries")}
           </h1>
           <p className="mt-1 text-sm text-slate-700">
             “{b.reason}” by {b.actor.replace(/^user:/, "")} at <Time iso={b.createdAt} relative={false} />. {b.kind === "redrive" ? "Filter" : "Selection"}:{" "}
@@ -145,7 +143,7 @@ export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial:
           {pct}% handled
           {b.status === "running" && b.etaSeconds !== null ? `, about ${b.etaSeconds} s to go at ${b.ratePerSecond}/s` : ""}
           {b.status === "cancelled"
-            ? `; cancelled by ${b.cancelledBy?.replace(/^user:/, "")} at ${fmtTime(b.finishedAt)}: ${b.remaining.toLocaleString("en-US")} not reached ${NOT_REACHED[b.kind] ?? NOT_REACHED.redrive}`
+            ? `; cancelled by ${b.cancelledBy?.replace(/^user:/, "")} at ${fmtTime(b.finishedAt)}: ${num(b.remaining)} not reached ${NOT_REACHED[b.kind] ?? NOT_REACHED.redrive}`
             : ""}
           {b.status === "done" ? ` at ${fmtTime(b.finishedAt)}` : ""}
         </p>

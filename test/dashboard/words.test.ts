@@ -1,0 +1,18 @@
+import { describe, expect, it } from "vitest";
+import { count, noun, num } from "@/lib/words";
+
+describe("numbers in words", () => {
+  it("groups thousands the same way whatever the process's locale", () => {
+    // The server renders with its own locale and the browser hydrates with the viewer's: both must print this.
+    expect(num(1234567)).toBe("1,234,567");
+    expect(num(0)).toBe("0");
+  });
+
+  it("counts with the singular for one and the plural otherwise", () => {
+    expect(count(1, "attempt")).toBe("1 attempt");
+    expect(count(0, "attempt")).toBe("0 attempts");
+    expect(count(1234, "delivery", "deliveries")).toBe("1,234 deliveries");
+    expect(noun(2, "delivery is", "deliveries are")).toBe("deliveries are");
+    expect(noun(1, "address", "addresses")).toBe("address");
+  });
+});
