@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import "./globals.css";
+import { RenderedAt } from "@/components/ui/time";
 
 export const metadata: Metadata = {
   title: "hookledger",
@@ -9,7 +10,9 @@ export const metadata: Metadata = {
 export default function RootLayout({ children }: { children: React.ReactNode }) {
   return (
     <html lang="en">
-      <body className="min-h-screen bg-slate-50 font-sans text-slate-900 antialiased">{children}</body>
+      <body className="min-h-screen bg-slate-50 font-sans text-slate-900 antialiased">
+        <RenderedAt at={Date.now()}>{children}</RenderedAt>
+      </body>
     </html>
   );
 }

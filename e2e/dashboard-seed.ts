@@ -91,3 +91,23 @@ export async function seedDlqHistory(points: { minutesAgo: number; depth: number
     );
   }
 }
+
+/**
+ * Settles every queued delivery of a (paused) subscription as delivered `minutesAgo`, each with its one attempt:
+ * what the worker leaves after a busy hour, in two statements however many there are.
+ */
+export async function settleAllDelivered(subscriptionId: string, minutesAgo: number) {
+  const db = e2eDb();
+  await db.query(
+    `INSERT INTO attempts (delivery_id, subscription_id, attempt_number, trigger, started_at, duration_ms, outcome, status_code, worker_id)
+     SELECT id, subscription_id, 1, 'scheduled', now() - make_interval(mins => $2), 15, 'delivered', 200, 'e2e-worker'
+       FROM deliveries WHERE subscription_id = $1 AND state = 'pending'`,
+    [subscriptionId, minutesAgo],
+  );
+  await db.query(
+    `UPDATE deliveries SET state = 'delivered', attempt_count = 1, total_attempts = 1, last_status_code = 200,
+       last_attempt_at = now() - make_interval(mins => $2), delivered_at = now() - make_interval(mins => $2)
+     WHERE subscription_id = $1 AND state = 'pending'`,
+    [subscriptionId, minutesAgo],
+  );
+}

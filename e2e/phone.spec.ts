@@ -6,7 +6,7 @@ import { readdirSync } from "node:fs";
 import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { api, deliveryFor, signIn } from "./helpers";
-import { closeE2eDb, settleDelivery, shot, whilePaused } from "./dashboard-seed";
+import { closeE2eDb, settleAllDelivered, settleDelivery, shot, whilePaused } from "./dashboard-seed";
 import { createDistrict, signInAsManager, type District } from "./district";
 
 const run = Date.now().toString(36);
@@ -89,6 +89,19 @@ test.beforeAll(async ({ request }) => {
       ids[key] = deliveryFor(r, ids.sub);
       await settleDelivery(ids[key], [attempts[key]], { reason: key === "gone" ? "gone" : "permanent" });
     }
+    // A busy district: four figures on its pages (1,200 delivered in 24 h), which a browser in another locale would
+    // format otherwise than the server.
+    for (let b = 0; b < 3; b++) {
+      const events = Array.from({ length: 400 }, (_, i) => ({
+        id: `evt_phone_${run}_busy_${b}_${i}`,
+        type: "assignment.graded",
+        data: { score: 80 },
+        subject: { tenant: district.id, studentId: `stu_phone_busy_${i}` },
+      }));
+      const r = await api(request, "POST", "/api/v1/events/batch?deliveries=false", { events }, "producer");
+      expect(r.status, JSON.stringify(r.json).slice(0, 500)).toBe(200);
+    }
+    await settleAllDelivered(ids.sub, 30);
   });
   // A batch for the batch pages; it takes the 410 only, so the 422 stays on the Dead letters page.
   const batch = await api(request, "POST", "/api/v1/redrives", { filter: { subscriptionId: ids.sub, statusCode: 410 }, reason: "INC-7 phone check", ratePerSecond: 1 });
@@ -97,6 +110,10 @@ test.beforeAll(async ({ request }) => {
 });
 
 test.afterAll(closeE2eDb);
+
+// A viewer whose browser formats numbers otherwise than the server (1.234 in Germany): the text React hydrates must
+// still be the server's, or it reports a mismatch (caught by walk).
+test.use({ locale: "de-DE" });
 
 /**
  * The controls a page's server HTML leaves live before React listens (scripts off: the same HTML, never hydrated).
@@ -113,10 +130,18 @@ async function liveBeforeHydration(page: Page, url: string): Promise<string[]> {
   );
 }
 
-/** Opens each page at 390 px and checks it: in the frame, no sideways scroll, nothing live before hydration; one screenshot each. */
+/**
+ * Opens each page at 390 px and checks it: in the frame, no sideways scroll, nothing live before hydration, no error
+ * in the browser (a hydration mismatch is one: the server's HTML and the browser's first render differ); one screenshot each.
+ */
 async function walk(page: Page, who: string) {
   const wide: string[] = [];
   const early: string[] = [];
+  const errors: string[] = [];
+  page.on("pageerror", (e) => errors.push(`${page.url()}: ${e.message.slice(0, 300)}`));
+  page.on("console", (m) => {
+    if (m.type() === "error" && /hydrat|Minified React error/i.test(m.text())) errors.push(`${page.url()}: ${m.text().slice(0, 300)}`);
+  });
   const serverOnly = await page
     .context()
     .browser()!
@@ -158,6 +183,7 @@ async function walk(page: Page, who: string) {
   await serverOnly.close();
   expect(wide, `pages wider than the phone (${who})`).toEqual([]);
   expect(early, `controls live before hydration (${who})`).toEqual([]);
+  expect(errors, `errors in the browser (${who})`).toEqual([]);
 }
 
 test("every dashboard page has a URL here", () => {

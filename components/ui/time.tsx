@@ -4,8 +4,10 @@
 // the exact UTC instant (ISO 8601) in the tooltip. The server renders UTC;
 // after hydration the browser's zone is used, so the first paint never
 // mismatches. Sentences use useFormatTime; date-time inputs are in the same
-// zone and say which (ZoneLabel, LocalDateTimeInput).
-import { useEffect, useState, useSyncExternalStore } from "react";
+// zone and say which (ZoneLabel, LocalDateTimeInput). Relative times ("3 s
+// ago") likewise: the server's clock during the server render and hydration
+// (RenderedAt), the browser's after.
+import { createContext, useContext, useEffect, useState, useSyncExternalStore } from "react";
 import { formatRelative } from "@/lib/dashboard/describe";
 
 // The zone does not change while a page is open: nothing to subscribe to.
@@ -26,10 +28,26 @@ export function useHydrated(): boolean {
   );
 }
 
-/** Re-renders every `ms` so relative hints stay current. */
+const RenderedAtContext = createContext(0);
+
+/** The server's clock when it rendered the page (the root layout sets it), for the first render in the browser. */
+export function RenderedAt({ at, children }: { at: number; children: React.ReactNode }) {
+  return <RenderedAtContext.Provider value={at}>{children}</RenderedAtContext.Provider>;
+}
+
+/**
+ * Now, re-read every `ms` so relative hints stay current. While hydrating it is the server's render time: the
+ * browser's own clock is a second or two later by then, and "Updated 0 s ago" hydrated as "Updated 2 s ago" is a
+ * mismatch React reports and re-renders over. A component mounted after hydration starts at the browser's clock.
+ */
 export function useNow(ms = 1_000): number {
-  const [now, setNow] = useState(() => Date.now());
+  const renderedAt = useContext(RenderedAtContext);
+  const hydrated = useHydrated();
+  const [now, setNow] = useState(() => (hydrated ? Date.now() : renderedAt));
   useEffect(() => {
+    // The browser's clock from the first frame after hydration; a no-op re-render for a later mount.
+    // eslint-disable-next-line react-hooks/set-state-in-effect
+    setNow(Date.now());
     const t = setInterval(() => setNow(Date.now()), ms);
     return () => clearInterval(t);
   }, [ms]);
