@@ -256,6 +256,25 @@ describe("notices", () => {
     expect((await rows("kind = 'recovered'")).map((r) => r.status)).toEqual(["sent", "sent", "sent"]);
   });
 
+  it("a delivery after a dead letter, never paused: the ops stream says recovered, the district is told nothing", async () => {
+    // Held by a manual pause, so the worker leaves its deliveries to the SQL below: one dead-lettered, then one delivered,
+    // as an endpoint that refuses one kind of event and takes the rest would have them.
+    await createSub(db.pool, { id: "sub_mixed", url: endpoint.url, state: "paused" });
+    await db.pool.query("UPDATE subscriptions SET tenant = 'lincoln', name = 'Lincoln gradebook' WHERE id = 'sub_mixed'");
+    await seedEvents(db.pool, "evt_mixed_", 2, ["sub_mixed"], "lincoln");
+    const ids = (await db.pool.query("SELECT id FROM deliveries WHERE subscription_id = 'sub_mixed' ORDER BY id")).rows.map((r) => r.id);
+    await db.pool.query("UPDATE deliveries SET state = 'dead_letter', dead_lettered_at = now(), dead_letter_reason = 'permanent' WHERE id = $1", [ids[0]]);
+    await db.pool.query("UPDATE deliveries SET state = 'delivered', delivered_at = now() WHERE id = $1", [ids[1]]);
+    const ops = await db.pool.query(
+      "SELECT 1 FROM events WHERE type = 'hookledger.subscription.recovered' AND convert_from(payload, 'UTF8')::jsonb -> 'data' ->> 'deliveryId' = $1",
+      [ids[1]],
+    );
+    expect(ops.rows, "the operators' stream has its recovered event").toHaveLength(1);
+    const before = (await rows("kind = 'recovered'")).length;
+    await notifier.tick();
+    expect(await rows("kind = 'recovered'")).toHaveLength(before);
+  });
+
   it("a second pause within the hour is folded into a digest, sent as 'and N more' when the hour ends", async () => {
     status = 503;
     await seedEvents(db.pool, "evt_lin_b_", 3, ["sub_lin"], "lincoln");
@@ -288,7 +307,7 @@ describe("notices", () => {
     // Its dead letter crossed the threshold (1 here): hookledger.dlq.threshold_exceeded made a notice too.
     const m = mailsTo("it@lincoln.example").find((x) => /: 1 dead letter for /.test(x.subject));
     expect(m?.text).toMatch(/^1 delivery to .* is a dead letter \(the alert threshold is 1\)/m);
-    expect((await rows("kind = 'dlq_threshold'")).map((r) => r.status)).toEqual(["sent", "sent", "sent"]);
+    expect((await rows("kind = 'dlq_threshold' AND subscription_id = 'sub_gone'")).map((r) => r.status)).toEqual(["sent", "sent", "sent"]);
   });
 
   it("dead letters waiting over a day (the sampler's oldest): one notice per oldest dead letter", async () => {

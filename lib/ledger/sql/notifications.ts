@@ -36,12 +36,18 @@ const HAS_CONTACTS = (tenant: string) =>
 
 export type OpsEventRow = { id: string; type: string; tenant: string; createdAt: Date; data: Record<string, unknown> };
 
-/** The next operational events for notices, oldest first, that made none yet. */
+/**
+ * The next operational events for notices, oldest first, that made none yet. A district hears "recovered" only from a
+ * probe that resumed its paused subscription: the ops stream also says recovered when a delivery succeeds after a dead
+ * letter, which for an endpoint that dead-letters one kind of event and takes the rest is every few seconds, and it
+ * was never paused. Those are left out here, not skipped later, or they would be read again every round.
+ */
 export async function readNewOpsEvents(db: pg.PoolClient, limit: number): Promise<OpsEventRow[]> {
   const { rows } = await db.query<OpsEventRow>(
     `SELECT e.id, e.type, e.tenant, e.created_at AS "createdAt", convert_from(e.payload, 'UTF8')::jsonb -> 'data' AS data
        FROM events e, notify_cursor c
       WHERE e.type = ANY($1::text[]) AND e.created_at > c.at - interval '${LOOKBACK}' AND e.tenant IS NOT NULL AND e.tombstone IS NULL
+        AND (e.type <> 'hookledger.subscription.recovered' OR convert_from(e.payload, 'UTF8')::jsonb -> 'data' -> 'probe' IS NOT NULL)
         AND NOT EXISTS (SELECT 1 FROM notifications n WHERE n.source = e.id AND n.digest_count = 0) AND ${HAS_CONTACTS("e.tenant")}
       ORDER BY e.created_at, e.id LIMIT $2`,
     [Object.keys(EVENT_KINDS), limit],
