@@ -104,6 +104,25 @@ describe("findLookupResults", () => {
     expect(capped.truncated).toBe(true);
   });
 
+  it("a district whose endpoint takes only some event types: its deliveries behind newer unrouted events are found, and a cut list says so", async () => {
+    const p = db.pool;
+    await seedSubscription(p, { id: "sub_maple", name: "Maple importer", tenant: "maple" });
+    // 10 grades with a delivery, then 40 newer attendance events for which the endpoint has none.
+    const maple: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      await seedEvent(p, { id: `evt_maple_g${i}`, subject: { tenant: "maple", studentId: `stu_m${i}` }, createdAt: minutesAgo(100 - i) });
+      maple.unshift(await seedDelivery(p, { subscriptionId: "sub_maple", eventId: `evt_maple_g${i}`, state: "delivered", attempts: [] }));
+    }
+    for (let i = 0; i < 40; i++) await seedEvent(p, { id: `evt_maple_a${i}`, type: "attendance.recorded", subject: { tenant: "maple" }, createdAt: minutesAgo(50 - i) });
+    const all = await findLookupResults({ q: "maple" });
+    expect(all.deliveries.map((d) => d.id)).toEqual(maple);
+    expect(all.truncated).toBe(false);
+    // A page of 5 reads 24 events, all attendance: nothing to show from them, but more may match, and it says so.
+    const cut = await findLookupResults({ q: "maple", limit: 5 });
+    expect(cut.deliveries).toEqual([]);
+    expect(cut.truncated).toBe(true);
+  });
+
   it("a LIKE wildcard in the query is taken literally", async () => {
     expect((await findLookupResults({ q: "%" })).subscriptions).toEqual([]);
   });

@@ -95,34 +95,55 @@ export async function findDeliveries(db: LedgerDb, f: DeliveryFilter): Promise<D
   return { items: page, nextCursor: rows.length > f.limit ? page[page.length - 1].id : null };
 }
 
+/** How many events per lookup page a subject or tenant search reads: see searchDeliveries. */
+const EVENT_WINDOW = 4;
+
 /**
  * The lookup box: deliveries of an event id, a subject value (via the
  * events_subject_values GIN index), a tenant's events, a delivery key or id,
  * or a subscription's newest; newest first. `truncated` when more matched.
+ *
+ * A subject's or a tenant's events are read newest first, EVENT_WINDOW times
+ * the page of them: many have no delivery (a district's endpoint that takes
+ * grades only has none for its attendance events), so a page's worth of events
+ * can be far less than a page of deliveries. When a window was full, older
+ * events may have deliveries this page does not show, and it says truncated.
  */
 export async function searchDeliveries(db: LedgerDb, q: string, limit: number, scope: Scope = GLOBAL_SCOPE): Promise<{ items: DeliveryRecord[]; truncated: boolean }> {
+  const window = (limit + 1) * EVENT_WINDOW;
   // Each branch is an index lookup: events pk, the subject GIN, events by
   // tenant, delivery key/id, and a subscription's newest deliveries.
   // The event branches are confined to the caller's tenant too: otherwise another tenant's events could fill their
   // limits and leave the caller's own matches out.
-  const rows = await queryRows<DeliveryRow>(
+  const rows = await queryRows<DeliveryRow & { more_events: boolean }>(
     db,
-    sql`WITH ev AS (
+    sql`WITH by_subject AS (
+          SELECT id FROM events WHERE subject_values @> ${subjectValuesInScope(scope, q)}::text[] AND ${eventTenantWhere(scope)}
+           ORDER BY created_at DESC LIMIT ${window}::int
+        ), by_tenant AS (
+          SELECT id FROM events WHERE tenant = ${q} AND ${eventTenantWhere(scope)} ORDER BY created_at DESC LIMIT ${window}::int
+        ), ev AS (
           (SELECT id FROM events WHERE id = ${q} AND ${eventTenantWhere(scope)})
-          UNION (SELECT id FROM events WHERE subject_values @> ${subjectValuesInScope(scope, q)}::text[] AND ${eventTenantWhere(scope)}
-                 ORDER BY created_at DESC LIMIT ${limit + 1}::int)
-          UNION (SELECT id FROM events WHERE tenant = ${q} AND ${eventTenantWhere(scope)} ORDER BY created_at DESC LIMIT ${limit + 1}::int)
+          UNION (SELECT id FROM by_subject)
+          UNION (SELECT id FROM by_tenant)
         ), ids AS (
           (SELECT d.id FROM deliveries d WHERE d.event_id IN (SELECT id FROM ev))
           UNION (SELECT d.id FROM deliveries d WHERE d.delivery_key = ${q} OR d.id = ${q})
           UNION (SELECT d.id FROM deliveries d WHERE d.subscription_id = ${q} AND ${subscriptionInScope(scope, "d.subscription_id")} ORDER BY d.id DESC LIMIT ${limit + 1}::int)
+        ), found AS (
+          SELECT ${DELIVERY_COLUMNS}
+            FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
+           WHERE d.id IN (SELECT id FROM ids) AND ${scopeWhere(scope)}
+           ORDER BY d.id DESC LIMIT ${limit + 1}::int
         )
-        SELECT ${DELIVERY_COLUMNS}
-          FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
-         WHERE d.id IN (SELECT id FROM ids) AND ${scopeWhere(scope)}
-         ORDER BY d.id DESC LIMIT ${limit + 1}::int`,
+        -- One row even when nothing was found: a full window of events without a delivery is still "more may match".
+        SELECT found.*, w.more_events
+          FROM (SELECT (SELECT count(*) FROM by_subject) >= ${window}::int OR (SELECT count(*) FROM by_tenant) >= ${window}::int AS more_events) w
+          LEFT JOIN found ON true
+         ORDER BY found.id DESC`,
   );
-  return { items: rows.slice(0, limit).map(toDeliveryRecord), truncated: rows.length > limit };
+  const found = rows.filter((r) => r.id !== null);
+  return { items: found.slice(0, limit).map(toDeliveryRecord), truncated: found.length > limit || rows[0].more_events };
 }
 
 /**
