@@ -46,7 +46,10 @@ const DEFAULT_KNOBS: DistrictKnobs = {
   error500Rate: 0.08,
   hangRate: 0.06,
   hangMs: 10_000,
-  ratePerWindow: 6,
+  // 10 per 10 s: above Riverside's share of the default traffic (16 % of 4 events/s, 6.4 per window), so the 429s
+  // come from bursts and the retries that honour Retry-After get through. At 6, below its share, the backlog could
+  // only grow, and every delivery past its last retry was dead-lettered as exhausted.
+  ratePerWindow: 10,
   windowSeconds: 10,
   dropRate: 0.3,
   failAfterCommitRate: 0.15,
@@ -111,7 +114,7 @@ export const DISTRICTS: DistrictInfo[] = [
     subscriptionId: "sub_demo_riverside",
     eventTypes: ALL_TYPES,
     behaviour: "Rate-limited",
-    brokenBehaviour: "An API gateway allowing a few requests per 10-second window; beyond that 429 Too Many Requests with Retry-After (seconds until the window resets).",
+    brokenBehaviour: "An API gateway allowing 10 requests per 10-second window; beyond that 429 Too Many Requests with Retry-After (seconds until the window resets).",
     fixedBehaviour: "The district raised its quota: no rate limit.",
     fixLabel: "Lift the rate limit",
     breakLabel: "Reinstate the rate limit",
