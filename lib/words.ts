@@ -19,3 +19,8 @@ export function noun(n: number, one: string, many = `${one}s`): string {
 export function count(n: number, one: string, many = `${one}s`): string {
   return `${num(n)} ${noun(n, one, many)}`;
 }
+
+/** "Lincoln USD's", "Jefferson County Schools'": a name that ends in s takes the apostrophe alone. */
+export function possessive(name: string): string {
+  return /s$/i.test(name) ? `${name}'` : `${name}'s`;
+}

@@ -11,7 +11,7 @@ import { EmptyState, ErrorState, Skeleton, StateBadge, SubLink, btn, btnPrimary,
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 import { DistrictOverview } from "@/components/dashboard/DistrictOverview";
 import { deliveryBadgeState } from "@/components/ui/labels";
-import { noun } from "@/lib/words";
+import { noun, possessive } from "@/lib/words";
 
 const TONE: Record<string, string> = {
   ok: "border-l-emerald-600",
@@ -131,7 +131,7 @@ export function LookupClient({ initialQuery, initial, initialAt }: { initialQuer
         <h1 className="text-2xl font-semibold">Did it arrive?</h1>
         <p className="mt-1 text-slate-700">
           {district
-            ? `Search ${district.name}'s deliveries for one thing: an event id, a student or assignment id, a subscription, or a delivery key.`
+            ? `Search ${possessive(district.name)} deliveries for one thing: an event id, a student or assignment id, a subscription, or a delivery key.`
             : "Search one thing: an event id, a student or assignment id, a district, a subscription, or a delivery key."}
         </p>
       </div>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { count, noun, num } from "@/lib/words";
+import { count, noun, num, possessive } from "@/lib/words";
 
 describe("numbers in words", () => {
   it("groups thousands the same way whatever the process's locale", () => {
@@ -14,5 +14,12 @@ describe("numbers in words", () => {
     expect(count(1234, "delivery", "deliveries")).toBe("1,234 deliveries");
     expect(noun(2, "delivery is", "deliveries are")).toBe("deliveries are");
     expect(noun(1, "address", "addresses")).toBe("address");
+  });
+});
+
+describe("possessive", () => {
+  it("adds an apostrophe alone after a final s", () => {
+    expect(possessive("Lincoln USD")).toBe("Lincoln USD's");
+    expect(possessive("Jefferson County Schools")).toBe("Jefferson County Schools'");
   });
 });

@@ -14,7 +14,7 @@ import { LiveButton } from "@/components/ui/LiveButton";
 import { ArchivedBadge } from "@/components/subscriptions/ArchiveControl";
 import { FailingSince, LastAnswer } from "@/components/subscriptions/FailingSince";
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
-import { num } from "@/lib/words";
+import { num, possessive } from "@/lib/words";
 
 /** What the list shows: all of it in the URL, so a reload or a shared link shows the same page. */
 export type ListState = { q: string; sort: SubscriptionSort; state: "" | "active" | "paused" | "disabled"; tenant: string; archived: boolean; cursor: string };
@@ -148,8 +148,8 @@ export function SubscriptionsClient({
         <div>
           <h1 className="text-2xl font-semibold">Subscriptions</h1>
           <p className="mt-1 text-sm text-slate-700">
-            {district ? `Health of ${district.name}'s endpoints` : "Health of every endpoint"}: success rate and latency over the last hour and day, what is queued, what
-            is dead-lettered.
+            {district ? `Health of ${possessive(district.name)} endpoints` : "Health of every endpoint"}: success rate and latency over the last hour and day, what is
+            queued, what is dead-lettered.
           </p>
         </div>
         <div className="flex flex-wrap items-center gap-3">
