@@ -14,7 +14,7 @@ export default async function Forbidden() {
     <div className="space-y-3">
       <h1 className="text-2xl font-semibold text-slate-900">Not allowed for your account</h1>
       {viewer ? (
-        <RefusedReason role={viewer.role} tenantId={viewer.tenantId ?? null} tenantName={tenant?.name ?? null} />
+        <RefusedReason role={viewer.role} tenantId={viewer.tenantId ?? null} tenantName={tenant?.name ?? null} portal={viewer.kind === "portal"} />
       ) : (
         <p className="text-slate-700">Sign in to open this page.</p>
       )}

@@ -83,10 +83,12 @@ const article = (w: string) => (/^[aeiou]/i.test(w) ? `an ${w}` : `a ${w}`);
  * One sentence for the refused page: what the page is for, why this account may not open it, and whom to ask
  * (the roles the permission table gives it to; an admin when the account is confined to a district).
  */
-export function whyRefused(pathname: string, viewer: { role: Role; tenantId?: string | null; tenantName?: string | null }): string {
+export function whyRefused(pathname: string, viewer: { role: Role; tenantId?: string | null; tenantName?: string | null; portal?: boolean }): string {
   const route = pageFor(pathname);
   const permission = route ? PAGE_PERMISSIONS[route] : null;
   const what = (permission && PURPOSE[permission]) ?? "Opening this page";
+  // A district in its portal signed in as nobody and has never heard of the dashboard's roles.
+  if (viewer.portal) return `${what} is for the people who run hookledger, not for this district portal: ask whoever sent you the portal link.`;
   if (!permission || !can(viewer.role, permission)) {
     const holders = permission
       ? ROLES.filter((r) => r !== "producer" && r !== "portal" && (ROLE_PERMISSIONS[permission] as readonly Role[]).includes(r))

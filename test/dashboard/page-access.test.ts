@@ -78,6 +78,9 @@ describe("page access", () => {
     );
     expect(whyRefused("/admin/users", { role: "support" })).toBe("Managing the dashboard's users is for admins, and you are signed in as a support agent: ask an admin.");
     expect(whyRefused("/admin/tokens", { role: "admin", tenantId: "lincoln", tenantName: null })).toContain("yours sees lincoln only");
+    expect(whyRefused("/dlq/redrive", { role: "manager", tenantId: "jefferson", tenantName: "Jefferson County Schools", portal: true })).toBe(
+      "Starting a redrive is for the people who run hookledger, not for this district portal: ask whoever sent you the portal link.",
+    );
     expect(whyRefused("/nowhere/at/all", { role: "engineer" })).toBe("Opening this page is for admins, and you are signed in as an engineer: ask an admin.");
   });
 });
