@@ -57,8 +57,9 @@ export function aboutEvent(type: string, subject: Record<string, string> | undef
 
 /**
  * The receiver's own words, short and quoted: the message of a JSON error body ({"error": "..."}, {"message": ...},
- * {"detail": ...}, {"errors": ["..."]}) or the text itself, on one line, at most `max` characters. null when the
- * answer has no words beyond its status ("HTTP 503").
+ * {"detail": ...}, {"errors": ["..."]}), the words of an HTML page (its title, else its text without the markup),
+ * or the text itself, on one line, at most `max` characters. null when the answer has no words beyond its status
+ * ("HTTP 503").
  */
 export function quoteAnswer(excerpt: string | null | undefined, max = 120): string | null {
   if (!excerpt) return null;
@@ -68,11 +69,25 @@ export function quoteAnswer(excerpt: string | null | undefined, max = 120): stri
     const said = wordsOf(body);
     if (said) text = said;
   } catch {
-    // Not JSON (or cut off at the stored excerpt): the text as it came.
+    // Not JSON (or cut off at the stored excerpt): the text as it came, or an HTML page's words.
+    if (/<\/?[a-z][^>]*>/i.test(text)) text = wordsOfHtml(text);
   }
   text = text.replace(/\s+/g, " ").trim();
   if (!text || /^HTTP \d{3}$/.test(text)) return null;
   return `“${text.length > max ? `${text.slice(0, max - 1)}…` : text}”`;
+}
+
+const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " ", "#39": "'" };
+
+/** A page's title when it has one ("502 Bad Gateway"), else its text with the tags, scripts and styles taken out. */
+function wordsOfHtml(html: string): string {
+  const title = /<title[^>]*>([^<]*)<\/title>/i.exec(html)?.[1];
+  const text = (title ?? html.replace(/<(script|style)[^>]*>[\s\S]*?(<\/\1>|$)/gi, " ").replace(/<[^>]*>?/g, " ")).replace(
+    /&(amp|lt|gt|quot|apos|nbsp|#39);/g,
+    (_, e: string) => ENTITIES[e],
+  );
+  // "<b>Fatal error</b>: …" reads "Fatal error: …", not "Fatal error : …".
+  return text.trim() ? text.replace(/\s+([:;,.!?])/g, "$1") : html;
 }
 
 function wordsOf(body: unknown): string | null {
@@ -172,7 +187,7 @@ function receiptStatus(d: DeliveryLite, fmt: TimeFmt): string {
       const next: Record<string, string> = {
         permanent:
           "Their system refused this record, so sending the same data again will not help: it has to be corrected at the source or accepted by the district first.",
-        exhausted: `We tried ${tries} over time and stopped; our engineers can send it again once ${to} is answering.`,
+        exhausted: `We tried ${count(d.totalAttempts, "time")}, with pauses in between, and then stopped; our engineers can send it again once ${to} is answering.`,
         gone: `${to} told us the address no longer exists, so sending to it has stopped until the district gives a new one.`,
         target_blocked: `The address ${to} gave is not one we are allowed to send to; the district needs to give a public address.`,
         abandoned: "Sending was interrupted on every attempt; our engineers can send it again.",

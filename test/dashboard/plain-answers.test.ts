@@ -95,6 +95,15 @@ describe("who said what", () => {
     expect(quoteAnswer('{"detail": "Student  not\\n enrolled"}')).toBe("“Student not enrolled”");
     expect(quoteAnswer('{"error": "cut off here')).toBe('“{"error": "cut off here”');
     expect(quoteAnswer("HTTP 503")).toBeNull();
+    // A PHP error page and a proxy's page: their words, not their markup.
+    expect(quoteAnswer("<br />\n<b>Fatal error</b>:  Uncaught mysqli_sql_exception: You have an error in your SQL syntax near &#39;O&#39;Brien&#39;")).toBe(
+      "“Fatal error: Uncaught mysqli_sql_exception: You have an error in your SQL syntax near 'O'Brien'”",
+    );
+    expect(quoteAnswer("<html><head><title>502 Bad Gateway</title><style>body{}</style></head><body><h1>502 Bad Gateway</h1><hr>nginx</body></html>")).toBe(
+      "“502 Bad Gateway”",
+    );
+    expect(quoteAnswer("<html><body><script>var x = 1 < 2;</script><p>Down for maintenance &amp; upgrades</p></body></html>")).toBe("“Down for maintenance & upgrades”");
+    expect(quoteAnswer("a < b and c > d")).toBe("“a < b and c > d”");
     expect(quoteAnswer("x".repeat(300))).toHaveLength(122);
   });
 });
