@@ -3,6 +3,7 @@
 // tab is visible, and says when they were last evaluated.
 import { useEffect } from "react";
 import { useRouter } from "next/navigation";
+import { Time } from "@/components/ui/time";
 
 const ALERTS_REFRESH_MS = 15_000;
 
@@ -16,7 +17,7 @@ export function AutoRefresh({ evaluatedAt }: { evaluatedAt: string }) {
   }, [router]);
   return (
     <p className="text-xs text-slate-600" aria-live="polite">
-      Evaluated <time dateTime={evaluatedAt}>{new Date(evaluatedAt).toISOString().replace("T", " ").slice(0, 19)} UTC</time>; refreshes every 15 s
+      Evaluated <Time iso={evaluatedAt} relative={false} />; refreshes every 15 s
     </p>
   );
 }
