@@ -276,14 +276,22 @@ export function dlqReasons(rows: { state: string; reason: string; n: number }[])
     .join(", ");
 }
 
-/** "N events published · deliveries: … · DLQ n (reason n, …)", from the trigger-kept counters (no scan of deliveries). */
+/**
+ * "N events published · deliveries: … · DLQ n (reason n, …)", from the trigger-kept counters (no scan of deliveries).
+ * Queued deliveries of a paused or disabled subscription (Westfield's, after its 410) are "held", as the dashboard
+ * says: counted as pending they would read as a backlog that never drains.
+ */
 async function summarize(pool: pg.Pool, traffic: Traffic): Promise<string> {
   const rows = (await findStateCounts(pool)).filter((r) => r.subscriptionId.startsWith("sub_demo_"));
-  const by = (st: string) => rows.filter((r) => r.state === st).reduce((a, r) => a + r.n, 0);
+  const stopped = new Set((await pool.query<{ id: string }>("SELECT id FROM subscriptions WHERE id LIKE 'sub\\_demo\\_%' AND state <> 'active'")).rows.map((r) => r.id));
+  const sum = (keep: (r: (typeof rows)[number]) => boolean) => rows.filter(keep).reduce((a, r) => a + r.n, 0);
+  const by = (state: string) => sum((r) => r.state === state);
+  const queued = (state: string, held: boolean) => sum((r) => r.state === state && stopped.has(r.subscriptionId) === held);
+  const held = queued("pending", true) + queued("scheduled", true);
   const reasons = dlqReasons(rows);
   return (
-    `${traffic.published} events published this run · deliveries: ${by("delivered")} delivered, ${by("scheduled")} retrying, ` +
-    `${by("in_flight")} in flight, ${by("pending")} pending · DLQ ${by("dead_letter")}${reasons ? ` (${reasons})` : ""}`
+    `${traffic.published} events published this run · deliveries: ${by("delivered")} delivered, ${queued("scheduled", false)} retrying, ` +
+    `${by("in_flight")} in flight, ${queued("pending", false)} pending${held ? `, ${held} held` : ""} · DLQ ${by("dead_letter")}${reasons ? ` (${reasons})` : ""}`
   );
 }
 
