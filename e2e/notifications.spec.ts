@@ -85,6 +85,8 @@ test("a district's contact set on its page gets an e-mail when its endpoint is p
   await expect(form.getByRole("alert")).toContainText("emails.0");
   expect((await e2eDb().query("SELECT count(*)::int AS n FROM tenant_contacts WHERE tenant = $1", [district.id])).rows[0].n).toBe(0);
   await form.getByLabel("E-mail addresses").fill(contact);
+  // The refusal spoke of the old address: editing it takes the refusal away.
+  await expect(form.getByRole("alert")).toHaveCount(0);
   // The district's own dead-letter threshold: out of range is refused by name; 5 is kept.
   const threshold = form.getByLabel("Dead letters before you are told");
   await expect(threshold).toHaveAttribute("placeholder", /^\d+$/);

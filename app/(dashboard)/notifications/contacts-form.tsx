@@ -30,6 +30,8 @@ export function ContactsForm({
     <form
       className={`${card} space-y-3`}
       aria-label={`Notification contacts of ${tenantName}`}
+      // A refusal speaks of the values it was given: once one is edited it no longer applies.
+      onChange={() => setMessage((m) => (m && !m.ok ? null : m))}
       onSubmit={(e) => {
         e.preventDefault();
         const f = new FormData(e.currentTarget);
