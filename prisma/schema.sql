@@ -274,10 +274,11 @@ CREATE TABLE notifications (
   CONSTRAINT notifications_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'sent'::text, 'failed'::text, 'suppressed'::text]))),
   CONSTRAINT notifications_pkey PRIMARY KEY (id)
 );
+CREATE INDEX notifications_created ON public.notifications USING btree (created_at DESC, id DESC);
 CREATE INDEX notifications_due ON public.notifications USING btree (next_attempt_at) WHERE (status = 'pending'::text);
 CREATE INDEX notifications_recent ON public.notifications USING btree (subscription_id, kind, channel, recipient, created_at DESC);
 CREATE UNIQUE INDEX notifications_source ON public.notifications USING btree (source, channel, recipient) WHERE (digest_count = 0);
-CREATE INDEX notifications_tenant_created ON public.notifications USING btree (tenant, created_at DESC);
+CREATE INDEX notifications_tenant_created_id ON public.notifications USING btree (tenant, created_at DESC, id DESC);
 
 CREATE TABLE notify_cursor (
   id boolean DEFAULT true NOT NULL,

@@ -234,6 +234,15 @@ export class HookledgerClient {
     } while (cursor);
   }
 
+  private async *everyNotification(query: Omit<ListNotificationsQuery, "cursor" | "before">): AsyncGenerator<Notification> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.notifications.list({ ...query, cursor });
+      yield* page.items;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+  }
+
   /** Publishes one event; the same id again answers `created: false` with the same deliveries. */
   async publish(event: PublishEventInput): Promise<PublishEventResult> {
     const r = await this.send("post", "/api/v1/events", { body: event }, { idempotent: true });
@@ -325,8 +334,10 @@ export class HookledgerClient {
   };
 
   readonly notifications = {
-    /** The notices sent to districts (or not, and why), newest first; `before` (a createdAt) pages back. */
+    /** The notices sent to districts (or not, and why), newest first, one page: `{items, nextCursor}`; pass `nextCursor` back as `cursor` for the next (null: there is none). */
     list: (query: ListNotificationsQuery = {}): Promise<Answer<"getNotifications">> => this.op("get", "/api/v1/notifications", { query }),
+    /** Every notice, page after page (`for await (const n of client.notifications.listAll())`). */
+    listAll: (query: Omit<ListNotificationsQuery, "cursor" | "before"> = {}): AsyncGenerator<Notification> => this.everyNotification(query),
     /** The operator's defaults: `dlqThreshold`, what every district without its own threshold follows. */
     getSettings: (): Promise<Answer<"getNotificationsSettings">> => this.op("get", "/api/v1/notifications/settings"),
     /** Sets them (global admins); audited. */

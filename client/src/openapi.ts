@@ -410,7 +410,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The notifications sent to districts (endpoint paused, disabled, recovered; dead letters over the threshold or waiting over a day; a signing secret's overlap ending), newest first: to whom, what, when, and sent or why not. A principal confined to a tenant sees its own. ?limit= (1–500, default 100) &before=<createdAt> for the next page. */
+        /** The notifications sent to districts (endpoint paused, disabled, recovered; dead letters over the threshold or waiting over a day; a signing secret's overlap ending), newest first: to whom, what, when, and sent or why not. A principal confined to a tenant sees its own. A page at a time (ties in createdAt ordered by id): ?limit= (1–500, default 100); cursor is a page's nextCursor (the page after it). A cursor that is not one this list answered (or one of another tenant's) is a 400 naming query.cursor. before=<createdAt> (the notices strictly older than it) is the first version's paging, still read; it skips the other notices of the instant a page ended in. */
         get: operations["getNotifications"];
         put?: never;
         post?: never;
@@ -2994,6 +2994,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
+                cursor?: string;
                 before?: string;
             };
             header?: never;
@@ -3002,7 +3003,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description {items, nextBefore}: nextBefore is the createdAt to pass as before for the next page, null at the end. */
+            /** @description {items, nextCursor, nextBefore}: nextCursor (null on the last page) is the cursor of the next page; nextBefore (null there too) is the page's last createdAt, for the first version's before. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3029,6 +3030,11 @@ export interface operations {
                             sentAt: string | null;
                             nextAttemptAt: string | null;
                         }[];
+                        nextCursor: string | null;
+                        /**
+                         * @deprecated
+                         * @description the page's last createdAt (ISO 8601, UTC), for before=; null on the last page. Page with nextCursor
+                         */
                         nextBefore: string | null;
                     };
                 };

@@ -406,11 +406,12 @@ export const API_OPERATIONS: ApiOperation[] = [
     method: "get",
     permission: "notifications.read",
     summary:
-      "The notifications sent to districts (endpoint paused, disabled, recovered; dead letters over the threshold or waiting over a day; a signing secret's overlap ending), newest first: to whom, what, when, and sent or why not. A principal confined to a tenant sees its own. ?limit= (1–500, default 100) &before=<createdAt> for the next page.",
+      "The notifications sent to districts (endpoint paused, disabled, recovered; dead letters over the threshold or waiting over a day; a signing secret's overlap ending), newest first: to whom, what, when, and sent or why not. A principal confined to a tenant sees its own. A page at a time (ties in createdAt ordered by id): ?limit= (1–500, default 100); cursor is a page's nextCursor (the page after it). A cursor that is not one this list answered (or one of another tenant's) is a 400 naming query.cursor. before=<createdAt> (the notices strictly older than it) is the first version's paging, still read; it skips the other notices of the instant a page ended in.",
     query: ZNotificationsQuery,
     status: 200,
     response: ZNotificationList,
-    responseDescription: "{items, nextBefore}: nextBefore is the createdAt to pass as before for the next page, null at the end.",
+    responseDescription:
+      "{items, nextCursor, nextBefore}: nextCursor (null on the last page) is the cursor of the next page; nextBefore (null there too) is the page's last createdAt, for the first version's before.",
   },
   {
     path: "/api/v1/notifications/settings",

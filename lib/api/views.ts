@@ -277,7 +277,14 @@ export const ZNotificationView = z.object({
   sentAt: time.nullable(),
   nextAttemptAt: time.nullable(),
 });
-export const ZNotificationList = z.object({ items: z.array(ZNotificationView), nextBefore: time.nullable() });
+/** A page of notices, newest first by (createdAt, id): nextCursor (null on the last page) asks for the next; nextBefore is the first version's paging, kept for its callers. */
+export const ZNotificationList = z.object({
+  items: z.array(ZNotificationView),
+  nextCursor: z.string().nullable(),
+  nextBefore: time
+    .nullable()
+    .meta({ deprecated: true, description: "the page's last createdAt (ISO 8601, UTC), for before=; null on the last page. Page with nextCursor" }),
+});
 
 /** A district portal link (lib/portal): `url` opens once and signs that browser in as the district until expiresAt. */
 export const ZPortalSessionView = z.object({

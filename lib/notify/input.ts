@@ -26,8 +26,18 @@ export const ZNotificationSettings = z.strictObject({
 });
 export type TNotificationSettings = z.infer<typeof ZNotificationSettings>;
 
-/** GET /api/v1/notifications. */
+/**
+ * GET /api/v1/notifications (and the Notifications page's URL): `cursor` is a page's `nextCursor`, the page after it.
+ * `before` (a createdAt: the notices strictly older) is the first version's paging, still read; it cannot page through
+ * the notices of one instant, which a round of the notifier makes many of.
+ */
 export const ZNotificationsQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(500).default(100),
-  before: z.iso.datetime({ offset: true }).optional(),
+  // A notice's id (letters, digits, _ and -): anything else, a NUL byte among them, is no cursor rather than a statement error.
+  cursor: z
+    .string()
+    .max(200)
+    .regex(/^[A-Za-z0-9_-]+$/, "not a nextCursor this list answered; start again without cursor")
+    .optional(),
+  before: z.iso.datetime({ offset: true }).meta({ deprecated: true, description: "the notices strictly older than this createdAt; page with cursor" }).optional(),
 });

@@ -442,3 +442,123 @@ describe("notices", () => {
     expect(await listNotifications(db.pool, { tenantId: "jefferson", subscriptionId: one }, { limit: 500 })).toEqual([]);
   });
 });
+
+describe("paging", () => {
+  // The notifier writes a round's notices in one transaction, so they share one created_at (QA saw 111 at one instant):
+  // 250 of Adams' at one microsecond, 20 a microsecond before it (the same millisecond), 10 an hour later; 30 of Bell's
+  // at the same instant. Paging by the time alone lost every notice of the instant after the first page.
+  const T0 = "2026-12-06 05:39:03.362417+00";
+  type Page = { items: { id: string; tenant: string; createdAt: string }[]; nextCursor: string | null; nextBefore: string | null };
+  let adamsToken: string;
+  let bellToken: string;
+
+  const insert = (tenant: string, n: number, at: string, tag: string) =>
+    db.pool.query(
+      `INSERT INTO notifications (id, tenant, subscription_id, kind, channel, recipient, subject, body, source, status, attempts, sent_at, created_at)
+       SELECT hl_new_id('ntf_'), $1, NULL, 'dlq_threshold', 'email', 'it@' || $1 || '.example', 'notice ' || i, 'body', 'paging:' || $4 || ':' || i, 'sent', 1, $3::timestamptz, $3::timestamptz
+         FROM generate_series(1, $2::int) i`,
+      [tenant, n, at, tag],
+    );
+  /** The ids the database orders (created_at desc, id desc), in a scope. */
+  const expected = async (where = "true") =>
+    (await db.pool.query(`SELECT id FROM notifications WHERE ${where} ORDER BY created_at DESC, id DESC`)).rows.map((r) => r.id as string);
+  /** Every page from the first, following nextCursor; the pages as answered. */
+  async function pageThrough(token: string, limit: number): Promise<Page[]> {
+    const pages: Page[] = [];
+    let cursor: string | null = null;
+    do {
+      const r = await call(notificationsRoute.GET, { token, path: `/api/v1/notifications?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}` });
+      expect(r.status, r.text).toBe(200);
+      pages.push(r.json as Page);
+      cursor = (r.json as Page).nextCursor;
+      expect(pages.length, "pages end").toBeLessThan(1000);
+    } while (cursor);
+    return pages;
+  }
+
+  beforeAll(async () => {
+    await db.pool.query("INSERT INTO tenants (id, name) VALUES ('adams', 'Adams 12'), ('bell', 'Bell Unified')");
+    await insert("adams", 250, T0, "a0");
+    await insert("adams", 20, "2026-12-06 05:39:03.362416+00", "a-1");
+    await insert("adams", 10, "2026-12-06 06:39:03.362417+00", "a+1");
+    await insert("bell", 30, T0, "b0");
+    adamsToken = (await createApiToken(db.prisma, { role: "support", tenantId: "adams" })).token;
+    bellToken = (await createApiToken(db.prisma, { role: "support", tenantId: "bell" })).token;
+  });
+
+  it("a tenant's notices of one instant, 7 and 100 at a time: each exactly once, newest first, ties by id; nextCursor null on the last page, which is not empty", async () => {
+    const want = await expected("tenant = 'adams'");
+    expect(want).toHaveLength(280);
+    for (const limit of [7, 100]) {
+      const pages = await pageThrough(adamsToken, limit);
+      const ids = pages.flatMap((p) => p.items.map((n) => n.id));
+      expect(ids, `limit ${limit}`).toEqual(want);
+      expect(pages.flatMap((p) => p.items).every((n) => n.tenant === "adams")).toBe(true);
+      expect(pages).toHaveLength(Math.ceil(280 / limit));
+      expect(pages.at(-1)!.items.length, "the last page holds the last notices, not nothing").toBeGreaterThan(0);
+      expect(pages.at(-1)!.nextCursor).toBeNull();
+      expect(pages.at(-1)!.nextBefore).toBeNull();
+      expect(pages.slice(0, -1).every((p) => p.items.length === limit && p.nextCursor !== null)).toBe(true);
+    }
+  });
+
+  it("a global reader pages through every tenant's notices; another tenant's token sees its own only", async () => {
+    const all = (await pageThrough(admin, 100)).flatMap((p) => p.items.map((n) => n.id));
+    expect(all).toEqual(await expected());
+    const bell = (await pageThrough(bellToken, 7)).flatMap((p) => p.items);
+    expect(bell.map((n) => n.id)).toEqual(await expected("tenant = 'bell'"));
+    expect(bell.every((n) => n.tenant === "bell")).toBe(true);
+  });
+
+  it("a cursor that is not one this list answered (or another tenant's) is a 400 naming query.cursor, never a 500", async () => {
+    const first = await call(notificationsRoute.GET, { token: adamsToken, path: "/api/v1/notifications?limit=7" });
+    const adamsCursor = (first.json as Page).nextCursor!;
+    expect(adamsCursor).toEqual(expect.any(String));
+    // As they stand in the URL.
+    for (const [token, cursor] of [
+      [adamsToken, "garbage!!"],
+      [adamsToken, "ntf_0000000000000000000000000000"],
+      [adamsToken, "x".repeat(5000)],
+      [adamsToken, encodeURIComponent(`${adamsCursor}'; --`)],
+      [admin, "%00"],
+      [admin, `${adamsCursor}%00`],
+      [admin, "%FF%FE"],
+      [admin, ""],
+      [bellToken, adamsCursor],
+    ] as const) {
+      const r = await call(notificationsRoute.GET, { token, path: `/api/v1/notifications?limit=7&cursor=${cursor}` });
+      expect(r.status, `${cursor.slice(0, 40)}: ${r.text}`).toBe(400);
+      expect(r.json.error.code).toBe("validation_failed");
+      expect(r.json.error.message).toMatch(/^query\.cursor: /);
+    }
+  });
+
+  it("before=<createdAt> still pages as before (notices strictly older than it), with nextBefore beside nextCursor", async () => {
+    const before = "2026-12-06T06:00:00.000Z";
+    const r = await call(notificationsRoute.GET, { token: adamsToken, path: `/api/v1/notifications?limit=7&before=${before}` });
+    expect(r.status, r.text).toBe(200);
+    const page = r.json as Page;
+    expect(page.items.map((n) => n.id)).toEqual((await expected(`tenant = 'adams' AND created_at < '${before}'`)).slice(0, 7));
+    expect(page.nextBefore).toBe(page.items[6].createdAt);
+    const next = await call(notificationsRoute.GET, { token: adamsToken, path: `/api/v1/notifications?limit=7&before=${before}&cursor=${page.nextCursor}` });
+    expect((next.json as Page).items.map((n) => n.id)).toEqual((await expected(`tenant = 'adams' AND created_at < '${before}'`)).slice(7, 14));
+  });
+
+  it("the typed client: notifications.list takes the cursor, listAll follows it to the end", async () => {
+    const { startApiServer } = await import("../helpers/client-server");
+    const { HookledgerClient } = await import("../../client/src/index");
+    const server = await startApiServer();
+    try {
+      const client = new HookledgerClient({ baseUrl: server.url, token: adamsToken });
+      const want = await expected("tenant = 'adams'");
+      const first = await client.notifications.list({ limit: 7 });
+      const second = await client.notifications.list({ limit: 7, cursor: first.nextCursor! });
+      expect([...first.items, ...second.items].map((n) => n.id)).toEqual(want.slice(0, 14));
+      const all: string[] = [];
+      for await (const n of client.notifications.listAll({ limit: 100 })) all.push(n.id);
+      expect(all).toEqual(want);
+    } finally {
+      await server.close();
+    }
+  });
+});

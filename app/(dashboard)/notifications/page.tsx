@@ -6,12 +6,14 @@ import Link from "next/link";
 import { requireViewer } from "@/lib/auth/session";
 import { canAs } from "@/lib/auth/permissions";
 import { getPrisma } from "@/lib/db/prisma";
+import { AppError } from "@/lib/errors";
 import { ledgerDb } from "@/lib/ledger/read/db";
-import { listNotifications } from "@/lib/ledger/sql/notifications";
+import { listNotificationPage } from "@/lib/ledger/sql/notifications";
 import { getContacts } from "@/lib/notify/contacts";
+import { ZNotificationsQuery } from "@/lib/notify/input";
 import { listTenants } from "@/lib/tenants/manage-tenants";
-import { scopeOf } from "@/lib/tenants/scope";
-import { PageHeader, card } from "@/components/ui/kit";
+import { scopeOf, type Scope } from "@/lib/tenants/scope";
+import { PageHeader, btn, card } from "@/components/ui/kit";
 import { NotificationsTable } from "@/components/dashboard/NotificationsTable";
 import { ContactsForm } from "./contacts-form";
 
@@ -49,11 +51,30 @@ async function DistrictContacts({ viewer }: { viewer: Awaited<ReturnType<typeof 
   );
 }
 
-export default async function NotificationsPage() {
+/** Notices a page. */
+const PAGE_SIZE = 100;
+
+/**
+ * The page the URL's cursor names (a page's nextCursor: the notices after it), or the newest. A cursor that names no
+ * notice this viewer may see (mistyped, cut short, another district's) reads the newest page, and says so.
+ */
+async function noticePage(scope: Scope, cursor: string | undefined) {
+  if (cursor && ZNotificationsQuery.safeParse({ cursor }).success) {
+    try {
+      return { ...(await listNotificationPage(ledgerDb(), scope, { limit: PAGE_SIZE, cursor })), cursor, badCursor: false };
+    } catch (e) {
+      if (!(e instanceof AppError && e.code === "validation_failed")) throw e;
+    }
+  }
+  return { ...(await listNotificationPage(ledgerDb(), scope, { limit: PAGE_SIZE })), cursor: undefined, badCursor: cursor !== undefined };
+}
+
+export default async function NotificationsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const viewer = await requireViewer("notifications.read");
   const global = !viewer.tenantId;
-  const [items, tenants] = await Promise.all([
-    listNotifications(ledgerDb(), scopeOf(viewer), { limit: 100 }),
+  const asked = (await searchParams).cursor;
+  const [{ items, nextCursor, cursor, badCursor }, tenants] = await Promise.all([
+    noticePage(scopeOf(viewer), (Array.isArray(asked) ? asked[0] : asked) || undefined),
     global ? listTenants(getPrisma(), viewer) : Promise.resolve(null),
   ]);
   return (
@@ -76,7 +97,26 @@ export default async function NotificationsPage() {
       />
       {!global && <DistrictContacts viewer={viewer} />}
       <h2 className="text-base font-semibold">Sent notifications</h2>
+      {badCursor && (
+        <p className="text-sm text-slate-700" role="status">
+          The link named no place in this list (it may be cut short, or from another district), so the newest notices are shown.
+        </p>
+      )}
       <NotificationsTable items={items} showTenant={global} tenantName={new Map((tenants ?? []).map((t) => [t.id, t.name]))} />
+      {(cursor || nextCursor) && (
+        <nav aria-label="Pages of notifications" className="flex flex-wrap gap-2">
+          {cursor && (
+            <Link href="/notifications" className={btn}>
+              Newest
+            </Link>
+          )}
+          {nextCursor && (
+            <Link href={`/notifications?${new URLSearchParams({ cursor: nextCursor })}`} className={btn}>
+              Older notices →
+            </Link>
+          )}
+        </nav>
+      )}
     </section>
   );
 }

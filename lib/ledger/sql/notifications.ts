@@ -5,7 +5,8 @@
 // lib/notify/messages.ts; this file is the SQL.
 import "server-only";
 import type pg from "pg";
-import { queryRows, sql, type LedgerDb } from "../read/db";
+import { AppError } from "../../errors";
+import { join, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
 import type { Scope } from "../../tenants/scope";
 
 export type NotifyKind = "paused" | "disabled" | "recovered" | "dlq_threshold" | "dlq_old" | "secret_expiring";
@@ -272,8 +273,29 @@ function noticesInScope(scope: Scope) {
   return scope.subscriptionId ? sql`tenant = ${scope.tenantId} AND subscription_id = ${scope.subscriptionId}` : sql`tenant = ${scope.tenantId}`;
 }
 
-/** A scope's notices, newest first (the audit page and GET /api/v1/notifications). */
-export async function listNotifications(db: LedgerDb, scope: Scope, opts: { limit: number; before?: Date | null }): Promise<NotificationView[]> {
+/** One page of a scope's notices and the cursor of the next: the page's last notice's id, null on the last page. */
+type NotificationPage = { items: NotificationView[]; nextCursor: string | null };
+
+const BAD_CURSOR = "not a nextCursor this list answered; start again without cursor";
+
+/**
+ * A scope's notices, newest first (GET /api/v1/notifications and the Notifications page): ordered by (created_at, id)
+ * descending, `limit` at a time. The notifier writes a round's notices in one transaction, so many share one
+ * created_at and only the id tells them apart: the cursor is a notice's id (a page's nextCursor) and the page after it
+ * holds the notices strictly after that one in this order, however many share its instant. A time alone (`before`,
+ * still read for the callers of the first version) cannot say where within such an instant a page ended. A cursor
+ * that is no notice of this scope is a 400 naming query.cursor (another tenant's notice is not a place to start from).
+ * One more row than the page is read, so the last page says so (nextCursor null) instead of leading to an empty one.
+ */
+export async function listNotificationPage(db: LedgerDb, scope: Scope, opts: { limit: number; cursor?: string | null; before?: Date | null }): Promise<NotificationPage> {
+  const where: Sql[] = [noticesInScope(scope)];
+  if (opts.cursor) {
+    const at = await queryRows<{ id: string }>(db, sql`SELECT id FROM notifications WHERE id = ${opts.cursor} AND ${noticesInScope(scope)}`);
+    if (!at[0]) throw new AppError("validation_failed", `query.cursor: ${BAD_CURSOR}.`, [{ path: "query.cursor", message: BAD_CURSOR }]);
+    // The cursor's created_at is read in the statement (microseconds; a Date would round it to the millisecond).
+    where.push(sql`(created_at, id) < ((SELECT c.created_at FROM notifications c WHERE c.id = ${opts.cursor}), ${opts.cursor}::text)`);
+  }
+  if (opts.before) where.push(sql`created_at < ${opts.before}`);
   const rows = await queryRows<Omit<NotificationView, "createdAt" | "sentAt" | "nextAttemptAt"> & { createdAt: Date; sentAt: Date | null; nextAttemptAt: Date | null }>(
     db,
     // A webhook's path is its secret (an incoming webhook posts to whoever knows it): its origin only.
@@ -281,13 +303,22 @@ export async function listNotifications(db: LedgerDb, scope: Scope, opts: { limi
                CASE WHEN channel = 'webhook' THEN substring(recipient FROM '^[a-z]+://[^/?#]+') || '/…' ELSE recipient END AS recipient, subject, status, attempts, last_error AS "lastError",
                digest_count AS "digestCount", created_at AS "createdAt", sent_at AS "sentAt", next_attempt_at AS "nextAttemptAt"
           FROM notifications
-         WHERE ${noticesInScope(scope)} AND created_at < ${opts.before ?? new Date("9999-01-01")}
-         ORDER BY created_at DESC, id DESC LIMIT ${opts.limit}`,
+         WHERE ${join(where, " AND ")}
+         ORDER BY created_at DESC, id DESC LIMIT ${opts.limit + 1}`,
   );
-  return rows.map((r) => ({
-    ...r,
-    createdAt: r.createdAt.toISOString(),
-    sentAt: r.sentAt ? r.sentAt.toISOString() : null,
-    nextAttemptAt: r.nextAttemptAt ? r.nextAttemptAt.toISOString() : null,
-  }));
+  const page = rows.slice(0, opts.limit);
+  return {
+    items: page.map((r) => ({
+      ...r,
+      createdAt: r.createdAt.toISOString(),
+      sentAt: r.sentAt ? r.sentAt.toISOString() : null,
+      nextAttemptAt: r.nextAttemptAt ? r.nextAttemptAt.toISOString() : null,
+    })),
+    nextCursor: rows.length > opts.limit ? page[page.length - 1].id : null,
+  };
+}
+
+/** A scope's newest notices (the audit page's few): the first page of listNotificationPage. */
+export async function listNotifications(db: LedgerDb, scope: Scope, opts: { limit: number }): Promise<NotificationView[]> {
+  return (await listNotificationPage(db, scope, opts)).items;
 }
