@@ -12,10 +12,14 @@
 // keeps frame-ancestors 'none' and X-Frame-Options: DENY.
 // Everything here answers only to a Host the dashboard is known by (DNS
 // rebinding; lib/auth/host.ts): 421 otherwise, before anything else.
+// An address holding U+0000 (%00) is a 400 before any page runs: PostgreSQL
+// stores and compares no NUL, so no path or query value may hold one
+// (lib/errors.ts nulInAddress; /api/v1 checks its own, in apiRoute).
 import { NextResponse, type NextRequest } from "next/server";
 import { SESSION_COOKIE, unsealSession } from "./lib/auth/cookies";
 import { HSTS, X_FRAME_OPTIONS_DENY, newNonce, pageContentSecurityPolicy, servedOverHttps } from "./lib/auth/headers";
 import { hostRefusal, misdirectedResponse } from "./lib/auth/host";
+import { nulInAddress } from "./lib/errors";
 import { metricsTokenAccepts } from "./lib/metrics/token";
 import { portalFrameAncestors } from "./lib/portal/frame-ancestors";
 
@@ -49,6 +53,17 @@ export async function proxy(req: NextRequest) {
     headers.set("x-nonce", nonce);
     return finish(NextResponse.next({ request: { headers } }));
   };
+
+  const nul = nulInAddress(req.url);
+  if (nul) {
+    const res = pathname.startsWith("/api/")
+      ? NextResponse.json({ error: { code: nul.code, message: nul.message, details: nul.details ?? null } }, { status: 400 })
+      : new NextResponse(`Bad request: ${nul.message}. Remove it from the address and try again.\n`, {
+          status: 400,
+          headers: { "content-type": "text/plain; charset=utf-8" },
+        });
+    return finish(res);
+  }
 
   if (PUBLIC.some((re) => re.test(pathname))) return pass();
   // A password an admin set: nothing but the password page until it is changed

@@ -2,7 +2,7 @@
 // table, and the one mapping from errors to HTTP answers (docs/STYLE.md #5).
 import "server-only";
 import { ZodError, type ZodType } from "zod";
-import { AppError, fromZod } from "../errors";
+import { AppError, fromUnstorableCharacter, fromZod, nulInAddress, nulInJson } from "../errors";
 import { can, canAs, type Permission } from "../auth/permissions";
 import { principalFromRequest, type Principal } from "../auth/principal";
 import { SAFE_METHODS, assertCsrf } from "../auth/csrf";
@@ -36,6 +36,13 @@ export function errorResponse(err: AppError): Response {
 export function toErrorResponse(err: unknown): Response {
   if (err instanceof AppError) return errorResponse(err);
   if (err instanceof ZodError) return errorResponse(fromZod(err));
+  // The edges refuse a NUL (apiRoute, readJson, proxy.ts); one that still reaches
+  // the database came in with the request all the same: the caller's input.
+  const unstorable = fromUnstorableCharacter(err);
+  if (unstorable) {
+    logger.warn({ err: (err as Error).message }, "request refused: the database cannot store a character it holds");
+    return errorResponse(unstorable);
+  }
   // A RangeError that reaches here is the input's doing (a recursion or size
   // limit hit while processing it): the caller's request, not a server fault.
   if (err instanceof RangeError) {
@@ -57,6 +64,10 @@ export type ApiRoute = ((req: ApiRequest, ctx?: RouteContext) => Promise<Respons
 export function apiRoute(permission: Permission, handler: Handler): ApiRoute {
   const route = withHttpMetrics(async (req: ApiRequest, ctx?: RouteContext): Promise<Response> => {
     try {
+      // A NUL in the address is refused before anything else (lib/errors.ts nulInAddress): a malformed request, whoever sends it.
+      const params = ctx?.params ? await ctx.params : {};
+      const nul = nulInAddress(req.url, params);
+      if (nul) throw nul;
       const principal = await principalFromRequest(req);
       if (!principal)
         throw new AppError(
@@ -75,7 +86,6 @@ export function apiRoute(permission: Permission, handler: Handler): ApiRoute {
           permission,
           tenant: principal.tenantId,
         });
-      const params = ctx?.params ? await ctx.params : {};
       return await handler({ req, principal, params });
     } catch (err) {
       return toErrorResponse(err);
@@ -124,8 +134,20 @@ export async function readBodyLimited(req: ApiRequest, max: number): Promise<Buf
   return Buffer.concat(chunks, total);
 }
 
-/** Reads a JSON body: 413 over the limit, 415 if not JSON, 400 if malformed, then the schema. */
-export async function readJson<T>(req: ApiRequest, schema: ZodType<T>, opts: { maxBytes?: number } = {}): Promise<{ value: T; raw: string }> {
+/**
+ * Reads a JSON body: 413 over the limit, 415 if not JSON, 400 if malformed,
+ * 400 if any string or key holds U+0000 (lib/errors.ts nulInJson), then the schema.
+ * `nulCheckedBySchema`: the schema refuses an unstorable string itself, field by
+ * field. The events routes: an event's data is stored as bytes (the envelope),
+ * where \u0000 is fine and is delivered as sent; its id, type and subject are
+ * checked by its schema (lib/events/event-input.ts), and a batch answers each
+ * event on its own.
+ */
+export async function readJson<T>(
+  req: ApiRequest,
+  schema: ZodType<T>,
+  opts: { maxBytes?: number; nulCheckedBySchema?: boolean } = {},
+): Promise<{ value: T; raw: string }> {
   const max = opts.maxBytes ?? MAX_BODY_BYTES;
   assertDeclaredLength(req, max);
   const type = req.headers.get("content-type") ?? "";
@@ -137,6 +159,11 @@ export async function readJson<T>(req: ApiRequest, schema: ZodType<T>, opts: { m
     parsed = JSON.parse(raw);
   } catch (err) {
     throw new AppError("invalid_json", `The body is not valid JSON: ${(err as Error).message}`);
+  }
+  // JSON carries a NUL only escaped (JSON.parse refuses a raw one), so a body without "\u0000" is not walked.
+  if (!opts.nulCheckedBySchema && raw.includes("\\u0000")) {
+    const nul = nulInJson(parsed);
+    if (nul) throw nul;
   }
   const r = schema.safeParse(parsed);
   if (!r.success) throw fromZod(r.error);

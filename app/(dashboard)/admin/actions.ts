@@ -5,7 +5,7 @@
 import { revalidatePath } from "next/cache";
 import { ZodError } from "zod";
 import { getPrisma } from "@/lib/db/prisma";
-import { AppError } from "@/lib/errors";
+import { AppError, fromUnstorableCharacter } from "@/lib/errors";
 import { authorizeAction } from "@/lib/auth/session";
 import { createTokenAsAdmin, createUserAsAdmin, revokeToken, setUserDisabled } from "@/lib/auth/admin";
 import { createTenant } from "@/lib/tenants/manage-tenants";
@@ -18,6 +18,8 @@ async function run<T>(fn: () => Promise<T>): Promise<ActionResult<T>> {
     return { ok: true, value: await fn() };
   } catch (err) {
     if (err instanceof AppError) return { ok: false, error: err.message };
+    const unstorable = fromUnstorableCharacter(err);
+    if (unstorable) return { ok: false, error: unstorable.message };
     // A refused field says which and why, next to the form, instead of an error page.
     if (err instanceof ZodError) return { ok: false, error: err.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ") };
     throw err;

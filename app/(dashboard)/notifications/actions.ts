@@ -4,7 +4,7 @@
 import { revalidatePath } from "next/cache";
 import { ZodError } from "zod";
 import { getPrisma } from "@/lib/db/prisma";
-import { AppError } from "@/lib/errors";
+import { AppError, fromUnstorableCharacter } from "@/lib/errors";
 import { authorizeAction } from "@/lib/auth/session";
 import { setContacts } from "@/lib/notify/contacts";
 import { dlqThresholdField } from "@/lib/notify/settings";
@@ -29,6 +29,8 @@ export async function saveContactsAction(tenant: string, input: { emails: string
     return { ok: true, emails: saved.emails, webhookUrl: saved.webhookUrl, dlqThreshold: saved.dlqThreshold };
   } catch (err) {
     if (err instanceof AppError) return { ok: false, error: err.message };
+    const unstorable = fromUnstorableCharacter(err);
+    if (unstorable) return { ok: false, error: unstorable.message };
     if (err instanceof ZodError) return { ok: false, error: err.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ") };
     throw err;
   }

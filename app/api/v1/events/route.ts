@@ -10,7 +10,7 @@ export const dynamic = "force-dynamic";
 // Validated here (a 4xx changes nothing), then written grouped with concurrent
 // publishes in one statement per group (lib/events/ingest.ts).
 export const POST = apiRoute("events.publish", async ({ req, principal }) => {
-  const { value } = await readJson(req, ZCreateEvent);
+  const { value } = await readJson(req, ZCreateEvent, { nulCheckedBySchema: true });
   const scope = scopeOf(principal);
   // A scoped token publishes for its own tenant only (403, nothing written).
   const refused = publishTenantError(scope, value.subject?.tenant);

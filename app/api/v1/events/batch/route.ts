@@ -10,7 +10,7 @@ export const dynamic = "force-dynamic";
 // their deliveries. A bad query is a 400 before the body is read.
 export const POST = apiRoute("events.publish", async ({ req, principal }) => {
   const { deliveries } = parseQuery(req, ZPublishBatchQuery);
-  const { value } = await readJson(req, ZPublishBatch, { maxBytes: MAX_BATCH_BYTES });
+  const { value } = await readJson(req, ZPublishBatch, { maxBytes: MAX_BATCH_BYTES, nulCheckedBySchema: true });
   // A scoped token's event for another tenant (or none) is refused on its own (403 at its index), the rest published.
   const { deprecated, ...answer } = await publishBatch(value, { maxEventBytes: MAX_BODY_BYTES, scope: scopeOf(principal), deliveries });
   // As for a single publish: an event of a deprecated type still publishes, and `Deprecation: true` tells the producer to move off it.
