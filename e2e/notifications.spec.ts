@@ -178,3 +178,28 @@ test("an admin sets a district's contacts on the tenants page", async ({ page })
   await shot(page, "notifications-admin-tenants-390");
   expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
 });
+
+test("a district's notices page back, 100 at a time, through one notifier round's instant", async ({ page }) => {
+  const run = Date.now().toString(36);
+  const district = await createDistrict(`ntfp_${run}`, `Paging Valley ${run}`);
+  // 130 notices written in one instant, as one round of the notifier writes them.
+  await e2eDb().query(
+    `INSERT INTO notifications (id, tenant, subscription_id, kind, channel, recipient, subject, body, source, status, attempts, sent_at, created_at)
+     SELECT hl_new_id('ntf_'), $1, NULL, 'dlq_threshold', 'email', 'it@paging.example', 'notice ' || i, 'body', 'e2e-paging:' || $1 || ':' || i, 'sent', 1, now(), now()
+       FROM generate_series(1, 130) i`,
+    [district.id],
+  );
+  await signInAsManager(page, district);
+  await page.goto("/notifications");
+  const rows = page.getByTestId("notification-row");
+  await expect(rows).toHaveCount(100);
+  await page.getByRole("link", { name: "Older notices →" }).click();
+  await expect(rows).toHaveCount(30);
+  await expect(page.getByRole("link", { name: "Older notices →" })).toHaveCount(0);
+  await page.getByRole("link", { name: "Newest" }).click();
+  await expect(rows).toHaveCount(100);
+  // A cursor that names nothing this district may see: the newest page, and a line saying so.
+  await page.goto("/notifications?cursor=ntf_nothing_here");
+  await expect(page.getByRole("status")).toContainText("the newest notices are shown");
+  await expect(rows).toHaveCount(100);
+});
