@@ -5,6 +5,7 @@
 import "server-only";
 import { z } from "zod";
 import { notFound } from "../errors";
+import { USER_AGENT } from "../net/sender";
 import { getDeliveryWithAttempts } from "../ledger/sql/get-delivery";
 import { findDeliveryTombstone, getErasure, tombstoneSentence } from "../ledger/sql/erase";
 import { findEventSubjects } from "../ledger/sql/lookup-events";
@@ -28,7 +29,6 @@ export type DeliveryDetail = DeliveryLite & {
   payload: { bytes: number; pretty: string | null; base64: string };
 };
 
-const VERSION = process.env.npm_package_version ?? "0.1.0";
 
 /** `scope`: another tenant's delivery is not found (404) for a scoped caller; its audit rows and erasure are not read. */
 export async function getDeliveryDetail(opts: { id: string; scope?: Scope }, db: LedgerDb = ledgerDb()): Promise<DeliveryDetail> {
@@ -68,9 +68,9 @@ export async function getDeliveryDetail(opts: { id: string; scope?: Scope }, db:
   // What a receiver gets (docs/API.md); the signature itself is never shown.
   const requestHeaders: [string, string][] = [
     ["content-type", "application/json"],
-    ["user-agent", `hookledger/${VERSION}`],
+    ["user-agent", USER_AGENT],
     ["webhook-id", d.deliveryKey],
-    ["Idempotency-Key", d.deliveryKey],
+    ["idempotency-key", d.deliveryKey],
     ["webhook-timestamp", ts === null ? "(set when sent)" : String(ts)],
     ["webhook-signature", "v1,[redacted]"],
   ];
