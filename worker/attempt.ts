@@ -29,6 +29,8 @@ export class Attempts {
       secrets: SecretsCache;
       results: ResultQueue;
       slots: Slots;
+      /** Returns a claimed row that will not be sent now to its prior state (no attempt made). */
+      release: (entry: InFlight) => void;
       /** Aborted at shutdown: claimed rows not yet on the wire stay unsent (released untouched). */
       holding: AbortSignal;
       random?: () => number;
@@ -77,6 +79,12 @@ export class Attempts {
       this.w.slots.finished(entry);
       return;
     }
+    if (this.w.limiter.backingOff(row.subscriptionId)) {
+      // Its endpoint asked for time (Retry-After): back unsent, due as it was; the claim skips the subscription until then.
+      this.w.release(entry);
+      this.w.slots.finished(entry);
+      return;
+    }
     entry.started = true;
     const startedAt = new Date();
     schedulingLateness.observe(Math.max(0, (startedAt.getTime() - row.dueAt) / 1000));
@@ -120,6 +128,8 @@ export class Attempts {
       trigger: row.trigger,
       actor: row.actor,
     });
+    // Before the slot passes on: the subscription's next row must already see the endpoint's request to wait.
+    if (o.retryAfterSeconds && (res.statusCode === 429 || res.statusCode === 503)) this.w.limiter.backOff(row.subscriptionId, o.retryAfterSeconds);
     this.w.slots.finished(entry);
 
     const outcome = o.state === "scheduled" ? "retry" : o.state;

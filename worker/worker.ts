@@ -30,7 +30,7 @@ import { ResultQueue } from "./results";
 import { SecretsCache } from "./secrets";
 import { Sender } from "../lib/net/sender";
 import { shutdown } from "./shutdown";
-import { Slots } from "./slots";
+import { Slots, type InFlight } from "./slots";
 import { Wakeup } from "./wakeup";
 
 export class DeliveryWorker {
@@ -72,13 +72,14 @@ export class DeliveryWorker {
     });
     this.results = new ResultQueue(this.pool, this.workerId, this.log, () => this.wake.poke());
     this.secrets = new SecretsCache(this.pool, this.log);
+    const release = (entry: InFlight) =>
+      void releaseUnsent(this.pool, this.workerId, [entry.row]).catch((err) =>
+        this.log.warn({ err: (err as Error).message, delivery: entry.row.id }, "could not release an unsent delivery; its lease will expire"),
+      );
     this.slots = new Slots({
       leaseSlackMs: this.config.leaseSlackMs,
       run: (entry) => this.attempts.run(entry),
-      release: (entry) =>
-        void releaseUnsent(this.pool, this.workerId, [entry.row]).catch((err) =>
-          this.log.warn({ err: (err as Error).message, delivery: entry.row.id }, "could not release a held delivery; its lease will expire"),
-        ),
+      release,
       stopping: () => this.stopping,
     });
     this.attempts = new Attempts({
@@ -88,6 +89,7 @@ export class DeliveryWorker {
       secrets: this.secrets,
       results: this.results,
       slots: this.slots,
+      release,
       holding: this.holding.signal,
       random: this.config.random,
     });

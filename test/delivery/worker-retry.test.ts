@@ -100,6 +100,27 @@ describe("delivery worker: sequences", () => {
     expect(gap2).toBeLessThan(2900); // the 1 s rung, not another Retry-After
   });
 
+  it("429 with Retry-After holds the whole endpoint: its other deliveries wait out the window unsent, then all arrive", async () => {
+    // A gateway closed for 2 s after its first request: anything inside the window is another 429.
+    let closedUntil = 0;
+    const r = await receiver((_q, res) => {
+      const now = Date.now();
+      if (closedUntil === 0) closedUntil = now + 2_000;
+      if (now < closedUntil) res.writeHead(429, { "retry-after": String(Math.ceil((closedUntil - now) / 1000)) }).end("quota");
+      else res.writeHead(204).end();
+    });
+    await createSub(db.pool, { id: "sub_429_hold", url: r.url, maxConcurrency: 1, retryPolicy: { ladderSeconds: [1, 1, 1] } });
+    await seedEvents(db.pool, "evt_429h_", 5, ["sub_429_hold"]);
+    for (let i = 1; i <= 5; i++) expect((await settled(db.pool, "sub_429_hold", `evt_429h_${i}`, 30_000)).state).toBe("delivered");
+    const answers = (await db.pool.query("SELECT status_code FROM attempts WHERE subscription_id = 'sub_429_hold' ORDER BY started_at, id")).rows.map(
+      (x) => x.status_code,
+    );
+    // One 429 taught the worker to wait: the other four were not sent into the closed window to spend attempts on it.
+    expect(answers.filter((s) => s === 429)).toHaveLength(1);
+    expect(answers.filter((s) => s === 204)).toHaveLength(5);
+    expect(r.received.filter((q) => q.at < closedUntil)).toHaveLength(1);
+  });
+
   it("timeout then 204: delivered, the first attempt recorded as ambiguous", async () => {
     let n = 0;
     const r = await receiver((_q, res) => {
