@@ -29,7 +29,6 @@ export type DeliveryDetail = DeliveryLite & {
   payload: { bytes: number; pretty: string | null; base64: string };
 };
 
-
 /** `scope`: another tenant's delivery is not found (404) for a scoped caller; its audit rows and erasure are not read. */
 export async function getDeliveryDetail(opts: { id: string; scope?: Scope }, db: LedgerDb = ledgerDb()): Promise<DeliveryDetail> {
   const id = ZDeliveryId.safeParse(opts.id).success ? opts.id : null;
