@@ -225,21 +225,13 @@ export class HookledgerClient {
     return (await this.send(method, route, input, opts)).body;
   }
 
-  private async *everySubscription(query: Omit<ListSubscriptionsQuery, "cursor">): AsyncGenerator<Subscription> {
+  /** Every item of a cursor-paged list, page after page: `page(cursor)` answers one page and the next page's cursor. */
+  private async *everyPage<T>(page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | null }>): AsyncGenerator<T> {
     let cursor: string | undefined;
     do {
-      const page = await this.subscriptions.list({ ...query, cursor });
-      yield* page.items;
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor);
-  }
-
-  private async *everyNotification(query: Omit<ListNotificationsQuery, "cursor" | "before">): AsyncGenerator<Notification> {
-    let cursor: string | undefined;
-    do {
-      const page = await this.notifications.list({ ...query, cursor });
-      yield* page.items;
-      cursor = page.nextCursor ?? undefined;
+      const p = await page(cursor);
+      yield* p.items;
+      cursor = p.nextCursor ?? undefined;
     } while (cursor);
   }
 
@@ -267,7 +259,8 @@ export class HookledgerClient {
     /** One page: `{items, nextCursor}`; pass `nextCursor` back as `cursor` for the next (null: there is none). `q` searches name, id, URL and tenant. */
     list: (query: ListSubscriptionsQuery = {}): Promise<Answer<"getSubscriptions">> => this.op("get", "/api/v1/subscriptions", { query }),
     /** Every subscription the query matches, page after page (`for await (const s of client.subscriptions.listAll({ q }))`). */
-    listAll: (query: Omit<ListSubscriptionsQuery, "cursor"> = {}): AsyncGenerator<Subscription> => this.everySubscription(query),
+    listAll: (query: Omit<ListSubscriptionsQuery, "cursor"> = {}): AsyncGenerator<Subscription> =>
+      this.everyPage((cursor) => this.subscriptions.list({ ...query, cursor })),
     get: (id: string): Promise<Answer<"getSubscriptionsId">> => this.op("get", "/api/v1/subscriptions/{id}", { path: { id } }),
     create: (input: CreateSubscriptionInput): Promise<Answer<"postSubscriptions">> => this.op("post", "/api/v1/subscriptions", { body: input }),
     update: (id: string, input: UpdateSubscriptionInput): Promise<Answer<"patchSubscriptionsId">> =>
@@ -337,7 +330,8 @@ export class HookledgerClient {
     /** The notices sent to districts (or not, and why), newest first, one page: `{items, nextCursor}`; pass `nextCursor` back as `cursor` for the next (null: there is none). */
     list: (query: ListNotificationsQuery = {}): Promise<Answer<"getNotifications">> => this.op("get", "/api/v1/notifications", { query }),
     /** Every notice, page after page (`for await (const n of client.notifications.listAll())`). */
-    listAll: (query: Omit<ListNotificationsQuery, "cursor" | "before"> = {}): AsyncGenerator<Notification> => this.everyNotification(query),
+    listAll: (query: Omit<ListNotificationsQuery, "cursor" | "before"> = {}): AsyncGenerator<Notification> =>
+      this.everyPage((cursor) => this.notifications.list({ ...query, cursor })),
     /** The operator's defaults: `dlqThreshold`, what every district without its own threshold follows. */
     getSettings: (): Promise<Answer<"getNotificationsSettings">> => this.op("get", "/api/v1/notifications/settings"),
     /** Sets them (global admins); audited. */
