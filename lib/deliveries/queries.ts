@@ -49,7 +49,7 @@ export async function listDeliveries(db: LedgerDb, opts: TListDeliveries, scope:
     if (sub.length === 0) {
       // A scoped caller gets the same 404 for another tenant's subscription as for none (existence is not revealed).
       if (scope.tenantId !== null) throw notFound("Subscription", opts.subscriptionId);
-      throw new AppError("bad_request", `subscriptionId: subscription ${opts.subscriptionId} does not exist.`);
+      throw new AppError("bad_request", `query.subscriptionId: subscription ${opts.subscriptionId} does not exist.`);
     }
   }
   const page = await findDeliveries(db, {

@@ -23,7 +23,7 @@ const portalActor = (tenant: string) => `portal:${tenant}`;
 export async function createPortalSession(prisma: PrismaClient, input: TCreatePortalSession, principal: Principal, origin: string): Promise<PortalSessionView> {
   const tenant = await prisma.tenant.findUnique({ where: { id: input.tenant }, select: { id: true } });
   if (!tenant)
-    throw new AppError("not_found", `tenant: there is no tenant ${input.tenant}; register it first (POST /api/v1/tenants).`, [
+    throw new AppError("not_found", `body.tenant: there is no tenant ${input.tenant}; register it first (POST /api/v1/tenants).`, [
       { path: "body.tenant", message: `unknown tenant ${input.tenant}` },
     ]);
   const subscriptionId = input.subscriptionId ?? null;
@@ -31,7 +31,7 @@ export async function createPortalSession(prisma: PrismaClient, input: TCreatePo
     const sub = await prisma.subscription.findUnique({ where: { id: subscriptionId }, select: { tenant: true } });
     // Another tenant's subscription is answered like an unknown one: the caller learns nothing about it.
     if (!sub || sub.tenant !== tenant.id)
-      throw new AppError("validation_failed", `subscriptionId: tenant ${tenant.id} has no subscription ${subscriptionId}.`, [
+      throw new AppError("validation_failed", `body.subscriptionId: tenant ${tenant.id} has no subscription ${subscriptionId}.`, [
         { path: "body.subscriptionId", message: `not a subscription of ${tenant.id}` },
       ]);
   }

@@ -98,11 +98,11 @@ async function assertCreateTenant(prisma: PrismaClient, input: TCreateSubscripti
       subscriptionId: scope.subscriptionId,
     });
   if (!input.tenant)
-    throw new AppError("forbidden", `tenant: your account is confined to tenant ${scope.tenantId}; create the subscription with "tenant": "${scope.tenantId}".`, [
+    throw new AppError("forbidden", `body.tenant: your account is confined to tenant ${scope.tenantId}; create the subscription with "tenant": "${scope.tenantId}".`, [
       { path: "body.tenant", message: `required: ${scope.tenantId}` },
     ]);
   if (input.tenant !== scope.tenantId)
-    throw new AppError("forbidden", `tenant: your account is confined to tenant ${scope.tenantId}; it may not create subscriptions for another tenant.`, [
+    throw new AppError("forbidden", `body.tenant: your account is confined to tenant ${scope.tenantId}; it may not create subscriptions for another tenant.`, [
       { path: "body.tenant", message: `must be ${scope.tenantId}` },
     ]);
   // Subscription ids are one namespace for every tenant. A district choosing its own could take a name before the
@@ -200,7 +200,7 @@ export async function updateSubscription(prisma: PrismaClient, id: string, input
   // Moving a subscription to another tenant (or out of every tenant) is a global admin's: a tenant's own principal
   // could otherwise hand its endpoint another district's events, or take one of theirs.
   if (input.tenant !== undefined && !isGlobalAdmin(principal))
-    throw new AppError("forbidden", "tenant: only a global admin may move a subscription between tenants.", [
+    throw new AppError("forbidden", "body.tenant: only a global admin may move a subscription between tenants.", [
       { path: "body.tenant", message: "only a global admin may change the tenant" },
     ]);
   return prisma.$transaction(async (tx) => {
