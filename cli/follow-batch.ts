@@ -32,12 +32,21 @@ export async function followBatch(
   // Pace it from here too: harmless beside the workers' pacers (they share the
   // batch's budget), and the batch still moves if no worker is running yet.
   const { startRedrivePacer } = await import("../worker/redrive-pacer");
-  const pacer = startRedrivePacer({ databaseUrl: url });
+  const { logger } = await import("../lib/log");
+  // Its log lines would land among the progress lines: only what goes wrong.
+  const pacer = startRedrivePacer({ databaseUrl: url, log: logger.child({}, { level: "warn" }) });
   let interrupted = false;
   const onSigint = () => {
+    // A second Ctrl-C is "now": the batch goes on in the workers either way.
+    if (interrupted) process.exit(130);
     interrupted = true;
   };
-  process.once("SIGINT", onSigint);
+  // Ctrl-C here stops following and says what became of the batch. The embedded database's exit hook would otherwise
+  // end the process at once, silently, and an engineer would take the redrive for stopped; withDatabase still stops a
+  // database this process started. Its handlers are back once following ends.
+  const others = process.listeners("SIGINT");
+  process.removeAllListeners("SIGINT");
+  process.on("SIGINT", onSigint);
   try {
     let last = "";
     for (;;) {
@@ -56,6 +65,7 @@ export async function followBatch(
     }
   } finally {
     process.removeListener("SIGINT", onSigint);
+    for (const l of others) process.on("SIGINT", l);
     await pacer.stop();
   }
 }

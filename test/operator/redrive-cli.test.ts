@@ -1,5 +1,6 @@
 // `hookledger redrive` and `hookledger dlq` as an operator runs them: the real
 // CLI in a child process against a real Postgres.
+import { spawn } from "node:child_process";
 import { runCli } from "../helpers/cli-run";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "../helpers/db";
@@ -89,6 +90,31 @@ describe("hookledger redrive", () => {
     expect(audit.actor).toMatch(/^cli:/);
     expect(audit.reason).toBe("INC-2231 district fixed");
     expect(audit.details).toMatchObject({ count: 4, filter: { subscriptionId: "sub_lincoln", deadLetterReason: "exhausted" } });
+  });
+
+  it("Ctrl-C while following stops following, says the batch goes on, and leaves it running", async () => {
+    // As a terminal sends it: SIGINT to the CLI's whole process group, once a progress line is out.
+    const child = spawn(
+      process.execPath,
+      ["bin/hookledger.mjs", "redrive", "--subscription", "sub_lincoln", "--status", "422", "--reason", "INC-2232 slow one", "--rate", "1"],
+      { env: { ...process.env, LOG_LEVEL: "warn", DATABASE_URL: db.url }, detached: true },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    const until = Date.now() + 30_000;
+    while (!/^running\s/m.test(stdout) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    expect(stdout, stderr).toMatch(/^running\s/m);
+    process.kill(-child.pid!, "SIGINT");
+    expect(await exited).toBe(130);
+    expect(stdout).toMatch(/^Stopped following\. Batch rdb_\w+ goes on in the workers; cancel it on \/redrives\/rdb_\w+/m);
+    // Nothing but the progress lines: the pacer the CLI runs meanwhile logs only what goes wrong.
+    expect(stdout).not.toMatch(/"msg"/);
+    const batch = await db.prisma.redriveBatch.findFirstOrThrow({ where: { reason: "INC-2232 slow one" } });
+    expect(batch.status).toBe("running");
+    await db.pool.query("UPDATE redrive_batches SET status = 'cancelled', finished_at = now() WHERE id = $1", [batch.id]);
   });
 
   it("a paused subscription is refused with what to do", async () => {
