@@ -134,3 +134,31 @@ test("a district's manager reads the catalog, with its own subscription under th
   await expect(dialog.getByLabel(/Other types, not in the catalog/)).toBeVisible();
   await bothWidths(page, "catalog-subscription-form");
 });
+
+test("a schema saved through the dashboard's server applies to its very next publish, fast path included", async ({ request }) => {
+  const type = `roster.instant_${run}`;
+  // Both tokens made beforehand (the first use of a role creates its token through the CLI, seconds), so that what
+  // follows happens within the server's 5 s copy of the catalog.
+  expect((await api(request, "GET", "/api/v1/event-types", undefined, "engineer")).status).toBe(200);
+  // A publish first, so the server's copy of the catalog is fresh (read within its 5 s) when the schema arrives.
+  const before = await api(request, "POST", "/api/v1/events", { id: `evt_inst_0_${run}`, type, data: { grade: "7" }, subject: { tenant: district.id } }, "producer");
+  expect(before.status, JSON.stringify(before.json)).toBe(202);
+  const created = await api(
+    request,
+    "POST",
+    "/api/v1/event-types",
+    { type, description: "A roster change", schema: { type: "object", required: ["grade"], properties: { grade: { type: "integer" } } } },
+    "engineer",
+  );
+  expect(created.status, JSON.stringify(created.json)).toBe(201);
+  const single = await api(request, "POST", "/api/v1/events", { id: `evt_inst_1_${run}`, type, data: { grade: "7" }, subject: { tenant: district.id } }, "producer");
+  expect(single.status, JSON.stringify(single.json)).toBe(422);
+  const batch = await api(
+    request,
+    "POST",
+    "/api/v1/events/batch",
+    { events: [{ id: `evt_inst_2_${run}`, type, data: { grade: "7" }, subject: { tenant: district.id } }] },
+    "producer",
+  );
+  expect(batch.json.results[0].error.code, JSON.stringify(batch.json)).toBe("schema_mismatch");
+});

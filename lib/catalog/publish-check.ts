@@ -18,8 +18,17 @@ type Entry = { schema: unknown; deprecated: boolean; version: number };
 /** What a publish checks an event against. */
 export type PublishCatalog = ReadonlyMap<string, Entry>;
 
-let snapshot: { at: number; catalog: PublishCatalog } | null = null;
-let loading: Promise<PublishCatalog> | null = null;
+/**
+ * The process's copy, kept on globalThis: the dashboard process holds this module twice, once in Next's bundle (the
+ * catalog routes, which drop the copy after a change) and once in server.ts's publish fast path. Two module-level
+ * copies would leave the fast path publishing against the old schema for up to CATALOG_TTL_MS after a change made
+ * through this very process.
+ */
+const state = ((globalThis as { [k: symbol]: unknown })[Symbol.for("hookledger.publishCatalog")] ??= {
+  snapshot: null,
+  loading: null,
+  generation: 0,
+}) as { snapshot: { at: number; catalog: PublishCatalog } | null; loading: Promise<PublishCatalog> | null; generation: number };
 
 function toCatalog(rows: CatalogRow[]): PublishCatalog {
   return new Map(rows.map((r) => [r.type, { schema: r.schema, deprecated: r.deprecated, version: new Date(r.updated_at).getTime() }]));
@@ -33,31 +42,36 @@ const CATALOG_SQL = {
 };
 
 async function load(): Promise<PublishCatalog> {
+  // A change while this read is under way makes it stale: answered to its callers, never kept as the copy.
+  const generation = state.generation;
   try {
     const catalog = toCatalog(await queryRows<CatalogRow>(getPool(), CATALOG_SQL));
-    snapshot = { at: Date.now(), catalog };
+    if (generation === state.generation) state.snapshot = { at: Date.now(), catalog };
     return catalog;
   } catch (err) {
     // The last copy, if any, is better than refusing every publish while the database blinks.
-    if (snapshot) {
+    if (state.snapshot) {
       logger.warn({ err: (err as Error).message }, "catalog: could not refresh the event catalog; publishing with the previous copy");
-      return snapshot.catalog;
+      return state.snapshot.catalog;
     }
     throw new AppError("unavailable", "The event catalog could not be read; try again.");
   } finally {
-    loading = null;
+    if (generation === state.generation) state.loading = null;
   }
 }
 
 /** The catalog as publishes see it: the in-process copy while fresh, else one read shared by concurrent callers. */
 export function publishCatalog(): Promise<PublishCatalog> | PublishCatalog {
+  const { snapshot } = state;
   if (snapshot && Date.now() - snapshot.at < CATALOG_TTL_MS) return snapshot.catalog;
-  return (loading ??= load());
+  return (state.loading ??= load());
 }
 
 /** Drops this process's copy: the next publish reads the catalog again (called after every catalog change). */
 export function invalidatePublishCatalog(): void {
-  snapshot = null;
+  state.generation++;
+  state.snapshot = null;
+  state.loading = null;
 }
 
 /** The issues of `data` against its type's schema, each path a JSON Pointer from the event (/data/…); [] when none. */
