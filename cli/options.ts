@@ -3,7 +3,7 @@
 import os from "node:os";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import type { Principal } from "../lib/auth/principal";
-import { DEAD_LETTER_REASON_LIST } from "../lib/ledger/states";
+import { DEAD_LETTER_REASON_LIST, ERROR_CLASSES } from "../lib/ledger/states";
 
 /** An ISO time, or an age such as 30m, 6h, 2d (that long ago). */
 export function parseWhen(flag: string) {
@@ -47,8 +47,8 @@ export type DlqFilterOpts = { subscription?: string; deadLetterReason?: string; 
 export function addDlqFilterOptions(cmd: Command, subscriptionHelp = "only this subscription"): Command {
   return cmd
     .option("--subscription <id>", subscriptionHelp)
-    .option("--dead-letter-reason <r>", `only this dead-letter reason: ${DEAD_LETTER_REASON_LIST.join(", ")}`)
-    .option("--error-class <c>", "only this last error class, e.g. http_4xx, timeout")
+    .addOption(new Option("--dead-letter-reason <r>", "only this dead-letter reason").choices(DEAD_LETTER_REASON_LIST))
+    .addOption(new Option("--error-class <c>", "only this last error class").choices(ERROR_CLASSES))
     .addOption(new Option("--status <code>", "only this last HTTP status code").argParser(intIn("--status", 100, 599)))
     .addOption(new Option("--since <time>", "dead-lettered at or after (ISO time, or an age: 30m, 6h, 2d)").argParser(parseWhen("--since")))
     .addOption(new Option("--until <time>", "dead-lettered before (ISO time, or an age)").argParser(parseWhen("--until")));

@@ -1931,8 +1931,10 @@ export interface operations {
                         /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
                         filter: {
                             subscriptionId?: string;
-                            deadLetterReason?: string;
-                            errorClass?: string;
+                            /** @enum {string} */
+                            deadLetterReason?: "exhausted" | "permanent" | "gone" | "target_blocked" | "abandoned";
+                            /** @enum {string} */
+                            errorClass?: "timeout" | "connect_refused" | "connect_timeout" | "reset" | "dns" | "tls" | "network" | "http_408" | "http_425" | "http_429" | "http_5xx" | "http_4xx" | "http_410" | "redirect" | "target_blocked" | "lease_expired" | "shutdown";
                             statusCode?: number;
                             /** Format: date-time */
                             deadLetteredFrom?: string;
@@ -2046,8 +2048,10 @@ export interface operations {
                         /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
                         filter: {
                             subscriptionId?: string;
-                            deadLetterReason?: string;
-                            errorClass?: string;
+                            /** @enum {string} */
+                            deadLetterReason?: "exhausted" | "permanent" | "gone" | "target_blocked" | "abandoned";
+                            /** @enum {string} */
+                            errorClass?: "timeout" | "connect_refused" | "connect_timeout" | "reset" | "dns" | "tls" | "network" | "http_408" | "http_425" | "http_429" | "http_5xx" | "http_4xx" | "http_410" | "redirect" | "target_blocked" | "lease_expired" | "shutdown";
                             statusCode?: number;
                             /** Format: date-time */
                             deadLetteredFrom?: string;
@@ -2463,8 +2467,10 @@ export interface operations {
                     /** @default {} */
                     filter?: {
                         subscriptionId?: string;
-                        deadLetterReason?: string;
-                        errorClass?: string;
+                        /** @enum {string} */
+                        deadLetterReason?: "exhausted" | "permanent" | "gone" | "target_blocked" | "abandoned";
+                        /** @enum {string} */
+                        errorClass?: "timeout" | "connect_refused" | "connect_timeout" | "reset" | "dns" | "tls" | "network" | "http_408" | "http_425" | "http_429" | "http_5xx" | "http_4xx" | "http_410" | "redirect" | "target_blocked" | "lease_expired" | "shutdown";
                         statusCode?: number;
                         /** Format: date-time */
                         deadLetteredFrom?: string;
@@ -2495,8 +2501,10 @@ export interface operations {
                         resolved: number;
                         filter: {
                             subscriptionId?: string;
-                            deadLetterReason?: string;
-                            errorClass?: string;
+                            /** @enum {string} */
+                            deadLetterReason?: "exhausted" | "permanent" | "gone" | "target_blocked" | "abandoned";
+                            /** @enum {string} */
+                            errorClass?: "timeout" | "connect_refused" | "connect_timeout" | "reset" | "dns" | "tls" | "network" | "http_408" | "http_425" | "http_429" | "http_5xx" | "http_4xx" | "http_410" | "redirect" | "target_blocked" | "lease_expired" | "shutdown";
                             statusCode?: number;
                             /** Format: date-time */
                             deadLetteredFrom?: string;
@@ -3602,8 +3610,10 @@ export interface operations {
                             /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
                             filter: {
                                 subscriptionId?: string;
-                                deadLetterReason?: string;
-                                errorClass?: string;
+                                /** @enum {string} */
+                                deadLetterReason?: "exhausted" | "permanent" | "gone" | "target_blocked" | "abandoned";
+                                /** @enum {string} */
+                                errorClass?: "timeout" | "connect_refused" | "connect_timeout" | "reset" | "dns" | "tls" | "network" | "http_408" | "http_425" | "http_429" | "http_5xx" | "http_4xx" | "http_410" | "redirect" | "target_blocked" | "lease_expired" | "shutdown";
                                 statusCode?: number;
                                 /** Format: date-time */
                                 deadLetteredFrom?: string;
@@ -3658,8 +3668,10 @@ export interface operations {
                     /** @default {} */
                     filter?: {
                         subscriptionId?: string;
-                        deadLetterReason?: string;
-                        errorClass?: string;
+                        /** @enum {string} */
+                        deadLetterReason?: "exhausted" | "permanent" | "gone" | "target_blocked" | "abandoned";
+                        /** @enum {string} */
+                        errorClass?: "timeout" | "connect_refused" | "connect_timeout" | "reset" | "dns" | "tls" | "network" | "http_408" | "http_425" | "http_429" | "http_5xx" | "http_4xx" | "http_410" | "redirect" | "target_blocked" | "lease_expired" | "shutdown";
                         statusCode?: number;
                         /** Format: date-time */
                         deadLetteredFrom?: string;
@@ -3742,8 +3754,10 @@ export interface operations {
                         /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
                         filter: {
                             subscriptionId?: string;
-                            deadLetterReason?: string;
-                            errorClass?: string;
+                            /** @enum {string} */
+                            deadLetterReason?: "exhausted" | "permanent" | "gone" | "target_blocked" | "abandoned";
+                            /** @enum {string} */
+                            errorClass?: "timeout" | "connect_refused" | "connect_timeout" | "reset" | "dns" | "tls" | "network" | "http_408" | "http_425" | "http_429" | "http_5xx" | "http_4xx" | "http_410" | "redirect" | "target_blocked" | "lease_expired" | "shutdown";
                             statusCode?: number;
                             /** Format: date-time */
                             deadLetteredFrom?: string;
@@ -3812,8 +3826,10 @@ export interface operations {
                         /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
                         filter: {
                             subscriptionId?: string;
-                            deadLetterReason?: string;
-                            errorClass?: string;
+                            /** @enum {string} */
+                            deadLetterReason?: "exhausted" | "permanent" | "gone" | "target_blocked" | "abandoned";
+                            /** @enum {string} */
+                            errorClass?: "timeout" | "connect_refused" | "connect_timeout" | "reset" | "dns" | "tls" | "network" | "http_408" | "http_425" | "http_429" | "http_5xx" | "http_4xx" | "http_410" | "redirect" | "target_blocked" | "lease_expired" | "shutdown";
                             statusCode?: number;
                             /** Format: date-time */
                             deadLetteredFrom?: string;
@@ -3900,8 +3916,10 @@ export interface operations {
                         /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
                         filter: {
                             subscriptionId?: string;
-                            deadLetterReason?: string;
-                            errorClass?: string;
+                            /** @enum {string} */
+                            deadLetterReason?: "exhausted" | "permanent" | "gone" | "target_blocked" | "abandoned";
+                            /** @enum {string} */
+                            errorClass?: "timeout" | "connect_refused" | "connect_timeout" | "reset" | "dns" | "tls" | "network" | "http_408" | "http_425" | "http_429" | "http_5xx" | "http_4xx" | "http_410" | "redirect" | "target_blocked" | "lease_expired" | "shutdown";
                             statusCode?: number;
                             /** Format: date-time */
                             deadLetteredFrom?: string;

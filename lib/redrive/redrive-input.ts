@@ -1,5 +1,6 @@
 // Inputs of redrive, validated at every edge (API, CLI, dashboard) with the same schemas.
 import { z } from "zod";
+import { DEAD_LETTER_REASON_LIST, ERROR_CLASSES } from "../ledger/states";
 
 /** A conservative default: a district that has just fixed its importer can take 10/s. */
 export const DEFAULT_RATE_PER_SECOND = 10;
@@ -12,8 +13,9 @@ export const ZRedriveReason = z.string().trim().min(3, "say why: an incident or 
 export const ZRedriveFilter = z
   .object({
     subscriptionId: z.string().min(1).max(64).optional(),
-    deadLetterReason: z.string().min(1).max(64).optional(),
-    errorClass: z.string().min(1).max(64).optional(),
+    // The ledger's own names: a typo would otherwise match nothing and read as "nothing to redrive".
+    deadLetterReason: z.enum(DEAD_LETTER_REASON_LIST as [string, ...string[]]).optional(),
+    errorClass: z.enum(ERROR_CLASSES).optional(),
     statusCode: z.number().int().min(100).max(599).optional(),
     deadLetteredFrom: ZWhen.optional(),
     deadLetteredTo: ZWhen.optional(),

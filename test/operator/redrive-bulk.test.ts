@@ -90,6 +90,9 @@ describe("preview (dryRun)", () => {
       [{ reason: "INC-1", filter: { statusCode: "422" } }, "statusCode"],
       [{ reason: "INC-1", filter: { deadLetteredFrom: "yesterday" } }, "deadLetteredFrom"],
       [{ reason: "INC-1", filter: { bogus: 1 } }, "filter"],
+      // A misspelt reason or class is no filter that matches nothing: it is refused.
+      [{ reason: "INC-1", filter: { deadLetterReason: "exhaustd" } }, "deadLetterReason"],
+      [{ reason: "INC-1", dryRun: true, filter: { errorClass: "http4xx" } }, "errorClass"],
     ] as const) {
       const r = await create(body);
       expect(r.status, JSON.stringify(body)).toBe(400);

@@ -60,6 +60,9 @@ describe("hookledger redrive", () => {
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/--since takes an ISO time/);
     expect((await cli("redrive", "--rate", "0", "--dry-run")).stderr).toMatch(/--rate must be/);
+    const typo = await cli("redrive", "--dead-letter-reason", "exhaustd", "--dry-run");
+    expect(typo.code).not.toBe(0);
+    expect(typo.stderr).toMatch(/--dead-letter-reason.*exhaustd.*exhausted/s);
   });
 
   it("redrives the matched set, printing the count then progress until done; audited as the CLI user", async () => {
