@@ -35,8 +35,9 @@ export function ContactsForm({
       onSubmit={(e) => {
         e.preventDefault();
         const f = new FormData(e.currentTarget);
+        // One address per line or between commas: a line with a space in it is one wrong address, not several.
         const list = String(f.get("emails") ?? "")
-          .split(/[\s,;]+/)
+          .split(/[\n,;]+/)
           .map((x) => x.trim())
           .filter(Boolean);
         start(async () => {
@@ -52,7 +53,8 @@ export function ContactsForm({
                   ok: true,
                   text: `Saved: ${count(r.emails.length, "address", "addresses")}${r.webhookUrl ? " and a webhook" : ""}; told at ${deadLetters(r.dlqThreshold ?? defaultDlqThreshold)}${r.dlqThreshold === null ? " (the default)" : ""}.`,
                 }
-              : { ok: false, text: r.error },
+              : // The API's field name, emails.2, is the third address the person typed: name it as they see it.
+                { ok: false, text: r.error.replace(/\bemails\.(\d+)/g, (_, i: string) => `address ${Number(i) + 1} (“${list[Number(i)] ?? ""}”)`) },
           );
         });
       }}
