@@ -1,5 +1,6 @@
 import { startEmbedded, dataDir } from "../lib/db/embedded";
 import { migrate } from "../lib/db/migrate";
+import { checkDatabaseUrl } from "../lib/db/check-url";
 
 export type CliDatabase = { url: string; embedded: boolean; owned: boolean; stop: () => Promise<void> };
 
@@ -8,7 +9,7 @@ export type CliDatabase = { url: string; embedded: boolean; owned: boolean; stop
  * (and then owned by this process, which stops it when done).
  */
 export async function openDatabase(opts: { quiet?: boolean } = {}): Promise<CliDatabase> {
-  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, embedded: false, owned: false, stop: async () => {} };
+  if (process.env.DATABASE_URL) return { url: checkDatabaseUrl(process.env.DATABASE_URL), embedded: false, owned: false, stop: async () => {} };
   const log = opts.quiet ? undefined : (m: string) => process.env.LOG_LEVEL === "debug" && console.error(`[postgres] ${m}`);
   const pg = await startEmbedded({ log });
   if (pg.owned && !opts.quiet) console.error(`Embedded PostgreSQL started (data in ${dataDir()}/postgres, port ${pg.info.port}).`);

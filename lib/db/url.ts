@@ -1,4 +1,5 @@
 import "server-only";
+import { checkDatabaseUrl } from "./check-url";
 import { findRunningEmbedded } from "./embedded";
 
 /**
@@ -8,7 +9,7 @@ import { findRunningEmbedded } from "./embedded";
  */
 export function databaseUrl(): string {
   const url = process.env.DATABASE_URL;
-  if (url) return url;
+  if (url) return checkDatabaseUrl(url);
   const found = findRunningEmbedded();
   if (found) return found;
   throw new Error(

@@ -36,6 +36,15 @@ describe("hookledger dlq", () => {
     expect(r.stdout).toMatch(/SUBSCRIPTION\s+NAME\s+STATE\s+REASON\s+DEPTH\s+OLDEST/);
     expect(r.stdout).toMatch(/sub_lincoln\s+sub_lincoln SIS\s+active\s+permanent\s+30\s+1m/);
     expect(r.stdout).toMatch(/sub_jefferson\s+sub_jefferson SIS\s+active\s+gone\s+2/);
+    // A DATABASE_URL that is no PostgreSQL URL says so, not what the driver made of it ("getaddrinfo ENOTFOUND base").
+    for (const [url, said] of [
+      ["notaurl", /DATABASE_URL is not a URL; it should look like postgres:\/\//],
+      ["http://db.example/hookledger", /DATABASE_URL starts with http:\/\/; a PostgreSQL URL starts with postgres:\/\//],
+    ] as const) {
+      const bad = await runCli(["dlq"], { DATABASE_URL: url });
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toMatch(said);
+    }
     const j = JSON.parse((await cli("dlq", "--json")).stdout);
     expect(j).toMatchObject({ depth: 36 });
     expect(j.groups).toHaveLength(3);
