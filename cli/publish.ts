@@ -10,6 +10,7 @@ import fs from "node:fs";
 import readline from "node:readline";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { HookledgerApiError, HookledgerClient } from "../client/src/index";
+import { count } from "../lib/words";
 
 export type PublishFileStats = { sent: number; created: number; duplicate: number; failed: number; seconds: number };
 
@@ -18,7 +19,7 @@ type Line = { line: number; event: unknown };
 /** Publishes `file` in batches of `batch`, `concurrency` at once. `report` gets a progress line about once a second. */
 async function publishFile(
   client: HookledgerClient,
-  opts: { file: string; batch: number; concurrency?: number },
+  opts: { file: string; batch: number; concurrency?: number; url?: string },
   out: { progress: (line: string) => void; failure: (line: string) => void },
 ): Promise<PublishFileStats> {
   const began = Date.now();
@@ -26,7 +27,7 @@ async function publishFile(
   const progressLine = () => {
     stats.seconds = (Date.now() - began) / 1000;
     const rate = stats.seconds > 0 ? Math.round(stats.sent / stats.seconds) : 0;
-    return `${stats.sent} events, ${rate} events/s: ${stats.created} created, ${stats.duplicate} duplicate, ${stats.failed} failed`;
+    return `${count(stats.sent, "event")}, ${rate} events/s: ${stats.created} created, ${stats.duplicate} duplicate, ${stats.failed} failed`;
   };
   const timer = setInterval(() => out.progress(progressLine()), 1000);
   const inFlight = new Set<Promise<void>>();
@@ -47,8 +48,9 @@ async function publishFile(
     } catch (err) {
       // The whole batch was refused (or the server is gone after the client's retries): every event in it failed.
       stats.failed += lines.length;
-      const why = err instanceof HookledgerApiError ? `${err.code}: ${err.message}` : (err as Error).message;
-      out.failure(`lines ${lines[0].line}–${lines[lines.length - 1].line}: ${why}`);
+      const why = err instanceof HookledgerApiError ? `${err.code}: ${err.message}` : unreachable(err, opts.url);
+      const where = lines.length === 1 ? `line ${lines[0].line}` : `the ${lines.length} events of lines ${lines[0].line}–${lines[lines.length - 1].line}`;
+      out.failure(`${where}: ${why}`);
     }
     stats.sent += lines.length;
   };
@@ -88,6 +90,24 @@ async function publishFile(
   return stats;
 }
 
+/** A transport failure in words: fetch says only "fetch failed"; its cause names what happened (ECONNREFUSED…). */
+function unreachable(err: unknown, url: string | undefined): string {
+  const e = err as Error & { cause?: { code?: string; message?: string } };
+  const cause = e.cause?.code ?? e.cause?.message;
+  return `${url ? `could not reach ${url}` : e.message}${cause ? ` (${cause})` : ""}; is hookledger running there? (--url, HOOKLEDGER_URL)`;
+}
+
+function serverUrl(v: string): string {
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new InvalidArgumentError("--url must be the server's address, such as http://localhost:3000.");
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") throw new InvalidArgumentError("--url must be an http:// or https:// address.");
+  return v;
+}
+
 function batchSize(v: string): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1 || n > 500) throw new InvalidArgumentError("--batch must be a whole number from 1 to 500.");
@@ -100,7 +120,7 @@ export function registerPublishCommand(program: Command) {
     .description("Publish events from an NDJSON file (one event a line) through the HTTP API in batches; exits 1 if any event failed.")
     .requiredOption("--file <path>", "the NDJSON file")
     .addOption(new Option("--batch <n>", "events per request (1–500)").default(500).argParser(batchSize))
-    .addOption(new Option("--url <url>", "the hookledger server").env("HOOKLEDGER_URL").default("http://localhost:3000"))
+    .addOption(new Option("--url <url>", "the hookledger server").env("HOOKLEDGER_URL").default("http://localhost:3000").argParser(serverUrl))
     .addOption(new Option("--token <token>", "a producer (or admin) API token").env("HOOKLEDGER_TOKEN"))
     .action(async (opts: { file: string; batch: number; url: string; token?: string }) => {
       if (!opts.token) {
@@ -121,7 +141,9 @@ export function registerPublishCommand(program: Command) {
           else if (failures === 101) console.error("… more failures; only the count is shown from here.");
         },
       });
-      console.log(`Published ${stats.sent} events in ${stats.seconds.toFixed(1)} s: ${stats.created} created, ${stats.duplicate} duplicate, ${stats.failed} failed.`);
+      console.log(
+        `Published ${count(stats.sent, "event")} in ${stats.seconds.toFixed(1)} s: ${stats.created} created, ${stats.duplicate} duplicate, ${stats.failed} failed.`,
+      );
       process.exitCode = stats.failed > 0 ? 1 : 0;
     });
 }

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -45,8 +46,8 @@ describe("hookledger publish --file", () => {
     fs.writeFileSync(file, Array.from({ length: 1200 }, (_, i) => line(i)).join("\n") + "\n");
     const r = await run(file, ["--batch", "250"]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/Published 1200 events in [\d.]+ s: 1200 created, 0 duplicate, 0 failed\./);
-    expect(r.stderr).toMatch(/1200 events, \d+ events\/s: 1200 created, 0 duplicate, 0 failed/);
+    expect(r.stdout).toMatch(/Published 1,200 events in [\d.]+ s: 1200 created, 0 duplicate, 0 failed\./);
+    expect(r.stderr).toMatch(/1,200 events, \d+ events\/s: 1200 created, 0 duplicate, 0 failed/);
     expect(server.seen.filter((s) => s === "POST /api/v1/events/batch")).toHaveLength(5);
     const n = await db.pool.query("SELECT count(*)::int AS n FROM deliveries WHERE event_id LIKE 'cli_%'");
     expect(n.rows[0].n).toBe(3600);
@@ -67,6 +68,25 @@ describe("hookledger publish --file", () => {
     expect(r.stderr).toMatch(/line 3 \(cli_bad\): validation_failed: events\.\d+\.data/);
     const ids = (await db.pool.query("SELECT id FROM events WHERE id IN ('cli_5000', 'cli_5001', 'cli_bad') ORDER BY id")).rows.map((x) => x.id);
     expect(ids).toEqual(["cli_5000", "cli_5001"]);
+  });
+
+  it("a server that is not there: says which address could not be reached and why, per batch, not 'fetch failed'", async () => {
+    const file = path.join(dir, "gap.ndjson");
+    fs.writeFileSync(file, [line(7000), "{not json", line(7001)].join("\n"));
+    // A port that was free a moment ago: nothing listens there.
+    const probe = net.createServer();
+    await new Promise<void>((r) => probe.listen(0, "127.0.0.1", () => r()));
+    const port = (probe.address() as net.AddressInfo).port;
+    await new Promise((r) => probe.close(r));
+    const r = await run(file, ["--url", `http://127.0.0.1:${port}`]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      new RegExp(`^the 2 events of lines 1–3: could not reach http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\); is hookledger running there\\?`, "m"),
+    );
+    expect(r.stderr).not.toContain("fetch failed");
+    const bad = await run(file, ["--url", "notaurl"]);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain("--url must be the server's address");
   });
 
   it("refuses a batch size over 500 and a missing token", async () => {
