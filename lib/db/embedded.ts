@@ -178,7 +178,8 @@ function nativeBinDir(): string | null {
   return null;
 }
 
-export type StartedEmbedded = { url: string; info: EmbeddedInfo; owned: boolean; stop: () => Promise<void> };
+/** `created`: there was no database in the folder, and this call made a new, empty one. */
+export type StartedEmbedded = { url: string; info: EmbeddedInfo; owned: boolean; created: boolean; stop: () => Promise<void> };
 
 /**
  * Finds the running embedded server or starts it. `owned` tells whether this
@@ -189,7 +190,7 @@ export async function startEmbedded(opts: { dir?: string; log?: (m: string) => v
   const running = findRunningEmbedded(dir);
   const existing = readInfo(dir);
   if (running && existing) {
-    return { url: running, info: { ...existing, port: runningPort(dir)! }, owned: false, stop: async () => {} };
+    return { url: running, info: { ...existing, port: runningPort(dir)! }, owned: false, created: false, stop: async () => {} };
   }
   if (!nativeBinDir()) throw new Error(noEmbeddedMessage());
   fs.mkdirSync(dir, { recursive: true });
@@ -225,7 +226,7 @@ export async function startEmbedded(opts: { dir?: string; log?: (m: string) => v
     await client.query(`CREATE DATABASE ${client.escapeIdentifier(info.database)}`);
     await client.end();
   }
-  return { url: urlFor(info), info, owned: true, stop: server.stop };
+  return { url: urlFor(info), info, owned: true, created: fresh, stop: server.stop };
 }
 
 /**
