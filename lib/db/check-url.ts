@@ -2,6 +2,7 @@
 // PostgreSQL URL otherwise surfaces as whatever the driver makes of it
 // ("getaddrinfo ENOTFOUND base" for DATABASE_URL=notaurl). The value is not
 // repeated in the message: it may hold a password.
+import "server-only";
 
 /** `url` if it is a postgres:// or postgresql:// URL with a host; otherwise an Error saying what is wrong with it. */
 export function checkDatabaseUrl(url: string, name = "DATABASE_URL"): string {
