@@ -11,7 +11,7 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-nodata-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 async function dlq() {
-  const env = { ...process.env, HOOKLEDGER_DATA_DIR: dir, LOG_LEVEL: "warn" };
+  const env: NodeJS.ProcessEnv = { ...process.env, HOOKLEDGER_DATA_DIR: dir, LOG_LEVEL: "warn" };
   delete env.DATABASE_URL;
   return promisify(execFile)(process.execPath, [path.resolve("bin/hookledger.mjs"), "dlq"], { env, timeout: 120_000 });
 }
