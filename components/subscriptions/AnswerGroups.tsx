@@ -54,7 +54,8 @@ function AnswerRow({ g, subscriptionId, canRedrive, onShow, tz, now }: RowProps)
         >
           Show deliveries
         </LiveButton>
-        {canRedrive && (
+        {/* Only answers that dead-lettered something: a 429 that was retried and got through leaves nothing to redrive. */}
+        {canRedrive && g.deadLettered > 0 && (
           <Link className={`${btn} px-2 py-1 text-xs`} href={redriveHref(subscriptionId, g)}>
             Redrive these…
           </Link>

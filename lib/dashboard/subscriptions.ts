@@ -306,7 +306,16 @@ export async function findSubscriptionDeliveries(
   return { items: await withAttempts(db, page.items, { excerptChars: LIST_EXCERPT_CHARS }), nextCursor: page.nextCursor };
 }
 
-export type AnswerGroup = { statusCode: number | null; errorClass: string | null; signature: string; count: number; firstAt: string; lastAt: string };
+/** `deadLettered`: attempts of the group that dead-lettered their delivery; none for answers that were retried and passed. */
+export type AnswerGroup = {
+  statusCode: number | null;
+  errorClass: string | null;
+  signature: string;
+  count: number;
+  deadLettered: number;
+  firstAt: string;
+  lastAt: string;
+};
 
 /**
  * What the endpoint has been answering: its newest failed attempts grouped by
@@ -327,6 +336,7 @@ export async function findEndpointAnswers(
       errorClass: r.error_class,
       signature: r.signature,
       count: r.count,
+      deadLettered: r.dead_lettered,
       firstAt: iso(r.first_at)!,
       lastAt: iso(r.last_at)!,
     })),

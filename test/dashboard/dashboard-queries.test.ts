@@ -249,6 +249,8 @@ describe("findEndpointAnswers", () => {
     expect(r.examined).toBe(13);
     expect(r.groups[0]).toMatchObject({ statusCode: 422, count: 10, signature: "missing field term_id (request #)" });
     expect(r.groups.map((g) => `${g.count}×${g.statusCode}`)).toEqual(["10×422", "2×503", "1×400"]);
+    // The 503s were retried (nothing of theirs to redrive); the 422s dead-lettered their deliveries.
+    expect(r.groups.map((g) => g.deadLettered)).toEqual([10, 0, 1]);
     expect(new Date(r.groups[0].firstAt) < new Date(r.groups[0].lastAt)).toBe(true);
   });
 });

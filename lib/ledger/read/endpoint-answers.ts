@@ -54,7 +54,16 @@ export async function findRecentAnswers(db: LedgerDb, ids: string[], now = new D
   );
 }
 
-export type AnswerRow = { status_code: number | null; error_class: string | null; signature: string; count: number; first_at: Date; last_at: Date };
+/** `dead_lettered`: how many of the group's attempts were a delivery's last, dead-lettering it (a retried 429 is none). */
+export type AnswerRow = {
+  status_code: number | null;
+  error_class: string | null;
+  signature: string;
+  count: number;
+  dead_lettered: number;
+  first_at: Date;
+  last_at: Date;
+};
 
 /**
  * What folds to "#" when answers are grouped: what varies from one answer to the next, so "missing field term_id for
@@ -86,7 +95,8 @@ export async function findAnswerGroups(db: LedgerDb, subscriptionId: string, win
                  btrim(regexp_replace(regexp_replace(coalesce(response_excerpt, error_message, ''), ${ID_PATTERN}, '#', 'g'), '\\s+', ' ', 'g')) AS signature
             FROM attempts WHERE subscription_id = ${subscriptionId} ORDER BY started_at DESC LIMIT ${window}::int
         )
-        SELECT status_code, error_class, signature, count(*)::int AS count, min(started_at) AS first_at, max(started_at) AS last_at,
+        SELECT status_code, error_class, signature, count(*)::int AS count, count(*) FILTER (WHERE outcome = 'dead_letter')::int AS dead_lettered,
+               min(started_at) AS first_at, max(started_at) AS last_at,
                (SELECT count(*)::int FROM recent) AS examined
           FROM recent WHERE outcome <> 'delivered'
          GROUP BY 1, 2, 3 ORDER BY count DESC, last_at DESC LIMIT 20`,
