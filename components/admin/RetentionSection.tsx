@@ -136,7 +136,7 @@ export function RetentionSection({ overview }: { overview: RetentionOverview }) 
             <dt className="text-slate-600">Attempt</dt>
             <dd>{oldest.attempt ? <Time iso={oldest.attempt} /> : "none"}</dd>
           </dl>
-          <p className="mt-3 text-sm text-slate-600">Older events are still needed: a dead letter, a delivery still due, or one finished within the policy.</p>
+          <p className="mt-3 text-sm text-slate-600">Whatever is still needed stays however old: a dead letter, a delivery still due, and their events and attempts.</p>
         </Card>
       </div>
 
@@ -169,12 +169,12 @@ export function RetentionSection({ overview }: { overview: RetentionOverview }) 
       {partitions.length > 0 && (
         <Card title="Partitions" id="retention-partitions">
           <p className="mb-2 text-sm text-slate-600">
-            Events and attempts by month (UTC). A month that ended before the retention cutoff is removed whole by the run, the rows still needed (a dead letter’s, say)
-            moved into a fresh month table first.
+            Events, deliveries and attempts by month (UTC). A month that ended before the retention cutoff is removed whole by the run, the rows still needed (a dead
+            letter’s, say) moved into a fresh month table first.
           </p>
           <div className="overflow-x-auto">
             <table className="w-full text-left text-sm">
-              <caption className="sr-only">The month partitions of events and attempts, with their sizes</caption>
+              <caption className="sr-only">The month partitions of events, deliveries and attempts, with their sizes</caption>
               <thead className="text-slate-500">
                 <tr>
                   <th className={th}>Partition</th>
