@@ -80,6 +80,12 @@ test("a failing endpoint is paused for failing, probed, and resumed; the page sh
   await expect(card.getByText(/3 deliveries are held, not dropped/)).toBeVisible();
   await expect(card.getByText(/HTTP 503 in \d+/)).toBeVisible();
   await expect(card.getByText("Next probe")).toBeVisible();
+  // Its attempts all began a minute ago: once the minute's counts are rolled up, the page opens its outcomes chart on
+  // the last hour, not as a sliver at the right of a day.
+  await expect(async () => {
+    await page.goto(`/subscriptions/${id}`);
+    await expect(page.getByRole("group", { name: "Time range" }).getByRole("button", { name: "1h", pressed: true })).toBeVisible({ timeout: 1_000 });
+  }).toPass({ timeout: 90_000 });
   await card.scrollIntoViewIfNeeded();
   await shot(page, "endpoint-health-1280");
   await page.setViewportSize({ width: 390, height: 844 });

@@ -7,3 +7,20 @@ export type Range = (typeof OUTCOME_RANGES)[number];
 export function rangeOf(v: string | string[] | undefined): Range {
   return OUTCOME_RANGES.find((r) => r === v) ?? "24h";
 }
+
+/** Whether the page's ?range= names one of the ranges (else the page picks one: fittingRange). */
+export function isRange(v: string | string[] | undefined): v is Range {
+  return OUTCOME_RANGES.some((r) => r === v);
+}
+
+/**
+ * The range the chart opens on when the address names none: the smallest of 1h, 6h and 24h that holds every attempt
+ * of the last day (24h when there was none). A subscription whose traffic began ten minutes ago opens on the last
+ * hour, not as a sliver at the right of a day; the DLQ page's charts pick their window the same way.
+ */
+export function fittingRange(series: readonly { at: string; delivered: number; retried: number; deadLettered: number; abandoned: number }[], now: number): Range {
+  const first = series.find((p) => p.delivered + p.retried + p.deadLettered + p.abandoned > 0);
+  if (!first) return "24h";
+  const hours = (now - Date.parse(first.at)) / 3600_000;
+  return hours < 1 ? "1h" : hours < 6 ? "6h" : "24h";
+}

@@ -1,5 +1,6 @@
 // The charts' axes: the window chosen from the data, ranges named in the URL, and even ticks whose labels never repeat.
 import { describe, expect, it } from "vitest";
+import { fittingRange } from "../../components/subscriptions/outcome-ranges";
 import { ageTicks, countTicks, defaultRangeHours, rangeFromParam, rangeParam, timeTicks } from "../../components/charts/axes";
 
 const NOW = Date.parse("2026-12-03T15:00:00Z");
@@ -85,5 +86,16 @@ describe("ticks", () => {
     expect(sixIndia).toHaveLength(6);
     const day = timeTicks(NOW - 24 * 3600_000, NOW, "UTC");
     expect(day.map((t) => new Date(t).getUTCHours())).toEqual([16, 20, 0, 4, 8, 12]);
+  });
+});
+
+describe("the outcomes chart's first range", () => {
+  const now = Date.parse("2026-12-06T12:00:00Z");
+  const point = (minutesAgo: number, delivered = 1) => ({ at: new Date(now - minutesAgo * 60_000).toISOString(), delivered, retried: 0, deadLettered: 0, abandoned: 0 });
+  it("is the smallest of 1h, 6h and 24h that holds every attempt of the day; 24h when there was none", () => {
+    expect(fittingRange([point(600, 0), point(20), point(5)], now)).toBe("1h");
+    expect(fittingRange([point(600, 0), point(300), point(5)], now)).toBe("6h");
+    expect(fittingRange([point(600), point(5)], now)).toBe("24h");
+    expect(fittingRange([point(600, 0), point(5, 0)], now)).toBe("24h");
   });
 });

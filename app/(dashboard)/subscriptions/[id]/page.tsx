@@ -5,7 +5,7 @@ import { AppError } from "@/lib/errors";
 import { findEndpointAnswers, findSubscriptionDeliveries, getSubscriptionOverview } from "@/lib/dashboard/subscriptions";
 import { SubscriptionClient } from "./page-client";
 import { scopeOf } from "@/lib/tenants/scope";
-import { rangeOf } from "@/components/subscriptions/outcome-ranges";
+import { fittingRange, isRange, rangeOf } from "@/components/subscriptions/outcome-ranges";
 
 export const dynamic = "force-dynamic";
 
@@ -13,11 +13,19 @@ export default async function SubscriptionPage({ params, searchParams }: { param
   const viewer = await requireViewer("subscriptions.read");
   const { id } = await params;
   // The outcomes chart's range is kept in the address (?range=7d), so a reload or a shared link opens the same window.
-  const range = rangeOf((await searchParams).range);
-  const overview = await getSubscriptionOverview({ id, range, scope: scopeOf(viewer) }).catch((err) => {
-    if (err instanceof AppError && err.code === "not_found") notFound();
-    throw err;
-  });
+  const asked = (await searchParams).range;
+  let range = rangeOf(asked);
+  const overviewFor = (r: typeof range) =>
+    getSubscriptionOverview({ id, range: r, scope: scopeOf(viewer) }).catch((err) => {
+      if (err instanceof AppError && err.code === "not_found") notFound();
+      throw err;
+    });
+  let overview = await overviewFor(range);
+  // None asked: a window that fits the last day's attempts (read again only when it is narrower than the day).
+  if (!isRange(asked)) {
+    const fit = fittingRange(overview.series, Date.now());
+    if (fit !== range) overview = await overviewFor((range = fit));
+  }
   const [answers, deliveries] = await Promise.all([
     findEndpointAnswers({ subscriptionId: id, scope: scopeOf(viewer) }),
     findSubscriptionDeliveries({ subscriptionId: id, limit: 25, scope: scopeOf(viewer) }),
