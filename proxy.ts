@@ -57,9 +57,9 @@ export async function proxy(req: NextRequest) {
   const nul = nulInAddress(req.url);
   if (nul) {
     const res = pathname.startsWith("/api/")
-      ? NextResponse.json({ error: { code: nul.code, message: nul.message, details: nul.details ?? null } }, { status: 400 })
+      ? NextResponse.json({ error: nul.toApi() }, { status: nul.status })
       : new NextResponse(`Bad request: ${nul.message}. Remove it from the address and try again.\n`, {
-          status: 400,
+          status: nul.status,
           headers: { "content-type": "text/plain; charset=utf-8" },
         });
     return finish(res);

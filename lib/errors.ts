@@ -33,6 +33,10 @@ export class AppError extends Error {
   get status(): number {
     return ERROR_STATUS[this.code];
   }
+  /** What an answer carries of it, under `error` (docs/API.md, Errors). */
+  toApi(): { code: ErrorCode; message: string; details: unknown } {
+    return { code: this.code, message: this.message, details: this.details ?? null };
+  }
 }
 
 export function notFound(what: string, id: string): AppError {

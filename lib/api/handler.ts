@@ -30,7 +30,7 @@ export function json(body: unknown, status = 200, headers: Record<string, string
 export function errorResponse(err: AppError): Response {
   const retryAfter = (err.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
   const headers: Record<string, string> = err.code === "rate_limited" && retryAfter ? { "retry-after": String(retryAfter) } : {};
-  return json({ error: { code: err.code, message: err.message, details: err.details ?? null } }, err.status, headers);
+  return json({ error: err.toApi() }, err.status, headers);
 }
 
 export function toErrorResponse(err: unknown): Response {

@@ -66,7 +66,7 @@ type TBatchResult = z.infer<typeof ZBatchResult>;
 export type TPublishBatchResponse = z.infer<typeof ZPublishBatchResponse>;
 
 function errorOf(index: number, id: string | undefined, err: AppError): TBatchResult {
-  return { index, ...(id === undefined ? {} : { id }), error: { code: err.code, message: err.message, details: err.details ?? null } };
+  return { index, ...(id === undefined ? {} : { id }), error: err.toApi() };
 }
 
 /**
