@@ -147,3 +147,16 @@ export function fromUnstorableCharacter(err: unknown): AppError | null {
     "The request contains a character the database cannot store (such as U+0000, NUL: \\u0000 in JSON, %00 in an address); remove it and try again.",
   );
 }
+
+/**
+ * A dashboard action's refusal as one line for its form, or null for an error that is not the caller's (rethrown: the
+ * error page): an AppError's message, the database refusing a character of the input, or each refused field of a
+ * ZodError ("dlqThreshold: …; emails.2: …").
+ */
+export function actionRefusal(err: unknown): string | null {
+  if (err instanceof AppError) return err.message;
+  const unstorable = fromUnstorableCharacter(err);
+  if (unstorable) return unstorable.message;
+  if (err instanceof ZodError) return err.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ");
+  return null;
+}

@@ -3,9 +3,8 @@
 // use cases in lib/auth/admin.ts check the permission again; Next refuses a
 // server action whose Origin does not match the Host (CSRF).
 import { revalidatePath } from "next/cache";
-import { ZodError } from "zod";
 import { getPrisma } from "@/lib/db/prisma";
-import { AppError, fromUnstorableCharacter } from "@/lib/errors";
+import { actionRefusal } from "@/lib/errors";
 import { authorizeAction } from "@/lib/auth/session";
 import { createTokenAsAdmin, createUserAsAdmin, revokeToken, setUserDisabled } from "@/lib/auth/admin";
 import { createTenant } from "@/lib/tenants/manage-tenants";
@@ -17,12 +16,10 @@ async function run<T>(fn: () => Promise<T>): Promise<ActionResult<T>> {
   try {
     return { ok: true, value: await fn() };
   } catch (err) {
-    if (err instanceof AppError) return { ok: false, error: err.message };
-    const unstorable = fromUnstorableCharacter(err);
-    if (unstorable) return { ok: false, error: unstorable.message };
     // A refused field says which and why, next to the form, instead of an error page.
-    if (err instanceof ZodError) return { ok: false, error: err.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ") };
-    throw err;
+    const refusal = actionRefusal(err);
+    if (refusal === null) throw err;
+    return { ok: false, error: refusal };
   }
 }
 

@@ -2,9 +2,8 @@
 // Saving a tenant's notification contacts from the dashboard: the same use case as PUT /api/v1/tenants/:id/contacts
 // (scoped, validated, audited there); a refusal comes back as one line for the form.
 import { revalidatePath } from "next/cache";
-import { ZodError } from "zod";
 import { getPrisma } from "@/lib/db/prisma";
-import { AppError, fromUnstorableCharacter } from "@/lib/errors";
+import { actionRefusal } from "@/lib/errors";
 import { authorizeAction } from "@/lib/auth/session";
 import { setContacts } from "@/lib/notify/contacts";
 import { dlqThresholdField } from "@/lib/notify/settings";
@@ -28,10 +27,8 @@ export async function saveContactsAction(tenant: string, input: { emails: string
     revalidatePath("/admin/tenants");
     return { ok: true, emails: saved.emails, webhookUrl: saved.webhookUrl, dlqThreshold: saved.dlqThreshold };
   } catch (err) {
-    if (err instanceof AppError) return { ok: false, error: err.message };
-    const unstorable = fromUnstorableCharacter(err);
-    if (unstorable) return { ok: false, error: unstorable.message };
-    if (err instanceof ZodError) return { ok: false, error: err.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ") };
-    throw err;
+    const refusal = actionRefusal(err);
+    if (refusal === null) throw err;
+    return { ok: false, error: refusal };
   }
 }
