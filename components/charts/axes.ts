@@ -27,12 +27,18 @@ export function rangeParam(hours: number): string {
  * last hour, not as a sliver at the right of a day.
  */
 export function defaultRangeHours(points: readonly { at: string; depth: number }[], now: number): number {
-  const fallback = 24;
-  if (points.length === 0) return fallback;
+  if (points.length === 0) return DAY_HOURS;
   const change = points.findIndex((p, i) => i > 0 && p.depth !== points[i - 1].depth);
-  const since = Date.parse(points[change > 0 ? change : 0].at);
+  return rangeHolding(Date.parse(points[change > 0 ? change : 0].at), now);
+}
+
+/** The widest window a chart opens on by itself. */
+const DAY_HOURS = 24;
+
+/** The smallest range, up to a day, that holds everything since `since`; a day when it holds more. */
+export function rangeHolding(since: number, now: number): number {
   const spanHours = (now - since) / 3600_000;
-  return CHART_RANGES.find((r) => r.value <= fallback && spanHours < r.value)?.value ?? fallback;
+  return CHART_RANGES.find((r) => r.value <= DAY_HOURS && spanHours < r.value)?.value ?? DAY_HOURS;
 }
 
 /** Steps a count axis may take: 1, 2, 5, 10, 20, 25, 50, 100, … */

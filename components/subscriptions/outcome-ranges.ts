@@ -1,5 +1,6 @@
 // The outcomes chart's time ranges on a subscription's page. A plain module
 // (not a client one), so the server page can read ?range= with the same list.
+import { rangeHolding, rangeParam } from "@/components/charts/axes";
 export const OUTCOME_RANGES = ["1h", "6h", "24h", "7d"] as const;
 export type Range = (typeof OUTCOME_RANGES)[number];
 
@@ -20,7 +21,5 @@ export function isRange(v: string | string[] | undefined): v is Range {
  */
 export function fittingRange(series: readonly { at: string; delivered: number; retried: number; deadLettered: number; abandoned: number }[], now: number): Range {
   const first = series.find((p) => p.delivered + p.retried + p.deadLettered + p.abandoned > 0);
-  if (!first) return "24h";
-  const hours = (now - Date.parse(first.at)) / 3600_000;
-  return hours < 1 ? "1h" : hours < 6 ? "6h" : "24h";
+  return first ? rangeOf(rangeParam(rangeHolding(Date.parse(first.at), now))) : "24h";
 }
