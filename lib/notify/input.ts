@@ -31,13 +31,16 @@ export type TNotificationSettings = z.infer<typeof ZNotificationSettings>;
  * `before` (a createdAt: the notices strictly older) is the first version's paging, still read; it cannot page through
  * the notices of one instant, which a round of the notifier makes many of.
  */
+/** Why a cursor is refused: by its shape here, by lib/ledger/sql/notifications.ts when it names no notice of the caller's. */
+export const BAD_NOTIFICATION_CURSOR = "not a nextCursor this list answered; start again without cursor";
+
 export const ZNotificationsQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(500).default(100),
   // A notice's id (letters, digits, _ and -): anything else, a NUL byte among them, is no cursor rather than a statement error.
   cursor: z
     .string()
     .max(200)
-    .regex(/^[A-Za-z0-9_-]+$/, "not a nextCursor this list answered; start again without cursor")
+    .regex(/^[A-Za-z0-9_-]+$/, BAD_NOTIFICATION_CURSOR)
     .optional(),
   before: z.iso.datetime({ offset: true }).meta({ deprecated: true, description: "the notices strictly older than this createdAt; page with cursor" }).optional(),
 });

@@ -8,6 +8,7 @@ import type pg from "pg";
 import { AppError } from "../../errors";
 import { join, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
 import type { Scope } from "../../tenants/scope";
+import { BAD_NOTIFICATION_CURSOR } from "../../notify/input";
 
 export type NotifyKind = "paused" | "disabled" | "recovered" | "dlq_threshold" | "dlq_old" | "secret_expiring";
 type NotifyChannel = "email" | "webhook";
@@ -276,8 +277,6 @@ function noticesInScope(scope: Scope) {
 /** One page of a scope's notices and the cursor of the next: the page's last notice's id, null on the last page. */
 type NotificationPage = { items: NotificationView[]; nextCursor: string | null };
 
-const BAD_CURSOR = "not a nextCursor this list answered; start again without cursor";
-
 /**
  * A scope's notices, newest first (GET /api/v1/notifications and the Notifications page): ordered by (created_at, id)
  * descending, `limit` at a time. The notifier writes a round's notices in one transaction, so many share one
@@ -290,10 +289,10 @@ const BAD_CURSOR = "not a nextCursor this list answered; start again without cur
 export async function listNotificationPage(db: LedgerDb, scope: Scope, opts: { limit: number; cursor?: string | null; before?: Date | null }): Promise<NotificationPage> {
   const where: Sql[] = [noticesInScope(scope)];
   if (opts.cursor) {
-    const at = await queryRows<{ id: string }>(db, sql`SELECT id FROM notifications WHERE id = ${opts.cursor} AND ${noticesInScope(scope)}`);
-    if (!at[0]) throw new AppError("validation_failed", `query.cursor: ${BAD_CURSOR}.`, [{ path: "query.cursor", message: BAD_CURSOR }]);
-    // The cursor's created_at is read in the statement (microseconds; a Date would round it to the millisecond).
-    where.push(sql`(created_at, id) < ((SELECT c.created_at FROM notifications c WHERE c.id = ${opts.cursor}), ${opts.cursor}::text)`);
+    // Its created_at as text: microseconds, which a Date would round to the millisecond.
+    const [at] = await queryRows<{ created_at: string }>(db, sql`SELECT created_at::text FROM notifications WHERE id = ${opts.cursor} AND ${noticesInScope(scope)}`);
+    if (!at) throw new AppError("validation_failed", `query.cursor: ${BAD_NOTIFICATION_CURSOR}.`, [{ path: "query.cursor", message: BAD_NOTIFICATION_CURSOR }]);
+    where.push(sql`(created_at, id) < (${at.created_at}::timestamptz, ${opts.cursor}::text)`);
   }
   if (opts.before) where.push(sql`created_at < ${opts.before}`);
   const rows = await queryRows<Omit<NotificationView, "createdAt" | "sentAt" | "nextAttemptAt"> & { createdAt: Date; sentAt: Date | null; nextAttemptAt: Date | null }>(
