@@ -5,7 +5,8 @@
 import "server-only";
 
 /** `url` if it is a postgres:// or postgresql:// URL with a host; otherwise an Error saying what is wrong with it. */
-export function checkDatabaseUrl(url: string, name = "DATABASE_URL"): string {
+export function checkDatabaseUrl(url: string): string {
+  const name = "DATABASE_URL";
   const shape = "postgres://user:password@host:5432/database";
   let parsed: URL;
   try {
