@@ -1,6 +1,7 @@
 // The demo catalogues its three event types with schemas; its traffic must always meet them, or the demo's own
 // publishes would be refused with 422 at the API and its story (one district refusing a grade without term_id)
 // would happen at publish instead of at the district.
+import { readFileSync } from "node:fs";
 import { expect, it } from "vitest";
 import { DEMO_EVENT_TYPES } from "../../demo/event-types";
 import { buildRoster, generateEvent } from "../../demo/catalog";
@@ -41,4 +42,21 @@ it("a grade missing a required field is refused by the demo's schema (the schema
   const v = validators();
   const { studentId: _dropped, ...rest } = DEMO_EVENT_TYPES[0].example as Record<string, unknown>;
   expect(schemaIssues(v.get("assignment.graded")!, rest)).toEqual([expect.objectContaining({ path: expect.stringContaining("studentId") })]);
+});
+
+// Someone trying the README's client examples (or examples/publish.ts) against `npm run demo` publishes into this
+// catalog: an example the demo refuses with 422 teaches the wrong shape.
+it("the README's and examples/publish.ts's assignment.graded publishes meet the demo catalog", () => {
+  const v = validators();
+  const sources = ["README.md", "examples/publish.ts"].map((f) => [f, readFileSync(f, "utf8")] as const);
+  let found = 0;
+  for (const [file, text] of sources) {
+    // Each publish literal: type "assignment.graded" followed by its data object literal.
+    for (const m of text.matchAll(/type: "assignment\.graded",\s*data: (\{[^{}]*\})/g)) {
+      const data: unknown = new Function(`return (${m[1]});`)();
+      expect(schemaIssues(v.get("assignment.graded")!, data), `${file}: ${m[1]}`).toEqual([]);
+      found++;
+    }
+  }
+  expect(found).toBe(4);
 });
