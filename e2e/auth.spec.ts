@@ -52,7 +52,7 @@ test("a support user sees no pause/redrive controls, and the API refuses the sam
   const headers = { "content-type": "application/json", ...(await csrfHeader(page)) };
   const pause = await page.request.patch(`/api/v1/subscriptions/${id}`, { headers, data: { state: "paused", reason: "e2e" } });
   expect(pause.status()).toBe(403);
-  expect((await pause.json()).error.message).toContain("support role may not subscriptions.update");
+  expect((await pause.json()).error.message).toContain("The support role may not change subscriptions; that takes the manager, engineer or admin role.");
   const read = await page.request.get(`/api/v1/subscriptions/${id}`);
   expect(read.status()).toBe(200);
   expect(JSON.stringify(await read.json())).not.toContain("whsec_");

@@ -3,7 +3,7 @@
 import "server-only";
 import { ZodError, type ZodType } from "zod";
 import { AppError, fromUnstorableCharacter, fromZod, nulInAddress, nulInJson } from "../errors";
-import { can, canAs, type Permission } from "../auth/permissions";
+import { can, canAs, confinedRefusal, roleRefusal, type Permission } from "../auth/permissions";
 import { principalFromRequest, type Principal } from "../auth/principal";
 import { SAFE_METHODS, assertCsrf } from "../auth/csrf";
 import { logger } from "../log";
@@ -80,9 +80,9 @@ export function apiRoute(permission: Permission, handler: Handler): ApiRoute {
         });
       // Both ride on the session cookie: a district portal session is CSRF-checked like a person's.
       if ((principal.kind === "user" || principal.kind === "portal") && !SAFE_METHODS.has(req.method.toUpperCase())) assertCsrf(req, principal.csrf ?? "");
-      if (!can(principal.role, permission)) throw new AppError("forbidden", `The ${principal.role} role may not ${permission}.`, { permission, role: principal.role });
+      if (!can(principal.role, permission)) throw new AppError("forbidden", roleRefusal(principal.role, permission), { permission, role: principal.role });
       if (!canAs(principal, permission))
-        throw new AppError("forbidden", `Your account is confined to tenant ${principal.tenantId}; ${permission} is a global account's.`, {
+        throw new AppError("forbidden", confinedRefusal(principal.tenantId, permission), {
           permission,
           tenant: principal.tenantId,
         });

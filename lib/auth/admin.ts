@@ -7,7 +7,7 @@ import "server-only";
 import type { PrismaClient } from "../db/prisma";
 import { AppError, notFound } from "../errors";
 import { writeAudit } from "../audit";
-import { can, ROLES, type Permission, type Role } from "./permissions";
+import { can, confinedRefusal, roleRefusal, ROLES, type Permission, type Role } from "./permissions";
 import type { Principal } from "./principal";
 import { USER_ROLES, bumpSessionVersion, createUser, listUsers, type CreatedUser, type UserView } from "./users";
 import { createApiToken } from "./tokens";
@@ -19,9 +19,9 @@ import { requireTenant } from "../tenants/manage-tenants";
  * mint a global token, or one for another tenant).
  */
 function authorize(principal: Principal, permission: Permission) {
-  if (!can(principal.role, permission)) throw new AppError("forbidden", `The ${principal.role} role may not ${permission}.`, { permission, role: principal.role });
+  if (!can(principal.role, permission)) throw new AppError("forbidden", roleRefusal(principal.role, permission), { permission, role: principal.role });
   if (principal.tenantId)
-    throw new AppError("forbidden", `Your account is confined to tenant ${principal.tenantId}; only a global admin may ${permission}.`, {
+    throw new AppError("forbidden", confinedRefusal(principal.tenantId, permission), {
       permission,
       tenant: principal.tenantId,
     });

@@ -60,6 +60,56 @@ export const ROLE_PERMISSIONS = {
 
 export type Permission = keyof typeof ROLE_PERMISSIONS;
 
+/** Each permission as the task it allows, in the words a refusal uses ("The support role may not change subscriptions"). */
+const TASKS = {
+  "events.publish": "publish events",
+  "deliveries.read": "read deliveries",
+  "subscriptions.read": "see subscriptions",
+  "dlq.read": "see the dead-letter queue",
+  "audit.read": "read the audit log",
+  "alerts.read": "see the alerts",
+  "subscriptions.create": "create subscriptions",
+  "subscriptions.update": "change subscriptions",
+  "subscriptions.pause": "pause or resume subscriptions",
+  "subscriptions.test": "send test events",
+  "subscriptions.archive": "archive subscriptions",
+  "deliveries.redrive": "redrive deliveries",
+  "deliveries.resolve": "resolve dead letters",
+  "deliveries.resend": "resend deliveries",
+  "redrives.create": "start redrives",
+  "redrives.cancel": "cancel redrives",
+  "subscriptions.recover": "recover a subscription's failed deliveries",
+  "subscriptions.backfill": "backfill a subscription",
+  "secrets.rotate": "rotate signing secrets",
+  "secrets.expire": "end a secret's overlap early",
+  "erasures.create": "erase events",
+  "retention.read": "see what is kept",
+  "retention.manage": "change or run retention",
+  "users.manage": "manage users",
+  "tokens.manage": "manage API tokens",
+  "tenants.manage": "manage tenants",
+  "portal.sessions.create": "make district portal links",
+  "portal.sessions.revoke": "revoke district portal links",
+  "event_types.read": "read the event catalog",
+  "event_types.manage": "change the event catalog",
+  "contacts.read": "see notification contacts",
+  "contacts.update": "change notification contacts",
+  "notifications.read": "read notifications",
+  "notifications.manage": "change the default notification settings",
+} as const satisfies Record<Permission, string>;
+
+const orList = (xs: readonly string[]) => (xs.length < 2 ? xs.join("") : `${xs.slice(0, -1).join(", ")} or ${xs[xs.length - 1]}`);
+
+/** A 403's words for a role without the permission: the task, and which roles have it (whom to ask). */
+export function roleRefusal(role: Role | undefined | null, permission: Permission): string {
+  return `The ${role ?? "anonymous"} role may not ${TASKS[permission]}; that takes the ${orList(ROLE_PERMISSIONS[permission])} role.`;
+}
+
+/** A 403's words for a principal confined to one tenant asking for a global-only permission. */
+export function confinedRefusal(tenantId: string | null | undefined, permission: Permission): string {
+  return `Your account is confined to tenant ${tenantId}; only a global account may ${TASKS[permission]}.`;
+}
+
 export function can(role: Role | undefined | null, permission: Permission): boolean {
   if (!role) return false;
   return (ROLE_PERMISSIONS[permission] as readonly Role[]).includes(role);

@@ -13,7 +13,7 @@ import { cache } from "react";
 import { cookies } from "next/headers";
 import { forbidden, redirect } from "next/navigation";
 import { AppError } from "../errors";
-import { can, canAs, type Permission } from "./permissions";
+import { can, canAs, confinedRefusal, roleRefusal, type Permission } from "./permissions";
 import { principalFromSessionCookie, type Principal } from "./principal";
 import { SESSION_COOKIE, unsealSession } from "./cookies";
 
@@ -45,9 +45,9 @@ export async function authorizeAction(permission: Permission): Promise<Principal
   const viewer = await getViewer();
   if (!viewer) throw new AppError("unauthorized", "Your session has ended; sign in again.");
   if (viewer.mustChangePassword) throw new AppError("forbidden", "Choose your own password first: open /password.");
-  if (!can(viewer.role, permission)) throw new AppError("forbidden", `The ${viewer.role} role may not ${permission}.`, { permission, role: viewer.role });
+  if (!can(viewer.role, permission)) throw new AppError("forbidden", roleRefusal(viewer.role, permission), { permission, role: viewer.role });
   if (!canAs(viewer, permission))
-    throw new AppError("forbidden", `Your account is confined to tenant ${viewer.tenantId}; ${permission} is a global account's.`, {
+    throw new AppError("forbidden", confinedRefusal(viewer.tenantId, permission), {
       permission,
       tenant: viewer.tenantId,
     });

@@ -114,6 +114,13 @@ describe("permission matrix", () => {
           const r = await request(e, auth);
           const ok = allowed ? r.status !== 401 && r.status !== 403 && r.status < 500 : r.status === 403;
           if (!ok) wrong.push(`${e.method} ${e.urlPath} as ${role} (${how}, needs ${e.permission}): ${r.status} ${r.text.slice(0, 160)}`);
+          // A refusal says what the caller tried and whom to ask, in words: not the permission's key.
+          else if (!allowed) {
+            const message = String((JSON.parse(r.text) as { error?: { message?: string } }).error?.message);
+            const takes = `that takes the `;
+            if (message.includes(e.permission!) || !message.startsWith(`The ${role} role may not `) || !message.includes(takes))
+              wrong.push(`${e.method} ${e.urlPath} as ${role} (${how}): 403 reads "${message}"`);
+          }
         }
       }
     }
