@@ -132,7 +132,8 @@ async function liveBeforeHydration(page: Page, url: string): Promise<string[]> {
 
 /**
  * Opens each page at 390 px and checks it: in the frame, no sideways scroll, nothing live before hydration, no error
- * in the browser (a hydration mismatch is one: the server's HTML and the browser's first render differ); one screenshot each.
+ * in the browser (a hydration mismatch is one: the server's HTML and the browser's first render differ; a CSP violation
+ * another); one screenshot each.
  */
 async function walk(page: Page, who: string) {
   const wide: string[] = [];
@@ -140,7 +141,12 @@ async function walk(page: Page, who: string) {
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(`${page.url()}: ${e.message.slice(0, 300)}`));
   page.on("console", (m) => {
-    if (m.type() === "error" && /hydrat|Minified React error/i.test(m.text())) errors.push(`${page.url()}: ${m.text().slice(0, 300)}`);
+    if (m.type() === "error" && /hydrat|Minified React error|Content Security Policy/i.test(m.text())) errors.push(`${page.url()}: ${m.text().slice(0, 300)}`);
+  });
+  // A script the page's CSP refused (zod's eval probe, when a client component imports a schema, is one): reported
+  // by the browser as an event, which the console shows only sometimes.
+  await page.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation", (e) => console.error(`Content Security Policy violation: ${e.violatedDirective} ${e.blockedURI}`));
   });
   const serverOnly = await page
     .context()

@@ -1,9 +1,8 @@
 // The notification routes' inputs, importable by the OpenAPI document and the forms (no server code).
 import { z } from "zod";
+import { MAX_DLQ_THRESHOLD } from "./limits";
 
 const MAX_CONTACT_EMAILS = 20;
-/** The largest dead-letter threshold a district may set (tenant_contacts' check, migration 0044). */
-export const MAX_DLQ_THRESHOLD = 100_000;
 
 // One address: local@domain with a dot in the domain, no spaces or angle brackets (no "Name <a@b>" forms to misread).
 const EMAIL = /^[^\s@<>(),;:"]+@[^\s@<>(),;:"]+\.[^\s@<>(),;:"]+$/;

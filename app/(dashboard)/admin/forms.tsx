@@ -12,6 +12,7 @@ import {
   type ActionResult,
 } from "./actions";
 import { num } from "@/lib/words";
+import { MAX_DLQ_THRESHOLD } from "@/lib/notify/limits";
 
 export type TenantChoice = { id: string; name: string };
 
@@ -255,7 +256,18 @@ export function DefaultDlqThresholdForm({ value }: { value: number }) {
         </label>
         <span className="text-xs text-slate-600">Dead letters of one endpoint before its district is told, unless the district set its own.</span>
         <div className="flex flex-wrap items-center gap-2">
-          <input id={id} name="dlqThreshold" type="number" inputMode="numeric" min={1} max={100_000} step={1} required defaultValue={value} className={`${input} w-40`} />
+          <input
+            id={id}
+            name="dlqThreshold"
+            type="number"
+            inputMode="numeric"
+            min={1}
+            max={MAX_DLQ_THRESHOLD}
+            step={1}
+            required
+            defaultValue={value}
+            className={`${input} w-40`}
+          />
           <button type="submit" disabled={pending} className={button}>
             {pending ? "Saving…" : "Save default"}
           </button>

@@ -5,7 +5,7 @@
 import { useState, useTransition } from "react";
 import { btnPrimary, card, input } from "@/components/ui/kit";
 import { LiveButton } from "@/components/ui/LiveButton";
-import { MAX_DLQ_THRESHOLD } from "@/lib/notify/input";
+import { MAX_DLQ_THRESHOLD } from "@/lib/notify/limits";
 import { saveContactsAction } from "./actions";
 import { count } from "@/lib/words";
 
