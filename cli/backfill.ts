@@ -6,7 +6,7 @@
 import type { Command } from "commander";
 import { cliPrincipal } from "./options";
 import { withDatabase } from "./db";
-import { addWindowOptions, type WindowOpts } from "./recover";
+import { addWindowOptions, reasonGiven, type WindowOpts } from "./recover";
 import { followBatch, printMore } from "./follow-batch";
 import { count } from "../lib/words";
 
@@ -19,6 +19,7 @@ export function registerBackfillCommand(program: Command) {
       "\nExamples:\n  hookledger backfill --subscription sub_westfield --since 7d --reason ONBOARD-88 --dry-run\n  hookledger backfill --subscription sub_westfield --since 7d --reason ONBOARD-88 --rate 100",
     )
     .action(async (opts: WindowOpts) => {
+      if (!reasonGiven("backfill", opts)) process.exit(2);
       const body = { since: opts.since, ...(opts.until ? { until: opts.until } : {}), reason: opts.reason, ratePerSecond: opts.rate, dryRun: opts.dryRun };
       process.exit(await withDatabase((url) => runBackfill(url, opts, body)));
     });
@@ -50,7 +51,7 @@ async function runBackfill(url: string, opts: WindowOpts, body: Record<string, u
       return 0;
     }
     const principal = cliPrincipal();
-    const batch = await createBackfillBatch(prisma, opts.subscription, parsed.data, principal);
+    const batch = await createBackfillBatch(prisma, opts.subscription, { ...parsed.data, reason: parsed.data.reason! }, principal);
     return await followBatch(url, prisma, batch, principal.actor, opts.detach, { kind: true, verb: "created", failed: "failed" });
   } catch (err) {
     if (err instanceof AppError) {

@@ -16,7 +16,13 @@ import { registerSecretsCommands } from "./secrets";
 import { registerSubscriptionsCommands } from "./subscriptions";
 import pkg from "../package.json" with { type: "json" };
 
-const program = new Command().name("hookledger").description("Outbound webhook delivery with an operations dashboard.").version(pkg.version);
+// A usage mistake (an unknown command or flag, a missing or malformed value) exits 2, as each command's own checks
+// of its input do; 1 is left to a failure while doing the work. Commands inherit this from the program.
+const program = new Command()
+  .name("hookledger")
+  .description("Outbound webhook delivery with an operations dashboard.")
+  .version(pkg.version)
+  .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2));
 
 function int(name: string, min: number) {
   return (v: string) => {

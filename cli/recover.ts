@@ -10,7 +10,7 @@ import { followBatch, printMore } from "./follow-batch";
 import { DEFAULT_RATE_PER_SECOND, MAX_RATE_PER_SECOND, RECOVER_STATES } from "../lib/redrive/redrive-input";
 import { count } from "../lib/words";
 
-export type WindowOpts = { subscription: string; since: string; until?: string; reason: string; rate: number; dryRun: boolean; detach: boolean };
+export type WindowOpts = { subscription: string; since: string; until?: string; reason?: string; rate: number; dryRun: boolean; detach: boolean };
 type Opts = WindowOpts & { states?: string };
 
 /** The flags recover and backfill share. */
@@ -19,10 +19,17 @@ export function addWindowOptions(cmd: Command): Command {
     .requiredOption("--subscription <id>", "the subscription")
     .addOption(new Option("--since <time>", "created at or after (ISO time, or an age: 30m, 6h, 2d)").argParser(parseWhen("--since")).makeOptionMandatory())
     .addOption(new Option("--until <time>", "created before (ISO time, or an age); default now").argParser(parseWhen("--until")))
-    .requiredOption("--reason <text>", "why: an incident or ticket id")
+    .option("--reason <text>", "why: an incident or ticket id (required unless --dry-run)")
     .addOption(new Option("--rate <n>", "deliveries per second").default(DEFAULT_RATE_PER_SECOND).argParser(intIn("--rate", 1, MAX_RATE_PER_SECOND)))
     .option("--dry-run", "print the count and a sample; change nothing", false)
     .option("--detach", "create the batch and return without following it", false);
+}
+
+/** A batch needs a reason; a preview does not (it changes nothing). False after saying so on stderr: exit 2. */
+export function reasonGiven(command: string, opts: WindowOpts): boolean {
+  if (opts.dryRun || opts.reason?.trim()) return true;
+  console.error(`hookledger ${command}: --reason is required: say why, with an incident or ticket id (e.g. --reason INC-2231). Use --dry-run to preview.`);
+  return false;
 }
 
 export function registerRecoverCommand(program: Command) {
@@ -33,6 +40,7 @@ export function registerRecoverCommand(program: Command) {
       "\nExamples:\n  hookledger recover --subscription sub_lincoln --since 2026-11-24T00:00:00Z --until 2026-11-25T00:00:00Z --reason INC-2301 --dry-run\n  hookledger recover --subscription sub_lincoln --since 2d --reason INC-2301 --rate 50",
     )
     .action(async (opts: Opts) => {
+      if (!reasonGiven("recover", opts)) process.exit(2);
       const body = {
         since: opts.since,
         ...(opts.until ? { until: opts.until } : {}),
@@ -76,7 +84,7 @@ async function runRecover(url: string, opts: Opts, body: Record<string, unknown>
       return 0;
     }
     const principal = cliPrincipal();
-    const batch = await createRecoverBatch(prisma, opts.subscription, { ...parsed.data, reason: parsed.data.reason }, principal);
+    const batch = await createRecoverBatch(prisma, opts.subscription, { ...parsed.data, reason: parsed.data.reason! }, principal);
     return await followBatch(url, prisma, batch, principal.actor, opts.detach, { kind: true, verb: "sent again", failed: "failed" });
   } catch (err) {
     if (err instanceof AppError) {

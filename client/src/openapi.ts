@@ -1869,7 +1869,7 @@ export interface operations {
                     since: string;
                     /** Format: date-time */
                     until?: string;
-                    reason: string;
+                    reason?: string;
                     /** @default 10 */
                     ratePerSecond?: number;
                     /** @default false */
@@ -1993,7 +1993,7 @@ export interface operations {
                     since: string;
                     /** Format: date-time */
                     until?: string;
-                    reason: string;
+                    reason?: string;
                     /** @default 10 */
                     ratePerSecond?: number;
                     /** @default false */

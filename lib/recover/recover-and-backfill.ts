@@ -187,7 +187,12 @@ async function createBatch(
 }
 
 /** A recover: every delivery of the subscription created in the window, in the given states, sent again at `ratePerSecond`. */
-export async function createRecoverBatch(prisma: PrismaClient, subscriptionId: string, input: Omit<TRecover, "dryRun">, principal: Principal): Promise<RedriveBatchView> {
+export async function createRecoverBatch(
+  prisma: PrismaClient,
+  subscriptionId: string,
+  input: Omit<TRecover, "dryRun" | "reason"> & { reason: string },
+  principal: Principal,
+): Promise<RedriveBatchView> {
   const w = recoverWindow(subscriptionId, input);
   return createBatch(
     prisma,
@@ -205,7 +210,7 @@ export async function createRecoverBatch(prisma: PrismaClient, subscriptionId: s
 export async function createBackfillBatch(
   prisma: PrismaClient,
   subscriptionId: string,
-  input: Omit<TBackfill, "dryRun">,
+  input: Omit<TBackfill, "dryRun" | "reason"> & { reason: string },
   principal: Principal,
 ): Promise<RedriveBatchView> {
   const w: BackfillWindow = { subscriptionId, ...resolveWindow(input) };

@@ -72,13 +72,16 @@ export const RECOVER_STATES = ["delivered", "resolved", "dead_letter"] as const;
 const ZWindowFields = {
   since: ZWhen,
   until: ZWhen.optional(),
-  reason: ZRedriveReason,
+  /** Required unless dryRun: a preview changes nothing, so there is nothing to give a reason for yet. */
+  reason: ZRedriveReason.optional(),
   ratePerSecond: z.number().int().min(1, "at least 1 per second").max(MAX_RATE_PER_SECOND, `at most ${MAX_RATE_PER_SECOND} per second`).default(DEFAULT_RATE_PER_SECOND),
   dryRun: z.boolean().default(false),
 };
 
-/** since before until, neither in the future, at most MAX_WINDOW_DAYS wide. */
-function checkWindow(v: { since: string; until?: string }, ctx: z.RefinementCtx) {
+/** since before until, neither in the future, at most MAX_WINDOW_DAYS wide; a reason unless dryRun. */
+function checkWindow(v: { since: string; until?: string; reason?: string; dryRun: boolean }, ctx: z.RefinementCtx) {
+  if (!v.dryRun && v.reason === undefined)
+    ctx.addIssue({ code: "custom", path: ["reason"], message: "a reason is required unless dryRun: an incident or ticket id, e.g. INC-2231" });
   const now = Date.now();
   const since = new Date(v.since).getTime();
   const until = v.until ? new Date(v.until).getTime() : now;

@@ -24,19 +24,24 @@ const cli = (...args: string[]) => runCli(args, { DATABASE_URL: db.url });
 describe("hookledger recover", () => {
   it("--dry-run prints the count by state and changes nothing; refusals say what is wrong and change nothing", async () => {
     const before = await tableCounts(db.pool);
-    const r = await cli("recover", "--subscription", "sub_lincoln", "--since", "1h", "--reason", "INC-88", "--dry-run");
+    // A preview changes nothing, so it needs no reason (as redrive --dry-run does not).
+    const r = await cli("recover", "--subscription", "sub_lincoln", "--since", "1h", "--dry-run");
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^Matched 12 deliveries of sub_lincoln created between .* \(12 delivered\)\./);
     expect(r.stdout).toMatch(/… and 2 more/);
     expect(r.stdout).toMatch(/Dry run: nothing changed/);
     const noReason = await cli("recover", "--subscription", "sub_lincoln", "--since", "1h");
-    expect(noReason.code).not.toBe(0);
-    expect(noReason.stderr).toMatch(/--reason/);
+    expect(noReason.code).toBe(2);
+    expect(noReason.stderr).toMatch(/--reason is required: say why.*Use --dry-run to preview/);
+    // A usage mistake the option parser finds exits 2 as well, like the commands' own checks.
+    const typo = await cli("recover", "--subscription", "sub_lincoln", "--since", "1h", "--reasn", "INC-88");
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/unknown option '--reasn'/);
     const backwards = await cli("recover", "--subscription", "sub_lincoln", "--since", "1h", "--until", "2h", "--reason", "INC-88");
     expect(backwards.code).toBe(2);
     expect(backwards.stderr).toMatch(/since must be before until/);
     const rate = await cli("recover", "--subscription", "sub_lincoln", "--since", "1h", "--reason", "INC-88", "--rate", "9000");
-    expect(rate.code).not.toBe(0);
+    expect(rate.code).toBe(2);
     expect(rate.stderr).toMatch(/--rate must be a whole number from 1 to 5000/);
     const unknown = await cli("recover", "--subscription", "sub_nope", "--since", "1h", "--reason", "INC-88");
     expect(unknown.code).toBe(1);
@@ -59,9 +64,12 @@ describe("hookledger recover", () => {
 
 describe("hookledger backfill", () => {
   it("creates the new subscription's deliveries once; a second run finds nothing to create", async () => {
-    const dry = await cli("backfill", "--subscription", "sub_new", "--since", "1h", "--reason", "ONBOARD-88", "--dry-run");
+    const dry = await cli("backfill", "--subscription", "sub_new", "--since", "1h", "--dry-run");
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toMatch(/^12 events received between .* match sub_new and have no delivery for it\./);
+    const noReason = await cli("backfill", "--subscription", "sub_new", "--since", "1h");
+    expect(noReason.code).toBe(2);
+    expect(noReason.stderr).toMatch(/hookledger backfill: --reason is required/);
     const r = await cli("backfill", "--subscription", "sub_new", "--since", "1h", "--reason", "ONBOARD-88", "--rate", "100");
     expect(r.code, r.stderr + r.stdout).toBe(0);
     expect(r.stdout).toMatch(/done\s+created 12\/12/);

@@ -19,5 +19,5 @@ export const POST = apiRoute("subscriptions.backfill", async ({ req, params, pri
   const prisma = getPrisma();
   if (value.dryRun) return json({ id: null, status: "preview", ...(await previewBackfill(prisma, params.id, value, scopeOf(principal))) });
   await assertReasonNotErased(scopeOf(principal), value.reason);
-  return json(await createBackfillBatch(prisma, params.id, value, principal), 201);
+  return json(await createBackfillBatch(prisma, params.id, { ...value, reason: value.reason! }, principal), 201);
 });

@@ -20,5 +20,5 @@ export const POST = apiRoute("subscriptions.recover", async ({ req, params, prin
   const prisma = getPrisma();
   if (value.dryRun) return json({ id: null, status: "preview", ...(await previewRecover(prisma, params.id, value, scopeOf(principal))) });
   await assertReasonNotErased(scopeOf(principal), value.reason);
-  return json(await createRecoverBatch(prisma, params.id, value, principal), 201);
+  return json(await createRecoverBatch(prisma, params.id, { ...value, reason: value.reason! }, principal), 201);
 });
