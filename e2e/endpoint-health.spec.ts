@@ -121,3 +121,56 @@ test("the outcomes chart's range stays in the address: a reload or a pasted link
   await page.goto(`/subscriptions/${id}?range=forever`);
   await expect(page.getByRole("group", { name: "Time range" }).getByRole("button", { name: "24h", pressed: true })).toBeVisible();
 });
+
+test("an endpoint that answers 429 with Retry-After is left alone until then, and its page says until when", async ({ page, request }) => {
+  const run = Date.now().toString(36);
+  const id = `sub_wait_${run}`;
+  const hits: string[] = [];
+  const gateway = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      hits.push(String(req.headers["webhook-id"]));
+      res.writeHead(429, { "retry-after": "600" }).end("slow down");
+    });
+  });
+  await new Promise<void>((r) => gateway.listen(0, "127.0.0.1", r));
+  try {
+    const sub = await api(request, "POST", "/api/v1/subscriptions", {
+      id,
+      name: `Riverside gateway ${run}`,
+      url: `http://127.0.0.1:${(gateway.address() as AddressInfo).port}/hooks`,
+      eventTypes: ["assignment.graded"],
+      tenant: `riverside_${run}`,
+      maxConcurrency: 1,
+    });
+    expect(sub.status).toBe(201);
+    for (let i = 0; i < 3; i++) {
+      const r = await api(
+        request,
+        "POST",
+        "/api/v1/events",
+        { id: `evt_wait_${run}_${i}`, type: "assignment.graded", data: { i }, subject: { tenant: `riverside_${run}` } },
+        "producer",
+      );
+      expect(r.status).toBe(202);
+    }
+    const read = async () => (await api(request, "GET", `/api/v1/subscriptions/${id}`)).json;
+    await expect.poll(async () => (await read()).health.heldUntil, { timeout: 30_000 }).not.toBeNull();
+    // Held for the hour the ledger allows at most (the endpoint asked for ten minutes: ten it is).
+    const until = new Date((await read()).health.heldUntil).getTime();
+    expect(until - Date.now()).toBeGreaterThan(9 * 60_000);
+    expect(until - Date.now()).toBeLessThanOrEqual(10 * 60_000);
+
+    await signIn(page, "manager");
+    await page.goto(`/subscriptions/${id}`);
+    const notice = page.getByRole("region", { name: "Endpoint health" }).getByTestId("held-by-endpoint");
+    await expect(notice).toContainText("Waiting, as the endpoint asked");
+    await expect(notice).toContainText("3 deliveries are waiting, not dropped");
+    // One request, the one that was answered 429: the other two were never sent into the window.
+    expect(hits).toHaveLength(1);
+    await notice.scrollIntoViewIfNeeded();
+    await shot(page, "endpoint-held-by-retry-after");
+  } finally {
+    await new Promise((r) => gateway.close(r));
+  }
+});

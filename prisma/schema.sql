@@ -466,6 +466,7 @@ CREATE TABLE subscriptions (
   archived_at timestamp with time zone,
   archive_reason text,
   archived_by text,
+  held_until timestamp with time zone,
   CONSTRAINT subscriptions_archive_check CHECK ((((archived_at IS NULL) = (archive_reason IS NULL)) AND ((archived_at IS NULL) = (archived_by IS NULL)))) NOT VALID,
   CONSTRAINT subscriptions_failure_policy_check CHECK ((((failure_window_seconds IS NULL) AND (failure_min_attempts IS NULL) AND (probe_interval_seconds IS NULL)) OR ((failure_window_seconds IS NOT NULL) AND (failure_min_attempts IS NOT NULL) AND (probe_interval_seconds IS NOT NULL) AND (failure_window_seconds >= 1) AND (failure_min_attempts >= 1) AND (probe_interval_seconds >= 1) AND (probe_interval_seconds <= failure_window_seconds)))),
   CONSTRAINT subscriptions_max_concurrency_check CHECK ((max_concurrency > 0)),

@@ -8,8 +8,12 @@
 // back off the same way). Until then this process claims nothing for the
 // subscription and sends none of what it already claimed (released unsent,
 // no attempt made), so its other deliveries do not spend attempts on answers
-// that could only be 429 again. Per process: another worker learns it from
-// its own first 429.
+// that could only be 429 again. The other workers learn it from the ledger:
+// the result write holds the subscription (subscriptions.held_until) and
+// their claims leave it out. This process's own hold covers the rows it
+// claimed before that write committed. At most MAX_ENDPOINT_HOLD_SECONDS.
+import { MAX_ENDPOINT_HOLD_SECONDS } from "../lib/ledger/sql/write-results";
+
 export class RateLimiter {
   private buckets = new Map<string, { tokens: number; at: number; rate: number }>();
   /** Per subscription, until when (performance.now() ms) its endpoint asked to be left alone. */
@@ -17,7 +21,7 @@ export class RateLimiter {
 
   /** The endpoint asked for `seconds` without requests (the Retry-After of a 429 or 503). */
   backOff(id: string, seconds: number) {
-    const until = performance.now() + seconds * 1000;
+    const until = performance.now() + Math.min(seconds, MAX_ENDPOINT_HOLD_SECONDS) * 1000;
     if ((this.backoffs.get(id) ?? 0) < until) this.backoffs.set(id, until);
   }
 

@@ -1017,6 +1017,8 @@ export interface operations {
                                 } | null;
                                 nextProbeAt: string | null;
                                 probeCount: number;
+                                /** @description until when the endpoint asked to be left alone (Retry-After on a 429 or 503, at most an hour): nothing is sent to it before then; null when not held */
+                                heldUntil: string | null;
                             };
                             archivedAt: string | null;
                             archiveReason: string | null;
@@ -1152,6 +1154,8 @@ export interface operations {
                             } | null;
                             nextProbeAt: string | null;
                             probeCount: number;
+                            /** @description until when the endpoint asked to be left alone (Retry-After on a 429 or 503, at most an hour): nothing is sent to it before then; null when not held */
+                            heldUntil: string | null;
                         };
                         archivedAt: string | null;
                         archiveReason: string | null;
@@ -1251,6 +1255,8 @@ export interface operations {
                             } | null;
                             nextProbeAt: string | null;
                             probeCount: number;
+                            /** @description until when the endpoint asked to be left alone (Retry-After on a 429 or 503, at most an hour): nothing is sent to it before then; null when not held */
+                            heldUntil: string | null;
                         };
                         archivedAt: string | null;
                         archiveReason: string | null;
@@ -1386,6 +1392,8 @@ export interface operations {
                             } | null;
                             nextProbeAt: string | null;
                             probeCount: number;
+                            /** @description until when the endpoint asked to be left alone (Retry-After on a 429 or 503, at most an hour): nothing is sent to it before then; null when not held */
+                            heldUntil: string | null;
                         };
                         archivedAt: string | null;
                         archiveReason: string | null;
@@ -1727,6 +1735,8 @@ export interface operations {
                             } | null;
                             nextProbeAt: string | null;
                             probeCount: number;
+                            /** @description until when the endpoint asked to be left alone (Retry-After on a 429 or 503, at most an hour): nothing is sent to it before then; null when not held */
+                            heldUntil: string | null;
                         };
                         archivedAt: string | null;
                         archiveReason: string | null;
@@ -1835,6 +1845,8 @@ export interface operations {
                             } | null;
                             nextProbeAt: string | null;
                             probeCount: number;
+                            /** @description until when the endpoint asked to be left alone (Retry-After on a 429 or 503, at most an hour): nothing is sent to it before then; null when not held */
+                            heldUntil: string | null;
                         };
                         archivedAt: string | null;
                         archiveReason: string | null;

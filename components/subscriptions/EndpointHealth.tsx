@@ -1,7 +1,8 @@
 "use client";
 // The endpoint's health as the failure window sees it: why the subscription is
 // paused and since when, the failed run that paused it, the last probe's
-// answer and the next probe, and how many deliveries are held meanwhile. Read
+// answer and the next probe, how many deliveries are held meanwhile, and a
+// Retry-After the endpoint asked every worker to respect (health.heldUntil). Read
 // from the subscription itself (GET /api/v1/subscriptions/:id), polled.
 import type { EndpointHealthView, PausedReason } from "@/lib/subscriptions/failure-policy";
 import { usePolled } from "@/components/dashboard/usePolled";
@@ -56,6 +57,12 @@ export function EndpointHealth({ subscriptionId, held }: { subscriptionId: strin
             <p>
               <strong>Paused by hand</strong>
               {s.pausedAt && <> since {at(s.pausedAt)}</>}. {heldText} held until it is resumed.
+            </p>
+          )}
+          {s.state === "active" && s.health.heldUntil && (
+            <p className="rounded-md bg-sky-50 p-2 text-sky-900 ring-1 ring-sky-200" data-testid="held-by-endpoint">
+              <strong>Waiting, as the endpoint asked</strong>: it answered 429 or 503 with Retry-After, so nothing is sent to it before {at(s.health.heldUntil)}.{" "}
+              {heldText} waiting, not dropped.
             </p>
           )}
           {s.state !== "paused" &&

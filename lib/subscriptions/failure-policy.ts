@@ -16,6 +16,8 @@ export type EndpointHealthView = {
   /** When the next probe is due (paused for failing only). */
   nextProbeAt: string | null;
   probeCount: number;
+  /** Until when the endpoint asked to be left alone (Retry-After on a 429 or 503): nothing is sent to it before then. Null when not held. */
+  heldUntil: string | null;
 };
 
 type Row = Pick<
@@ -34,6 +36,7 @@ type Row = Pick<
   | "lastProbeStatus"
   | "lastProbeError"
   | "lastProbeLatencyMs"
+  | "heldUntil"
 >;
 
 export function failurePolicyOf(s: Row): TFailurePolicy | null {
@@ -60,6 +63,7 @@ export function pauseView(s: Row) {
       lastProbe: s.lastProbeAt ? { at: s.lastProbeAt.toISOString(), status: s.lastProbeStatus, error: s.lastProbeError, latencyMs: s.lastProbeLatencyMs } : null,
       nextProbeAt: s.nextProbeAt?.toISOString() ?? null,
       probeCount: s.probeCount,
+      heldUntil: s.heldUntil && s.heldUntil.getTime() > Date.now() ? s.heldUntil.toISOString() : null,
     } satisfies EndpointHealthView,
   };
 }

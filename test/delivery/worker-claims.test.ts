@@ -127,6 +127,37 @@ describe("write and claim in one statement", () => {
     expect((await counts("sub_cycle")).map((c) => c.state)).toEqual(["delivered", "pending"]);
   });
 
+  it("a 429 with Retry-After holds the subscription for every worker's claim until then; a 429 without one does not", async () => {
+    await createSub(db.pool, { id: "sub_cycle_429", url: "http://127.0.0.1:9/hooks", maxConcurrency: 1 });
+    await seedEvents(db.pool, "evt_cycle_429", 4, ["sub_cycle_429"]);
+    await only("sub_cycle_429");
+    const [a] = await claimDeliveries(db.pool, { owner: "w1", ...claim([]) });
+    const limited: AttemptResult = {
+      ...delivered(a),
+      state: "scheduled",
+      nextAttemptAt: new Date(Date.now() - 1000),
+      statusCode: 429,
+      errorClass: "http_429",
+      retryAfterSeconds: 120,
+    };
+    // w1 writes the 429 in its cycle (its claim there cannot see the hold, one snapshot: the worker's own hold covers
+    // that, so this one claims elsewhere).
+    await writeAndClaim(db.pool, "w1", [limited], { ...claim([a.id]), excludeSubscriptions: ["sub_cycle_429"] });
+    const held = (await db.pool.query("SELECT held_until > now() + interval '110 seconds' AS ahead FROM subscriptions WHERE id = 'sub_cycle_429'")).rows[0];
+    expect(held.ahead).toBe(true);
+    // Another worker, after the commit: its room is free and rows are due, and it claims nothing there.
+    expect(await claimDeliveries(db.pool, { owner: "w2", ...claim([]) })).toEqual([]);
+    expect((await writeAndClaim(db.pool, "w2", [], claim([]))).claimed).toEqual([]);
+    // Once the time is up, it does. A shorter Retry-After meanwhile does not pull a hold nearer.
+    await db.pool.query("UPDATE subscriptions SET held_until = now() - interval '1 second' WHERE id = 'sub_cycle_429'");
+    const [b] = await claimDeliveries(db.pool, { owner: "w2", ...claim([]) });
+    expect(b).toBeDefined();
+    await writeResults(db.pool, "w2", [{ ...limited, id: b.id, eventAt: b.eventAt, claimToken: b.claimToken, retryAfterSeconds: null }]);
+    expect((await db.pool.query("SELECT held_until < now() AS past FROM subscriptions WHERE id = 'sub_cycle_429'")).rows[0].past).toBe(true);
+    const [c] = await claimDeliveries(db.pool, { owner: "w2", ...claim([]) });
+    expect(c).toBeDefined();
+  });
+
   it("a batch holding a 410 disables the subscription and claims nothing in the same statement", async () => {
     await createSub(db.pool, { id: "sub_cycle_gone", url: "http://127.0.0.1:9/hooks" });
     await seedEvents(db.pool, "evt_cycle_gone", 3, ["sub_cycle_gone"]);

@@ -201,7 +201,9 @@ export const claimParams = (o: ClaimOptions) => [
  * migration 0043), grouped as it is read, so the scan stops once the window
  * is full and never reads an idle subscription's counters. The counters are
  * per writing backend until folded: a subscription is queued when its rows
- * sum above zero. One range, not a merge of one range per state: the planner
+ * sum above zero, and taken when it is active, not archived and not held by
+ * its endpoint's Retry-After (held_until, ./write-results.ts holdEndpoints).
+ * One range, not a merge of one range per state: the planner
  * cannot estimate the groups of a merge (it assumes 200), and then grouped
  * every queued subscription and sorted them to keep a window's worth.
  */
@@ -210,7 +212,8 @@ const queuedAfter = (after: string, op: ">" | "<=", exclude: string, limit: stri
             WHERE c.state IN ('pending', 'scheduled') AND c.subscription_id ${op} ${after}::text AND NOT (c.subscription_id = ANY(${exclude}::text[]))
             GROUP BY c.subscription_id
            HAVING sum(c.n) > 0
-              AND (SELECT s.state = 'active' AND s.archived_at IS NULL FROM subscriptions s WHERE s.id = c.subscription_id)
+              AND (SELECT s.state = 'active' AND s.archived_at IS NULL AND (s.held_until IS NULL OR s.held_until <= now())
+                     FROM subscriptions s WHERE s.id = c.subscription_id)
             ORDER BY c.subscription_id LIMIT ${limit}`;
 
 /** What the claim reads of each subscription in its window, once, as far as the batch reads the window: the rest of the statement joins no subscription again. */

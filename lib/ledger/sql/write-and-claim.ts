@@ -6,7 +6,7 @@ import type pg from "pg";
 import { claimCtes, claimParams, claimWindow, nextWindowStart, windowEndSelect, type ClaimedRow, type ClaimOptions } from "./claim";
 import type { Freeze } from "./freeze";
 import { releaseUnsent } from "./release-unsent";
-import { hasGone, resultsJson, writeCtes, writeResults, type AttemptResult } from "./write-results";
+import { hasGone, holdEndpoints, resultsJson, writeCtes, writeResults, type AttemptResult } from "./write-results";
 
 /**
  * One cycle of the hot path in one statement, under the claim lock
@@ -57,6 +57,7 @@ export async function writeAndClaim(
     // still active (one snapshot). Put back before the commit, so a paused endpoint gets no
     // further attempt (./subscription-state.ts).
     if (unclaim.length > 0) await releaseUnsent(c, owner, unclaim);
+    await holdEndpoints(c, applied);
     return { applied, claimed, after: nextWindowStart(claimed, claim.limit, windowEnd) };
   });
 }

@@ -6,6 +6,14 @@ import type pg from "pg";
 import { GONE_CTES, failureWindowCtes } from "./subscription-state";
 import { outsideFrozen, type Freeze } from "./freeze";
 
+/**
+ * The longest an endpoint's Retry-After holds the whole endpoint (subscriptions.held_until, and the worker's own
+ * RateLimiter). A longer request still schedules the delivery that got it as asked (lib/ledger/backoff.ts); the
+ * endpoint's other deliveries are tried again after this, each try one attempt, so an endpoint that asked for a
+ * week by mistake does not go silent for a week.
+ */
+export const MAX_ENDPOINT_HOLD_SECONDS = 3600;
+
 export type AttemptResult = {
   id: string;
   /** The claimed row's eventAt (ClaimedRow): the month the delivery is updated in. */
@@ -127,5 +135,31 @@ export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, r
     // One JSON parameter (a native stringify) rather than seventeen arrays escaped element by element.
     values: [owner, resultsJson(results)],
   });
-  return rows.map((r) => results[Number(r.ord) - 1]);
+  const applied = rows.map((r) => results[Number(r.ord) - 1]);
+  await holdEndpoints(db, applied);
+  return applied;
+}
+
+/** A result that asks the endpoint be left alone: a 429 or 503 with Retry-After. */
+export const asksToWait = (r: AttemptResult) => (r.statusCode === 429 || r.statusCode === 503) && (r.retryAfterSeconds ?? 0) > 0;
+
+/**
+ * Holds each endpoint whose answer in `results` asked to be left alone (asksToWait) until its Retry-After, for every
+ * worker: the claim's window leaves a subscription out while `held_until` is ahead (./claim.ts). A hold already
+ * further ahead stays. Its own statement, run only when a result asks, in the caller's transaction when it has one:
+ * the result write's statement updates the same subscriptions (the failure window), and one statement must not
+ * update a row twice.
+ */
+export async function holdEndpoints(db: pg.Pool | pg.PoolClient, results: readonly AttemptResult[]): Promise<void> {
+  const asking = results.filter(asksToWait);
+  if (asking.length === 0) return;
+  await db.query(
+    `UPDATE subscriptions s SET held_until = h.until
+       FROM (SELECT d.subscription_id, now() + make_interval(secs => LEAST(max(x.secs), ${MAX_ENDPOINT_HOLD_SECONDS})) AS until
+               FROM unnest($1::text[], $2::timestamptz[], $3::int[]) AS x(id, at, secs)
+               JOIN deliveries d ON d.id = x.id AND d.event_at = x.at
+              GROUP BY d.subscription_id) h
+      WHERE s.id = h.subscription_id AND (s.held_until IS NULL OR s.held_until < h.until)`,
+    [asking.map((r) => r.id), asking.map((r) => r.eventAt), asking.map((r) => r.retryAfterSeconds)],
+  );
 }

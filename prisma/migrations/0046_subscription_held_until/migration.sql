@@ -1,0 +1,13 @@
+-- An endpoint's own request to be left alone, for every worker. A 429 or 503
+-- with Retry-After held the subscription only in the worker process that got
+-- it: with N workers the endpoint still got a request from each of the others
+-- (and each spent an attempt on another 429) before all had learned it.
+-- subscriptions.held_until is written by the result write that carries such
+-- an answer (lib/ledger/sql/write-results.ts, only when one does) and read by
+-- the claim's window, which leaves the subscription out until then
+-- (lib/ledger/sql/claim.ts). NULL or past: not held.
+--
+-- Locks: ADD COLUMN without a default takes ACCESS EXCLUSIVE on subscriptions
+-- for a catalog change only, no rewrite (a claim or an edit waits for a
+-- moment). No row changes.
+ALTER TABLE subscriptions ADD COLUMN held_until timestamptz;
