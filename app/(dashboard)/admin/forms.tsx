@@ -12,7 +12,7 @@ import {
   type ActionResult,
 } from "./actions";
 import { num } from "@/lib/words";
-import { MAX_DLQ_THRESHOLD } from "@/lib/notify/limits";
+import { DLQ_THRESHOLD_FIELD } from "@/lib/notify/limits";
 
 export type TenantChoice = { id: string; name: string };
 
@@ -256,18 +256,7 @@ export function DefaultDlqThresholdForm({ value }: { value: number }) {
         </label>
         <span className="text-xs text-slate-600">Dead letters of one endpoint before its district is told, unless the district set its own.</span>
         <div className="flex flex-wrap items-center gap-2">
-          <input
-            id={id}
-            name="dlqThreshold"
-            type="number"
-            inputMode="numeric"
-            min={1}
-            max={MAX_DLQ_THRESHOLD}
-            step={1}
-            required
-            defaultValue={value}
-            className={`${input} w-40`}
-          />
+          <input id={id} {...DLQ_THRESHOLD_FIELD} required defaultValue={value} className={`${input} w-40`} />
           <button type="submit" disabled={pending} className={button}>
             {pending ? "Saving…" : "Save default"}
           </button>

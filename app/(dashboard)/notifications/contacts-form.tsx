@@ -5,7 +5,7 @@
 import { useState, useTransition } from "react";
 import { btnPrimary, card, input } from "@/components/ui/kit";
 import { LiveButton } from "@/components/ui/LiveButton";
-import { MAX_DLQ_THRESHOLD } from "@/lib/notify/limits";
+import { DLQ_THRESHOLD_FIELD } from "@/lib/notify/limits";
 import { saveContactsAction } from "./actions";
 import { count } from "@/lib/words";
 
@@ -80,17 +80,7 @@ export function ContactsForm({
           Per endpoint: you are told when one endpoint&apos;s dead letters reach this many, once until they fall below it again. Empty: the default, {defaultDlqThreshold}
           .
         </span>
-        <input
-          name="dlqThreshold"
-          type="number"
-          inputMode="numeric"
-          min={1}
-          max={MAX_DLQ_THRESHOLD}
-          step={1}
-          className={`${input} mt-1 w-40`}
-          defaultValue={dlqThreshold ?? ""}
-          placeholder={String(defaultDlqThreshold)}
-        />
+        <input {...DLQ_THRESHOLD_FIELD} className={`${input} mt-1 w-40`} defaultValue={dlqThreshold ?? ""} placeholder={String(defaultDlqThreshold)} />
       </label>
       <div className="flex flex-wrap items-center gap-3">
         <LiveButton type="submit" className={btnPrimary} disabled={pending}>

@@ -141,7 +141,7 @@ export async function writeResults(db: pg.Pool | pg.PoolClient, owner: string, r
 }
 
 /** A result that asks the endpoint be left alone: a 429 or 503 with Retry-After. */
-export const asksToWait = (r: AttemptResult) => (r.statusCode === 429 || r.statusCode === 503) && (r.retryAfterSeconds ?? 0) > 0;
+const asksToWait = (r: AttemptResult) => (r.statusCode === 429 || r.statusCode === 503) && (r.retryAfterSeconds ?? 0) > 0;
 
 /**
  * Holds each endpoint whose answer in `results` asked to be left alone (asksToWait) until its Retry-After, for every
