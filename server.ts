@@ -96,7 +96,19 @@ async function main() {
   hosts.rememberListenHost(listenHost);
   // Producers keep connections open between publishes (Node's default would close them after 5 s idle).
   server.keepAliveTimeout = 65_000;
+  // Without a listener, a taken port was an uncaught exception that Next's handler logged and the
+  // process then ended with code 0, which a supervisor reads as a clean stop.
+  const listenFailed = (err: NodeJS.ErrnoException) => {
+    console.error(
+      err.code === "EADDRINUSE"
+        ? `hookledger dashboard: port ${port} is already in use${listenHost ? ` on ${listenHost}` : ""}; stop what holds it, or choose another port.`
+        : `hookledger dashboard: cannot listen on port ${port}: ${err.message}`,
+    );
+    process.exit(1);
+  };
+  server.once("error", listenFailed);
   server.listen(port, listenHost, () => {
+    server.off("error", listenFailed);
     console.log(`hookledger dashboard listening on http://${urlHost.hostname.includes(":") ? `[${urlHost.hostname}]` : urlHost.hostname}:${port}`);
   });
 

@@ -5,6 +5,7 @@
 // embedded PostgreSQL.
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import readline from "node:readline";
 import { openDatabase } from "./db";
@@ -155,6 +156,29 @@ export function dashboardHost(opts: Pick<StartOptions, "demo" | "host">): string
 }
 
 /**
+ * The dashboard's port is free where it will listen. Taken (a dashboard left
+ * running by a start that was killed, or another program), the start would
+ * otherwise find that process answering its health probe, say it is running,
+ * and restart a dashboard that cannot listen until it gave up.
+ */
+export async function assertPortFree(port: number, host: string | undefined): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once("error", (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === "EADDRINUSE"
+          ? new Error(
+              `port ${port} is already in use${host ? ` on ${host}` : ""} (another hookledger dashboard, say one left running after its start was killed, or another program). Stop it, or choose another port with --port or PORT.`,
+            )
+          : err,
+      ),
+    );
+    // The same call server.ts makes, so the answer is the one the dashboard would get.
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
+}
+
+/**
  * The demo seeds districts, traffic and an admin into whatever database it is
  * given, so an external DATABASE_URL (perhaps production's) needs an explicit yes.
  */
@@ -186,6 +210,7 @@ export async function start(opts: StartOptions) {
   (await import("../lib/retention/policy")).retentionFromEnv(); // a malformed or absurd HOOKLEDGER_RETENTION_DAYS fails here too
   assertDemoDatabase(opts);
   const host = dashboardHost(opts);
+  await assertPortFree(opts.port, host);
   const log = openStartLog({ verbose: opts.verbose, heading: `hookledger start${opts.demo ? " --demo" : ""} --port ${opts.port} --workers ${opts.workers}` });
   // The database, migrations and the dashboard's first answer take 10-20 s on a fresh data directory: long enough to look hung.
   log.say(`Starting hookledger${opts.demo ? " and the demo" : ""}…`);
