@@ -146,7 +146,7 @@ export async function readBodyLimited(req: ApiRequest, max: number): Promise<Buf
 export async function readJson<T>(
   req: ApiRequest,
   schema: ZodType<T>,
-  opts: { maxBytes?: number; nulCheckedBySchema?: boolean } = {},
+  opts: { maxBytes?: number; nulCheckedBySchema?: boolean; empty?: T } = {},
 ): Promise<{ value: T; raw: string }> {
   const max = opts.maxBytes ?? MAX_BODY_BYTES;
   assertDeclaredLength(req, max);
@@ -154,6 +154,9 @@ export async function readJson<T>(
   if (type && !/^application\/(.+\+)?json\b/i.test(type)) throw new AppError("unsupported_media_type", `Send the body as application/json (got ${type}).`);
   const buf = await readBodyLimited(req, max);
   const raw = buf.toString("utf8");
+  // An empty body is known only once read: `curl -X POST` sends neither Content-Length nor a body, and
+  // Next hands the route an empty stream for it, not a null body.
+  if (opts.empty !== undefined && raw.trim() === "") return { value: opts.empty, raw };
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);

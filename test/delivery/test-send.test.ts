@@ -105,6 +105,22 @@ describe("POST /api/v1/subscriptions/:id/test", () => {
     expect(list.json.items[0]).toEqual(r.json);
   });
 
+  it("an empty POST is a ping however it is sent: no Content-Length and no Content-Type (curl -X POST), or JSON's type and no bytes", async () => {
+    for (const headers of [{}, { "content-type": "application/json" }] as Record<string, string>[]) {
+      // What Next hands the route for such a request: an empty stream, not a null body.
+      const req = new Request("http://localhost/api/v1/subscriptions/sub_test/test", {
+        method: "POST",
+        headers: { authorization: `Bearer ${manager}`, ...headers },
+        body: new ReadableStream({ start: (c) => c.close() }),
+        duplex: "half",
+      } as RequestInit);
+      const res = await testRoute.POST(req, { params: Promise.resolve({ id: "sub_test" }) });
+      const text = await res.text();
+      expect(res.status, text).toBe(200);
+      expect(JSON.parse(text)).toMatchObject({ status: 201, eventType: "hookledger.ping" });
+    }
+  });
+
   it("with {eventId}, sends that stored event's bytes under a test webhook-id", async () => {
     const pub = await call(events.POST, {
       token: producer,

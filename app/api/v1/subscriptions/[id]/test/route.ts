@@ -13,8 +13,7 @@ export const dynamic = "force-dynamic";
  */
 export const POST = apiRoute("subscriptions.test", async ({ req, params, principal }) => {
   await assertSubscriptionVisible(getPrisma(), params.id, principal);
-  const empty = req.headers.get("content-length") === "0" || (!req.headers.get("content-type") && !req.body);
-  const value = empty ? {} : (await readJson(req, ZTestSend)).value;
+  const { value } = await readJson(req, ZTestSend, { empty: {} });
   return json(await sendTest(getPrisma(), params.id, value, principal), 200, { "cache-control": "no-store" });
 });
 
