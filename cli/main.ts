@@ -68,6 +68,7 @@ program
   .command("worker")
   .description("Run one delivery worker process (structured logs on stdout).")
   .action(async () => {
+    (await import("../lib/server/supervisor")).stopWhenSupervisorGone();
     const db = await openDatabase({ quiet: true });
     const { runWorker, takeOverSignals } = await import("../worker/main");
     if (!db.embedded) {

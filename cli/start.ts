@@ -255,6 +255,8 @@ export async function start(opts: StartOptions) {
   // The supervisor's verdicts, for /api/health: a process it gave up on makes the service unhealthy.
   const statusFile = path.join(dataDir(), `supervisor-${opts.port}.json`);
   env.HOOKLEDGER_SUPERVISOR_STATUS = statusFile;
+  // Its children stop by themselves if this process is killed without stopping them (lib/server/supervisor.ts).
+  env.HOOKLEDGER_SUPERVISOR_PID = String(process.pid);
   const gaveUp: { process: string; reason: string; at: string }[] = [];
   const writeStatus = () => {
     fs.mkdirSync(path.dirname(statusFile), { recursive: true });
