@@ -988,11 +988,10 @@ export interface operations {
                             } | {
                                 /** @constant */
                                 set: true;
-                                subject: string;
-                                issuer: string;
-                                /** @description ISO 8601, UTC */
-                                expiresAt: string;
-                                fingerprint256: string;
+                                subject: string | null;
+                                issuer: string | null;
+                                expiresAt: string | null;
+                                fingerprint256: string | null;
                                 ca: boolean;
                             };
                             pausedReason: ("manual" | "failing") | null;
@@ -1069,8 +1068,8 @@ export interface operations {
                         [key: string]: string;
                     } | null;
                     tls?: {
-                        clientCertificate: string;
-                        clientKey: string;
+                        clientCertificate?: string;
+                        clientKey?: string;
                         ca?: string;
                     } | null;
                     failurePolicy?: {
@@ -1125,11 +1124,10 @@ export interface operations {
                         } | {
                             /** @constant */
                             set: true;
-                            subject: string;
-                            issuer: string;
-                            /** @description ISO 8601, UTC */
-                            expiresAt: string;
-                            fingerprint256: string;
+                            subject: string | null;
+                            issuer: string | null;
+                            expiresAt: string | null;
+                            fingerprint256: string | null;
                             ca: boolean;
                         };
                         pausedReason: ("manual" | "failing") | null;
@@ -1226,11 +1224,10 @@ export interface operations {
                         } | {
                             /** @constant */
                             set: true;
-                            subject: string;
-                            issuer: string;
-                            /** @description ISO 8601, UTC */
-                            expiresAt: string;
-                            fingerprint256: string;
+                            subject: string | null;
+                            issuer: string | null;
+                            expiresAt: string | null;
+                            fingerprint256: string | null;
                             ca: boolean;
                         };
                         pausedReason: ("manual" | "failing") | null;
@@ -1306,8 +1303,8 @@ export interface operations {
                         [key: string]: string;
                     } | null;
                     tls?: {
-                        clientCertificate: string;
-                        clientKey: string;
+                        clientCertificate?: string;
+                        clientKey?: string;
                         ca?: string;
                     } | null;
                     failurePolicy?: {
@@ -1363,11 +1360,10 @@ export interface operations {
                         } | {
                             /** @constant */
                             set: true;
-                            subject: string;
-                            issuer: string;
-                            /** @description ISO 8601, UTC */
-                            expiresAt: string;
-                            fingerprint256: string;
+                            subject: string | null;
+                            issuer: string | null;
+                            expiresAt: string | null;
+                            fingerprint256: string | null;
                             ca: boolean;
                         };
                         pausedReason: ("manual" | "failing") | null;
@@ -1706,11 +1702,10 @@ export interface operations {
                         } | {
                             /** @constant */
                             set: true;
-                            subject: string;
-                            issuer: string;
-                            /** @description ISO 8601, UTC */
-                            expiresAt: string;
-                            fingerprint256: string;
+                            subject: string | null;
+                            issuer: string | null;
+                            expiresAt: string | null;
+                            fingerprint256: string | null;
                             ca: boolean;
                         };
                         pausedReason: ("manual" | "failing") | null;
@@ -1816,11 +1811,10 @@ export interface operations {
                         } | {
                             /** @constant */
                             set: true;
-                            subject: string;
-                            issuer: string;
-                            /** @description ISO 8601, UTC */
-                            expiresAt: string;
-                            fingerprint256: string;
+                            subject: string | null;
+                            issuer: string | null;
+                            expiresAt: string | null;
+                            fingerprint256: string | null;
                             ca: boolean;
                         };
                         pausedReason: ("manual" | "failing") | null;

@@ -13,7 +13,7 @@ import { formatTime, useTimeZone } from "@/components/ui/time";
 import { Card, ErrorState, Skeleton, btn, btnDanger, input, label as labelClass } from "@/components/ui/kit";
 import { FormActions, FormAlert } from "@/components/ui/form";
 
-type TlsView = { set: false } | { set: true; subject: string; issuer: string; expiresAt: string; fingerprint256: string; ca: boolean };
+type TlsView = { set: false } | { set: true; subject: string | null; issuer: string | null; expiresAt: string | null; fingerprint256: string | null; ca: boolean };
 type SubRead = { id: string; headers: Record<string, string> | null; tls: TlsView };
 type Row = { name: string; value: string };
 
@@ -97,12 +97,14 @@ function TlsForm(props: FormProps) {
   const [key, setKey] = useState("");
   const [ca, setCa] = useState("");
   const { busy, error, patch } = usePatch(props);
-  const submit = (e: React.FormEvent) => patch(e, () => ({ tls: { clientCertificate: cert, clientKey: key, ...(ca.trim() ? { ca } : {}) } }));
+  // A CA alone (no certificate or key typed) trusts a private CA for an endpoint that asks for no client certificate.
+  const pair = cert.trim() || key.trim() ? { clientCertificate: cert, clientKey: key } : {};
+  const submit = (e: React.FormEvent) => patch(e, () => ({ tls: { ...pair, ...(ca.trim() ? { ca } : {}) } }));
   const area = `${input} h-28 font-mono text-xs`;
   return (
     <form onSubmit={submit} aria-label="Client certificate" className="mt-3 flex flex-col gap-3 rounded-md border border-slate-200 p-3">
       <label className={labelClass}>
-        <span>Client certificate (PEM)</span>
+        <span>Client certificate (PEM; leave empty with the key to trust a CA only)</span>
         <textarea className={area} value={cert} onChange={(e) => setCert(e.target.value)} placeholder="-----BEGIN CERTIFICATE-----" spellCheck={false} />
       </label>
       <label className={labelClass}>
@@ -110,7 +112,7 @@ function TlsForm(props: FormProps) {
         <textarea className={area} value={key} onChange={(e) => setKey(e.target.value)} placeholder="-----BEGIN PRIVATE KEY-----" spellCheck={false} />
       </label>
       <label className={labelClass}>
-        <span>CA bundle to trust for this endpoint (optional, PEM)</span>
+        <span>CA bundle to trust for this endpoint (PEM; optional with a certificate)</span>
         <textarea className={area} value={ca} onChange={(e) => setCa(e.target.value)} placeholder="-----BEGIN CERTIFICATE-----" spellCheck={false} />
       </label>
       <FormAlert>{error}</FormAlert>
@@ -177,10 +179,14 @@ export function EndpointAuth({ subscriptionId, canEdit }: { subscriptionId: stri
             {editing === "headers" && <HeadersForm path={path} onDone={done} onCancel={() => setEditing(null)} />}
           </div>
           <div className="min-w-0">
-            <h3 className="text-sm font-semibold text-slate-900">Client certificate (mutual TLS)</h3>
-            {tls?.set ? (
+            <h3 className="text-sm font-semibold text-slate-900">Client certificate (mutual TLS) and CA</h3>
+            {tls?.set && tls.subject === null ? (
               <p className="text-sm text-slate-700" data-testid="endpoint-tls">
-                <span className="break-words">{tls.subject}</span>, issued by <span className="break-words">{tls.issuer}</span>; expires {formatTime(tls.expiresAt, tz)}
+                No client certificate; trusts its own CA bundle.
+              </p>
+            ) : tls?.set ? (
+              <p className="text-sm text-slate-700" data-testid="endpoint-tls">
+                <span className="break-words">{tls.subject}</span>, issued by <span className="break-words">{tls.issuer}</span>; expires {formatTime(tls.expiresAt!, tz)}
                 {tls.ca ? "; trusts its own CA bundle" : ""}.
               </p>
             ) : (

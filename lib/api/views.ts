@@ -61,7 +61,16 @@ export const ZSubscriptionView = z.object({
   headers: z.record(z.string(), z.string()).nullable().describe("header names with masked values; never the values"),
   tls: z.union([
     z.object({ set: z.literal(false) }),
-    z.object({ set: z.literal(true), subject: z.string(), issuer: z.string(), expiresAt: time, fingerprint256: z.string(), ca: z.boolean() }),
+    z
+      .object({
+        set: z.literal(true),
+        subject: z.string().nullable(),
+        issuer: z.string().nullable(),
+        expiresAt: maybeTime,
+        fingerprint256: z.string().nullable(),
+        ca: z.boolean(),
+      })
+      .describe("the client certificate's subject, issuer, expiry and fingerprint (null when only a CA is set), and whether a CA bundle is trusted"),
   ]),
   pausedReason: z.enum(["manual", "failing"]).nullable(),
   pausedAt: maybeTime,

@@ -31,12 +31,12 @@ export type SenderOptions = {
 };
 
 /**
- * A client certificate for mutual TLS, opened from the subscription's sealed
- * column (lib/subscriptions/endpoint-auth.ts). `id` names this material (a
- * hash of it): connections made with one certificate are never reused for
- * another, and a changed certificate gets fresh connections.
+ * A client certificate for mutual TLS and/or a CA to trust, opened from the
+ * subscription's sealed column (lib/subscriptions/endpoint-auth.ts). `id`
+ * names this material (a hash of it): connections made with one certificate
+ * are never reused for another, and a changed certificate gets fresh connections.
  */
-export type ClientTls = { id: string; cert: string; key: string; ca?: string };
+export type ClientTls = { id: string; cert?: string; key?: string; ca?: string };
 
 export type SendRequest = {
   url: string;
@@ -92,7 +92,8 @@ export class Sender {
       lookup: checkedLookup({ lookup: opts.lookup, allowPrivate: opts.allowPrivate }),
       // A district's private CA is trusted in addition to the public roots, so
       // an endpoint that later moves to a public certificate keeps working.
-      ...(tls ? { cert: tls.cert, key: tls.key, ...(tls.ca ? { ca: [...rootCertificates, tls.ca] } : {}) } : {}),
+      ...(tls?.cert ? { cert: tls.cert, key: tls.key } : {}),
+      ...(tls?.ca ? { ca: [...rootCertificates, tls.ca] } : {}),
     } as buildConnector.BuildOptions);
     const allow = opts.allowPrivate;
     // net.connect skips the lookup for IP literals, so those are checked here.

@@ -87,12 +87,23 @@ export type TEndpointHeaders = z.infer<typeof ZEndpointHeaders>;
 
 const pem = (what: string) => z.string().min(1, `${what} is empty`).max(MAX_PEM_CHARS, `${what} is longer than ${MAX_PEM_CHARS} characters`);
 
-/** The `tls` field: a client certificate and its key (PEM), and optionally a CA bundle to trust, or null to clear. */
+/**
+ * The `tls` field: a client certificate and its key (PEM), a CA bundle to
+ * trust, or both; or null to clear. The CA alone serves an endpoint whose
+ * certificate a private CA signed (or that is self-signed) and that asks for
+ * no client certificate.
+ */
 export const ZEndpointTls = z
-  .object({ clientCertificate: pem("clientCertificate"), clientKey: pem("clientKey"), ca: pem("ca").optional() })
+  .object({ clientCertificate: pem("clientCertificate").optional(), clientKey: pem("clientKey").optional(), ca: pem("ca").optional() })
   .strict()
   .superRefine((t, ctx) => {
-    for (const issue of tlsProblems(t)) ctx.addIssue({ code: "custom", path: [issue.path], message: issue.message });
+    if (t.clientCertificate === undefined && t.clientKey === undefined && t.ca === undefined)
+      ctx.addIssue({ code: "custom", message: "give clientCertificate and clientKey (mutual TLS), ca (a CA to trust), or all three; null removes them" });
+    else if (t.clientCertificate === undefined && t.clientKey !== undefined)
+      ctx.addIssue({ code: "custom", path: ["clientCertificate"], message: "clientCertificate is required with clientKey" });
+    else if (t.clientKey === undefined && t.clientCertificate !== undefined)
+      ctx.addIssue({ code: "custom", path: ["clientKey"], message: "clientKey is required with clientCertificate" });
+    else for (const issue of tlsProblems(t)) ctx.addIssue({ code: "custom", path: [issue.path], message: issue.message });
   });
 export type TEndpointTls = z.infer<typeof ZEndpointTls>;
 
@@ -129,7 +140,24 @@ function clientKeyKindProblem(key: KeyObject): string | null {
 }
 
 /** What is wrong with a client certificate, its key and CA bundle (empty when they parse and match). */
-export function tlsProblems(t: { clientCertificate: string; clientKey: string; ca?: string }, now = new Date()): { path: string; message: string }[] {
+export function tlsProblems(t: { clientCertificate?: string; clientKey?: string; ca?: string }, now = new Date()): { path: string; message: string }[] {
+  const out: { path: string; message: string }[] = [];
+  if (t.clientCertificate !== undefined && t.clientKey !== undefined)
+    out.push(...clientPairProblems({ clientCertificate: t.clientCertificate, clientKey: t.clientKey }, now));
+  if (t.ca !== undefined) {
+    const blocks = t.ca.match(PEM_CERT_RE) ?? [];
+    if (blocks.length === 0) out.push({ path: "ca", message: "ca holds no PEM certificate (-----BEGIN CERTIFICATE-----)" });
+    for (const [i, b] of blocks.entries())
+      try {
+        new X509Certificate(b);
+      } catch (err) {
+        out.push({ path: "ca", message: `certificate ${i + 1} of ca does not parse (${firstLine(err)})` });
+      }
+  }
+  return out;
+}
+
+function clientPairProblems(t: { clientCertificate: string; clientKey: string }, now: Date): { path: string; message: string }[] {
   const out: { path: string; message: string }[] = [];
   let cert: X509Certificate | null = null;
   let key: KeyObject | null = null;
@@ -162,16 +190,6 @@ export function tlsProblems(t: { clientCertificate: string; clientKey: string; c
   }
   if (cert && key && !cert.checkPrivateKey(key))
     out.push({ path: "clientKey", message: "clientKey does not match clientCertificate (it is the key of another certificate)" });
-  if (t.ca !== undefined) {
-    const blocks = t.ca.match(PEM_CERT_RE) ?? [];
-    if (blocks.length === 0) out.push({ path: "ca", message: "ca holds no PEM certificate (-----BEGIN CERTIFICATE-----)" });
-    for (const [i, b] of blocks.entries())
-      try {
-        new X509Certificate(b);
-      } catch (err) {
-        out.push({ path: "ca", message: `certificate ${i + 1} of ca does not parse (${firstLine(err)})` });
-      }
-  }
   return out;
 }
 
@@ -188,10 +206,11 @@ export function maskHeaders(h: TEndpointHeaders): HeaderView {
   return out;
 }
 
-/** What a read shows for the client certificate. */
-export type TlsView = { set: true; subject: string; issuer: string; expiresAt: string; fingerprint256: string; ca: boolean };
+/** What a read shows for the client certificate (its fields null when only a CA is set). */
+export type TlsView = { set: true; subject: string | null; issuer: string | null; expiresAt: string | null; fingerprint256: string | null; ca: boolean };
 
 function tlsView(t: TEndpointTls): TlsView {
+  if (t.clientCertificate === undefined) return { set: true, subject: null, issuer: null, expiresAt: null, fingerprint256: null, ca: true };
   const cert = new X509Certificate(t.clientCertificate);
   return {
     set: true,
@@ -227,7 +246,7 @@ export function endpointAuthColumns(
 }
 
 /** The endpoint authentication a request to the subscription carries, opened from its sealed columns. */
-export type EndpointAuth = { headers: Record<string, string>; tls: { id: string; cert: string; key: string; ca?: string } | null };
+export type EndpointAuth = { headers: Record<string, string>; tls: { id: string; cert?: string; key?: string; ca?: string } | null };
 
 export function openEndpointAuth(subscriptionId: string, sealed: { headers: string | null; tls: string | null }): EndpointAuth {
   const headers = sealed.headers ? (JSON.parse(openEndpointValue(sealed.headers, { subscriptionId, column: "headers" })) as Record<string, string>) : {};
@@ -236,13 +255,13 @@ export function openEndpointAuth(subscriptionId: string, sealed: { headers: stri
     const t = JSON.parse(openEndpointValue(sealed.tls, { subscriptionId, column: "tls" })) as TEndpointTls;
     // Names the material, not the subscription: two subscriptions with one certificate may share connections, a new certificate gets new ones.
     const id = createHash("sha256")
-      .update(t.clientCertificate)
+      .update(t.clientCertificate ?? "")
       .update("\0")
-      .update(t.clientKey)
+      .update(t.clientKey ?? "")
       .update("\0")
       .update(t.ca ?? "")
       .digest("base64url");
-    tls = { id, cert: t.clientCertificate, key: t.clientKey, ...(t.ca ? { ca: t.ca } : {}) };
+    tls = { id, ...(t.clientCertificate && t.clientKey ? { cert: t.clientCertificate, key: t.clientKey } : {}), ...(t.ca ? { ca: t.ca } : {}) };
   }
   return { headers, tls };
 }
@@ -267,7 +286,7 @@ export function redactSecrets(text: string | null, values: string[]): string | n
  */
 export function assertTlsHasHttps(url: string, tlsSet: boolean): void {
   if (tlsSet && !url.startsWith("https:"))
-    throw new AppError("validation_failed", "tls: a client certificate needs an https:// url (over http:// there is no TLS handshake to present it in).", [
+    throw new AppError("validation_failed", "tls: a client certificate or CA needs an https:// url (over http:// there is no TLS handshake to use them in).", [
       { path: "body.tls", message: "needs an https url" },
     ]);
 }

@@ -135,6 +135,47 @@ describe("mutual TLS", () => {
   });
 });
 
+describe("a private CA without a client certificate", () => {
+  it("tls: {ca} alone trusts the district's CA for an endpoint that asks for no client certificate", async () => {
+    const privateCa = await startHttpsReceiver(pki, 200, { clientCertificate: false });
+    try {
+      const created = await call(subs.POST, {
+        token: manager,
+        body: { id: "sub_private_ca", name: "Lincoln (private CA)", url: privateCa.url, eventTypes: ["assignment.graded"], tenant: "lincoln", tls: { ca: pki.ca } },
+      });
+      expect(created.status, created.text).toBe(201);
+      expect(created.json.tls).toEqual({ set: true, subject: null, issuer: null, expiresAt: null, fingerprint256: null, ca: true });
+      const untrusted = await call(subs.POST, {
+        token: manager,
+        body: {
+          id: "sub_private_ca_untrusted",
+          name: "Lincoln (CA not given)",
+          url: privateCa.url,
+          eventTypes: ["assignment.graded"],
+          tenant: "lincoln",
+          retryPolicy: { ladderSeconds: [3600] },
+        },
+      });
+      expect(untrusted.status, untrusted.text).toBe(201);
+
+      w ??= worker(db.url);
+      await seedEvents(db.pool, "evt_private_ca_", 1, ["sub_private_ca", "sub_private_ca_untrusted"], "lincoln");
+      const ok = await settled(db.pool, "sub_private_ca", "evt_private_ca_1");
+      expect(ok.state).toBe("delivered");
+      expect(privateCa.received).toHaveLength(1);
+      expect(privateCa.received[0].peerSubject).toBeNull(); // no client certificate was presented
+
+      for (let i = 0; i < 200 && !((await deliveryOf(db.pool, "sub_private_ca_untrusted", "evt_private_ca_1"))?.attempt_count > 0); i++)
+        await new Promise((r) => setTimeout(r, 50));
+      const [attempt] = await attemptsOf(db.pool, (await deliveryOf(db.pool, "sub_private_ca_untrusted", "evt_private_ca_1"))!.id);
+      expect(attempt).toMatchObject({ error_class: "tls", status_code: null });
+      expect(privateCa.received).toHaveLength(1);
+    } finally {
+      await privateCa.close();
+    }
+  });
+});
+
 describe("the sender's connections", () => {
   it("are never shared between certificates: a replaced certificate is presented on the very next request", async () => {
     const sender = new Sender({ allowPrivate: true });
@@ -179,7 +220,10 @@ describe("a certificate or key that does not parse or match is a 400 that writes
       () => ({ clientCertificate: pki.clientCert, clientKey: pki.clientKey, ca: "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----" }),
       /certificate 1 of ca does not parse/,
     ],
-    ["a missing key", () => ({ clientCertificate: pki.clientCert }), /clientKey/],
+    ["a missing key", () => ({ clientCertificate: pki.clientCert }), /clientKey is required with clientCertificate/],
+    ["a key without its certificate", () => ({ clientKey: pki.clientKey, ca: pki.ca }), /clientCertificate is required with clientKey/],
+    ["nothing at all", () => ({}), /give clientCertificate and clientKey \(mutual TLS\), ca/],
+    ["a CA alone that is not PEM", () => ({ ca: "not a pem" }), /ca holds no PEM certificate/],
     ["an unknown field", () => ({ clientCertificate: pki.clientCert, clientKey: pki.clientKey, passphrase: "x" }), /passphrase/],
   ];
   it.each(cases)("%s", async (_what, tlsBody, message) => {
@@ -205,7 +249,7 @@ describe("a certificate or key that does not parse or match is a 400 that writes
       body: { name: "http + tls", url: httpUrl, eventTypes: ["assignment.graded"], tenant: "lincoln", tls: tlsBody },
     });
     expect(created.status, created.text).toBe(400);
-    expect(created.json.error.message).toMatch(/client certificate needs an https:\/\/ url/);
+    expect(created.json.error.message).toMatch(/client certificate or CA needs an https:\/\/ url/);
     const withTls = await call(sub.PATCH, { token: manager, params: { id: "sub_plain" }, body: { url: httpUrl, tls: tlsBody } });
     expect(withTls.status, withTls.text).toBe(400);
     expect(await writeCounts(db.pool)).toEqual(before);

@@ -64,11 +64,15 @@ export type HttpsReceiver = {
   close: () => Promise<void>;
 };
 
-/** An https receiver on 127.0.0.1 that requires a client certificate signed by the test CA (requestCert, rejectUnauthorized). */
-export async function startHttpsReceiver(pki: Pki, status = 200): Promise<HttpsReceiver> {
+/**
+ * An https receiver on 127.0.0.1 whose certificate the test CA signed, and that requires a client certificate
+ * signed by it (requestCert, rejectUnauthorized) unless `clientCertificate: false`.
+ */
+export async function startHttpsReceiver(pki: Pki, status = 200, opts: { clientCertificate?: boolean } = {}): Promise<HttpsReceiver> {
   const received: HttpsReceiver["received"] = [];
   const refused: string[] = [];
-  const server = https.createServer({ key: pki.serverKey, cert: pki.serverCert, ca: pki.ca, requestCert: true, rejectUnauthorized: true }, (req, res) => {
+  const mtls = opts.clientCertificate !== false;
+  const server = https.createServer({ key: pki.serverKey, cert: pki.serverCert, ca: pki.ca, requestCert: mtls, rejectUnauthorized: mtls }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
