@@ -12,14 +12,22 @@ import { InvalidArgumentError, Option, type Command } from "commander";
 import { HookledgerApiError, HookledgerClient } from "../client/src/index";
 import { count } from "../lib/words";
 
-export type PublishFileStats = { sent: number; created: number; duplicate: number; failed: number; seconds: number };
+export type PublishFileStats = {
+  sent: number;
+  created: number;
+  duplicate: number;
+  failed: number;
+  seconds: number;
+  /** Set when `signal` stopped the run: the last line read and sent (answered too); nothing after it was sent. */
+  stoppedAfterLine?: number;
+};
 
 type Line = { line: number; event: unknown };
 
 /** Publishes `file` in batches of `batch`, `concurrency` at once. `report` gets a progress line about once a second. */
 async function publishFile(
   client: HookledgerClient,
-  opts: { file: string; batch: number; concurrency?: number; url?: string },
+  opts: { file: string; batch: number; concurrency?: number; url?: string; signal?: AbortSignal },
   out: { progress: (line: string) => void; failure: (line: string) => void },
 ): Promise<PublishFileStats> {
   const began = Date.now();
@@ -64,6 +72,13 @@ async function publishFile(
     let pending: Line[] = [];
     let n = 0;
     for await (const text of rl) {
+      // Stopped (Ctrl-C): what was read and not yet sent is dropped, so the run ends after whole lines.
+      if (opts.signal?.aborted) {
+        stats.stoppedAfterLine = n - pending.length;
+        pending = [];
+        rl.close();
+        break;
+      }
       n++;
       if (!text.trim()) continue;
       let event: unknown;
@@ -82,6 +97,7 @@ async function publishFile(
       }
     }
     if (pending.length) await dispatch(pending);
+    // Batches already sent are answered and counted before the summary, so it says what the server holds.
     await Promise.all(inFlight);
   } finally {
     clearInterval(timer);
@@ -133,17 +149,41 @@ export function registerPublishCommand(program: Command) {
       }
       const client = new HookledgerClient({ baseUrl: opts.url, token: opts.token });
       let failures = 0;
-      const stats = await publishFile(client, opts, {
-        progress: (line) => process.stderr.write(`${line}\n`),
-        failure: (line) => {
-          // The first hundred, then only the count: a bad backfill file should not flood the terminal.
-          if (++failures <= 100) console.error(line);
-          else if (failures === 101) console.error("… more failures; only the count is shown from here.");
+      // Ctrl-C stops reading the file, waits for the batches already sent, and says where it stopped; a second one exits at once.
+      const stop = new AbortController();
+      const interrupted = () => {
+        if (stop.signal.aborted) process.exit(130);
+        console.error("Stopping: no more lines are sent; waiting for the answers to the batches already sent (Ctrl-C again to quit now)…");
+        stop.abort();
+      };
+      // publish never opens the database; the embedded database's exit hook (loaded with the CLI) would end the
+      // process at once on the signal, silently, before the batches on the way are answered.
+      for (const sig of ["SIGINT", "SIGTERM"] as const) {
+        process.removeAllListeners(sig);
+        process.on(sig, interrupted);
+      }
+      const stats = await publishFile(
+        client,
+        { ...opts, signal: stop.signal },
+        {
+          progress: (line) => process.stderr.write(`${line}\n`),
+          failure: (line) => {
+            // The first hundred, then only the count: a bad backfill file should not flood the terminal.
+            if (++failures <= 100) console.error(line);
+            else if (failures === 101) console.error("… more failures; only the count is shown from here.");
+          },
         },
-      });
+      );
       console.log(
         `Published ${count(stats.sent, "event")} in ${stats.seconds.toFixed(1)} s: ${stats.created} created, ${stats.duplicate} duplicate, ${stats.failed} failed.`,
       );
+      if (stats.stoppedAfterLine !== undefined) {
+        console.log(
+          `Stopped after line ${stats.stoppedAfterLine} of ${opts.file}; nothing after it was sent. Run the same command again to carry on: the events already published answer as duplicates.`,
+        );
+        process.exitCode = 130;
+        return;
+      }
       process.exitCode = stats.failed > 0 ? 1 : 0;
     });
 }

@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -87,6 +87,39 @@ describe("hookledger publish --file", () => {
     const bad = await run(file, ["--url", "notaurl"]);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain("--url must be the server's address");
+  });
+
+  it("Ctrl-C stops sending, waits for the answers on the way, and says after which line it stopped; exit 130", { timeout: 120_000 }, async () => {
+    const file = path.join(dir, "long.ndjson");
+    fs.writeFileSync(
+      file,
+      Array.from({ length: 200_000 }, (_, i) => JSON.stringify({ id: `int_${i + 1}`, type: "roster.synced", data: {}, subject: { tenant: "lincoln" } })).join("\n"),
+    );
+    const child = spawn(process.execPath, ["bin/hookledger.mjs", "publish", "--file", file, "--url", server.url, "--batch", "100"], {
+      env: { ...process.env, HOOKLEDGER_TOKEN: token },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (b) => (stdout += String(b)));
+    child.stderr.on("data", (b) => (stderr += String(b)));
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    // Interrupted mid-file: once the first progress line says some were sent.
+    while (!/events\/s/.test(stderr)) {
+      if (child.exitCode !== null) throw new Error(`publish ended before it was interrupted:\n${stdout}\n${stderr}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill("SIGINT");
+    expect(await exited, `${stdout}\n${stderr}`).toBe(130);
+    const m = /Stopped after line (\d+) of .*long\.ndjson; nothing after it was sent\./.exec(stdout);
+    expect(m, `${stdout}\n${stderr}`).not.toBeNull();
+    const stoppedAt = Number(m![1]);
+    expect(stoppedAt).toBeGreaterThan(0);
+    expect(stoppedAt).toBeLessThan(200_000);
+    expect(stdout).toContain(`Published ${stoppedAt.toLocaleString("en-US")} events`);
+    // What it says is what the server holds: every line up to there, none after.
+    const held = await db.pool.query("SELECT count(*)::int AS n, max(substring(id from 5)::int) AS last FROM events WHERE id LIKE 'int\\_%'");
+    expect(held.rows[0]).toEqual({ n: stoppedAt, last: stoppedAt });
   });
 
   it("refuses a batch size over 500 and a missing token", async () => {
