@@ -74,6 +74,8 @@ export class Sender {
   private readonly active = new Set<Exchange>();
   /** One dispatcher per client certificate (ClientTls.id), each with the same SSRF-checked connect. */
   private readonly tlsAgents = new Map<string, { agent: Agent; usedAt: number }>();
+  /** Connections being made (TCP connect and TLS handshake) per origin: a request still waiting at its deadline waited on one of them. */
+  private readonly connecting = new Map<string, number>();
 
   constructor(private readonly opts: SenderOptions) {
     this.agent = this.newAgent();
@@ -103,7 +105,18 @@ export class Sender {
       } catch (err) {
         return cb(err as Error, null);
       }
-      return base(o, cb);
+      const origin = originOf(o.protocol, o.hostname, o.port);
+      this.connecting.set(origin, (this.connecting.get(origin) ?? 0) + 1);
+      let done = false;
+      return base(o, (...args) => {
+        if (!done) {
+          done = true;
+          const n = (this.connecting.get(origin) ?? 1) - 1;
+          if (n > 0) this.connecting.set(origin, n);
+          else this.connecting.delete(origin);
+        }
+        (cb as (...a: unknown[]) => void)(...args);
+      });
     };
     return new Agent({
       connections: opts.connectionsPerOrigin ?? 50,
@@ -142,10 +155,14 @@ export class Sender {
     const url = this.target(req.url);
     if (!url) return Promise.resolve({ ...failure("network", `The subscription URL ${JSON.stringify(req.url)} is not a valid URL.`, false), durationMs: 0 });
     return new Promise<SendResult>((resolve) => {
-      const x = new Exchange(timeoutMs, (r) => {
-        this.active.delete(x);
-        resolve(r);
-      });
+      const x = new Exchange(
+        timeoutMs,
+        (r) => {
+          this.active.delete(x);
+          resolve(r);
+        },
+        () => this.connecting.has(url.origin),
+      );
       this.active.add(x);
       try {
         this.dispatcher(req.tls).dispatch(
@@ -227,6 +244,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   constructor(
     private readonly timeoutMs: number,
     private readonly report: (r: SendResult) => void,
+    /** Whether a connection to the endpoint is being made (TCP or TLS handshake) when the request is still waiting. */
+    private readonly connecting: () => boolean = () => false,
   ) {
     this.timer = setTimeout(() => this.abort("timeout"), timeoutMs);
   }
@@ -248,7 +267,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     } else if (this.headers) {
       this.respond(); // the status arrived; a body cut at the deadline does not change what the receiver answered
     } else {
-      this.finish(onWire ? this.noAnswer() : failure("timeout", `No connection to the endpoint was free within ${this.timeoutMs} ms; the request was not sent.`, false));
+      this.finish(onWire ? this.noAnswer() : this.notSent());
     }
     const err = new Error(why);
     if (onWire) this.controller!.abort(err);
@@ -292,6 +311,21 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.finish(failure(errorClass, describe(err), ambiguous));
   }
 
+  /**
+   * A deadline before the request was written. An endpoint that accepts TCP and never finishes the TLS
+   * handshake (or drops the SYN) is a connect timeout, as undici's own connect timeout reports it when
+   * the subscription's timeout is the longer one; only a request that waited for a busy connection is not.
+   */
+  private notSent() {
+    return this.connecting()
+      ? failure(
+          "connect_timeout",
+          `The connection to the endpoint (TCP connect or TLS handshake) did not complete within ${this.timeoutMs} ms; the request was not sent.`,
+          false,
+        )
+      : failure("timeout", `No connection to the endpoint was free within ${this.timeoutMs} ms; the request was not sent.`, false);
+  }
+
   /** A timeout after the request went out: the receiver may have it. */
   private noAnswer() {
     return failure("timeout", `No answer within ${this.timeoutMs} ms; the request may have been received.`, true);
@@ -311,6 +345,16 @@ class Exchange implements Dispatcher.DispatchHandler {
       responseHeaders: headers,
       ambiguous: false,
     });
+  }
+}
+
+/** The origin a connector's options name, as URL.origin writes it (a default port left out). */
+function originOf(protocol: string, hostname: string, port: string | number): string {
+  const host = hostname.includes(":") && !hostname.startsWith("[") ? `[${hostname}]` : hostname;
+  try {
+    return new URL(`${protocol}//${host}${port ? `:${port}` : ""}`).origin;
+  } catch {
+    return `${protocol}//${host}:${port}`;
   }
 }
 

@@ -2,7 +2,7 @@
 // a hang, for a request that never left the queue, at shutdown, and for an
 // answer larger than it keeps. (The worker's sequences are test/worker-retry.)
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXCERPT_BYTES, Sender } from "../../lib/net/sender";
 
@@ -47,6 +47,24 @@ describe("Sender", () => {
       expect(seen.filter((s) => s.startsWith("/hang"))).toEqual(["/hang k-wire"]);
     } finally {
       await sender.close();
+    }
+  });
+
+  it("an https endpoint that accepts the connection and never finishes the TLS handshake: a connect timeout, not 'no connection free'", async () => {
+    // Accepts TCP, reads the ClientHello, answers nothing (a wedged TLS terminator, a port speaking something else).
+    const sockets: net.Socket[] = [];
+    const silent = net.createServer((socket) => void sockets.push(socket.resume()));
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+    const sender = new Sender({ allowPrivate: true });
+    try {
+      const url = `https://127.0.0.1:${(silent.address() as AddressInfo).port}/hooks`;
+      const r = await sender.send({ url, deliveryKey: "k-handshake", body: Buffer.from("{}"), secrets: [], timeoutMs: 300 });
+      expect(r).toMatchObject({ outcome: "error", errorClass: "connect_timeout", ambiguous: false, statusCode: null });
+      expect(r.errorMessage).toBe("The connection to the endpoint (TCP connect or TLS handshake) did not complete within 300 ms; the request was not sent.");
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await sender.close();
+      await new Promise((r) => silent.close(r));
     }
   });
 
