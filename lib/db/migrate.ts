@@ -8,6 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import crypto from "node:crypto";
 import pg from "pg";
+import { explainConnectError } from "./check-url";
 
 export function migrationsDir(): string {
   return path.resolve(/*turbopackIgnore: true*/ process.cwd(), "prisma", "migrations");
@@ -89,7 +90,9 @@ const LOCK_ID = 7_431_001; // advisory lock: concurrent starters migrate one at 
 
 export async function migrate(url: string, opts: { dir?: string } = {}): Promise<string[]> {
   const client = new pg.Client({ connectionString: url });
-  await client.connect();
+  await client.connect().catch((err: unknown) => {
+    throw explainConnectError(err);
+  });
   const applied: string[] = [];
   try {
     await checkServerVersion(client);

@@ -7,6 +7,7 @@ import "server-only";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import type { Logger } from "pino";
+import { explainConnectError } from "./check-url";
 
 /** Node network errors that mean "not there yet", and Postgres's "starting up" / "shutting down" / "too many connections". */
 const TRANSIENT_NET = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN", "ENOTFOUND", "EPIPE"]);
@@ -38,7 +39,7 @@ export async function waitForDatabase(url: string, log: Logger, signal?: AbortSi
       if (attempt > 1) log.info({ attempts: attempt }, "database reachable; starting");
       return true;
     } catch (err) {
-      if (!isTransientConnectError(err)) throw err;
+      if (!isTransientConnectError(err)) throw explainConnectError(err);
       const retryInMs = dbBackoff(attempt - 1); // 0.5 s doubling to 30 s
       log.warn({ err: (err as Error).message, code: (err as { code?: string }).code, retryInMs }, "database unavailable; waiting for it before starting");
       await sleep(retryInMs, undefined, { signal }).catch(() => {}); // an abort ends the sleep early
