@@ -108,15 +108,22 @@ export class Sender {
       const origin = originOf(o.protocol, o.hostname, o.port);
       this.connecting.set(origin, (this.connecting.get(origin) ?? 0) + 1);
       let done = false;
-      return base(o, (...args) => {
-        if (!done) {
-          done = true;
-          const n = (this.connecting.get(origin) ?? 1) - 1;
-          if (n > 0) this.connecting.set(origin, n);
-          else this.connecting.delete(origin);
-        }
-        (cb as (...a: unknown[]) => void)(...args);
-      });
+      const connected = () => {
+        if (done) return;
+        done = true;
+        const n = (this.connecting.get(origin) ?? 1) - 1;
+        if (n > 0) this.connecting.set(origin, n);
+        else this.connecting.delete(origin);
+      };
+      try {
+        return base(o, (...args) => {
+          connected();
+          (cb as (...a: unknown[]) => void)(...args);
+        });
+      } catch (err) {
+        connected();
+        throw err;
+      }
     };
     return new Agent({
       connections: opts.connectionsPerOrigin ?? 50,
