@@ -161,7 +161,7 @@ export function dashboardHost(opts: Pick<StartOptions, "demo" | "host">): string
  * otherwise find that process answering its health probe, say it is running,
  * and restart a dashboard that cannot listen until it gave up.
  */
-export async function assertPortFree(port: number, host: string | undefined): Promise<void> {
+async function assertPortFree(port: number, host: string | undefined): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const probe = net.createServer();
     probe.once("error", (err: NodeJS.ErrnoException) =>
