@@ -4,7 +4,7 @@
 // tenants row, every account and token stays global, and the audit rows of a
 // tenant's subscription (target or details.subscriptionId) carry its tenant.
 import { describe, expect, it } from "vitest";
-import { databaseBefore } from "../helpers/migration-db";
+import { asBefore, databaseBefore } from "../helpers/migration-db";
 
 describe("migration 0020 on a database that already holds rows", () => {
   it("keeps every row, makes tenants of the tenant strings and tags the audit trail", async () => {
@@ -47,7 +47,8 @@ describe("migration 0020 on a database that already holds rows", () => {
       });
       const before = await snapshot();
       expect(await mdb.applyRest()).toEqual(mdb.rest);
-      expect(await snapshot()).toEqual(before);
+      const after = await snapshot();
+      expect({ ...after, subscriptions: asBefore(before.subscriptions, after.subscriptions) }).toEqual(before);
       // 0029 gave each delivery its event's created_at (event_keys) as event_at.
       expect((await c.query("SELECT count(*)::int AS n FROM deliveries d JOIN event_keys k ON k.id = d.event_id AND k.created_at = d.event_at")).rows[0].n).toBe(
         before.deliveries.length,

@@ -66,3 +66,16 @@ export async function databaseBefore(prefix: string): Promise<MigrationDb> {
     close,
   };
 }
+
+/**
+ * `after`'s rows as `before`'s columns see them: a migration applied later (applyRest applies every one after the
+ * cut) may add a column, which must start empty (null) on the rows that were there; every other value must be kept.
+ */
+export function asBefore(before: Record<string, unknown>[], after: Record<string, unknown>[]): Record<string, unknown>[] {
+  const kept = new Set(before.flatMap((r) => Object.keys(r)));
+  return after.map((r) => {
+    const added = Object.entries(r).filter(([k, v]) => !kept.has(k) && v !== null);
+    expect(added, "a later migration's new column holds a value on an existing row").toEqual([]);
+    return Object.fromEntries(Object.entries(r).filter(([k]) => kept.has(k)));
+  });
+}

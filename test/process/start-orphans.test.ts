@@ -33,7 +33,7 @@ function postgresPids(): number[] {
     .map((l) => Number(l.trim().split(/\s+/)[0]));
 }
 
-/** The node processes start runs (the embedded PostgreSQL, also its child, is meant to outlive it: PLATFORM.md). */
+/** The node processes start runs (the embedded PostgreSQL, also its child, is meant to outlive it: docs/PLATFORM.md). */
 const nodeChildrenOf = (pid: number): number[] =>
   execFileSync("ps", ["-e", "-o", "pid=,ppid=,comm="], { encoding: "utf8" })
     .split("\n")
