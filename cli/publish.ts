@@ -136,7 +136,13 @@ export function registerPublishCommand(program: Command) {
     .description("Publish events from an NDJSON file (one event a line) through the HTTP API in batches; exits 1 if any event failed.")
     .requiredOption("--file <path>", "the NDJSON file")
     .addOption(new Option("--batch <n>", "events per request (1–500)").default(500).argParser(batchSize))
-    .addOption(new Option("--url <url>", "the hookledger server").env("HOOKLEDGER_URL").default("http://localhost:3000").argParser(serverUrl))
+    // The same default as the dashboard's own port (PORT, else 3000), so a publish run beside `hookledger start` finds it.
+    .addOption(
+      new Option("--url <url>", "the hookledger server (default http://localhost:$PORT, or :3000)")
+        .env("HOOKLEDGER_URL")
+        .default(`http://localhost:${process.env.PORT?.trim() || 3000}`)
+        .argParser(serverUrl),
+    )
     .addOption(new Option("--token <token>", "a producer (or admin) API token").env("HOOKLEDGER_TOKEN"))
     .action(async (opts: { file: string; batch: number; url: string; token?: string }) => {
       if (!opts.token) {

@@ -84,6 +84,12 @@ describe("hookledger publish --file", () => {
       new RegExp(`^the 2 events of lines 1–3: could not reach http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\); is hookledger running there\\?`, "m"),
     );
     expect(r.stderr).not.toContain("fetch failed");
+    // No --url: the dashboard's own port (PORT), as `hookledger start` listens on it.
+    const byPort = await promisify(execFile)(process.execPath, ["bin/hookledger.mjs", "publish", "--file", file], {
+      env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== "HOOKLEDGER_URL")), HOOKLEDGER_TOKEN: token, PORT: String(port) },
+      timeout: 60_000,
+    }).catch((e: { code: number; stderr: string }) => e);
+    expect(byPort.stderr).toContain(`could not reach http://localhost:${port}`);
     const bad = await run(file, ["--url", "notaurl"]);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain("--url must be the server's address");
