@@ -4,6 +4,7 @@
 import { Agent, buildConnector } from "undici";
 import type { Dispatcher } from "undici";
 import type { IncomingHttpHeaders } from "node:http";
+import { readFileSync } from "node:fs";
 import { rootCertificates } from "node:tls";
 import { secretKey, signatureHeader } from "../signing/standard-webhooks";
 import type { ErrorClass, SendResult } from "../ledger/classify";
@@ -95,7 +96,7 @@ export class Sender {
       // A district's private CA is trusted in addition to the public roots, so
       // an endpoint that later moves to a public certificate keeps working.
       ...(tls?.cert ? { cert: tls.cert, key: tls.key } : {}),
-      ...(tls?.ca ? { ca: [...rootCertificates, tls.ca] } : {}),
+      ...(tls?.ca ? { ca: caBundle(tls.ca) } : {}),
     } as buildConnector.BuildOptions);
     const allow = opts.allowPrivate;
     // net.connect skips the lookup for IP literals, so those are checked here.
@@ -353,6 +354,29 @@ class Exchange implements Dispatcher.DispatchHandler {
       ambiguous: false,
     });
   }
+}
+
+/**
+ * What a connection trusts when its subscription names a CA: the public roots, the operator's own extra CAs
+ * (NODE_EXTRA_CA_CERTS, which Node adds to its default trust but not to a `ca` given in full) and the district's
+ * CA. The extra file is read once per process; unreadable, it adds nothing (Node has already warned at start).
+ */
+export function caBundle(ca: string, extraFile: string | undefined = process.env.NODE_EXTRA_CA_CERTS): string[] {
+  return [...rootCertificates, ...extraCas(extraFile), ca];
+}
+
+const extraCaCache = new Map<string, string[]>();
+function extraCas(file: string | undefined): string[] {
+  if (!file) return [];
+  return memoized(extraCaCache, file, () => {
+    let text = "";
+    try {
+      text = readFileSync(file, "utf8");
+    } catch {
+      // Node reports an unreadable NODE_EXTRA_CA_CERTS itself when the process starts.
+    }
+    return text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  });
 }
 
 /** The origin a connector's options name, as URL.origin writes it (a default port left out). */

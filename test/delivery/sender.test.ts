@@ -4,7 +4,11 @@
 import http from "node:http";
 import net, { type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EXCERPT_BYTES, Sender } from "../../lib/net/sender";
+import { EXCERPT_BYTES, Sender, caBundle } from "../../lib/net/sender";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { rootCertificates } from "node:tls";
 
 let server: http.Server;
 let base = "";
@@ -94,5 +98,14 @@ describe("Sender", () => {
     } finally {
       await sender.close();
     }
+  });
+
+  it("a subscription's CA is trusted beside the public roots and the operator's NODE_EXTRA_CA_CERTS, not instead of them", () => {
+    const pem = (n: string) => `-----BEGIN CERTIFICATE-----\n${n}\n-----END CERTIFICATE-----`;
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "hl-extra-ca-")), "extra.pem");
+    fs.writeFileSync(file, `${pem("QUFB")}\n# a comment between\n${pem("QkJC")}\n`);
+    expect(caBundle(pem("RElT"), file)).toEqual([...rootCertificates, pem("QUFB"), pem("QkJC"), pem("RElT")]);
+    expect(caBundle(pem("RElT"), "")).toEqual([...rootCertificates, pem("RElT")]);
+    expect(caBundle(pem("RElT"), path.join(os.tmpdir(), "hl-no-such-file.pem"))).toEqual([...rootCertificates, pem("RElT")]);
   });
 });

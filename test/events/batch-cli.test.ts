@@ -86,7 +86,7 @@ describe("hookledger publish --file", () => {
     expect(r.stderr).not.toContain("fetch failed");
     // No --url: the dashboard's own port (PORT), as `hookledger start` listens on it.
     const byPort = await promisify(execFile)(process.execPath, ["bin/hookledger.mjs", "publish", "--file", file], {
-      env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== "HOOKLEDGER_URL")), HOOKLEDGER_TOKEN: token, PORT: String(port) },
+      env: { ...process.env, HOOKLEDGER_URL: undefined, HOOKLEDGER_TOKEN: token, PORT: String(port) },
       timeout: 60_000,
     }).catch((e: { code: number; stderr: string }) => e);
     expect(byPort.stderr).toContain(`could not reach http://localhost:${port}`);
