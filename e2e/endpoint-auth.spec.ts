@@ -1,7 +1,14 @@
 // A manager adds a bearer header to a subscription whose gateway wants one,
 // sends a test from the subscription page and sees the gateway's 200; before
-// the header the same test shows its 401. Screens at 1,280 and 390 px.
+// the header the same test shows its 401. Screens at 1,280 and 390 px. A
+// district whose endpoint has a self-signed certificate is trusted with a CA
+// bundle alone (no client certificate).
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
 import http from "node:http";
+import https from "node:https";
+import os from "node:os";
+import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { randomBytes } from "node:crypto";
 import { expect, test } from "@playwright/test";
@@ -71,4 +78,56 @@ test("manager adds a bearer header, sends a test and sees 200", async ({ page, r
   await page.setViewportSize({ width: 390, height: 844 });
   await shot(page, "endpoint-auth-390");
   await expect(page.locator("body")).not.toContainText(TOKEN);
+});
+
+test("manager trusts a district's self-signed certificate with a CA bundle alone, and the test send then gets 200", async ({ page, request }) => {
+  // A district endpoint on HTTPS with a certificate no public CA signed, asking for no client certificate.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-e2e-ca-"));
+  execFileSync(
+    "openssl",
+    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "key.pem", "-out", "cert.pem", "-days", "2"].concat([
+      "-subj",
+      "/CN=127.0.0.1",
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+    ]),
+    { cwd: dir, stdio: "ignore" },
+  );
+  const cert = fs.readFileSync(path.join(dir, "cert.pem"), "utf8");
+  const tlsServer = https.createServer({ key: fs.readFileSync(path.join(dir, "key.pem")), cert }, (req, res) => {
+    req.resume();
+    req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end('{"accepted":"over tls"}'));
+  });
+  await new Promise<void>((resolve) => tlsServer.listen(0, "127.0.0.1", resolve));
+  try {
+    const run = Date.now().toString(36);
+    const name = `Cedar Falls private CA ${run}`;
+    const tlsUrl = `https://127.0.0.1:${(tlsServer.address() as AddressInfo).port}/webhooks`;
+    const sub = await api(request, "POST", "/api/v1/subscriptions", { id: `sub_ca_${run}`, name, url: tlsUrl, eventTypes: ["assignment.graded"] });
+    expect(sub.status).toBe(201);
+
+    await signIn(page, "manager");
+    await page.goto(`/subscriptions/${sub.json.id}`);
+    const tests = page.getByRole("region", { name: "Test sends" });
+    const result = tests.getByTestId("test-send-result");
+    // Not trusted yet: the test send names the certificate problem.
+    await tests.getByRole("button", { name: "Send test" }).click();
+    await expect(result).toContainText(/self[- ]signed|certificate/i);
+
+    const auth = page.getByRole("region", { name: "Endpoint authentication" });
+    await auth.getByRole("button", { name: "Add certificate…" }).click();
+    const form = auth.getByRole("form", { name: "Client certificate" });
+    await form.getByLabel(/CA bundle to trust/).fill(cert);
+    await form.getByRole("button", { name: "Save certificate" }).click();
+    await expect(auth.getByTestId("endpoint-tls")).toHaveText("No client certificate; trusts its own CA bundle.");
+
+    await tests.getByRole("button", { name: "Send test" }).click();
+    await expect(result).toContainText("HTTP 200");
+    await expect(result).toContainText('{"accepted":"over tls"}');
+    await auth.scrollIntoViewIfNeeded();
+    await shot(page, "endpoint-auth-ca-only");
+  } finally {
+    tlsServer.closeAllConnections();
+    await new Promise((resolve) => tlsServer.close(resolve));
+  }
 });
