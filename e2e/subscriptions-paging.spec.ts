@@ -77,3 +77,47 @@ test("the Subscriptions page searches, pages and sorts on the server with 300 su
   await expect(page.getByRole("button", { name: "Next →" })).toBeVisible();
   await shot(page, "subscriptions-paging-390");
 });
+
+test("the Subscriptions page follows its URL: back and forward step through the pages, the header's link clears the search", async ({ page, request }) => {
+  test.setTimeout(120_000);
+  const tag = `Backfwd ${run}`;
+  for (let i = 0; i < 60; i += 20) {
+    const made = await Promise.all(
+      Array.from({ length: 20 }, (_, k) =>
+        api(request, "POST", "/api/v1/subscriptions", {
+          name: `${tag} ${String(i + k).padStart(2, "0")}`,
+          url: `https://bf${i + k}.k12.example/hooks`,
+          eventTypes: ["assignment.graded"],
+        }),
+      ),
+    );
+    for (const m of made) expect(m.status, JSON.stringify(m.json)).toBe(201);
+  }
+  // One the search leaves out, first by name in the unfiltered list.
+  const other = `Aaa other ${run}`;
+  expect((await api(request, "POST", "/api/v1/subscriptions", { name: other, url: "https://other.k12.example/hooks", eventTypes: ["assignment.graded"] })).status).toBe(
+    201,
+  );
+  const nameAt = (i: number) => `${tag} ${String(i).padStart(2, "0")}`;
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await signIn(page, "admin");
+  await page.goto(`/subscriptions?q=${encodeURIComponent(tag.toLowerCase())}`);
+  await expect.poll(async () => (await names(page))[0]).toBe(nameAt(0));
+  await page.getByRole("button", { name: "Next →" }).click();
+  await expect(page).toHaveURL(/[?&]cursor=/);
+  await expect.poll(async () => (await names(page))[0]).toBe(nameAt(50));
+
+  // Back is the first page again, and forward the second, rows and all.
+  await page.goBack();
+  await expect(page).not.toHaveURL(/[?&]cursor=/);
+  await expect.poll(async () => (await names(page))[0]).toBe(nameAt(0));
+  await page.goForward();
+  await expect(page).toHaveURL(/[?&]cursor=/);
+  await expect.poll(async () => (await names(page))[0]).toBe(nameAt(50));
+
+  // The header's Subscriptions link opens the unfiltered list: what the URL says is what the page shows.
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Subscriptions", exact: true }).click();
+  await expect(page).toHaveURL(/\/subscriptions$/);
+  await expect(page.getByRole("searchbox", { name: "Search" })).toHaveValue("");
+  await expect.poll(async () => (await names(page)).includes(other)).toBe(true);
+});

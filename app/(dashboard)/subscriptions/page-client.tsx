@@ -46,6 +46,41 @@ function queryString(s: ListState, pageSize?: number): string {
   return qs.toString();
 }
 
+/**
+ * The list's state, held here so the controls answer at once; the URL follows (router.replace, router.push for a page
+ * turn, which the browser's back button then steps back through), and a reload starts from it.
+ */
+function useListState(initialState: ListState, district: boolean) {
+  const router = useRouter();
+  // A district's viewer has one tenant: no tenant filter.
+  const [state, setState] = useState<ListState>(district ? { ...initialState, tenant: "" } : initialState);
+  const [text, setText] = useState(initialState.q);
+  const [tenantText, setTenantText] = useState(initialState.tenant);
+  // The URL also changes without these controls: the header's Subscriptions link, the browser's back and forward. The
+  // server then renders the page for that URL, and its state is the one to show, not what was last chosen here.
+  const urlKey = queryString(initialState);
+  const [seenUrlKey, setSeenUrlKey] = useState(urlKey);
+  if (urlKey !== seenUrlKey) {
+    setSeenUrlKey(urlKey);
+    if (urlKey !== queryString(state)) {
+      setState(district ? { ...initialState, tenant: "" } : initialState);
+      setText(initialState.q);
+      setTenantText(initialState.tenant);
+    }
+  }
+  /** `turn`: a page turn, a new history entry; a new search or filter replaces the entry. */
+  const go = (patch: Partial<ListState>, turn = false) => {
+    // Any change but a page turn starts again from the first page.
+    const next = { ...state, cursor: "", ...patch };
+    setState(next);
+    const qs = queryString(next);
+    const href = `/subscriptions${qs ? `?${qs}` : ""}`;
+    if (turn) router.push(href, { scroll: false });
+    else router.replace(href, { scroll: false });
+  };
+  return { state, go, text, setText, tenantText, setTenantText };
+}
+
 /** `context`: the endpoint is failing now; the rollups' rate (a minute behind) is shown, but not in reassuring green. */
 function Rate({ w, context = false }: { w: SubscriptionHealth["h1"]; context?: boolean }) {
   const r = w.successRate;
@@ -108,24 +143,13 @@ export function SubscriptionsClient({
   canSubscribeAll: boolean;
   eventTypes: string[];
 }) {
-  const router = useRouter();
   const qc = useQueryClient();
   // A district's viewer has one tenant: no tenant filter, and its own district named instead of "every endpoint".
   const district = useViewerTenant();
   const now = useNow(15_000);
   const hydrated = useHydrated(); // a change before React listens would be lost (or undone by hydration): every control waits for it
   const [creating, setCreating] = useState(false);
-  // Held here so the controls answer at once; the URL follows (router.replace), and a reload starts from it.
-  const [state, setState] = useState<ListState>(district ? { ...initialState, tenant: "" } : initialState);
-  const [text, setText] = useState(initialState.q);
-  const [tenantText, setTenantText] = useState(initialState.tenant);
-  const go = (patch: Partial<ListState>) => {
-    // Any change but a page turn starts again from the first page.
-    const next = { ...state, cursor: "", ...patch };
-    setState(next);
-    const qs = queryString(next);
-    router.replace(`/subscriptions${qs ? `?${qs}` : ""}`, { scroll: false });
-  };
+  const { state, go, text, setText, tenantText, setTenantText } = useListState(initialState, Boolean(district));
   const typing = useRef<ReturnType<typeof setTimeout>>(undefined);
   useEffect(() => () => clearTimeout(typing.current), []);
   const search = (value: string, wait: number) => {
@@ -262,7 +286,8 @@ function SubscriptionsTable({ items, now, showTenant }: { items: Page["items"]; 
               data-failing={s.failing ? "true" : "false"}
               className="block rounded-lg border border-slate-200 bg-white p-3 align-top shadow-sm md:table-row md:rounded-none md:border-0 md:border-t md:p-0 md:shadow-none md:hover:bg-slate-50"
             >
-              <td className="block pb-1 md:table-cell md:px-3 md:py-2">
+              {/* Names, ids and tenants are anyone's text: a long word breaks rather than push the card off a phone. */}
+              <td className="block pb-1 wrap-anywhere md:table-cell md:px-3 md:py-2">
                 <Link href={`/subscriptions/${encodeURIComponent(s.id)}`} className="font-medium text-blue-700 hover:underline">
                   {s.name}
                 </Link>
@@ -311,21 +336,21 @@ function SubscriptionsTable({ items, now, showTenant }: { items: Page["items"]; 
  * screen is the previous page (keepPreviousData) with its own cursors, so the buttons wait: a second click would
  * ask for the same page again.
  */
-function Pager(p: { page: Page; paged: boolean; loading: boolean; pageSize: number; go: (patch: Partial<ListState>) => void }) {
+function Pager(p: { page: Page; paged: boolean; loading: boolean; pageSize: number; go: (patch: Partial<ListState>, turn?: boolean) => void }) {
   const { page, paged, loading, pageSize, go } = p;
   if (!(page.prevCursor || page.nextCursor || paged)) return null;
   return (
     <nav aria-label="Pages" className="flex flex-wrap items-center justify-between gap-3 text-sm">
       <div className="flex gap-2">
         {paged && (
-          <LiveButton type="button" className={btn} onClick={() => go({})}>
+          <LiveButton type="button" className={btn} onClick={() => go({}, true)}>
             First page
           </LiveButton>
         )}
-        <LiveButton type="button" className={btn} disabled={loading || !page.prevCursor} onClick={() => page.prevCursor && go({ cursor: page.prevCursor })}>
+        <LiveButton type="button" className={btn} disabled={loading || !page.prevCursor} onClick={() => page.prevCursor && go({ cursor: page.prevCursor }, true)}>
           ← Previous
         </LiveButton>
-        <LiveButton type="button" className={btn} disabled={loading || !page.nextCursor} onClick={() => page.nextCursor && go({ cursor: page.nextCursor })}>
+        <LiveButton type="button" className={btn} disabled={loading || !page.nextCursor} onClick={() => page.nextCursor && go({ cursor: page.nextCursor }, true)}>
           Next →
         </LiveButton>
       </div>
