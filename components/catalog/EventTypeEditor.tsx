@@ -2,7 +2,8 @@
 // Catalogue an event type or change one (engineers and admins): the fields of POST and PUT /api/v1/event-types, the
 // schema and example typed as JSON. The API's refusal shows under the field it names: a schema that does not
 // compile (ajv's message), an example that does not match its schema (each mismatch), and nothing is saved.
-import { useEffect, useId, useState } from "react";
+import { useId, useRef, useState } from "react";
+import { useModalFocus } from "@/components/ui/useModalFocus";
 import { useRouter } from "next/navigation";
 import { ApiError, apiFetch } from "@/lib/client/api";
 import { btn, btnDanger, input } from "@/components/ui/kit";
@@ -121,17 +122,14 @@ function EditorForm({ existing, onDone }: { existing?: Existing; onDone: () => v
 /** A modal holding the form; Escape or a click outside closes it. */
 function Dialog({ title, onClose, children }: { title: string; onClose: () => void; children: React.ReactNode }) {
   const ids = useId();
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => e.key === "Escape" && onClose();
-    window.addEventListener("keydown", onKey);
-    return () => window.removeEventListener("keydown", onKey);
-  }, [onClose]);
+  const box = useRef<HTMLDivElement>(null);
+  useModalFocus(box, onClose);
   return (
     <div
       className="fixed inset-0 z-50 flex items-start justify-center overflow-y-auto bg-slate-900/40 p-2 sm:p-4"
       onClick={(e) => e.target === e.currentTarget && onClose()}
     >
-      <div role="dialog" aria-modal="true" aria-labelledby={`${ids}-t`} className="my-2 w-full max-w-2xl rounded-lg bg-white p-4 text-left shadow-xl sm:p-5">
+      <div ref={box} role="dialog" aria-modal="true" aria-labelledby={`${ids}-t`} className="my-2 w-full max-w-2xl rounded-lg bg-white p-4 text-left shadow-xl sm:p-5">
         <h2 id={`${ids}-t`} className="text-lg font-semibold text-slate-900">
           {title}
         </h2>

@@ -3,12 +3,13 @@
 // server's rules (the API's message shows next to the field it names, and a
 // refused create writes nothing), then the signing secret shown once.
 import Link from "next/link";
-import { useEffect, useId, useRef, useState } from "react";
+import { useId, useRef, useState } from "react";
 import { apiFetch } from "@/lib/client/api";
 import { btn, btnPrimary, input, label as labelClass } from "@/components/ui/kit";
 import { Field, FieldError, FormActions, FormAlert } from "@/components/ui/form";
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 import { SecretOnce } from "./SecretOnce";
+import { useModalFocus } from "@/components/ui/useModalFocus";
 import { PolicyFields, type PolicyValues } from "./PolicyFields";
 import { SUBSCRIPTION_FIELD_PATHS, errorsByField, parseList, parseNumber, type SubscriptionField } from "./fields";
 
@@ -150,13 +151,8 @@ export function NewSubscriptionDialog({
   const [error, setError] = useState<unknown>(null);
   const [created, setCreated] = useState<Created | null>(null);
   const first = useRef<HTMLInputElement>(null);
-
-  useEffect(() => {
-    first.current?.focus();
-    const onKey = (e: KeyboardEvent) => e.key === "Escape" && onClose();
-    window.addEventListener("keydown", onKey);
-    return () => window.removeEventListener("keydown", onKey);
-  }, [onClose]);
+  const box = useRef<HTMLDivElement>(null);
+  useModalFocus(box, onClose, () => first.current);
 
   const { fields: errs, other: otherError } = errorsByField(error, SUBSCRIPTION_FIELD_PATHS);
 
@@ -194,7 +190,13 @@ export function NewSubscriptionDialog({
       className="fixed inset-0 z-50 flex items-start justify-center overflow-y-auto bg-slate-900/40 p-2 sm:items-center sm:p-4"
       onClick={(e) => e.target === e.currentTarget && !created && onClose()}
     >
-      <div role="dialog" aria-modal="true" aria-labelledby={`${ids}-title`} className="my-2 w-full max-w-2xl rounded-lg bg-white p-4 text-left shadow-xl sm:p-5">
+      <div
+        ref={box}
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby={`${ids}-title`}
+        className="my-2 w-full max-w-2xl rounded-lg bg-white p-4 text-left shadow-xl sm:p-5"
+      >
         <h2 id={`${ids}-title`} className="text-lg font-semibold text-slate-900">
           {created ? `Subscription ${created.name} created` : "New subscription"}
         </h2>

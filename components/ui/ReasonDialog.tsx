@@ -5,7 +5,8 @@
 // that field, any other one under the form, and nothing is closed or changed
 // until the server says yes. Inline (a card on the page) or modal (a dialog
 // over it, closed by Escape or a click outside).
-import { useEffect, useId, useRef, useState } from "react";
+import { useId, useRef, useState } from "react";
+import { useModalFocus } from "./useModalFocus";
 import { ApiError } from "@/lib/client/api";
 import { card } from "./kit";
 import { Field, FormActions, FormAlert, REASON_MIN, ReasonInput } from "./form";
@@ -45,15 +46,7 @@ export function ReasonDialog(p: ReasonDialogProps) {
   const [error, setError] = useState<unknown>(null);
   const formRef = useRef<HTMLFormElement>(null);
   const ids = useId();
-  const { modal, onCancel } = p;
-
-  useEffect(() => {
-    if (!modal) return;
-    formRef.current?.querySelector<HTMLElement>("input, select, textarea")?.focus();
-    const onKey = (e: KeyboardEvent) => e.key === "Escape" && onCancel();
-    window.addEventListener("keydown", onKey);
-    return () => window.removeEventListener("keydown", onKey);
-  }, [modal, onCancel]);
+  const { modal } = p;
 
   async function submit(e: React.FormEvent) {
     e.preventDefault();
@@ -99,17 +92,39 @@ export function ReasonDialog(p: ReasonDialogProps) {
 
   if (!modal) return <div className={`${card} max-w-md`}>{form}</div>;
   return (
-    <div className="fixed inset-0 z-50 flex items-center justify-center bg-slate-900/40 p-4" onClick={(e) => e.target === e.currentTarget && p.onCancel()}>
+    <Modal title={p.title} onCancel={p.onCancel} firstField={() => formRef.current?.querySelector<HTMLElement>("input, select, textarea")}>
+      {p.result ?? form}
+    </Modal>
+  );
+}
+
+function Modal({
+  title,
+  onCancel,
+  firstField,
+  children,
+}: {
+  title: string;
+  onCancel: () => void;
+  firstField: () => HTMLElement | null | undefined;
+  children: React.ReactNode;
+}) {
+  const ids = useId();
+  const box = useRef<HTMLDivElement>(null);
+  useModalFocus(box, onCancel, firstField);
+  return (
+    <div className="fixed inset-0 z-50 flex items-center justify-center bg-slate-900/40 p-4" onClick={(e) => e.target === e.currentTarget && onCancel()}>
       <div
+        ref={box}
         role="dialog"
         aria-modal="true"
         aria-labelledby={`${ids}-title`}
         className="max-h-full w-full max-w-md overflow-y-auto rounded-lg bg-white p-5 text-left shadow-xl"
       >
         <h2 id={`${ids}-title`} className="mb-3 text-lg font-semibold text-slate-900">
-          {p.title}
+          {title}
         </h2>
-        {p.result ?? form}
+        {children}
       </div>
     </div>
   );

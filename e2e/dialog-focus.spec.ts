@@ -1,0 +1,56 @@
+// The dashboard's modal dialogs by keyboard alone: opened from a button, focus is in the dialog; Tab and Shift+Tab
+// go round its own controls and never onto the page behind it; Escape closes it and focus is back on the button
+// that opened it.
+import { expect, test, type Page } from "@playwright/test";
+import { api, signIn } from "./helpers";
+
+const run = Date.now().toString(36);
+
+/** Whether the focused element is inside the open dialog. */
+const focusInDialog = (page: Page) => page.evaluate(() => Boolean(document.activeElement?.closest('[role="dialog"]')));
+
+async function walksInside(page: Page, key: "Tab" | "Shift+Tab", presses: number) {
+  for (let i = 0; i < presses; i++) {
+    await page.keyboard.press(key);
+    expect(await focusInDialog(page), `${key} ×${i + 1} left the dialog`).toBe(true);
+  }
+}
+
+test("the New subscription dialog keeps focus inside and gives it back on Escape", async ({ page }) => {
+  await signIn(page, "admin");
+  await page.goto("/subscriptions");
+  const opener = page.getByRole("button", { name: "New subscription" });
+  await expect(opener).toBeEnabled();
+  await opener.focus();
+  await page.keyboard.press("Enter");
+  const dialog = page.getByRole("dialog", { name: "New subscription" });
+  await expect(dialog).toBeVisible();
+  await expect(dialog.getByLabel("Name")).toBeFocused();
+  // More presses than the dialog has controls: past the last one, Tab comes back to the first.
+  await walksInside(page, "Tab", 40);
+  await walksInside(page, "Shift+Tab", 40);
+  await page.keyboard.press("Escape");
+  await expect(dialog).toBeHidden();
+  await expect(opener).toBeFocused();
+});
+
+test("a reason dialog (archive) keeps focus inside and gives it back on Escape", async ({ page, request }) => {
+  const id = `sub_focus_${run}`;
+  expect(
+    (await api(request, "POST", "/api/v1/subscriptions", { id, name: `Focus ${run}`, url: "https://focus.k12.example/hooks", eventTypes: ["assignment.graded"] })).status,
+  ).toBe(201);
+  await signIn(page, "admin");
+  await page.goto(`/subscriptions/${id}`);
+  const opener = page.getByRole("button", { name: "Archive…" });
+  await expect(opener).toBeEnabled();
+  await opener.focus();
+  await page.keyboard.press("Enter");
+  const dialog = page.getByRole("dialog");
+  await expect(dialog).toBeVisible();
+  expect(await focusInDialog(page)).toBe(true);
+  await walksInside(page, "Tab", 12);
+  await walksInside(page, "Shift+Tab", 12);
+  await page.keyboard.press("Escape");
+  await expect(dialog).toBeHidden();
+  await expect(opener).toBeFocused();
+});
