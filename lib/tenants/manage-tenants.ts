@@ -23,6 +23,31 @@ export async function listTenants(prisma: PrismaClient, principal: Principal): P
   return rows.map(toView);
 }
 
+/** Tenants a page of the Tenants page holds: each row carries its counts and a contacts form, so a page stays light at thousands. */
+const TENANT_PAGE_SIZE = 100;
+
+/**
+ * One page of the tenants, by id, whose id or name contains `q` (any case), with how many match: for a global principal;
+ * a scoped one's own only. `page` counts from 1; past the last it is the last.
+ */
+export async function findTenantPage(
+  prisma: PrismaClient,
+  principal: Principal,
+  opts: { q?: string; page?: number },
+): Promise<{ items: TenantView[]; total: number; page: number; pageSize: number }> {
+  const scope = scopeOf(principal);
+  const q = opts.q?.trim().slice(0, 200) ?? "";
+  const where = {
+    ...(scope.tenantId === null ? {} : { id: scope.tenantId }),
+    ...(q ? { OR: [{ id: { contains: q, mode: "insensitive" as const } }, { name: { contains: q, mode: "insensitive" as const } }] } : {}),
+  };
+  const total = await prisma.tenant.count({ where });
+  const last = Math.max(1, Math.ceil(total / TENANT_PAGE_SIZE));
+  const page = Math.min(last, Math.max(1, Math.floor(opts.page ?? 1) || 1));
+  const rows = await prisma.tenant.findMany({ where, orderBy: { id: "asc" }, skip: (page - 1) * TENANT_PAGE_SIZE, take: TENANT_PAGE_SIZE });
+  return { items: rows.map(toView), total, page, pageSize: TENANT_PAGE_SIZE };
+}
+
 /** Registers a tenant: global admins only (403), a bad id 400, an existing id 409; audited in the same transaction. */
 export async function createTenant(prisma: PrismaClient, input: TCreateTenant, principal: Principal): Promise<TenantView> {
   if (!isGlobalAdmin(principal) || !can(principal.role, "users.manage"))

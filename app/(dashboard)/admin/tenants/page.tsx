@@ -4,28 +4,33 @@
 import { forbidden } from "next/navigation";
 import { getPrisma } from "@/lib/db/prisma";
 import { requireViewer } from "@/lib/auth/session";
-import { listTenants } from "@/lib/tenants/manage-tenants";
+import { findTenantPage } from "@/lib/tenants/manage-tenants";
 import { getNotificationSettings } from "@/lib/notify/settings";
 import { Time } from "@/components/ui/time";
-import { DataTable, PageHeader, card, stackedCell, stackedRow } from "@/components/ui/kit";
+import { DataTable, PageHeader, btn, card, input, stackedCell, stackedRow } from "@/components/ui/kit";
 import { AdminNav } from "../nav";
 import { CreateTenantForm, DefaultDlqThresholdForm } from "../forms";
 import { ContactsForm } from "../../notifications/contacts-form";
-import { noun, count } from "@/lib/words";
+import { noun, count, num } from "@/lib/words";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Tenants · hookledger" };
 
-export default async function TenantsPage() {
+export default async function TenantsPage({ searchParams }: { searchParams: Promise<{ q?: string; page?: string }> }) {
   const viewer = await requireViewer("tenants.manage");
   if (viewer.tenantId) forbidden();
   const prisma = getPrisma();
-  const [tenants, subs, users, tokens, contacts, defaults] = await Promise.all([
-    listTenants(prisma, viewer),
-    prisma.subscription.groupBy({ by: ["tenant"], where: { archivedAt: null }, _count: { _all: true } }),
-    prisma.user.groupBy({ by: ["tenantId"], where: { disabledAt: null }, _count: { _all: true } }),
-    prisma.apiToken.groupBy({ by: ["tenantId"], where: { revokedAt: null }, _count: { _all: true } }),
-    prisma.tenantContact.findMany({ take: 5000 }),
+  const sp = await searchParams;
+  const q = typeof sp.q === "string" ? sp.q.trim().slice(0, 200) : "";
+  // A page at a time: at thousands of districts, every row and contacts form at once was megabytes of HTML.
+  const found = await findTenantPage(prisma, viewer, { q, page: Number(sp.page) || 1 });
+  const tenants = found.items;
+  const ids = tenants.map((t) => t.id);
+  const [subs, users, tokens, contacts, defaults] = await Promise.all([
+    prisma.subscription.groupBy({ by: ["tenant"], where: { archivedAt: null, tenant: { in: ids } }, _count: { _all: true } }),
+    prisma.user.groupBy({ by: ["tenantId"], where: { disabledAt: null, tenantId: { in: ids } }, _count: { _all: true } }),
+    prisma.apiToken.groupBy({ by: ["tenantId"], where: { revokedAt: null, tenantId: { in: ids } }, _count: { _all: true } }),
+    prisma.tenantContact.findMany({ where: { tenant: { in: ids } } }),
     getNotificationSettings(prisma),
   ]);
   const contactsOf = new Map(contacts.map((c) => [c.tenant, c]));
@@ -51,8 +56,9 @@ export default async function TenantsPage() {
         }
       />
       <CreateTenantForm />
+      <TenantSearch q={q} />
       {tenants.length === 0 ? (
-        <p className="mt-6 text-sm text-slate-600">No tenants yet.</p>
+        <p className="mt-6 text-sm text-slate-600">{q ? `No tenant's id or name contains “${q}”.` : "No tenants yet."}</p>
       ) : (
         <DataTable stacked className="mt-6" columns={["Name", "Id", "Subscriptions", "Users", "Tokens", "Created"]}>
           {tenants.map((t) => (
@@ -70,6 +76,7 @@ export default async function TenantsPage() {
           ))}
         </DataTable>
       )}
+      <TenantPager q={q} page={found.page} pageSize={found.pageSize} shown={tenants.length} total={found.total} />
       {/* Always shown: the default threshold also governs hookledger.dlq.threshold_exceeded for subscriptions of no tenant. */}
       <section aria-labelledby="tenant-contacts" className="mt-8 space-y-2">
         <h2 id="tenant-contacts" className="text-base font-semibold">
@@ -106,5 +113,45 @@ export default async function TenantsPage() {
         })}
       </section>
     </section>
+  );
+}
+
+/** A plain GET form: it works before (and without) the page's scripts. */
+function TenantSearch({ q }: { q: string }) {
+  return (
+    <form action="/admin/tenants" role="search" aria-label="Tenants" className="mt-6 flex flex-wrap items-end gap-2">
+      <label className="flex min-w-64 flex-col gap-1 text-sm text-slate-700">
+        Find a tenant
+        <input type="search" name="q" defaultValue={q} maxLength={200} placeholder="Part of an id or a name" className={input} />
+      </label>
+      <button type="submit" className={btn}>
+        Search
+      </button>
+    </form>
+  );
+}
+
+/** Which tenants are shown, of how many, and links to the pages either side (the contacts below are this page's). */
+function TenantPager({ q, page, pageSize, shown, total }: { q: string; page: number; pageSize: number; shown: number; total: number }) {
+  if (total === 0) return null;
+  const href = (p: number) => `/admin/tenants?${new URLSearchParams({ ...(q ? { q } : {}), ...(p > 1 ? { page: String(p) } : {}) })}`;
+  const from = (page - 1) * pageSize + 1;
+  return (
+    <nav aria-label="Tenant pages" className="mt-3 flex flex-wrap items-center gap-3 text-sm">
+      <span className="text-slate-700" aria-live="polite">
+        Tenants {num(from)}–{num(from + shown - 1)} of {num(total)}
+        {q ? ` whose id or name contains “${q}”` : ""}
+      </span>
+      {page > 1 && (
+        <a className={btn} href={href(page - 1)}>
+          ← Previous
+        </a>
+      )}
+      {from + shown - 1 < total && (
+        <a className={btn} href={href(page + 1)}>
+          Next →
+        </a>
+      )}
+    </nav>
   );
 }
