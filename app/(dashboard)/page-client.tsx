@@ -190,6 +190,15 @@ export function LookupClient({ initialQuery, initial, initialAt }: { initialQuer
                   <SubLink id={s.id} name={s.name} /> <StateBadge state={s.state} />
                 </span>
               ))}
+              {res.data.subscriptionsTruncated && (
+                <>
+                  {" "}
+                  and more:{" "}
+                  <Link href={`/subscriptions?q=${encodeURIComponent(res.data.q)}`} className="text-blue-700 underline">
+                    every match on Subscriptions
+                  </Link>
+                </>
+              )}
             </div>
           )}
           {res.data.unrouted.length > 0 && (

@@ -3980,7 +3980,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Matches: {q, deliveries (each with its attempts and its event's subject), subscriptions, truncated, unrouted (events q names that no subscription took: {id, type, tenant, receivedAt, subject})}. */
+            /** @description Matches: {q, deliveries (each with its attempts and its event's subject), subscriptions (the first 20), truncated, subscriptionsTruncated (more subscriptions match), unrouted (events q names that no subscription took: {id, type, tenant, receivedAt, subject})}. */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -573,7 +573,7 @@ export const API_OPERATIONS: ApiOperation[] = [
     status: 200,
     response: ZObject,
     responseDescription:
-      "Matches: {q, deliveries (each with its attempts and its event's subject), subscriptions, truncated, unrouted (events q names that no subscription took: {id, type, tenant, receivedAt, subject})}.",
+      "Matches: {q, deliveries (each with its attempts and its event's subject), subscriptions (the first 20), truncated, subscriptionsTruncated (more subscriptions match), unrouted (events q names that no subscription took: {id, type, tenant, receivedAt, subject})}.",
   },
   {
     path: "/api/v1/dashboard/deliveries/{id}",

@@ -24,12 +24,17 @@ export type LookupResult = {
   deliveries: DeliveryLite[];
   subscriptions: SubscriptionMatch[];
   truncated: boolean;
+  /** More subscriptions match than `subscriptions` holds (the Subscriptions page's search lists them all). */
+  subscriptionsTruncated: boolean;
   /** Events the search names that no subscription took (by subject value only when no delivery matched): received, but nobody was subscribed. */
   unrouted: UnroutedEvent[];
 };
 
 /** Lists show the first 200 characters of each answer. */
 export const LIST_EXCERPT_CHARS = 200;
+
+/** Subscriptions named at most: a word such as "LMS" can match thousands, which the Subscriptions page pages through. */
+const SUBSCRIPTION_MATCHES = 20;
 
 /** Unrouted events shown at most: they answer "was it received?", a few say it. */
 const UNROUTED_LIMIT = 5;
@@ -42,7 +47,7 @@ export async function findLookupResults(opts: TLookup, db: LedgerDb = ledgerDb()
     db,
     sql`SELECT id, name, tenant, state, url FROM subscriptions
          WHERE (id = ${q} OR tenant = ${q} OR name ILIKE '%' || ${like} || '%') AND ${scopeWhere(scope, "tenant")}
-         ORDER BY (id = ${q}) DESC, name LIMIT 20`,
+         ORDER BY (id = ${q}) DESC, name LIMIT ${SUBSCRIPTION_MATCHES + 1}`,
   );
   const found = await searchDeliveries(db, q, limit, scope);
   const [withTries, subjects, summaries, unrouted] = await Promise.all([
@@ -65,8 +70,9 @@ export async function findLookupResults(opts: TLookup, db: LedgerDb = ledgerDb()
       const sum = summaries.get(d.eventId);
       return { ...d, subject: subjects.get(d.eventId) ?? {}, ...(sum ? { summary: summaryValues(sum.data, sum.fields) } : {}) };
     }),
-    subscriptions: subs,
+    subscriptions: subs.slice(0, SUBSCRIPTION_MATCHES),
     truncated: found.truncated,
+    subscriptionsTruncated: subs.length > SUBSCRIPTION_MATCHES,
     unrouted,
   };
 }

@@ -104,6 +104,15 @@ describe("findLookupResults", () => {
     expect(capped.truncated).toBe(true);
   });
 
+  it("names 20 matching subscriptions and says when more match", async () => {
+    for (let i = 0; i < 25; i++) await seedSubscription(db.pool, { id: `sub_many_${i}`, name: `Manymatch LMS ${String(i).padStart(2, "0")}`, tenant: "manymatch" });
+    const many = await findLookupResults({ q: "manymatch lms" });
+    expect(many.subscriptions).toHaveLength(20);
+    expect(many.subscriptionsTruncated).toBe(true);
+    const one = await findLookupResults({ q: "lincoln usd" });
+    expect(one.subscriptionsTruncated).toBe(false);
+  });
+
   it("a district whose endpoint takes only some event types: its deliveries behind newer unrouted events are found, and a cut list says so", async () => {
     const p = db.pool;
     await seedSubscription(p, { id: "sub_maple", name: "Maple importer", tenant: "maple" });
