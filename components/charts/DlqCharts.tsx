@@ -4,7 +4,7 @@
 import { Area, AreaChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { formatAge } from "@/lib/dashboard/describe";
 import { formatClock, formatTime, tzLabel, useTimeZone } from "../ui/time";
-import { ageTicks, countTicks, ticksNameDays, timeTicks } from "./axes";
+import { ageTicks, countTicks, seriesInWords, ticksNameDays, timeTicks } from "./axes";
 import { num } from "@/lib/words";
 
 export type DlqPoint = { at: string; depth: number; oldestAgeSeconds: number | null };
@@ -37,7 +37,15 @@ function Chart({
       <figcaption className="mb-1 text-sm font-medium text-slate-800">
         {label} <span className="font-normal text-slate-500">· times in {tzLabel(tz)}</span>
       </figcaption>
-      <div className="h-48 w-full" role="img" aria-label={`${label} over time, ${rows.length} samples`}>
+      <div
+        className="h-48 w-full"
+        role="img"
+        aria-label={`${label}: ${seriesInWords(
+          rows.map((r) => ({ t: r.t, v: r[dataKey] })),
+          format,
+          (t) => formatClock(new Date(t).toISOString(), tz),
+        )}`}
+      >
         <ResponsiveContainer width="100%" height="100%">
           <AreaChart data={rows} margin={{ top: 8, right: 12, bottom: 0, left: 0 }}>
             <CartesianGrid strokeDasharray="3 3" stroke="#e2e8f0" vertical={false} />

@@ -24,9 +24,11 @@ export function OutcomesChart({ points, label }: { points: OutcomePoint[]; label
   const total = perBucket.reduce((s, n) => s + n, 0);
   // Whole, evenly spaced counts: a bucket of 1 attempt no longer reads "0, 0, 1, 1".
   const yTicks = countTicks(Math.max(0, ...perBucket));
+  // The text alternative: what the stacked bars add up to, outcome by outcome (colour alone told them apart).
+  const byOutcome = ATTEMPT_OUTCOMES.map((o) => `${num(points.reduce((s, p) => s + p[SERIES[o].key], 0))} ${ATTEMPT_OUTCOME_LABELS[o]}`).join(", ");
   return (
     <figure aria-label={label} className="w-full">
-      <div className="h-56 w-full" role="img" aria-label={`${label}: ${total} attempts in the range`}>
+      <div className="h-56 w-full" role="img" aria-label={`${label}: ${num(total)} attempts in the range${total ? `: ${byOutcome}` : ""}`}>
         <ResponsiveContainer width="100%" height="100%">
           <BarChart data={points} margin={{ top: 8, right: 8, bottom: 0, left: -16 }}>
             <CartesianGrid strokeDasharray="3 3" stroke="#e2e8f0" vertical={false} />

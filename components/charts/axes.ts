@@ -107,3 +107,19 @@ export function timeTicks(from: number, to: number, tz: string): number[] {
 export function ticksNameDays(from: number, to: number): boolean {
   return to - from > 2 * DAY * 1000;
 }
+
+/**
+ * What a line chart shows, in words, for its text alternative: where the series starts and ends in the window and its
+ * highest point ("2,009 at 08:45, from 1,200 at 07:50; highest 2,050 at 08:30"). A screen reader gets the trend the
+ * picture shows, not only how many samples drew it.
+ */
+export function seriesInWords(points: readonly { t: number; v: number | null }[], value: (v: number) => string, clock: (t: number) => string): string {
+  const known = points.filter((p): p is { t: number; v: number } => p.v !== null);
+  if (known.length === 0) return "no samples in this range";
+  const first = known[0];
+  const last = known[known.length - 1];
+  const top = known.reduce((a, p) => (p.v > a.v ? p : a), first);
+  const now = `${value(last.v)} at ${clock(last.t)}`;
+  if (known.length === 1) return now;
+  return `${now}, from ${value(first.v)} at ${clock(first.t)}; highest ${value(top.v)} at ${clock(top.t)}`;
+}

@@ -1,7 +1,7 @@
 // The charts' axes: the window chosen from the data, ranges named in the URL, and even ticks whose labels never repeat.
 import { describe, expect, it } from "vitest";
 import { fittingRange } from "../../components/subscriptions/outcome-ranges";
-import { ageTicks, countTicks, defaultRangeHours, rangeFromParam, rangeParam, timeTicks } from "../../components/charts/axes";
+import { ageTicks, countTicks, defaultRangeHours, rangeFromParam, rangeParam, seriesInWords, timeTicks } from "../../components/charts/axes";
 
 const NOW = Date.parse("2026-12-03T15:00:00Z");
 const at = (minutesAgo: number) => new Date(NOW - minutesAgo * 60_000).toISOString();
@@ -97,5 +97,23 @@ describe("the outcomes chart's first range", () => {
     expect(fittingRange([point(600, 0), point(300), point(5)], now)).toBe("6h");
     expect(fittingRange([point(600), point(5)], now)).toBe("24h");
     expect(fittingRange([point(600, 0), point(5, 0)], now)).toBe("24h");
+  });
+});
+
+describe("seriesInWords (a chart's text alternative)", () => {
+  const clock = (t: number) => new Date(t).toISOString().slice(11, 16);
+  const at = (hhmm: string) => Date.parse(`2026-03-02T${hhmm}:00Z`);
+  it("says where the series ends, where it started and its highest point", () => {
+    const points = [
+      { t: at("07:50"), v: 1200 },
+      { t: at("08:30"), v: 2050 },
+      { t: at("08:45"), v: null },
+      { t: at("08:46"), v: 2009 },
+    ];
+    expect(seriesInWords(points, String, clock)).toBe("2009 at 08:46, from 1200 at 07:50; highest 2050 at 08:30");
+  });
+  it("one sample, or none", () => {
+    expect(seriesInWords([{ t: at("08:00"), v: 3 }], String, clock)).toBe("3 at 08:00");
+    expect(seriesInWords([], String, clock)).toBe("no samples in this range");
   });
 });
