@@ -27,7 +27,7 @@ function About({ type, subject, summary = [] }: { type: string; subject?: Record
   // The catalog's summary fields after the subject, each value once.
   const parts = [...subjectParts, ...summary.filter(([k, v]) => !subjectParts.some(([sk, sv]) => sk === k || sv === v))];
   return (
-    <p className="text-sm text-slate-700" data-testid="event-about">
+    <p className="min-w-0 text-sm text-slate-700 wrap-anywhere" data-testid="event-about">
       <span className="font-semibold text-slate-900">{eventTypeInWords(type)}</span>
       {parts.map(([k, v]) => (
         <span key={k}>
@@ -55,7 +55,7 @@ function DeliveryResult({ d, tz }: { d: DeliveryLite; tz: string }) {
       <dl className="mt-2 grid grid-cols-1 gap-x-6 gap-y-1 text-sm text-slate-700 sm:grid-cols-2 lg:grid-cols-3">
         <div className="min-w-0">
           <dt className="inline text-slate-500">Event </dt>
-          <dd className="inline break-all font-mono text-xs">{d.eventId}</dd> <span className="text-xs text-slate-500">({d.eventType})</span>
+          <dd className="inline break-all font-mono text-xs">{d.eventId}</dd> <span className="text-xs text-slate-500 wrap-anywhere">({d.eventType})</span>
         </div>
         <div className="min-w-0">
           <dt className="inline text-slate-500">Subscription </dt>
@@ -172,7 +172,7 @@ export function LookupClient({ initialQuery, initial, initialAt }: { initialQuer
       {q && res.data && (
         <div className="space-y-4">
           <div className="flex flex-wrap items-center justify-between gap-2">
-            <p className="text-sm text-slate-700" aria-live="polite">
+            <p className="min-w-0 text-sm text-slate-700 wrap-anywhere" aria-live="polite">
               {res.data.deliveries.length === 0
                 ? res.data.unrouted.length > 0
                   ? `Received, but not sent anywhere: no delivery for “${res.data.q}”.`
@@ -182,7 +182,7 @@ export function LookupClient({ initialQuery, initial, initialAt }: { initialQuer
             <UpdatedAgo at={res.dataUpdatedAt} fetching={res.isFetching} error={res.isError ? res.error : undefined} />
           </div>
           {res.data.subscriptions.length > 0 && (
-            <div className="rounded-lg border border-slate-200 bg-white p-3 text-sm">
+            <div className="rounded-lg border border-slate-200 bg-white p-3 text-sm wrap-anywhere">
               <span className="text-slate-600">Matching subscriptions: </span>
               {res.data.subscriptions.map((s, i) => (
                 <span key={s.id}>

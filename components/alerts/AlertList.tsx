@@ -37,7 +37,7 @@ export function AlertList({ conditions }: { conditions: AlertCondition[] }) {
               {c.offenders.map((o, i) => (
                 <li key={o.subscriptionId ?? i} className="flex flex-wrap justify-between gap-2 px-3 py-1.5">
                   {o.subscriptionId ? (
-                    <Link href={`/subscriptions/${encodeURIComponent(o.subscriptionId)}`} className="font-medium text-blue-700 hover:underline">
+                    <Link href={`/subscriptions/${encodeURIComponent(o.subscriptionId)}`} className="font-medium text-blue-700 wrap-anywhere hover:underline">
                       {o.subscriptionName ?? o.subscriptionId}
                     </Link>
                   ) : (

@@ -21,7 +21,7 @@ function EndpointCard({ s, now }: { s: SubscriptionHealth; now: number }) {
   return (
     <li className={`${card} ${s.failing ? "ring-2 ring-red-300" : ""}`} data-testid="district-endpoint" data-failing={s.failing ? "true" : "false"}>
       <div className="flex flex-wrap items-start justify-between gap-2">
-        <div className="min-w-0">
+        <div className="min-w-0 wrap-anywhere">
           <Link href={`/subscriptions/${encodeURIComponent(s.id)}`} className="text-base font-semibold text-blue-700 hover:underline">
             {s.name}
           </Link>

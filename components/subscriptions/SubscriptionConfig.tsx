@@ -42,7 +42,7 @@ function ConfigView({ o }: { o: SubscriptionOverview }) {
       {rows.map(([k, v]) => (
         <div key={k} className="min-w-0">
           <dt className="text-xs font-medium uppercase tracking-wide text-slate-500">{k}</dt>
-          <dd className="text-slate-900">{v}</dd>
+          <dd className="text-slate-900 wrap-anywhere">{v}</dd>
         </div>
       ))}
     </dl>

@@ -21,8 +21,9 @@ function HeaderNotes({ o, notice }: { o: SubscriptionOverview; notice: string | 
   const archived = Boolean(o.archivedAt);
   return (
     <div className="min-w-0">
-      <h1 className="flex flex-wrap items-center gap-2 text-2xl font-semibold">
-        {o.name} {archived ? <ArchivedBadge /> : <StateBadge state={o.state} />}
+      {/* A name is anyone's text, sometimes one long word: it breaks rather than push the page sideways on a phone. */}
+      <h1 className="flex flex-wrap items-center gap-2 text-2xl font-semibold wrap-anywhere">
+        <span className="min-w-0">{o.name}</span> {archived ? <ArchivedBadge /> : <StateBadge state={o.state} />}
       </h1>
       <p className="mt-1 text-sm text-slate-700">
         {o.tenant ? (district?.id === o.tenant ? district.name : `Tenant ${o.tenant}`) : "All tenants"} · <span className="font-mono text-xs">{o.id}</span>
@@ -72,7 +73,7 @@ export function SubscriptionHeader({
   const archived = Boolean(o.archivedAt);
   return (
     <>
-      <nav aria-label="Breadcrumb" className="text-sm text-slate-600">
+      <nav aria-label="Breadcrumb" className="text-sm text-slate-600 wrap-anywhere">
         <Link href="/subscriptions" className="hover:underline">
           Subscriptions
         </Link>{" "}

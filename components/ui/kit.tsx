@@ -158,7 +158,7 @@ export function stackedCell(inline = false): string {
 export function EmptyState({ title, children }: { title: string; children?: React.ReactNode }) {
   return (
     <div className="rounded-lg border border-dashed border-slate-300 bg-white px-4 py-8 text-center">
-      <p className="font-medium text-slate-800">{title}</p>
+      <p className="font-medium text-slate-800 wrap-anywhere">{title}</p>
       {children && <div className="mt-1 text-sm text-slate-600">{children}</div>}
     </div>
   );
@@ -204,7 +204,8 @@ export function Stat({ label, value, hint }: { label: string; value: React.React
 
 export function SubLink({ id, name }: { id: string; name: string | null }) {
   return (
-    <Link href={`/subscriptions/${encodeURIComponent(id)}`} className="font-medium text-blue-700 hover:underline">
+    // A name is anyone's text, sometimes one long word: it breaks rather than push its card off a phone's screen.
+    <Link href={`/subscriptions/${encodeURIComponent(id)}`} className="font-medium text-blue-700 wrap-anywhere hover:underline">
       {name ?? id}
     </Link>
   );
