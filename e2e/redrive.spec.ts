@@ -7,7 +7,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect, test } from "@playwright/test";
 import { api, signIn, tokenFor, deliveryFor } from "./helpers";
-import { closeE2eDb, settleDelivery, shot } from "./dashboard-seed";
+import { closeE2eDb, settleDelivery, shot, whilePaused } from "./dashboard-seed";
 
 let answer = 422;
 const seen = new Map<string, number>();
@@ -181,4 +181,27 @@ test("the bulk redrive page's old address, /redrive, is a permanent redirect to 
   await page.setViewportSize({ width: 390, height: 844 });
   await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
   await shot(page, "redrive-new-390");
+});
+
+test("the redrive page offers the subscriptions that have dead letters, each with how many", async ({ page, request }) => {
+  const run = Date.now().toString(36);
+  const made = async (id: string) =>
+    expect(
+      (await api(request, "POST", "/api/v1/subscriptions", { id, name: `Choice ${id}`, url: "http://127.0.0.1:9/hooks", eventTypes: [`choice.${run}`] })).status,
+    ).toBe(201);
+  const dead = `sub_choice_dead_${run}`;
+  const clean = `sub_choice_clean_${run}`;
+  await made(dead);
+  await made(clean);
+  await whilePaused(request, dead, async () => {
+    const ev = await api(request, "POST", "/api/v1/events", { id: `evt_choice_${run}`, type: `choice.${run}`, data: {} }, "producer");
+    await settleDelivery(deliveryFor(ev, dead), [{ minutesAgo: 3, status: 422, errorClass: "http_4xx", outcome: "dead_letter", ms: 40 }]);
+  });
+  await signIn(page, "engineer");
+  await page.goto("/dlq/redrive");
+  const select = page.getByRole("combobox", { name: /^Subscription/ });
+  await expect(select).toBeVisible();
+  const options = await select.locator("option").allTextContents();
+  expect(options.find((o) => o.includes(dead))).toMatch(/· 1 dead letter$/);
+  expect(options.some((o) => o.includes(clean))).toBe(false);
 });

@@ -23,7 +23,7 @@ import { HeldSubscriptionNote, inactiveSubscriptionOf, type InactiveSubscription
 import { num, count } from "@/lib/words";
 
 export type InitialFilter = { subscriptionId: string; deadLetterReason: string; errorClass: string; statusCode: string; from: string; to: string };
-type Sub = { id: string; name: string; state: string };
+type Sub = { id: string; name: string; state: string; deadLetters: number };
 
 function buildFilter(f: InitialFilter) {
   const out: Record<string, unknown> = {};
@@ -75,7 +75,7 @@ function FilterForm({
             <option value="">All active subscriptions</option>
             {subscriptions.map((s) => (
               <option key={s.id} value={s.id}>
-                {s.name} ({s.id}){s.state !== "active" ? ` — ${s.state}` : ""}
+                {s.name} ({s.id}){s.state !== "active" ? ` — ${s.state}` : ""} · {count(s.deadLetters, "dead letter")}
               </option>
             ))}
           </select>
