@@ -14,7 +14,7 @@ import { LiveButton } from "@/components/ui/LiveButton";
 import { ArchivedBadge } from "@/components/subscriptions/ArchiveControl";
 import { FailingSince, LastAnswer } from "@/components/subscriptions/FailingSince";
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
-import { num, possessive } from "@/lib/words";
+import { count, num, possessive } from "@/lib/words";
 
 /** What the list shows: all of it in the URL, so a reload or a shared link shows the same page. */
 export type ListState = { q: string; sort: SubscriptionSort; state: "" | "active" | "paused" | "disabled"; tenant: string; archived: boolean; cursor: string };
@@ -201,32 +201,7 @@ export function SubscriptionsClient({
             }}
           />
         </label>
-        {!district && (
-          <label className="flex flex-col gap-1 text-sm text-slate-700">
-            Tenant
-            {/* Typed, with suggestions: a select of two thousand districts is no way to choose one. */}
-            <input
-              disabled={!hydrated}
-              className={input}
-              list="subscription-tenants"
-              value={tenantText}
-              maxLength={200}
-              placeholder="All tenants"
-              onChange={(e) => {
-                setTenantText(e.target.value);
-                if (e.target.value === "" || tenants.includes(e.target.value)) go({ tenant: e.target.value });
-              }}
-              onKeyDown={(e) => {
-                if (e.key === "Enter") go({ tenant: tenantText.trim() });
-              }}
-            />
-            <datalist id="subscription-tenants">
-              {tenants.map((t) => (
-                <option key={t} value={t} />
-              ))}
-            </datalist>
-          </label>
-        )}
+        {!district && <TenantFilter tenants={tenants} text={tenantText} setText={setTenantText} current={state.tenant} go={go} disabled={!hydrated} />}
         <label className="flex flex-col gap-1 text-sm text-slate-700">
           State
           <select disabled={!hydrated} className={input} value={state.state} onChange={(e) => go({ state: e.target.value as ListState["state"] })}>
@@ -252,6 +227,7 @@ export function SubscriptionsClient({
         />
       )}
       {res.isError && !res.data && <ErrorState error={res.error} retry={() => res.refetch()} />}
+      <ListStatus page={page} loaded={Boolean(res.data)} q={state.q} filtered={filtered} />
       {items.length === 0 ? (
         <EmptyList paged={Boolean(state.cursor)} q={state.q} filtered={filtered} district={district?.name ?? null} canCreate={canCreate} go={go} />
       ) : (
@@ -260,6 +236,64 @@ export function SubscriptionsClient({
       <Pager page={page} paged={Boolean(state.cursor)} loading={res.isPlaceholderData} pageSize={pageSize} go={go} />
       <p className="text-xs text-slate-600">Success rate and latency come from per-minute rollups refreshed every 15 s; queue and DLQ counts are live.</p>
     </div>
+  );
+}
+
+/**
+ * The tenant filter: typed, with suggestions (a select of thousands of districts is no way to choose one). What is
+ * typed applies after a pause, as a search does: the suggestions are the first districts only, not the list of what
+ * may be typed, and a district beyond them had filtered nothing until Enter.
+ */
+function TenantFilter(p: { tenants: string[]; text: string; setText: (v: string) => void; current: string; go: (patch: Partial<ListState>) => void; disabled: boolean }) {
+  const { tenants, text, setText, current, go, disabled } = p;
+  const typing = useRef<ReturnType<typeof setTimeout>>(undefined);
+  useEffect(() => () => clearTimeout(typing.current), []);
+  const apply = (value: string, wait: number) => {
+    setText(value);
+    clearTimeout(typing.current);
+    typing.current = setTimeout(() => {
+      if (value.trim() !== current) go({ tenant: value.trim() });
+    }, wait);
+  };
+  return (
+    <label className="flex flex-col gap-1 text-sm text-slate-700">
+      Tenant
+      <input
+        disabled={disabled}
+        className={input}
+        list="subscription-tenants"
+        value={text}
+        maxLength={200}
+        placeholder="All tenants"
+        // A suggestion picked (or the box cleared) applies at once; anything typed, after the search's pause.
+        onChange={(e) => apply(e.target.value, e.target.value === "" || tenants.includes(e.target.value) ? 0 : SEARCH_DEBOUNCE_MS)}
+        onKeyDown={(e) => {
+          if (e.key === "Enter") apply(text, 0);
+        }}
+      />
+      <datalist id="subscription-tenants">
+        {tenants.map((t) => (
+          <option key={t} value={t} />
+        ))}
+      </datalist>
+    </label>
+  );
+}
+
+/** What a screen reader hears after a search, a filter or a page turn: how many subscriptions the list now shows. */
+function ListStatus({ page, loaded, q, filtered }: { page: Page; loaded: boolean; q: string; filtered: boolean }) {
+  const n = page.items.length;
+  const text = !loaded
+    ? ""
+    : n > 0
+      ? `Showing ${count(n, "subscription")}${page.nextCursor ? "; more on the next page" : ""}.`
+      : filtered
+        ? `0 subscriptions match ${q ? `“${q}”` : "these filters"}.`
+        : "0 subscriptions.";
+  return (
+    <p role="status" className="sr-only">
+      {text}
+    </p>
   );
 }
 
