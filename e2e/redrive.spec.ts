@@ -205,3 +205,29 @@ test("the redrive page offers the subscriptions that have dead letters, each wit
   expect(options.find((o) => o.includes(dead))).toMatch(/· 1 dead letter$/);
   expect(options.some((o) => o.includes(clean))).toBe(false);
 });
+
+test("the redrive confirmation takes the keyboard's focus, and Escape gives it back to the button", async ({ page, request }) => {
+  const run = Date.now().toString(36);
+  const id = `sub_confirmkb_${run}`;
+  expect(
+    (await api(request, "POST", "/api/v1/subscriptions", { id, name: `Confirm kb ${run}`, url: "http://127.0.0.1:9/hooks", eventTypes: [`confirm.${run}`] })).status,
+  ).toBe(201);
+  await whilePaused(request, id, async () => {
+    const ev = await api(request, "POST", "/api/v1/events", { id: `evt_confirmkb_${run}`, type: `confirm.${run}`, data: {} }, "producer");
+    await settleDelivery(deliveryFor(ev, id), [{ minutesAgo: 3, status: 422, errorClass: "http_4xx", outcome: "dead_letter", ms: 40 }]);
+  });
+  await signIn(page, "engineer");
+  await page.goto(`/dlq/redrive?subscriptionId=${id}`);
+  await page.getByRole("button", { name: "Preview" }).click();
+  await expect(page.getByTestId("preview-count")).toContainText("1 delivery matches");
+  await page.getByLabel("Reason (incident or ticket id)").fill(`INC-${run} importer fixed`);
+  const start = page.getByRole("button", { name: "Redrive 1 delivery" });
+  await start.focus();
+  await page.keyboard.press("Enter");
+  const dialog = page.getByRole("alertdialog");
+  await expect(dialog).toContainText("Send 1 delivery again");
+  expect(await page.evaluate(() => Boolean(document.activeElement?.closest('[role="alertdialog"]')))).toBe(true);
+  await page.keyboard.press("Escape");
+  await expect(dialog).toBeHidden();
+  await expect(start).toBeFocused();
+});

@@ -157,7 +157,7 @@ function PreviewSection({ preview, previewing, stale, filter }: { preview: Previ
       ) : (
         <div className={`mt-2 space-y-3 ${stale ? "opacity-50" : ""}`}>
           <p className="text-lg" data-testid="preview-count">
-            <strong>{deliveries(preview.matched)}</strong> match: {describeFilter(filter, fmtTime)}.
+            <strong>{deliveries(preview.matched)}</strong> {preview.matched === 1 ? "matches" : "match"}: {describeFilter(filter, fmtTime)}.
           </p>
           {stale && <p className="text-sm font-medium text-amber-800">The filters changed: preview again before redriving.</p>}
           {preview.matched > 0 && (
@@ -203,6 +203,16 @@ function ConfirmSection({
   const [reason, setReason] = useState("");
   const [rate, setRate] = useState(String(defaultRate));
   const [creating, setCreating] = useState(false);
+  // The question takes the keyboard's focus when it opens (the button that opened it is gone), and Back or Escape
+  // gives it back to that button, so a keyboard user is neither left at the top of the page nor made to hunt.
+  const startButton = useRef<HTMLButtonElement>(null);
+  const question = useRef<HTMLDivElement>(null);
+  const wasConfirming = useRef(false);
+  useEffect(() => {
+    if (confirming) question.current?.focus();
+    else if (wasConfirming.current) startButton.current?.focus();
+    wasConfirming.current = confirming;
+  }, [confirming]);
   const rateN = Number(rate);
   const rateOk = Number.isInteger(rateN) && rateN >= 1 && rateN <= maxRate;
   const reasonOk = reason.trim().length >= REASON_MIN;
@@ -234,6 +244,7 @@ function ConfirmSection({
       </p>
       {!confirming ? (
         <button
+          ref={startButton}
           type="button"
           className={`${btnPrimary} mt-3`}
           disabled={!preview || stale || matched === 0 || !reasonOk || !rateOk || previewing}
@@ -242,7 +253,16 @@ function ConfirmSection({
           Redrive {preview && !stale ? deliveries(matched) : "…"}
         </button>
       ) : (
-        <div role="alertdialog" aria-labelledby="confirm-q" className="mt-3 rounded-md border border-blue-300 bg-blue-50 p-3">
+        <div
+          ref={question}
+          tabIndex={-1}
+          role="alertdialog"
+          aria-labelledby="confirm-q"
+          className="mt-3 rounded-md border border-blue-300 bg-blue-50 p-3 focus:outline-none focus-visible:ring-2 focus-visible:ring-blue-600"
+          onKeyDown={(e) => {
+            if (e.key === "Escape" && !creating) setConfirming(false);
+          }}
+        >
           <p id="confirm-q" className="text-sm text-slate-900">
             Send <strong>{deliveries(matched)}</strong> again at {rateN}/s (about {seconds < 90 ? `${seconds} s` : `${Math.ceil(seconds / 60)} min`}), reason “
             {reason.trim()}
