@@ -54,3 +54,23 @@ test("a reason dialog (archive) keeps focus inside and gives it back on Escape",
   await expect(dialog).toBeHidden();
   await expect(opener).toBeFocused();
 });
+
+test("once a subscription is created, Escape does not close the one-time secret; focus is on its copy button", async ({ page }) => {
+  await signIn(page, "admin");
+  await page.goto("/subscriptions");
+  const opener = page.getByRole("button", { name: "New subscription" });
+  await expect(opener).toBeEnabled();
+  await opener.click();
+  const dialog = page.getByRole("dialog");
+  await dialog.getByLabel("Name").fill(`Secret kb ${run}`);
+  await dialog.getByLabel("Endpoint URL").fill("https://secretkb.k12.example/hooks");
+  await dialog.getByLabel("Other types, not in the catalog (comma-separated)").fill("assignment.graded");
+  await dialog.getByLabel("Other types, not in the catalog (comma-separated)").press("Enter");
+  const secret = dialog.getByTestId("secret-once");
+  await expect(secret).toBeVisible();
+  await expect(secret.getByRole("button", { name: "Copy secret" })).toBeFocused();
+  await page.keyboard.press("Escape");
+  await expect(secret).toBeVisible();
+  await dialog.getByRole("button", { name: "Done" }).click();
+  await expect(dialog).toBeHidden();
+});

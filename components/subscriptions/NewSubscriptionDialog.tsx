@@ -3,7 +3,7 @@
 // server's rules (the API's message shows next to the field it names, and a
 // refused create writes nothing), then the signing secret shown once.
 import Link from "next/link";
-import { useId, useRef, useState } from "react";
+import { useEffect, useId, useRef, useState } from "react";
 import { apiFetch } from "@/lib/client/api";
 import { btn, btnPrimary, input, label as labelClass } from "@/components/ui/kit";
 import { Field, FieldError, FormActions, FormAlert } from "@/components/ui/form";
@@ -127,6 +127,8 @@ function EventTypesField({
   );
 }
 
+const keepOpen = () => {};
+
 export function NewSubscriptionDialog({
   tenants,
   eventTypes,
@@ -152,7 +154,13 @@ export function NewSubscriptionDialog({
   const [created, setCreated] = useState<Created | null>(null);
   const first = useRef<HTMLInputElement>(null);
   const box = useRef<HTMLDivElement>(null);
-  useModalFocus(box, onClose, () => first.current);
+  // Once created, the signing secret is on screen this one time: Escape no longer closes the dialog (as a click
+  // outside does not), Done or "Open the subscription" does; and focus moves to the secret's copy button, since the
+  // form (and the button just pressed) is gone.
+  useModalFocus(box, created ? keepOpen : onClose, () => first.current);
+  useEffect(() => {
+    if (created) box.current?.querySelector<HTMLElement>('[data-testid="secret-once"] button')?.focus();
+  }, [created]);
 
   const { fields: errs, other: otherError } = errorsByField(error, SUBSCRIPTION_FIELD_PATHS);
 
