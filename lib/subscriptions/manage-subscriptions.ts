@@ -159,16 +159,6 @@ export async function getSubscription(prisma: PrismaClient, id: string, scope: S
   return toSubscriptionView(sub);
 }
 
-/** Archived subscriptions are left out unless `archived` is true (then they are listed too). A scoped caller lists its tenant's only, whatever `tenant` says. */
-export async function listSubscriptions(prisma: PrismaClient, opts: { tenant?: string; archived?: boolean; scope?: Scope } = {}): Promise<SubscriptionView[]> {
-  const scoped = subscriptionWhere(opts.scope ?? GLOBAL_SCOPE);
-  const subs = await prisma.subscription.findMany({
-    where: { AND: [opts.tenant ? { tenant: opts.tenant } : {}, scoped, opts.archived ? {} : { archivedAt: null }] },
-    orderBy: [{ tenant: "asc" }, { name: "asc" }],
-  });
-  return subs.map(toSubscriptionView);
-}
-
 /**
  * A subscription that has deliveries keeps its tenant. Every read of a delivery, its event's payload, its attempts
  * and a lookup by subject value is confined by the subscription's current tenant, so moving one that carried
