@@ -81,7 +81,9 @@ export const ZSubscriptionView = z.object({
     lastProbe: z.object({ at: time, status: z.number().int().nullable(), error: z.string().nullable(), latencyMs: z.number().nullable() }).nullable(),
     nextProbeAt: maybeTime,
     probeCount: z.number().int(),
-    heldUntil: maybeTime.describe("until when the endpoint asked to be left alone (Retry-After on a 429 or 503, at most an hour): nothing is sent to it before then; null when not held"),
+    heldUntil: maybeTime.describe(
+      "until when the endpoint asked to be left alone (Retry-After on a 429 or 503, at most an hour): nothing is sent to it before then; null when not held",
+    ),
   }),
   archivedAt: maybeTime,
   archiveReason: z.string().nullable(),
