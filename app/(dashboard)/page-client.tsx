@@ -149,7 +149,7 @@ export function LookupClient({ initialQuery, initial, initialAt }: { initialQuer
           spellCheck={false}
           value={text}
           onChange={(e) => setText(e.target.value)}
-          placeholder={district ? "e.g. stu_881, evt_1001, asg_7" : "e.g. stu_881, evt_1001, lincoln, asg_7"}
+          placeholder={district ? "e.g. stu_881, evt_1001, asg_7" : "e.g. stu_881, evt_1001, Lincoln USD, asg_7"}
           className={`${input} w-full py-2.5 text-base sm:flex-1`}
         />
         <button type="submit" className={`${btnPrimary} py-2.5 text-base`}>

@@ -1,5 +1,6 @@
 // Lookup (the support home page): one box for an event id, a delivery key or
-// id, any subject value (student id, assignment id…), a tenant, or a
+// id, any subject value (student id, assignment id…), a tenant (its id or its
+// name), or a
 // subscription id or name. Deliveries come from the ledger's finder
 // (lib/ledger/sql/find-deliveries.ts), subscriptions from their own table, and
 // each delivery carries its event's subject, so a card can say what it is about.
@@ -36,6 +37,9 @@ export const LIST_EXCERPT_CHARS = 200;
 /** Subscriptions named at most: a word such as "LMS" can match thousands, which the Subscriptions page pages through. */
 const SUBSCRIPTION_MATCHES = 20;
 
+/** Districts one name may name (names are not unique): their events are read one district at a time. */
+const DISTRICTS_BY_NAME = 5;
+
 /** Unrouted events shown at most: they answer "was it received?", a few say it. */
 const UNROUTED_LIMIT = 5;
 
@@ -43,13 +47,20 @@ const UNROUTED_LIMIT = 5;
 export async function findLookupResults(opts: TLookup, db: LedgerDb = ledgerDb(), scope: Scope = GLOBAL_SCOPE): Promise<LookupResult> {
   const { q, limit } = ZLookup.parse(opts);
   const like = q.replace(/[\\%_]/g, (c) => `\\${c}`);
+  // A district by its name as well as its id ("Lincoln Unified" for lincoln): support staff type what the parent wrote.
+  const named = await queryRows<{ id: string }>(
+    db,
+    sql`SELECT id FROM tenants WHERE lower(name) = lower(${q}) AND id <> ${q} AND ${scope.tenantId === null ? sql`true` : sql`id = ${scope.tenantId}`}
+         ORDER BY id LIMIT ${DISTRICTS_BY_NAME}::int`,
+  );
+  const tenants = [q, ...named.map((t) => t.id)];
   const subs = await queryRows<SubscriptionMatch>(
     db,
     sql`SELECT id, name, tenant, state, url FROM subscriptions
-         WHERE (id = ${q} OR tenant = ${q} OR name ILIKE '%' || ${like} || '%') AND ${scopeWhere(scope, "tenant")}
+         WHERE (id = ${q} OR tenant = ANY(${tenants}::text[]) OR name ILIKE '%' || ${like} || '%') AND ${scopeWhere(scope, "tenant")}
          ORDER BY (id = ${q}) DESC, name LIMIT ${SUBSCRIPTION_MATCHES + 1}`,
   );
-  const found = await searchDeliveries(db, q, limit, scope);
+  const found = await searchDeliveries(db, q, limit, scope, tenants);
   const [withTries, subjects, summaries, unrouted] = await Promise.all([
     withAttempts(db, found.items, { excerptChars: LIST_EXCERPT_CHARS }),
     findEventSubjects(

@@ -95,6 +95,22 @@ describe("findLookupResults", () => {
     expect(bySub.deliveries.map((d) => d.id)).toEqual([ids.held]);
   });
 
+  it("finds a district by its name as support staff type it, not only by its id", async () => {
+    await db.pool.query("UPDATE tenants SET name = 'Jefferson County Schools' WHERE id = 'jefferson'");
+    try {
+      const r = await findLookupResults({ q: "jefferson county schools" });
+      expect(r.subscriptions.map((s) => s.id)).toEqual(["sub_jeff"]);
+      expect(r.deliveries).toHaveLength(12);
+      expect(new Set(r.deliveries.map((d) => d.subscriptionId))).toEqual(new Set(["sub_jeff"]));
+      // A district's manager looking up another district's name finds nothing of it.
+      const other = await findLookupResults({ q: "Jefferson County Schools" }, undefined, { tenantId: "lincoln", subscriptionId: null });
+      expect(other.deliveries).toEqual([]);
+      expect(other.subscriptions).toEqual([]);
+    } finally {
+      await db.pool.query("UPDATE tenants SET name = 'jefferson' WHERE id = 'jefferson'");
+    }
+  });
+
   it("answers nothing for an unknown value, and caps the page", async () => {
     const none = await findLookupResults({ q: "nobody_at_all" });
     expect(none.deliveries).toEqual([]);

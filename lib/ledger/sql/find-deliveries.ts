@@ -103,13 +103,21 @@ const EVENT_WINDOW = 4;
  * events_subject_values GIN index), a tenant's events, a delivery key or id,
  * or a subscription's newest; newest first. `truncated` when more matched.
  *
- * A subject's or a tenant's events are read newest first, EVENT_WINDOW times
+ * `q` names a tenant by its id or (resolved by the caller into `tenants`) by its
+ * name. A subject's or a tenant's events are read newest first, EVENT_WINDOW times
  * the page of them: many have no delivery (a district's endpoint that takes
  * grades only has none for its attendance events), so a page's worth of events
  * can be far less than a page of deliveries. When a window was full, older
  * events may have deliveries this page does not show, and it says truncated.
  */
-export async function searchDeliveries(db: LedgerDb, q: string, limit: number, scope: Scope = GLOBAL_SCOPE): Promise<{ items: DeliveryRecord[]; truncated: boolean }> {
+export async function searchDeliveries(
+  db: LedgerDb,
+  q: string,
+  limit: number,
+  scope: Scope = GLOBAL_SCOPE,
+  /** The tenants whose events `q` names: itself as an id, and any district whose name it is (the lookup resolves those). */
+  tenants: readonly string[] = [q],
+): Promise<{ items: DeliveryRecord[]; truncated: boolean }> {
   const window = (limit + 1) * EVENT_WINDOW;
   // Each branch is an index lookup: events pk, the subject GIN, events by
   // tenant, delivery key/id, and a subscription's newest deliveries.
@@ -121,7 +129,9 @@ export async function searchDeliveries(db: LedgerDb, q: string, limit: number, s
           SELECT id FROM events WHERE subject_values @> ${subjectValuesInScope(scope, q)}::text[] AND ${eventTenantWhere(scope)}
            ORDER BY created_at DESC LIMIT ${window}::int
         ), by_tenant AS (
-          SELECT id FROM events WHERE tenant = ${q} AND ${eventTenantWhere(scope)} ORDER BY created_at DESC LIMIT ${window}::int
+          -- Each tenant's newest events on its own (an index scan each), not one scan sorted across them.
+          SELECT e.id FROM unnest(${[...tenants]}::text[]) AS t(id)
+           CROSS JOIN LATERAL (SELECT id FROM events WHERE tenant = t.id AND ${eventTenantWhere(scope)} ORDER BY created_at DESC LIMIT ${window}::int) e
         ), ev AS (
           (SELECT id FROM events WHERE id = ${q} AND ${eventTenantWhere(scope)})
           UNION (SELECT id FROM by_subject)
