@@ -222,6 +222,8 @@ test("the redrive confirmation takes the keyboard's focus, and Escape gives it b
   await expect(page.getByTestId("preview-count")).toContainText("1 delivery matches");
   await page.getByLabel("Reason (incident or ticket id)").fill(`INC-${run} importer fixed`);
   const start = page.getByRole("button", { name: "Redrive 1 delivery" });
+  // Enabled once the preview asked for by the click above has answered (the page's own first one may answer earlier).
+  await expect(start).toBeEnabled();
   await start.focus();
   await page.keyboard.press("Enter");
   const dialog = page.getByRole("alertdialog");

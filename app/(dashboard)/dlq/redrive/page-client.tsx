@@ -309,21 +309,26 @@ export function BulkRedriveClient({
   const key = JSON.stringify({ filter, latestStateWins });
   const stale = preview !== null && preview.key !== key;
 
+  // Only the newest preview's answer counts: the one the page starts on opening can still be on its way when Preview
+  // is pressed, and its end must neither replace the newer answer nor re-enable the buttons while that one runs.
+  const previews = useRef(0);
   async function runPreview() {
+    const mine = ++previews.current;
     setPreviewing(true);
     setError(null);
     setInactive(null);
     setConfirming(false);
     try {
       const p = await apiFetch<RedrivePreview>("/api/v1/redrives", { body: { filter, latestStateWins, dryRun: true } });
-      setPreview({ ...p, key });
+      if (mine === previews.current) setPreview({ ...p, key });
     } catch (err) {
+      if (mine !== previews.current) return;
       setPreview(null);
       const held = inactiveSubscriptionOf(err);
       if (held) setInactive(held);
       else setError(err instanceof ApiError ? err.message : "The preview failed; try again.");
     } finally {
-      setPreviewing(false);
+      if (mine === previews.current) setPreviewing(false);
     }
   }
 
