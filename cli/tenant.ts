@@ -35,14 +35,29 @@ export function registerTenantCommands(program: Command) {
     });
   tenant
     .command("list")
-    .description("List the tenants.")
-    .action(async () => {
+    .description("List the tenants (every page), by id.")
+    .option("--q <text>", "only those whose id or name contains this (any case)")
+    .action(async (opts: { q?: string }) => {
       await withDatabase(async (url) => {
         const { createPrisma } = await import("../lib/db/prisma");
-        const { listTenants } = await import("../lib/tenants/manage-tenants");
+        const { listTenantPage } = await import("../lib/tenants/manage-tenants");
+        const { AppError, fromZod } = await import("../lib/errors");
+        const { ZodError } = await import("zod");
         const prisma = createPrisma(url);
         try {
-          for (const t of await listTenants(prisma, cliPrincipal())) console.log(`${t.id}\t${t.name}`);
+          // Page by page, so thousands of districts are all listed without holding them at once.
+          let cursor: string | undefined;
+          do {
+            const page = await listTenantPage(prisma, cliPrincipal(), { q: opts.q, cursor, limit: 500 });
+            for (const t of page.items) console.log(`${t.id}\t${t.name}`);
+            cursor = page.nextCursor ?? undefined;
+          } while (cursor);
+        } catch (err) {
+          const e = err instanceof ZodError ? fromZod(err, "--q") : err;
+          if (e instanceof AppError) {
+            console.error(`hookledger tenant list: ${e.message}`);
+            process.exitCode = 2;
+          } else throw err;
         } finally {
           await prisma.$disconnect();
         }

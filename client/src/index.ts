@@ -66,6 +66,7 @@ export type BulkResolvePreview = Extract<Answer<"postDlqResolve">, { status: "pr
 export type DlqSummary = Answer<"getDlq">;
 export type DlqHistory = Answer<"getDlqHistory">;
 export type Tenant = Answer<"postTenants">;
+export type ListTenantsQuery = QueryOf<operations["getTenants"]>;
 export type RetentionOverview = Answer<"getRetention">;
 export type RetentionPolicy = Answer<"putRetention">;
 export type ErasureReceipt = Answer<"postErasures">;
@@ -316,7 +317,10 @@ export class HookledgerClient {
   };
 
   readonly tenants = {
-    list: (): Promise<Answer<"getTenants">> => this.op("get", "/api/v1/tenants"),
+    /** One page by id: `{items, nextCursor}`; pass `nextCursor` back as `cursor` for the next (null: there is none). `q` matches id or name. */
+    list: (query: ListTenantsQuery = {}): Promise<Answer<"getTenants">> => this.op("get", "/api/v1/tenants", { query }),
+    /** Every tenant the query matches, page after page (`for await (const t of client.tenants.listAll())`). */
+    listAll: (query: Omit<ListTenantsQuery, "cursor"> = {}): AsyncGenerator<Tenant> => this.everyPage((cursor) => this.tenants.list({ ...query, cursor })),
     /** Registers a district (global admins): subscriptions, users and tokens can then name it. */
     create: (input: CreateTenantInput): Promise<Answer<"postTenants">> => this.op("post", "/api/v1/tenants", { body: input }),
     /** Whom the district's notifications go to (its e-mail addresses and Slack-compatible webhook). */

@@ -374,7 +374,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every tenant (district): id, name, createdAt. Global admins only (a principal confined to a tenant gets 403). */
+        /** List tenants (districts) a page at a time, by id: q matches the id or the name (case-insensitive); cursor is a page's nextCursor. Admins; an admin confined to a tenant sees its own only. */
         get: operations["getTenants"];
         put?: never;
         /** Register a tenant: {id, name}. 409 if the id exists; global admins only. */
@@ -2847,14 +2847,18 @@ export interface operations {
     };
     getTenants: {
         parameters: {
-            query?: never;
+            query?: {
+                q?: string;
+                cursor?: string;
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The tenants. */
+            /** @description {items, nextCursor}: nextCursor is null on the last page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2867,6 +2871,7 @@ export interface operations {
                             /** @description ISO 8601, UTC */
                             createdAt: string;
                         }[];
+                        nextCursor: string | null;
                     };
                 };
             };

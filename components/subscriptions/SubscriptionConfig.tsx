@@ -4,7 +4,6 @@
 // that edits it. Only what changed is sent, so an untouched field is never
 // re-validated or re-audited; the API's refusal shows under the field it names.
 import { useState } from "react";
-import { useQuery } from "@tanstack/react-query";
 import type { SubscriptionOverview } from "@/lib/dashboard/subscriptions";
 import { apiFetch } from "@/lib/client/api";
 import { DEFAULT_LADDER_SECONDS } from "@/lib/ledger/retry-policy";
@@ -15,6 +14,7 @@ import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 import { PolicyFields, type PolicyValues } from "./PolicyFields";
 import { SUBSCRIPTION_FIELD_PATHS, errorsByField, parseList, parseNumber, waitText, type SubscriptionField } from "./fields";
 import { CatalogTypeChips } from "@/components/catalog/CatalogTypeChips";
+import { TenantInput, useTenantSuggestions } from "@/components/ui/TenantPicker";
 
 type RetryPolicy = { ladderSeconds?: number[]; maxAgeSeconds?: number; timeoutMs?: number };
 const policyOf = (o: SubscriptionOverview) => (o.retryPolicy ?? {}) as RetryPolicy;
@@ -86,14 +86,9 @@ function ConfigEditForm({ o, onSaved, onCancel }: { o: SubscriptionOverview; onS
   const [tenant, setTenant] = useState(o.tenant ?? "");
   // Moving a subscription between tenants is a global admin's: the tenants list answers only them (403 otherwise), so
   // the choice is offered exactly when the server would accept it; a district's viewer never asks.
-  const tenants = useQuery({
-    queryKey: ["/api/v1/tenants"],
-    queryFn: ({ signal }) => apiFetch<{ items: { id: string; name: string }[] }>("/api/v1/tenants", { signal }),
-    enabled: !district,
-    retry: false,
-    staleTime: 60_000,
-  });
-  const canMove = !district && tenants.isSuccess;
+  // Any tenant may be typed, with the matching ones suggested (there may be thousands; a select would stop at a page).
+  const tenants = useTenantSuggestions(tenant, !district);
+  const canMove = !district && tenants.ok;
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const { fields: errs, other: otherError } = errorsByField(error, SUBSCRIPTION_FIELD_PATHS);
@@ -122,15 +117,12 @@ function ConfigEditForm({ o, onSaved, onCancel }: { o: SubscriptionOverview; onS
         <input className={input} value={url} onChange={(e) => setUrl(e.target.value)} {...invalid("url")} />
       </Field>
       {canMove && (
-        <Field label="Tenant (moving it takes its future deliveries to that district's view)" className="sm:col-span-2" {...err("tenant")}>
-          <select className={input} value={tenant} onChange={(e) => setTenant(e.target.value)} {...invalid("tenant")}>
-            <option value="">None: every tenant&apos;s events</option>
-            {tenants.data.items.map((t) => (
-              <option key={t.id} value={t.id}>
-                {t.name} ({t.id})
-              </option>
-            ))}
-          </select>
+        <Field
+          label="Tenant (empty: none, every tenant's events; moving it takes its future deliveries to that district's view)"
+          className="sm:col-span-2"
+          {...err("tenant")}
+        >
+          <TenantInput value={tenant} onChange={setTenant} suggestions={tenants.items} placeholder="None: every tenant's events" {...invalid("tenant")} />
         </Field>
       )}
       <Field

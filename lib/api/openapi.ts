@@ -21,7 +21,7 @@ import { ZBackfill, ZCancelRedrive, ZCreateRedrive, ZListRedrives, ZRecover, ZRe
 import { ZBulkResolve, ZResendDelivery, ZResolveDelivery } from "../resolve/resolve-input";
 import { ZCreateErasure } from "../erasure/erasure-input";
 import { ZRetentionOverride, ZRunRetention } from "../retention/retention-input";
-import { ZCreateTenant } from "../tenants/tenant-input";
+import { ZCreateTenant, ZListTenants } from "../tenants/tenant-input";
 import { ZContacts, ZNotificationSettings, ZNotificationsQuery } from "../notify/input";
 import { ZCreatePortalSession } from "../portal/portal-input";
 import { ZCreateEventType, ZUpdateEventType } from "../catalog/event-type-input";
@@ -365,10 +365,12 @@ export const API_OPERATIONS: ApiOperation[] = [
     path: "/api/v1/tenants",
     method: "get",
     permission: "tenants.manage",
-    summary: "Every tenant (district): id, name, createdAt. Global admins only (a principal confined to a tenant gets 403).",
+    summary:
+      "List tenants (districts) a page at a time, by id: q matches the id or the name (case-insensitive); cursor is a page's nextCursor. Admins; an admin confined to a tenant sees its own only.",
+    query: ZListTenants,
     status: 200,
     response: ZTenantList,
-    responseDescription: "The tenants.",
+    responseDescription: "{items, nextCursor}: nextCursor is null on the last page.",
   },
   {
     path: "/api/v1/tenants",

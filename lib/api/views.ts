@@ -258,7 +258,7 @@ export const ZDlqHistoryView = z.object({
 });
 
 export const ZTenantView = z.object({ id: z.string(), name: z.string(), createdAt: time });
-export const ZTenantList = z.object({ items: z.array(ZTenantView) });
+export const ZTenantList = z.object({ items: z.array(ZTenantView), nextCursor: z.string().nullable() });
 
 // Notifications to districts (lib/notify/contacts.ts, lib/ledger/sql/notifications.ts).
 export const ZContactsView = z.object({

@@ -2,7 +2,7 @@
 // the check every account and token creation makes on the tenant it names.
 // Creating a tenant is a global admin's; a scoped principal sees its own only.
 import "server-only";
-import { ZCreateTenant, type TCreateTenant } from "./tenant-input";
+import { ZCreateTenant, ZListTenants, type TCreateTenant, type TListTenants } from "./tenant-input";
 import type { PrismaClient, Tx } from "../db/prisma";
 import { AppError, notFound } from "../errors";
 import { writeAudit } from "../audit";
@@ -10,17 +10,63 @@ import type { Principal } from "../auth/principal";
 import { can } from "../auth/permissions";
 import { isGlobalAdmin, scopeOf, subscriptionWhere } from "./scope";
 
-export { ZCreateTenant, type TCreateTenant } from "./tenant-input";
+export { ZCreateTenant, ZListTenants, type TCreateTenant, type TListTenants } from "./tenant-input";
 
 export type TenantView = { id: string; name: string; createdAt: string };
 
 const toView = (t: { id: string; name: string; createdAt: Date }): TenantView => ({ id: t.id, name: t.name, createdAt: t.createdAt.toISOString() });
 
-/** Every tenant for a global principal; a scoped one's own only. */
-export async function listTenants(prisma: PrismaClient, principal: Principal): Promise<TenantView[]> {
+const BAD_CURSOR = "not a nextCursor this list answered; start again without cursor";
+
+function badCursor(): AppError {
+  return new AppError("validation_failed", `cursor: ${BAD_CURSOR}.`, [{ path: "query.cursor", message: BAD_CURSOR }]);
+}
+
+// The cursor is opaque to callers: base64url of ["t", the last id of the page]. Keyset paging by id, so a page never
+// repeats or skips a tenant that stayed put, whatever was registered meanwhile.
+const encodeCursor = (id: string) => Buffer.from(JSON.stringify(["t", id])).toString("base64url");
+
+function decodeCursor(cursor: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    throw badCursor();
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2 || parsed[0] !== "t" || typeof parsed[1] !== "string" || parsed[1].length > 200) throw badCursor();
+  return parsed[1];
+}
+
+/**
+ * GET /api/v1/tenants, the CLI and the dashboard's tenant suggestions: one page of the tenants by id whose id or name
+ * contains `q` (any case); `nextCursor` null on the last page. A scoped principal's page holds its own tenant only,
+ * whatever `q` or `cursor` say.
+ */
+export async function listTenantPage(prisma: PrismaClient, principal: Principal, input: TListTenants = {}): Promise<{ items: TenantView[]; nextCursor: string | null }> {
+  const o = ZListTenants.parse(input);
   const scope = scopeOf(principal);
-  const rows = await prisma.tenant.findMany({ where: scope.tenantId === null ? {} : { id: scope.tenantId }, orderBy: { id: "asc" }, take: 5000 });
-  return rows.map(toView);
+  const after = o.cursor ? decodeCursor(o.cursor) : null;
+  const rows = await prisma.tenant.findMany({
+    where: {
+      AND: [
+        scope.tenantId === null ? {} : { id: scope.tenantId },
+        after === null ? {} : { id: { gt: after } },
+        o.q ? { OR: [{ id: { contains: o.q, mode: "insensitive" as const } }, { name: { contains: o.q, mode: "insensitive" as const } }] } : {},
+      ],
+    },
+    orderBy: { id: "asc" },
+    take: o.limit + 1,
+  });
+  const page = rows.slice(0, o.limit);
+  return { items: page.map(toView), nextCursor: rows.length > o.limit ? encodeCursor(page[page.length - 1].id) : null };
+}
+
+/** The names of the tenants `ids` name (those that exist), for pages that show a row's tenant by name. */
+export async function tenantNames(prisma: PrismaClient, ids: Iterable<string | null | undefined>): Promise<Map<string, string>> {
+  const want = [...new Set([...ids].filter((x): x is string => !!x))];
+  if (want.length === 0) return new Map();
+  const rows = await prisma.tenant.findMany({ where: { id: { in: want } }, select: { id: true, name: true } });
+  return new Map(rows.map((t) => [t.id, t.name]));
 }
 
 /** Tenants a page of the Tenants page holds: each row carries its counts and a contacts form, so a page stays light at thousands. */

@@ -11,3 +11,21 @@ const ZTenantId = z
 
 export const ZCreateTenant = z.object({ id: ZTenantId, name: z.string().trim().min(1).max(200) }).strict();
 export type TCreateTenant = z.infer<typeof ZCreateTenant>;
+
+export const TENANT_PAGE_MAX = 500;
+const TENANT_PAGE_DEFAULT = 100;
+
+/** GET /api/v1/tenants: a page of tenants by id; `q` matches the id or the name (any case). */
+export const ZListTenants = z
+  .object({
+    q: z.string().trim().min(1).max(200).optional(),
+    cursor: z.string().min(1).max(1000).optional(),
+    limit: z.coerce
+      .number({ error: `limit is a whole number from 1 to ${TENANT_PAGE_MAX}` })
+      .int(`limit is a whole number from 1 to ${TENANT_PAGE_MAX}`)
+      .min(1, `limit is at least 1`)
+      .max(TENANT_PAGE_MAX, `limit is at most ${TENANT_PAGE_MAX}; page with nextCursor for more`)
+      .default(TENANT_PAGE_DEFAULT),
+  })
+  .strict();
+export type TListTenants = z.input<typeof ZListTenants>;

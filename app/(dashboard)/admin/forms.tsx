@@ -12,28 +12,15 @@ import {
   type ActionResult,
 } from "./actions";
 import { num } from "@/lib/words";
+import { TenantPicker } from "@/components/ui/TenantPicker";
 import { DLQ_THRESHOLD_FIELD } from "@/lib/notify/limits";
 
-export type TenantChoice = { id: string; name: string };
-
 /**
- * Which district an account or token is confined to. Empty is global: it sees
- * and acts on every district, so it is the choice to make on purpose, not by default for a district's people.
+ * Which district an account or token is confined to, typed (with suggestions): any existing tenant id, however many
+ * there are. Empty is global: it sees and acts on every district, so it is the choice to make on purpose.
  */
-function TenantSelect({ tenants, global }: { tenants: TenantChoice[]; global: boolean }) {
-  return (
-    <label className="min-w-0 max-w-full text-sm">
-      <span className="block text-slate-600">Tenant</span>
-      <select name="tenantId" className={`${input} max-w-full`} defaultValue={global ? "" : tenants[0]?.id}>
-        {global && <option value="">Global (every district)</option>}
-        {tenants.map((t) => (
-          <option key={t.id} value={t.id}>
-            {t.name} ({t.id})
-          </option>
-        ))}
-      </select>
-    </label>
-  );
+function TenantField() {
+  return <TenantPicker name="tenantId" label="Tenant (empty: global, every district)" placeholder="Global, or a tenant id" />;
 }
 
 function OneTime({ label, value }: { label: string; value: string }) {
@@ -122,8 +109,8 @@ function RoleSelect({ roles, defaultValue }: { roles: readonly string[]; default
 
 const text = (f: FormData, name: string) => String(f.get(name) ?? "");
 
-/** `global`: the viewer is a global admin and may make global accounts; a district's admin makes its district's only. */
-export function CreateUserForm({ roles, tenants, global }: { roles: readonly string[]; tenants: TenantChoice[]; global: boolean }) {
+/** Global admins only (the page refuses a district's admin), so a global account can be made. */
+export function CreateUserForm({ roles }: { roles: readonly string[] }) {
   return (
     <CreateForm
       title="Add a user"
@@ -136,7 +123,7 @@ export function CreateUserForm({ roles, tenants, global }: { roles: readonly str
         <input name="email" type="email" required className={input} />
       </label>
       <RoleSelect roles={roles} defaultValue="support" />
-      <TenantSelect tenants={tenants} global={global} />
+      <TenantField />
     </CreateForm>
   );
 }
@@ -168,8 +155,8 @@ export function UserDisableButton({ id, disabled }: { id: string; disabled: bool
   );
 }
 
-/** `global`: the viewer is a global admin and may make global accounts; a district's admin makes its district's only. */
-export function CreateTokenForm({ roles, tenants, global }: { roles: readonly string[]; tenants: TenantChoice[]; global: boolean }) {
+/** Global admins only (the page refuses a district's admin), so a global account can be made. */
+export function CreateTokenForm({ roles }: { roles: readonly string[] }) {
   return (
     <CreateForm
       title="Create an API token"
@@ -182,7 +169,7 @@ export function CreateTokenForm({ roles, tenants, global }: { roles: readonly st
         <input name="name" className={input} placeholder="sis-publisher" />
       </label>
       <RoleSelect roles={roles} defaultValue="producer" />
-      <TenantSelect tenants={tenants} global={global} />
+      <TenantField />
     </CreateForm>
   );
 }

@@ -8,12 +8,13 @@ import { LocalDateTimeInput, ZoneLabel } from "@/components/ui/time";
 import { AUDIT_ACTION_LABELS, AUDIT_TARGET_TYPE_LABELS, optionsOf } from "@/components/ui/labels";
 import { AUDIT_ACTION_LIST, AUDIT_TARGET_TYPES } from "@/lib/audit";
 import type { TAuditQuery } from "./find-audit-entries";
+import { TenantPicker } from "@/components/ui/TenantPicker";
 
 const AUDIT_TARGET_OPTIONS = optionsOf(AUDIT_TARGET_TYPES, AUDIT_TARGET_TYPE_LABELS);
 const AUDIT_ACTION_OPTIONS = optionsOf(AUDIT_ACTION_LIST, AUDIT_ACTION_LABELS);
 
-/** `tenants`: a global viewer's choice of tenant (null for a viewer confined to one: its own applies). */
-export function AuditFilterForm({ q, tenants = null }: { q: TAuditQuery; tenants?: { id: string; name: string }[] | null }) {
+/** `tenantFilter`: a global viewer chooses a tenant, typed with suggestions (a viewer confined to one: its own applies). */
+export function AuditFilterForm({ q, tenantFilter = false }: { q: TAuditQuery; tenantFilter?: boolean }) {
   return (
     <form method="get" action="/audit" className={`${card} grid grid-cols-2 gap-3 sm:grid-cols-3 lg:grid-cols-6`} aria-label="Filter the audit log">
       <label className={label}>
@@ -46,19 +47,7 @@ export function AuditFilterForm({ q, tenants = null }: { q: TAuditQuery; tenants
         Target id
         <input name="targetId" defaultValue={q.targetId ?? ""} className={input} placeholder="dlv_… / sub_… / rdb_…" />
       </label>
-      {tenants && (
-        <label className={label}>
-          Tenant
-          <select name="tenant" defaultValue={q.tenant ?? ""} className={input}>
-            <option value="">Any</option>
-            {tenants.map((t) => (
-              <option key={t.id} value={t.id}>
-                {t.name}
-              </option>
-            ))}
-          </select>
-        </label>
-      )}
+      {tenantFilter && <TenantPicker name="tenant" label="Tenant" defaultValue={q.tenant ?? ""} placeholder="Any" />}
       <label className={label}>
         <span>
           From (<ZoneLabel />)

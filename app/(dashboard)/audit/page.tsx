@@ -10,7 +10,7 @@ import { Time } from "@/components/ui/time";
 import { AUDIT_ACTION_LABELS, AUDIT_TARGET_TYPE_LABELS, DELIVERY_STATE_LABELS, ERROR_CLASS_LABELS, labelOf } from "@/components/ui/labels";
 import { isAuditAction, parseAuditDetails, type AuditTargetType } from "@/lib/audit";
 import { scopeOf } from "@/lib/tenants/scope";
-import { listTenants } from "@/lib/tenants/manage-tenants";
+import { tenantNames } from "@/lib/tenants/manage-tenants";
 import { ZAuditQuery, findAuditEntries } from "./find-audit-entries";
 import { AuditFilterForm } from "./filter-form";
 import { ledgerDb } from "@/lib/ledger/read/db";
@@ -121,20 +121,20 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   const raw = await searchParams;
   const flat = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, (Array.isArray(v) ? v[0] : v) || undefined]));
   const q = ZAuditQuery.parse(flat);
-  const [{ items, nextBefore }, tenants, notices] = await Promise.all([
+  const [{ items, nextBefore }, notices] = await Promise.all([
     findAuditEntries(getPrisma(), q, scopeOf(viewer)),
-    global ? listTenants(getPrisma(), viewer) : Promise.resolve(null),
     // The notices the system sent districts are shown beside the operators' actions (the newest; all on /notifications).
     listNotifications(ledgerDb(), scopeOf(viewer), { limit: 10 }),
   ]);
-  const tenantName = new Map((tenants ?? []).map((t) => [t.id, t.name]));
+  // The names of the tenants the rows name, however many tenants there are.
+  const tenantName = global ? await tenantNames(getPrisma(), [...items.map((e) => e.tenantId), ...notices.map((n) => n.tenant)]) : new Map<string, string>();
   const keep = new URLSearchParams(Object.entries(flat).filter(([k, v]) => v && k !== "before") as [string, string][]);
   const nextHref = nextBefore ? `/audit?${new URLSearchParams({ ...Object.fromEntries(keep), before: nextBefore })}` : null;
 
   return (
     <section className="space-y-4">
       <PageHeader title="Audit" description="Operator actions, newest first. Each row was written in the same transaction as the change it records." />
-      <AuditFilterForm q={q} tenants={tenants && tenants.map((t) => ({ id: t.id, name: t.name }))} />
+      <AuditFilterForm q={q} tenantFilter={global} />
 
       {items.length === 0 ? (
         <EmptyState title="No operator actions match these filters." />

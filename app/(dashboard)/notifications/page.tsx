@@ -11,7 +11,7 @@ import { ledgerDb } from "@/lib/ledger/read/db";
 import { listNotificationPage } from "@/lib/ledger/sql/notifications";
 import { getContacts } from "@/lib/notify/contacts";
 import { ZNotificationsQuery } from "@/lib/notify/input";
-import { listTenants } from "@/lib/tenants/manage-tenants";
+import { tenantNames } from "@/lib/tenants/manage-tenants";
 import { scopeOf, type Scope } from "@/lib/tenants/scope";
 import { PageHeader, btn, card } from "@/components/ui/kit";
 import { NotificationsTable } from "@/components/dashboard/NotificationsTable";
@@ -73,10 +73,14 @@ export default async function NotificationsPage({ searchParams }: { searchParams
   const viewer = await requireViewer("notifications.read");
   const global = !viewer.tenantId;
   const asked = (await searchParams).cursor;
-  const [{ items, nextCursor, cursor, badCursor }, tenants] = await Promise.all([
-    noticePage(scopeOf(viewer), (Array.isArray(asked) ? asked[0] : asked) || undefined),
-    global ? listTenants(getPrisma(), viewer) : Promise.resolve(null),
-  ]);
+  const { items, nextCursor, cursor, badCursor } = await noticePage(scopeOf(viewer), (Array.isArray(asked) ? asked[0] : asked) || undefined);
+  // The names of the page's tenants, however many tenants there are.
+  const tenantName = global
+    ? await tenantNames(
+        getPrisma(),
+        items.map((n) => n.tenant),
+      )
+    : new Map<string, string>();
   return (
     <section className="space-y-4">
       <PageHeader
@@ -102,7 +106,7 @@ export default async function NotificationsPage({ searchParams }: { searchParams
           The link named no place in this list (it may be cut short, or from another district), so the newest notices are shown.
         </p>
       )}
-      <NotificationsTable items={items} showTenant={global} tenantName={new Map((tenants ?? []).map((t) => [t.id, t.name]))} />
+      <NotificationsTable items={items} showTenant={global} tenantName={tenantName} />
       {(cursor || nextCursor) && (
         <nav aria-label="Pages of notifications" className="flex flex-wrap gap-2">
           {cursor && (

@@ -3,7 +3,7 @@ import { getPrisma } from "@/lib/db/prisma";
 import { requireViewer } from "@/lib/auth/session";
 import { findTokens } from "@/lib/auth/admin";
 import { ROLES } from "@/lib/auth/permissions";
-import { listTenants } from "@/lib/tenants/manage-tenants";
+import { tenantNames } from "@/lib/tenants/manage-tenants";
 import { Time } from "@/components/ui/time";
 import { DataTable, PageHeader, stackedCell, stackedRow } from "@/components/ui/kit";
 import { AdminNav, TenantName } from "../nav";
@@ -18,8 +18,12 @@ export default async function TokensPage() {
   const viewer = await requireViewer("tokens.manage");
   // Accounts and tokens are a global admin's to manage: a district's admin could otherwise mint a global one.
   if (viewer.tenantId) forbidden();
-  const [tokens, tenants] = await Promise.all([findTokens(getPrisma(), viewer), listTenants(getPrisma(), viewer)]);
-  const tenantName = new Map(tenants.map((t) => [t.id, t.name]));
+  const tokens = await findTokens(getPrisma(), viewer);
+  // The names of the tenants the rows name, however many tenants there are.
+  const tenantName = await tenantNames(
+    getPrisma(),
+    tokens.map((x) => x.tenantId),
+  );
   return (
     <section>
       <AdminNav current="/admin/tokens" global={!viewer.tenantId} />
@@ -31,7 +35,7 @@ export default async function TokensPage() {
           </>
         }
       />
-      <CreateTokenForm tenants={tenants.map((t) => ({ id: t.id, name: t.name }))} global={!viewer.tenantId} roles={ROLES} />
+      <CreateTokenForm roles={ROLES} />
       <DataTable stacked className="mt-6" columns={["Name", "Role", "Tenant", "Created", "Last used", "Status", { label: "Actions", srOnly: true }]}>
         {tokens.map((t) => (
           <tr key={t.id} className={`border-t border-slate-200 ${stackedRow}`}>

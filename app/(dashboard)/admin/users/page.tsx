@@ -3,7 +3,7 @@ import { getPrisma } from "@/lib/db/prisma";
 import { requireViewer } from "@/lib/auth/session";
 import { findUsers } from "@/lib/auth/admin";
 import { USER_ROLES } from "@/lib/auth/users";
-import { listTenants } from "@/lib/tenants/manage-tenants";
+import { tenantNames } from "@/lib/tenants/manage-tenants";
 import { Time } from "@/components/ui/time";
 import { DataTable, PageHeader, stackedCell, stackedRow } from "@/components/ui/kit";
 import { AdminNav, TenantName } from "../nav";
@@ -16,8 +16,12 @@ export default async function UsersPage() {
   const viewer = await requireViewer("users.manage");
   // Accounts and tokens are a global admin's to manage: a district's admin could otherwise mint a global one.
   if (viewer.tenantId) forbidden();
-  const [users, tenants] = await Promise.all([findUsers(getPrisma(), viewer), listTenants(getPrisma(), viewer)]);
-  const tenantName = new Map(tenants.map((t) => [t.id, t.name]));
+  const users = await findUsers(getPrisma(), viewer);
+  // The names of the tenants the rows name, however many tenants there are.
+  const tenantName = await tenantNames(
+    getPrisma(),
+    users.map((x) => x.tenantId),
+  );
   return (
     <section>
       <AdminNav current="/admin/users" global={!viewer.tenantId} />
@@ -30,7 +34,7 @@ export default async function UsersPage() {
           </>
         }
       />
-      <CreateUserForm tenants={tenants.map((t) => ({ id: t.id, name: t.name }))} global={!viewer.tenantId} roles={USER_ROLES} />
+      <CreateUserForm roles={USER_ROLES} />
       <DataTable stacked className="mt-6" columns={["Email", "Role", "Tenant", "Last sign-in", "Status", { label: "Actions", srOnly: true }]}>
         {users.map((u) => (
           <tr key={u.id} className={`border-t border-slate-200 ${stackedRow}`}>

@@ -1,11 +1,11 @@
-import { apiRoute, json, readJson } from "@/lib/api/handler";
+import { apiRoute, json, parseQuery, readJson } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
-import { ZCreateTenant, createTenant, listTenants } from "@/lib/tenants/manage-tenants";
+import { ZCreateTenant, ZListTenants, createTenant, listTenantPage } from "@/lib/tenants/manage-tenants";
 
 export const dynamic = "force-dynamic";
 
-/** Every tenant (district): id, name, createdAt. Admins. */
-export const GET = apiRoute("tenants.manage", async ({ principal }) => json({ items: await listTenants(getPrisma(), principal) }));
+/** One page of tenants (districts) by id: `{items: [{id, name, createdAt}], nextCursor}` (null on the last page). Admins. */
+export const GET = apiRoute("tenants.manage", async ({ req, principal }) => json(await listTenantPage(getPrisma(), principal, parseQuery(req, ZListTenants))));
 
 /** Registers a tenant: `{id, name}` → 201; 409 if the id exists; global admins only. */
 export const POST = apiRoute("tenants.manage", async ({ req, principal }) => {
