@@ -115,10 +115,30 @@ export type TokenView = {
   tenantId: string | null;
 };
 
-export async function findTokens(prisma: PrismaClient, principal: Principal): Promise<TokenView[]> {
+/** How many tokens the API tokens page lists at once (the newest); the rest are found by `q`. */
+export const TOKEN_PAGE_SIZE = 500;
+
+/**
+ * The newest TOKEN_PAGE_SIZE tokens whose name, id or tenant contains `q` (any case), and how many match in all: the
+ * page says when it shows fewer than that, so an older token is searched for rather than silently missing.
+ */
+export async function findTokens(prisma: PrismaClient, principal: Principal, opts: { q?: string } = {}): Promise<{ items: TokenView[]; total: number }> {
   authorize(principal, "tokens.manage");
-  const rows = await prisma.apiToken.findMany({ orderBy: { createdAt: "desc" }, take: 500 });
-  return rows.map((t) => ({
+  const q = opts.q?.trim().slice(0, 200) ?? "";
+  const where = q
+    ? {
+        OR: [
+          { name: { contains: q, mode: "insensitive" as const } },
+          { id: { contains: q, mode: "insensitive" as const } },
+          { tenantId: { contains: q, mode: "insensitive" as const } },
+        ],
+      }
+    : {};
+  const [rows, total] = await Promise.all([
+    prisma.apiToken.findMany({ where, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: TOKEN_PAGE_SIZE }),
+    prisma.apiToken.count({ where }),
+  ]);
+  const items = rows.map((t) => ({
     id: t.id,
     name: t.name,
     role: t.role,
@@ -127,6 +147,7 @@ export async function findTokens(prisma: PrismaClient, principal: Principal): Pr
     revokedAt: t.revokedAt?.toISOString() ?? null,
     tenantId: t.tenantId ?? null,
   }));
+  return { items, total };
 }
 
 /** `tenantId` confines the token to that tenant (it must exist: 400); null or absent = global. */

@@ -61,4 +61,21 @@ describe("admin use cases × roles", () => {
     const me = await createUser(db.prisma, { email: "me@hq.example", role: "admin" });
     await expect(setUserDisabled(db.prisma, me.id, true, { ...as("admin"), id: me.id })).rejects.toMatchObject({ code: "bad_request" });
   });
+
+  it("past the newest 500 tokens the list says how many there are and finds an older one by name", async () => {
+    // 520 tokens, the oldest first; the API tokens page lists the newest 500 and used to drop the rest silently.
+    await db.pool.query(
+      `INSERT INTO api_tokens (id, name, role, token_hash, created_at)
+       SELECT 'tok_bulk_' || lpad(g::text, 4, '0'), 'bulk-' || g, 'producer', 'hash-bulk-' || g, now() - (1000 - g) * interval '1 minute'
+         FROM generate_series(1, 520) g`,
+    );
+    const all = await findTokens(db.prisma, as("admin"));
+    const total = Number((await db.pool.query("SELECT count(*) FROM api_tokens")).rows[0].count);
+    expect(all.items).toHaveLength(500);
+    expect(all.total).toBe(total);
+    expect(all.items.map((t) => t.id)).not.toContain("tok_bulk_0001");
+    const found = await findTokens(db.prisma, as("admin"), { q: "BULK-1" });
+    expect(found.items.map((t) => t.name)).toContain("bulk-1");
+    expect(found.total).toBe(found.items.length);
+  });
 });

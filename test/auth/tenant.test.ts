@@ -95,7 +95,7 @@ describe("accounts and tokens with a tenant", () => {
     expect(await tableCounts(db.pool)).toEqual(before);
     const t = await createTokenAsAdmin(db.prisma, { role: "engineer", name: "linc-eng", tenantId: "lincoln" }, SYSTEM);
     expect(t.tenantId).toBe("lincoln");
-    expect((await findTokens(db.prisma, SYSTEM)).find((x) => x.id === t.id)?.tenantId).toBe("lincoln");
+    expect((await findTokens(db.prisma, SYSTEM)).items.find((x) => x.id === t.id)?.tenantId).toBe("lincoln");
     const row = await db.pool.query("SELECT details, tenant_id FROM audit_entries WHERE action = 'token.create' AND target_id = $1", [t.id]);
     expect(row.rows[0]).toMatchObject({ details: { tenant: "lincoln" }, tenant_id: "lincoln" });
     const scopedAdmin = { kind: "user" as const, id: "usr_x", role: "admin" as const, actor: "user:x", tenantId: "lincoln" };

@@ -5,7 +5,8 @@ import { findTokens } from "@/lib/auth/admin";
 import { ROLES } from "@/lib/auth/permissions";
 import { tenantNames } from "@/lib/tenants/manage-tenants";
 import { Time } from "@/components/ui/time";
-import { DataTable, PageHeader, stackedCell, stackedRow } from "@/components/ui/kit";
+import { DataTable, PageHeader, btn, input, stackedCell, stackedRow } from "@/components/ui/kit";
+import { count, num } from "@/lib/words";
 import { AdminNav, TenantName } from "../nav";
 import { CreateTokenForm, RevokeTokenButton } from "../forms";
 
@@ -14,11 +15,13 @@ export const metadata = { title: "API tokens · hookledger" };
 
 const when = (iso: string | null) => (iso ? <Time iso={iso} relative={false} /> : "never");
 
-export default async function TokensPage() {
+export default async function TokensPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const viewer = await requireViewer("tokens.manage");
   // Accounts and tokens are a global admin's to manage: a district's admin could otherwise mint a global one.
   if (viewer.tenantId) forbidden();
-  const tokens = await findTokens(getPrisma(), viewer);
+  const asked = (await searchParams).q;
+  const q = (Array.isArray(asked) ? asked[0] : asked)?.trim() ?? "";
+  const { items: tokens, total } = await findTokens(getPrisma(), viewer, { q });
   // The names of the tenants the rows name, however many tenants there are.
   const tenantName = await tenantNames(
     getPrisma(),
@@ -36,7 +39,22 @@ export default async function TokensPage() {
         }
       />
       <CreateTokenForm roles={ROLES} />
-      <DataTable stacked className="mt-6" columns={["Name", "Role", "Tenant", "Created", "Last used", "Status", { label: "Actions", srOnly: true }]}>
+      <form method="get" action="/admin/tokens" role="search" aria-label="Find tokens" className="mt-6 flex flex-wrap items-end gap-2">
+        <label className="text-sm">
+          <span className="block text-slate-600">Find a token (name, id or tenant)</span>
+          <input name="q" defaultValue={q} maxLength={200} className={input} />
+        </label>
+        <button type="submit" className={btn}>
+          Find
+        </button>
+      </form>
+      {total > tokens.length && (
+        <p role="status" className="mt-2 text-sm text-slate-700" data-testid="tokens-truncated">
+          Showing the newest {num(tokens.length)} of {count(total, "token")}
+          {q ? ` matching “${q}”` : ""}; find an older one by its name, id or tenant.
+        </p>
+      )}
+      <DataTable stacked className="mt-4" columns={["Name", "Role", "Tenant", "Created", "Last used", "Status", { label: "Actions", srOnly: true }]}>
         {tokens.map((t) => (
           <tr key={t.id} className={`border-t border-slate-200 ${stackedRow}`}>
             <td className={`${stackedCell()} break-all sm:py-2`}>
