@@ -3248,13 +3248,15 @@ export interface operations {
                             createdAt: string;
                             /** @description ISO 8601, UTC */
                             updatedAt: string;
-                            /** @description The live subscriptions that take this type (naming it, or `*`); a tenant's principal sees its own only. */
+                            /** @description The live subscriptions that take this type (naming it, or `*`), the first 50 by name; a tenant's principal sees its own only. */
                             subscriptions: {
                                 id: string;
                                 name: string;
                                 tenant: string | null;
                                 state: string;
                             }[];
+                            /** @description How many live subscriptions take this type in all (subscriptions lists the first 50). */
+                            subscriptionCount: number;
                         }[];
                     };
                 };
@@ -3314,13 +3316,15 @@ export interface operations {
                         createdAt: string;
                         /** @description ISO 8601, UTC */
                         updatedAt: string;
-                        /** @description The live subscriptions that take this type (naming it, or `*`); a tenant's principal sees its own only. */
+                        /** @description The live subscriptions that take this type (naming it, or `*`), the first 50 by name; a tenant's principal sees its own only. */
                         subscriptions: {
                             id: string;
                             name: string;
                             tenant: string | null;
                             state: string;
                         }[];
+                        /** @description How many live subscriptions take this type in all (subscriptions lists the first 50). */
+                        subscriptionCount: number;
                     };
                 };
             };
@@ -3369,13 +3373,15 @@ export interface operations {
                         createdAt: string;
                         /** @description ISO 8601, UTC */
                         updatedAt: string;
-                        /** @description The live subscriptions that take this type (naming it, or `*`); a tenant's principal sees its own only. */
+                        /** @description The live subscriptions that take this type (naming it, or `*`), the first 50 by name; a tenant's principal sees its own only. */
                         subscriptions: {
                             id: string;
                             name: string;
                             tenant: string | null;
                             state: string;
                         }[];
+                        /** @description How many live subscriptions take this type in all (subscriptions lists the first 50). */
+                        subscriptionCount: number;
                     };
                 };
             };
@@ -3436,13 +3442,15 @@ export interface operations {
                         createdAt: string;
                         /** @description ISO 8601, UTC */
                         updatedAt: string;
-                        /** @description The live subscriptions that take this type (naming it, or `*`); a tenant's principal sees its own only. */
+                        /** @description The live subscriptions that take this type (naming it, or `*`), the first 50 by name; a tenant's principal sees its own only. */
                         subscriptions: {
                             id: string;
                             name: string;
                             tenant: string | null;
                             state: string;
                         }[];
+                        /** @description How many live subscriptions take this type in all (subscriptions lists the first 50). */
+                        subscriptionCount: number;
                     };
                 };
             };

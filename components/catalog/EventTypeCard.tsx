@@ -6,6 +6,7 @@ import type { EventTypeView } from "@/lib/catalog/manage-event-types";
 import type { SchemaField } from "@/lib/catalog/schema-fields";
 import { Card, DataTable, stackedCell, stackedRow } from "@/components/ui/kit";
 import { CopyButton } from "@/components/dashboard/CopyButton";
+import { count, num } from "@/lib/words";
 
 const pre = "mt-1 max-w-full overflow-x-auto whitespace-pre-wrap break-all rounded-md bg-slate-50 p-2 font-mono text-xs text-slate-800 ring-1 ring-slate-200";
 
@@ -24,19 +25,26 @@ function FieldTable({ fields }: { fields: SchemaField[] }) {
   );
 }
 
-function Subscriptions({ subs }: { subs: EventTypeView["subscriptions"] }) {
+function Subscriptions({ subs, total }: { subs: EventTypeView["subscriptions"]; total: number }) {
   if (subs.length === 0) return <p className="text-sm text-slate-600">None of your subscriptions take this type.</p>;
   return (
-    <ul className="flex flex-wrap gap-2 text-sm">
-      {subs.map((s) => (
-        <li key={s.id}>
-          <Link href={`/subscriptions/${encodeURIComponent(s.id)}`} className="text-blue-700 underline">
-            {s.name}
-          </Link>
-          {s.state !== "active" && <span className="ml-1 text-xs text-slate-600">({s.state})</span>}
-        </li>
-      ))}
-    </ul>
+    <>
+      {total > subs.length && (
+        <p className="text-sm text-slate-700" data-testid="catalog-subscriptions-more">
+          {count(total, "subscription")} take this type; the first {num(subs.length)} by name:
+        </p>
+      )}
+      <ul className="flex flex-wrap gap-2 text-sm">
+        {subs.map((s) => (
+          <li key={s.id}>
+            <Link href={`/subscriptions/${encodeURIComponent(s.id)}`} className="text-blue-700 underline">
+              {s.name}
+            </Link>
+            {s.state !== "active" && <span className="ml-1 text-xs text-slate-600">({s.state})</span>}
+          </li>
+        ))}
+      </ul>
+    </>
   );
 }
 
@@ -117,7 +125,7 @@ export function EventTypeCard({ t, fields, signed, editor }: { t: EventTypeView;
         )}
         <div>
           <h3 className="text-sm font-semibold text-slate-900">Subscriptions that take it</h3>
-          <Subscriptions subs={t.subscriptions} />
+          <Subscriptions subs={t.subscriptions} total={t.subscriptionCount} />
         </div>
         {signed && <SignedRequest signed={signed} />}
       </div>

@@ -322,7 +322,8 @@ export const ZEventTypeView = z.object({
   updatedAt: time,
   subscriptions: z
     .array(z.object({ id: z.string(), name: z.string(), tenant: z.string().nullable(), state: z.string() }))
-    .describe("The live subscriptions that take this type (naming it, or `*`); a tenant's principal sees its own only."),
+    .describe("The live subscriptions that take this type (naming it, or `*`), the first 50 by name; a tenant's principal sees its own only."),
+  subscriptionCount: z.number().int().describe("How many live subscriptions take this type in all (subscriptions lists the first 50)."),
 });
 export const ZEventTypeList = z.object({ items: z.array(ZEventTypeView) });
 export const ZEventTypeDeleted = z.object({ type: z.string(), deleted: z.boolean(), deprecated: z.boolean(), message: z.string() });

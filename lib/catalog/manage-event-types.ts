@@ -8,7 +8,7 @@ import type { PrismaClient, Tx } from "../db/prisma";
 import { AppError, notFound } from "../errors";
 import { writeAudit } from "../audit";
 import type { Principal } from "../auth/principal";
-import { scopeOf, subscriptionWhere } from "../tenants/scope";
+import { scopeOf } from "../tenants/scope";
 import { compileSchema, schemaIssues } from "./json-schema";
 import { invalidatePublishCatalog } from "./publish-check";
 import { hasEventsOfType } from "../ledger/sql/event-type-usage";
@@ -26,11 +26,16 @@ export type EventTypeView = {
   deprecated: boolean;
   createdAt: string;
   updatedAt: string;
+  /** The first SUBSCRIPTIONS_SHOWN of them by name; `subscriptionCount` says how many there are in all. */
   subscriptions: EventTypeSubscription[];
+  subscriptionCount: number;
 };
+
+/** How many of a type's subscriptions a view names: a global operator's type can be taken by thousands. */
+export const SUBSCRIPTIONS_SHOWN = 50;
 type Row = Awaited<ReturnType<PrismaClient["eventType"]["findFirstOrThrow"]>>;
 
-function toView(r: Row, subscriptions: EventTypeSubscription[]): EventTypeView {
+function toView(r: Row, { subscriptions, count }: Taking): EventTypeView {
   return {
     type: r.type,
     description: r.description,
@@ -41,39 +46,74 @@ function toView(r: Row, subscriptions: EventTypeSubscription[]): EventTypeView {
     createdAt: r.createdAt.toISOString(),
     updatedAt: r.updatedAt.toISOString(),
     subscriptions,
+    subscriptionCount: count,
   };
 }
 
-/** The live (not archived) subscriptions the principal may see, by the types they take; `*` under "*". */
-async function subscriptionsByType(prisma: PrismaClient, principal: Principal): Promise<Map<string, EventTypeSubscription[]>> {
-  const subs = await prisma.subscription.findMany({
-    where: { archivedAt: null, ...subscriptionWhere(scopeOf(principal)) },
-    select: { id: true, name: true, tenant: true, state: true, eventTypes: true },
-    orderBy: { id: "asc" },
-    take: 5000,
-  });
-  const out = new Map<string, EventTypeSubscription[]>();
-  for (const s of subs)
-    for (const t of s.eventTypes) {
-      const list = out.get(t) ?? [];
-      list.push({ id: s.id, name: s.name, tenant: s.tenant, state: s.state });
-      out.set(t, list);
-    }
+type Taking = { subscriptions: EventTypeSubscription[]; count: number };
+type TakingRow = EventTypeSubscription & { t: string; n: number };
+
+/**
+ * The live (not archived) subscriptions the principal may see, by the type they take ("*" for every type): the first
+ * SUBSCRIPTIONS_SHOWN of each by name and how many there are. Counted in the statement, so no subscription is left
+ * out of a count however many there are. A subscription that takes "*" is counted under "*" only, so adding the two
+ * counts never counts it twice; one that names a type twice, once.
+ */
+async function subscriptionsByType(prisma: PrismaClient, principal: Principal, types: string[] | null): Promise<Map<string, Taking>> {
+  const scope = scopeOf(principal);
+  // The scope as subscriptionWhere (lib/tenants/scope.ts) states it for Prisma: its tenant, and its one subscription for a portal opened for one.
+  const inScope =
+    scope.tenantId === null
+      ? Prisma.sql`true`
+      : scope.subscriptionId
+        ? Prisma.sql`s.tenant = ${scope.tenantId} AND s.id = ${scope.subscriptionId}`
+        : Prisma.sql`s.tenant = ${scope.tenantId}`;
+  const wanted = types === null ? Prisma.sql`true` : Prisma.sql`t = ANY(${[...types, "*"]}::text[])`;
+  const rows = await prisma.$queryRaw<TakingRow[]>(Prisma.sql`
+    WITH taking AS (
+      SELECT DISTINCT s.id, s.name, s.tenant, s.state, t
+        FROM subscriptions s
+       CROSS JOIN LATERAL unnest(CASE WHEN '*' = ANY(s.event_types) THEN ARRAY['*'] ELSE s.event_types END) AS t
+       WHERE s.archived_at IS NULL AND ${inScope}
+    ), ranked AS (
+      SELECT id, name, tenant, state, t,
+             row_number() OVER (PARTITION BY t ORDER BY lower(name), id) AS rn,
+             count(*) OVER (PARTITION BY t)::int AS n
+        FROM taking WHERE ${wanted}
+    )
+    SELECT id, name, tenant, state, t, n FROM ranked WHERE rn <= ${SUBSCRIPTIONS_SHOWN} ORDER BY t, rn`);
+  const out = new Map<string, Taking>();
+  for (const r of rows) {
+    const entry = out.get(r.t) ?? { subscriptions: [], count: r.n };
+    entry.subscriptions.push({ id: r.id, name: r.name, tenant: r.tenant, state: r.state });
+    out.set(r.t, entry);
+  }
   return out;
 }
 
-const taking = (byType: Map<string, EventTypeSubscription[]>, type: string) => [...(byType.get(type) ?? []), ...(byType.get("*") ?? [])];
+const byName = (a: EventTypeSubscription, b: EventTypeSubscription) => {
+  const x = a.name.toLowerCase();
+  const y = b.name.toLowerCase();
+  return x < y ? -1 : x > y ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+};
+
+/** A type's subscriptions: those naming it and those taking "*", the first SUBSCRIPTIONS_SHOWN by name, and the count of both. */
+function taking(byType: Map<string, Taking>, type: string): Taking {
+  const own = byType.get(type) ?? { subscriptions: [], count: 0 };
+  const all = byType.get("*") ?? { subscriptions: [], count: 0 };
+  return { subscriptions: [...own.subscriptions, ...all.subscriptions].sort(byName).slice(0, SUBSCRIPTIONS_SHOWN), count: own.count + all.count };
+}
 
 /** Every catalogued type, by name, each with the subscriptions (the caller's own, when it is scoped) that take it. */
 export async function listEventTypes(prisma: PrismaClient, principal: Principal): Promise<EventTypeView[]> {
-  const [rows, byType] = await Promise.all([prisma.eventType.findMany({ orderBy: { type: "asc" }, take: 5000 }), subscriptionsByType(prisma, principal)]);
+  const [rows, byType] = await Promise.all([prisma.eventType.findMany({ orderBy: { type: "asc" } }), subscriptionsByType(prisma, principal, null)]);
   return rows.map((r) => toView(r, taking(byType, r.type)));
 }
 
 export async function getEventType(prisma: PrismaClient, principal: Principal, type: string): Promise<EventTypeView> {
   const row = await prisma.eventType.findUnique({ where: { type } });
   if (!row) throw notFound("Event type", type);
-  return toView(row, taking(await subscriptionsByType(prisma, principal), type));
+  return toView(row, taking(await subscriptionsByType(prisma, principal, [type]), type));
 }
 
 /** 400 naming `schema` when it does not compile, or `example` (with each mismatch) when the example fails it. */

@@ -95,6 +95,34 @@ describe("the event catalog's routes", () => {
     expect((await call(types.GET, { token: producer })).status).toBe(403);
   });
 
+  it("past thousands of subscriptions a type names the first 50 by name and counts them all, none left out", async () => {
+    // 5,100 more that take the type (the list used to stop at 5,000 subscriptions), and one naming it beside "*" and twice.
+    await db.pool.query(
+      `INSERT INTO subscriptions (id, name, tenant, url, event_types)
+       SELECT 'sub_bulk_' || lpad(g::text, 4, '0'), 'Bulk ' || lpad(g::text, 4, '0'), 'jefferson', 'https://bulk.example.test/h', ARRAY['assignment.graded']
+         FROM generate_series(1, 5100) g`,
+    );
+    await db.pool.query(
+      `INSERT INTO subscriptions (id, name, url, event_types) VALUES ('sub_both', 'Aardvark both', 'https://both.example.test/h', ARRAY['*', 'assignment.graded', 'assignment.graded'])`,
+    );
+    try {
+      const global = await call(types.GET, { token: support });
+      expect(global.status, global.text).toBe(200);
+      const t = global.json.items[0];
+      expect(t.subscriptionCount).toBe(5100 + 4);
+      expect(t.subscriptions).toHaveLength(50);
+      expect(t.subscriptions.slice(0, 2).map((s: { id: string }) => s.id)).toEqual(["sub_both", "sub_bulk_0001"]);
+      const single = await call(one.GET, { token: support, params: { type: "assignment.graded" } });
+      expect(single.json).toMatchObject({ subscriptionCount: 5104 });
+      expect(single.json.subscriptions).toEqual(t.subscriptions);
+      // A district's reader counts its own only.
+      const scoped = await call(types.GET, { token: lincolnReader });
+      expect(scoped.json.items[0]).toMatchObject({ subscriptionCount: 1, subscriptions: [{ id: "sub_lincoln" }] });
+    } finally {
+      await db.pool.query("DELETE FROM subscriptions WHERE id LIKE 'sub_bulk_%' OR id = 'sub_both'");
+    }
+  });
+
   it("a schema that does not compile is a 400 naming schema with ajv's message, and nothing is saved", async () => {
     const r = await create(engineer, { type: "course.created", description: "x", schema: { type: "object", properties: { a: { type: "strin" } } } });
     expect(r.status, r.text).toBe(400);
