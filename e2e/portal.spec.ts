@@ -8,7 +8,7 @@
 import http from "node:http";
 import { expect, test, type APIRequestContext, type Browser } from "@playwright/test";
 import { api, cli } from "./helpers";
-import { closeE2eDb, e2eDb, shot } from "./dashboard-seed";
+import { closeE2eDb, e2eDb, settleDelivery, shot } from "./dashboard-seed";
 
 const run = Date.now().toString(36);
 const D = { id: `portal_${run}`, name: `Roosevelt USD ${run}`, sub: `sub_portal_${run}`, subName: `Roosevelt SIS ${run}`, evt: `evt_portal_${run}` };
@@ -189,5 +189,34 @@ test("a link for one subscription shows that one only: the district's other endp
   await page.goto(`/subscriptions/${OTHER.sub}`);
   await expect(page.getByRole("heading", { name: "Not found" })).toBeVisible();
   await shot(page, "portal-one-subscription-1280");
+  await context.close();
+});
+
+test("a district's dead letter says who can send it again: whoever sent the portal link, not an engineer it has never met", async ({ browser, request }) => {
+  // Paused, so the worker leaves the seeded dead letter alone.
+  expect((await api(request, "PATCH", `/api/v1/subscriptions/${OTHER.sub}`, { state: "paused", reason: "e2e: a dead letter to look at" })).status).toBe(200);
+  const evt = `evt_portal_dl_${run}`;
+  const published = await api(
+    request,
+    "POST",
+    "/api/v1/events",
+    { id: evt, type: "assignment.graded", data: { score: 12 }, subject: { tenant: D.id, studentId: `stu_dl_${run}` } },
+    "producer",
+  );
+  expect(published.status, JSON.stringify(published.json)).toBe(202);
+  const { rows } = await e2eDb().query("SELECT id FROM deliveries WHERE event_id = $1 AND subscription_id = $2", [evt, OTHER.sub]);
+  await settleDelivery(rows[0].id, [{ minutesAgo: 5, status: 422, errorClass: "http_4xx", outcome: "dead_letter", ms: 30, excerpt: "unknown term" }]);
+
+  const url = await mintLink(request);
+  const { context, page } = await freshPage(browser);
+  await page.goto(url);
+  await expect(page).toHaveURL(/\/$/);
+  await page.goto(`/deliveries/${rows[0].id}`);
+  await expect(page.getByTestId("redrive-hint")).toContainText("ask whoever sent you the portal link");
+  await expect(page.getByTestId("redrive-hint")).not.toContainText(/engineer/i);
+  await page.goto("/dlq");
+  await expect(page.getByTestId("redrive-hint")).toContainText("ask whoever sent you the portal link");
+  await expect(page.locator("main")).not.toContainText(/engineer/i);
+  await shot(page, "portal-dlq-1280");
   await context.close();
 });

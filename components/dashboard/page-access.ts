@@ -104,3 +104,15 @@ export function whyRefused(pathname: string, viewer: { role: Role; tenantId?: st
   // The role may, the district confinement may not (GLOBAL_ONLY_PERMISSIONS).
   return `${what} is for accounts that see every district, and yours sees ${viewer.tenantName ?? viewer.tenantId ?? "one district"} only: ask a hookledger admin.`;
 }
+
+/**
+ * For a viewer who may not redrive, beside a dead letter (`where`: "delivery", the delivery page; "filter", the Dead
+ * letters page's groups): who sends it again and what to give them, in the viewer's words. A district in its portal
+ * has never heard of engineers; it asks whoever gave it the link. null for a viewer who may redrive.
+ */
+export function redriveHint(viewer: { role: Role; portal?: boolean }, where: "delivery" | "filter"): string | null {
+  if (can(viewer.role, "deliveries.redrive")) return null;
+  const what = where === "delivery" ? "this delivery's receipt (Copy receipt)" : "the subscription and reason chosen above";
+  if (viewer.portal) return `Once your endpoint is fixed, these can be sent again by the people who run hookledger: ask whoever sent you the portal link, with ${what}.`;
+  return `Redrive is for engineers and admins: ask one, with ${what}.`;
+}

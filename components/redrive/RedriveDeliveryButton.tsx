@@ -1,6 +1,6 @@
 // Single redrive on the delivery page. A server component: it asks the
 // session whether the viewer may redrive (the permission table; docs/STYLE.md #4)
-// and renders nothing for roles that may not. The server enforces the same
+// and, for roles that may not, says whom to ask about a dead letter. The server enforces the same
 // rule (403); hiding the button is a courtesy.
 //
 // From a client component, render <RedriveDeliveryControl> instead and pass
@@ -8,9 +8,19 @@
 import { can } from "@/lib/auth/permissions";
 import { getViewer } from "@/lib/auth/session";
 import { RedriveDeliveryControl } from "./RedriveDeliveryControl";
+import { redriveHint } from "@/components/dashboard/page-access";
 
 export async function RedriveDeliveryButton({ deliveryId, state }: { deliveryId: string; state: string }) {
   const viewer = await getViewer();
-  if (!viewer || !can(viewer.role, "deliveries.redrive")) return null;
+  if (!viewer) return null;
+  if (!can(viewer.role, "deliveries.redrive")) {
+    // A dead letter stays one until someone sends it again: say who, rather than leave the viewer with nothing to do.
+    const hint = state === "dead_letter" ? redriveHint({ role: viewer.role, portal: viewer.kind === "portal" }, "delivery") : null;
+    return hint ? (
+      <p className="text-sm text-slate-700" data-testid="redrive-hint">
+        {hint}
+      </p>
+    ) : null;
+  }
   return <RedriveDeliveryControl deliveryId={deliveryId} state={state} />;
 }

@@ -5,7 +5,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { PAGE_PERMISSIONS, navFor, whyRefused } from "../../components/dashboard/page-access";
+import { PAGE_PERMISSIONS, navFor, redriveHint, whyRefused } from "../../components/dashboard/page-access";
 import { ROLES, canAs } from "../../lib/auth/permissions";
 
 const ROOT = path.join(process.cwd(), "app", "(dashboard)");
@@ -82,5 +82,14 @@ describe("page access", () => {
       "Starting a redrive is for the people who run hookledger, not for this district portal: ask whoever sent you the portal link.",
     );
     expect(whyRefused("/nowhere/at/all", { role: "engineer" })).toBe("Opening this page is for admins, and you are signed in as an engineer: ask an admin.");
+  });
+
+  it("beside a dead letter, a viewer who may not redrive is told whom to ask, a district in its portal in its own words", () => {
+    for (const role of ["engineer", "admin"] as const) expect(redriveHint({ role }, "delivery")).toBeNull();
+    expect(redriveHint({ role: "manager" }, "filter")).toBe("Redrive is for engineers and admins: ask one, with the subscription and reason chosen above.");
+    expect(redriveHint({ role: "support" }, "delivery")).toBe("Redrive is for engineers and admins: ask one, with this delivery's receipt (Copy receipt).");
+    const portal = redriveHint({ role: "manager", portal: true }, "delivery")!;
+    expect(portal).toContain("ask whoever sent you the portal link");
+    expect(portal).not.toMatch(/engineer/i);
   });
 });

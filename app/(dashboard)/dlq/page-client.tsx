@@ -155,12 +155,14 @@ function GroupsCard({
   initialFilter,
   canRedrive,
   canResolve,
+  redriveHint,
   onResolve,
 }: {
   s: DlqSummary;
   initialFilter: Filter;
   canRedrive: boolean;
   canResolve: boolean;
+  redriveHint: string | null;
   onResolve: (t: ResolveTarget) => void;
 }) {
   const [filter, setFilter] = useState(initialFilter);
@@ -228,7 +230,11 @@ function GroupsCard({
           a redrive or resolve previews its exact count.
         </p>
       )}
-      {!canRedrive && <p className="mt-2 text-xs text-slate-600">Redrive is for engineers; ask one with the filter above.</p>}
+      {!canRedrive && redriveHint && (
+        <p className="mt-2 text-xs text-slate-600" data-testid="redrive-hint">
+          {redriveHint}
+        </p>
+      )}
     </Card>
   );
 }
@@ -277,6 +283,7 @@ export function DlqClient({
   initialAt,
   canRedrive,
   canResolve = false,
+  redriveHint = null,
   initialFilter,
 }: {
   initial: { summary: DlqSummary; history: History; hours: number };
@@ -285,6 +292,8 @@ export function DlqClient({
   initialAt: number;
   canRedrive: boolean;
   canResolve?: boolean;
+  /** For a viewer who may not redrive: whom to ask (components/dashboard/page-access.ts redriveHint). */
+  redriveHint?: string | null;
   initialFilter: Filter;
 }) {
   const [resolving, setResolving] = useState<ResolveTarget | null>(null);
@@ -339,7 +348,7 @@ export function DlqClient({
         </Card>
       </div>
 
-      <GroupsCard s={s} initialFilter={initialFilter} canRedrive={canRedrive} canResolve={canResolve} onResolve={setResolving} />
+      <GroupsCard s={s} initialFilter={initialFilter} canRedrive={canRedrive} canResolve={canResolve} redriveHint={redriveHint} onResolve={setResolving} />
       {resolving && <ResolveGroupDialog target={resolving} onClose={() => setResolving(null)} onDone={() => void summary.refetch()} />}
     </div>
   );

@@ -4,6 +4,7 @@ import { findDlqHistory, getDlqSummary } from "@/lib/dashboard/dead-letters";
 import { DlqClient } from "./page-client";
 import { defaultRangeHours, rangeFromParam } from "@/components/charts/axes";
 import { scopeOf } from "@/lib/tenants/scope";
+import { redriveHint } from "@/components/dashboard/page-access";
 
 export const dynamic = "force-dynamic";
 
@@ -24,6 +25,7 @@ export default async function DlqPage({ searchParams }: { searchParams: Promise<
       initialAt={Date.now()}
       canRedrive={can(viewer.role, "redrives.create")}
       canResolve={can(viewer.role, "deliveries.resolve")}
+      redriveHint={redriveHint({ role: viewer.role, portal: viewer.kind === "portal" }, "filter")}
       initialFilter={{ subscriptionId: typeof sp.subscriptionId === "string" ? sp.subscriptionId : "", reason: typeof sp.reason === "string" ? sp.reason : "" }}
     />
   );
