@@ -441,6 +441,11 @@ test("with thousands of districts, an admin picks one past the first 5,000 by ty
   await page.reload();
   await expect(page.getByRole("row").filter({ hasText: nobody })).toHaveCount(0);
 
+  // The Subscriptions page's tenant box suggests it too, though no subscription names it yet (an admin's box asks the tenants list).
+  await page.goto("/subscriptions");
+  await page.getByLabel("Tenant", { exact: true }).fill(`${prefix}0509`);
+  await expect(page.locator(`#subscription-tenants option[value="${far.id}"]`)).toHaveCount(1);
+
   // The audit filter takes the far district too.
   await page.goto(`/audit?tenant=${far.id}`);
   await expect(page.getByLabel("Tenant", { exact: true })).toHaveValue(far.id);

@@ -8,6 +8,7 @@ import { apiFetch } from "@/lib/client/api";
 import { btn, btnPrimary, input, label as labelClass } from "@/components/ui/kit";
 import { Field, FieldError, FormActions, FormAlert } from "@/components/ui/form";
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
+import { useTenantIds } from "@/components/ui/TenantPicker";
 import { SecretOnce } from "./SecretOnce";
 import { useModalFocus } from "@/components/ui/useModalFocus";
 import { PolicyFields, type PolicyValues } from "./PolicyFields";
@@ -50,6 +51,7 @@ function TenantField({
   ids: string;
 }) {
   const district = useViewerTenant();
+  const suggested = useTenantIds(value, tenants, !district).ids;
   if (district)
     return (
       <div className={labelClass} data-testid="fixed-tenant">
@@ -72,7 +74,7 @@ function TenantField({
         {...invalid(errs, "tenant", ids)}
       />
       <datalist id={`${ids}-tenants`}>
-        {tenants.map((t) => (
+        {suggested.map((t) => (
           <option key={t} value={t} />
         ))}
       </datalist>

@@ -35,6 +35,15 @@ export function useTenantSuggestions(text: string, enabled = true) {
   return { items: answer.data?.items ?? [], ok: answer.isSuccess };
 }
 
+/**
+ * Tenant ids to suggest for `text`: the tenants table's matches where the viewer may list tenants (an admin: every
+ * tenant, a new one without subscriptions too), else `fallback` (what the page was given).
+ */
+export function useTenantIds(text: string, fallback: string[], enabled = true): { ids: string[]; live: boolean } {
+  const live = useTenantSuggestions(text, enabled);
+  return live.ok ? { ids: live.items.map((t) => t.id), live: true } : { ids: fallback, live: false };
+}
+
 /** The text field and its suggestions, controlled: for a form that keeps its values in state. */
 export function TenantInput({
   value,

@@ -343,13 +343,19 @@ export async function findEndpointAnswers(
   };
 }
 
-/** Tenants that have a subscription, for the subscriptions page's filter (a scoped caller: its own, if it has one). */
-export async function findTenants(db: LedgerDb = ledgerDb(), scope: Scope = GLOBAL_SCOPE): Promise<string[]> {
+/** How many tenants the subscriptions page suggests from the server; an admin's box asks GET /api/v1/tenants as it types. */
+export const TENANT_SUGGESTIONS = 500;
+
+/**
+ * Tenants that have a subscription, the first TENANT_SUGGESTIONS by id, for the subscriptions page's suggestions (a
+ * scoped caller: its own, if it has one), and whether there are more, so the page can say its list is cut.
+ */
+export async function findTenants(db: LedgerDb = ledgerDb(), scope: Scope = GLOBAL_SCOPE): Promise<{ ids: string[]; more: boolean }> {
   const rows = await queryRows<{ tenant: string }>(
     db,
-    sql`SELECT DISTINCT tenant FROM subscriptions WHERE tenant IS NOT NULL AND ${scopeWhere(scope, "tenant")} ORDER BY 1 LIMIT 500`,
+    sql`SELECT DISTINCT tenant FROM subscriptions WHERE tenant IS NOT NULL AND ${scopeWhere(scope, "tenant")} ORDER BY 1 LIMIT ${TENANT_SUGGESTIONS + 1}`,
   );
-  return rows.map((r) => r.tenant);
+  return { ids: rows.slice(0, TENANT_SUGGESTIONS).map((r) => r.tenant), more: rows.length > TENANT_SUGGESTIONS };
 }
 
 /** 404 unless the subscription exists in `scope` (another tenant's is not revealed). */

@@ -12,6 +12,8 @@ import { HookledgerClient } from "../../client/src/index";
 import { runCli } from "../helpers/cli-run";
 import { listTenantPage } from "../../lib/tenants/manage-tenants";
 import { SYSTEM } from "../../lib/auth/principal";
+import { TENANT_SUGGESTIONS, findTenants } from "../../lib/dashboard/subscriptions";
+import { GLOBAL_SCOPE } from "../../lib/tenants/scope";
 
 let db: TestDb;
 let admin: string;
@@ -120,5 +122,23 @@ describe("the typed client and the CLI list every tenant", () => {
     ).toEqual(ids);
     const some = await runCli(["tenant", "list", "--q", "riverbend"], { DATABASE_URL: db.url });
     expect(some.stdout).toBe("d05123\tRiverbend Unified\n");
+  });
+});
+
+describe("the subscriptions page's tenant suggestions", () => {
+  it("say when they are cut: the first 500 tenants with a subscription, and that there are more", async () => {
+    await db.pool.query(
+      `INSERT INTO subscriptions (id, name, tenant, url, event_types)
+       SELECT 'sub_s' || g, 'S ' || g, 'd' || lpad(g::text, 5, '0'), 'https://s.example.test/h', ARRAY['x.y'] FROM generate_series(1, $1::int) g`,
+      [TENANT_SUGGESTIONS + 1],
+    );
+    try {
+      const got = await findTenants(db.pool, GLOBAL_SCOPE);
+      expect(got.ids).toEqual(ids.slice(0, TENANT_SUGGESTIONS));
+      expect(got.more).toBe(true);
+      expect(await findTenants(db.pool, { tenantId: "d00042" })).toEqual({ ids: ["d00042"], more: false });
+    } finally {
+      await db.pool.query("DELETE FROM subscriptions WHERE id LIKE 'sub_s%'");
+    }
   });
 });

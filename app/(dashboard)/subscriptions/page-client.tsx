@@ -14,6 +14,7 @@ import { LiveButton } from "@/components/ui/LiveButton";
 import { ArchivedBadge } from "@/components/subscriptions/ArchiveControl";
 import { FailingSince, LastAnswer } from "@/components/subscriptions/FailingSince";
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
+import { useTenantIds } from "@/components/ui/TenantPicker";
 import { count, num, possessive } from "@/lib/words";
 
 /** What the list shows: all of it in the URL, so a reload or a shared link shows the same page. */
@@ -130,6 +131,7 @@ export function SubscriptionsClient({
   initialAt,
   pageSize,
   tenants,
+  tenantsMore,
   canCreate,
   canSubscribeAll,
   eventTypes,
@@ -139,6 +141,8 @@ export function SubscriptionsClient({
   initialAt: number;
   pageSize: number;
   tenants: string[];
+  /** More tenants have subscriptions than `tenants` holds (the suggestions are cut; any id may still be typed). */
+  tenantsMore: boolean;
   canCreate: boolean;
   canSubscribeAll: boolean;
   eventTypes: string[];
@@ -201,7 +205,9 @@ export function SubscriptionsClient({
             }}
           />
         </label>
-        {!district && <TenantFilter tenants={tenants} text={tenantText} setText={setTenantText} current={state.tenant} go={go} disabled={!hydrated} />}
+        {!district && (
+          <TenantFilter tenants={tenants} tenantsMore={tenantsMore} text={tenantText} setText={setTenantText} current={state.tenant} go={go} disabled={!hydrated} />
+        )}
         <label className="flex flex-col gap-1 text-sm text-slate-700">
           State
           <select disabled={!hydrated} className={input} value={state.state} onChange={(e) => go({ state: e.target.value as ListState["state"] })}>
@@ -244,8 +250,17 @@ export function SubscriptionsClient({
  * typed applies after a pause, as a search does: the suggestions are the first districts only, not the list of what
  * may be typed, and a district beyond them had filtered nothing until Enter.
  */
-function TenantFilter(p: { tenants: string[]; text: string; setText: (v: string) => void; current: string; go: (patch: Partial<ListState>) => void; disabled: boolean }) {
-  const { tenants, text, setText, current, go, disabled } = p;
+function TenantFilter(p: {
+  tenants: string[];
+  tenantsMore: boolean;
+  text: string;
+  setText: (v: string) => void;
+  current: string;
+  go: (patch: Partial<ListState>) => void;
+  disabled: boolean;
+}) {
+  const { text, setText, current, go, disabled } = p;
+  const { ids: tenants, live } = useTenantIds(text, p.tenants);
   const typing = useRef<ReturnType<typeof setTimeout>>(undefined);
   useEffect(() => () => clearTimeout(typing.current), []);
   const apply = (value: string, wait: number) => {
@@ -276,6 +291,11 @@ function TenantFilter(p: { tenants: string[]; text: string; setText: (v: string)
           <option key={t} value={t} />
         ))}
       </datalist>
+      {!live && p.tenantsMore && (
+        <span className="text-xs text-slate-600" data-testid="tenant-suggestions-cut">
+          Suggests the first {num(tenants.length)} by id; type any tenant&apos;s id.
+        </span>
+      )}
     </label>
   );
 }

@@ -53,7 +53,8 @@ export default async function SubscriptionsPage({ searchParams }: { searchParams
       initialState={state}
       initialAt={Date.now()}
       pageSize={PAGE_SIZE}
-      tenants={tenants}
+      tenants={tenants.ids}
+      tenantsMore={tenants.more}
       canCreate={canCreate}
       canSubscribeAll={viewer.role === "admin"}
       eventTypes={eventTypes}
