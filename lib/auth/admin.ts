@@ -116,7 +116,7 @@ export type TokenView = {
 };
 
 /** How many tokens the API tokens page lists at once (the newest); the rest are found by `q`. */
-export const TOKEN_PAGE_SIZE = 500;
+const TOKEN_PAGE_SIZE = 500;
 
 /**
  * The newest TOKEN_PAGE_SIZE tokens whose name, id or tenant contains `q` (any case), and how many match in all: the

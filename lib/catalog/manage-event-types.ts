@@ -32,7 +32,7 @@ export type EventTypeView = {
 };
 
 /** How many of a type's subscriptions a view names: a global operator's type can be taken by thousands. */
-export const SUBSCRIPTIONS_SHOWN = 50;
+const SUBSCRIPTIONS_SHOWN = 50;
 type Row = Awaited<ReturnType<PrismaClient["eventType"]["findFirstOrThrow"]>>;
 
 function toView(r: Row, { subscriptions, count }: Taking): EventTypeView {

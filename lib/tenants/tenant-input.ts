@@ -12,7 +12,7 @@ const ZTenantId = z
 export const ZCreateTenant = z.object({ id: ZTenantId, name: z.string().trim().min(1).max(200) }).strict();
 export type TCreateTenant = z.infer<typeof ZCreateTenant>;
 
-export const TENANT_PAGE_MAX = 500;
+const TENANT_PAGE_MAX = 500;
 const TENANT_PAGE_DEFAULT = 100;
 
 /** GET /api/v1/tenants: a page of tenants by id; `q` matches the id or the name (any case). */
