@@ -216,6 +216,8 @@ test("a district's dead letter says who can send it again: whoever sent the port
   await expect(page.getByTestId("redrive-hint")).not.toContainText(/engineer/i);
   await page.goto("/dlq");
   await expect(page.getByTestId("redrive-hint")).toContainText("ask whoever sent you the portal link");
+  await expect(page.getByRole("heading", { name: "Dead letters by filter" })).toBeVisible();
+  await expect(page.getByRole("heading", { name: "Redrive by filter" })).toHaveCount(0);
   await expect(page.locator("main")).not.toContainText(/engineer/i);
   await shot(page, "portal-dlq-1280");
   await context.close();

@@ -174,7 +174,8 @@ function GroupsCard({
   const filtered = Boolean(filter.subscriptionId || filter.reason);
   const acting = filtered && filteredDepth > 0;
   return (
-    <Card title="Redrive by filter" id="groups">
+    // A viewer who may not redrive filters to look (and to say what to redrive): the title does not offer what it cannot do.
+    <Card title={canRedrive ? "Redrive by filter" : "Dead letters by filter"} id="groups">
       <form className="mb-3 flex flex-wrap items-end gap-3 text-sm" onSubmit={(e) => e.preventDefault()} aria-label="Filter dead letters">
         <LiveFieldset>
           <label className="flex min-w-0 max-w-full flex-col gap-1">
@@ -304,7 +305,7 @@ export function DlqClient({
     <div className="space-y-6">
       <PageHeader
         title="Dead letters"
-        description="Deliveries that stopped trying: how many, how old, why, and where to redrive them."
+        description={`Deliveries that stopped trying: how many, how old, why, and ${canRedrive ? "where to redrive them" : "whom to ask to send them again"}.`}
         actions={<UpdatedAgo at={summary.dataUpdatedAt} fetching={summary.isFetching} error={summary.isError ? summary.error : undefined} />}
       />
 
