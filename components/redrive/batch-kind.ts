@@ -2,6 +2,9 @@
 // vocabulary: what the batch does to each item, and its window or filter.
 import { describeFilter } from "./describe-filter";
 
+/** The newest batches the Redrives page lists; an older one opens by its id (/redrives/:id, from its audit row). */
+export const BATCHES_SHOWN = 100;
+
 export const KIND_LABEL: Record<string, string> = { redrive: "Redrive", recover: "Recover", backfill: "Backfill" };
 /** What a moved item is called in each kind. */
 export const KIND_VERB: Record<string, string> = { redrive: "redriven", recover: "resent", backfill: "created" };

@@ -5,7 +5,7 @@ import { apiFetch } from "@/lib/client/api";
 import type { RedriveBatchView } from "@/lib/redrive/redrive-batches";
 import { DataTable, EmptyState, PageHeader, STATUS_STYLE, btnPrimary, stackedCell, stackedRow } from "@/components/ui/kit";
 import { Time, useFormatTime } from "@/components/ui/time";
-import { KIND_LABEL, KIND_STYLE, KIND_VERB, describeBatch } from "@/components/redrive/batch-kind";
+import { BATCHES_SHOWN, KIND_LABEL, KIND_STYLE, KIND_VERB, describeBatch } from "@/components/redrive/batch-kind";
 import { num } from "@/lib/words";
 
 const KINDS = ["redrive", "recover", "backfill"] as const;
@@ -22,7 +22,8 @@ export function RedriveBatchesClient({
   /** Only batches of this kind (the ?kind= filter), or every batch. */
   kind: string | null;
 }) {
-  const url = `/api/v1/redrives?limit=100${kind ? `&kind=${kind}` : ""}`;
+  // One more than is shown, so the page knows (and says) when older batches are left out.
+  const url = `/api/v1/redrives?limit=${BATCHES_SHOWN + 1}${kind ? `&kind=${kind}` : ""}`;
   const q = useQuery<{ items: RedriveBatchView[] }>({
     queryKey: [url],
     queryFn: ({ signal }) => apiFetch(url, { signal }),
@@ -31,7 +32,8 @@ export function RedriveBatchesClient({
     refetchInterval: (query) => (query.state.data?.items.some((b) => b.status === "running") ? 2_000 : 15_000),
     refetchIntervalInBackground: false,
   });
-  const items = q.data?.items ?? initial;
+  const all = q.data?.items ?? initial;
+  const items = all.slice(0, BATCHES_SHOWN);
   const fmtTime = useFormatTime();
   return (
     <section className="space-y-4">
@@ -58,6 +60,11 @@ export function RedriveBatchesClient({
           </Link>
         ))}
       </nav>
+      {all.length > BATCHES_SHOWN && (
+        <p role="status" className="text-sm text-slate-700" data-testid="batches-cut">
+          Showing the newest {num(BATCHES_SHOWN)} batches; older ones open from their audit rows (Audit, target type redrive batch).
+        </p>
+      )}
       {items.length === 0 ? (
         <EmptyState title={kind ? `No ${kind} batches yet.` : "No batches yet."}>
           {/* Only what this viewer can do: an engineer starts one; anyone else learns who does. */}

@@ -5,6 +5,7 @@ import { getPrisma } from "@/lib/db/prisma";
 import { listRedriveBatches } from "@/lib/redrive/redrive-batches";
 import { BATCH_KINDS, type BatchKind } from "@/lib/redrive/redrive-input";
 import { RedriveBatchesClient } from "./page-client";
+import { BATCHES_SHOWN } from "@/components/redrive/batch-kind";
 import { scopeOf } from "@/lib/tenants/scope";
 
 export const dynamic = "force-dynamic";
@@ -14,6 +15,6 @@ export default async function RedrivesPage({ searchParams }: { searchParams: Pro
   const { kind: raw } = await searchParams;
   // An unknown ?kind= shows every batch rather than an error page.
   const kind = (BATCH_KINDS as readonly string[]).includes(raw ?? "") ? (raw as BatchKind) : null;
-  const batches = await listRedriveBatches(getPrisma(), { limit: 100, kind: kind ?? undefined, scope: scopeOf(viewer) });
+  const batches = await listRedriveBatches(getPrisma(), { limit: BATCHES_SHOWN + 1, kind: kind ?? undefined, scope: scopeOf(viewer) });
   return <RedriveBatchesClient initial={batches} initialAt={Date.now()} canCreate={can(viewer.role, "redrives.create")} kind={kind} />;
 }
