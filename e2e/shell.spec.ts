@@ -41,3 +41,18 @@ test("an admin creates an API token; the audit log filtered by its target type l
   await expect(row).toBeVisible();
   await shot(page, "audit-390");
 });
+
+test("an address no page answers shows hookledger's not-found page with a way back, and the browser refuses none of its scripts", async ({ page }) => {
+  const refused: string[] = [];
+  page.on("console", (m) => {
+    if (m.type() === "error" && /Content Security Policy/.test(m.text())) refused.push(m.text());
+  });
+  await signIn(page, "support");
+  // A natural guess at a list of deliveries (there is none: deliveries are found by lookup or on a subscription).
+  const res = await page.goto("/deliveries");
+  expect(res?.status()).toBe(404);
+  await expect(page.getByRole("heading", { level: 1, name: "Not found" })).toBeVisible();
+  await page.getByRole("link", { name: "Search from the lookup page" }).click();
+  await expect(page).toHaveURL(/\/$/);
+  expect(refused).toEqual([]);
+});
