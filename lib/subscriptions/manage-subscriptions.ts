@@ -126,6 +126,7 @@ export async function createSubscription(prisma: PrismaClient, input: TCreateSub
   return prisma.$transaction(async (tx) => {
     const exists = await tx.subscription.findUnique({ where: { id }, select: { id: true } });
     if (exists) throw new AppError("conflict", `Subscription ${id} already exists; choose another id or PATCH the existing one.`);
+    const registers = await tenantToRegister(tx, input.tenant);
     const sub = await tx.subscription.create({
       data: {
         id,
@@ -148,7 +149,30 @@ export async function createSubscription(prisma: PrismaClient, input: TCreateSub
       targetId: id,
       details: { url: input.url, eventTypes: input.eventTypes, tenant: input.tenant ?? null },
     });
+    await auditRegisteredTenant(tx, registers, id, principal);
     return { ...toSubscriptionView(sub), secret };
+  });
+}
+
+/**
+ * The database registers a tenant a subscription names that has no row yet (migration 0020's trigger), for a global
+ * admin only (assertCreateTenant, updateSubscription). That is an operator's decision like Admin → Tenants' (a typo
+ * in the tenant field makes a district), so it leaves the same audit row, in the subscription's transaction.
+ */
+async function tenantToRegister(tx: Tx, tenant: string | null | undefined): Promise<string | null> {
+  if (!tenant) return null;
+  return (await tx.tenant.findUnique({ where: { id: tenant }, select: { id: true } })) ? null : tenant;
+}
+
+async function auditRegisteredTenant(tx: Tx, tenant: string | null, subscriptionId: string, principal: Principal): Promise<void> {
+  if (!tenant) return;
+  await writeAudit(tx, {
+    actor: principal.actor,
+    action: "tenant.create",
+    targetType: "tenant",
+    targetId: tenant,
+    reason: `registered by naming it on subscription ${subscriptionId}`,
+    details: { name: tenant },
   });
 }
 
@@ -206,7 +230,9 @@ export async function updateSubscription(prisma: PrismaClient, id: string, input
     if (config.retryPolicy) data.retryPolicy = config.retryPolicy as object;
     // The state with its audit row is the ledger's (pause, resume); the configuration is written after it, so the view read back has both.
     if (state) await changeStateByOperator(tx, id, { to: state, actor: principal.actor, reason: reason ?? null });
+    const registers = input.tenant !== before.tenant ? await tenantToRegister(tx, input.tenant) : null;
     const after = await tx.subscription.update({ where: { id }, data });
+    await auditRegisteredTenant(tx, registers, id, principal);
     const changed = [
       ...Object.keys(config),
       ...(headers !== undefined ? ["headers"] : []),

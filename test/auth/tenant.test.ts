@@ -15,6 +15,7 @@ import * as batch from "../../app/api/v1/events/batch/route";
 import * as redrives from "../../app/api/v1/redrives/route";
 import * as dlqResolve from "../../app/api/v1/dlq/resolve/route";
 import * as subscriptions from "../../app/api/v1/subscriptions/route";
+import * as subscription from "../../app/api/v1/subscriptions/[id]/route";
 import { clearTokenCache, createApiToken, findTokenPrincipal } from "../../lib/auth/tokens";
 import { createTokenAsAdmin, createUserAsAdmin, findTokens } from "../../lib/auth/admin";
 import { principalFromSessionCookie, SYSTEM } from "../../lib/auth/principal";
@@ -61,6 +62,25 @@ describe("tenants API and CLI", () => {
     expect(await tableCounts(db.pool)).toEqual(before);
     const list = await call(tenants.GET, { token: admin });
     expect(list.json.items.map((t: { id: string }) => t.id)).toContain("lincoln");
+  });
+
+  it("a global admin's subscription naming a tenant not yet registered registers it with its own audit row, on create and on a move", async () => {
+    const tenantRows = async (id: string) =>
+      (await db.pool.query("SELECT actor, reason, details FROM audit_entries WHERE action = 'tenant.create' AND target_id = $1", [id])).rows;
+    const body = { name: "Madison SIS", url: "https://madison.example.test/hooks", eventTypes: ["assignment.graded"] };
+    const created = await call(subscriptions.POST, { token: admin, body: { ...body, id: "sub_madison", tenant: "madison" } });
+    expect(created.status, created.text).toBe(201);
+    expect(await tenantRows("madison")).toEqual([
+      { actor: expect.stringMatching(/^token:/), reason: "registered by naming it on subscription sub_madison", details: { name: "madison" } },
+    ]);
+    // A typo in the tenant field is a new district too, and says so in the audit log.
+    const moved = await call(subscription.PATCH, { token: admin, params: { id: "sub_madison" }, body: { tenant: "madisn" } });
+    expect(moved.status, moved.text).toBe(200);
+    expect(await tenantRows("madisn")).toHaveLength(1);
+    // Naming a registered tenant registers nothing.
+    const again = await call(subscriptions.POST, { token: admin, body: { ...body, id: "sub_madison_2", tenant: "madison" } });
+    expect(again.status, again.text).toBe(201);
+    expect(await tenantRows("madison")).toHaveLength(1);
   });
 
   it("hookledger tenant create / user create --tenant / token create --tenant; an unknown tenant exits 2 and writes nothing", async () => {
