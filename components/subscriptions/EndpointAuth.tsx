@@ -5,6 +5,7 @@
 // values and the certificate's subject and expiry, and saving replaces what
 // was there. Managers and up edit them.
 import { LiveButton } from "@/components/ui/LiveButton";
+import { SavedStatus, useInlineForm } from "@/components/ui/useInlineForm";
 import { useState } from "react";
 import { useQueryClient } from "@tanstack/react-query";
 import { apiFetch, ApiError } from "@/lib/client/api";
@@ -64,7 +65,15 @@ function HeadersForm(props: FormProps) {
         <div key={i} className="flex flex-col gap-2 sm:flex-row sm:items-end">
           <label className={`${labelClass} sm:w-56`}>
             <span>Header name</span>
-            <input className={input} value={r.name} onChange={(e) => set(i, { name: e.target.value })} placeholder="X-District-Key" autoComplete="off" />
+            {/* The button that opened the form is gone: focus starts on the first field. */}
+            <input
+              className={input}
+              value={r.name}
+              onChange={(e) => set(i, { name: e.target.value })}
+              placeholder="X-District-Key"
+              autoComplete="off"
+              autoFocus={i === 0}
+            />
           </label>
           <label className={`${labelClass} min-w-0 flex-1`}>
             <span>Value</span>
@@ -105,7 +114,7 @@ function TlsForm(props: FormProps) {
     <form onSubmit={submit} aria-label="Client certificate" className="mt-3 flex flex-col gap-3 rounded-md border border-slate-200 p-3">
       <label className={labelClass}>
         <span>Client certificate (PEM; leave empty with the key to trust a CA only)</span>
-        <textarea className={area} value={cert} onChange={(e) => setCert(e.target.value)} placeholder="-----BEGIN CERTIFICATE-----" spellCheck={false} />
+        <textarea className={area} value={cert} onChange={(e) => setCert(e.target.value)} placeholder="-----BEGIN CERTIFICATE-----" spellCheck={false} autoFocus />
       </label>
       <label className={labelClass}>
         <span>Private key (PEM, unencrypted; stored encrypted)</span>
@@ -126,18 +135,21 @@ export function EndpointAuth({ subscriptionId, canEdit }: { subscriptionId: stri
   const qc = useQueryClient();
   const path = `/api/v1/subscriptions/${encodeURIComponent(subscriptionId)}`;
   const res = usePolled<SubRead>(path, { intervalMs: 60_000 });
-  const [editing, setEditing] = useState<"headers" | "tls" | null>(null);
+  const form = useInlineForm<"headers" | "tls">();
+  const editing = form.open;
   const [error, setError] = useState<string | null>(null);
   const refresh = () => qc.invalidateQueries({ queryKey: [path] });
-  const done = () => {
-    setEditing(null);
+  const done = (status: string) => {
+    form.close(status);
     void refresh();
   };
   async function clear(field: "headers" | "tls") {
     setError(null);
     try {
       await apiFetch(path, { method: "PATCH", body: { [field]: null } });
-      void refresh();
+      // The Remove button goes with what it removed: focus moves to the button that adds one again.
+      form.close(field === "headers" ? "Removed every endpoint header." : "Removed the client certificate and CA bundle.", field);
+      await refresh();
     } catch (err) {
       setError(message(err));
     }
@@ -166,7 +178,7 @@ export function EndpointAuth({ subscriptionId, canEdit }: { subscriptionId: stri
             )}
             {canEdit && editing !== "headers" && (
               <div className="mt-2 flex flex-wrap gap-2">
-                <LiveButton type="button" className={btn} onClick={() => setEditing("headers")}>
+                <LiveButton ref={form.opener("headers")} type="button" className={btn} onClick={() => form.start("headers")}>
                   {headers.length ? "Replace headers…" : "Add headers…"}
                 </LiveButton>
                 {headers.length > 0 && (
@@ -176,7 +188,7 @@ export function EndpointAuth({ subscriptionId, canEdit }: { subscriptionId: stri
                 )}
               </div>
             )}
-            {editing === "headers" && <HeadersForm path={path} onDone={done} onCancel={() => setEditing(null)} />}
+            {editing === "headers" && <HeadersForm path={path} onDone={() => done("Saved: the endpoint headers.")} onCancel={() => form.close()} />}
           </div>
           <div className="min-w-0">
             <h3 className="text-sm font-semibold text-slate-900">Client certificate (mutual TLS) and CA</h3>
@@ -194,7 +206,7 @@ export function EndpointAuth({ subscriptionId, canEdit }: { subscriptionId: stri
             )}
             {canEdit && editing !== "tls" && (
               <div className="mt-2 flex flex-wrap gap-2">
-                <LiveButton type="button" className={btn} onClick={() => setEditing("tls")}>
+                <LiveButton ref={form.opener("tls")} type="button" className={btn} onClick={() => form.start("tls")}>
                   {tls?.set ? "Replace certificate…" : "Add certificate…"}
                 </LiveButton>
                 {tls?.set && (
@@ -204,10 +216,11 @@ export function EndpointAuth({ subscriptionId, canEdit }: { subscriptionId: stri
                 )}
               </div>
             )}
-            {editing === "tls" && <TlsForm path={path} onDone={done} onCancel={() => setEditing(null)} />}
+            {editing === "tls" && <TlsForm path={path} onDone={() => done("Saved: the certificate and CA settings.")} onCancel={() => form.close()} />}
           </div>
         </div>
       )}
+      <SavedStatus className="mt-2">{form.status}</SavedStatus>
       <FormAlert className="mt-2">{error}</FormAlert>
     </Card>
   );

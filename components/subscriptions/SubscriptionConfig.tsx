@@ -10,6 +10,7 @@ import { DEFAULT_LADDER_SECONDS } from "@/lib/ledger/retry-policy";
 import { Card, btn, input } from "@/components/ui/kit";
 import { Field, FormActions, FormAlert } from "@/components/ui/form";
 import { LiveButton } from "@/components/ui/LiveButton";
+import { SavedStatus, useInlineForm } from "@/components/ui/useInlineForm";
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 import { PolicyFields, type PolicyValues } from "./PolicyFields";
 import { SUBSCRIPTION_FIELD_PATHS, errorsByField, parseList, parseNumber, waitText, type SubscriptionField } from "./fields";
@@ -71,7 +72,18 @@ function changedFields(o: SubscriptionOverview, v: { name: string; url: string; 
   return body;
 }
 
-function ConfigEditForm({ o, onSaved, onCancel }: { o: SubscriptionOverview; onSaved: () => void; onCancel: () => void }) {
+// What the status line names after a save, by the PATCH body's field.
+const FIELD_WORDS: Record<string, string> = {
+  name: "name",
+  url: "endpoint URL",
+  eventTypes: "event types",
+  retryPolicy: "retry policy",
+  rateLimitPerSecond: "rate limit",
+  maxConcurrency: "max concurrency",
+  tenant: "tenant",
+};
+
+function ConfigEditForm({ o, onSaved, onCancel }: { o: SubscriptionOverview; onSaved: (status: string) => void; onCancel: () => void }) {
   const policy = policyOf(o);
   const district = useViewerTenant();
   const [name, setName] = useState(o.name);
@@ -100,8 +112,9 @@ function ConfigEditForm({ o, onSaved, onCancel }: { o: SubscriptionOverview; onS
     setError(null);
     try {
       const body = changedFields(o, { name, url, types, policy: values, tenant: canMove ? tenant : null });
-      if (Object.keys(body).length > 0) await apiFetch(`/api/v1/subscriptions/${encodeURIComponent(o.id)}`, { method: "PATCH", body });
-      onSaved();
+      const changed = Object.keys(body);
+      if (changed.length > 0) await apiFetch(`/api/v1/subscriptions/${encodeURIComponent(o.id)}`, { method: "PATCH", body });
+      onSaved(changed.length > 0 ? `Saved: ${changed.map((k) => FIELD_WORDS[k] ?? k).join(", ")}.` : "Nothing changed; nothing was saved.");
     } catch (e) {
       setError(e);
     } finally {
@@ -111,7 +124,8 @@ function ConfigEditForm({ o, onSaved, onCancel }: { o: SubscriptionOverview; onS
   return (
     <form onSubmit={save} noValidate className="grid grid-cols-1 gap-3 text-sm sm:grid-cols-2" aria-label="Edit configuration">
       <Field label="Name" className="sm:col-span-2" {...err("name")}>
-        <input className={input} value={name} onChange={(e) => setName(e.target.value)} {...invalid("name")} />
+        {/* The Edit button that had focus is gone once the form is open: focus starts on its first field. */}
+        <input className={input} value={name} onChange={(e) => setName(e.target.value)} autoFocus {...invalid("name")} />
       </Field>
       <Field label="Endpoint URL" className="sm:col-span-2" {...err("url")}>
         <input className={input} value={url} onChange={(e) => setUrl(e.target.value)} {...invalid("url")} />
@@ -140,32 +154,39 @@ function ConfigEditForm({ o, onSaved, onCancel }: { o: SubscriptionOverview; onS
   );
 }
 
-export function SubscriptionConfig({ o, canEdit, onDone }: { o: SubscriptionOverview; canEdit: boolean; onDone: () => void }) {
-  const [editing, setEditing] = useState(false);
+/**
+ * `version`: what the card shows, as a key for the open form, so a change saved elsewhere starts it again from the new
+ * values. Only the form is keyed: remounting the card after its own save would take the Edit button that focus
+ * returned to, and the status line that says what was saved, with it.
+ */
+export function SubscriptionConfig({ o, version, canEdit, onDone }: { o: SubscriptionOverview; version: string; canEdit: boolean; onDone: () => void }) {
+  const form = useInlineForm();
   return (
     <Card
       title="Configuration"
       id="config"
       actions={
-        canEdit && !editing ? (
-          <LiveButton className={btn} onClick={() => setEditing(true)}>
+        canEdit && !form.open ? (
+          <LiveButton ref={form.opener("form")} className={btn} onClick={() => form.start("form")}>
             Edit
           </LiveButton>
         ) : null
       }
     >
-      {editing ? (
+      {form.open ? (
         <ConfigEditForm
+          key={version}
           o={o}
-          onCancel={() => setEditing(false)}
-          onSaved={() => {
-            setEditing(false);
+          onCancel={() => form.close()}
+          onSaved={(status) => {
+            form.close(status);
             onDone();
           }}
         />
       ) : (
         <ConfigView o={o} />
       )}
+      <SavedStatus className="mt-3">{form.status}</SavedStatus>
     </Card>
   );
 }

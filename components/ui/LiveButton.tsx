@@ -4,10 +4,10 @@
 // be lost without a sign: a person sees nothing happen, a browser test waits
 // for a form that never opens. Disabled, it says "not yet", and the click
 // (a person's retry or Playwright's actionability wait) lands once it is live.
-import type { ButtonHTMLAttributes, FieldsetHTMLAttributes } from "react";
+import type { ComponentProps, FieldsetHTMLAttributes } from "react";
 import { useHydrated } from "./time";
 
-export function LiveButton({ disabled, type = "button", ...props }: ButtonHTMLAttributes<HTMLButtonElement>) {
+export function LiveButton({ disabled, type = "button", ...props }: ComponentProps<"button">) {
   const hydrated = useHydrated();
   return <button type={type} disabled={!hydrated || disabled} {...props} />;
 }

@@ -82,9 +82,8 @@ export function SubscriptionClient({
       <OutcomesCard o={o} range={range} setRange={setRange} pending={ov.isPending} />
       <AnswerGroups answers={answers.data} subscriptionId={o.id} canRedrive={canRedrive} onShow={setFilters} />
       <SubscriptionDeliveries o={o} initial={initial.deliveries} initialAt={initialAt} filters={filters} setFilters={setFilters} />
-      {/* Keyed on what it shows: a change saved here or elsewhere closes the form and shows the new values. */}
       <SubscriptionConfig
-        key={`${o.name}|${o.tenant}|${o.url}|${o.eventTypes.join()}|${JSON.stringify(o.retryPolicy)}|${o.rateLimitPerSecond}|${o.maxConcurrency}`}
+        version={`${o.name}|${o.tenant}|${o.url}|${o.eventTypes.join()}|${JSON.stringify(o.retryPolicy)}|${o.rateLimitPerSecond}|${o.maxConcurrency}`}
         o={o}
         canEdit={canEdit && !archived}
         onDone={refresh}
