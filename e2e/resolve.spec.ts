@@ -61,7 +61,14 @@ test("an engineer resolves a district's gone letters from the DLQ page; support 
   await shot(page, "resolve-dialog-1280");
   await confirm.click();
   await expect(dialog.getByRole("status")).toContainText("Resolved 3 dead letters as discarded");
-  await dialog.getByRole("button", { name: "Close" }).click();
+  // The form and its button went; focus is on the result's Close, inside the dialog, not on the page behind it.
+  const close = dialog.getByRole("button", { name: "Close" });
+  await expect(close).toBeFocused();
+  await shot(page, "resolve-dialog-result-1280");
+  await page.keyboard.press("Escape");
+  await expect(dialog).toBeHidden();
+  // "Resolve these 3…" left with the letters it matched: focus goes to the filter that found them.
+  await expect(page.getByRole("combobox", { name: "Filter by subscription" })).toBeFocused();
 
   // The depth falls from 4 to the one permanent letter as the dialog closes (the page refetches the count), well
   // inside the sampler's 15 s, and the filter's resolve button goes with the 3 it matched.

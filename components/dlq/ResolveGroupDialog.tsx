@@ -20,7 +20,18 @@ type Target = ResolveTarget;
  * The dialog. Its owner keeps it mounted (state above the table it was opened
  * from): the group it resolves leaves the table when the DLQ summary refreshes.
  */
-export function ResolveGroupDialog({ target, onClose, onDone }: { target: Target; onClose: () => void; onDone?: (n: number) => void }) {
+export function ResolveGroupDialog({
+  target,
+  onClose,
+  onDone,
+  returnFocus,
+}: {
+  target: Target;
+  onClose: () => void;
+  onDone?: (n: number) => void;
+  /** Where focus goes on closing if the resolve took the button that opened the dialog off the page. */
+  returnFocus?: () => HTMLElement | null | undefined;
+}) {
   const filter = { ...(target.subscriptionId ? { subscriptionId: target.subscriptionId } : {}), ...(target.reason ? { deadLetterReason: target.reason } : {}) };
   const [matched, setMatched] = useState<number | null>(null);
   const [countError, setCountError] = useState<string | null>(null);
@@ -62,6 +73,7 @@ export function ResolveGroupDialog({ target, onClose, onDone }: { target: Target
       canSubmit={Boolean(matched)}
       failMessage="The resolve failed; nothing was changed. Try again."
       onCancel={onClose}
+      returnFocus={returnFocus}
       onSubmit={async (reason) => {
         const r = await apiFetch<{ resolved: number }>("/api/v1/dlq/resolve", { body: { filter, resolution, reason } });
         setDone(r.resolved);

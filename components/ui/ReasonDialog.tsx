@@ -5,7 +5,7 @@
 // that field, any other one under the form, and nothing is closed or changed
 // until the server says yes. Inline (a card on the page) or modal (a dialog
 // over it, closed by Escape or a click outside).
-import { useId, useRef, useState } from "react";
+import { useEffect, useId, useRef, useState } from "react";
 import { useModalFocus } from "./useModalFocus";
 import { ApiError } from "@/lib/client/api";
 import { card } from "./kit";
@@ -38,6 +38,8 @@ export type ReasonDialogProps = {
   failMessage?: string;
   onSubmit: (reason: string) => Promise<void>;
   onCancel: () => void;
+  /** Where focus goes on closing when the button that opened the dialog has left the page. */
+  returnFocus?: () => HTMLElement | null | undefined;
 };
 
 export function ReasonDialog(p: ReasonDialogProps) {
@@ -92,9 +94,26 @@ export function ReasonDialog(p: ReasonDialogProps) {
 
   if (!modal) return <div className={`${card} max-w-md`}>{form}</div>;
   return (
-    <Modal title={p.title} onCancel={p.onCancel} firstField={() => formRef.current?.querySelector<HTMLElement>("input, select, textarea")}>
-      {p.result ?? form}
+    <Modal title={p.title} onCancel={p.onCancel} firstField={() => formRef.current?.querySelector<HTMLElement>("input, select, textarea")} returnFocus={p.returnFocus}>
+      {p.result ? <Result>{p.result}</Result> : form}
     </Modal>
+  );
+}
+
+/**
+ * The result that replaces the form: the submit button that had focus went with the form, which would leave focus on
+ * the page behind the dialog. Focus moves to the result's own control (its Close), or to the result itself.
+ */
+function Result({ children }: { children: React.ReactNode }) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const el = box.current;
+    (el?.querySelector<HTMLElement>("button, a[href]") ?? el)?.focus();
+  }, []);
+  return (
+    <div ref={box} tabIndex={-1} className="outline-none">
+      {children}
+    </div>
   );
 }
 
@@ -102,16 +121,18 @@ function Modal({
   title,
   onCancel,
   firstField,
+  returnFocus,
   children,
 }: {
   title: string;
   onCancel: () => void;
   firstField: () => HTMLElement | null | undefined;
+  returnFocus?: () => HTMLElement | null | undefined;
   children: React.ReactNode;
 }) {
   const ids = useId();
   const box = useRef<HTMLDivElement>(null);
-  useModalFocus(box, onCancel, firstField);
+  useModalFocus(box, onCancel, firstField, returnFocus);
   return (
     <div className="fixed inset-0 z-50 flex items-center justify-center bg-slate-900/40 p-4" onClick={(e) => e.target === e.currentTarget && onCancel()}>
       <div

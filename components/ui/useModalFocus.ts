@@ -7,15 +7,25 @@ import { useEffect, useRef, type RefObject } from "react";
 const FOCUSABLE =
   'a[href], button:not([disabled]), input:not([disabled]):not([type="hidden"]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
 
-/** `dialog`: the element with role="dialog"; `onClose`: what Escape does; `initial`: what to focus first (else its first control). */
-export function useModalFocus(dialog: RefObject<HTMLElement | null>, onClose: () => void, initial?: () => HTMLElement | null | undefined) {
+/**
+ * `dialog`: the element with role="dialog"; `onClose`: what Escape does; `initial`: what to focus first (else its first
+ * control); `fallback`: where focus goes on closing when the opener has left the page (a resolve that emptied its row).
+ */
+export function useModalFocus(
+  dialog: RefObject<HTMLElement | null>,
+  onClose: () => void,
+  initial?: () => HTMLElement | null | undefined,
+  fallback?: () => HTMLElement | null | undefined,
+) {
   // The latest callbacks without re-running the effect (which would move focus back to the first field) on each render.
   const close = useRef(onClose);
   const first = useRef(initial);
+  const instead = useRef(fallback);
   useEffect(() => {
     close.current = onClose;
     first.current = initial;
-  }, [onClose, initial]);
+    instead.current = fallback;
+  }, [onClose, initial, fallback]);
 
   useEffect(() => {
     const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
@@ -50,6 +60,7 @@ export function useModalFocus(dialog: RefObject<HTMLElement | null>, onClose: ()
       window.removeEventListener("keydown", onKey);
       // Back to the button that opened it, if it is still on the page (a dialog that ends in navigation leaves none).
       if (opener?.isConnected) opener.focus();
+      else instead.current?.()?.focus();
     };
   }, [dialog]);
 }

@@ -1,6 +1,6 @@
 "use client";
 import Link from "next/link";
-import { useState } from "react";
+import { useRef, useState, type RefObject } from "react";
 import type { DlqGroup, DlqPoint, DlqSummary } from "@/lib/dashboard/dead-letters";
 import { formatAge } from "@/lib/dashboard/describe";
 import { ResolveGroupDialog, type ResolveTarget } from "@/components/dlq/ResolveGroupDialog";
@@ -157,6 +157,7 @@ function GroupsCard({
   canResolve,
   redriveHint,
   onResolve,
+  formRef,
 }: {
   s: DlqSummary;
   initialFilter: Filter;
@@ -164,6 +165,7 @@ function GroupsCard({
   canResolve: boolean;
   redriveHint: string | null;
   onResolve: (t: ResolveTarget) => void;
+  formRef: RefObject<HTMLFormElement | null>;
 }) {
   const [filter, setFilter] = useState(initialFilter);
   const matches = (subscriptionId: string, reason: string | null) =>
@@ -176,7 +178,7 @@ function GroupsCard({
   return (
     // A viewer who may not redrive filters to look (and to say what to redrive): the title does not offer what it cannot do.
     <Card title={canRedrive ? "Redrive by filter" : "Dead letters by filter"} id="groups">
-      <form className="mb-3 flex flex-wrap items-end gap-3 text-sm" onSubmit={(e) => e.preventDefault()} aria-label="Filter dead letters">
+      <form ref={formRef} className="mb-3 flex flex-wrap items-end gap-3 text-sm" onSubmit={(e) => e.preventDefault()} aria-label="Filter dead letters">
         <LiveFieldset>
           <label className="flex min-w-0 max-w-full flex-col gap-1">
             Subscription
@@ -298,6 +300,7 @@ export function DlqClient({
   initialFilter: Filter;
 }) {
   const [resolving, setResolving] = useState<ResolveTarget | null>(null);
+  const filterForm = useRef<HTMLFormElement>(null);
   const summary = usePolled<DlqSummary>("/api/v1/dlq", { initialData: initial.summary, initialAt });
   const s = summary.data ?? initial.summary;
 
@@ -349,8 +352,24 @@ export function DlqClient({
         </Card>
       </div>
 
-      <GroupsCard s={s} initialFilter={initialFilter} canRedrive={canRedrive} canResolve={canResolve} redriveHint={redriveHint} onResolve={setResolving} />
-      {resolving && <ResolveGroupDialog target={resolving} onClose={() => setResolving(null)} onDone={() => void summary.refetch()} />}
+      <GroupsCard
+        s={s}
+        initialFilter={initialFilter}
+        canRedrive={canRedrive}
+        canResolve={canResolve}
+        redriveHint={redriveHint}
+        onResolve={setResolving}
+        formRef={filterForm}
+      />
+      {resolving && (
+        <ResolveGroupDialog
+          target={resolving}
+          onClose={() => setResolving(null)}
+          onDone={() => void summary.refetch()}
+          // The resolved group's row, or the filter's "Resolve these" button, goes with the letters: the filter stays.
+          returnFocus={() => filterForm.current?.querySelector("select")}
+        />
+      )}
     </div>
   );
 }
