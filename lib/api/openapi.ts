@@ -25,7 +25,7 @@ import { ZCreateTenant, ZListTenants } from "../tenants/tenant-input";
 import { ZContacts, ZNotificationSettings, ZNotificationsQuery } from "../notify/input";
 import { ZCreatePortalSession } from "../portal/portal-input";
 import { ZCreateEventType, ZUpdateEventType } from "../catalog/event-type-input";
-import { ZDlqHistory } from "../dashboard/dead-letters";
+import { ZDlqHistory, ZDlqQuery } from "../dashboard/dead-letters";
 import { ZLookup } from "../dashboard/lookup";
 import { ZRange, ZSubscriptionDeliveries } from "../dashboard/subscriptions";
 import {
@@ -93,7 +93,6 @@ const ZHealthPage = z.object({ items: z.array(z.record(z.string(), z.unknown()))
 const ZObject = z.record(z.string(), z.unknown());
 
 // Query schemas that routes declare inline (a single optional filter each).
-const ZDlqQuery = z.object({ subscriptionId: z.string().max(64).optional() }).strict();
 const ZRangeQuery = z.object({ range: ZRange.optional() }).strict();
 
 /** Every /api/v1 route: one entry per route file and exported method. */

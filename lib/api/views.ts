@@ -251,6 +251,8 @@ export const ZDlqSummary = z.object({
       sampledAt: maybeTime.describe("null: counted now; else the time of the sample this group was read from"),
     }),
   ),
+  subscriptionCount: z.number().int().describe("subscriptions with dead letters; bySubscription lists fewer with ?q= or ?limit="),
+  matchingSubscriptionCount: z.number().int().describe("of those, how many match ?q= (all of them without it)"),
 });
 export const ZDlqHistoryView = z.object({
   bucketSeconds: z.number().int(),

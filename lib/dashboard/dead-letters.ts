@@ -44,6 +44,10 @@ export type DlqSummary = Depth & {
   byReason: ({ reason: string | null } & Depth)[];
   bySubscriptionAndReason: ({ subscriptionId: string; reason: string | null } & Depth)[];
   groups: DlqGroup[];
+  /** Subscriptions with dead letters (whole scope; bySubscription may list fewer: `q`, `subscriptionLimit`). */
+  subscriptionCount: number;
+  /** Of those, how many match `q` (all of them without one); bySubscription lists the deepest `subscriptionLimit`. */
+  matchingSubscriptionCount: number;
 };
 
 // Dead letters one call reads from the rows: about 20 ms and 9,000 buffer reads
@@ -59,9 +63,13 @@ const older = (a: Date | null, b: Date | null) => (!a ? b : !b ? a : a < b ? a :
 /**
  * `scope`: a scoped caller's summary counts its tenant's dead letters only (lib/tenants/scope.ts).
  * `liveGroupLimit`: how many dead letters' groups are read from the rows (LIVE_GROUP_LIMIT).
+ * `q`, `subscriptionLimit`, `include`: the subscriptions listed (bySubscription, bySubscriptionAndReason, groups) are
+ * those whose id, name or tenant contains `q`, the deepest `subscriptionLimit` of them, and `include` whatever its
+ * rank; the totals (depth, oldest, byReason) stay the whole scope's. A page then costs the same at a thousand
+ * subscriptions with dead letters as at ten.
  */
 export async function getDlqSummary(
-  opts: { now?: Date; subscriptionId?: string; scope?: Scope; liveGroupLimit?: number } = {},
+  opts: { now?: Date; subscriptionId?: string; scope?: Scope; liveGroupLimit?: number; q?: string; subscriptionLimit?: number; include?: string } = {},
   db: LedgerDb = ledgerDb(),
 ): Promise<DlqSummary> {
   const now = opts.now ?? new Date();
@@ -110,9 +118,16 @@ export async function getDlqSummary(
   }
 
   const names = new Map<string, string>();
+  const tenants = new Map<string, string | null>();
   if (subDepth.size) {
-    const found = await queryRows<{ id: string; name: string }>(db, sql`SELECT id, name FROM subscriptions WHERE id = ANY(${[...subDepth.keys()]}::text[])`);
-    for (const r of found) names.set(r.id, r.name);
+    const found = await queryRows<{ id: string; name: string; tenant: string | null }>(
+      db,
+      sql`SELECT id, name, tenant FROM subscriptions WHERE id = ANY(${[...subDepth.keys()]}::text[])`,
+    );
+    for (const r of found) {
+      names.set(r.id, r.name);
+      tenants.set(r.id, r.tenant);
+    }
   }
   const age = (at: Date | null) => (at ? Math.max(0, Math.round((now.getTime() - at.getTime()) / 1000)) : null);
   const roll = <K extends string | null>(key: (p: (typeof pairs)[number]) => K) => {
@@ -124,26 +139,49 @@ export async function getDlqSummary(
     }
     return [...m.entries()].sort((a, b) => b[1].depth - a[1].depth);
   };
+  const bySubscription = roll((p) => p.subscriptionId).map(([id, v]) => ({
+    subscriptionId: id,
+    subscriptionName: names.get(id) ?? null,
+    depth: v.depth,
+    oldestAgeSeconds: age(v.oldestAt),
+  }));
+  const needle = opts.q?.trim().toLowerCase() ?? "";
+  const matching = needle
+    ? bySubscription.filter((r) => [r.subscriptionId, r.subscriptionName, tenants.get(r.subscriptionId)].some((t) => t?.toLowerCase().includes(needle)))
+    : bySubscription;
+  const shown = new Set(matching.slice(0, opts.subscriptionLimit ?? matching.length).map((r) => r.subscriptionId));
+  if (opts.include) shown.add(opts.include);
+  const listed = <T extends { subscriptionId: string }>(rs: T[]) => rs.filter((r) => shown.has(r.subscriptionId));
   return {
     depth: pairs.reduce((s, p) => s + p.depth, 0),
     oldestAgeSeconds: age(pairs.reduce<Date | null>((o, p) => older(o, p.oldestAt), null)),
     countedAt: now.toISOString(),
     groupsSampledAt: iso(groupsSampledAt),
-    bySubscription: roll((p) => p.subscriptionId).map(([id, v]) => ({
-      subscriptionId: id,
-      subscriptionName: names.get(id) ?? null,
-      depth: v.depth,
-      oldestAgeSeconds: age(v.oldestAt),
-    })),
+    bySubscription: listed(bySubscription),
     byReason: roll((p) => p.reason).map(([reason, v]) => ({ reason, depth: v.depth, oldestAgeSeconds: age(v.oldestAt) })),
-    bySubscriptionAndReason: pairs
+    bySubscriptionAndReason: listed(pairs)
       .map((p) => ({ subscriptionId: p.subscriptionId, reason: p.reason, depth: p.depth, oldestAgeSeconds: age(p.oldestAt) }))
       .sort((a, b) => b.depth - a.depth),
-    groups: rows
+    groups: listed(rows)
       .map((g) => ({ ...g, oldestAt: iso(g.oldestAt), sampledAt: iso(g.sampledAt), subscriptionName: names.get(g.subscriptionId) ?? null }))
       .sort((a, b) => b.depth - a.depth),
+    subscriptionCount: bySubscription.length,
+    matchingSubscriptionCount: matching.length,
   };
 }
+
+/**
+ * GET /api/v1/dlq: `subscriptionId` counts one subscription only; `q`, `limit` and `include` narrow the subscriptions
+ * listed (getDlqSummary's `q`, `subscriptionLimit`, `include`), the totals staying the whole DLQ's.
+ */
+export const ZDlqQuery = z
+  .object({
+    subscriptionId: z.string().max(64).optional(),
+    q: z.string().max(200).optional(),
+    limit: z.coerce.number().int().min(1).max(10_000).optional(),
+    include: z.string().max(64).optional(),
+  })
+  .strict();
 
 export const ZDlqHistory = z.object({ hours: z.coerce.number().int().min(1).max(168).default(24) });
 

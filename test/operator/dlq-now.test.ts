@@ -214,6 +214,27 @@ describe("GET /api/v1/dlq counts the DLQ now", () => {
     expect(scoped).toMatchObject({ depth: 3, groupsSampledAt: null });
   });
 
+  it("?limit= and ?q= list the deepest subscriptions, or those whose id, name or tenant matches; the totals stay whole", async () => {
+    const all = await dlqNow(support);
+    const deepest = all.bySubscription[0].subscriptionId;
+    const other = all.bySubscription[1].subscriptionId;
+    const top = await dlqNow(support, "?limit=1");
+    expect(top).toMatchObject({ depth: all.depth, oldestAgeSeconds: all.oldestAgeSeconds, byReason: all.byReason, subscriptionCount: 2, matchingSubscriptionCount: 2 });
+    expect(top.bySubscription.map((r: { subscriptionId: string }) => r.subscriptionId)).toEqual([deepest]);
+    expect(top.groups.length).toBeGreaterThan(0);
+    expect([...top.groups, ...top.bySubscriptionAndReason].every((r: { subscriptionId: string }) => r.subscriptionId === deepest)).toBe(true);
+    // A tenant's id, any case; then a name; the one asked for by the filter is listed whatever its rank.
+    const byTenant = await dlqNow(support, "?q=LINCOLN&limit=50");
+    expect(byTenant).toMatchObject({ depth: all.depth, subscriptionCount: 2, matchingSubscriptionCount: 1 });
+    expect(byTenant.bySubscription.map((r: { subscriptionId: string }) => r.subscriptionId)).toEqual(["sub_linc"]);
+    expect((await dlqNow(support, "?q=jefferson%20sis")).bySubscription.map((r: { subscriptionId: string }) => r.subscriptionId)).toEqual(["sub_jeff"]);
+    const included = await dlqNow(support, `?limit=1&include=${other}`);
+    expect(included.bySubscription.map((r: { subscriptionId: string }) => r.subscriptionId)).toEqual([deepest, other]);
+    // Scoped: the other district's subscriptions are neither listed nor counted.
+    expect(await dlqNow(lincolnSupport, "?q=jefferson&limit=50")).toMatchObject({ subscriptionCount: 1, matchingSubscriptionCount: 0, bySubscription: [] });
+    expect((await call(dlq.GET, { token: support, path: "/api/v1/dlq?limit=0" })).status).toBe(400);
+  });
+
   it("the sampler still records the history, and its reading agrees with the count", async () => {
     const now = await dlqNow(support);
     expect(await sampleDlq(db.pool, { minGapMs: 0 })).toEqual({ sampled: true, depth: now.depth });

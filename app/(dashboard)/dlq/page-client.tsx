@@ -18,6 +18,7 @@ import {
   SubLink,
   btn,
   btnPrimary,
+  input,
   stackedCell,
   stackedRow,
 } from "@/components/ui/kit";
@@ -26,7 +27,7 @@ import { DlqCharts } from "@/components/charts/DlqCharts";
 import { CHART_RANGES, rangeParam } from "@/components/charts/axes";
 import { DEAD_LETTER_REASON_LABELS, DEAD_LETTER_REASON_TITLE, ERROR_CLASS_LABELS, labelOf } from "@/components/ui/labels";
 import { LiveButton, LiveFieldset } from "@/components/ui/LiveButton";
-import { num, count } from "@/lib/words";
+import { num, count, noun } from "@/lib/words";
 
 type History = { points: DlqPoint[]; bucketSeconds: number };
 const RANGES = CHART_RANGES.map(({ value, label }) => ({ value, label }));
@@ -171,8 +172,11 @@ function GroupsCard({
   const matches = (subscriptionId: string, reason: string | null) =>
     (!filter.subscriptionId || subscriptionId === filter.subscriptionId) && (!filter.reason || (reason ?? "") === filter.reason);
   const groups = s.groups.filter((g) => matches(g.subscriptionId, g.reason));
-  // From the pairs counted now, not the groups, some of which may be the sampler's.
-  const filteredDepth = s.bySubscriptionAndReason.filter((p) => matches(p.subscriptionId, p.reason)).reduce((n, p) => n + p.depth, 0);
+  // From the pairs counted now, not the groups, some of which may be the sampler's; by reason alone from the whole
+  // DLQ's reasons, as the pairs are those of the listed subscriptions only.
+  const filteredDepth = filter.subscriptionId
+    ? s.bySubscriptionAndReason.filter((p) => matches(p.subscriptionId, p.reason)).reduce((n, p) => n + p.depth, 0)
+    : s.byReason.filter((r) => (r.reason ?? "") === filter.reason).reduce((n, r) => n + r.depth, 0);
   const filtered = Boolean(filter.subscriptionId || filter.reason);
   const acting = filtered && filteredDepth > 0;
   return (
@@ -280,7 +284,47 @@ function HistoryCard({ initial, initialAt, chosen }: { initial: History & { hour
   );
 }
 
+type List = { q: string; limit: number; include: string };
+
+/** How many subscriptions have dead letters against how many are listed, and a search (a plain GET: it works before hydration). */
+function ListedSubscriptions({ s, list }: { s: DlqSummary; list: List }) {
+  const listed = s.bySubscription.length;
+  if (!list.q && s.subscriptionCount <= listed) return null;
+  const all = count(s.subscriptionCount, "subscription");
+  return (
+    <Card>
+      <form action="/dlq" method="get" role="search" aria-label="Subscriptions with dead letters" className="flex flex-wrap items-end gap-2 text-sm">
+        <label className="flex min-w-0 max-w-full flex-col gap-1">
+          Find a subscription with dead letters
+          <input
+            type="search"
+            name="q"
+            defaultValue={list.q}
+            className={`${input} w-72 max-w-full`}
+            placeholder="Name, id or tenant"
+            aria-label="Find a subscription with dead letters"
+          />
+        </label>
+        <button type="submit" className={btn}>
+          Find
+        </button>
+        {list.q && (
+          <Link href="/dlq" className="py-1.5 text-blue-700 hover:underline">
+            Show the deepest
+          </Link>
+        )}
+      </form>
+      <p className="mt-2 text-sm text-slate-700" data-testid="dlq-more">
+        {list.q
+          ? `${num(s.matchingSubscriptionCount)} of ${all} with dead letters ${s.matchingSubscriptionCount === 1 ? "matches" : "match"} “${list.q}”${s.matchingSubscriptionCount > listed ? `; the deepest ${num(listed)} are listed below` : ""}.`
+          : `The deepest ${num(listed)} of ${all} with dead letters are listed below; ${num(s.subscriptionCount - listed)} more ${noun(s.subscriptionCount - listed, "subscription")} with dead letters are counted in the totals and reasons: find one by its name, id or tenant.`}
+      </p>
+    </Card>
+  );
+}
+
 export function DlqClient({
+  list,
   initial,
   rangeChosen,
   initialAt,
@@ -289,6 +333,8 @@ export function DlqClient({
   redriveHint = null,
   initialFilter,
 }: {
+  /** Which subscriptions are listed: the deepest `limit` matching `q`, and `include` (the filter's). */
+  list: List;
   initial: { summary: DlqSummary; history: History; hours: number };
   /** The window came from ?range= (else from the data). */
   rangeChosen: boolean;
@@ -301,7 +347,8 @@ export function DlqClient({
 }) {
   const [resolving, setResolving] = useState<ResolveTarget | null>(null);
   const filterForm = useRef<HTMLFormElement>(null);
-  const summary = usePolled<DlqSummary>("/api/v1/dlq", { initialData: initial.summary, initialAt });
+  const query = new URLSearchParams({ limit: String(list.limit), ...(list.q ? { q: list.q } : {}), ...(list.include ? { include: list.include } : {}) });
+  const summary = usePolled<DlqSummary>(`/api/v1/dlq?${query}`, { initialData: initial.summary, initialAt });
   const s = summary.data ?? initial.summary;
 
   return (
@@ -314,7 +361,7 @@ export function DlqClient({
 
       <Card>
         <dl className="grid grid-cols-2 gap-4 sm:grid-cols-4">
-          <Stat label="Depth now" value={<span data-testid="dlq-depth">{num(s.depth)}</span>} hint={count(s.bySubscription.length, "subscription")} />
+          <Stat label="Depth now" value={<span data-testid="dlq-depth">{num(s.depth)}</span>} hint={count(s.subscriptionCount, "subscription")} />
           <Stat label="Oldest" value={formatAge(s.oldestAgeSeconds)} hint="age of the oldest dead letter" />
           <Stat label="Reasons" value={s.byReason.length} hint={s.byReason.map((r) => reasonLabel(r.reason)).join(", ") || "—"} />
           <Stat
@@ -324,6 +371,8 @@ export function DlqClient({
           />
         </dl>
       </Card>
+
+      <ListedSubscriptions s={s} list={list} />
 
       <HistoryCard initial={{ ...initial.history, hours: initial.hours }} initialAt={initialAt} chosen={rangeChosen} />
 
