@@ -10,7 +10,7 @@ import { apiFetch, ApiError } from "@/lib/client/api";
 import { usePolled } from "@/components/dashboard/usePolled";
 import { formatTime, useTimeZone } from "@/components/ui/time";
 import type { TestSendView as TestSend } from "@/lib/net/test-send";
-import { LiveButton } from "@/components/ui/LiveButton";
+import { BusySubmit } from "@/components/ui/LiveButton";
 import { Card, ErrorState, Skeleton, btnPrimary, input, label as labelClass, ms } from "@/components/ui/kit";
 
 function StatusText({ t }: { t: TestSend }) {
@@ -83,9 +83,9 @@ export function SendTest({ subscriptionId, canSend }: { subscriptionId: string; 
             <span>Event id (optional; empty sends a ping)</span>
             <input className={input} value={eventId} onChange={(e) => setEventId(e.target.value)} placeholder="e.g. evt_2026_0001" autoComplete="off" />
           </label>
-          <LiveButton type="submit" className={btnPrimary} disabled={busy}>
+          <BusySubmit busy={busy} className={btnPrimary}>
             {busy ? "Sending…" : "Send test"}
-          </LiveButton>
+          </BusySubmit>
         </form>
       )}
       <p className="mt-2 text-xs text-slate-600">

@@ -21,3 +21,23 @@ export function LiveFieldset({ disabled, className = "contents", ...props }: Fie
   const hydrated = useHydrated();
   return <fieldset disabled={!hydrated || disabled} className={className} {...props} />;
 }
+
+/**
+ * A form's submit button while its request runs: aria-disabled (announced and dimmed), not disabled, since disabling
+ * the button that has focus makes the browser drop focus to the top of the page, where Tab starts over and the
+ * answer shown next is far from the keyboard. A press while busy does nothing. Disabled until hydrated, as LiveButton.
+ */
+export function BusySubmit({ busy, onClick, className = "", ...props }: ComponentProps<"button"> & { busy: boolean }) {
+  return (
+    <LiveButton
+      type="submit"
+      {...props}
+      className={`${className} aria-disabled:opacity-50`}
+      aria-disabled={busy || undefined}
+      onClick={(e) => {
+        if (busy) e.preventDefault();
+        else onClick?.(e);
+      }}
+    />
+  );
+}

@@ -6,6 +6,7 @@
 import type { SelectHTMLAttributes } from "react";
 import { btn, btnDanger, btnPrimary, input, label as labelClass } from "./kit";
 import { ZoneLabel } from "./time";
+import { BusySubmit } from "./LiveButton";
 
 /** The API's message for one field, under it; nothing when there is none. */
 export function FieldError({ id, message }: { id: string; message?: string | null }) {
@@ -135,9 +136,9 @@ export function FormActions({
   return (
     <div className={`flex flex-wrap gap-2 ${className ?? ""}`}>
       {children}
-      <button type="submit" className={danger ? btnDanger : btnPrimary} disabled={busy || disabled}>
+      <BusySubmit busy={busy} className={danger ? btnDanger : btnPrimary} disabled={disabled}>
         {busy ? busyLabel : submitLabel}
-      </button>
+      </BusySubmit>
       <button type="button" className={btn} onClick={onCancel}>
         {cancelLabel}
       </button>

@@ -1,7 +1,7 @@
 "use client";
 import { useId, useState, useTransition } from "react";
 import { btnPrimary as button, card, input } from "@/components/ui/kit";
-import { LiveButton, LiveFieldset } from "@/components/ui/LiveButton";
+import { BusySubmit, LiveButton, LiveFieldset } from "@/components/ui/LiveButton";
 import {
   createTenantAction,
   createTokenAction,
@@ -80,9 +80,9 @@ function CreateForm<T>({
       <h2 className="text-base font-semibold">{title}</h2>
       <LiveFieldset className="mt-2 flex min-w-0 flex-wrap items-end gap-2">
         {children}
-        <button type="submit" disabled={pending} className={button}>
+        <BusySubmit busy={pending} className={button}>
           {submitLabel}
-        </button>
+        </BusySubmit>
       </LiveFieldset>
       {error ? (
         <p role="alert" className="mt-2 text-sm text-red-700">
@@ -244,9 +244,9 @@ export function DefaultDlqThresholdForm({ value }: { value: number }) {
         <span className="text-xs text-slate-600">Dead letters of one endpoint before its district is told, unless the district set its own.</span>
         <div className="flex flex-wrap items-center gap-2">
           <input id={id} {...DLQ_THRESHOLD_FIELD} required defaultValue={value} className={`${input} w-40`} />
-          <button type="submit" disabled={pending} className={button}>
+          <BusySubmit busy={pending} className={button}>
             {pending ? "Saving…" : "Save default"}
-          </button>
+          </BusySubmit>
         </div>
       </LiveFieldset>
       {message && (

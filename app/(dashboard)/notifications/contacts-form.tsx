@@ -4,7 +4,7 @@
 // field is named under the form and nothing is saved.
 import { useState, useTransition } from "react";
 import { btnPrimary, card, input } from "@/components/ui/kit";
-import { LiveButton } from "@/components/ui/LiveButton";
+import { BusySubmit } from "@/components/ui/LiveButton";
 import { DLQ_THRESHOLD_FIELD } from "@/lib/notify/limits";
 import { saveContactsAction } from "./actions";
 import { count } from "@/lib/words";
@@ -83,9 +83,9 @@ export function ContactsForm({
         <input {...DLQ_THRESHOLD_FIELD} className={`${input} mt-1 w-40`} defaultValue={dlqThreshold ?? ""} placeholder={String(defaultDlqThreshold)} />
       </label>
       <div className="flex flex-wrap items-center gap-3">
-        <LiveButton type="submit" className={btnPrimary} disabled={pending}>
+        <BusySubmit busy={pending} className={btnPrimary}>
           {pending ? "Saving…" : "Save contacts"}
-        </LiveButton>
+        </BusySubmit>
         {message && (
           <p role={message.ok ? "status" : "alert"} className={`text-sm ${message.ok ? "text-emerald-800" : "text-red-700"}`}>
             {message.text}
