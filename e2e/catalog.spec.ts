@@ -67,6 +67,9 @@ test("an engineer catalogues a type on the page; its fields, example and a verif
   await dialog.getByLabel(/Summary fields/).fill("/student_id, /score");
   await dialog.getByRole("button", { name: "Add event type" }).click();
   await expect(dialog).toBeHidden();
+  // The dialog closing is not the only sign: a status says what was added, and focus is back on the button.
+  await expect(page.getByRole("status").filter({ hasText: `Added ${TYPE} to the catalog.` })).toBeVisible();
+  await expect(page.getByRole("button", { name: "New event type" })).toBeFocused();
 
   const c = card(page);
   await expect(c).toBeVisible();
@@ -107,7 +110,7 @@ test("an engineer catalogues a type on the page; its fields, example and a verif
   await page.goto("/catalog");
   page.once("dialog", (d) => void d.accept());
   await card(page).locator("..").getByRole("button", { name: "Delete or deprecate" }).click();
-  await expect(page.getByRole("status")).toContainText("kept and marked deprecated");
+  await expect(card(page).locator("..").getByRole("status")).toContainText("kept and marked deprecated");
   await expect(card(page).locator("..").getByTestId("deprecated")).toBeVisible();
   await page.getByRole("button", { name: "Undeprecate" }).click();
   await expect(page.getByTestId("deprecated")).toHaveCount(0);

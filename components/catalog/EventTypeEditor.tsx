@@ -8,6 +8,7 @@ import { useRouter } from "next/navigation";
 import { ApiError, apiFetch } from "@/lib/client/api";
 import { btn, btnDanger, input } from "@/components/ui/kit";
 import { LiveButton } from "@/components/ui/LiveButton";
+import { SavedStatus } from "@/components/ui/useInlineForm";
 import { Field, FormActions, FormAlert } from "@/components/ui/form";
 
 type Existing = { type: string; description: string; schema: unknown; example: unknown; summaryFields: string[]; deprecated: boolean };
@@ -43,7 +44,8 @@ function parseJson(text: string, name: FieldName, errs: Errors): unknown {
   }
 }
 
-function EditorForm({ existing, onDone }: { existing?: Existing; onDone: () => void }) {
+/** `onDone`: the form closes, with what was saved (nothing for a cancel). */
+function EditorForm({ existing, onDone }: { existing?: Existing; onDone: (saved?: string) => void }) {
   const ids = useId();
   const router = useRouter();
   const [v, setV] = useState({
@@ -80,7 +82,7 @@ function EditorForm({ existing, onDone }: { existing?: Existing; onDone: () => v
       if (existing) await apiFetch(`/api/v1/event-types/${encodeURIComponent(existing.type)}`, { method: "PUT", body });
       else await apiFetch("/api/v1/event-types", { body: { type: v.type.trim(), ...body } });
       router.refresh();
-      onDone();
+      onDone(existing ? `Saved: ${existing.type}.` : `Added ${v.type.trim()} to the catalog.`);
     } catch (err) {
       setError(err);
     } finally {
@@ -93,7 +95,9 @@ function EditorForm({ existing, onDone }: { existing?: Existing; onDone: () => v
     <form onSubmit={submit} noValidate className="mt-3 grid grid-cols-1 gap-3">
       {!existing && (
         <Field label="Type" errorId={`${ids}-type`} error={errs.type} hint="Dotted lower-case words, as producers publish it.">
-          <input className={input} value={v.type} onChange={set("type")} placeholder="assignment.graded" autoFocus />
+          {/* No autoFocus: the dialog focuses its first field itself, and one focused before it looks records that field, not
+              the New event type button, as what to give focus back to on closing. */}
+          <input className={input} value={v.type} onChange={set("type")} placeholder="assignment.graded" />
         </Field>
       )}
       <Field label="Description" errorId={`${ids}-description`} error={errs.description}>
@@ -114,7 +118,7 @@ function EditorForm({ existing, onDone }: { existing?: Existing; onDone: () => v
         <input className={input} value={v.summaryFields} onChange={set("summaryFields")} placeholder="/student_id, /score" />
       </Field>
       <FormAlert>{other}</FormAlert>
-      <FormActions busy={busy} submitLabel={existing ? "Save changes" : "Add event type"} onCancel={onDone} />
+      <FormActions busy={busy} submitLabel={existing ? "Save changes" : "Add event type"} onCancel={() => onDone()} />
     </form>
   );
 }
@@ -141,14 +145,29 @@ function Dialog({ title, onClose, children }: { title: string; onClose: () => vo
 
 export function NewEventTypeButton() {
   const [open, setOpen] = useState(false);
+  // A save closes the dialog: without this line nothing would say it worked (focus is back on the button).
+  const [saved, setSaved] = useState("");
   return (
     <>
-      <LiveButton type="button" className={btn} onClick={() => setOpen(true)}>
+      <LiveButton
+        type="button"
+        className={btn}
+        onClick={() => {
+          setSaved("");
+          setOpen(true);
+        }}
+      >
         New event type
       </LiveButton>
+      <SavedStatus>{saved}</SavedStatus>
       {open && (
         <Dialog title="New event type" onClose={() => setOpen(false)}>
-          <EditorForm onDone={() => setOpen(false)} />
+          <EditorForm
+            onDone={(status) => {
+              setSaved(status ?? "");
+              setOpen(false);
+            }}
+          />
         </Dialog>
       )}
     </>
@@ -181,7 +200,14 @@ export function EventTypeActions({ existing }: { existing: Existing }) {
   }
   return (
     <div className="flex flex-wrap items-center gap-2">
-      <LiveButton type="button" className={btn} onClick={() => setOpen(true)}>
+      <LiveButton
+        type="button"
+        className={btn}
+        onClick={() => {
+          setNote(null);
+          setOpen(true);
+        }}
+      >
         Edit
       </LiveButton>
       {existing.deprecated ? (
@@ -193,14 +219,19 @@ export function EventTypeActions({ existing }: { existing: Existing }) {
           Delete or deprecate
         </LiveButton>
       )}
-      {note && (
-        <span role="status" className="text-xs text-slate-700">
-          {note}
-        </span>
-      )}
+      {/* Always in the page, so a screen reader reads what is put in it. */}
+      <span role="status" className="text-xs text-slate-700 empty:sr-only">
+        {note}
+      </span>
       {open && (
         <Dialog title={`Edit ${existing.type}`} onClose={() => setOpen(false)}>
-          <EditorForm existing={existing} onDone={() => setOpen(false)} />
+          <EditorForm
+            existing={existing}
+            onDone={(status) => {
+              if (status) setNote(status);
+              setOpen(false);
+            }}
+          />
         </Dialog>
       )}
     </div>
