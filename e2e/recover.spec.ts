@@ -147,8 +147,11 @@ test("an engineer backfills a district that joined late from its subscription pa
   await form.getByLabel(/^Backfill/).check();
   await form.getByLabel("Reason (incident or ticket id)").fill(`ONBOARD-${run} Monroe joined`);
   await form.getByLabel("Rate (per second)").fill("2");
-  await form.getByRole("button", { name: "Preview" }).click();
+  await form.getByRole("button", { name: "Preview" }).focus();
+  await page.keyboard.press("Enter");
   await expect(page.getByTestId("recover-preview")).toContainText("5 events would get a delivery, at 2/s");
+  // Busy while it counted, but never disabled: focus stays on Preview, next to the count and the Backfill button.
+  await expect(form.getByRole("button", { name: "Preview" })).toBeFocused();
   await shot(page, "backfill-form-1280");
   await page.setViewportSize({ width: 390, height: 844 });
   await shot(page, "backfill-form-390");

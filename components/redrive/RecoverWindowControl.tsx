@@ -11,7 +11,7 @@ import { apiFetch, ApiError } from "@/lib/client/api";
 import { btn, btnPrimary, card, input } from "@/components/ui/kit";
 import { Field, FormAlert, ReasonInput, TimeField } from "@/components/ui/form";
 import { toLocalInput } from "@/components/ui/time";
-import { LiveButton } from "@/components/ui/LiveButton";
+import { BusySubmit, LiveButton } from "@/components/ui/LiveButton";
 import { OPERATOR_REASON_TITLE } from "@/components/ui/labels";
 import { num } from "@/lib/words";
 
@@ -127,12 +127,19 @@ export function RecoverWindowControl({ subscriptionId, canStart }: { subscriptio
           <FormAlert className="sm:col-span-2">{error}</FormAlert>
           {preview && <PreviewLine preview={preview} kind={kind} rate={rate} />}
           <div className="flex flex-wrap gap-2 sm:col-span-2">
-            <button type="button" className={btn} disabled={busy || reason.trim().length < 3} onClick={() => void send(true)}>
+            {/* aria-disabled while busy, not disabled: disabling the focused button drops focus to the top of the page. */}
+            <button
+              type="button"
+              className={`${btn} aria-disabled:opacity-50`}
+              disabled={reason.trim().length < 3}
+              aria-disabled={busy || undefined}
+              onClick={() => !busy && void send(true)}
+            >
               Preview
             </button>
-            <button type="submit" className={btnPrimary} disabled={busy || !preview || preview.matched === 0}>
+            <BusySubmit busy={busy} className={btnPrimary} disabled={!preview || preview.matched === 0}>
               {preview && preview.matched ? `${kind === "recover" ? "Recover" : "Backfill"} ${num(preview.matched)} ${noun}` : "Start"}
-            </button>
+            </BusySubmit>
             <button
               type="button"
               className={btn}
