@@ -69,6 +69,8 @@ test("an engineer resolves a district's gone letters from the DLQ page; support 
   await expect(dialog).toBeHidden();
   // "Resolve these 3…" left with the letters it matched: focus goes to the filter that found them.
   await expect(page.getByRole("combobox", { name: "Filter by subscription" })).toBeFocused();
+  // The filter still says what it filters on, though no dead letter has that reason now.
+  await expect(page.getByRole("combobox", { name: "Filter by reason" })).toHaveValue("gone");
 
   // The depth falls from 4 to the one permanent letter as the dialog closes (the page refetches the count), well
   // inside the sampler's 15 s, and the filter's resolve button goes with the 3 it matched.

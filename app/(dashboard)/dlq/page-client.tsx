@@ -69,6 +69,14 @@ function DepthTable({
 
 type Filter = { subscriptionId: string; reason: string };
 
+/**
+ * The options, with the chosen value kept when it has just left them (its last dead letters resolved or redriven):
+ * a select whose value is missing shows its first option, "All reasons", while the table still filters on the old one.
+ */
+function withChosen(options: { value: string; label: string }[], chosen: string, label = chosen) {
+  return !chosen || options.some((o) => o.value === chosen) ? options : [...options, { value: chosen, label }];
+}
+
 /** The groups a redrive or resolve filters on, each with its links. */
 function GroupsTable({
   groups,
@@ -189,7 +197,10 @@ function GroupsCard({
             <OptionSelect
               aria-label="Filter by subscription"
               any="All subscriptions"
-              options={s.bySubscription.map((r) => ({ value: r.subscriptionId, label: r.subscriptionName ?? r.subscriptionId }))}
+              options={withChosen(
+                s.bySubscription.map((r) => ({ value: r.subscriptionId, label: r.subscriptionName ?? r.subscriptionId })),
+                filter.subscriptionId,
+              )}
               value={filter.subscriptionId}
               onChange={(e) => setFilter({ ...filter, subscriptionId: e.target.value })}
             />
@@ -199,7 +210,11 @@ function GroupsCard({
             <OptionSelect
               aria-label="Filter by reason"
               any="All reasons"
-              options={s.byReason.map((r) => ({ value: r.reason ?? "", label: reasonLabel(r.reason) }))}
+              options={withChosen(
+                s.byReason.map((r) => ({ value: r.reason ?? "", label: reasonLabel(r.reason) })),
+                filter.reason,
+                reasonLabel(filter.reason),
+              )}
               value={filter.reason}
               onChange={(e) => setFilter({ ...filter, reason: e.target.value })}
             />
