@@ -11,6 +11,17 @@ test.setTimeout(240_000);
 
 const SUBS = 1_000;
 const run = Date.now().toString(36);
+// A type of their own, so the other specs' publishes never fan out to a thousand unreachable endpoints.
+const TYPE = `dlqscale.test_${run}`;
+
+// The specs share one server: a thousand subscriptions with dead letters left behind would push theirs off the page.
+test.afterEach(async () => {
+  const db = e2eDb();
+  await db.query(`DELETE FROM deliveries WHERE subscription_id LIKE $1`, [`sub_dlqs_${run}_%`]);
+  await db.query(`DELETE FROM events WHERE id LIKE $1`, [`evt_dlqs_${run}_%`]);
+  await db.query(`DELETE FROM event_keys WHERE id LIKE $1`, [`evt_dlqs_${run}_%`]);
+  await db.query(`DELETE FROM subscriptions WHERE id LIKE $1`, [`sub_dlqs_${run}_%`]);
+});
 
 test("a thousand subscriptions with dead letters: the deepest are listed, the rest counted and searchable", async ({ page }) => {
   const db = e2eDb();
@@ -20,20 +31,20 @@ test("a thousand subscriptions with dead letters: the deepest are listed, the re
   await db.query(
     `INSERT INTO subscriptions (id, name, tenant, url, event_types)
      SELECT 'sub_dlqs_${run}_' || lpad(i::text, 4, '0'), CASE WHEN i = $1 THEN 'Needle Academy ${run}' ELSE 'Scale ' || i END,
-            CASE WHEN i = $1 THEN $2 END, 'https://scale.k12.example/hooks', '{assignment.graded}'
+            CASE WHEN i = $1 THEN $2 END, 'https://scale.k12.example/hooks', '{${TYPE}}'
        FROM generate_series(1, $1::int) i`,
     [SUBS, tenant],
   );
   await db.query(
     `INSERT INTO events (id, type, payload, occurred_at, subject, subject_values, created_at)
-     SELECT 'evt_dlqs_${run}_' || i || '_' || j, 'assignment.graded', convert_to('{}', 'UTF8'), now() - interval '2 hours', '{}'::jsonb, '{}', now() - interval '2 hours'
+     SELECT 'evt_dlqs_${run}_' || i || '_' || j, '${TYPE}', convert_to('{}', 'UTF8'), now() - interval '2 hours', '{}'::jsonb, '{}', now() - interval '2 hours'
        FROM generate_series(1, $1::int) i, generate_series(0, i % 3) j`,
     [SUBS],
   );
   await db.query(
     `INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, attempt_count, total_attempts,
                              dead_letter_reason, dead_lettered_at, last_error_class, last_status_code, event_at, created_at)
-     SELECT hl_delivery_key(s, e), e, s, 'assignment.graded', 'dead_letter', 1, 1, 'permanent', now() - interval '1 hour', 'http_4xx', 422,
+     SELECT hl_delivery_key(s, e), e, s, '${TYPE}', 'dead_letter', 1, 1, 'permanent', now() - interval '1 hour', 'http_4xx', 422,
             now() - interval '2 hours', now() - interval '2 hours'
        FROM generate_series(1, $1::int) i, generate_series(0, i % 3) j,
             LATERAL (SELECT 'sub_dlqs_${run}_' || lpad(i::text, 4, '0') AS s, 'evt_dlqs_${run}_' || i || '_' || j AS e) x`,
