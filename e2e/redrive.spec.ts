@@ -72,9 +72,15 @@ test("an engineer filters the DLQ by reason, previews, confirms and watches the 
   await page.goto(`/dlq/redrive?subscriptionId=${sub.json.id}`);
   await expect(page.getByRole("heading", { name: "Redrive dead letters" })).toBeVisible();
   await expect(page.getByLabel("Subscription")).toHaveValue(sub.json.id);
+  // The page previews what the link carried as it opens; a press while that runs is refused (busy), as it was when the
+  // button was disabled then.
+  await expect(page.getByRole("button", { name: "Preview", exact: true })).not.toHaveAttribute("aria-disabled", "true");
   await page.getByLabel("Dead-letter reason").selectOption("permanent");
-  await page.getByRole("button", { name: "Preview" }).click();
+  await page.getByRole("button", { name: "Preview", exact: true }).focus();
+  await page.keyboard.press("Enter");
   await expect(page.getByTestId("preview-count")).toContainText("6 deliveries match");
+  // Busy while it counted, never disabled: focus is still on Preview, not back at the top of the page.
+  await expect(page.getByRole("button", { name: "Preview", exact: true })).toBeFocused();
   await expect(page.getByRole("table")).toContainText(`evt_rd_${run}_0`);
   const start = page.getByRole("button", { name: "Redrive 6 deliveries" });
   await expect(start).toBeDisabled(); // no reason yet

@@ -16,7 +16,7 @@ import {
   labelOf,
 } from "@/components/ui/labels";
 import { Time, toLocalInput, useFormatTime } from "@/components/ui/time";
-import { LiveFieldset } from "@/components/ui/LiveButton";
+import { BusySubmit, LiveFieldset } from "@/components/ui/LiveButton";
 import { describeFilter } from "@/components/redrive/describe-filter";
 import { PermanentWarning } from "@/components/redrive/PermanentWarning";
 import { HeldSubscriptionNote, inactiveSubscriptionOf, type InactiveSubscription } from "@/components/subscriptions/HeldSubscriptionNote";
@@ -103,9 +103,9 @@ function FilterForm({
             </span>
           </span>
         </label>
-        <button type="submit" className={btn} disabled={previewing}>
+        <BusySubmit busy={previewing} className={btn}>
           {previewing ? "Previewing…" : "Preview"}
-        </button>
+        </BusySubmit>
       </LiveFieldset>
     </form>
   );
