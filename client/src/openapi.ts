@@ -3503,6 +3503,9 @@ export interface operations {
         parameters: {
             query?: {
                 subscriptionId?: string;
+                q?: string;
+                limit?: number;
+                include?: string;
             };
             header?: never;
             path?: never;
@@ -3551,6 +3554,10 @@ export interface operations {
                             /** @description null: counted now; else the time of the sample this group was read from */
                             sampledAt: string | null;
                         }[];
+                        /** @description subscriptions with dead letters; bySubscription lists fewer with ?q= or ?limit= */
+                        subscriptionCount: number;
+                        /** @description of those, how many match ?q= (all of them without it) */
+                        matchingSubscriptionCount: number;
                     };
                 };
             };
