@@ -73,7 +73,11 @@ test("a thousand subscriptions with dead letters: the deepest are listed, the re
   const groups = page.getByRole("region", { name: "Redrive by filter" });
   await expect(groups.getByTestId("dlq-group")).toHaveCount(50);
   await expect(page.getByRole("region", { name: "By subscription" }).getByRole("row")).toHaveCount(51);
-  await expect(page.getByTestId("dlq-more")).toContainText(`${(SUBS - 50).toLocaleString("en-US")} more subscriptions with dead letters`);
+  // Other specs' subscriptions with dead letters share this database: the page's own total, at least the thousand.
+  const more = page.getByTestId("dlq-more");
+  const total = Number((await more.innerText()).match(/The deepest 50 of ([\d,]+) subscriptions/)![1].replace(/,/g, ""));
+  expect(total).toBeGreaterThanOrEqual(SUBS);
+  await expect(more).toContainText(`${(total - 50).toLocaleString("en-US")} more subscriptions with dead letters`);
   expect(bytes).toBeLessThan(400_000);
   await shot(page, "dlq-scale-1280");
 
@@ -84,7 +88,7 @@ test("a thousand subscriptions with dead letters: the deepest are listed, the re
   await expect(page).toHaveURL(new RegExp(`[?&]q=${tenant}`));
   await expect(groups.getByTestId("dlq-group")).toHaveCount(1);
   await expect(groups.getByTestId("dlq-group")).toContainText(`Needle Academy ${run}`);
-  await expect(page.getByTestId("dlq-more")).toContainText(`1 of ${SUBS.toLocaleString("en-US")} subscriptions with dead letters matches`);
+  await expect(page.getByTestId("dlq-more")).toContainText(`1 of ${total.toLocaleString("en-US")} subscriptions with dead letters matches`);
   await expect(groups.getByRole("link", { name: "Redrive these…" })).toHaveAttribute(
     "href",
     `/dlq/redrive?subscriptionId=sub_dlqs_${run}_${String(SUBS).padStart(4, "0")}&reason=permanent&errorClass=http_4xx&statusCode=422`,
