@@ -5,7 +5,7 @@
 // a row that stayed put, whatever was inserted meanwhile; an offset would.
 import "server-only";
 import type { PrismaClient } from "../db/prisma";
-import { AppError } from "../errors";
+import { badPageCursor, decodePageCursor, encodePageCursor } from "../api/page-cursor";
 import { join, ledgerDb, queryRows, raw, sql, type LedgerDb, type Sql } from "../ledger/read/db";
 import { GLOBAL_SCOPE, scopeWhere, subscriptionWhere, type Scope } from "../tenants/scope";
 import { ZListSubscriptions, type SubscriptionSort, type TListSubscriptions } from "./subscription-input";
@@ -55,27 +55,19 @@ export type SubscriptionPageRow = {
 };
 
 const BAD_CURSOR = "not a nextCursor this list answered for this sort; start again without cursor";
-
-function badCursor(): AppError {
-  return new AppError("validation_failed", `cursor: ${BAD_CURSOR}.`, [{ path: "query.cursor", message: BAD_CURSOR }]);
-}
+const badCursor = () => badPageCursor(BAD_CURSOR);
 
 // The cursor is opaque to callers: base64url of [sort, "a" (the rows after) or "b" (the rows before), ...a row's
 // keys]. It names its sort, so a cursor reused under another order is refused instead of starting somewhere arbitrary.
 type Direction = "a" | "b";
 
 function encodeCursor(sort: SubscriptionSort, dir: Direction, keys: string[]): string {
-  return Buffer.from(JSON.stringify([sort, dir, ...keys])).toString("base64url");
+  return encodePageCursor([sort, dir, ...keys]);
 }
 
 function decodeCursor(cursor: string, sort: SubscriptionSort, n: number): { dir: Direction; keys: string[] } {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-  } catch {
-    throw badCursor();
-  }
-  if (!Array.isArray(parsed) || parsed.length !== n + 2 || parsed[0] !== sort || (parsed[1] !== "a" && parsed[1] !== "b")) throw badCursor();
+  const parsed = decodePageCursor(cursor, BAD_CURSOR);
+  if (parsed.length !== n + 2 || parsed[0] !== sort || (parsed[1] !== "a" && parsed[1] !== "b")) throw badCursor();
   const keys = parsed.slice(2) as unknown[];
   if (!keys.every((x): x is string => typeof x === "string" && x.length <= 2100)) throw badCursor();
   // A timestamp key must parse here rather than fail as a 500 inside the statement.

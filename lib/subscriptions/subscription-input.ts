@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { zPageLimit } from "../api/page-input";
 import { isValidSecret } from "./secrets";
 import { ZEndpointHeaders, ZEndpointTls } from "./endpoint-auth";
 
@@ -135,12 +136,7 @@ export const ZListSubscriptions = z
     archived: z.enum(["true", "false"]).optional(),
     sort: z.enum(SUBSCRIPTION_SORTS).default("name"),
     cursor: z.string().min(1).max(1000).optional(),
-    limit: z.coerce
-      .number({ error: `limit is a whole number from 1 to ${SUBSCRIPTION_PAGE_MAX}` })
-      .int(`limit is a whole number from 1 to ${SUBSCRIPTION_PAGE_MAX}`)
-      .min(1, `limit is at least 1`)
-      .max(SUBSCRIPTION_PAGE_MAX, `limit is at most ${SUBSCRIPTION_PAGE_MAX}; page with nextCursor for more`)
-      .default(SUBSCRIPTION_PAGE_DEFAULT),
+    limit: zPageLimit(SUBSCRIPTION_PAGE_MAX, SUBSCRIPTION_PAGE_DEFAULT),
   })
   .strict();
 export type TListSubscriptions = z.input<typeof ZListSubscriptions>;

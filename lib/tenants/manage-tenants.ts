@@ -2,6 +2,7 @@
 // the check every account and token creation makes on the tenant it names.
 // Creating a tenant is a global admin's; a scoped principal sees its own only.
 import "server-only";
+import { badPageCursor, decodePageCursor, encodePageCursor } from "../api/page-cursor";
 import { ZCreateTenant, ZListTenants, type TCreateTenant, type TListTenants } from "./tenant-input";
 import type { PrismaClient, Tx } from "../db/prisma";
 import { AppError, notFound } from "../errors";
@@ -18,22 +19,13 @@ const toView = (t: { id: string; name: string; createdAt: Date }): TenantView =>
 
 const BAD_CURSOR = "not a nextCursor this list answered; start again without cursor";
 
-function badCursor(): AppError {
-  return new AppError("validation_failed", `cursor: ${BAD_CURSOR}.`, [{ path: "query.cursor", message: BAD_CURSOR }]);
-}
-
-// The cursor is opaque to callers: base64url of ["t", the last id of the page]. Keyset paging by id, so a page never
+// The cursor is opaque to callers: ["t", the last id of the page]. Keyset paging by id, so a page never
 // repeats or skips a tenant that stayed put, whatever was registered meanwhile.
-const encodeCursor = (id: string) => Buffer.from(JSON.stringify(["t", id])).toString("base64url");
+const encodeCursor = (id: string) => encodePageCursor(["t", id]);
 
 function decodeCursor(cursor: string): string {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-  } catch {
-    throw badCursor();
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 2 || parsed[0] !== "t" || typeof parsed[1] !== "string" || parsed[1].length > 200) throw badCursor();
+  const parsed = decodePageCursor(cursor, BAD_CURSOR);
+  if (parsed.length !== 2 || parsed[0] !== "t" || typeof parsed[1] !== "string" || parsed[1].length > 200) throw badPageCursor(BAD_CURSOR);
   return parsed[1];
 }
 

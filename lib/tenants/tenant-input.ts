@@ -1,5 +1,6 @@
 // The tenant's input shapes, client-safe (the admin page's form and the OpenAPI document use them too).
 import { z } from "zod";
+import { zPageLimit } from "../api/page-input";
 
 /** A tenant id: what producers send as subject.tenant and subscriptions carry. */
 const ZTenantId = z
@@ -20,12 +21,7 @@ export const ZListTenants = z
   .object({
     q: z.string().trim().min(1).max(200).optional(),
     cursor: z.string().min(1).max(1000).optional(),
-    limit: z.coerce
-      .number({ error: `limit is a whole number from 1 to ${TENANT_PAGE_MAX}` })
-      .int(`limit is a whole number from 1 to ${TENANT_PAGE_MAX}`)
-      .min(1, `limit is at least 1`)
-      .max(TENANT_PAGE_MAX, `limit is at most ${TENANT_PAGE_MAX}; page with nextCursor for more`)
-      .default(TENANT_PAGE_DEFAULT),
+    limit: zPageLimit(TENANT_PAGE_MAX, TENANT_PAGE_DEFAULT),
   })
   .strict();
 export type TListTenants = z.input<typeof ZListTenants>;
