@@ -43,14 +43,29 @@ test("the Subscriptions page searches, pages and sorts on the server with 300 su
   await expect(page).toHaveURL(new RegExp(`[?&]q=paging(\\+|%20)${run}`));
   await expect.poll(() => names(page)).toEqual(Array.from({ length: 50 }, (_, i) => nameOf(i)));
 
+  // A slow server: a render of the page takes four seconds. A page turn must not wait for one to put the page in the
+  // URL: the URL holds the page as soon as its rows show, so a reload at any moment reloads what is on screen.
+  await page.route(
+    (url) => url.pathname === "/subscriptions",
+    async (route) => {
+      if (route.request().headers()["rsc"]) await new Promise((r) => setTimeout(r, 4_000));
+      await route.fallback();
+    },
+  );
+  const cursorInUrl = () => new URL(page.url()).searchParams.get("cursor");
   await page.getByRole("button", { name: "Next →" }).click();
-  await expect(page).toHaveURL(/[?&]cursor=/);
   await expect.poll(() => names(page)).toEqual(Array.from({ length: 50 }, (_, i) => nameOf(50 + i)));
+  const second = cursorInUrl();
+  expect(second).toBeTruthy();
   await page.getByRole("button", { name: "Next →" }).click();
   await expect.poll(async () => (await names(page))[0]).toBe(nameOf(100));
+  const third = cursorInUrl();
+  expect(third).toBeTruthy();
+  expect(third).not.toBe(second);
   await page.getByRole("button", { name: "← Previous" }).click();
   await expect.poll(() => names(page)).toEqual(Array.from({ length: 50 }, (_, i) => nameOf(50 + i)));
-  // The URL holds the page: a reload shows the same rows.
+  expect(cursorInUrl()).not.toBe(third);
+  await page.unroute((url) => url.pathname === "/subscriptions");
   await page.reload();
   await expect.poll(() => names(page)).toEqual(Array.from({ length: 50 }, (_, i) => nameOf(50 + i)));
   await shot(page, "subscriptions-paging-1280");
@@ -120,4 +135,14 @@ test("the Subscriptions page follows its URL: back and forward step through the 
   await expect(page).toHaveURL(/\/subscriptions$/);
   await expect(page.getByRole("searchbox", { name: "Search" })).toHaveValue("");
   await expect.poll(async () => (await names(page)).includes(other)).toBe(true);
+  // Back returns the search, in the box as in the rows.
+  await page.goBack();
+  await expect(page.getByRole("searchbox", { name: "Search" })).toHaveValue(tag.toLowerCase());
+  await expect.poll(async () => (await names(page))[0]).toBe(nameAt(50));
+
+  // A cursor that is no longer good (an old link, another sort's): the first page, and the URL says so.
+  await page.goto(`/subscriptions?q=${encodeURIComponent(tag.toLowerCase())}&cursor=not-a-cursor`);
+  await expect(page).not.toHaveURL(/[?&]cursor=/);
+  await expect(page).toHaveURL(/[?&]q=/);
+  await expect.poll(async () => (await names(page))[0]).toBe(nameAt(0));
 });

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { zPageLimit } from "../api/page-input";
 import { isValidSecret } from "./secrets";
 import { ZEndpointHeaders, ZEndpointTls } from "./endpoint-auth";
+import { SUBSCRIPTION_SORTS } from "./list-state";
 
 const EVENT_TYPE_RE = /^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$/;
 export const ZEventTypeName = z.string().max(100).regex(EVENT_TYPE_RE, "an event type is dotted lower-case words, e.g. assignment.graded");
@@ -108,9 +109,7 @@ export const ZUpdateSubscription = z
   .refine((v) => Object.keys(v).some((k) => k !== "reason"), "nothing to change");
 export type TUpdateSubscription = z.infer<typeof ZUpdateSubscription>;
 
-/** The orders a subscription list can be read in; a leading "-" reads it backwards. Each ends with the id, so a cursor is exact. */
-export const SUBSCRIPTION_SORTS = ["name", "-name", "tenant", "-tenant", "state", "-state", "created", "-created"] as const;
-export type SubscriptionSort = (typeof SUBSCRIPTION_SORTS)[number];
+export { SUBSCRIPTION_SORTS, type SubscriptionSort } from "./list-state";
 
 /** At most this many subscriptions a page (the default is SUBSCRIPTION_PAGE_DEFAULT). */
 export const SUBSCRIPTION_PAGE_MAX = 500;

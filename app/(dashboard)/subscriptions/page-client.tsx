@@ -1,10 +1,10 @@
 "use client";
 import Link from "next/link";
-import { useRouter } from "next/navigation";
+import { useSearchParams } from "next/navigation";
 import { useEffect, useRef, useState } from "react";
 import { useQueryClient } from "@tanstack/react-query";
 import type { SubscriptionHealth } from "@/lib/dashboard/subscriptions";
-import type { SubscriptionSort } from "@/lib/subscriptions/subscription-input";
+import { listQueryString, parseListState, type ListState, type SubscriptionSort } from "@/lib/subscriptions/list-state";
 import { formatAge } from "@/lib/dashboard/describe";
 import { usePolled } from "@/components/dashboard/usePolled";
 import { UpdatedAgo, useHydrated, useNow } from "@/components/ui/time";
@@ -17,8 +17,6 @@ import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 import { useTenantIds } from "@/components/ui/TenantPicker";
 import { count, num, possessive } from "@/lib/words";
 
-/** What the list shows: all of it in the URL, so a reload or a shared link shows the same page. */
-export type ListState = { q: string; sort: SubscriptionSort; state: "" | "active" | "paused" | "disabled"; tenant: string; archived: boolean; cursor: string };
 type Page = { items: SubscriptionHealth[]; nextCursor: string | null; prevCursor: string | null };
 
 // The orders the server pages in (lib/subscriptions/list.ts); the health figures are a page's own, so they do not sort.
@@ -35,49 +33,41 @@ const SORTS: { value: SubscriptionSort; label: string }[] = [
 /** How long the search box waits after the last keystroke before it asks the server. */
 const SEARCH_DEBOUNCE_MS = 300;
 
-function queryString(s: ListState, pageSize?: number): string {
-  const qs = new URLSearchParams();
-  if (s.q) qs.set("q", s.q);
-  if (s.sort !== "name") qs.set("sort", s.sort);
-  if (s.state) qs.set("state", s.state);
-  if (s.tenant) qs.set("tenant", s.tenant);
-  if (s.archived) qs.set("archived", "true");
-  if (s.cursor) qs.set("cursor", s.cursor);
-  if (pageSize) qs.set("limit", String(pageSize));
-  return qs.toString();
-}
-
 /**
- * The list's state, held here so the controls answer at once; the URL follows (router.replace, router.push for a page
- * turn, which the browser's back button then steps back through), and a reload starts from it.
+ * The list's state is its URL, so a reload or a shared link shows the same page. The controls write the URL with the
+ * browser's own history (a page turn pushes an entry the back button steps back through; a new search or filter
+ * replaces it), which Next.js follows without asking the server to render the page again: the rows and the URL change
+ * together, and a reload at any moment reloads what is on screen. Back, forward and the header's Subscriptions link
+ * change the URL too, and the list follows them the same way.
  */
-function useListState(initialState: ListState, district: boolean) {
-  const router = useRouter();
+function useListState(district: boolean) {
+  const params = useSearchParams();
+  const parsed = parseListState((name) => params.get(name));
   // A district's viewer has one tenant: no tenant filter.
-  const [state, setState] = useState<ListState>(district ? { ...initialState, tenant: "" } : initialState);
-  const [text, setText] = useState(initialState.q);
-  const [tenantText, setTenantText] = useState(initialState.tenant);
-  // The URL also changes without these controls: the header's Subscriptions link, the browser's back and forward. The
-  // server then renders the page for that URL, and its state is the one to show, not what was last chosen here.
-  const urlKey = queryString(initialState);
-  const [seenUrlKey, setSeenUrlKey] = useState(urlKey);
-  if (urlKey !== seenUrlKey) {
-    setSeenUrlKey(urlKey);
-    if (urlKey !== queryString(state)) {
-      setState(district ? { ...initialState, tenant: "" } : initialState);
-      setText(initialState.q);
-      setTenantText(initialState.tenant);
+  const state = district ? { ...parsed, tenant: "" } : parsed;
+  const [text, setText] = useState(state.q);
+  const [tenantText, setTenantText] = useState(state.tenant);
+  // The boxes hold what is typed. When the URL changes by other means than these controls (back, forward, the header's
+  // link), they show the URL's; when it is a change written here, what was typed since is kept.
+  const key = listQueryString(state);
+  const [seen, setSeen] = useState(key);
+  const [written, setWritten] = useState<string | null>(null);
+  if (seen !== key) {
+    setSeen(key);
+    setWritten(null);
+    if (written !== key) {
+      setText(state.q);
+      setTenantText(state.tenant);
     }
   }
   /** `turn`: a page turn, a new history entry; a new search or filter replaces the entry. */
   const go = (patch: Partial<ListState>, turn = false) => {
     // Any change but a page turn starts again from the first page.
-    const next = { ...state, cursor: "", ...patch };
-    setState(next);
-    const qs = queryString(next);
-    const href = `/subscriptions${qs ? `?${qs}` : ""}`;
-    if (turn) router.push(href, { scroll: false });
-    else router.replace(href, { scroll: false });
+    const qs = listQueryString({ ...state, cursor: "", ...patch });
+    setWritten(qs);
+    const href = `${window.location.pathname}${qs ? `?${qs}` : ""}`;
+    if (turn) window.history.pushState(null, "", href);
+    else window.history.replaceState(null, "", href);
   };
   return { state, go, text, setText, tenantText, setTenantText };
 }
@@ -153,7 +143,7 @@ export function SubscriptionsClient({
   const now = useNow(15_000);
   const hydrated = useHydrated(); // a change before React listens would be lost (or undone by hydration): every control waits for it
   const [creating, setCreating] = useState(false);
-  const { state, go, text, setText, tenantText, setTenantText } = useListState(initialState, Boolean(district));
+  const { state, go, text, setText, tenantText, setTenantText } = useListState(Boolean(district));
   const typing = useRef<ReturnType<typeof setTimeout>>(undefined);
   useEffect(() => () => clearTimeout(typing.current), []);
   const search = (value: string, wait: number) => {
@@ -163,8 +153,8 @@ export function SubscriptionsClient({
       if (value.trim() !== state.q) go({ q: value.trim() });
     }, wait);
   };
-  const initialQs = queryString(initialState, pageSize);
-  const qs = queryString(state, pageSize);
+  const initialQs = listQueryString(initialState, pageSize);
+  const qs = listQueryString(state, pageSize);
   const res = usePolled<Page>(`/api/v1/dashboard/subscriptions?${qs}`, { initialData: qs === initialQs ? initial : undefined, initialAt });
   const page = res.data ?? { items: [], nextCursor: null, prevCursor: null };
   const items = page.items;
