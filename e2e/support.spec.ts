@@ -64,6 +64,15 @@ test("search a student id, see Delivered, copy a receipt holding the delivery ke
   expect(receipt).toContain(`Assignment graded for student ${student}, assignment asg_7, sent to Lincoln USD`);
   expect(receipt).not.toContain("score"); // no payload in a receipt
   await shot(page, "lookup-1280");
+  // The search is in the URL at once; the header's hookledger link opens an empty search, and back returns this one.
+  await expect(page).toHaveURL(new RegExp(`[?&]q=${student}`));
+  await page.getByRole("link", { name: "hookledger", exact: true }).click();
+  await expect(page).toHaveURL(/\/$/);
+  await expect(page.getByRole("searchbox", { name: "Search deliveries" })).toHaveValue("");
+  await expect(page.getByTestId("delivery-result")).toHaveCount(0);
+  await page.goBack();
+  await expect(page.getByRole("searchbox", { name: "Search deliveries" })).toHaveValue(student);
+  await expect(result.getByTestId("delivery-key")).toHaveText(delivery.deliveryKey);
 
   // The timeline behind the answer.
   await result.getByRole("link", { name: "View timeline" }).click();

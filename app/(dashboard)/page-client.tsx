@@ -1,6 +1,6 @@
 "use client";
 import Link from "next/link";
-import { useRouter } from "next/navigation";
+import { useSearchParams } from "next/navigation";
 import { useState } from "react";
 import type { LookupResult } from "@/lib/dashboard/lookup";
 import { deliveryReceipt, describeDelivery, eventTypeInWords, formatAbsolute, subjectInWords, type DeliveryLite } from "@/lib/dashboard/describe";
@@ -109,20 +109,27 @@ function UnroutedResult({ e, tz }: { e: LookupResult["unrouted"][number]; tz: st
 }
 
 export function LookupClient({ initialQuery, initial, initialAt }: { initialQuery: string; initial: LookupResult | null; initialAt: number }) {
-  const router = useRouter();
   const tz = useTimeZone();
   // A district's viewer lands on its own endpoints; the search below answers within its district only.
   const district = useViewerTenant();
-  const [text, setText] = useState(initialQuery);
-  const [q, setQ] = useState(initialQuery);
+  // The search is the URL's (a reload or a shared link asks again); the box shows it whenever the URL changes (back,
+  // forward, the header's link), and what is typed until then.
+  const q = (useSearchParams().get("q") ?? "").trim().slice(0, 200);
+  const [text, setText] = useState(q);
+  const [seenQ, setSeenQ] = useState(q);
+  if (seenQ !== q) {
+    setSeenQ(q);
+    setText(q);
+  }
   const url = q ? `/api/v1/dashboard/lookup?q=${encodeURIComponent(q)}` : null;
   const res = usePolled<LookupResult>(url, { initialData: q === initialQuery && initial ? initial : undefined, initialAt });
 
   function submit(e: React.FormEvent) {
     e.preventDefault();
     const v = text.trim();
-    setQ(v);
-    router.replace(v ? `/?q=${encodeURIComponent(v)}` : "/", { scroll: false });
+    // The browser's history, which Next.js follows, rather than router.replace: that would also render the page on the
+    // server, running the same search a second time, and the URL would wait for it.
+    window.history.replaceState(null, "", v ? `/?q=${encodeURIComponent(v)}` : "/");
   }
 
   return (
