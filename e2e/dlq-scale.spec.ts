@@ -82,10 +82,16 @@ test("a thousand subscriptions with dead letters: the deepest are listed, the re
   await shot(page, "dlq-scale-1280");
 
   // A search by the tenant finds the one subscription that is not among the deepest; its redrive link is there.
+  // The chart's window picked before searching stays picked.
+  const ranges = page.getByRole("group", { name: "Time range" });
+  await ranges.getByRole("button", { name: "6 h" }).click();
+  await expect(page).toHaveURL(/[?&]range=6h\b/);
   const search = page.getByRole("searchbox", { name: "Find a subscription with dead letters" });
   await search.fill(tenant);
   await search.press("Enter");
   await expect(page).toHaveURL(new RegExp(`[?&]q=${tenant}`));
+  await expect(page).toHaveURL(/[?&]range=6h\b/);
+  await expect(ranges.getByRole("button", { name: "6 h" })).toHaveAttribute("aria-pressed", "true");
   await expect(groups.getByTestId("dlq-group")).toHaveCount(1);
   await expect(groups.getByTestId("dlq-group")).toContainText(`Needle Academy ${run}`);
   await expect(page.getByTestId("dlq-more")).toContainText(`1 of ${total.toLocaleString("en-US")} subscriptions with dead letters matches`);
@@ -96,4 +102,7 @@ test("a thousand subscriptions with dead letters: the deepest are listed, the re
   // The totals stay the whole DLQ's.
   await expect(page.getByTestId("dlq-depth")).toHaveText(seeded.toLocaleString("en-US"));
   await shot(page, "dlq-scale-search-1280");
+  await page.getByRole("link", { name: "Show the deepest" }).click();
+  await expect(page).not.toHaveURL(/[?&]q=/);
+  await expect(ranges.getByRole("button", { name: "6 h" })).toHaveAttribute("aria-pressed", "true");
 });

@@ -268,8 +268,19 @@ function keepRangeInUrl(hours: number) {
   window.history.replaceState(window.history.state, "", url);
 }
 
-function HistoryCard({ initial, initialAt, chosen }: { initial: History & { hours: number }; initialAt: number; chosen: boolean }) {
-  const [hours, setHours] = useState<number>(initial.hours);
+function HistoryCard({
+  initial,
+  initialAt,
+  chosen,
+  hours,
+  setHours,
+}: {
+  initial: History & { hours: number };
+  initialAt: number;
+  chosen: boolean;
+  hours: number;
+  setHours: (h: number) => void;
+}) {
   const history = usePolled<History>(`/api/v1/dlq/history?hours=${hours}`, {
     initialData: hours === initial.hours ? initial : undefined,
     initialAt,
@@ -302,7 +313,7 @@ function HistoryCard({ initial, initialAt, chosen }: { initial: History & { hour
 type List = { q: string; limit: number; include: string };
 
 /** How many subscriptions have dead letters against how many are listed, and a search (a plain GET: it works before hydration). */
-function ListedSubscriptions({ s, list }: { s: DlqSummary; list: List }) {
+function ListedSubscriptions({ s, list, range }: { s: DlqSummary; list: List; range: string }) {
   const listed = s.bySubscription.length;
   if (!list.q && s.subscriptionCount <= listed) return null;
   const all = count(s.subscriptionCount, "subscription");
@@ -323,8 +334,10 @@ function ListedSubscriptions({ s, list }: { s: DlqSummary; list: List }) {
         <button type="submit" className={btn}>
           Find
         </button>
+        {/* The chart's window stays as chosen across a search. */}
+        {range && <input type="hidden" name="range" value={range} />}
         {list.q && (
-          <Link href="/dlq" className="py-1.5 text-blue-700 hover:underline">
+          <Link href={range ? `/dlq?range=${range}` : "/dlq"} className="py-1.5 text-blue-700 hover:underline">
             Show the deepest
           </Link>
         )}
@@ -361,6 +374,9 @@ export function DlqClient({
   initialFilter: Filter;
 }) {
   const [resolving, setResolving] = useState<ResolveTarget | null>(null);
+  // The chart's window: from ?range= or the data, then as picked (and written back to ?range=).
+  const [hours, setHours] = useState<number>(initial.hours);
+  const [picked, setPicked] = useState(false);
   const filterForm = useRef<HTMLFormElement>(null);
   const query = new URLSearchParams({ limit: String(list.limit), ...(list.q ? { q: list.q } : {}), ...(list.include ? { include: list.include } : {}) });
   const summary = usePolled<DlqSummary>(`/api/v1/dlq?${query}`, { initialData: initial.summary, initialAt });
@@ -387,9 +403,18 @@ export function DlqClient({
         </dl>
       </Card>
 
-      <ListedSubscriptions s={s} list={list} />
+      <ListedSubscriptions s={s} list={list} range={rangeChosen || picked ? rangeParam(hours) : ""} />
 
-      <HistoryCard initial={{ ...initial.history, hours: initial.hours }} initialAt={initialAt} chosen={rangeChosen} />
+      <HistoryCard
+        initial={{ ...initial.history, hours: initial.hours }}
+        initialAt={initialAt}
+        chosen={rangeChosen}
+        hours={hours}
+        setHours={(h) => {
+          setHours(h);
+          setPicked(true);
+        }}
+      />
 
       <div className="grid grid-cols-1 gap-6 lg:grid-cols-2">
         <Card title="By subscription" id="by-sub">
