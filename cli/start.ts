@@ -344,13 +344,30 @@ export async function start(opts: StartOptions) {
   ownSignals(() => void shutdown(0));
 
   const probeHost = host && host !== "0.0.0.0" && host !== "::" ? (host.includes(":") ? `[${host}]` : host) : "127.0.0.1";
-  await waitForHttp(`http://${probeHost}:${opts.port}/api/health`, 60_000).catch(() => {});
+  const healthUrl = `http://${probeHost}:${opts.port}/api/health`;
+  const answered = await waitForHttp(healthUrl, 60_000).then(
+    () => true,
+    () => false,
+  );
   dashboardUp = true;
-  // The demo's banner, printed next, names the log itself.
-  const running = `hookledger is running: http://localhost:${opts.port}${opts.demo ? "" : `   (start-up log: ${log.shown})`}`;
-  log.record(running);
-  console.log(running);
+  announce(answered, { port: opts.port, demo: Boolean(opts.demo), healthUrl, log });
   runningSaid();
+}
+
+/** What start says once the dashboard answered its health probe, or a minute passed without an answer. */
+function announce(answered: boolean, o: { port: number; demo: boolean; healthUrl: string; log: StartLog }) {
+  if (answered) {
+    // The demo's banner, printed next, names the log itself.
+    const running = `hookledger is running: http://localhost:${o.port}${o.demo ? "" : `   (start-up log: ${o.log.shown})`}`;
+    o.log.record(running);
+    console.log(running);
+    return;
+  }
+  // Not "running": the process lives (a crash would have been restarted or given up on, and said so), but nobody has
+  // seen it answer. It may still be starting on a slow machine, or be stuck.
+  const stuck = `hookledger started, but the dashboard has not answered ${o.healthUrl} in 60 s: it may still be starting, or be stuck. Start-up log: ${o.log.shown}`;
+  o.log.record(stuck);
+  console.error(stuck);
 }
 
 /**
@@ -440,11 +457,12 @@ function pinoLevel(line: string): number {
   }
 }
 
-async function waitForHttp(url: string, timeoutMs: number) {
+/** Resolves once `url` answers (any status but a 5xx other than 503); each probe waits at most 5 s, so one that is accepted and never answered does not outlast `timeoutMs`. */
+export async function waitForHttp(url: string, timeoutMs: number) {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     try {
-      const r = await fetch(url);
+      const r = await fetch(url, { signal: AbortSignal.timeout(Math.max(1, Math.min(5_000, until - Date.now()))) });
       if (r.status < 500 || r.status === 503) return;
     } catch {
       /* not up yet */
