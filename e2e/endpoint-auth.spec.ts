@@ -3,16 +3,12 @@
 // the header the same test shows its 401. Screens at 1,280 and 390 px. A
 // district whose endpoint has a self-signed certificate is trusted with a CA
 // bundle alone (no client certificate).
-import { execFileSync } from "node:child_process";
-import fs from "node:fs";
 import http from "node:http";
 import https from "node:https";
-import os from "node:os";
-import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { randomBytes } from "node:crypto";
 import { expect, test } from "@playwright/test";
-import { api, signIn } from "./helpers";
+import { api, selfSignedCert, signIn } from "./helpers";
 import { shot } from "./dashboard-seed";
 
 test.setTimeout(180_000);
@@ -82,19 +78,8 @@ test("manager adds a bearer header, sends a test and sees 200", async ({ page, r
 
 test("manager trusts a district's self-signed certificate with a CA bundle alone, and the test send then gets 200", async ({ page, request }) => {
   // A district endpoint on HTTPS with a certificate no public CA signed, asking for no client certificate.
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-e2e-ca-"));
-  execFileSync(
-    "openssl",
-    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "key.pem", "-out", "cert.pem", "-days", "2"].concat([
-      "-subj",
-      "/CN=127.0.0.1",
-      "-addext",
-      "subjectAltName=IP:127.0.0.1",
-    ]),
-    { cwd: dir, stdio: "ignore" },
-  );
-  const cert = fs.readFileSync(path.join(dir, "cert.pem"), "utf8");
-  const tlsServer = https.createServer({ key: fs.readFileSync(path.join(dir, "key.pem")), cert }, (req, res) => {
+  const { key, cert } = selfSignedCert("/CN=127.0.0.1", "IP:127.0.0.1");
+  const tlsServer = https.createServer({ key, cert }, (req, res) => {
     req.resume();
     req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end('{"accepted":"over tls"}'));
   });

@@ -1,4 +1,7 @@
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { promisify } from "node:util";
 import { randomBytes } from "node:crypto";
 import { expect, type APIRequestContext, type Page } from "@playwright/test";
@@ -101,4 +104,33 @@ export function deliveryFor(published: { json: { deliveries: { id: string; subsc
   const d = published.json.deliveries.find((x) => x.subscriptionId === subscriptionId);
   if (!d) throw new Error(`The event made no delivery for ${subscriptionId}: ${JSON.stringify(published.json.deliveries)}`);
   return d.id;
+}
+
+/** A self-signed P-256 certificate and its key, made by openssl in a directory removed before this returns. */
+export function selfSignedCert(subject: string, subjectAltName?: string): { key: string; cert: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-e2e-cert-"));
+  try {
+    const args = [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:P-256",
+      "-nodes",
+      "-keyout",
+      "key.pem",
+      "-out",
+      "cert.pem",
+      "-days",
+      "2",
+      "-subj",
+      subject,
+    ];
+    if (subjectAltName) args.push("-addext", `subjectAltName=${subjectAltName}`);
+    execFileSync("openssl", args, { cwd: dir, stdio: "ignore" });
+    return { key: fs.readFileSync(path.join(dir, "key.pem"), "utf8"), cert: fs.readFileSync(path.join(dir, "cert.pem"), "utf8") };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }

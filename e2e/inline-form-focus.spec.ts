@@ -1,12 +1,8 @@
 // The subscription page's inline forms by keyboard alone: a button opens a form in place, focus moves into it, and
 // its Save (or Cancel) closes it with a polite status saying what was saved and focus back on the button that opened
 // it, not at the top of the page.
-import { execFileSync } from "node:child_process";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
-import { api, signIn } from "./helpers";
+import { api, selfSignedCert, signIn } from "./helpers";
 import { shot } from "./dashboard-seed";
 
 const run = Date.now().toString(36);
@@ -74,21 +70,13 @@ test("saving or removing endpoint headers, or a CA bundle, says so and gives foc
   await expect(status).toHaveText("Removed every endpoint header.");
   await expect(auth.getByRole("button", { name: "Add headers…" })).toBeFocused();
 
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-e2e-inline-"));
-  execFileSync(
-    "openssl",
-    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "key.pem", "-out", "cert.pem", "-days", "2", "-subj", "/CN=inline"],
-    {
-      cwd: dir,
-      stdio: "ignore",
-    },
-  );
+  const { cert } = selfSignedCert("/CN=inline");
   const addCert = auth.getByRole("button", { name: /^(Add|Replace) certificate…$/ });
   await addCert.focus();
   await page.keyboard.press("Enter");
   const tls = auth.getByRole("form", { name: "Client certificate" });
   await expect(tls.getByLabel(/Client certificate \(PEM/)).toBeFocused();
-  await tls.getByLabel(/CA bundle to trust/).fill(fs.readFileSync(path.join(dir, "cert.pem"), "utf8"));
+  await tls.getByLabel(/CA bundle to trust/).fill(cert);
   await tls.getByRole("button", { name: "Save certificate" }).click();
   await expect(tls).toBeHidden();
   await expect(status).toHaveText("Saved: the certificate and CA settings.");
