@@ -47,11 +47,15 @@ export function useInlineForm<K extends string = "form">() {
   return { open, start, close, opener, status };
 }
 
-/** The status line of `useInlineForm`: always in the page, out of sight while empty. */
-export function SavedStatus({ children, className = "" }: { children: string; className?: string }) {
+/**
+ * A form's status line (`useInlineForm`'s, and every form that stays open after a save): always in the page, out of
+ * sight while empty. A live region put into the page together with its text is not reliably read out; one that is
+ * there first and then filled is.
+ */
+export function SavedStatus({ children, className = "" }: { children: React.ReactNode; className?: string }) {
   return (
-    <p role="status" aria-live="polite" className={`text-sm text-emerald-800 empty:sr-only ${className}`}>
+    <div role="status" aria-live="polite" className={`text-sm text-emerald-800 empty:sr-only ${className}`}>
       {children}
-    </p>
+    </div>
   );
 }

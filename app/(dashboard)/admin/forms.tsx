@@ -2,6 +2,7 @@
 import { useId, useState, useTransition } from "react";
 import { btnPrimary as button, card, input } from "@/components/ui/kit";
 import { BusySubmit, LiveButton, LiveFieldset } from "@/components/ui/LiveButton";
+import { SavedStatus } from "@/components/ui/useInlineForm";
 import {
   createTenantAction,
   createTokenAction,
@@ -25,7 +26,7 @@ function TenantField() {
 
 function OneTime({ label, value }: { label: string; value: string }) {
   return (
-    <div role="status" className="mt-3 rounded-md border border-emerald-300 bg-emerald-50 p-3 text-sm text-emerald-900">
+    <div className="mt-3 rounded-md border border-emerald-300 bg-emerald-50 p-3 text-sm text-emerald-900">
       <p className="font-medium">{label} It is shown only now.</p>
       <code className="mt-1 block break-all rounded bg-white px-2 py-1 font-mono text-xs text-slate-900">{value}</code>
       <button type="button" className="mt-2 text-xs text-emerald-800 underline" onClick={() => navigator.clipboard?.writeText(value)}>
@@ -89,7 +90,7 @@ function CreateForm<T>({
           {error}
         </p>
       ) : null}
-      {created ? shown(created) : null}
+      <SavedStatus>{created ? shown(created) : null}</SavedStatus>
     </form>
   );
 }
@@ -201,7 +202,7 @@ export function CreateTenantForm() {
       resetOnSuccess
       create={(f) => createTenantAction({ id: text(f, "id"), name: text(f, "name") })}
       shown={(t) => (
-        <p role="status" className="mt-2 text-sm text-emerald-800">
+        <p className="mt-2">
           Created {t.name} ({t.id}). Give its people accounts on the Users page with this tenant.
         </p>
       )}
@@ -249,8 +250,9 @@ export function DefaultDlqThresholdForm({ value }: { value: number }) {
           </BusySubmit>
         </div>
       </LiveFieldset>
-      {message && (
-        <p role={message.ok ? "status" : "alert"} className={`w-full text-sm ${message.ok ? "text-emerald-800" : "text-red-700"}`}>
+      <SavedStatus className="w-full">{message?.ok ? message.text : null}</SavedStatus>
+      {message && !message.ok && (
+        <p role="alert" className="w-full text-sm text-red-700">
           {message.text}
         </p>
       )}

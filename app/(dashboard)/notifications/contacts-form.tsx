@@ -5,6 +5,7 @@
 import { useState, useTransition } from "react";
 import { btnPrimary, card, input } from "@/components/ui/kit";
 import { BusySubmit } from "@/components/ui/LiveButton";
+import { SavedStatus } from "@/components/ui/useInlineForm";
 import { DLQ_THRESHOLD_FIELD } from "@/lib/notify/limits";
 import { saveContactsAction } from "./actions";
 import { count } from "@/lib/words";
@@ -86,8 +87,9 @@ export function ContactsForm({
         <BusySubmit busy={pending} className={btnPrimary}>
           {pending ? "Saving…" : "Save contacts"}
         </BusySubmit>
-        {message && (
-          <p role={message.ok ? "status" : "alert"} className={`text-sm ${message.ok ? "text-emerald-800" : "text-red-700"}`}>
+        <SavedStatus>{message?.ok ? message.text : null}</SavedStatus>
+        {message && !message.ok && (
+          <p role="alert" className="text-sm text-red-700">
             {message.text}
           </p>
         )}
