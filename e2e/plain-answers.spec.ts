@@ -6,7 +6,7 @@
 // fixed_at_source resolution names the corrected event on both timelines.
 import { expect, test, type Page } from "@playwright/test";
 import { api, deliveryFor, signIn } from "./helpers";
-import { closeE2eDb, settleDelivery, shot, whilePaused } from "./dashboard-seed";
+import { closeE2eDb, e2eDb, settleDelivery, shot, whilePaused } from "./dashboard-seed";
 
 test.afterAll(closeE2eDb);
 test.setTimeout(240_000);
@@ -132,4 +132,50 @@ test("lookup cards and receipts in the user's words; the redrive asks first; a c
   await noSidewaysScroll(eng);
   await shot(eng, "plain-correction-390");
   await ctx.close();
+});
+
+test("a send whose worker stopped says no answer was recorded and when it is taken back, on the lookup and the timeline", async ({ page, request }) => {
+  const run = Date.now().toString(36);
+  const student = `stu_stall${run}`;
+  const sub = await api(request, "POST", "/api/v1/subscriptions", {
+    id: `sub_stall_${run}`,
+    name: "Cedar Falls Schools",
+    url: "http://127.0.0.1:9/webhooks",
+    eventTypes: ["assignment.graded"],
+    tenant: `cedar_${run}`,
+  });
+  expect(sub.status).toBe(201);
+  let id = "";
+  await whilePaused(request, sub.json.id, async () => {
+    const ev = await api(
+      request,
+      "POST",
+      "/api/v1/events",
+      { id: `evt_stall_${run}`, type: "assignment.graded", data: { studentId: student, score: 91 }, subject: { tenant: `cedar_${run}`, studentId: student } },
+      "producer",
+    );
+    expect(ev.status).toBe(202);
+    id = deliveryFor(ev, sub.json.id);
+    // As a worker killed mid-request leaves it: claimed 40 s ago, its lease (timeout plus slack) not yet over.
+    await e2eDb().query(
+      `UPDATE deliveries SET state = 'in_flight', lease_owner = 'w_killed', leased_at = now() - interval '40 seconds',
+              lease_until = now() + interval '10 minutes' WHERE id = $1`,
+      [id],
+    );
+  });
+  try {
+    await signIn(page, "support");
+    await page.goto(`/?q=${student}`);
+    const card = page.getByTestId("delivery-result").first();
+    await expect(card).toContainText(/No answer recorded: attempt 1 of \d+ to Cedar Falls Schools began at .* and its time is up, as when the worker sending it stops\./);
+    await expect(card).toContainText(/taken back at .* and sent again, with the same delivery key/);
+    await shot(page, "lookup-send-overdue-1280");
+    await page.goto(`/deliveries/${id}`);
+    await expect(page.getByText(/No answer recorded: attempt 1/).first()).toBeVisible();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await shot(page, "delivery-send-overdue-390");
+  } finally {
+    // Let the reaper take it back now.
+    await e2eDb().query(`UPDATE deliveries SET lease_until = now() WHERE id = $1`, [id]);
+  }
 });

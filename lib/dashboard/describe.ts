@@ -159,6 +159,11 @@ export function describeDelivery(d: DeliveryLite, fmt: TimeFmt): { tone: "ok" | 
       return { tone: "held", text: `Not delivered: resolved — ${what} by ${by}${r ? ` because ${r.reason}` : ""}${r?.at ? `, ${fmt(r.at)}` : ""}${was}${fixed}` };
     }
     case "in_flight":
+      if (d.sending?.overdue)
+        return {
+          tone: "wait",
+          text: `No answer recorded: attempt ${d.attemptCount + 1} of ${d.maxAttempts} to ${d.subscriptionName} began at ${fmt(d.sending.since)} and its time is up, as when the worker sending it stops. If no result comes, it is taken back at ${fmt(d.sending.takenBackAt)} and sent again, with the same delivery key`,
+        };
       return { tone: "wait", text: `Sending now: attempt ${d.attemptCount + 1} of ${d.maxAttempts} to ${d.subscriptionName}` };
     case "scheduled":
       return {
@@ -207,6 +212,8 @@ function receiptStatus(d: DeliveryLite, fmt: TimeFmt): string {
     case "scheduled":
       return `It has not been delivered yet. ${to} ${whoSaidWhat(d)}${d.lastAttemptAt ? ` on ${fmt(d.lastAttemptAt)}` : ""}; we will try again${d.nextAttemptAt ? ` at ${fmt(d.nextAttemptAt)}` : ""} automatically.`;
     case "in_flight":
+      if (d.sending?.overdue)
+        return `It is being sent to ${to}, and no answer has been recorded yet; if none comes, it will be sent again automatically after ${fmt(d.sending.takenBackAt)}.`;
       return `It is being sent to ${to} right now.`;
     default:
       if (d.subscriptionState && d.subscriptionState !== "active")

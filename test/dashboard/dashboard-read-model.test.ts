@@ -119,7 +119,11 @@ describe("one read model", () => {
 
 describe("one delivery shape", () => {
   // The record's fields that no single column of the same name carries, and the columns they come from.
-  const DERIVED: Record<string, string[]> = { maxAttempts: ["retry_policy"], resolution: ["resolution", "resolved_at", "resolved_by", "resolution_reason"] };
+  const DERIVED: Record<string, string[]> = {
+    maxAttempts: ["retry_policy"],
+    resolution: ["resolution", "resolved_at", "resolved_by", "resolution_reason"],
+    sending: ["leased_at", "lease_until", "leased_seconds", "retry_policy"],
+  };
   const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
   const columnNames = () =>
     DELIVERY_COLUMNS.text.split(",").map((c) =>

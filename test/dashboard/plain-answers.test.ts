@@ -108,6 +108,41 @@ describe("who said what", () => {
   });
 });
 
+describe("a send with no answer recorded", () => {
+  it("an in-flight delivery past its request time says so, and when it is taken back; a fresh one is sending now", async () => {
+    const p = db.pool;
+    await seedEvent(p, { id: "evt_stalled", subject: { tenant: "maplegrove", studentId: "stu_stall" } });
+    await seedEvent(p, { id: "evt_fresh", subject: { tenant: "maplegrove", studentId: "stu_fresh" } });
+    const stalled = await seedDelivery(p, { subscriptionId: "sub_maple", eventId: "evt_stalled", state: "pending" });
+    const fresh = await seedDelivery(p, { subscriptionId: "sub_maple", eventId: "evt_fresh", state: "pending" });
+    // As a claim leaves them: a worker holds each until its lease ends (the timeout, 15 s by default, plus the slack).
+    // The first was claimed 40 s ago by a worker that was then killed; the second just now.
+    await p.query(
+      `UPDATE deliveries SET state = 'in_flight', lease_owner = 'w_gone', leased_at = now() - interval '40 seconds',
+              lease_until = now() + interval '5 seconds' WHERE id = $1`,
+      [stalled],
+    );
+    await p.query(`UPDATE deliveries SET state = 'in_flight', lease_owner = 'w_live', leased_at = now(), lease_until = now() + interval '45 seconds' WHERE id = $1`, [
+      fresh,
+    ]);
+
+    const s = (await findLookupResults({ q: "stu_stall" })).deliveries[0];
+    expect(s.id).toBe(stalled);
+    expect(s.sending).toMatchObject({ overdue: true });
+    const said = describeDelivery(s, utc);
+    expect(said.text).toBe(
+      `No answer recorded: attempt 1 of ${s.maxAttempts} to Maple Grove Public Schools began at ${utc(s.sending!.since)} and its time is up, as when the worker sending it stops. If no result comes, it is taken back at ${utc(s.sending!.takenBackAt)} and sent again, with the same delivery key`,
+    );
+    expect(deliveryReceipt(s, utc)).toContain(
+      `It is being sent to Maple Grove Public Schools, and no answer has been recorded yet; if none comes, it will be sent again automatically after ${utc(s.sending!.takenBackAt)}.`,
+    );
+
+    const f = (await findLookupResults({ q: "stu_fresh" })).deliveries[0];
+    expect(f.sending).toMatchObject({ overdue: false });
+    expect(describeDelivery(f, utc).text).toBe(`Sending now: attempt 1 of ${f.maxAttempts} to Maple Grove Public Schools`);
+  });
+});
+
 describe("the receipt", () => {
   it("is plain sentences a parent can read, the ids below, never the payload", async () => {
     const ok = (await findLookupResults({ q: "evt_ok" })).deliveries[0];

@@ -31,6 +31,10 @@ export type DeliveryRow = {
   resolved_at: Date | null;
   resolved_by: string | null;
   resolution_reason: string | null;
+  leased_at: Date | null;
+  lease_until: Date | null;
+  /** Seconds since the lease began, by the database's clock (the one the lease was set by). */
+  leased_seconds: number | string | null;
 };
 
 // Where each column of a DeliveryRow comes from: one entry per field of the row type, no more (the compiler checks
@@ -62,7 +66,22 @@ const DELIVERY_SOURCES: Record<keyof DeliveryRow, string> = {
   resolved_at: "d.resolved_at",
   resolved_by: "d.resolved_by",
   resolution_reason: "d.resolution_reason",
+  leased_at: "d.leased_at",
+  lease_until: "d.lease_until",
+  leased_seconds: "EXTRACT(EPOCH FROM now() - d.leased_at)::float8",
 };
+
+/** Past the request's timeout by this much with no result written: the send is overdue (the worker may have stopped). */
+const OVERDUE_GRACE_SECONDS = 5;
+
+function sendingOf(r: DeliveryRow, timeoutMs: number): DeliveryRecord["sending"] {
+  if (r.state !== "in_flight" || !r.leased_at || !r.lease_until) return null;
+  return {
+    since: iso(r.leased_at)!,
+    takenBackAt: iso(r.lease_until)!,
+    overdue: Number(r.leased_seconds ?? 0) > timeoutMs / 1000 + OVERDUE_GRACE_SECONDS,
+  };
+}
 
 /** Columns of a DeliveryRow (a constant of this code base: no value is spliced). */
 export const DELIVERY_COLUMNS = raw(
@@ -73,6 +92,7 @@ export const DELIVERY_COLUMNS = raw(
 
 /** The record of a row. Its names are the ledger's lists: the CHECK constraints hold states, resolutions, triggers and outcomes to them, and the writers (lib/ledger/classify.ts) the error classes and reasons. */
 export function toDeliveryRecord(r: DeliveryRow): DeliveryRecord {
+  const policy = parseRetryPolicy(r.retry_policy);
   return {
     id: r.id,
     deliveryKey: r.delivery_key,
@@ -85,7 +105,7 @@ export function toDeliveryRecord(r: DeliveryRow): DeliveryRecord {
     state: r.state as DeliveryRecord["state"],
     attemptCount: num(r.attempt_count),
     totalAttempts: num(r.total_attempts),
-    maxAttempts: parseRetryPolicy(r.retry_policy).maxAttempts,
+    maxAttempts: policy.maxAttempts,
     nextAttemptAt: r.state === "pending" || r.state === "scheduled" ? iso(r.next_attempt_at) : null,
     lastAttemptAt: iso(r.last_attempt_at),
     lastStatusCode: r.last_status_code,
@@ -103,6 +123,7 @@ export function toDeliveryRecord(r: DeliveryRow): DeliveryRecord {
           reason: r.resolution_reason ?? "",
         }
       : null,
+    sending: sendingOf(r, policy.timeoutMs),
   };
 }
 

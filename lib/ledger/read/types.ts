@@ -55,6 +55,12 @@ export const ZDeliveryRecord = z.object({
   deadLetteredAt: maybeTime,
   deliveredAt: maybeTime,
   createdAt: time,
+  /**
+   * An in-flight delivery's send: since when a worker holds it, when that hold ends (if no result is written by then,
+   * the delivery is taken back and sent again), and whether the request's own time is up without a result recorded,
+   * as when the worker sending it stopped. Null in every other state.
+   */
+  sending: z.object({ since: time, takenBackAt: time, overdue: z.boolean() }).nullable(),
   /** A resolved delivery's decision: which resolution, when, by whom and why (null in every other state). */
   resolution: z.object({ resolution: z.enum(DELIVERY_RESOLUTIONS), at: time, by: z.string(), reason: z.string() }).nullable(),
 });
