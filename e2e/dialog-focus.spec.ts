@@ -7,13 +7,23 @@ import { api, signIn } from "./helpers";
 const run = Date.now().toString(36);
 
 /** Whether the focused element is inside the open dialog. */
-const focusInDialog = (page: Page) => page.evaluate(() => Boolean(document.activeElement?.closest('[role="dialog"]')));
+const focusInDialog = (page: Page) => page.evaluate(() => Boolean(document.activeElement?.closest("dialog[open]")));
 
+/**
+ * Tab past the dialog's last control leaves the page for the browser's own toolbar (as the browser's modal dialog
+ * does, so a keyboard user can still reach the address bar; the page reports its body as focused), and the next Tab
+ * is back on the first control. What never happens is focus on the page behind the dialog.
+ */
 async function walksInside(page: Page, key: "Tab" | "Shift+Tab", presses: number) {
+  let inside = 0;
   for (let i = 0; i < presses; i++) {
     await page.keyboard.press(key);
-    expect(await focusInDialog(page), `${key} ×${i + 1} left the dialog`).toBe(true);
+    const where = await page.evaluate(() => (document.activeElement?.closest("dialog[open]") ? "dialog" : document.activeElement === document.body ? "toolbar" : "page"));
+    expect(where, `${key} ×${i + 1} reached the page behind the dialog`).not.toBe("page");
+    if (where === "dialog") inside++;
   }
+  // Round and round, not stuck outside after the first lap.
+  expect(inside).toBeGreaterThan(presses / 2);
 }
 
 test("the New subscription dialog keeps focus inside and gives it back on Escape", async ({ page }) => {
@@ -69,7 +79,11 @@ test("once a subscription is created, Escape does not close the one-time secret;
   const secret = dialog.getByTestId("secret-once");
   await expect(secret).toBeVisible();
   await expect(secret.getByRole("button", { name: "Copy secret" })).toBeFocused();
-  await page.keyboard.press("Escape");
+  // More than once: Chromium lets a page refuse only the first Escapes of a row through the dialog's cancel event.
+  for (let i = 0; i < 3; i++) await page.keyboard.press("Escape");
+  await expect(secret).toBeVisible();
+  // Nor does a click beside it (on the backdrop).
+  await page.mouse.click(5, 5);
   await expect(secret).toBeVisible();
   await dialog.getByRole("button", { name: "Done" }).click();
   await expect(dialog).toBeHidden();

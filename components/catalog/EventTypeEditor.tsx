@@ -2,14 +2,14 @@
 // Catalogue an event type or change one (engineers and admins): the fields of POST and PUT /api/v1/event-types, the
 // schema and example typed as JSON. The API's refusal shows under the field it names: a schema that does not
 // compile (ajv's message), an example that does not match its schema (each mismatch), and nothing is saved.
-import { useId, useRef, useState } from "react";
-import { useModalFocus } from "@/components/ui/useModalFocus";
+import { useId, useState } from "react";
 import { useRouter } from "next/navigation";
 import { ApiError, apiFetch } from "@/lib/client/api";
 import { btn, btnDanger, input } from "@/components/ui/kit";
 import { LiveButton } from "@/components/ui/LiveButton";
 import { SavedStatus } from "@/components/ui/useInlineForm";
 import { Field, FormActions, FormAlert } from "@/components/ui/form";
+import { Modal } from "@/components/ui/Modal";
 
 type Existing = { type: string; description: string; schema: unknown; example: unknown; summaryFields: string[]; deprecated: boolean };
 type FieldName = "type" | "description" | "schema" | "example" | "summaryFields";
@@ -92,7 +92,7 @@ function EditorForm({ existing, onDone }: { existing?: Existing; onDone: (saved?
 
   const area = `${input} min-h-32 font-mono text-xs`;
   return (
-    <form onSubmit={submit} noValidate className="mt-3 grid grid-cols-1 gap-3">
+    <form onSubmit={submit} noValidate className="grid grid-cols-1 gap-3">
       {!existing && (
         <Field label="Type" errorId={`${ids}-type`} error={errs.type} hint="Dotted lower-case words, as producers publish it.">
           {/* No autoFocus: the dialog focuses its first field itself, and one focused before it looks records that field, not
@@ -123,26 +123,6 @@ function EditorForm({ existing, onDone }: { existing?: Existing; onDone: (saved?
   );
 }
 
-/** A modal holding the form; Escape or a click outside closes it. */
-function Dialog({ title, onClose, children }: { title: string; onClose: () => void; children: React.ReactNode }) {
-  const ids = useId();
-  const box = useRef<HTMLDivElement>(null);
-  useModalFocus(box, onClose);
-  return (
-    <div
-      className="fixed inset-0 z-50 flex items-start justify-center overflow-y-auto bg-slate-900/40 p-2 sm:p-4"
-      onClick={(e) => e.target === e.currentTarget && onClose()}
-    >
-      <div ref={box} role="dialog" aria-modal="true" aria-labelledby={`${ids}-t`} className="my-2 w-full max-w-2xl rounded-lg bg-white p-4 text-left shadow-xl sm:p-5">
-        <h2 id={`${ids}-t`} className="text-lg font-semibold text-slate-900">
-          {title}
-        </h2>
-        {children}
-      </div>
-    </div>
-  );
-}
-
 export function NewEventTypeButton() {
   const [open, setOpen] = useState(false);
   // A save closes the dialog: without this line nothing would say it worked (focus is back on the button).
@@ -161,14 +141,14 @@ export function NewEventTypeButton() {
       </LiveButton>
       <SavedStatus>{saved}</SavedStatus>
       {open && (
-        <Dialog title="New event type" onClose={() => setOpen(false)}>
+        <Modal title="New event type" onClose={() => setOpen(false)} wide>
           <EditorForm
             onDone={(status) => {
               setSaved(status ?? "");
               setOpen(false);
             }}
           />
-        </Dialog>
+        </Modal>
       )}
     </>
   );
@@ -224,7 +204,7 @@ export function EventTypeActions({ existing }: { existing: Existing }) {
         {note}
       </span>
       {open && (
-        <Dialog title={`Edit ${existing.type}`} onClose={() => setOpen(false)}>
+        <Modal title={`Edit ${existing.type}`} onClose={() => setOpen(false)} wide>
           <EditorForm
             existing={existing}
             onDone={(status) => {
@@ -232,7 +212,7 @@ export function EventTypeActions({ existing }: { existing: Existing }) {
               setOpen(false);
             }}
           />
-        </Dialog>
+        </Modal>
       )}
     </div>
   );

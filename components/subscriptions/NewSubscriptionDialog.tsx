@@ -10,7 +10,7 @@ import { Field, FieldError, FormActions, FormAlert } from "@/components/ui/form"
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 import { useTenantIds } from "@/components/ui/TenantPicker";
 import { SecretOnce } from "./SecretOnce";
-import { useModalFocus } from "@/components/ui/useModalFocus";
+import { Modal } from "@/components/ui/Modal";
 import { PolicyFields, type PolicyValues } from "./PolicyFields";
 import { SUBSCRIPTION_FIELD_PATHS, errorsByField, parseList, parseNumber, type SubscriptionField } from "./fields";
 
@@ -20,7 +20,7 @@ const invalid = (errs: Errors, f: SubscriptionField, ids: string) => (errs[f] ? 
 
 function CreatedNotice({ created, onClose }: { created: Created; onClose: () => void }) {
   return (
-    <div className="mt-3 space-y-3">
+    <div className="space-y-3">
       <SecretOnce secret={created.secret} note="Give it to the district over a channel you trust; hookledger signs every delivery to this endpoint with it." />
       <div className="flex flex-wrap gap-2">
         <Link className={btnPrimary} href={`/subscriptions/${encodeURIComponent(created.id)}`}>
@@ -129,8 +129,6 @@ function EventTypesField({
   );
 }
 
-const keepOpen = () => {};
-
 export function NewSubscriptionDialog({
   tenants,
   eventTypes,
@@ -154,14 +152,12 @@ export function NewSubscriptionDialog({
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [created, setCreated] = useState<Created | null>(null);
-  const first = useRef<HTMLInputElement>(null);
-  const box = useRef<HTMLDivElement>(null);
-  // Once created, the signing secret is on screen this one time: Escape no longer closes the dialog (as a click
-  // outside does not), Done or "Open the subscription" does; and focus moves to the secret's copy button, since the
-  // form (and the button just pressed) is gone.
-  useModalFocus(box, created ? keepOpen : onClose, () => first.current);
+  const notice = useRef<HTMLDivElement>(null);
+  // Once created, the signing secret is on screen this one time: neither Escape nor a click outside closes the dialog,
+  // Done or "Open the subscription" does; and focus moves to the secret's copy button, since the form (and the button
+  // just pressed) is gone.
   useEffect(() => {
-    if (created) box.current?.querySelector<HTMLElement>('[data-testid="secret-once"] button')?.focus();
+    if (created) notice.current?.querySelector<HTMLElement>('[data-testid="secret-once"] button')?.focus();
   }, [created]);
 
   const { fields: errs, other: otherError } = errorsByField(error, SUBSCRIPTION_FIELD_PATHS);
@@ -196,45 +192,33 @@ export function NewSubscriptionDialog({
   }
 
   return (
-    <div
-      className="fixed inset-0 z-50 flex items-start justify-center overflow-y-auto bg-slate-900/40 p-2 sm:items-center sm:p-4"
-      onClick={(e) => e.target === e.currentTarget && !created && onClose()}
-    >
-      <div
-        ref={box}
-        role="dialog"
-        aria-modal="true"
-        aria-labelledby={`${ids}-title`}
-        className="my-2 w-full max-w-2xl rounded-lg bg-white p-4 text-left shadow-xl sm:p-5"
-      >
-        <h2 id={`${ids}-title`} className="text-lg font-semibold text-slate-900">
-          {created ? `Subscription ${created.name} created` : "New subscription"}
-        </h2>
-        {created ? (
+    <Modal title={created ? `Subscription ${created.name} created` : "New subscription"} onClose={onClose} dismissible={!created} wide>
+      {created ? (
+        <div ref={notice}>
           <CreatedNotice created={created} onClose={onClose} />
-        ) : (
-          <form onSubmit={submit} noValidate className="mt-3 grid grid-cols-1 gap-3 sm:grid-cols-2">
-            <Field label="Name" errorId={`${ids}-name`} error={errs.name}>
-              <input ref={first} className={input} value={name} onChange={(e) => setName(e.target.value)} placeholder="Westfield SIS" {...invalid(errs, "name", ids)} />
-            </Field>
-            <TenantField tenants={tenants} canSubscribeAll={canSubscribeAll} value={tenant} onChange={setTenant} errs={errs} ids={ids} />
-            <Field label="Endpoint URL" className="sm:col-span-2" errorId={`${ids}-url`} error={errs.url}>
-              <input
-                className={input}
-                value={url}
-                onChange={(e) => setUrl(e.target.value)}
-                inputMode="url"
-                placeholder="https://sis.westfield.example/hooks"
-                {...invalid(errs, "url", ids)}
-              />
-            </Field>
-            <EventTypesField eventTypes={eventTypes} canSubscribeAll={canSubscribeAll} value={types} onChange={setTypes} errs={errs} ids={ids} />
-            <PolicyFields values={policy} onChange={setPolicy} errors={errs} idPrefix={ids} />
-            <FormAlert className="sm:col-span-2">{otherError}</FormAlert>
-            <FormActions className="sm:col-span-2" busy={busy} busyLabel="Creating…" submitLabel="Create subscription" onCancel={onClose} />
-          </form>
-        )}
-      </div>
-    </div>
+        </div>
+      ) : (
+        <form onSubmit={submit} noValidate className="grid grid-cols-1 gap-3 sm:grid-cols-2">
+          <Field label="Name" errorId={`${ids}-name`} error={errs.name}>
+            <input className={input} value={name} onChange={(e) => setName(e.target.value)} placeholder="Westfield SIS" {...invalid(errs, "name", ids)} />
+          </Field>
+          <TenantField tenants={tenants} canSubscribeAll={canSubscribeAll} value={tenant} onChange={setTenant} errs={errs} ids={ids} />
+          <Field label="Endpoint URL" className="sm:col-span-2" errorId={`${ids}-url`} error={errs.url}>
+            <input
+              className={input}
+              value={url}
+              onChange={(e) => setUrl(e.target.value)}
+              inputMode="url"
+              placeholder="https://sis.westfield.example/hooks"
+              {...invalid(errs, "url", ids)}
+            />
+          </Field>
+          <EventTypesField eventTypes={eventTypes} canSubscribeAll={canSubscribeAll} value={types} onChange={setTypes} errs={errs} ids={ids} />
+          <PolicyFields values={policy} onChange={setPolicy} errors={errs} idPrefix={ids} />
+          <FormAlert className="sm:col-span-2">{otherError}</FormAlert>
+          <FormActions className="sm:col-span-2" busy={busy} busyLabel="Creating…" submitLabel="Create subscription" onCancel={onClose} />
+        </form>
+      )}
+    </Modal>
   );
 }

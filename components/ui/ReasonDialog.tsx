@@ -3,10 +3,10 @@
 // with a required reason (resend, resolve, archive…). It owns the reason, the
 // busy state and the API's refusal: a message about the reason shows under
 // that field, any other one under the form, and nothing is closed or changed
-// until the server says yes. Inline (a card on the page) or modal (a dialog
-// over it, closed by Escape or a click outside).
+// until the server says yes. Inline (a card on the page) or modal (the one
+// modal dialog over it, closed by Escape or a click outside).
 import { useEffect, useId, useRef, useState } from "react";
-import { useModalFocus } from "./useModalFocus";
+import { Modal } from "./Modal";
 import { ApiError } from "@/lib/client/api";
 import { card } from "./kit";
 import { Field, FormActions, FormAlert, REASON_MIN, ReasonInput } from "./form";
@@ -94,7 +94,7 @@ export function ReasonDialog(p: ReasonDialogProps) {
 
   if (!modal) return <div className={`${card} max-w-md`}>{form}</div>;
   return (
-    <Modal title={p.title} onCancel={p.onCancel} firstField={() => formRef.current?.querySelector<HTMLElement>("input, select, textarea")} returnFocus={p.returnFocus}>
+    <Modal title={p.title} onClose={p.onCancel} initialFocus={() => formRef.current?.querySelector<HTMLElement>("input, select, textarea")} returnFocus={p.returnFocus}>
       {p.result ? <Result>{p.result}</Result> : form}
     </Modal>
   );
@@ -102,7 +102,8 @@ export function ReasonDialog(p: ReasonDialogProps) {
 
 /**
  * The result that replaces the form: the submit button that had focus went with the form, which would leave focus on
- * the page behind the dialog. Focus moves to the result's own control (its Close), or to the result itself.
+ * nothing (the page's body) and a screen reader nowhere. Focus moves to the result's own control (its Close), or to
+ * the result itself.
  */
 function Result({ children }: { children: React.ReactNode }) {
   const box = useRef<HTMLDivElement>(null);
@@ -113,40 +114,6 @@ function Result({ children }: { children: React.ReactNode }) {
   return (
     <div ref={box} tabIndex={-1} className="outline-none">
       {children}
-    </div>
-  );
-}
-
-function Modal({
-  title,
-  onCancel,
-  firstField,
-  returnFocus,
-  children,
-}: {
-  title: string;
-  onCancel: () => void;
-  firstField: () => HTMLElement | null | undefined;
-  returnFocus?: () => HTMLElement | null | undefined;
-  children: React.ReactNode;
-}) {
-  const ids = useId();
-  const box = useRef<HTMLDivElement>(null);
-  useModalFocus(box, onCancel, firstField, returnFocus);
-  return (
-    <div className="fixed inset-0 z-50 flex items-center justify-center bg-slate-900/40 p-4" onClick={(e) => e.target === e.currentTarget && onCancel()}>
-      <div
-        ref={box}
-        role="dialog"
-        aria-modal="true"
-        aria-labelledby={`${ids}-title`}
-        className="max-h-full w-full max-w-md overflow-y-auto rounded-lg bg-white p-5 text-left shadow-xl"
-      >
-        <h2 id={`${ids}-title`} className="mb-3 text-lg font-semibold text-slate-900">
-          {title}
-        </h2>
-        {children}
-      </div>
     </div>
   );
 }
