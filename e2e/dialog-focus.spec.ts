@@ -1,6 +1,6 @@
 // The dashboard's modal dialogs by keyboard alone: opened from a button, focus is in the dialog; Tab and Shift+Tab
 // go round its own controls and never onto the page behind it; Escape closes it and focus is back on the button
-// that opened it.
+// that opened it. And while one is open the page behind it is not there for a screen reader, a script or a key.
 import { expect, test, type Page } from "@playwright/test";
 import { api, signIn } from "./helpers";
 
@@ -87,4 +87,38 @@ test("once a subscription is created, Escape does not close the one-time secret;
   await expect(secret).toBeVisible();
   await dialog.getByRole("button", { name: "Done" }).click();
   await expect(dialog).toBeHidden();
+});
+
+test("while a dialog is open the page behind it is inert: not in the accessibility tree, and nothing there takes focus", async ({ page }) => {
+  await signIn(page, "admin");
+  await page.goto("/subscriptions");
+  const opener = page.getByRole("button", { name: "New subscription" });
+  await expect(opener).toBeEnabled();
+  // What a screen reader is given (Chromium's accessibility tree): the roles of the nodes of a name, less their text.
+  const cdp = await page.context().newCDPSession(page);
+  const exposed = async (name: string) => {
+    const { nodes } = await cdp.send("Accessibility.getFullAXTree");
+    return nodes
+      .filter((n) => !n.ignored && n.name?.value === name)
+      .map((n) => n.role?.value)
+      .filter((role) => role !== "StaticText" && role !== "InlineTextBox");
+  };
+  expect(await exposed("Sign out")).toEqual(["button"]);
+  expect(await exposed("New subscription")).toContain("button");
+  await opener.click();
+  const dialog = page.getByRole("dialog", { name: "New subscription" });
+  await expect(dialog.getByLabel("Name")).toBeFocused();
+  // The dialog is there; the page's header, navigation and the button behind it are not (aria-modal alone left them).
+  expect(await exposed("New subscription")).toContain("dialog");
+  expect(await exposed("New subscription")).not.toContain("button");
+  expect(await exposed("Sign out")).toEqual([]);
+  expect(await exposed("Dead letters")).toEqual([]);
+  // A script of the page behind (a poll's re-render, a field's autoFocus) cannot take focus out of the dialog.
+  await page.locator('nav[aria-label="Main"] a[href="/dlq"]').evaluate((a: HTMLElement) => a.focus());
+  await expect(dialog.getByLabel("Name")).toBeFocused();
+  // A click beside the dialog (on its backdrop) closes it, and the page is back.
+  await page.mouse.click(5, 5);
+  await expect(dialog).toBeHidden();
+  await expect(opener).toBeFocused();
+  expect(await exposed("Sign out")).toEqual(["button"]);
 });
