@@ -381,7 +381,10 @@ export class HookledgerClient {
   readonly redrives = {
     /** With `dryRun: true` the preview only (`id: null`, 200); otherwise the running batch (201). */
     create: (input: CreateRedriveInput): Promise<Answer<"postRedrives">> => this.op("post", "/api/v1/redrives", { body: input }),
+    /** One page of batches, newest first: `{items, nextCursor, prevCursor}`; pass `nextCursor` back as `cursor` for the older ones (null: there are none). */
     list: (query: ListRedrivesQuery = {}): Promise<Answer<"getRedrives">> => this.op("get", "/api/v1/redrives", { query }),
+    /** Every batch the query matches, newest first, page after page (`for await (const b of client.redrives.listAll({ kind: "recover" }))`). */
+    listAll: (query: Omit<ListRedrivesQuery, "cursor"> = {}): AsyncGenerator<RedriveBatch> => this.everyPage((cursor) => this.redrives.list({ ...query, cursor })),
     get: (id: string): Promise<Answer<"getRedrivesId">> => this.op("get", "/api/v1/redrives/{id}", { path: { id } }),
     cancel: (id: string, reason?: string): Promise<Answer<"postRedrivesIdCancel">> =>
       this.op("post", "/api/v1/redrives/{id}/cancel", { path: { id }, body: reason === undefined ? {} : { reason } }),

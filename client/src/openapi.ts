@@ -550,7 +550,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Bulk redrives. */
+        /** List paced batches (redrive, recover, backfill) a page at a time, newest first, of one status or kind if asked; cursor is a page's nextCursor (older batches) or prevCursor (newer). */
         get: operations["getRedrives"];
         put?: never;
         /** A bulk redrive (with dryRun: the preview only). */
@@ -3612,6 +3612,7 @@ export interface operations {
             query?: {
                 status?: "running" | "cancelled" | "done";
                 kind?: "redrive" | "recover" | "backfill";
+                cursor?: string;
                 limit?: number;
             };
             header?: never;
@@ -3620,7 +3621,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The batches. */
+            /** @description {items, nextCursor, prevCursor}: nextCursor is null on the last page, prevCursor on the first. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3669,6 +3670,8 @@ export interface operations {
                             updatedAt: string;
                             finishedAt: string | null;
                         }[];
+                        nextCursor: string | null;
+                        prevCursor: string | null;
                     };
                 };
             };

@@ -2,7 +2,7 @@
 // vocabulary: what the batch does to each item, and its window or filter.
 import { describeFilter } from "./describe-filter";
 
-/** The newest batches the Redrives page lists; an older one opens by its id (/redrives/:id, from its audit row). */
+/** Batches a page of the Redrives page lists; Next and Previous page through the rest. */
 export const BATCHES_SHOWN = 100;
 
 export const KIND_LABEL: Record<string, string> = { redrive: "Redrive", recover: "Recover", backfill: "Backfill" };

@@ -539,11 +539,12 @@ export const API_OPERATIONS: ApiOperation[] = [
     path: "/api/v1/redrives",
     method: "get",
     permission: "dlq.read",
-    summary: "Bulk redrives.",
+    summary:
+      "List paced batches (redrive, recover, backfill) a page at a time, newest first, of one status or kind if asked; cursor is a page's nextCursor (older batches) or prevCursor (newer).",
     query: ZListRedrives,
     status: 200,
     response: ZRedriveBatchList,
-    responseDescription: "The batches.",
+    responseDescription: "{items, nextCursor, prevCursor}: nextCursor is null on the last page, prevCursor on the first.",
   },
   {
     path: "/api/v1/redrives/{id}",

@@ -152,7 +152,7 @@ export const ZRedriveBatchView = z.object({
   updatedAt: time,
   finishedAt: maybeTime,
 });
-export const ZRedriveBatchList = z.object({ items: z.array(ZRedriveBatchView) });
+export const ZRedriveBatchList = z.object({ items: z.array(ZRedriveBatchView), nextCursor: z.string().nullable(), prevCursor: z.string().nullable() });
 export const ZRedriveBatchProgress = ZRedriveBatchView.extend({
   deliveredSince: z.number().int(),
   failedAgain: z.number().int(),

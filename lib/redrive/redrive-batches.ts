@@ -1,13 +1,13 @@
 // Redrive use cases (docs/DESIGN.md invariants 1, 7, 9), one function each:
 // redriveDelivery, previewRedrive, createRedriveBatch, getRedriveBatch,
-// listRedriveBatches, cancelRedriveBatch. Each mutation writes its audit row
+// listRedriveBatchPage, cancelRedriveBatch. Each mutation writes its audit row
 // in the same transaction as the change (docs/STYLE.md): if the change fails,
 // no audit row remains; if the audit write fails, the change rolls back. The
 // statements on the ledger are lib/ledger's (sql/redrive.ts, retry-now.ts,
 // get-delivery.ts); this module holds the checks, the batches and the audit.
 import "server-only";
 import type { PrismaClient, Tx } from "../db/prisma";
-import type { Prisma, RedriveBatch } from "../generated/prisma/client";
+import { Prisma, type RedriveBatch } from "../generated/prisma/client";
 import { ledgerDb, type LedgerDb } from "../ledger/read/db";
 import { AppError, notFound } from "../errors";
 import { writeAudit } from "../audit";
@@ -22,7 +22,8 @@ import { countBatchProgress } from "../ledger/sql/recover";
 import { countHeldMatches, countRedriveMatches, redriveDeliveries, sampleRedriveMatches, snapshotRedriveItems } from "../ledger/sql/redrive";
 import { findPermanentMatches } from "../ledger/sql/permanent-matches";
 import { findAttempts } from "../ledger/sql/find-deliveries";
-import { ZRedriveFilter, type BatchKind, type TCreateRedrive, type TRedriveFilter } from "./redrive-input";
+import { ZListRedrives, ZRedriveFilter, type BatchKind, type TCreateRedrive, type TListRedrives, type TRedriveFilter } from "./redrive-input";
+import { badPageCursor, decodePageCursor, encodePageCursor } from "../api/page-cursor";
 import { GLOBAL_SCOPE, scopeOf, subscriptionWhere, type Scope } from "../tenants/scope";
 
 /** What a recover or backfill batch selected: the subscription, the window (until resolved to a time) and, for a recover, the states. */
@@ -337,16 +338,59 @@ export async function getRedriveBatch(prisma: PrismaClient, id: string, scope: S
   };
 }
 
-export async function listRedriveBatches(
-  prisma: PrismaClient,
-  opts: { status?: string; kind?: BatchKind; limit?: number; scope?: Scope } = {},
-): Promise<RedriveBatchView[]> {
-  const rows = await prisma.redriveBatch.findMany({
-    where: { ...(opts.status ? { status: opts.status } : {}), ...(opts.kind ? { kind: opts.kind } : {}), ...batchWhere(opts.scope ?? GLOBAL_SCOPE) },
-    orderBy: { createdAt: "desc" },
-    take: opts.limit ?? 50,
-  });
-  return rows.map(toBatchView);
+const BAD_CURSOR = "not a nextCursor or prevCursor this list answered; start again without cursor";
+
+// The cursor is opaque to callers: ["rdb", "a" (the batches older than) or "b" (newer than), created_at as Postgres
+// prints it, id]. created_at travels as text (microseconds) and is cast back: a JavaScript Date would round it to the
+// millisecond, and batches created within one millisecond would then be skipped or repeated.
+type Direction = "a" | "b";
+const encodeCursor = (dir: Direction, at: string, id: string) => encodePageCursor(["rdb", dir, at, id]);
+
+function decodeCursor(cursor: string): { dir: Direction; at: string; id: string } {
+  const p = decodePageCursor(cursor, BAD_CURSOR);
+  if (p.length !== 4 || p[0] !== "rdb" || (p[1] !== "a" && p[1] !== "b") || typeof p[3] !== "string" || p[3].length > 200) throw badPageCursor(BAD_CURSOR);
+  // The time must parse here rather than fail as a 500 inside the statement.
+  if (typeof p[2] !== "string" || !/^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([+-]\d{2}(:\d{2})?|Z)?$/.test(p[2])) throw badPageCursor(BAD_CURSOR);
+  return { dir: p[1], at: p[2], id: p[3] };
+}
+
+/** A page of batches and the cursors next to it: `nextCursor` null on the last (oldest) page, `prevCursor` null on the first. */
+export type RedriveBatchPage = { items: RedriveBatchView[]; nextCursor: string | null; prevCursor: string | null };
+
+/**
+ * GET /api/v1/redrives and the Redrives page: one page of batches, newest first (by created_at, then id), of one
+ * status or kind if asked. Keyset paging, so a page never repeats or skips a batch whatever was started meanwhile. A
+ * scoped caller's pages hold its tenant's batches only, whatever the cursor says. A "before" cursor (a page's
+ * prevCursor) reads the newer batches in the reverse order and turns them round.
+ */
+export async function listRedriveBatchPage(prisma: PrismaClient, input: TListRedrives = {}, scope: Scope = GLOBAL_SCOPE): Promise<RedriveBatchPage> {
+  const o = ZListRedrives.parse(input);
+  const at = o.cursor ? decodeCursor(o.cursor) : null;
+  const back = at?.dir === "b";
+  // The same conditions as batchWhere, in SQL: its tenant, and for a portal opened for one subscription, that one.
+  const where: Prisma.Sql[] = [Prisma.sql`true`];
+  if (scope.tenantId !== null) where.push(Prisma.sql`tenant_id = ${scope.tenantId}`);
+  if (scope.tenantId !== null && scope.subscriptionId) where.push(Prisma.sql`filter->>'subscriptionId' = ${scope.subscriptionId}`);
+  if (o.status) where.push(Prisma.sql`status = ${o.status}`);
+  if (o.kind) where.push(Prisma.sql`kind = ${o.kind}`);
+  if (at) where.push(back ? Prisma.sql`(created_at, id) > (${at.at}::timestamptz, ${at.id})` : Prisma.sql`(created_at, id) < (${at.at}::timestamptz, ${at.id})`);
+  const rows = await prisma.$queryRaw<{ id: string; at: string }[]>`
+    SELECT id, created_at::text AS at FROM redrive_batches WHERE ${Prisma.join(where, " AND ")}
+     ORDER BY ${back ? Prisma.sql`created_at ASC, id ASC` : Prisma.sql`created_at DESC, id DESC`} LIMIT ${o.limit + 1}`;
+  const more = rows.length > o.limit;
+  const page = rows.slice(0, o.limit);
+  if (back) page.reverse();
+  // The full rows by primary key, in scope again.
+  const full = new Map((await prisma.redriveBatch.findMany({ where: { id: { in: page.map((r) => r.id) }, ...batchWhere(scope) } })).map((b) => [b.id, toBatchView(b)]));
+  // An empty page (a cursor past the end) has no batch to stand next to: no cursors.
+  const first = page[0];
+  const last = page[page.length - 1];
+  return {
+    items: page.flatMap((r) => (full.has(r.id) ? [full.get(r.id)!] : [])),
+    // Read forwards, there is an older page when the statement found one row more; read backwards, the page it came from.
+    nextCursor: last && (back || more) ? encodeCursor("a", last.at, last.id) : null,
+    prevCursor: first && (back ? more : at !== null) ? encodeCursor("b", first.at, first.id) : null,
+  };
 }
 
 /** Stops a running batch where it is: items not yet reached stay dead-lettered. */

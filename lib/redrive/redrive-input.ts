@@ -1,6 +1,7 @@
 // Inputs of redrive, validated at every edge (API, CLI, dashboard) with the same schemas.
 import { z } from "zod";
 import { DEAD_LETTER_REASON_LIST, ERROR_CLASSES } from "../ledger/states";
+import { zPageLimit } from "../api/page-input";
 
 /** A conservative default: a district that has just fixed its importer can take 10/s. */
 export const DEFAULT_RATE_PER_SECOND = 10;
@@ -47,13 +48,19 @@ export type TCreateRedrive = z.infer<typeof ZCreateRedrive>;
 export const BATCH_KINDS = ["redrive", "recover", "backfill"] as const;
 export type BatchKind = (typeof BATCH_KINDS)[number];
 
+const REDRIVE_PAGE_MAX = 500;
+const REDRIVE_PAGE_DEFAULT = 100;
+
+/** GET /api/v1/redrives: a page of batches, newest first; `cursor` is the previous page's `nextCursor` (or `prevCursor`). */
 export const ZListRedrives = z
   .object({
     status: z.enum(["running", "cancelled", "done"]).optional(),
     kind: z.enum(BATCH_KINDS).optional(),
-    limit: z.coerce.number().int().min(1).max(200).default(50),
+    cursor: z.string().min(1).max(1000).optional(),
+    limit: zPageLimit(REDRIVE_PAGE_MAX, REDRIVE_PAGE_DEFAULT),
   })
   .strict();
+export type TListRedrives = z.input<typeof ZListRedrives>;
 
 export const ZCancelRedrive = z.object({ reason: z.string().trim().max(500).optional() }).strict();
 

@@ -390,7 +390,7 @@ const redriveRequests: fc.Arbitrary<Fuzz> = fc.oneof(
     .constantFrom<Fuzz["role"]>("producer", "support", "none", "bad")
     .map((role) => body(`redrive: as ${role}`, redrives.POST, "POST", "/api/v1/redrives", { filter: {}, reason: "INC-7 fuzz" }, { role })),
   fc
-    .constantFrom("status=finished", "status=", "limit=0", "limit=201", "limit=x", "foo=bar", "status=RUNNING")
+    .constantFrom("status=finished", "status=", "limit=0", "limit=501", "limit=x", "foo=bar", "status=RUNNING", "cursor=junk", "cursor=", `cursor=${"W".repeat(1001)}`)
     .map((q) => ({ name: "redrives: bad query", fn: redrives.GET, method: "GET", path: `/api/v1/redrives?${q}`, role: "admin" as const })),
   fc
     .oneof(fc.constantFrom("rdb_nope", "", "1; DROP TABLE redrive_batches", "a".repeat(300)), fc.string({ maxLength: 30 }))

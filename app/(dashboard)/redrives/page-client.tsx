@@ -2,38 +2,46 @@
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { apiFetch } from "@/lib/client/api";
-import type { RedriveBatchView } from "@/lib/redrive/redrive-batches";
-import { DataTable, EmptyState, PageHeader, STATUS_STYLE, btnPrimary, stackedCell, stackedRow } from "@/components/ui/kit";
+import type { RedriveBatchPage } from "@/lib/redrive/redrive-batches";
+import { DataTable, EmptyState, PageHeader, STATUS_STYLE, btn, btnPrimary, stackedCell, stackedRow } from "@/components/ui/kit";
 import { Time, useFormatTime } from "@/components/ui/time";
 import { BATCHES_SHOWN, KIND_LABEL, KIND_STYLE, KIND_VERB, describeBatch } from "@/components/redrive/batch-kind";
 import { num } from "@/lib/words";
 
 const KINDS = ["redrive", "recover", "backfill"] as const;
 
+/** The Redrives page's address for a kind and a cursor (none: the newest batches). */
+function pageHref(kind: string | null, cursor: string | null): string {
+  const qs = new URLSearchParams({ ...(kind ? { kind } : {}), ...(cursor ? { cursor } : {}) }).toString();
+  return `/redrives${qs ? `?${qs}` : ""}`;
+}
+
 export function RedriveBatchesClient({
   initial,
   initialAt,
   canCreate,
   kind,
+  cursor,
 }: {
-  initial: RedriveBatchView[];
+  initial: RedriveBatchPage;
   initialAt: number;
   canCreate: boolean;
   /** Only batches of this kind (the ?kind= filter), or every batch. */
   kind: string | null;
+  /** The page shown (the ?cursor= of a Next or Previous link), or null for the newest batches. */
+  cursor: string | null;
 }) {
-  // One more than is shown, so the page knows (and says) when older batches are left out.
-  const url = `/api/v1/redrives?limit=${BATCHES_SHOWN + 1}${kind ? `&kind=${kind}` : ""}`;
-  const q = useQuery<{ items: RedriveBatchView[] }>({
+  const url = `/api/v1/redrives?${new URLSearchParams({ limit: String(BATCHES_SHOWN), ...(kind ? { kind } : {}), ...(cursor ? { cursor } : {}) })}`;
+  const q = useQuery<RedriveBatchPage>({
     queryKey: [url],
     queryFn: ({ signal }) => apiFetch(url, { signal }),
-    initialData: { items: initial },
+    initialData: initial,
     initialDataUpdatedAt: initialAt,
     refetchInterval: (query) => (query.state.data?.items.some((b) => b.status === "running") ? 2_000 : 15_000),
     refetchIntervalInBackground: false,
   });
-  const all = q.data?.items ?? initial;
-  const items = all.slice(0, BATCHES_SHOWN);
+  const data = q.data ?? initial;
+  const items = data.items;
   const fmtTime = useFormatTime();
   return (
     <section className="space-y-4">
@@ -60,13 +68,8 @@ export function RedriveBatchesClient({
           </Link>
         ))}
       </nav>
-      {all.length > BATCHES_SHOWN && (
-        <p role="status" className="text-sm text-slate-700" data-testid="batches-cut">
-          Showing the newest {num(BATCHES_SHOWN)} batches; older ones open from their audit rows (Audit, target type redrive batch).
-        </p>
-      )}
       {items.length === 0 ? (
-        <EmptyState title={kind ? `No ${kind} batches yet.` : "No batches yet."}>
+        <EmptyState title={cursor ? "No batches on this page." : kind ? `No ${kind} batches yet.` : "No batches yet."}>
           {/* Only what this viewer can do: an engineer starts one; anyone else learns who does. */}
           {canCreate
             ? "Start a redrive from the Dead letters page or with New redrive."
@@ -106,6 +109,27 @@ export function RedriveBatchesClient({
           ))}
         </DataTable>
       )}
+      <BatchPager kind={kind} prevCursor={data.prevCursor} nextCursor={data.nextCursor} />
     </section>
+  );
+}
+
+/** Links to the newer and the older batches either side of this page; nothing when every batch fits on one. */
+function BatchPager({ kind, prevCursor, nextCursor }: { kind: string | null; prevCursor: string | null; nextCursor: string | null }) {
+  if (!prevCursor && !nextCursor) return null;
+  return (
+    <nav aria-label="Batch pages" className="flex flex-wrap items-center gap-3 text-sm">
+      <span className="text-slate-700">Newest first, {num(BATCHES_SHOWN)} a page.</span>
+      {prevCursor && (
+        <Link className={btn} href={pageHref(kind, prevCursor)}>
+          ← Previous (newer)
+        </Link>
+      )}
+      {nextCursor && (
+        <Link className={btn} href={pageHref(kind, nextCursor)}>
+          Next (older) →
+        </Link>
+      )}
+    </nav>
   );
 }

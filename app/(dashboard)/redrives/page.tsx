@@ -1,8 +1,10 @@
-// Paced batches (redrive, recover, backfill), newest first, optionally of one kind.
+// Paced batches (redrive, recover, backfill), newest first, optionally of one kind, a page at a time.
+import { redirect } from "next/navigation";
 import { requireViewer } from "@/lib/auth/session";
 import { can } from "@/lib/auth/permissions";
 import { getPrisma } from "@/lib/db/prisma";
-import { listRedriveBatches } from "@/lib/redrive/redrive-batches";
+import { AppError } from "@/lib/errors";
+import { listRedriveBatchPage } from "@/lib/redrive/redrive-batches";
 import { BATCH_KINDS, type BatchKind } from "@/lib/redrive/redrive-input";
 import { RedriveBatchesClient } from "./page-client";
 import { BATCHES_SHOWN } from "@/components/redrive/batch-kind";
@@ -10,11 +12,18 @@ import { scopeOf } from "@/lib/tenants/scope";
 
 export const dynamic = "force-dynamic";
 
-export default async function RedrivesPage({ searchParams }: { searchParams: Promise<{ kind?: string }> }) {
+export default async function RedrivesPage({ searchParams }: { searchParams: Promise<{ kind?: string | string[]; cursor?: string | string[] }> }) {
   const viewer = await requireViewer("dlq.read");
-  const { kind: raw } = await searchParams;
+  const sp = await searchParams;
+  const raw = Array.isArray(sp.kind) ? sp.kind[0] : sp.kind;
+  const cursor = (Array.isArray(sp.cursor) ? sp.cursor[0] : sp.cursor)?.trim().slice(0, 1000) || null;
   // An unknown ?kind= shows every batch rather than an error page.
   const kind = (BATCH_KINDS as readonly string[]).includes(raw ?? "") ? (raw as BatchKind) : null;
-  const batches = await listRedriveBatches(getPrisma(), { limit: BATCHES_SHOWN + 1, kind: kind ?? undefined, scope: scopeOf(viewer) });
-  return <RedriveBatchesClient initial={batches} initialAt={Date.now()} canCreate={can(viewer.role, "redrives.create")} kind={kind} />;
+  // A cursor that does not read (an edited or truncated link): the first page, and the URL says so, rather than an error page.
+  const page = await listRedriveBatchPage(getPrisma(), { limit: BATCHES_SHOWN, kind: kind ?? undefined, cursor: cursor ?? undefined }, scopeOf(viewer)).catch((err) => {
+    if (err instanceof AppError && cursor) return null;
+    throw err;
+  });
+  if (!page) redirect(kind ? `/redrives?kind=${kind}` : "/redrives");
+  return <RedriveBatchesClient initial={page} initialAt={Date.now()} canCreate={can(viewer.role, "redrives.create")} kind={kind} cursor={cursor} />;
 }

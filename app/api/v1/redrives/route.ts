@@ -1,7 +1,7 @@
 import { apiRoute, json, parseQuery, readJson } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
 import { ZCreateRedrive, ZListRedrives } from "@/lib/redrive/redrive-input";
-import { createRedriveBatch, listRedriveBatches, previewRedrive } from "@/lib/redrive/redrive-batches";
+import { createRedriveBatch, listRedriveBatchPage, previewRedrive } from "@/lib/redrive/redrive-batches";
 import { scopeOf } from "@/lib/tenants/scope";
 import { assertReasonNotErased } from "@/lib/erasure/values";
 
@@ -24,6 +24,5 @@ export const POST = apiRoute("redrives.create", async ({ req, principal }) => {
   return json(batch, 201);
 });
 
-export const GET = apiRoute("dlq.read", async ({ req, principal }) =>
-  json({ items: await listRedriveBatches(getPrisma(), { ...parseQuery(req, ZListRedrives), scope: scopeOf(principal) }) }),
-);
+/** One page of batches, newest first: `{items, nextCursor, prevCursor}` (nextCursor null on the last page, prevCursor on the first). */
+export const GET = apiRoute("dlq.read", async ({ req, principal }) => json(await listRedriveBatchPage(getPrisma(), parseQuery(req, ZListRedrives), scopeOf(principal))));
