@@ -146,10 +146,37 @@ test("an engineer cancels a running redrive part-way from its page", async ({ pa
   await signIn(page, "engineer");
   await page.goto(`/redrives/${b.json.id}`);
   await expect(page.getByTestId("batch-status")).toContainText("Running");
-  await page.getByRole("button", { name: "Cancel this redrive…" }).click();
+  // By keyboard: the question takes focus as it opens, and the pressed button keeps it while the cancel is on its way
+  // (held for a second here), busy rather than disabled.
+  await page.getByRole("button", { name: "Cancel this redrive…" }).focus();
+  await page.keyboard.press("Enter");
+  await expect(page.getByRole("alertdialog")).toBeFocused();
+  // Escape gives focus back to the button that asked.
+  await page.keyboard.press("Escape");
+  await expect(page.getByRole("button", { name: "Cancel this redrive…" })).toBeFocused();
+  await page.keyboard.press("Enter");
   await page.getByLabel("Why (optional)").fill("district asked us to wait");
-  await page.getByRole("button", { name: "Yes, cancel the redrive" }).click();
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  await page.route("**/api/v1/redrives/*/cancel", async (route) => {
+    await held;
+    await route.continue();
+  });
+  const yes = page.getByRole("button", { name: /^(Yes, cancel the redrive|Cancelling…)$/ });
+  await yes.focus();
+  await page.keyboard.press("Enter");
+  await expect(yes).toHaveText("Cancelling…");
+  await expect(yes).toHaveAttribute("aria-disabled", "true");
+  await expect(yes).toBeFocused();
+  await expect(page.getByRole("button", { name: "Keep it running" })).toHaveAttribute("aria-disabled", "true");
+  await shot(page, "redrive-cancelling-1280");
+  // A second press while busy sends nothing more.
+  await page.keyboard.press("Enter");
+  release();
   await expect(page.getByTestId("batch-status")).toHaveText("Cancelled");
+  // The card is gone; focus is on the status that says the batch is cancelled, not back at the top of the page.
+  await expect(page.getByTestId("batch-status")).toBeFocused();
+  await page.unroute("**/api/v1/redrives/*/cancel");
   const redriven = Number(await page.getByTestId("stat-redriven").innerText());
   expect(redriven).toBeLessThan(30);
   await expect(page.getByTestId("stat-remaining")).toHaveText(String(30 - redriven));

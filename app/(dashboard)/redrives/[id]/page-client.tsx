@@ -1,5 +1,5 @@
 "use client";
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { apiFetch, ApiError } from "@/lib/client/api";
@@ -7,7 +7,7 @@ import type { RedriveBatchProgress } from "@/lib/redrive/redrive-batches";
 import { STATUS_STYLE, btn, btnDanger, card, input, label } from "@/components/ui/kit";
 import { Time, useFormatTime } from "@/components/ui/time";
 import { KIND_LABEL, KIND_VERB, describeBatch } from "@/components/redrive/batch-kind";
-import { LiveButton } from "@/components/ui/LiveButton";
+import { BusySubmit, LiveButton } from "@/components/ui/LiveButton";
 import { num, noun } from "@/lib/words";
 
 function Stat({ name, value, hint, tone }: { name: string; value: number; hint?: string; tone?: string }) {
@@ -22,19 +22,31 @@ function Stat({ name, value, hint, tone }: { name: string; value: number; hint?:
   );
 }
 
-/** Stopping a running batch, after a question that says what stays as it is; an optional reason goes to the audit log. */
+/**
+ * Stopping a running batch, after a question that says what stays as it is; an optional reason goes to the audit log.
+ * The keyboard's focus follows: to the question when it opens, back to the button that opened it on Keep it running or
+ * Escape, and it stays on the pressed button while the cancel is sent (busy, not disabled: a disabled button drops focus
+ * to the top of the page).
+ */
 function CancelCard({ b, url, onCancelled }: { b: RedriveBatchProgress; url: string; onCancelled: () => Promise<unknown> }) {
   const [confirmCancel, setConfirmCancel] = useState(false);
   const [cancelReason, setCancelReason] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const opener = useRef<HTMLButtonElement>(null);
+  const question = useRef<HTMLFormElement>(null);
+  const wasOpen = useRef(false);
+  useEffect(() => {
+    if (confirmCancel) question.current?.focus();
+    else if (wasOpen.current) opener.current?.focus();
+    wasOpen.current = confirmCancel;
+  }, [confirmCancel]);
 
   async function cancel() {
     setBusy(true);
     setError(null);
     try {
       await apiFetch(`${url}/cancel`, { body: cancelReason.trim() ? { reason: cancelReason.trim() } : {} });
-      setConfirmCancel(false);
       await onCancelled();
     } catch (err) {
       setError(err instanceof ApiError ? err.message : "The cancel failed; try again.");
@@ -52,11 +64,24 @@ function CancelCard({ b, url, onCancelled }: { b: RedriveBatchProgress; url: str
         </p>
       )}
       {!confirmCancel ? (
-        <LiveButton type="button" className={btnDanger} onClick={() => setConfirmCancel(true)}>
+        <LiveButton ref={opener} type="button" className={btnDanger} onClick={() => setConfirmCancel(true)}>
           Cancel this {b.kind}…
         </LiveButton>
       ) : (
-        <div role="alertdialog" aria-labelledby="cancel-q" className="space-y-2">
+        <form
+          ref={question}
+          tabIndex={-1}
+          role="alertdialog"
+          aria-labelledby="cancel-q"
+          className="space-y-2 focus:outline-none focus-visible:ring-2 focus-visible:ring-blue-600"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (!busy) void cancel();
+          }}
+          onKeyDown={(e) => {
+            if (e.key === "Escape" && !busy) setConfirmCancel(false);
+          }}
+        >
           <p id="cancel-q" className="text-sm text-slate-900">
             Stop here? {num(b.remaining)} not yet reached {NOT_REACHED[b.kind] ?? NOT_REACHED.redrive}; the {num(b.redriven)} already {verb} go on.
           </p>
@@ -65,14 +90,14 @@ function CancelCard({ b, url, onCancelled }: { b: RedriveBatchProgress; url: str
             <input className={input} value={cancelReason} onChange={(e) => setCancelReason(e.target.value)} placeholder="District asked us to stop" />
           </label>
           <div className="flex gap-2">
-            <button type="button" className={btnDanger} onClick={cancel} disabled={busy}>
+            <BusySubmit busy={busy} className={btnDanger}>
               {busy ? "Cancelling…" : `Yes, cancel the ${b.kind}`}
-            </button>
-            <button type="button" className={btn} onClick={() => setConfirmCancel(false)} disabled={busy}>
+            </BusySubmit>
+            <BusySubmit type="button" busy={busy} className={btn} onClick={() => setConfirmCancel(false)}>
               Keep it running
-            </button>
+            </BusySubmit>
           </div>
-        </div>
+        </form>
       )}
     </div>
   );
@@ -91,6 +116,8 @@ export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial:
   });
   const b = q.data ?? initial;
   const fmtTime = useFormatTime();
+  // Once cancelled, the cancel card (and the button just pressed) is gone: focus goes to the status that says so.
+  const status = useRef<HTMLSpanElement>(null);
   const handled = b.redriven + b.skipped;
   const verb = KIND_VERB[b.kind] ?? "redriven";
   const pct = b.matched ? Math.round((handled / b.matched) * 100) : 100;
@@ -116,6 +143,8 @@ export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial:
           </p>
         </div>
         <span
+          ref={status}
+          tabIndex={-1}
           role="status"
           aria-live="polite"
           className={`rounded-full px-3 py-1 text-sm font-medium ring-1 ring-inset ${STATUS_STYLE[b.status] ?? ""}`}
@@ -168,7 +197,16 @@ export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial:
         {q.isError && <p className="mt-2 text-sm text-red-800">Progress could not be refreshed: {(q.error as Error).message}</p>}
       </div>
 
-      {canCancel && b.status === "running" && <CancelCard b={b} url={url} onCancelled={() => q.refetch()} />}
+      {canCancel && b.status === "running" && (
+        <CancelCard
+          b={b}
+          url={url}
+          onCancelled={async () => {
+            await q.refetch();
+            status.current?.focus();
+          }}
+        />
+      )}
       <p className="text-sm">
         <Link href={`/audit?targetId=${encodeURIComponent(b.id)}`} className="text-blue-700 hover:underline">
           This batch in the audit log
