@@ -319,3 +319,60 @@ test("the Redrives page pages through every batch with Next and Previous, 100 a 
   await expect(rows.locator("a")).toHaveText(first);
   await expect(previous).toHaveCount(0);
 });
+
+test("Resume deliveries on a paused subscription's note keeps the keyboard's focus: on the button while it runs, then on what it did", async ({ page, request }) => {
+  const run = Date.now().toString(36);
+  const id = `sub_resumekb_${run}`;
+  expect(
+    (await api(request, "POST", "/api/v1/subscriptions", { id, name: `Resume kb ${run}`, url: "http://127.0.0.1:9/hooks", eventTypes: [`resumekb.${run}`] })).status,
+  ).toBe(201);
+  const pause = async () => expect((await api(request, "PATCH", `/api/v1/subscriptions/${id}`, { state: "paused", reason: "district maintenance" })).status).toBe(200);
+  await pause();
+  const ev = await api(request, "POST", "/api/v1/events", { id: `evt_resumekb_${run}`, type: `resumekb.${run}`, data: {} }, "producer");
+  await settleDelivery(deliveryFor(ev, id), [{ minutesAgo: 3, status: 422, errorClass: "http_4xx", outcome: "dead_letter", ms: 40 }]);
+  await signIn(page, "engineer");
+  // The resume is held a moment, so what the button does while it runs can be seen.
+  let release!: () => void;
+  await page.route(`**/api/v1/subscriptions/${id}`, async (route) => {
+    if (route.request().method() === "PATCH") await new Promise<void>((r) => (release = r));
+    await route.continue();
+  });
+  const pressResume = async (note: ReturnType<typeof page.getByTestId>) => {
+    const resume = note.getByRole("button", { name: /^(Resume deliveries|Resuming…)$/ });
+    await resume.focus();
+    await page.keyboard.press("Enter");
+    await expect(resume).toHaveText("Resuming…");
+    await expect(resume).toHaveAttribute("aria-disabled", "true");
+    await expect(resume).toBeFocused();
+    release();
+    await expect(resume).toHaveCount(0);
+  };
+
+  // Every subscription's dead letters: its are left out, in a note; resumed, the note says so and has the focus.
+  await page.goto("/dlq/redrive");
+  const left = page.getByTestId("held-subscription").filter({ hasText: id });
+  await expect(left).toContainText(`Not included: 1 delivery on ${id}, which is paused.`);
+  await pressResume(left);
+  await expect(left).toContainText(`Not included: 1 delivery on ${id}, which was paused. It is resumed`);
+  await expect(left.locator("p").first()).toBeFocused();
+
+  // Its own dead letters: the preview is refused with the note; resumed, the note goes as the preview runs again, and
+  // the focus is on the line that says what happened.
+  await pause();
+  await page.goto(`/dlq/redrive?subscriptionId=${id}`);
+  const note = page.getByTestId("held-subscription");
+  await expect(note).toContainText(`${id} is paused.`);
+  await pressResume(note);
+  await expect(page.getByTestId("preview-count")).toContainText("1 delivery matches");
+  await expect(note).toHaveCount(0);
+  const said = page.getByTestId("resumed-status");
+  await expect(said).toHaveText(`${id} is resumed: its deliveries go out again, and the preview below counts its dead letters.`);
+  await expect(said).toBeFocused();
+  // The next Tab goes on into the page, not from its top.
+  await page.keyboard.press("Tab");
+  expect(await page.evaluate(() => document.activeElement?.closest("header, nav") === null)).toBe(true);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await shot(page, "redrive-resumed-1280");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await shot(page, "redrive-resumed-390");
+});

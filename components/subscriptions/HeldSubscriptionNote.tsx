@@ -4,11 +4,11 @@
 // that does it. A paused subscription gets Resume deliveries (the same PATCH
 // and audit row as its own page's control); a disabled one, whose endpoint
 // answered that it is gone, a link to its page, where its URL is fixed first.
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import Link from "next/link";
 import { apiFetch, ApiError } from "@/lib/client/api";
 import { btn, btnPrimary } from "@/components/ui/kit";
-import { LiveButton } from "@/components/ui/LiveButton";
+import { BusySubmit } from "@/components/ui/LiveButton";
 import { count } from "@/lib/words";
 
 /** `count`: the dead letters a preview left out for it; absent when the filter itself names the subscription. */
@@ -23,10 +23,18 @@ export function inactiveSubscriptionOf(err: unknown): InactiveSubscription | nul
     : null;
 }
 
+/**
+ * `onResumed`: the page takes over once the subscription is resumed (it previews again, and says so where the keyboard's
+ * focus then goes). Without it the note stays, says it is resumed, and takes the focus of the button that has gone.
+ */
 export function HeldSubscriptionNote({ h, onResumed }: { h: InactiveSubscription; onResumed?: () => void }) {
   const [busy, setBusy] = useState(false);
   const [err, setErr] = useState<string | null>(null);
   const [resumed, setResumed] = useState(false);
+  const message = useRef<HTMLParagraphElement>(null);
+  useEffect(() => {
+    if (resumed && !onResumed) message.current?.focus();
+  }, [resumed, onResumed]);
   const page = `/subscriptions/${encodeURIComponent(h.subscriptionId)}`;
   async function resume() {
     setBusy(true);
@@ -51,20 +59,20 @@ export function HeldSubscriptionNote({ h, onResumed }: { h: InactiveSubscription
   );
   return (
     <div className="rounded-md border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900" data-testid="held-subscription">
-      <p>
+      <p ref={message} tabIndex={-1} className="rounded-sm focus:outline-none focus-visible:ring-2 focus-visible:ring-amber-600">
         {h.count !== undefined ? (
           <>
-            Not included: {count(h.count, "delivery", "deliveries")} on {name}, which is {h.state}.{" "}
+            Not included: {count(h.count, "delivery", "deliveries")} on {name}, which {resumed ? "was" : "is"} {h.state}.{" "}
           </>
         ) : (
           <>
-            {name} is {h.state}.{" "}
+            {name} {resumed ? "was" : "is"} {h.state}.{" "}
           </>
         )}
         {resumed
           ? onResumed
             ? "It is resumed."
-            : "It is resumed: preview again to include them."
+            : "It is resumed, and its deliveries go out again: preview again to include them."
           : h.state === "paused"
             ? "A redrive would only be held: resume it first, then preview again."
             : "Its endpoint answered that it is gone or refused it: fix the URL with the district and enable it on its page, then preview again."}
@@ -72,9 +80,10 @@ export function HeldSubscriptionNote({ h, onResumed }: { h: InactiveSubscription
       {!resumed && (
         <div className="mt-2">
           {h.state === "paused" ? (
-            <LiveButton className={btnPrimary} disabled={busy} onClick={resume}>
+            // Busy, not disabled, while the request runs: a disabled button drops the keyboard's focus to the top of the page.
+            <BusySubmit type="button" busy={busy} className={btnPrimary} onClick={resume}>
               {busy ? "Resuming…" : "Resume deliveries"}
-            </LiveButton>
+            </BusySubmit>
           ) : (
             <Link href={page} className={btn}>
               Open the subscription

@@ -304,6 +304,13 @@ export function BulkRedriveClient({
   // The filter's subscription is paused or disabled (409): said in words with the button that fixes it.
   const [inactive, setInactive] = useState<InactiveSubscription | null>(null);
   const [confirming, setConfirming] = useState(false);
+  // What Resume deliveries on the note above did: the note goes as the preview runs again, and the keyboard's focus,
+  // which was on its button, goes to this line (once it holds the words, so they are what is read).
+  const [resumedNote, setResumedNote] = useState({ text: "", n: 0 });
+  const resumedLine = useRef<HTMLParagraphElement>(null);
+  useEffect(() => {
+    if (resumedNote.n > 0) resumedLine.current?.focus();
+  }, [resumedNote]);
 
   const filter = useMemo(() => buildFilter(f), [f]);
   const key = JSON.stringify({ filter, latestStateWins });
@@ -312,11 +319,12 @@ export function BulkRedriveClient({
   // Only the newest preview's answer counts: the one the page starts on opening can still be on its way when Preview
   // is pressed, and its end must neither replace the newer answer nor re-enable the buttons while that one runs.
   const previews = useRef(0);
-  async function runPreview() {
+  async function runPreview(resumed = false) {
     const mine = ++previews.current;
     setPreviewing(true);
     setError(null);
     setInactive(null);
+    if (!resumed) setResumedNote((r) => ({ ...r, text: "" }));
     setConfirming(false);
     try {
       const p = await apiFetch<RedrivePreview>("/api/v1/redrives", { body: { filter, latestStateWins, dryRun: true } });
@@ -372,7 +380,28 @@ export function BulkRedriveClient({
             {error}
           </div>
         )}
-        {inactive && <HeldSubscriptionNote h={inactive} onResumed={() => void runPreview()} />}
+        <p
+          ref={resumedLine}
+          tabIndex={-1}
+          role="status"
+          className="rounded-md text-sm text-emerald-800 empty:sr-only focus:outline-none focus-visible:ring-2 focus-visible:ring-blue-600"
+          data-testid="resumed-status"
+        >
+          {resumedNote.text}
+        </p>
+        {inactive && (
+          <HeldSubscriptionNote
+            key={`${inactive.subscriptionId}:${inactive.state}`}
+            h={inactive}
+            onResumed={() => {
+              setResumedNote((r) => ({
+                text: `${inactive.subscriptionId} is resumed: its deliveries go out again, and the preview below counts its dead letters.`,
+                n: r.n + 1,
+              }));
+              void runPreview(true);
+            }}
+          />
+        )}
         <PreviewSection preview={preview} previewing={previewing} stale={stale} filter={filter} />
         <ConfirmSection
           preview={preview}
