@@ -105,4 +105,25 @@ test("a thousand subscriptions with dead letters: the deepest are listed, the re
   await page.getByRole("link", { name: "Show the deepest" }).click();
   await expect(page).not.toHaveURL(/[?&]q=/);
   await expect(ranges.getByRole("button", { name: "6 h" })).toHaveAttribute("aria-pressed", "true");
+
+  // The bulk redrive page's subscription is typed, not picked from a thousand options: the page holds the deepest few as
+  // suggestions, and typing the tenant suggests the one subscription that is not among them.
+  const needle = `sub_dlqs_${run}_${String(SUBS).padStart(4, "0")}`;
+  const redriveHtml = (await (await page.request.get("/dlq/redrive")).body()).length;
+  await page.goto("/dlq/redrive");
+  const field = page.getByRole("combobox", { name: /^Subscription/ });
+  const suggestions = page.locator(`datalist[id="${await field.getAttribute("list")}"] option`);
+  await expect(suggestions).toHaveCount(20);
+  expect(await page.locator("option").count()).toBeLessThan(60);
+  await expect(page.getByTestId("subscription-help")).toContainText(`one of the ${total.toLocaleString("en-US")} with dead letters`);
+  console.log(`/dlq/redrive with ${SUBS} subscriptions with dead letters: ${redriveHtml} bytes of HTML`);
+  await field.fill(tenant);
+  await expect(suggestions).toHaveCount(1);
+  await expect(suggestions.first()).toHaveAttribute("value", needle);
+  await expect(suggestions.first()).toHaveAttribute("label", `Needle Academy ${run} · 2 dead letters`);
+  await field.fill(needle);
+  await expect(page.getByTestId("subscription-help")).toHaveText(`Needle Academy ${run} · 2 dead letters`);
+  await page.getByRole("button", { name: "Preview", exact: true }).click();
+  await expect(page.getByTestId("preview-count")).toContainText("2 deliveries match");
+  await shot(page, "dlq-scale-redrive-1280");
 });

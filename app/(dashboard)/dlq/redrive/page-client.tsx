@@ -4,7 +4,7 @@ import { useRouter } from "next/navigation";
 import Link from "next/link";
 import { apiFetch, ApiError } from "@/lib/client/api";
 import type { RedrivePreview, RedriveBatchView } from "@/lib/redrive/redrive-batches";
-import { DataTable, btn, btnPrimary, card, input, label } from "@/components/ui/kit";
+import { DataTable, btn, btnPrimary, card, input } from "@/components/ui/kit";
 import { Field, OptionSelect, REASON_MIN, ReasonInput, TimeField } from "@/components/ui/form";
 import {
   DEAD_LETTER_REASON_LABELS,
@@ -19,15 +19,15 @@ import { Time, toLocalInput, useFormatTime } from "@/components/ui/time";
 import { BusySubmit, LiveFieldset } from "@/components/ui/LiveButton";
 import { describeFilter } from "@/components/redrive/describe-filter";
 import { PermanentWarning } from "@/components/redrive/PermanentWarning";
+import { DlqSubscriptionInput, type DlqSubscriptionChoice } from "@/components/redrive/DlqSubscriptionInput";
 import { HeldSubscriptionNote, inactiveSubscriptionOf, type InactiveSubscription } from "@/components/subscriptions/HeldSubscriptionNote";
 import { num, count } from "@/lib/words";
 
 export type InitialFilter = { subscriptionId: string; deadLetterReason: string; errorClass: string; statusCode: string; from: string; to: string };
-type Sub = { id: string; name: string; state: string; deadLetters: number };
 
 function buildFilter(f: InitialFilter) {
   const out: Record<string, unknown> = {};
-  if (f.subscriptionId) out.subscriptionId = f.subscriptionId;
+  if (f.subscriptionId.trim()) out.subscriptionId = f.subscriptionId.trim();
   if (f.deadLetterReason) out.deadLetterReason = f.deadLetterReason;
   if (f.errorClass.trim()) out.errorClass = f.errorClass.trim();
   if (f.statusCode.trim()) out.statusCode = Number(f.statusCode);
@@ -44,6 +44,7 @@ function FilterForm({
   f,
   setF,
   subscriptions,
+  subscriptionCount,
   latestStateWins,
   setLatestStateWins,
   previewing,
@@ -51,7 +52,8 @@ function FilterForm({
 }: {
   f: InitialFilter;
   setF: (u: (x: InitialFilter) => InitialFilter) => void;
-  subscriptions: Sub[];
+  subscriptions: DlqSubscriptionChoice[];
+  subscriptionCount: number;
   latestStateWins: boolean;
   setLatestStateWins: (v: boolean) => void;
   previewing: boolean;
@@ -69,17 +71,7 @@ function FilterForm({
     >
       <h2 className="text-base font-semibold">1. What to redrive</h2>
       <LiveFieldset className="flex min-w-0 flex-col gap-3">
-        <label className={label}>
-          Subscription
-          <select className={input} value={f.subscriptionId} onChange={set("subscriptionId")}>
-            <option value="">All active subscriptions</option>
-            {subscriptions.map((s) => (
-              <option key={s.id} value={s.id}>
-                {s.name} ({s.id}){s.state !== "active" ? ` — ${s.state}` : ""} · {count(s.deadLetters, "dead letter")}
-              </option>
-            ))}
-          </select>
-        </label>
+        <DlqSubscriptionInput value={f.subscriptionId} onChange={(v) => setF((x) => ({ ...x, subscriptionId: v }))} initial={subscriptions} total={subscriptionCount} />
         <Field label="Dead-letter reason">
           <OptionSelect any="Any reason" options={DEAD_LETTER_REASON_OPTIONS} value={f.deadLetterReason} onChange={set("deadLetterReason")} />
         </Field>
@@ -287,11 +279,15 @@ function ConfirmSection({
 export function BulkRedriveClient({
   initial,
   subscriptions,
+  subscriptionCount,
   defaultRate,
   maxRate,
 }: {
   initial: InitialFilter;
-  subscriptions: Sub[];
+  /** The first suggestions for the subscription field: the deepest, and the one a link named. */
+  subscriptions: DlqSubscriptionChoice[];
+  /** How many subscriptions have dead letters. */
+  subscriptionCount: number;
   defaultRate: number;
   maxRate: number;
 }) {
@@ -369,6 +365,7 @@ export function BulkRedriveClient({
         f={f}
         setF={setF}
         subscriptions={subscriptions}
+        subscriptionCount={subscriptionCount}
         latestStateWins={latestStateWins}
         setLatestStateWins={setLatestStateWins}
         previewing={previewing}

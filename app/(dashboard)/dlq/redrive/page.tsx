@@ -2,11 +2,11 @@
 // here with subscriptionId, reason, errorClass, statusCode), a preview with the
 // exact count and a sample, then a confirmation that names the count.
 import { requireViewer } from "@/lib/auth/session";
-import { getPrisma } from "@/lib/db/prisma";
 import { getDlqSummary } from "@/lib/dashboard/dead-letters";
 import { DEFAULT_RATE_PER_SECOND, MAX_RATE_PER_SECOND } from "@/lib/redrive/redrive-input";
 import { BulkRedriveClient, type InitialFilter } from "./page-client";
-import { scopeOf, subscriptionWhere } from "@/lib/tenants/scope";
+import { scopeOf } from "@/lib/tenants/scope";
+import { SUBSCRIPTION_SUGGESTIONS } from "@/components/redrive/DlqSubscriptionInput";
 import { PageHeader } from "@/components/ui/kit";
 
 export const dynamic = "force-dynamic";
@@ -27,15 +27,9 @@ export default async function BulkRedrivePage({ searchParams }: { searchParams: 
     from: one(q.from) || one(q.deadLetteredFrom),
     to: one(q.to) || one(q.deadLetteredTo),
   };
-  // The subscriptions that have something to redrive (and the one a link named): at 10,000 subscriptions a choice of
-  // every one was a select nobody could pick from, and most of it had no dead letters.
-  const { bySubscription } = await getDlqSummary({ scope });
-  const depth = new Map(bySubscription.map((b) => [b.subscriptionId, b.depth]));
-  const subs = await getPrisma().subscription.findMany({
-    where: { AND: [{ id: { in: [...depth.keys(), ...(initial.subscriptionId ? [initial.subscriptionId] : [])] } }, subscriptionWhere(scope), { archivedAt: null }] },
-    select: { id: true, name: true, state: true },
-    orderBy: [{ tenant: "asc" }, { name: "asc" }],
-  });
+  // The first suggestions of the subscription field: the deepest, and the one a link named. The field asks for the others
+  // as its text changes (GET /api/v1/dlq?q=), so the page is the same size when thousands of subscriptions have dead letters.
+  const { bySubscription, subscriptionCount } = await getDlqSummary({ scope, subscriptionLimit: SUBSCRIPTION_SUGGESTIONS, include: initial.subscriptionId || undefined });
   return (
     <section className="space-y-4">
       <PageHeader
@@ -44,7 +38,8 @@ export default async function BulkRedrivePage({ searchParams }: { searchParams: 
       />
       <BulkRedriveClient
         initial={initial}
-        subscriptions={subs.map((s) => ({ id: s.id, name: s.name, state: s.state, deadLetters: depth.get(s.id) ?? 0 }))}
+        subscriptions={bySubscription.map((s) => ({ id: s.subscriptionId, name: s.subscriptionName, deadLetters: s.depth }))}
+        subscriptionCount={subscriptionCount}
         defaultRate={DEFAULT_RATE_PER_SECOND}
         maxRate={MAX_RATE_PER_SECOND}
       />
