@@ -54,7 +54,7 @@ test.afterAll(async () => {
   await closeE2eDb();
 });
 
-test("a district's contact set on its page gets an e-mail when its endpoint is paused for failing; the audit page shows it sent", async ({ page, request }) => {
+test("a district's contact set on its page gets an e-mail when its endpoint is paused for failing; the audit page shows it sent", async ({ page, request, baseURL }) => {
   test.setTimeout(120_000);
   const run = Date.now().toString(36);
   const district = await createDistrict(`ntf_${run}`, `Lincoln USD ${run}`);
@@ -121,7 +121,8 @@ test("a district's contact set on its page gets an e-mail when its endpoint is p
   expect(mail).toMatch(
     new RegExp(`^Subject: Lincoln USD ${run}: your endpoint http://127\\.0\\.0\\.1:${port}/hooks is paused after failing since \\d\\d:\\d\\d UTC`, "m"),
   );
-  expect(mail).toContain(`Open it: http://localhost:3100/subscriptions/${id}`);
+  // The server links to itself on the port it was started on (playwright.config.ts: E2E_PORT), which baseURL names.
+  expect(mail).toContain(`Open it: ${baseURL}/subscriptions/${id}`);
   expect(mail).toContain("answered HTTP 503 “maintenance”");
 
   await page.goto("/audit");
