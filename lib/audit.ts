@@ -76,7 +76,9 @@ const tokenDetails = z.strictObject({ name: z.string(), role: z.string(), tenant
  * Every audit action: the target type it is written with and a schema for its
  * details. Rows written by SQL inside ledger statements (the worker's 410
  * handling writes `subscription.disable`) use these names too; a test holds
- * every action string in the SQL to this list.
+ * every action string in the SQL to this list. `global`: the row never names a
+ * tenant (it changes what every district shares), so no district's audit trail
+ * holds one; writeAudit refuses a tenant for it.
  */
 export const AUDIT_ACTIONS = {
   "delivery.redrive": { target: "delivery", details: redriveOne },
@@ -184,6 +186,7 @@ export const AUDIT_ACTIONS = {
    */
   "retention.run": {
     target: "retention",
+    global: true,
     details: z.strictObject({
       retentionDays: z.number().int(),
       payloadRetentionDays: z.number().int().nullable(),
@@ -198,6 +201,7 @@ export const AUDIT_ACTIONS = {
   /** A tenant's retention override set or removed (target id: the tenant): before and after, null for none. */
   "retention.policy": {
     target: "retention",
+    global: true,
     details: z.strictObject({
       before: z.strictObject({ retentionDays: z.number().int(), payloadRetentionDays: z.number().int().nullable() }).nullable(),
       after: z.strictObject({ retentionDays: z.number().int(), payloadRetentionDays: z.number().int().nullable() }).nullable(),
@@ -227,14 +231,18 @@ export const AUDIT_ACTIONS = {
     details: z.strictObject({ emails: z.number().int(), webhookHost: nullableString, dlqThreshold: z.number().int().nullable().optional() }),
   },
   /** The operator's dead-letter threshold, the default of every district without its own (target id: "notifications"). */
-  "notifications.settings.update": { target: "settings", details: z.strictObject({ dlqThreshold: z.strictObject({ from: z.number().int(), to: z.number().int() }) }) },
+  "notifications.settings.update": {
+    target: "settings",
+    details: z.strictObject({ dlqThreshold: z.strictObject({ from: z.number().int(), to: z.number().int() }) }),
+    global: true,
+  },
   /** The event catalog (lib/catalog; target id: the type). `changed`: the fields an update set. Never a payload. */
-  "event_type.create": { target: "event_type", details: z.strictObject({ description: z.string(), hasSchema: z.boolean() }) },
-  "event_type.update": { target: "event_type", details: z.strictObject({ changed: z.array(z.string()), hasSchema: z.boolean() }) },
-  "event_type.delete": { target: "event_type", details: z.strictObject({ hadSchema: z.boolean() }) },
+  "event_type.create": { target: "event_type", details: z.strictObject({ description: z.string(), hasSchema: z.boolean() }), global: true },
+  "event_type.update": { target: "event_type", details: z.strictObject({ changed: z.array(z.string()), hasSchema: z.boolean() }), global: true },
+  "event_type.delete": { target: "event_type", details: z.strictObject({ hadSchema: z.boolean() }), global: true },
   /** A delete of a type that has events: kept, marked deprecated (it still publishes). */
-  "event_type.deprecate": { target: "event_type", details: z.strictObject({ hasEvents: z.boolean() }) },
-} as const satisfies Record<string, { target: AuditTargetType; details: z.ZodType }>;
+  "event_type.deprecate": { target: "event_type", details: z.strictObject({ hasEvents: z.boolean() }), global: true },
+} as const satisfies Record<string, { target: AuditTargetType; details: z.ZodType; global?: true }>;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;
 /** The actions as a list, in the order above (for filters). */
@@ -243,6 +251,35 @@ type AuditDetails<A extends AuditAction> = z.input<(typeof AUDIT_ACTIONS)[A]["de
 
 export function isAuditAction(s: string): s is AuditAction {
   return Object.prototype.hasOwnProperty.call(AUDIT_ACTIONS, s);
+}
+
+/** Whether an action's rows name a subscription the way a one-subscription scope reads them: as the target, or as details.subscriptionId. */
+function namesSubscription(a: AuditAction): boolean {
+  const spec = AUDIT_ACTIONS[a];
+  return spec.target === "subscription" || "subscriptionId" in spec.details.shape;
+}
+
+/** Why an action can never be in a scope's audit trail, or null when it can: "global" (no row names a tenant), "subscription" (no row names one subscription). */
+export function auditActionOutside(a: AuditAction, scope: { tenantId: string | null; subscriptionId?: string | null }): "global" | "subscription" | null {
+  if (scope.tenantId === null) return null;
+  if ("global" in AUDIT_ACTIONS[a]) return "global";
+  if (scope.subscriptionId && !namesSubscription(a)) return "subscription";
+  return null;
+}
+
+/**
+ * The actions a scope's audit trail can hold, in the list's order (the Audit page's filter offers these): every one for
+ * a global viewer; a district's, those whose rows can name it (the row's tenant, filled by the writer or from the
+ * subscription it names: migration 0020); a one-subscription portal's, those whose rows can name that subscription.
+ */
+export function auditActionsIn(scope: { tenantId: string | null; subscriptionId?: string | null }): AuditAction[] {
+  return AUDIT_ACTION_LIST.filter((a) => auditActionOutside(a, scope) === null);
+}
+
+/** The target types of a scope's possible actions, in the list's order (the Audit page's other filter). */
+export function auditTargetTypesIn(scope: { tenantId: string | null; subscriptionId?: string | null }): AuditTargetType[] {
+  const targets = new Set<AuditTargetType>(auditActionsIn(scope).map((a) => AUDIT_ACTIONS[a].target));
+  return AUDIT_TARGET_TYPES.filter((t) => targets.has(t));
 }
 
 /** A stored row's details read back as its action's shape, or null when the row predates the schema or is not one of ours. */
@@ -275,6 +312,8 @@ export async function writeAudit<A extends AuditAction>(tx: Tx, entry: AuditEntr
   const spec = AUDIT_ACTIONS[entry.action];
   if (!spec) throw new Error(`Unknown audit action ${JSON.stringify(entry.action)}`);
   if (entry.targetType !== spec.target) throw new Error(`Audit action ${entry.action} targets ${spec.target}, not ${entry.targetType}`);
+  // The Audit page tells a district it can never have such a row (auditActionsIn): one that named a tenant would be hidden from its filter.
+  if ("global" in spec && entry.tenantId) throw new Error(`Audit action ${entry.action} is global: it names no tenant (${entry.tenantId})`);
   const details = spec.details.parse(entry.details);
   await tx.auditEntry.create({
     data: {

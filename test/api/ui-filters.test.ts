@@ -8,9 +8,11 @@ import { createElement } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 import { DELIVERY_STATES, ERROR_CLASSES, DEAD_LETTER_REASON_LIST, ATTEMPT_OUTCOMES } from "../../lib/ledger/states";
-import { AUDIT_ACTION_LIST, AUDIT_TARGET_TYPES } from "../../lib/audit";
+import { AUDIT_ACTION_LIST, AUDIT_TARGET_TYPES, auditActionsIn, auditTargetTypesIn } from "../../lib/audit";
+import { GLOBAL_SCOPE, type Scope } from "../../lib/tenants/scope";
 import { DeliveryFilters, NO_FILTERS } from "../../components/dashboard/DeliveryFilters";
 import { AuditFilterForm } from "../../app/(dashboard)/audit/filter-form";
+import type { TAuditQuery } from "../../app/(dashboard)/audit/find-audit-entries";
 import * as labels from "../../components/ui/labels";
 
 /** The option values of the <select> that follows `labelText` in the markup (the empty "any" option left out). */
@@ -37,7 +39,8 @@ describe("subscription page: delivery filters", () => {
 });
 
 describe("audit page: filters", () => {
-  const html = () => renderToStaticMarkup(createElement(AuditFilterForm, { q: {} }));
+  const html = (scope: Scope = GLOBAL_SCOPE, q: TAuditQuery = {}) =>
+    renderToStaticMarkup(createElement(AuditFilterForm, { q, actions: auditActionsIn(scope), targetTypes: auditTargetTypesIn(scope) }));
 
   it("offers the target types rows are written with (api_token, not token)", () => {
     const offered = selectOptions(html(), "Target type");
@@ -47,6 +50,29 @@ describe("audit page: filters", () => {
 
   it("offers every audit action of the typed list", () => {
     expect(selectOptions(html(), "Action")).toEqual([...AUDIT_ACTION_LIST]);
+  });
+
+  it("a district is offered the actions its rows can have: not the catalog's, retention's or the notification defaults'", () => {
+    const offered = selectOptions(html({ tenantId: "lincoln" }), "Action");
+    for (const never of ["event_type.create", "event_type.deprecate", "retention.run", "retention.policy", "notifications.settings.update"])
+      expect(offered).not.toContain(never);
+    // Written with the district's tenant (a user or token confined to it, a portal link for it): its own trail has them.
+    for (const own of ["delivery.redrive", "subscription.secret.rotate", "user.create", "token.create", "tenant.contacts.update", "portal.session.create", "erasure.run"])
+      expect(offered).toContain(own);
+    expect(selectOptions(html({ tenantId: "lincoln" }), "Target type")).toEqual(AUDIT_TARGET_TYPES.filter((t) => !["retention", "event_type", "settings"].includes(t)));
+  });
+
+  it("a one-subscription portal is offered the actions whose rows name a subscription", () => {
+    const offered = selectOptions(html({ tenantId: "lincoln", subscriptionId: "sub_1" }), "Action");
+    expect(offered).toEqual(expect.arrayContaining(["delivery.resolve", "recover.create", "subscription.pause", "portal.session.create"]));
+    for (const never of ["redrive.create", "dlq.resolve", "user.create", "tenant.contacts.update", "event_type.create"]) expect(offered).not.toContain(never);
+  });
+
+  it("an action in the URL the viewer's trail never holds stays chosen in the form, marked", () => {
+    const form = html({ tenantId: "lincoln" }, { action: "event_type.create" });
+    expect(selectOptions(form, "Action")).toContain("event_type.create");
+    expect(form).toContain("event type catalogued (never in your audit trail)");
+    expect(html(GLOBAL_SCOPE, { action: "made.up" })).toContain("made.up (unknown)");
   });
 });
 

@@ -83,5 +83,29 @@ describe("audit actions", () => {
       }
       expect(await db.prisma.auditEntry.count()).toBe(before);
     });
+
+    it("a global action's row never names a tenant: no subscription for the database to take one from, and a tenant given is refused", async () => {
+      const globals = Object.entries(AUDIT_ACTIONS).filter(([, spec]) => "global" in spec);
+      expect(globals.map(([a]) => a)).toEqual(expect.arrayContaining(["event_type.create", "retention.run", "notifications.settings.update"]));
+      // migration 0020's trigger fills tenant_id from the subscription a row names as its target or details.subscriptionId.
+      for (const [action, spec] of globals) {
+        expect(spec.target, action).not.toBe("subscription");
+        expect(Object.keys(spec.details.shape), action).not.toContain("subscriptionId");
+      }
+      const before = await db.prisma.auditEntry.count();
+      await expect(
+        db.prisma.$transaction((tx) =>
+          writeAudit(tx, {
+            actor: "probe",
+            action: "event_type.create",
+            targetType: "event_type",
+            targetId: "x.y",
+            details: { description: "", hasSchema: false },
+            tenantId: "lincoln",
+          }),
+        ),
+      ).rejects.toThrow(/global/);
+      expect(await db.prisma.auditEntry.count()).toBe(before);
+    });
   });
 });

@@ -1,20 +1,42 @@
 // The audit page's filter form: a plain GET form, so a filtered view is a URL
 // to paste into a ticket. Actions and target types are offered from
 // lib/audit.ts's lists with their labels (components/ui/labels.ts): exactly
-// the names rows are written with.
+// the names rows are written with, and of those the ones the viewer's audit
+// trail can hold (lib/audit.ts auditActionsIn).
 import Link from "next/link";
 import { btn, btnPrimary, card, input, label } from "@/components/ui/kit";
 import { LocalDateTimeInput, ZoneLabel } from "@/components/ui/time";
-import { AUDIT_ACTION_LABELS, AUDIT_TARGET_TYPE_LABELS, optionsOf } from "@/components/ui/labels";
-import { AUDIT_ACTION_LIST, AUDIT_TARGET_TYPES } from "@/lib/audit";
+import { AUDIT_ACTION_LABELS, AUDIT_TARGET_TYPE_LABELS, labelOf, optionsOf } from "@/components/ui/labels";
+import type { AuditAction, AuditTargetType } from "@/lib/audit";
 import type { TAuditQuery } from "./find-audit-entries";
 import { TenantPicker } from "@/components/ui/TenantPicker";
 
-const AUDIT_TARGET_OPTIONS = optionsOf(AUDIT_TARGET_TYPES, AUDIT_TARGET_TYPE_LABELS);
-const AUDIT_ACTION_OPTIONS = optionsOf(AUDIT_ACTION_LIST, AUDIT_ACTION_LABELS);
+/**
+ * The options, and the URL's value when it is none of them (typed or pasted in), marked: the form shows what the list
+ * is filtered by, and sending it again keeps it.
+ */
+function withAsked<V extends string>(list: readonly V[], labels: Record<V, string>, asked: string | undefined) {
+  const options: { value: string; label: string }[] = optionsOf(list, labels);
+  if (asked && !(list as readonly string[]).includes(asked))
+    options.push({ value: asked, label: `${labelOf(labels, asked)} (${Object.prototype.hasOwnProperty.call(labels, asked) ? "never in your audit trail" : "unknown"})` });
+  return options;
+}
 
-/** `tenantFilter`: a global viewer chooses a tenant, typed with suggestions (a viewer confined to one: its own applies). */
-export function AuditFilterForm({ q, tenantFilter = false }: { q: TAuditQuery; tenantFilter?: boolean }) {
+/**
+ * `actions`, `targetTypes`: what the viewer's audit trail can hold. `tenantFilter`: a global viewer chooses a tenant,
+ * typed with suggestions (a viewer confined to one: its own applies).
+ */
+export function AuditFilterForm({
+  q,
+  actions,
+  targetTypes,
+  tenantFilter = false,
+}: {
+  q: TAuditQuery;
+  actions: readonly AuditAction[];
+  targetTypes: readonly AuditTargetType[];
+  tenantFilter?: boolean;
+}) {
   return (
     <form method="get" action="/audit" className={`${card} grid grid-cols-2 gap-3 sm:grid-cols-3 lg:grid-cols-6`} aria-label="Filter the audit log">
       <label className={label}>
@@ -25,7 +47,7 @@ export function AuditFilterForm({ q, tenantFilter = false }: { q: TAuditQuery; t
         Action
         <select name="action" defaultValue={q.action ?? ""} className={input}>
           <option value="">Any action</option>
-          {AUDIT_ACTION_OPTIONS.map((a) => (
+          {withAsked(actions, AUDIT_ACTION_LABELS, q.action).map((a) => (
             <option key={a.value} value={a.value}>
               {a.label}
             </option>
@@ -36,7 +58,7 @@ export function AuditFilterForm({ q, tenantFilter = false }: { q: TAuditQuery; t
         Target type
         <select name="targetType" defaultValue={q.targetType ?? ""} className={input}>
           <option value="">Any</option>
-          {AUDIT_TARGET_OPTIONS.map((t) => (
+          {withAsked(targetTypes, AUDIT_TARGET_TYPE_LABELS, q.targetType).map((t) => (
             <option key={t.value} value={t.value}>
               {t.label}
             </option>

@@ -8,10 +8,19 @@ import { getPrisma } from "@/lib/db/prisma";
 import { EmptyState, PageHeader, btn } from "@/components/ui/kit";
 import { Time } from "@/components/ui/time";
 import { AUDIT_ACTION_LABELS, AUDIT_TARGET_TYPE_LABELS, DELIVERY_STATE_LABELS, ERROR_CLASS_LABELS, labelOf } from "@/components/ui/labels";
-import { isAuditAction, parseAuditDetails, type AuditTargetType } from "@/lib/audit";
-import { scopeOf } from "@/lib/tenants/scope";
+import {
+  AUDIT_ACTIONS,
+  AUDIT_ACTION_LIST,
+  auditActionOutside,
+  auditActionsIn,
+  auditTargetTypesIn,
+  isAuditAction,
+  parseAuditDetails,
+  type AuditTargetType,
+} from "@/lib/audit";
+import { scopeOf, type Scope } from "@/lib/tenants/scope";
 import { tenantNames } from "@/lib/tenants/manage-tenants";
-import { ZAuditQuery, findAuditEntries } from "./find-audit-entries";
+import { ZAuditQuery, findAuditEntries, type TAuditQuery } from "./find-audit-entries";
 import { AuditFilterForm } from "./filter-form";
 import { ledgerDb } from "@/lib/ledger/read/db";
 import { listNotifications } from "@/lib/ledger/sql/notifications";
@@ -114,6 +123,28 @@ function summarize(action: string, details: unknown): string {
   return parts.join("; ");
 }
 
+/**
+ * Why the filter can match nothing in this viewer's audit trail (an action or target type its rows never have), in a
+ * sentence; null when it can. `district`: the name of the viewer's district.
+ */
+function neverInTrail(q: TAuditQuery, scope: Scope, district: string): string | null {
+  const trail = scope.subscriptionId ? "this portal's audit trail" : `${district}'s audit trail`;
+  const because = {
+    global: "it changes what every district shares, and is recorded for the whole service only",
+    subscription: `it is recorded for the whole district, and this portal shows what concerns subscription ${scope.subscriptionId} only`,
+  };
+  if (q.action && isAuditAction(q.action)) {
+    const why = auditActionOutside(q.action, scope);
+    if (why) return `“${AUDIT_ACTION_LABELS[q.action]}” is never in ${trail}: ${because[why]}.`;
+  }
+  const target = q.targetType as AuditTargetType | undefined;
+  if (target && Object.prototype.hasOwnProperty.call(AUDIT_TARGET_TYPE_LABELS, target) && !auditTargetTypesIn(scope).includes(target)) {
+    const outside = AUDIT_ACTION_LIST.filter((a) => AUDIT_ACTIONS[a].target === target).map((a) => auditActionOutside(a, scope));
+    return `Nothing in ${trail} has the target type “${AUDIT_TARGET_TYPE_LABELS[target]}”: ${outside.includes("subscription") ? because.subscription : because.global}.`;
+  }
+  return null;
+}
+
 export default async function AuditPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const viewer = await requireViewer("audit.read");
   // A viewer confined to a district reads the rows that touched it only (the query's scope); a global one sees a tenant column and filter.
@@ -121,10 +152,14 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   const raw = await searchParams;
   const flat = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, (Array.isArray(v) ? v[0] : v) || undefined]));
   const q = ZAuditQuery.parse(flat);
+  const scope = scopeOf(viewer);
+  const district = global ? null : ((await getPrisma().tenant.findUnique({ where: { id: viewer.tenantId! }, select: { name: true } }))?.name ?? viewer.tenantId!);
+  // An action (or target type) this viewer's rows never have is answered with why, not looked for.
+  const never = district === null ? null : neverInTrail(q, scope, district);
   const [{ items, nextBefore }, notices] = await Promise.all([
-    findAuditEntries(getPrisma(), q, scopeOf(viewer)),
+    never ? { items: [], nextBefore: null } : findAuditEntries(getPrisma(), q, scope),
     // The notices the system sent districts are shown beside the operators' actions (the newest; all on /notifications).
-    listNotifications(ledgerDb(), scopeOf(viewer), { limit: 10 }),
+    listNotifications(ledgerDb(), scope, { limit: 10 }),
   ]);
   // The names of the tenants the rows name, however many tenants there are.
   const tenantName = global ? await tenantNames(getPrisma(), [...items.map((e) => e.tenantId), ...notices.map((n) => n.tenant)]) : new Map<string, string>();
@@ -134,10 +169,17 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   return (
     <section className="space-y-4">
       <PageHeader title="Audit" description="Operator actions, newest first. Each row was written in the same transaction as the change it records." />
-      <AuditFilterForm q={q} tenantFilter={global} />
+      <AuditFilterForm q={q} actions={auditActionsIn(scope)} targetTypes={auditTargetTypesIn(scope)} tenantFilter={global} />
 
       {items.length === 0 ? (
-        <EmptyState title="No operator actions match these filters." />
+        <EmptyState title="No operator actions match these filters.">
+          {never ? (
+            <span data-testid="audit-never">{never}</span>
+          ) : q.action && !isAuditAction(q.action) ? (
+            // Typed or pasted in: an old row may still carry a name no longer written, so the list was looked through.
+            <span data-testid="audit-never">hookledger writes no action called “{q.action}”; the Action list names every one it writes.</span>
+          ) : null}
+        </EmptyState>
       ) : (
         // One table for every width: below md each row reflows into a card.
         <div className="relative rounded-lg border border-slate-200 bg-white shadow-sm md:overflow-x-auto">
@@ -157,7 +199,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
               {items.map((e) => {
                 const href = TARGET_LINK[e.targetType as AuditTargetType]?.(e.targetId);
                 return (
-                  <tr key={e.id} className="block border-t border-slate-200 px-3 py-2 align-top first:border-t-0 md:table-row md:border-t md:p-0">
+                  <tr key={e.id} data-testid="audit-row" className="block border-t border-slate-200 px-3 py-2 align-top first:border-t-0 md:table-row md:border-t md:p-0">
                     <td className="block whitespace-nowrap text-xs text-slate-600 md:table-cell md:px-3 md:py-2 md:text-sm md:text-slate-900">
                       <Time iso={e.createdAt} relative={false} />
                     </td>

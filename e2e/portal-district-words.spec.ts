@@ -1,0 +1,94 @@
+// What a district sees in its portal on the pages it reaches by a link or its address rather than the navigation:
+// the Audit page's filters offer what its own trail can hold (not the event catalog's, retention's or the notification
+// defaults' actions, recorded for the whole service), and an action it can never have, typed into the address, is an
+// empty list with the reason. Screens at 1,280 and 390 px.
+import { expect, test, type Browser, type APIRequestContext, type Page } from "@playwright/test";
+import { api, cli } from "./helpers";
+import { closeE2eDb, shot } from "./dashboard-seed";
+
+const run = Date.now().toString(36);
+const D = { id: `pdw_${run}`, name: `Garfield USD ${run}`, sub: `sub_pdw_${run}` };
+
+test.beforeAll(async ({ request }) => {
+  // Each writes a row of the district's own trail: tenant.create, subscription.create (and portal.session.create per link).
+  await cli(["tenant", "create", "--id", D.id, "--name", D.name]);
+  const sub = await api(request, "POST", "/api/v1/subscriptions", {
+    id: D.sub,
+    name: `Garfield SIS ${run}`,
+    url: "http://127.0.0.1:9/hooks",
+    eventTypes: ["assignment.graded"],
+    tenant: D.id,
+  });
+  expect(sub.status, JSON.stringify(sub.json)).toBe(201);
+});
+
+test.afterAll(async () => {
+  await closeE2eDb();
+});
+
+/** A browser signed in through a fresh portal link for the district (minted with an admin's token). */
+async function portal(browser: Browser, request: APIRequestContext, width = 1280): Promise<Page> {
+  const link = await api(request, "POST", "/api/v1/portal/sessions", { tenant: D.id, expiresInSeconds: 3600 });
+  expect(link.status, JSON.stringify(link.json)).toBe(201);
+  const context = await browser.newContext({ viewport: { width, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(link.json.url);
+  await expect(page.getByTestId("portal-marker")).toBeVisible();
+  return page;
+}
+
+/** The values a filter's select offers (its name is its label and the chosen option's text, hence the prefix). */
+async function optionValues(page: Page, label: string): Promise<string[]> {
+  const select = page.getByRole("form", { name: "Filter the audit log" }).getByRole("combobox", { name: new RegExp(`^${label}`) });
+  // evaluateAll does not wait for the page: the select's being there does.
+  await expect(select).toBeVisible();
+  const values = await select.locator("option").evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value).filter(Boolean));
+  expect(values.length, `${label}'s options`).toBeGreaterThan(3);
+  return values;
+}
+
+test("the Audit page offers a district the actions its trail holds, and explains one it can never have", async ({ browser, request }) => {
+  const page = await portal(browser, request);
+  await page.goto("/audit");
+  const actions = await optionValues(page, "Action");
+  for (const never of ["event_type.create", "event_type.update", "retention.run", "retention.policy", "notifications.settings.update"])
+    expect(actions).not.toContain(never);
+  // Its own administration is in its trail: the district registered, its endpoint, this portal link.
+  expect(actions).toEqual(expect.arrayContaining(["tenant.create", "subscription.create", "portal.session.create", "user.create", "token.create"]));
+  expect(await optionValues(page, "Target type")).not.toEqual(expect.arrayContaining(["event_type"]));
+  const rows = page.getByTestId("audit-row");
+  await expect(rows.filter({ hasText: "tenant.create" })).toHaveCount(1);
+  await expect(rows.filter({ hasText: "portal.session.create" }).first()).toBeVisible();
+
+  // Chosen from the list: that action's rows only.
+  await page
+    .getByRole("form", { name: "Filter the audit log" })
+    .getByRole("combobox", { name: /^Action/ })
+    .selectOption("tenant.create");
+  await page.getByRole("button", { name: "Filter", exact: true }).click();
+  await expect(page).toHaveURL(/action=tenant\.create/);
+  await expect(rows).toHaveCount(1);
+  await expect(rows.first()).toContainText(D.id);
+
+  // Typed into the address: an empty list that says why, not an error; the form shows what the list is filtered by.
+  await page.goto("/audit?action=event_type.create");
+  await expect(page.getByTestId("audit-never")).toHaveText(
+    `“event type catalogued” is never in ${D.name}'s audit trail: it changes what every district shares, and is recorded for the whole service only.`,
+  );
+  await expect(page.getByRole("form", { name: "Filter the audit log" }).getByRole("combobox", { name: /^Action/ })).toHaveValue("event_type.create");
+  await expect(rows).toHaveCount(0);
+  await shot(page, "portal-audit-never-1280");
+  await page.goto("/audit?targetType=settings");
+  await expect(page.getByTestId("audit-never")).toHaveText(
+    `Nothing in ${D.name}'s audit trail has the target type “settings”: it changes what every district shares, and is recorded for the whole service only.`,
+  );
+  await page.goto("/audit?action=no.such_action");
+  await expect(page.getByTestId("audit-never")).toContainText("hookledger writes no action called “no.such_action”");
+
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto("/audit?action=retention.run");
+  await expect(page.getByTestId("audit-never")).toContainText("never in");
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await shot(page, "portal-audit-never-390");
+  await page.context().close();
+});
