@@ -1,7 +1,8 @@
 // What a district sees in its portal on the pages it reaches by a link or its address rather than the navigation:
 // the Audit page's filters offer what its own trail can hold (not the event catalog's, retention's or the notification
 // defaults' actions, recorded for the whole service), and an action it can never have, typed into the address, is an
-// empty list with the reason. Screens at 1,280 and 390 px.
+// empty list with the reason; the Redrives page speaks of the people who run hookledger, not of engineers it has never
+// met. Screens at 1,280 and 390 px.
 import { expect, test, type Browser, type APIRequestContext, type Page } from "@playwright/test";
 import { api, cli } from "./helpers";
 import { closeE2eDb, shot } from "./dashboard-seed";
@@ -90,5 +91,23 @@ test("the Audit page offers a district the actions its trail holds, and explains
   await expect(page.getByTestId("audit-never")).toContainText("never in");
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
   await shot(page, "portal-audit-never-390");
+  await page.context().close();
+});
+
+test("a district that opens /redrives by its address reads about its own deliveries, in its own words", async ({ browser, request }) => {
+  const page = await portal(browser, request);
+  await page.goto("/redrives");
+  await expect(page.getByRole("heading", { name: "Redrives", level: 1 })).toBeVisible();
+  await expect(page.locator("main")).not.toContainText(/engineer|admin/i);
+  await expect(page.getByTestId("batches-empty")).toHaveText(
+    "Nothing has been sent again for your district. If your endpoint missed deliveries, ask whoever sent you the portal link to have them sent again; the batch shows here.",
+  );
+  await expect(page.getByRole("link", { name: "New redrive…" })).toHaveCount(0);
+  await shot(page, "portal-redrives-1280");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.reload();
+  await expect(page.getByTestId("batches-empty")).toBeVisible();
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await shot(page, "portal-redrives-390");
   await page.context().close();
 });

@@ -116,3 +116,24 @@ export function redriveHint(viewer: { role: Role; portal?: boolean }, where: "de
   if (viewer.portal) return `Once your endpoint is fixed, these can be sent again by the people who run hookledger: ask whoever sent you the portal link, with ${what}.`;
   return `Redrive is for engineers and admins: ask one, with ${what}.`;
 }
+
+/**
+ * The Redrives page's words for its viewer: what the list is, and what its empty state says about who starts a batch.
+ * Someone who may start one is told how; an account that may not, which roles do; a district in its portal (which
+ * reaches the page by a link or its address, never the navigation) that its deliveries are sent again by the people
+ * who run hookledger, whom it reaches through whoever sent the portal link.
+ */
+export function redrivesWords(viewer: { role: Role; portal?: boolean }): { description: string; empty: string } {
+  if (viewer.portal)
+    return {
+      description: "Deliveries to your district's endpoints sent again in paced batches by the people who run hookledger: who, why, at what rate, and how far they got.",
+      empty:
+        "Nothing has been sent again for your district. If your endpoint missed deliveries, ask whoever sent you the portal link to have them sent again; the batch shows here.",
+    };
+  return {
+    description: "Paced batches (redrives of dead letters, recovers of a window, backfills of a new endpoint): who, why, at what rate, and how far they got.",
+    empty: can(viewer.role, "redrives.create")
+      ? "Start a redrive from the Dead letters page or with New redrive."
+      : "Engineers and admins start redrives from the Dead letters page; their batches show here.",
+  };
+}

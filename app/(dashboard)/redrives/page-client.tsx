@@ -22,6 +22,7 @@ export function RedriveBatchesClient({
   canCreate,
   kind,
   cursor,
+  words,
 }: {
   initial: RedriveBatchPage;
   initialAt: number;
@@ -30,6 +31,8 @@ export function RedriveBatchesClient({
   kind: string | null;
   /** The page shown (the ?cursor= of a Next or Previous link), or null for the newest batches. */
   cursor: string | null;
+  /** The header's line and the empty list's, in the viewer's words (components/dashboard/page-access.ts). */
+  words: { description: string; empty: string };
 }) {
   const url = `/api/v1/redrives?${new URLSearchParams({ limit: String(BATCHES_SHOWN), ...(kind ? { kind } : {}), ...(cursor ? { cursor } : {}) })}`;
   const q = useQuery<RedriveBatchPage>({
@@ -47,7 +50,7 @@ export function RedriveBatchesClient({
     <section className="space-y-4">
       <PageHeader
         title="Redrives"
-        description="Paced batches (redrives of dead letters, recovers of a window, backfills of a new endpoint): who, why, at what rate, and how far they got."
+        description={words.description}
         actions={
           canCreate && (
             <Link href="/dlq/redrive" className={btnPrimary}>
@@ -70,10 +73,7 @@ export function RedriveBatchesClient({
       </nav>
       {items.length === 0 ? (
         <EmptyState title={cursor ? "No batches on this page." : kind ? `No ${kind} batches yet.` : "No batches yet."}>
-          {/* Only what this viewer can do: an engineer starts one; anyone else learns who does. */}
-          {canCreate
-            ? "Start a redrive from the Dead letters page or with New redrive."
-            : "Engineers and admins start redrives from the Dead letters page; their batches show here."}
+          <span data-testid="batches-empty">{words.empty}</span>
         </EmptyState>
       ) : (
         // Below sm each batch is a card: eight columns do not fit a phone.

@@ -9,6 +9,7 @@ import { BATCH_KINDS, type BatchKind } from "@/lib/redrive/redrive-input";
 import { RedriveBatchesClient } from "./page-client";
 import { BATCHES_SHOWN } from "@/components/redrive/batch-kind";
 import { scopeOf } from "@/lib/tenants/scope";
+import { redrivesWords } from "@/components/dashboard/page-access";
 
 export const dynamic = "force-dynamic";
 
@@ -25,5 +26,14 @@ export default async function RedrivesPage({ searchParams }: { searchParams: Pro
     throw err;
   });
   if (!page) redirect(kind ? `/redrives?kind=${kind}` : "/redrives");
-  return <RedriveBatchesClient initial={page} initialAt={Date.now()} canCreate={can(viewer.role, "redrives.create")} kind={kind} cursor={cursor} />;
+  return (
+    <RedriveBatchesClient
+      initial={page}
+      initialAt={Date.now()}
+      canCreate={can(viewer.role, "redrives.create")}
+      kind={kind}
+      cursor={cursor}
+      words={redrivesWords({ role: viewer.role, portal: viewer.kind === "portal" })}
+    />
+  );
 }
