@@ -8,6 +8,8 @@ register("./bin/server-only-hook.mjs", import.meta.url);
 // does not work offline here). CHROMIUM_PATH overrides the path.
 const PORT = Number(process.env.E2E_PORT ?? 3100);
 export const E2E_DATA_DIR = ".data/e2e";
+/** e2e/notifications.spec.ts's SMTP server: one port per E2E_PORT, so runs on two ports at once do not take each other's mail. */
+export const E2E_SMTP_PORT = PORT + 20_000;
 
 export default defineConfig({
   testDir: "e2e",
@@ -42,7 +44,7 @@ export default defineConfig({
       // e2e/portal.spec.ts frames the district portal in a page it serves on this port.
       HOOKLEDGER_PORTAL_FRAME_ANCESTORS: "http://localhost:3199",
       // e2e/notifications.spec.ts receives the notification e-mail on a local SMTP server it starts on this port.
-      HOOKLEDGER_SMTP_URL: "smtp://127.0.0.1:2526",
+      HOOKLEDGER_SMTP_URL: `smtp://127.0.0.1:${E2E_SMTP_PORT}`,
       HOOKLEDGER_NOTIFY_FROM: "hookledger <notify@hookledger.test>",
     },
     stdout: "pipe",

@@ -1,8 +1,9 @@
 // A district's manager sets whom to tell on its Notifications page; its
 // endpoint then answers 503 until the e2e server's own worker pauses it for
 // failing, and the notice arrives as an e-mail on a local SMTP server (the
-// server is started with HOOKLEDGER_SMTP_URL=smtp://127.0.0.1:2526); the audit
-// page and the Notifications page show it as sent. Screens at 1,280 and 390 px.
+// server is started with HOOKLEDGER_SMTP_URL naming E2E_SMTP_PORT:
+// playwright.config.ts); the audit page and the Notifications page show it as
+// sent. Screens at 1,280 and 390 px.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
@@ -10,8 +11,8 @@ import { expect, test } from "@playwright/test";
 import { api, signIn } from "./helpers";
 import { createDistrict, signInAsManager } from "./district";
 import { closeE2eDb, e2eDb, shot } from "./dashboard-seed";
+import { E2E_SMTP_PORT } from "../playwright.config";
 
-const SMTP_PORT = 2526;
 let smtp: SMTPServer;
 /** Each message as received: its recipients and its head and body, header lines unfolded. */
 const mails: { to: string[]; raw: string }[] = [];
@@ -37,7 +38,7 @@ test.beforeAll(async () => {
       });
     },
   });
-  await new Promise<void>((r) => smtp.listen(SMTP_PORT, "127.0.0.1", () => r()));
+  await new Promise<void>((r) => smtp.listen(E2E_SMTP_PORT, "127.0.0.1", () => r()));
   receiver = http.createServer((req, res) => {
     req.resume();
     req.on("end", () => {
