@@ -43,10 +43,21 @@ function Outcome({ n }: { n: NotificationView }) {
   );
 }
 
-export function NotificationsTable({ items, showTenant, tenantName }: { items: NotificationView[]; showTenant: boolean; tenantName?: Map<string, string> }) {
+/** `emptyTitle`: what an empty list says when it is filtered (by default: none sent yet). */
+export function NotificationsTable({
+  items,
+  showTenant,
+  tenantName,
+  emptyTitle = "No notifications yet.",
+}: {
+  items: NotificationView[];
+  showTenant: boolean;
+  tenantName?: Map<string, string>;
+  emptyTitle?: string;
+}) {
   if (items.length === 0)
     return (
-      <EmptyState title="No notifications yet.">
+      <EmptyState title={emptyTitle}>
         A notice goes to the district&apos;s contacts when one of its endpoints is paused for failing, disabled by a 410 or resumed, when its dead letters pass the
         threshold, and a day before an old signing secret stops working.
       </EmptyState>
@@ -59,7 +70,11 @@ export function NotificationsTable({ items, showTenant, tenantName }: { items: N
           <td className={`${stackedCell()} whitespace-nowrap py-1 text-xs text-slate-600 sm:px-3 sm:py-2 sm:text-sm sm:text-slate-900`}>
             <Time iso={n.createdAt} relative={false} />
           </td>
-          {showTenant && <td className={`${stackedCell()} py-1 sm:px-3 sm:py-2`}>{tenantName?.get(n.tenant) ?? n.tenant}</td>}
+          {showTenant && (
+            <td className={`${stackedCell()} py-1 sm:px-3 sm:py-2`} data-testid="notification-tenant">
+              {tenantName?.get(n.tenant) ?? n.tenant}
+            </td>
+          )}
           <td className={`${stackedCell()} py-1 sm:px-3 sm:py-2`}>
             <div className="font-medium">
               {KIND_LABELS[n.kind]}

@@ -407,7 +407,7 @@ export const API_OPERATIONS: ApiOperation[] = [
     method: "get",
     permission: "notifications.read",
     summary:
-      "The notifications sent to districts (endpoint paused, disabled, recovered; dead letters over the threshold or waiting over a day; a signing secret's overlap ending), newest first: to whom, what, when, and sent or why not. A principal confined to a tenant sees its own. A page at a time (ties in createdAt ordered by id): ?limit= (1–500, default 100); cursor is a page's nextCursor (the page after it). A cursor that is not one this list answered (or one of another tenant's) is a 400 naming query.cursor. before=<createdAt> (the notices strictly older than it) is the first version's paging, still read; it skips the other notices of the instant a page ended in.",
+      "The notifications sent to districts (endpoint paused, disabled, recovered; dead letters over the threshold or waiting over a day; a signing secret's overlap ending), newest first: to whom, what, when, and sent or why not. A principal confined to a tenant sees its own. tenant= lists one tenant's (for a confined principal, another tenant's is an empty list). A page at a time (ties in createdAt ordered by id): ?limit= (1–500, default 100); cursor is a page's nextCursor (the page after it). A cursor that is not one this list answered (or one of another tenant's, or outside the tenant= asked for) is a 400 naming query.cursor. before=<createdAt> (the notices strictly older than it) is the first version's paging, still read; it skips the other notices of the instant a page ended in.",
     query: ZNotificationsQuery,
     status: 200,
     response: ZNotificationList,

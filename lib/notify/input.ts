@@ -42,4 +42,6 @@ export const ZNotificationsQuery = z.strictObject({
     .regex(/^[A-Za-z0-9_-]+$/, BAD_NOTIFICATION_CURSOR)
     .optional(),
   before: z.iso.datetime({ offset: true }).meta({ deprecated: true, description: "the notices strictly older than this createdAt; page with cursor" }).optional(),
+  /** One tenant's notices; for a caller confined to a tenant, within its own (another tenant's: an empty list). */
+  tenant: z.string().trim().min(1).max(200).meta({ description: "only this tenant's notices" }).optional(),
 });

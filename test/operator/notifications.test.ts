@@ -510,6 +510,38 @@ describe("paging", () => {
     expect(bell.every((n) => n.tenant === "bell")).toBe(true);
   });
 
+  it("tenant= lists one tenant's notices, paged by cursor; a confined caller naming another tenant reads nothing; a tenant too long is a 400", async () => {
+    const bell = await expected("tenant = 'bell'");
+    const ids: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const r = await call(notificationsRoute.GET, { token: admin, path: `/api/v1/notifications?tenant=bell&limit=7${cursor ? `&cursor=${cursor}` : ""}` });
+      expect(r.status, r.text).toBe(200);
+      const page = r.json as Page;
+      expect(page.items.every((n) => n.tenant === "bell")).toBe(true);
+      ids.push(...page.items.map((n) => n.id));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(ids).toEqual(bell);
+    // Its own tenant named: the same list; another's: nothing, never that tenant's notices.
+    expect(((await call(notificationsRoute.GET, { token: bellToken, path: "/api/v1/notifications?tenant=bell&limit=500" })).json as Page).items.map((n) => n.id)).toEqual(
+      bell,
+    );
+    const other = await call(notificationsRoute.GET, { token: adamsToken, path: "/api/v1/notifications?tenant=bell" });
+    expect(other.status).toBe(200);
+    expect(other.json).toMatchObject({ items: [], nextCursor: null });
+    // An unknown tenant: an empty list, as the subscriptions list answers.
+    expect((await call(notificationsRoute.GET, { token: admin, path: "/api/v1/notifications?tenant=nobody" })).json.items).toEqual([]);
+    // Adams' cursor is no place in Bell's list.
+    const adamsCursor = ((await call(notificationsRoute.GET, { token: admin, path: "/api/v1/notifications?tenant=adams&limit=7" })).json as Page).nextCursor!;
+    const crossed = await call(notificationsRoute.GET, { token: admin, path: `/api/v1/notifications?tenant=bell&cursor=${adamsCursor}` });
+    expect(crossed.status, crossed.text).toBe(400);
+    expect(crossed.json.error.message).toMatch(/^query\.cursor: /);
+    const long = await call(notificationsRoute.GET, { token: admin, path: `/api/v1/notifications?tenant=${"t".repeat(201)}` });
+    expect(long.status, long.text).toBe(400);
+    expect(JSON.stringify(long.json.error)).toContain("query.tenant");
+  });
+
   it("a cursor that is not one this list answered (or another tenant's) is a 400 naming query.cursor, never a 500", async () => {
     const first = await call(notificationsRoute.GET, { token: adamsToken, path: "/api/v1/notifications?limit=7" });
     const adamsCursor = (first.json as Page).nextCursor!;
@@ -551,7 +583,7 @@ describe("paging", () => {
     try {
       const client = new HookledgerClient({ baseUrl: server.url, token: adamsToken });
       const want = await expected("tenant = 'adams'");
-      const first = await client.notifications.list({ limit: 7 });
+      const first = await client.notifications.list({ limit: 7, tenant: "adams" });
       const second = await client.notifications.list({ limit: 7, cursor: first.nextCursor! });
       expect([...first.items, ...second.items].map((n) => n.id)).toEqual(want.slice(0, 14));
       const all: string[] = [];

@@ -13,7 +13,8 @@ import { getContacts } from "@/lib/notify/contacts";
 import { ZNotificationsQuery } from "@/lib/notify/input";
 import { tenantNames } from "@/lib/tenants/manage-tenants";
 import { scopeOf, type Scope } from "@/lib/tenants/scope";
-import { PageHeader, btn, card } from "@/components/ui/kit";
+import { PageHeader, btn, btnPrimary, card } from "@/components/ui/kit";
+import { TenantPicker } from "@/components/ui/TenantPicker";
 import { NotificationsTable } from "@/components/dashboard/NotificationsTable";
 import { ContactsForm } from "./contacts-form";
 
@@ -58,29 +59,35 @@ const PAGE_SIZE = 100;
  * The page the URL's cursor names (a page's nextCursor: the notices after it), or the newest. A cursor that names no
  * notice this viewer may see (mistyped, cut short, another district's) reads the newest page, and says so.
  */
-async function noticePage(scope: Scope, cursor: string | undefined) {
+async function noticePage(scope: Scope, cursor: string | undefined, tenant: string | undefined) {
   if (cursor && ZNotificationsQuery.safeParse({ cursor }).success) {
     try {
-      return { ...(await listNotificationPage(ledgerDb(), scope, { limit: PAGE_SIZE, cursor })), cursor, badCursor: false };
+      return { ...(await listNotificationPage(ledgerDb(), scope, { limit: PAGE_SIZE, cursor, tenant })), cursor, badCursor: false };
     } catch (e) {
       if (!(e instanceof AppError && e.code === "validation_failed")) throw e;
     }
   }
-  return { ...(await listNotificationPage(ledgerDb(), scope, { limit: PAGE_SIZE })), cursor: undefined, badCursor: cursor !== undefined };
+  return { ...(await listNotificationPage(ledgerDb(), scope, { limit: PAGE_SIZE, tenant })), cursor: undefined, badCursor: cursor !== undefined };
 }
+
+/** The page's address with `params` (the tenant filter kept across pages). */
+const pageHref = (params: Record<string, string | undefined>) => {
+  const q = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => Boolean(e[1])));
+  return q.size ? `/notifications?${q}` : "/notifications";
+};
 
 export default async function NotificationsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const viewer = await requireViewer("notifications.read");
   const global = !viewer.tenantId;
-  const asked = (await searchParams).cursor;
-  const { items, nextCursor, cursor, badCursor } = await noticePage(scopeOf(viewer), (Array.isArray(asked) ? asked[0] : asked) || undefined);
-  // The names of the page's tenants, however many tenants there are.
-  const tenantName = global
-    ? await tenantNames(
-        getPrisma(),
-        items.map((n) => n.tenant),
-      )
-    : new Map<string, string>();
+  const raw = await searchParams;
+  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v)?.trim() || undefined;
+  // A global viewer's tenant filter (a district's viewer reads its own whatever the address says). Too long to be any
+  // tenant's id: no tenant's, said below rather than refused.
+  const tenant = global ? one(raw.tenant)?.slice(0, 200) : undefined;
+  const { items, nextCursor, cursor, badCursor } = await noticePage(scopeOf(viewer), one(raw.cursor), tenant);
+  // The names of the page's tenants (and the filter's), however many tenants there are.
+  const tenantName = global ? await tenantNames(getPrisma(), [...items.map((n) => n.tenant), ...(tenant ? [tenant] : [])]) : new Map<string, string>();
+  const unknownTenant = tenant !== undefined && !tenantName.has(tenant);
   return (
     <section className="space-y-4">
       <PageHeader
@@ -101,21 +108,46 @@ export default async function NotificationsPage({ searchParams }: { searchParams
       />
       {!global && <DistrictContacts viewer={viewer} />}
       <h2 className="text-base font-semibold">Sent notifications</h2>
+      {global && (
+        // A plain GET form: the filtered list is an address to share, and it works before the page's scripts run.
+        <form method="get" action="/notifications" aria-label="Filter notifications" className={`${card} flex flex-wrap items-end gap-3`}>
+          <TenantPicker name="tenant" label="Tenant" defaultValue={tenant ?? ""} placeholder="Every tenant" />
+          <button type="submit" className={btnPrimary}>
+            Filter
+          </button>
+          {tenant && (
+            <Link href="/notifications" className={btn}>
+              Every tenant
+            </Link>
+          )}
+        </form>
+      )}
       {badCursor && (
         <p className="text-sm text-slate-700" role="status">
           The link named no place in this list (it may be cut short, or from another district), so the newest notices are shown.
         </p>
       )}
-      <NotificationsTable items={items} showTenant={global} tenantName={tenantName} />
+      <NotificationsTable
+        items={items}
+        showTenant={global}
+        tenantName={tenantName}
+        emptyTitle={
+          unknownTenant
+            ? `No tenant has the id “${tenant}”: type one the suggestions offer, or clear the filter.`
+            : tenant
+              ? `No notifications to ${tenantName.get(tenant)} yet.`
+              : undefined
+        }
+      />
       {(cursor || nextCursor) && (
         <nav aria-label="Pages of notifications" className="flex flex-wrap gap-2">
           {cursor && (
-            <Link href="/notifications" className={btn}>
+            <Link href={pageHref({ tenant })} className={btn}>
               Newest
             </Link>
           )}
           {nextCursor && (
-            <Link href={`/notifications?${new URLSearchParams({ cursor: nextCursor })}`} className={btn}>
+            <Link href={pageHref({ tenant, cursor: nextCursor })} className={btn}>
               Older notices →
             </Link>
           )}

@@ -283,14 +283,19 @@ type NotificationPage = { items: NotificationView[]; nextCursor: string | null }
  * created_at and only the id tells them apart: the cursor is a notice's id (a page's nextCursor) and the page after it
  * holds the notices strictly after that one in this order, however many share its instant. A time alone (`before`,
  * still read for the callers of the first version) cannot say where within such an instant a page ended. A cursor
- * that is no notice of this scope is a 400 naming query.cursor (another tenant's notice is not a place to start from).
+ * that is no notice of this scope (and tenant) is a 400 naming query.cursor (another tenant's notice is not a place to start from).
  * One more row than the page is read, so the last page says so (nextCursor null) instead of leading to an empty one.
  */
-export async function listNotificationPage(db: LedgerDb, scope: Scope, opts: { limit: number; cursor?: string | null; before?: Date | null }): Promise<NotificationPage> {
-  const where: Sql[] = [noticesInScope(scope)];
+export async function listNotificationPage(
+  db: LedgerDb,
+  scope: Scope,
+  opts: { limit: number; cursor?: string | null; before?: Date | null; tenant?: string | null },
+): Promise<NotificationPage> {
+  // `tenant`: one tenant's notices, within the scope (a scoped caller naming another tenant reads nothing).
+  const where: Sql[] = [noticesInScope(scope), ...(opts.tenant ? [sql`tenant = ${opts.tenant}`] : [])];
   if (opts.cursor) {
     // Its created_at as text: microseconds, which a Date would round to the millisecond.
-    const [at] = await queryRows<{ created_at: string }>(db, sql`SELECT created_at::text FROM notifications WHERE id = ${opts.cursor} AND ${noticesInScope(scope)}`);
+    const [at] = await queryRows<{ created_at: string }>(db, sql`SELECT created_at::text FROM notifications WHERE id = ${opts.cursor} AND ${join(where, " AND ")}`);
     if (!at) throw new AppError("validation_failed", `query.cursor: ${BAD_NOTIFICATION_CURSOR}.`, [{ path: "query.cursor", message: BAD_NOTIFICATION_CURSOR }]);
     where.push(sql`(created_at, id) < (${at.created_at}::timestamptz, ${opts.cursor}::text)`);
   }

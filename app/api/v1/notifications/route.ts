@@ -8,7 +8,7 @@ export const dynamic = "force-dynamic";
 
 /**
  * The notices sent to districts (or not, and why), newest first; a scoped caller's own tenant's only.
- * `?limit=&cursor=<nextCursor>`: `{items, nextCursor, nextBefore}`, both null on the last page. `before=<createdAt>`
+ * `?tenant=` one tenant's. `?limit=&cursor=<nextCursor>`: `{items, nextCursor, nextBefore}`, both null on the last page. `before=<createdAt>`
  * (and `nextBefore`) are the first version's paging, kept for its callers.
  */
 export const GET = apiRoute("notifications.read", async ({ req, principal }) => {
@@ -17,6 +17,7 @@ export const GET = apiRoute("notifications.read", async ({ req, principal }) => 
     limit: q.limit,
     cursor: q.cursor,
     before: q.before ? new Date(q.before) : null,
+    tenant: q.tenant,
   });
   return json({ items, nextCursor, nextBefore: nextCursor ? (items.at(-1)?.createdAt ?? null) : null });
 });
