@@ -2,11 +2,11 @@
 // the page; the page shows its fields, the example and a signed example request that verifies (Standard Webhooks)
 // with the example secret shown beside it; a producer's grade with a wrong field is refused at publish naming the
 // field; a district's manager reads the catalog with its own subscription under the type; and the new-subscription
-// dialog offers the catalogued type. At 1,280 and 390 px.
+// dialog offers the catalogued type, and past 500 types says its list is cut. At 1,280 and 390 px.
 import { expect, test, type Page } from "@playwright/test";
 import { Webhook } from "standardwebhooks";
 import { api, signIn } from "./helpers";
-import { shot } from "./dashboard-seed";
+import { closeE2eDb, e2eDb, shot } from "./dashboard-seed";
 import { createDistrict, signInAsManager, type District } from "./district";
 
 const run = Date.now().toString(36);
@@ -35,6 +35,10 @@ test.beforeAll(async ({ request }) => {
     tenant: district.id,
   });
   expect(sub.status, JSON.stringify(sub.json)).toBe(201);
+});
+
+test.afterAll(async () => {
+  await closeE2eDb();
 });
 
 async function bothWidths(page: Page, name: string) {
@@ -134,7 +138,7 @@ test("a district's manager reads the catalog, with its own subscription under th
   await page.getByRole("button", { name: /New subscription/ }).click();
   const dialog = page.getByRole("dialog");
   await expect(dialog.getByRole("checkbox", { name: TYPE })).toBeVisible();
-  await expect(dialog.getByLabel(/Other types, not in the catalog/)).toBeVisible();
+  await expect(dialog.getByLabel(/Other types, not listed above/)).toBeVisible();
   await bothWidths(page, "catalog-subscription-form");
 });
 
@@ -164,4 +168,34 @@ test("a schema saved through the dashboard's server applies to its very next pub
     "producer",
   );
   expect(batch.json.results[0].error.code, JSON.stringify(batch.json)).toBe("schema_mismatch");
+});
+
+test("past 500 types the New subscription dialog says its list is cut, and a type beyond it is typed in", async ({ page }) => {
+  // 520 catalogued types that sort after every other (a catalog this large is no other spec's), removed afterwards.
+  const prefix = `zz_many_${run}`;
+  const last = `${prefix}.t0520`;
+  await e2eDb().query(
+    `INSERT INTO event_types (type, description, created_by, updated_by)
+     SELECT $1 || '.t' || lpad(i::text, 4, '0'), 'e2e: a long catalog', 'e2e', 'e2e' FROM generate_series(1, 520) i`,
+    [prefix],
+  );
+  try {
+    await signInAsManager(page, district);
+    await page.goto("/subscriptions");
+    await page.getByRole("button", { name: /New subscription/ }).click();
+    const dialog = page.getByRole("dialog");
+    await expect(dialog.getByTestId("event-types-cut")).toHaveText("Lists the first 500 types by name; name any other below.");
+    await expect(dialog.getByRole("group", { name: "Event types" }).getByRole("checkbox")).toHaveCount(500);
+    await expect(dialog.getByRole("checkbox", { name: last })).toHaveCount(0);
+    await dialog.getByLabel("Name").fill(`Long catalog ${run}`);
+    await dialog.getByLabel("Endpoint URL").fill("https://longcatalog.k12.example/hooks");
+    await dialog.getByLabel("Other types, not listed above (comma-separated)").fill(last);
+    await bothWidths(page, "catalog-cut-subscription-form");
+    await dialog.getByRole("button", { name: "Create subscription" }).click();
+    await expect(dialog.getByTestId("secret-once")).toBeVisible();
+    const made = await e2eDb().query("SELECT event_types FROM subscriptions WHERE name = $1", [`Long catalog ${run}`]);
+    expect(made.rows).toEqual([{ event_types: [last] }]);
+  } finally {
+    await e2eDb().query("DELETE FROM event_types WHERE type LIKE $1", [`${prefix}.%`]);
+  }
 });

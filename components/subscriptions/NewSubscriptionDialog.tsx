@@ -13,6 +13,7 @@ import { SecretOnce } from "./SecretOnce";
 import { Modal } from "@/components/ui/Modal";
 import { PolicyFields, type PolicyValues } from "./PolicyFields";
 import { SUBSCRIPTION_FIELD_PATHS, errorsByField, parseList, parseNumber, type SubscriptionField } from "./fields";
+import { num } from "@/lib/words";
 
 type Created = { id: string; name: string; secret: string };
 type Errors = Partial<Record<SubscriptionField, string>>;
@@ -87,6 +88,7 @@ type EventTypeChoice = { picked: string[]; other: string };
 
 function EventTypesField({
   eventTypes,
+  more,
   canSubscribeAll,
   value: { picked, other },
   onChange,
@@ -94,6 +96,7 @@ function EventTypesField({
   ids,
 }: {
   eventTypes: string[];
+  more: boolean;
   canSubscribeAll: boolean;
   value: EventTypeChoice;
   onChange: (v: EventTypeChoice) => void;
@@ -121,7 +124,12 @@ function EventTypesField({
           </label>
         ))}
       </div>
-      <Field label="Other types, not in the catalog (comma-separated)" className="mt-2">
+      {more && (
+        <p className="mt-1 text-xs text-slate-600" data-testid="event-types-cut">
+          Lists the first {num(eventTypes.length)} types by name; name any other below.
+        </p>
+      )}
+      <Field label="Other types, not listed above (comma-separated)" className="mt-2">
         <input className={input} value={other} onChange={(e) => onChange({ picked, other: e.target.value })} placeholder="attendance.recorded" />
       </Field>
       <FieldError id={`${ids}-eventTypes`} message={errs.eventTypes} />
@@ -132,12 +140,15 @@ function EventTypesField({
 export function NewSubscriptionDialog({
   tenants,
   eventTypes,
+  eventTypesMore = false,
   canSubscribeAll,
   onClose,
   onCreated,
 }: {
   tenants: string[];
   eventTypes: string[];
+  /** More types exist than `eventTypes` holds: the list says it is cut, and the others are typed. */
+  eventTypesMore?: boolean;
   canSubscribeAll: boolean;
   onClose: () => void;
   onCreated: () => void;
@@ -213,7 +224,7 @@ export function NewSubscriptionDialog({
               {...invalid(errs, "url", ids)}
             />
           </Field>
-          <EventTypesField eventTypes={eventTypes} canSubscribeAll={canSubscribeAll} value={types} onChange={setTypes} errs={errs} ids={ids} />
+          <EventTypesField eventTypes={eventTypes} more={eventTypesMore} canSubscribeAll={canSubscribeAll} value={types} onChange={setTypes} errs={errs} ids={ids} />
           <PolicyFields values={policy} onChange={setPolicy} errors={errs} idPrefix={ids} />
           <FormAlert className="sm:col-span-2">{otherError}</FormAlert>
           <FormActions className="sm:col-span-2" busy={busy} busyLabel="Creating…" submitLabel="Create subscription" onCancel={onClose} />

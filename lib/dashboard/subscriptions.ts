@@ -364,14 +364,20 @@ async function assertSubscriptionInScope(db: LedgerDb, id: string, scope: Scope)
   if (rows.length === 0) throw notFound("Subscription", id);
 }
 
+/** Event types the subscription form lists to tick: enough to scroll through, few enough for one page to carry. */
+const EVENT_TYPE_CHOICES = 500;
+
 /**
  * The event types for the subscription forms' picker: the event catalog's (global; deprecated ones left out) and the
- * types producers have published (a district's own, for a district's viewer), by name.
+ * types producers have published (a district's own, for a district's viewer), the first EVENT_TYPE_CHOICES by name.
+ * `more`: there are others (the form says so; any type may still be typed). One more than the list is read from
+ * each source, so the first of their union are the first of all.
  */
-export async function findEventTypeChoices(scope: Scope = GLOBAL_SCOPE, db: LedgerDb = ledgerDb()): Promise<string[]> {
+export async function findEventTypeChoices(scope: Scope = GLOBAL_SCOPE, db: LedgerDb = ledgerDb()): Promise<{ types: string[]; more: boolean }> {
   const [catalogued, published] = await Promise.all([
-    queryRows<{ type: string }>(db, sql`SELECT type FROM event_types WHERE NOT deprecated ORDER BY type LIMIT 500`),
-    findPublishedEventTypes(db, 500, scope.tenantId),
+    queryRows<{ type: string }>(db, sql`SELECT type FROM event_types WHERE NOT deprecated ORDER BY type LIMIT ${EVENT_TYPE_CHOICES + 1}::int`),
+    findPublishedEventTypes(db, EVENT_TYPE_CHOICES + 1, scope.tenantId),
   ]);
-  return [...new Set([...catalogued.map((r) => r.type), ...published])].sort();
+  const all = [...new Set([...catalogued.map((r) => r.type), ...published])].sort();
+  return { types: all.slice(0, EVENT_TYPE_CHOICES), more: all.length > EVENT_TYPE_CHOICES };
 }

@@ -224,10 +224,29 @@ describe("the New subscription dialog's event types", () => {
     await seedEvent(db.pool, { id: "evt_types_l", type: "roster.synced", subject: { tenant: "lincoln" } });
     await seedEvent(db.pool, { id: "evt_types_j", type: "jefferson.only_type", subject: { tenant: "jefferson" } });
     await seedEvent(db.pool, { id: "evt_types_none", type: "platform.wide_type" });
-    const lincoln = await findEventTypeChoices({ tenantId: "lincoln" }, db.pool);
+    const lincoln = (await findEventTypeChoices({ tenantId: "lincoln" }, db.pool)).types;
     expect(lincoln).toContain("roster.synced");
     expect(lincoln).not.toContain("jefferson.only_type");
     expect(lincoln).not.toContain("platform.wide_type");
-    expect(await findEventTypeChoices(GLOBAL_SCOPE, db.pool)).toEqual(expect.arrayContaining(["roster.synced", "jefferson.only_type", "platform.wide_type"]));
+    expect((await findEventTypeChoices(GLOBAL_SCOPE, db.pool)).types).toEqual(expect.arrayContaining(["roster.synced", "jefferson.only_type", "platform.wide_type"]));
+  });
+
+  it("past 500 types the list is the first 500 by name and says there are more; below, it says nothing", async () => {
+    expect(await findEventTypeChoices({ tenantId: "lincoln" }, db.pool)).toMatchObject({ more: false });
+    // 300 catalogued and 300 published by Lincoln, interleaved by name: 600 in all, no source alone past 500.
+    await db.pool.query(
+      `INSERT INTO event_types (type, description, created_by, updated_by)
+       SELECT 'many.t' || lpad((i * 2)::text, 4, '0'), '', 'test', 'test' FROM generate_series(1, 300) i`,
+    );
+    for (let i = 1; i <= 300; i++) await seedEvent(db.pool, { id: `evt_many_${i}`, type: `many.t${String(i * 2 - 1).padStart(4, "0")}`, subject: { tenant: "lincoln" } });
+    const all = (await db.pool.query("SELECT type FROM event_types WHERE NOT deprecated UNION SELECT type FROM events WHERE tenant = 'lincoln'")).rows.map(
+      (r) => r.type as string,
+    );
+    expect(all.length).toBeGreaterThanOrEqual(600);
+    const choices = await findEventTypeChoices({ tenantId: "lincoln" }, db.pool);
+    expect(choices.more).toBe(true);
+    expect(choices.types).toHaveLength(500);
+    expect(choices.types).toEqual(all.sort().slice(0, 500));
+    expect(choices.types).not.toContain("many.t0600");
   });
 });

@@ -125,6 +125,7 @@ export function SubscriptionsClient({
   canCreate,
   canSubscribeAll,
   eventTypes,
+  eventTypesMore,
 }: {
   initial: Page;
   initialState: ListState;
@@ -136,6 +137,8 @@ export function SubscriptionsClient({
   canCreate: boolean;
   canSubscribeAll: boolean;
   eventTypes: string[];
+  /** More event types exist than `eventTypes` holds (the list is cut; any type may still be typed). */
+  eventTypesMore: boolean;
 }) {
   const qc = useQueryClient();
   // A district's viewer has one tenant: no tenant filter, and its own district named instead of "every endpoint".
@@ -217,6 +220,7 @@ export function SubscriptionsClient({
         <NewSubscriptionDialog
           tenants={tenants}
           eventTypes={eventTypes}
+          eventTypesMore={eventTypesMore}
           canSubscribeAll={canSubscribeAll && !district}
           onClose={() => setCreating(false)}
           onCreated={() => qc.invalidateQueries()}

@@ -43,7 +43,10 @@ export default async function SubscriptionsPage({ searchParams }: { searchParams
     const qs = listQueryString({ ...state, cursor: "" });
     redirect(`/subscriptions${qs ? `?${qs}` : ""}`);
   }
-  const [tenants, eventTypes] = await Promise.all([findTenants(undefined, scopeOf(viewer)), canCreate ? findEventTypeChoices(scopeOf(viewer)) : Promise.resolve([])]);
+  const [tenants, eventTypes] = await Promise.all([
+    findTenants(undefined, scopeOf(viewer)),
+    canCreate ? findEventTypeChoices(scopeOf(viewer)) : Promise.resolve({ types: [], more: false }),
+  ]);
   return (
     <SubscriptionsClient
       initial={page}
@@ -54,7 +57,8 @@ export default async function SubscriptionsPage({ searchParams }: { searchParams
       tenantsMore={tenants.more}
       canCreate={canCreate}
       canSubscribeAll={viewer.role === "admin"}
-      eventTypes={eventTypes}
+      eventTypes={eventTypes.types}
+      eventTypesMore={eventTypes.more}
     />
   );
 }
