@@ -37,34 +37,36 @@ const SEARCH_DEBOUNCE_MS = 300;
  * The list's state is its URL, so a reload or a shared link shows the same page. The controls write the URL with the
  * browser's own history (a page turn pushes an entry the back button steps back through; a new search or filter
  * replaces it), which Next.js follows without asking the server to render the page again: the rows and the URL change
- * together, and a reload at any moment reloads what is on screen. Back, forward and the header's Subscriptions link
- * change the URL too, and the list follows them the same way.
+ * together, and a reload at any moment reloads what is on screen. The state is also held here, set at once, because
+ * Next.js hands the new URL to useSearchParams a moment later (a checkbox would spring back until then). Back, forward
+ * and the header's Subscriptions link change the URL by other means, and the list, the search box and the tenant box
+ * then show the URL's.
  */
 function useListState(district: boolean) {
   const params = useSearchParams();
   const parsed = parseListState((name) => params.get(name));
   // A district's viewer has one tenant: no tenant filter.
-  const state = district ? { ...parsed, tenant: "" } : parsed;
-  const [text, setText] = useState(state.q);
-  const [tenantText, setTenantText] = useState(state.tenant);
-  // The boxes hold what is typed. When the URL changes by other means than these controls (back, forward, the header's
-  // link), they show the URL's; when it is a change written here, what was typed since is kept.
-  const key = listQueryString(state);
-  const [seen, setSeen] = useState(key);
-  const [written, setWritten] = useState<string | null>(null);
-  if (seen !== key) {
-    setSeen(key);
-    setWritten(null);
-    if (written !== key) {
-      setText(state.q);
-      setTenantText(state.tenant);
+  const fromUrl = district ? { ...parsed, tenant: "" } : parsed;
+  const urlKey = listQueryString(fromUrl);
+  const [state, setState] = useState(fromUrl);
+  const [text, setText] = useState(fromUrl.q);
+  const [tenantText, setTenantText] = useState(fromUrl.tenant);
+  const [seen, setSeen] = useState(urlKey);
+  if (seen !== urlKey) {
+    setSeen(urlKey);
+    // Not a URL written here (those equal the state already): what the URL says is what the page shows.
+    if (urlKey !== listQueryString(state)) {
+      setState(fromUrl);
+      setText(fromUrl.q);
+      setTenantText(fromUrl.tenant);
     }
   }
   /** `turn`: a page turn, a new history entry; a new search or filter replaces the entry. */
   const go = (patch: Partial<ListState>, turn = false) => {
     // Any change but a page turn starts again from the first page.
-    const qs = listQueryString({ ...state, cursor: "", ...patch });
-    setWritten(qs);
+    const next = { ...state, cursor: "", ...patch };
+    setState(next);
+    const qs = listQueryString(next);
     const href = `${window.location.pathname}${qs ? `?${qs}` : ""}`;
     if (turn) window.history.pushState(null, "", href);
     else window.history.replaceState(null, "", href);
