@@ -6,7 +6,7 @@
 import { memoized } from "../memo";
 import type { ClassifyOverrides } from "./classify";
 
-/** Ladder of waits between attempts: 30 s, 2 m, 10 m, 1 h, 6 h, 24 h (docs/DELIVERY.md). */
+/** Ladder of waits between attempts: 30 s, 2 m, 10 m, 1 h, 6 h, 24 h (docs/DESIGN.md invariant 6). */
 export const DEFAULT_LADDER_SECONDS = [30, 120, 600, 3600, 6 * 3600, 24 * 3600] as const;
 /**
  * A run (from run_started_at) older than this dead-letters as exhausted. The
