@@ -155,4 +155,10 @@ describe("the repository stands alone", () => {
     expect(found).toEqual([]);
     expect(partsChecked).toBeGreaterThan(50);
   });
+
+  it("the notes in docs/ cite parts of each other that exist", () => {
+    const notes = fs.readdirSync(path.join(ROOT, "docs")).filter((f) => f.endsWith(".md"));
+    expect(notes.length).toBeGreaterThan(4);
+    expect(notes.flatMap((f) => scanSections(`docs/${f}`, fs.readFileSync(path.join(ROOT, "docs", f), "utf8")))).toEqual([]);
+  });
 });
