@@ -166,6 +166,12 @@ export function describeDelivery(d: DeliveryLite, fmt: TimeFmt): { tone: "ok" | 
         };
       return { tone: "wait", text: `Sending now: attempt ${d.attemptCount + 1} of ${d.maxAttempts} to ${d.subscriptionName}` };
     case "scheduled":
+      // A paused or disabled subscription's scheduled delivery is held, not retrying (docs/GLOSSARY.md, Held).
+      if (d.subscriptionState && d.subscriptionState !== "active")
+        return {
+          tone: "held",
+          text: `Held: ${d.subscriptionName} is ${d.subscriptionState}; attempt ${d.attemptCount + 1} of ${d.maxAttempts} will be made when the subscription is resumed, last answer ${answerOf(d.lastStatusCode, d.lastErrorClass)}`,
+        };
       return {
         tone: "wait",
         text: `Retrying: attempt ${d.attemptCount + 1} of ${d.maxAttempts}${d.nextAttemptAt ? `, next at ${fmt(d.nextAttemptAt)}` : ""}, last answer ${answerOf(d.lastStatusCode, d.lastErrorClass)}`,
@@ -210,6 +216,8 @@ function receiptStatus(d: DeliveryLite, fmt: TimeFmt): string {
       return `It was not delivered, and will not be sent: ${r ? `${r.at ? `on ${fmt(r.at)} ` : ""}our team decided ${what[r.resolution] ?? r.resolution.replace(/_/g, " ")} (${r.reason}).` : "our team closed it."}`;
     }
     case "scheduled":
+      if (d.subscriptionState && d.subscriptionState !== "active")
+        return `It has not been delivered yet. ${to} ${whoSaidWhat(d)}${d.lastAttemptAt ? ` on ${fmt(d.lastAttemptAt)}` : ""}; sending to ${to} is ${d.subscriptionState}, and it will be tried again when sending resumes.`;
       return `It has not been delivered yet. ${to} ${whoSaidWhat(d)}${d.lastAttemptAt ? ` on ${fmt(d.lastAttemptAt)}` : ""}; we will try again${d.nextAttemptAt ? ` at ${fmt(d.nextAttemptAt)}` : ""} automatically.`;
     case "in_flight":
       if (d.sending?.overdue)

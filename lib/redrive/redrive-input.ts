@@ -65,9 +65,9 @@ export type TListRedrives = z.input<typeof ZListRedrives>;
 export const ZCancelRedrive = z.object({ reason: z.string().trim().max(500).optional() }).strict();
 
 /**
- * The widest window a recover or backfill accepts. hookledger keeps events and
- * deliveries without a retention setting; this bound keeps one batch to what
- * an operator can reason about (and the snapshot to one statement's worth).
+ * The widest window a recover or backfill accepts, whatever retention keeps:
+ * this bound keeps one batch to what an operator can reason about (and the
+ * snapshot to one statement's worth).
  */
 const MAX_WINDOW_DAYS = 400;
 /** A client's clock may run a little ahead of ours: an `until` up to this far in the future is taken as now. */

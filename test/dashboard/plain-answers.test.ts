@@ -108,6 +108,27 @@ describe("who said what", () => {
   });
 });
 
+describe("a paused subscription's retry", () => {
+  it("is held, not retrying: the card and the receipt say it waits for the subscription to be resumed", async () => {
+    const p = db.pool;
+    await seedSubscription(p, { id: "sub_paused", name: "Birch Hill Schools", tenant: "birchhill", state: "paused" });
+    await seedEvent(p, { id: "evt_held", subject: { tenant: "birchhill", studentId: "stu_held" } });
+    await seedDelivery(p, {
+      subscriptionId: "sub_paused",
+      eventId: "evt_held",
+      state: "scheduled",
+      nextAttemptAt: new Date(Date.now() + 60_000),
+      attempts: [{ at: minutesAgo(2), status: 503, errorClass: "http_5xx", outcome: "retry", ms: 80, excerpt: "down" }],
+    });
+    const d = (await findLookupResults({ q: "stu_held" })).deliveries[0];
+    expect(describeDelivery(d, utc)).toEqual({
+      tone: "held",
+      text: `Held: Birch Hill Schools is paused; attempt 2 of ${d.maxAttempts} will be made when the subscription is resumed, last answer HTTP 503`,
+    });
+    expect(deliveryReceipt(d, utc)).toContain("sending to Birch Hill Schools is paused, and it will be tried again when sending resumes.");
+  });
+});
+
 describe("a send with no answer recorded", () => {
   it("an in-flight delivery past its request time says so, and when it is taken back; a fresh one is sending now", async () => {
     const p = db.pool;
