@@ -39,10 +39,7 @@ export async function createTestDatabase(): Promise<TestDb> {
       await g.__hookledgerPool?.end().catch(() => {});
       g.__hookledgerPool = undefined;
       setPrisma(undefined);
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-      await c.end();
+      await dropDatabase(adminUrl, name);
     },
   };
 }
@@ -53,4 +50,24 @@ export async function tableCounts(pool: pg.Pool): Promise<Record<string, number>
   const out: Record<string, number> = {};
   for (const t of tables) out[t] = Number((await pool.query(`SELECT count(*)::int AS n FROM ${t}`)).rows[0].n);
   return out;
+}
+
+/**
+ * Drops a test's database once its connections are gone (at most 2 s, then by force). A pool's end() resolves once
+ * its clients are told to end, not once their backends have gone; a DROP ... FORCE in between terminates a backend
+ * whose client no longer listens for errors, and the FATAL it receives fails the whole run as an unhandled error.
+ */
+export async function dropDatabase(adminUrl: string, name: string): Promise<void> {
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  try {
+    for (let i = 0; i < 40; i++) {
+      const { rows } = await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1`, [name]);
+      if (rows[0].n === 0) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+  } finally {
+    await c.end();
+  }
 }

@@ -9,6 +9,7 @@ import path from "node:path";
 import pg from "pg";
 import { expect, inject } from "vitest";
 import { listMigrations, migrate, migrationsDir } from "../../lib/db/migrate";
+import { dropDatabase } from "./db";
 
 export type MigrationDb = {
   url: string;
@@ -41,10 +42,7 @@ export async function databaseBefore(prefix: string): Promise<MigrationDb> {
   const client = new pg.Client({ connectionString: url });
   const close = async () => {
     await client.end().catch(() => {});
-    const a = new pg.Client({ connectionString: adminUrl });
-    await a.connect();
-    await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-    await a.end();
+    await dropDatabase(adminUrl, name);
     fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
