@@ -139,6 +139,44 @@ export function retryAfterMs(value: string | null, now = Date.now()): number | u
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Why an option that must be a non-empty string is not one. */
+function described(v: unknown): string {
+  if (v === undefined) return "missing";
+  if (typeof v === "string") return "empty";
+  return `a ${v === null ? "null" : typeof v}, not a string`;
+}
+
+/**
+ * The server's origin (and any path prefix a proxy adds), without a trailing slash. Checked here because the options
+ * usually come from environment variables: an unset one would otherwise surface as "Cannot read properties of
+ * undefined", "fetch failed" after the retries, or a 404 for /api/v1/api/v1/events.
+ */
+function checkBaseUrl(v: unknown): string {
+  const example = `such as "http://localhost:3000"`;
+  if (typeof v !== "string" || !v.trim()) throw new TypeError(`HookledgerClient: baseUrl is ${described(v)}; pass the hookledger server's address, ${example}.`);
+  let url: URL | undefined;
+  try {
+    url = new URL(v);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== "http:" && url.protocol !== "https:"))
+    throw new TypeError(`HookledgerClient: baseUrl ${JSON.stringify(v)} is not an http:// or https:// address; pass the server's address, ${example}.`);
+  const base = v.trim().replace(/\/+$/, "");
+  if (/\/api\/v1$/.test(url.pathname.replace(/\/+$/, "")))
+    throw new TypeError(
+      `HookledgerClient: baseUrl ${JSON.stringify(v)} ends with /api/v1, which the client adds to every call; pass ${JSON.stringify(base.replace(/\/api\/v1$/, ""))}.`,
+    );
+  return base;
+}
+
+function checkToken(v: unknown): void {
+  if (typeof v !== "string" || !v.trim())
+    throw new TypeError(
+      `HookledgerClient: token is ${described(v)}; pass an API token (\`npx hookledger token create --role producer\` prints one; a service usually reads it from an environment variable such as HOOKLEDGER_TOKEN).`,
+    );
+}
+
 export class HookledgerClient {
   private readonly base: string;
   private readonly fetchFn: typeof fetch;
@@ -147,7 +185,8 @@ export class HookledgerClient {
   private readonly timeoutMs: number;
 
   constructor(private readonly opts: HookledgerClientOptions) {
-    this.base = opts.baseUrl.replace(/\/+$/, "");
+    this.base = checkBaseUrl(opts?.baseUrl);
+    checkToken(opts.token);
     // Called as a plain function: a browser's fetch called as another object's method throws "Illegal invocation".
     this.fetchFn = opts.fetch ?? ((input, init) => fetch(input, init));
     this.maxRetries = opts.maxRetries ?? 3;
