@@ -11,6 +11,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "../helpers/db";
 import { tokenFor } from "../helpers/api";
+import { createApiToken } from "../../lib/auth/tokens";
 import { startApiServer, type TestServer } from "../helpers/client-server";
 import { createSub } from "../helpers/worker-helpers";
 
@@ -131,6 +132,47 @@ const client = new HookledgerClient({ baseUrl: process.env.HOOKLEDGER_URL, token
       [id],
     );
     expect(rows).toEqual([{ id, deliveries: 1 }]);
+  });
+
+  /** README.md's js block whose first line starts with `firstLine`, as a service would copy it. */
+  function readmeBlock(firstLine: string): string {
+    const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
+    const blocks = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]).filter((b) => b.startsWith(firstLine));
+    expect(blocks, `README.md's js block starting "${firstLine}"`).toHaveLength(1);
+    return blocks[0];
+  }
+
+  it("runs the README's ES module and CommonJS examples as written, from the environment's URL and token", async () => {
+    fs.writeFileSync(path.join(project, "readme-esm.mjs"), readmeBlock("// ES modules"));
+    fs.writeFileSync(path.join(project, "readme-cjs.cjs"), readmeBlock("// CommonJS"));
+    const env = (t: string) => cleanEnv({ HOOKLEDGER_URL: server.url, HOOKLEDGER_TOKEN: t });
+    const node = (file: string, t: string) => run(process.execPath, [file], { cwd: project, env: env(t), timeout: 30_000 });
+
+    const esm = await node("readme-esm.mjs", token);
+    expect(esm).toMatchObject({ stdout: "created [ 'sub_pkg' ]\n", stderr: "" });
+    expect((await node("readme-esm.mjs", token)).stdout).toBe("duplicate [ 'sub_pkg' ]\n");
+    // The example's catch: a producer confined to another district is refused with a 403, which it prints.
+    await db.pool.query("INSERT INTO tenants (id, name) VALUES ('jefferson', 'Jefferson County')");
+    const jefferson = (await createApiToken(db.prisma, { role: "producer", tenantId: "jefferson" })).token;
+    const refused = await node("readme-esm.mjs", jefferson);
+    expect(refused.stdout).toBe("");
+    expect(refused.stderr).toMatch(/^refused: 403 forbidden: /);
+
+    expect(await node("readme-cjs.cjs", token)).toMatchObject({ stdout: "created\n", stderr: "" });
+    const { rows } = await db.pool.query("SELECT id FROM events WHERE id IN ('evt_1001', 'evt_1002') ORDER BY id");
+    expect(rows.map((r) => r.id)).toEqual(["evt_1001", "evt_1002"]);
+  });
+
+  it("type-checks the README's ES module example as strict TypeScript", async () => {
+    const dir = path.join(project, "readme-ts");
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, "producer.mts"), readmeBlock("// ES modules"));
+    // Node's own types (for process.env) from this repository, as a service has them from its @types/node.
+    const compilerOptions = { module: "nodenext", target: "ES2022", strict: true, noEmit: true, typeRoots: [path.join(ROOT, "node_modules/@types")], types: ["node"] };
+    fs.writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["producer.mts"] }));
+    const tsc = path.join(ROOT, "node_modules/typescript/bin/tsc");
+    const r = await run(process.execPath, [tsc, "-p", dir], { cwd: dir, env: cleanEnv(), timeout: 120_000 }).catch((e: { stdout: string }) => e);
+    expect(r.stdout.split("\n").filter((l) => /error TS/.test(l))).toEqual([]);
   });
 
   it("gives TypeScript the types for import and for require", async () => {
