@@ -44,19 +44,22 @@ it("a grade missing a required field is refused by the demo's schema (the schema
   expect(schemaIssues(v.get("assignment.graded")!, rest)).toEqual([expect.objectContaining({ path: expect.stringContaining("studentId") })]);
 });
 
-// Someone trying the README's client examples (or examples/publish.ts) against `npm run demo` publishes into this
-// catalog: an example the demo refuses with 422 teaches the wrong shape.
-it("the README's and examples/publish.ts's assignment.graded publishes meet the demo catalog", () => {
+// Someone trying the README's curl calls, its client examples or examples/publish.ts against `npm run demo` publishes
+// into this catalog: an example the demo refuses with 422 teaches the wrong shape.
+it("the READMEs' and examples/publish.ts's assignment.graded publishes meet the demo catalog", () => {
   const v = validators();
-  const sources = ["README.md", "examples/publish.ts"].map((f) => [f, readFileSync(f, "utf8")] as const);
-  let found = 0;
-  for (const [file, text] of sources) {
-    // Each publish literal: type "assignment.graded" followed by its data object literal.
-    for (const m of text.matchAll(/type: "assignment\.graded",\s*data: (\{[^{}]*\})/g)) {
-      const data: unknown = new Function(`return (${m[1]});`)();
-      expect(schemaIssues(v.get("assignment.graded")!, data), `${file}: ${m[1]}`).toEqual([]);
-      found++;
-    }
+  const found: Record<string, number> = {};
+  for (const file of ["README.md", "client/README.md", "examples/publish.ts"]) {
+    const text = readFileSync(file, "utf8");
+    const publishes = [
+      // A JavaScript object literal: type "assignment.graded" followed by its data.
+      ...[...text.matchAll(/type: "assignment\.graded",\s*data: (\{[^{}]*\})/g)].map((m) => [m[1], new Function(`return (${m[1]});`)() as unknown] as const),
+      // A curl body's JSON.
+      ...[...text.matchAll(/"type":\s*"assignment\.graded",\s*"data":\s*(\{[^{}]*\})/g)].map((m) => [m[1], JSON.parse(m[1]) as unknown] as const),
+    ];
+    for (const [source, data] of publishes) expect(schemaIssues(v.get("assignment.graded")!, data), `${file}: ${source}`).toEqual([]);
+    found[file] = publishes.length;
   }
-  expect(found).toBe(4);
+  // Two curl calls and two client examples in README.md, the client's own README's one, the example's two.
+  expect(found).toEqual({ "README.md": 4, "client/README.md": 1, "examples/publish.ts": 2 });
 });
