@@ -47,11 +47,20 @@ export function registerTenantCommands(program: Command) {
         try {
           // Page by page, so thousands of districts are all listed without holding them at once.
           let cursor: string | undefined;
+          let listed = 0;
           do {
             const page = await listTenantPage(prisma, cliPrincipal(), { q: opts.q, cursor, limit: 500 });
             for (const t of page.items) console.log(`${t.id}\t${t.name}`);
+            listed += page.items.length;
             cursor = page.nextCursor ?? undefined;
           } while (cursor);
+          // Said, not an empty output that reads like a failure to connect.
+          if (listed === 0)
+            console.log(
+              opts.q
+                ? `No tenant's id or name contains ${JSON.stringify(opts.q)}.`
+                : 'No tenants yet: add one with `npx hookledger tenant create --id lincoln --name "Lincoln USD"`.',
+            );
         } catch (err) {
           const e = err instanceof ZodError ? fromZod(err, "--q") : err;
           if (e instanceof AppError) {

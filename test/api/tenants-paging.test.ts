@@ -122,6 +122,8 @@ describe("the typed client and the CLI list every tenant", () => {
     ).toEqual(ids);
     const some = await runCli(["tenant", "list", "--q", "riverbend"], { DATABASE_URL: db.url });
     expect(some.stdout).toBe("d05123\tRiverbend Unified\n");
+    const none = await runCli(["tenant", "list", "--q", "no such district"], { DATABASE_URL: db.url });
+    expect(none).toMatchObject({ code: 0, stdout: 'No tenant\'s id or name contains "no such district".\n' });
   });
 });
 
