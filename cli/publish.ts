@@ -138,7 +138,7 @@ export function registerPublishCommand(program: Command) {
     .addOption(new Option("--batch <n>", "events per request (1–500)").default(500).argParser(batchSize))
     // The same default as the dashboard's own port (PORT, else 3000), so a publish run beside `hookledger start` finds it.
     .addOption(
-      new Option("--url <url>", "the hookledger server (default http://localhost:$PORT, or :3000)")
+      new Option("--url <url>", "the hookledger server (http://localhost:$PORT when PORT is set)")
         .env("HOOKLEDGER_URL")
         .default(`http://localhost:${process.env.PORT?.trim() || 3000}`)
         .argParser(serverUrl),
@@ -180,8 +180,10 @@ export function registerPublishCommand(program: Command) {
           },
         },
       );
+      // "Published 4 events … 4 failed" read as a success: with failures, it says how many of them were published.
+      const published = stats.failed > 0 ? `${stats.created + stats.duplicate} of ${count(stats.sent, "event")}` : count(stats.sent, "event");
       console.log(
-        `Published ${count(stats.sent, "event")} in ${stats.seconds.toFixed(1)} s: ${stats.created} created, ${stats.duplicate} duplicate, ${stats.failed} failed.`,
+        `Published ${published} in ${stats.seconds.toFixed(1)} s: ${stats.created} created, ${stats.duplicate} duplicate, ${stats.failed} failed${stats.failed > 0 ? " (each failure is listed above)" : ""}.`,
       );
       if (stats.stoppedAfterLine !== undefined) {
         console.log(

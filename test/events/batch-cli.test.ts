@@ -62,8 +62,7 @@ describe("hookledger publish --file", () => {
     fs.writeFileSync(file, [line(5000), "{not json", JSON.stringify({ id: "cli_bad", type: "roster.synced" }), "", line(5001)].join("\n"));
     const r = await run(file);
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain("Published 4 events");
-    expect(r.stdout).toContain("2 created, 0 duplicate, 2 failed");
+    expect(r.stdout).toMatch(/^Published 2 of 4 events in [\d.]+ s: 2 created, 0 duplicate, 2 failed \(each failure is listed above\)\.$/m);
     expect(r.stderr).toContain("line 2: not JSON");
     expect(r.stderr).toMatch(/line 3 \(cli_bad\): validation_failed: events\.\d+\.data/);
     const ids = (await db.pool.query("SELECT id FROM events WHERE id IN ('cli_5000', 'cli_5001', 'cli_bad') ORDER BY id")).rows.map((x) => x.id);
@@ -126,6 +125,16 @@ describe("hookledger publish --file", () => {
     // What it says is what the server holds: every line up to there, none after.
     const held = await db.pool.query("SELECT count(*)::int AS n, max(substring(id from 5)::int) AS last FROM events WHERE id LIKE 'int\\_%'");
     expect(held.rows[0]).toEqual({ n: stoppedAt, last: stoppedAt });
+  });
+
+  it("--help gives --url's default once, and where it comes from", async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ["bin/hookledger.mjs", "publish", "--help"], {
+      env: { ...process.env, PORT: "3640", HOOKLEDGER_URL: undefined },
+      timeout: 60_000,
+    });
+    const url = stdout.slice(stdout.indexOf("--url"), stdout.indexOf("--token"));
+    expect(url.match(/default/g)).toHaveLength(1);
+    expect(url.replace(/\s+/g, " ")).toContain('(default: "http://localhost:3640", env: HOOKLEDGER_URL)');
   });
 
   it("refuses a batch size over 500 and a missing token", async () => {
