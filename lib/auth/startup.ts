@@ -1,6 +1,7 @@
 // What `hookledger start` checks about access control before it spawns the
 // dashboard and workers (one call in cli/start.ts).
 import "server-only";
+import path from "node:path";
 import { createPrisma } from "../db/prisma";
 import { ensureSecretKey } from "./keys";
 import { DEMO_ADMIN_EMAIL, FIRST_ADMIN_COMMAND, countUsers } from "./users";
@@ -32,7 +33,7 @@ export async function prepareAuth(db: { url: string; embedded: boolean }, opts: 
   const prisma = createPrisma(db.url);
   try {
     // The demo creates and prints its own admin.
-    if (!opts.demo && (await countUsers(prisma)) === 0) console.error(`No dashboard users yet. Create the first admin with:\n  ${FIRST_ADMIN_COMMAND}`);
+    if (!opts.demo && (await countUsers(prisma)) === 0) console.error(`No dashboard users yet. Create the first admin with:\n  ${firstAdminCommand(db)}`);
     // Rows from before row binding (plaintext whsec_, unbound v1) are never used to sign: convert them now.
     const { rekeySecrets } = await import("../subscriptions/secrets");
     const legacy = await rekeySecrets(prisma, { legacyOnly: true });
@@ -45,6 +46,19 @@ export async function prepareAuth(db: { url: string; embedded: boolean }, opts: 
   } finally {
     await prisma.$disconnect();
   }
+}
+
+/**
+ * The first-admin command as this install's operator must type it. The CLI finds its database as `start` did, from
+ * HOOKLEDGER_DATA_DIR or DATABASE_URL: run without them, it would create the user in ./.data (a demo's database,
+ * say) and the sign-in would refuse the password.
+ */
+export function firstAdminCommand(db: { embedded: boolean }, env: Record<string, string | undefined> = process.env): string {
+  if (!db.embedded) return `${FIRST_ADMIN_COMMAND}   (with this DATABASE_URL set)`;
+  const dir = env.HOOKLEDGER_DATA_DIR?.trim();
+  if (!dir) return FIRST_ADMIN_COMMAND;
+  const abs = path.resolve(dir);
+  return `HOOKLEDGER_DATA_DIR=${/^[\w@%+=:,./-]+$/.test(abs) ? abs : `'${abs.replace(/'/g, "'\\''")}'`} ${FIRST_ADMIN_COMMAND}`;
 }
 
 /** Loud on purpose: a demo admin left in a real install is an admin whose password sat in a terminal and a file. */

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createTestDatabase, type TestDb } from "../helpers/db";
 import { demoPassword, ensureDemoUser } from "../../demo/run";
 import { assertDemoDatabase, dashboardHost } from "../../cli/start";
-import { prepareAuth } from "../../lib/auth/startup";
+import { firstAdminCommand, prepareAuth } from "../../lib/auth/startup";
 import { DEMO_ADMIN_EMAIL } from "../../lib/auth/users";
 import { hashPassword, verifyPassword } from "../../lib/auth/password";
 
@@ -91,5 +91,17 @@ describe("a non-demo start with the demo admin present", () => {
     } finally {
       spy.mockRestore();
     }
+  });
+});
+
+describe("the first-admin command `hookledger start` prints", () => {
+  it("carries the start's HOOKLEDGER_DATA_DIR, so the user lands in the database the dashboard reads", () => {
+    const cmd = "npx hookledger user create --email you@example.com --role admin";
+    expect(firstAdminCommand({ embedded: true }, {})).toBe(cmd);
+    expect(firstAdminCommand({ embedded: true }, { HOOKLEDGER_DATA_DIR: "/srv/hookledger/data" })).toBe(`HOOKLEDGER_DATA_DIR=/srv/hookledger/data ${cmd}`);
+    expect(firstAdminCommand({ embedded: true }, { HOOKLEDGER_DATA_DIR: "/tmp/it's mine" })).toBe(`HOOKLEDGER_DATA_DIR='/tmp/it'\\''s mine' ${cmd}`);
+    expect(firstAdminCommand({ embedded: true }, { HOOKLEDGER_DATA_DIR: "rel/data" })).toBe(`HOOKLEDGER_DATA_DIR=${path.resolve("rel/data")} ${cmd}`);
+    // The URL holds a password: named, not printed.
+    expect(firstAdminCommand({ embedded: false }, { DATABASE_URL: "postgres://u:secret@db/h" })).toBe(`${cmd}   (with this DATABASE_URL set)`);
   });
 });
