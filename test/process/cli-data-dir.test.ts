@@ -10,10 +10,10 @@ import { afterAll, describe, expect, it } from "vitest";
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-nodata-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-async function dlq() {
-  const env: NodeJS.ProcessEnv = { ...process.env, HOOKLEDGER_DATA_DIR: dir, LOG_LEVEL: "warn" };
+async function dlq(dataDir = dir, cwd = process.cwd()) {
+  const env: NodeJS.ProcessEnv = { ...process.env, HOOKLEDGER_DATA_DIR: dataDir, LOG_LEVEL: "warn" };
   delete env.DATABASE_URL;
-  return promisify(execFile)(process.execPath, [path.resolve("bin/hookledger.mjs"), "dlq"], { env, timeout: 120_000 });
+  return promisify(execFile)(process.execPath, [path.resolve("bin/hookledger.mjs"), "dlq"], { env, cwd, timeout: 120_000 });
 }
 
 describe("a data folder without a database", () => {
@@ -23,5 +23,17 @@ describe("a data folder without a database", () => {
     expect(first.stderr).toContain(`there was no database in ${dir}; this is a new, empty one`);
     const second = await dlq();
     expect(second.stderr).not.toContain("no database");
+  });
+});
+
+describe("an empty HOOKLEDGER_DATA_DIR (HOOKLEDGER_DATA_DIR= in an env file)", () => {
+  it("is the default ./.data, not the working directory filled with a database's files", { timeout: 180_000 }, async () => {
+    // A project folder of its own (the CLI reads the migrations from prisma/ under the working directory).
+    const cwd = path.join(dir, "project");
+    fs.mkdirSync(cwd);
+    fs.symlinkSync(path.resolve("prisma"), path.join(cwd, "prisma"));
+    const r = await dlq("", cwd);
+    expect(r.stderr).toContain(`there was no database in ${path.join(cwd, ".data")}; this is a new, empty one`);
+    expect(fs.readdirSync(cwd).sort()).toEqual([".data", "prisma"]);
   });
 });
