@@ -8,13 +8,14 @@ import { HookledgerApiError, HookledgerClient } from "hookledger/client";
 const client = new HookledgerClient({ baseUrl: process.env.HOOKLEDGER_URL ?? "http://localhost:3000", token: process.env.HOOKLEDGER_TOKEN ?? "" });
 const prefix = process.env.EXAMPLE_PREFIX ?? `example_${Date.now().toString(36)}`;
 
-const one = await client.publish({
+const graded = {
   id: `${prefix}_1`,
   type: "assignment.graded",
   data: { studentId: "stu_881", schoolId: "sch_lin_01", assignmentId: "asg_110", score: 93, maxScore: 100, gradedAt: "2026-09-14T15:02:11Z" },
   subject: { tenant: "lincoln", studentId: "stu_881" },
-});
-console.log(`published ${one.eventId}: ${one.created ? "created" : "duplicate"}, ${one.deliveries.length} deliveries`);
+};
+const one = await client.publish(graded);
+console.log(`published ${one.eventId}: ${one.created ? "created" : "duplicate"}, ${one.deliveries.length} ${one.deliveries.length === 1 ? "delivery" : "deliveries"}`);
 
 const batch = await client.publishBatch([
   {
@@ -27,9 +28,11 @@ const batch = await client.publishBatch([
 ]);
 for (const r of batch.results) console.log("error" in r ? `#${r.index} failed: ${r.error.code}` : `#${r.index} ${r.id}: ${r.status}`);
 
+// The same id with other data: a 409, and nothing written. Any 4xx is a HookledgerApiError with the API's code;
+// a 429 or 503 was already retried, and anything else (the network) is not a HookledgerApiError.
 try {
-  await client.subscriptions.get("sub_does_not_exist");
+  await client.publish({ ...graded, data: { ...graded.data, score: 94 } });
 } catch (err) {
   if (!(err instanceof HookledgerApiError)) throw err;
-  console.log(`error ${err.status} ${err.code}`);
+  console.log(`refused ${err.status} ${err.code}: ${err.message}`);
 }
