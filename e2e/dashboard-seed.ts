@@ -38,6 +38,9 @@ export async function whilePaused(request: APIRequestContext, subscriptionId: st
 
 /** A full-page screenshot for the README and for looking at (HOOKLEDGER_SCREENS_DIR, else test-results/screens). */
 export async function shot(page: Page, name: string) {
+  // Not the loading shell: a streamed page sits hidden behind it until it is revealed (an assertion on text alone can
+  // pass on the hidden copy).
+  await expect(page.getByRole("status", { name: "Loading", exact: true })).toHaveCount(0);
   await page.screenshot({ path: `${process.env.HOOKLEDGER_SCREENS_DIR ?? "test-results/screens"}/${name}.png`, fullPage: true });
 }
 
