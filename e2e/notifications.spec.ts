@@ -128,7 +128,7 @@ test("a district's contact set on its page gets an e-mail when its endpoint is p
   expect(mail).toContain("answered HTTP 503 “maintenance”");
 
   await page.goto("/audit");
-  const section = page.getByRole("region", { name: "Notifications to districts" });
+  const section = page.getByRole("region", { name: `Notifications to ${district.name}` });
   const row = section.getByTestId("notification-row").filter({ hasText: contact });
   await expect(row).toBeVisible();
   await expect(row.getByTestId("notification-status")).toHaveText("sent");
@@ -145,7 +145,7 @@ test("a district's contact set on its page gets an e-mail when its endpoint is p
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   expect(overflow).toBeLessThanOrEqual(0);
   await page.goto("/audit");
-  await page.getByRole("region", { name: "Notifications to districts" }).scrollIntoViewIfNeeded();
+  await page.getByRole("region", { name: `Notifications to ${district.name}` }).scrollIntoViewIfNeeded();
   await shot(page, "notifications-audit-390");
 });
 

@@ -51,6 +51,10 @@ async function optionValues(page: Page, label: string): Promise<string[]> {
 test("the Audit page offers a district the actions its trail holds, and explains one it can never have", async ({ browser, request }) => {
   const page = await portal(browser, request);
   await page.goto("/audit");
+  // The page speaks of the district's own trail, not of operators.
+  await expect(page.getByText(`Who changed what for ${D.name}: its endpoints, secrets, accounts, links and redrives, newest first.`, { exact: false })).toBeVisible();
+  await expect(page.getByText(/operator/i)).toHaveCount(0);
+  await expect(page.getByRole("heading", { name: `Notifications to ${D.name}` })).toBeVisible();
   const actions = await optionValues(page, "Action");
   for (const never of ["event_type.create", "event_type.update", "retention.run", "retention.policy", "notifications.settings.update"])
     expect(actions).not.toContain(never);
@@ -73,6 +77,7 @@ test("the Audit page offers a district the actions its trail holds, and explains
 
   // Typed into the address: an empty list that says why, not an error; the form shows what the list is filtered by.
   await page.goto("/audit?action=event_type.create");
+  await expect(page.getByText(`Nothing in ${D.name}'s audit trail matches these filters.`)).toBeVisible();
   await expect(page.getByTestId("audit-never")).toHaveText(
     `“event type catalogued” is never in ${D.name}'s audit trail: it changes what every district shares, and is recorded for the whole service only.`,
   );

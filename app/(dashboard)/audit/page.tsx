@@ -25,7 +25,7 @@ import { AuditFilterForm } from "./filter-form";
 import { ledgerDb } from "@/lib/ledger/read/db";
 import { listNotifications } from "@/lib/ledger/sql/notifications";
 import { NotificationsTable } from "@/components/dashboard/NotificationsTable";
-import { count } from "@/lib/words";
+import { count, possessive } from "@/lib/words";
 
 export const dynamic = "force-dynamic";
 
@@ -168,11 +168,16 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
 
   return (
     <section className="space-y-4">
-      <PageHeader title="Audit" description="Operator actions, newest first. Each row was written in the same transaction as the change it records." />
+      <PageHeader
+        title="Audit"
+        description={`${
+          district === null ? "Operator actions" : `Who changed what for ${district}: its endpoints, secrets, accounts, links and redrives`
+        }, newest first. Each row was written in the same transaction as the change it records.`}
+      />
       <AuditFilterForm q={q} actions={auditActionsIn(scope)} targetTypes={auditTargetTypesIn(scope)} tenantFilter={global} />
 
       {items.length === 0 ? (
-        <EmptyState title="No operator actions match these filters.">
+        <EmptyState title={district === null ? "No operator actions match these filters." : `Nothing in ${possessive(district)} audit trail matches these filters.`}>
           {never ? (
             <span data-testid="audit-never">{never}</span>
           ) : q.action && !isAuditAction(q.action) ? (
@@ -251,10 +256,11 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
       )}
       <section aria-labelledby="audit-notifications" className="space-y-2 pt-4">
         <h2 id="audit-notifications" className="text-base font-semibold">
-          Notifications to districts
+          {district === null ? "Notifications to districts" : `Notifications to ${district}`}
         </h2>
         <p className="text-sm text-slate-600">
-          What the system told districts about their endpoints, to whom, and whether it arrived (newest 10;{" "}
+          {district === null ? "What hookledger told districts about their endpoints" : `What hookledger told ${district} about its endpoints`}, to whom, and whether it
+          arrived (newest 10;{" "}
           <Link href="/notifications" className="text-blue-700 hover:underline">
             all notifications
           </Link>
