@@ -1,5 +1,6 @@
 "use client";
 import { useEffect, useMemo, useRef, useState } from "react";
+import { useQuestionFocus } from "@/components/ui/useQuestionFocus";
 import { useRouter } from "next/navigation";
 import Link from "next/link";
 import { apiFetch, ApiError } from "@/lib/client/api";
@@ -196,15 +197,8 @@ function ConfirmSection({
   const [rate, setRate] = useState(String(defaultRate));
   const [creating, setCreating] = useState(false);
   // The question takes the keyboard's focus when it opens (the button that opened it is gone), and Back or Escape
-  // gives it back to that button, so a keyboard user is neither left at the top of the page nor made to hunt.
-  const startButton = useRef<HTMLButtonElement>(null);
-  const question = useRef<HTMLDivElement>(null);
-  const wasConfirming = useRef(false);
-  useEffect(() => {
-    if (confirming) question.current?.focus();
-    else if (wasConfirming.current) startButton.current?.focus();
-    wasConfirming.current = confirming;
-  }, [confirming]);
+  // gives it back to that button.
+  const { opener: startButton, question } = useQuestionFocus<HTMLDivElement>(confirming);
   const rateN = Number(rate);
   const rateOk = Number.isInteger(rateN) && rateN >= 1 && rateN <= maxRate;
   const reasonOk = reason.trim().length >= REASON_MIN;

@@ -1,5 +1,6 @@
 "use client";
-import { useEffect, useRef, useState } from "react";
+import { useRef, useState } from "react";
+import { useQuestionFocus } from "@/components/ui/useQuestionFocus";
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { apiFetch, ApiError } from "@/lib/client/api";
@@ -33,14 +34,7 @@ function CancelCard({ b, url, onCancelled }: { b: RedriveBatchProgress; url: str
   const [cancelReason, setCancelReason] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const opener = useRef<HTMLButtonElement>(null);
-  const question = useRef<HTMLFormElement>(null);
-  const wasOpen = useRef(false);
-  useEffect(() => {
-    if (confirmCancel) question.current?.focus();
-    else if (wasOpen.current) opener.current?.focus();
-    wasOpen.current = confirmCancel;
-  }, [confirmCancel]);
+  const { opener, question } = useQuestionFocus<HTMLFormElement>(confirmCancel);
 
   async function cancel() {
     setBusy(true);
