@@ -10,6 +10,8 @@ const PORT = Number(process.env.E2E_PORT ?? 3100);
 export const E2E_DATA_DIR = ".data/e2e";
 /** e2e/notifications.spec.ts's SMTP server: one port per E2E_PORT, so runs on two ports at once do not take each other's mail. */
 export const E2E_SMTP_PORT = PORT + 20_000;
+/** e2e/portal.spec.ts's framing page (the SaaS's own site), the one origin the portal may be framed by: one per E2E_PORT too. */
+export const E2E_FRAMER_PORT = PORT + 21_000;
 
 export default defineConfig({
   testDir: "e2e",
@@ -42,7 +44,7 @@ export default defineConfig({
       LOG_LEVEL: "warn",
       DATABASE_URL: "",
       // e2e/portal.spec.ts frames the district portal in a page it serves on this port.
-      HOOKLEDGER_PORTAL_FRAME_ANCESTORS: "http://localhost:3199",
+      HOOKLEDGER_PORTAL_FRAME_ANCESTORS: `http://localhost:${E2E_FRAMER_PORT}`,
       // e2e/notifications.spec.ts receives the notification e-mail on a local SMTP server it starts on this port.
       HOOKLEDGER_SMTP_URL: `smtp://127.0.0.1:${E2E_SMTP_PORT}`,
       HOOKLEDGER_NOTIFY_FROM: "hookledger <notify@hookledger.test>",

@@ -9,13 +9,14 @@ import http from "node:http";
 import { expect, test, type APIRequestContext, type Browser } from "@playwright/test";
 import { api, cli } from "./helpers";
 import { closeE2eDb, e2eDb, settleDelivery, shot } from "./dashboard-seed";
+import { E2E_FRAMER_PORT } from "../playwright.config";
 
 const run = Date.now().toString(36);
 const D = { id: `portal_${run}`, name: `Roosevelt USD ${run}`, sub: `sub_portal_${run}`, subName: `Roosevelt SIS ${run}`, evt: `evt_portal_${run}` };
 /** The district's second endpoint: a link for the first one must not show it. */
 const OTHER = { sub: `sub_portal2_${run}`, subName: `Roosevelt LMS ${run}` };
 /** The SaaS's own site: its receiver for the district's endpoint and the page that frames the portal. */
-const FRAMER_PORT = 3199;
+const FRAMER_PORT = E2E_FRAMER_PORT;
 
 let framer: http.Server;
 let portalToken = "";
