@@ -67,3 +67,17 @@ export function dlqFilterFrom(opts: DlqFilterOpts): Record<string, unknown> {
     }).filter(([, v]) => v !== undefined),
   );
 }
+
+/**
+ * A refusal the operator can fix, said as "hookledger <command>: …" on stderr, and the command exits 2 (docs/API.md,
+ * the CLI's exit codes): an AppError, or, when `flags` names the command's flags, a ZodError (its message names them).
+ * Anything else is thrown on: a crash, exit 1.
+ */
+export async function exitOnRefusal(command: string, err: unknown, flags?: string): Promise<void> {
+  const { AppError, fromZod } = await import("../lib/errors");
+  const { ZodError } = await import("zod");
+  const e = flags !== undefined && err instanceof ZodError ? fromZod(err, flags) : err;
+  if (!(e instanceof AppError)) throw err;
+  console.error(`hookledger ${command}: ${e.message}`);
+  process.exitCode = 2;
+}

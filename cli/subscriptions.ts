@@ -3,7 +3,7 @@
 // page after page so ten thousand of them are never one statement's answer.
 import { Option, type Command } from "commander";
 import { withDatabase } from "./db";
-import { intIn } from "./options";
+import { exitOnRefusal, intIn } from "./options";
 import { SUBSCRIPTION_PAGE_MAX, SUBSCRIPTION_SORTS } from "../lib/subscriptions/subscription-input";
 import { count } from "../lib/words";
 
@@ -34,8 +34,6 @@ export function registerSubscriptionsCommands(program: Command) {
         const { createPool } = await import("../lib/db/pool");
         const { findSubscriptionPage } = await import("../lib/subscriptions/list");
         const { renderTable } = await import("../lib/redrive/dead-letter-summary");
-        const { AppError, fromZod } = await import("../lib/errors");
-        const { ZodError } = await import("zod");
         const pool = createPool({ url, max: 1, statementTimeoutMs: 10_000 });
         const rows: (string | number)[][] = [];
         let printed = 0;
@@ -65,10 +63,7 @@ export function registerSubscriptionsCommands(program: Command) {
           console.log(renderTable(["ID", "NAME", "TENANT", "STATE", "URL"], rows));
           console.log(`\n${count(rows.length, "subscription")}${cursor ? ` (more match; --limit ${opts.limit} stopped here)` : ""}.`);
         } catch (err) {
-          const e = err instanceof ZodError ? fromZod(err, "flags") : err;
-          if (!(e instanceof AppError)) throw err;
-          console.error(`hookledger subscriptions list: ${e.message}`);
-          process.exitCode = 2;
+          await exitOnRefusal("subscriptions list", err, "flags");
         } finally {
           await pool.end();
         }

@@ -3,7 +3,7 @@
 // `hookledger token create`); subscriptions name theirs.
 import type { Command } from "commander";
 import { withDatabase } from "./db";
-import { cliPrincipal } from "./options";
+import { cliPrincipal, exitOnRefusal } from "./options";
 
 export function registerTenantCommands(program: Command) {
   const tenant = program.command("tenant").description("Tenants (districts).");
@@ -16,18 +16,12 @@ export function registerTenantCommands(program: Command) {
       await withDatabase(async (url) => {
         const { createPrisma } = await import("../lib/db/prisma");
         const { createTenant } = await import("../lib/tenants/manage-tenants");
-        const { AppError, fromZod } = await import("../lib/errors");
-        const { ZodError } = await import("zod");
         const prisma = createPrisma(url);
         try {
           const t = await createTenant(prisma, { id: opts.id, name: opts.name }, cliPrincipal());
           console.log(`Created tenant ${t.id} (${t.name}).`);
         } catch (err) {
-          const e = err instanceof ZodError ? fromZod(err, "--id/--name") : err;
-          if (e instanceof AppError) {
-            console.error(`hookledger tenant create: ${e.message}`);
-            process.exitCode = 2;
-          } else throw err;
+          await exitOnRefusal("tenant create", err, "--id/--name");
         } finally {
           await prisma.$disconnect();
         }
@@ -41,8 +35,6 @@ export function registerTenantCommands(program: Command) {
       await withDatabase(async (url) => {
         const { createPrisma } = await import("../lib/db/prisma");
         const { listTenantPage } = await import("../lib/tenants/manage-tenants");
-        const { AppError, fromZod } = await import("../lib/errors");
-        const { ZodError } = await import("zod");
         const prisma = createPrisma(url);
         try {
           // Page by page, so thousands of districts are all listed without holding them at once.
@@ -62,11 +54,7 @@ export function registerTenantCommands(program: Command) {
                 : 'No tenants yet: add one with `npx hookledger tenant create --id lincoln --name "Lincoln USD"`.',
             );
         } catch (err) {
-          const e = err instanceof ZodError ? fromZod(err, "--q") : err;
-          if (e instanceof AppError) {
-            console.error(`hookledger tenant list: ${e.message}`);
-            process.exitCode = 2;
-          } else throw err;
+          await exitOnRefusal("tenant list", err, "--q");
         } finally {
           await prisma.$disconnect();
         }

@@ -6,7 +6,7 @@
 import type { Command } from "commander";
 import { ROLES, type Role } from "../lib/auth/permissions";
 import { withDatabase } from "./db";
-import { cliPrincipal } from "./options";
+import { cliPrincipal, exitOnRefusal } from "./options";
 
 export function registerTokenCommands(program: Command) {
   const token = program.command("token").description("API tokens.");
@@ -25,7 +25,6 @@ export function registerTokenCommands(program: Command) {
         const { createPrisma } = await import("../lib/db/prisma");
         const { createTokenAsAdmin } = await import("../lib/auth/admin");
         const { requireTenant } = await import("../lib/tenants/manage-tenants");
-        const { AppError } = await import("../lib/errors");
         const prisma = createPrisma(url);
         try {
           const tenantId = await requireTenant(prisma, opts.tenant, "--tenant");
@@ -34,10 +33,7 @@ export function registerTokenCommands(program: Command) {
           console.log(`Created ${t.role} token "${t.name}" (${t.id})${tenantId ? ` for tenant ${tenantId}` : ""}. Store it now; it is not shown again.`);
           console.log(t.token);
         } catch (err) {
-          if (err instanceof AppError) {
-            console.error(`hookledger token create: ${err.message}`);
-            process.exitCode = 2;
-          } else throw err;
+          await exitOnRefusal("token create", err);
         } finally {
           await prisma.$disconnect();
         }

@@ -4,7 +4,7 @@
 import type { Command } from "commander";
 import { USER_ROLES } from "../lib/auth/users";
 import { withDatabase } from "./db";
-import { cliPrincipal } from "./options";
+import { cliPrincipal, exitOnRefusal } from "./options";
 
 export function registerUserCommands(program: Command) {
   const user = program.command("user").description("Dashboard users.");
@@ -18,7 +18,6 @@ export function registerUserCommands(program: Command) {
       await withDatabase(async (url) => {
         const { createPrisma } = await import("../lib/db/prisma");
         const { createUserAsAdmin } = await import("../lib/auth/admin");
-        const { AppError } = await import("../lib/errors");
         const { requireTenant } = await import("../lib/tenants/manage-tenants");
         const prisma = createPrisma(url);
         try {
@@ -31,10 +30,7 @@ export function registerUserCommands(program: Command) {
           );
           console.log(u.password);
         } catch (err) {
-          if (err instanceof AppError) {
-            console.error(`hookledger user create: ${err.message}`);
-            process.exitCode = 2;
-          } else throw err;
+          await exitOnRefusal("user create", err);
         } finally {
           await prisma.$disconnect();
         }
