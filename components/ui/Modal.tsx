@@ -77,20 +77,19 @@ export function Modal({
       if (pressedBackdrop && outside(e) && latest.current.dismissible) latest.current.onClose();
       pressedBackdrop = false;
     };
-    dialog.addEventListener("cancel", onCancel);
-    dialog.addEventListener("keydown", onKeyDown);
-    dialog.addEventListener("close", onNativeClose);
-    dialog.addEventListener("pointerdown", onPointerDown);
-    dialog.addEventListener("click", onClick);
+    // One signal removes them all on clean-up.
+    const listening = new AbortController();
+    const { signal } = listening;
+    dialog.addEventListener("cancel", onCancel, { signal });
+    dialog.addEventListener("keydown", onKeyDown, { signal });
+    dialog.addEventListener("close", onNativeClose, { signal });
+    dialog.addEventListener("pointerdown", onPointerDown, { signal });
+    dialog.addEventListener("click", onClick, { signal });
     dialog.showModal();
     latest.current.initialFocus?.()?.focus();
     return () => {
       closing = true;
-      dialog.removeEventListener("cancel", onCancel);
-      dialog.removeEventListener("keydown", onKeyDown);
-      dialog.removeEventListener("close", onNativeClose);
-      dialog.removeEventListener("pointerdown", onPointerDown);
-      dialog.removeEventListener("click", onClick);
+      listening.abort();
       dialog.close();
       // Back to the control that opened it, if it is still on the page (a dialog that ends in navigation leaves none).
       if (opener?.isConnected) opener.focus();
