@@ -1,5 +1,6 @@
 "use client";
 import Link from "next/link";
+import { useSearchParams } from "next/navigation";
 import { useRef, useState, type RefObject } from "react";
 import type { DlqGroup, DlqPoint, DlqSummary } from "@/lib/dashboard/dead-letters";
 import { formatAge } from "@/lib/dashboard/describe";
@@ -24,7 +25,7 @@ import {
 } from "@/components/ui/kit";
 import { OptionSelect } from "@/components/ui/form";
 import { DlqCharts } from "@/components/charts/DlqCharts";
-import { CHART_RANGES, rangeParam } from "@/components/charts/axes";
+import { CHART_RANGES, rangeFromParam, rangeParam } from "@/components/charts/axes";
 import { DEAD_LETTER_REASON_LABELS, DEAD_LETTER_REASON_TITLE, ERROR_CLASS_LABELS, labelOf } from "@/components/ui/labels";
 import { LiveButton, LiveFieldset } from "@/components/ui/LiveButton";
 import { num, count, noun } from "@/lib/words";
@@ -261,26 +262,18 @@ function GroupsCard({
   );
 }
 
-/** The page's address with ?range= set, the other parameters kept: a reload or a shared link opens the same window. */
+/**
+ * The page's address with ?range= set, the other parameters kept: a reload or a shared link opens the same window.
+ * Through the browser's history without Next.js's own state, which Next.js then follows, so useSearchParams sees it.
+ */
 function keepRangeInUrl(hours: number) {
   const url = new URL(window.location.href);
   url.searchParams.set("range", rangeParam(hours));
-  window.history.replaceState(window.history.state, "", url);
+  window.history.replaceState(null, "", url);
 }
 
-function HistoryCard({
-  initial,
-  initialAt,
-  chosen,
-  hours,
-  setHours,
-}: {
-  initial: History & { hours: number };
-  initialAt: number;
-  chosen: boolean;
-  hours: number;
-  setHours: (h: number) => void;
-}) {
+function HistoryCard({ initial, initialAt, chosen }: { initial: History & { hours: number }; initialAt: number; chosen: boolean }) {
+  const [hours, setHours] = useState<number>(initial.hours);
   const history = usePolled<History>(`/api/v1/dlq/history?hours=${hours}`, {
     initialData: hours === initial.hours ? initial : undefined,
     initialAt,
@@ -313,7 +306,10 @@ function HistoryCard({
 type List = { q: string; limit: number; include: string };
 
 /** How many subscriptions have dead letters against how many are listed, and a search (a plain GET: it works before hydration). */
-function ListedSubscriptions({ s, list, range }: { s: DlqSummary; list: List; range: string }) {
+function ListedSubscriptions({ s, list }: { s: DlqSummary; list: List }) {
+  // The chart's window as chosen (in the URL once picked), kept across a search.
+  const hours = rangeFromParam(useSearchParams().get("range"));
+  const range = hours === null ? "" : rangeParam(hours);
   const listed = s.bySubscription.length;
   if (!list.q && s.subscriptionCount <= listed) return null;
   const all = count(s.subscriptionCount, "subscription");
@@ -374,9 +370,6 @@ export function DlqClient({
   initialFilter: Filter;
 }) {
   const [resolving, setResolving] = useState<ResolveTarget | null>(null);
-  // The chart's window: from ?range= or the data, then as picked (and written back to ?range=).
-  const [hours, setHours] = useState<number>(initial.hours);
-  const [picked, setPicked] = useState(false);
   const filterForm = useRef<HTMLFormElement>(null);
   const query = new URLSearchParams({ limit: String(list.limit), ...(list.q ? { q: list.q } : {}), ...(list.include ? { include: list.include } : {}) });
   const summary = usePolled<DlqSummary>(`/api/v1/dlq?${query}`, { initialData: initial.summary, initialAt });
@@ -403,18 +396,9 @@ export function DlqClient({
         </dl>
       </Card>
 
-      <ListedSubscriptions s={s} list={list} range={rangeChosen || picked ? rangeParam(hours) : ""} />
+      <ListedSubscriptions s={s} list={list} />
 
-      <HistoryCard
-        initial={{ ...initial.history, hours: initial.hours }}
-        initialAt={initialAt}
-        chosen={rangeChosen}
-        hours={hours}
-        setHours={(h) => {
-          setHours(h);
-          setPicked(true);
-        }}
-      />
+      <HistoryCard initial={{ ...initial.history, hours: initial.hours }} initialAt={initialAt} chosen={rangeChosen} />
 
       <div className="grid grid-cols-1 gap-6 lg:grid-cols-2">
         <Card title="By subscription" id="by-sub">
