@@ -3,11 +3,12 @@
 // letters whose name, id or tenant contains what is typed, the deepest first, asked of GET /api/v1/dlq?q= (the Dead
 // letters page's search). A select holding one option per subscription with dead letters was unusable when an outage
 // touched thousands of districts; here any id can be typed, and the preview refuses an unknown one with a message.
-import { useEffect, useId, useState } from "react";
+import { useId } from "react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { apiFetch } from "@/lib/client/api";
 import type { DlqSummary } from "@/lib/dashboard/dead-letters";
 import { input } from "@/components/ui/kit";
+import { useTypedQuery } from "@/components/ui/useTypedQuery";
 import { count, num } from "@/lib/words";
 
 /** A suggestion: the subscription and how many dead letters it has. */
@@ -15,7 +16,6 @@ export type DlqSubscriptionChoice = { id: string; name: string | null; deadLette
 
 /** How many suggestions one answer holds: enough to pick from, few enough to read. */
 export const SUBSCRIPTION_SUGGESTIONS = 20;
-const TYPING_PAUSE_MS = 250;
 
 /** Field ids a subscription id can hold (lib/redrive/redrive-input.ts: ZRedriveFilter.subscriptionId). */
 const MAX_ID = 64;
@@ -36,11 +36,7 @@ export function DlqSubscriptionInput({
   const fieldId = useId();
   const listId = useId();
   const helpId = useId();
-  const [q, setQ] = useState(value.trim());
-  useEffect(() => {
-    const t = setTimeout(() => setQ(value.trim()), TYPING_PAUSE_MS);
-    return () => clearTimeout(t);
-  }, [value]);
+  const q = useTypedQuery(value);
   const answer = useQuery<{ items: DlqSubscriptionChoice[]; matching: number }>({
     queryKey: ["/api/v1/dlq", "redrive-suggest", q],
     queryFn: ({ signal }) =>

@@ -3,27 +3,23 @@
 // asked of GET /api/v1/tenants a page at a time. A select holding every tenant is unusable at thousands and stops
 // wherever the list is cut; here any existing id is accepted, and the server refuses an unknown one with a message.
 // Suggestions need tenants.manage; a viewer without it still types the id (the field works, it just suggests nothing).
-import { useEffect, useId, useState } from "react";
+import { useId, useState } from "react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { apiFetch } from "@/lib/client/api";
 import { input } from "@/components/ui/kit";
+import { useTypedQuery } from "@/components/ui/useTypedQuery";
 
 type TenantPage = { items: { id: string; name: string }[]; nextCursor: string | null };
 
 /** How many suggestions one answer holds: enough to pick from, few enough to read. */
 const SUGGESTIONS = 20;
-const TYPING_PAUSE_MS = 250;
 
 /**
  * The tenants matching `text` (after a pause in typing). `ok` is whether the list answered at all (a 403 for a
  * viewer who may not list tenants); it stays true while the next answer is on its way.
  */
 export function useTenantSuggestions(text: string, enabled = true) {
-  const [q, setQ] = useState(text.trim());
-  useEffect(() => {
-    const t = setTimeout(() => setQ(text.trim()), TYPING_PAUSE_MS);
-    return () => clearTimeout(t);
-  }, [text]);
+  const q = useTypedQuery(text);
   const answer = useQuery({
     queryKey: ["/api/v1/tenants", "suggest", q],
     queryFn: ({ signal }) => apiFetch<TenantPage>(`/api/v1/tenants?${new URLSearchParams({ limit: String(SUGGESTIONS), ...(q ? { q } : {}) })}`, { signal }),
