@@ -314,7 +314,7 @@ export async function start(opts: StartOptions) {
       startLog: log.shown,
       detail: log.detail,
       ready: new Promise<void>((resolve) => (runningSaid = resolve)),
-      dashboardUrl: `http://${host && host !== "0.0.0.0" && host !== "::" ? (host.includes(":") ? `[${host}]` : host) : "localhost"}:${opts.port}`,
+      dashboardUrl: dashboardUrl(host, opts.port),
     });
   }
 
@@ -350,15 +350,20 @@ export async function start(opts: StartOptions) {
     () => false,
   );
   dashboardUp = true;
-  announce(answered, { port: opts.port, demo: Boolean(opts.demo), healthUrl, log });
+  announce(answered, { url: dashboardUrl(host, opts.port), demo: Boolean(opts.demo), healthUrl, log });
   runningSaid();
 }
 
+/** The address to open: the one listened on when it is a single address (the demo's 127.0.0.1), else localhost. */
+function dashboardUrl(host: string | undefined, port: number) {
+  return `http://${host && host !== "0.0.0.0" && host !== "::" ? (host.includes(":") ? `[${host}]` : host) : "localhost"}:${port}`;
+}
+
 /** What start says once the dashboard answered its health probe, or a minute passed without an answer. */
-function announce(answered: boolean, o: { port: number; demo: boolean; healthUrl: string; log: StartLog }) {
+function announce(answered: boolean, o: { url: string; demo: boolean; healthUrl: string; log: StartLog }) {
   if (answered) {
     // The demo's banner, printed next, names the log itself.
-    const running = `hookledger is running: http://localhost:${o.port}${o.demo ? "" : `   (start-up log: ${o.log.shown})`}`;
+    const running = `hookledger is running: ${o.url}${o.demo ? "" : `   (start-up log: ${o.log.shown})`}`;
     o.log.record(running);
     console.log(running);
     return;

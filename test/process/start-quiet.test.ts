@@ -106,6 +106,9 @@ describe("hookledger start on the terminal", () => {
       expect(running, screen).toBeGreaterThanOrEqual(0);
       expect(running, screen).toBeLessThan(banner);
       expect(screen).not.toMatch(/hookledger is running: .*start-up log/);
+      // One address for the one dashboard: start's line and the banner name what the demo listens on.
+      const url = lines[running].slice("hookledger is running: ".length);
+      expect(screen).toContain(`Dashboard:          ${url}\n`);
       expect(screen).toContain(`Start-up log:       ${logFile}`);
       expect(screen).toMatch(/^Starting hookledger and the demo…$/m);
       expect(screen).not.toMatch(MIGRATION_NAME);
