@@ -64,6 +64,8 @@ test("lookup cards and receipts in the user's words; the redrive asks first; a c
     /^Not delivered: Maple Grove Public Schools answered HTTP 422 “missing field term_id” \(permanent\) at (\d{1,2} [A-Z][a-z]{2}, )?\d\d:\d\d:\d\d \S+$/,
   );
   await expect(page.getByText(/\b422 HTTP 422\b/)).toHaveCount(0);
+  await expect(card.getByTestId("attempts-made")).toHaveText("1 of at most 7");
+  await expect(page.getByTestId("delivery-result").filter({ hasText: "2026-fall" }).getByTestId("attempts-made")).toHaveText("1");
   await card.getByRole("button", { name: "Copy receipt" }).click();
   await expect(card.getByRole("button", { name: /Copied/ })).toBeVisible();
   const receipt = await page.evaluate(() => navigator.clipboard.readText());

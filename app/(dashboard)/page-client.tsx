@@ -65,8 +65,14 @@ function DeliveryResult({ d, tz }: { d: DeliveryLite; tz: string }) {
           </dd>
         </div>
         <div className="min-w-0">
-          <dt className="inline text-slate-500">Attempts </dt>
-          <dd className="inline">{d.attempts.length}</dd>
+          <dt className="inline text-slate-500">Attempts made </dt>
+          <dd className="inline" data-testid="attempts-made">
+            {/* As the timeline counts them: this run's against its most (until one was answered), and all of them once a
+                redrive began another run. */}
+            {d.attemptCount}
+            {d.state !== "delivered" && ` of at most ${d.maxAttempts}`}
+            {d.totalAttempts !== d.attemptCount && `; ${d.totalAttempts} in all`}
+          </dd>
         </div>
         <div className="min-w-0 sm:col-span-2 lg:col-span-3">
           <dt className="inline text-slate-500">Delivery key </dt>
