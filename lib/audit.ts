@@ -198,10 +198,9 @@ export const AUDIT_ACTIONS = {
       stopped: z.literal(true).optional(),
     }),
   },
-  /** A tenant's retention override set or removed (target id: the tenant): before and after, null for none. */
+  /** A tenant's retention override set or removed (target id and tenant: the tenant): before and after, null for none. */
   "retention.policy": {
     target: "retention",
-    global: true,
     details: z.strictObject({
       before: z.strictObject({ retentionDays: z.number().int(), payloadRetentionDays: z.number().int().nullable() }).nullable(),
       after: z.strictObject({ retentionDays: z.number().int(), payloadRetentionDays: z.number().int().nullable() }).nullable(),

@@ -434,7 +434,14 @@ export async function setRetentionOverride(prisma: PrismaClient, input: TRetenti
   const after = v.retentionDays === null ? null : { retentionDays: v.retentionDays, payloadRetentionDays: v.payloadRetentionDays };
   await prisma.$transaction(async (tx) => {
     const before = await putOverride(tx, v.tenant, after, principal.actor);
-    await writeAudit(tx, { actor: principal.actor, action: "retention.policy", targetType: "retention", targetId: v.tenant, details: { before, after } });
+    await writeAudit(tx, {
+      actor: principal.actor,
+      action: "retention.policy",
+      targetType: "retention",
+      targetId: v.tenant,
+      tenantId: v.tenant,
+      details: { before, after },
+    });
   });
   return currentPolicy(ledgerDb());
 }

@@ -52,14 +52,22 @@ describe("audit page: filters", () => {
     expect(selectOptions(html(), "Action")).toEqual([...AUDIT_ACTION_LIST]);
   });
 
-  it("a district is offered the actions its rows can have: not the catalog's, retention's or the notification defaults'", () => {
+  it("a district is offered the actions its rows can have: not the catalog's, retention runs' or the notification defaults'", () => {
     const offered = selectOptions(html({ tenantId: "lincoln" }), "Action");
-    for (const never of ["event_type.create", "event_type.deprecate", "retention.run", "retention.policy", "notifications.settings.update"])
-      expect(offered).not.toContain(never);
-    // Written with the district's tenant (a user or token confined to it, a portal link for it): its own trail has them.
-    for (const own of ["delivery.redrive", "subscription.secret.rotate", "user.create", "token.create", "tenant.contacts.update", "portal.session.create", "erasure.run"])
+    for (const never of ["event_type.create", "event_type.deprecate", "retention.run", "notifications.settings.update"]) expect(offered).not.toContain(never);
+    // Written with the district's tenant (a user or token confined to it, a portal link for it, its retention override): its own trail has them.
+    for (const own of [
+      "delivery.redrive",
+      "subscription.secret.rotate",
+      "user.create",
+      "token.create",
+      "tenant.contacts.update",
+      "portal.session.create",
+      "erasure.run",
+      "retention.policy",
+    ])
       expect(offered).toContain(own);
-    expect(selectOptions(html({ tenantId: "lincoln" }), "Target type")).toEqual(AUDIT_TARGET_TYPES.filter((t) => !["retention", "event_type", "settings"].includes(t)));
+    expect(selectOptions(html({ tenantId: "lincoln" }), "Target type")).toEqual(AUDIT_TARGET_TYPES.filter((t) => !["event_type", "settings"].includes(t)));
   });
 
   it("a one-subscription portal is offered the actions whose rows name a subscription", () => {

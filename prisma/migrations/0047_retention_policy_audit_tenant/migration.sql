@@ -1,0 +1,11 @@
+-- A district's retention override (how long its deliveries and payloads are
+-- kept) is the district's business: its own Audit page should say who changed
+-- it and when. retention.policy rows were written without a tenant, so only
+-- global viewers saw them; they are now written with the tenant the override
+-- is for (lib/retention/run-retention.ts), which is their target id. This
+-- gives the rows written before the same tenant. Nothing else changes.
+--
+-- Locks: ROW EXCLUSIVE on audit_entries while the rows are updated (one row
+-- per override ever set, found by a scan of the table); writers of other rows
+-- are not blocked.
+UPDATE audit_entries SET tenant_id = target_id WHERE action = 'retention.policy' AND tenant_id IS NULL;
