@@ -1,9 +1,10 @@
 import type { Metadata } from "next";
 import "./globals.css";
+import { TITLE_TEMPLATE } from "@/lib/page-title";
 import { RenderedAt } from "@/components/ui/time";
 
 export const metadata: Metadata = {
-  title: "hookledger",
+  title: { default: "hookledger", template: TITLE_TEMPLATE },
   description: "Webhook delivery ledger: every delivery answerable.",
 };
 

@@ -1,7 +1,8 @@
 "use client";
 import Link from "next/link";
 import { useSearchParams } from "next/navigation";
-import { useState } from "react";
+import { useEffect, useState } from "react";
+import { fullTitle, lookupTitle } from "@/lib/page-title";
 import type { LookupResult } from "@/lib/dashboard/lookup";
 import { deliveryReceipt, describeDelivery, eventTypeInWords, formatAbsolute, subjectInWords, type DeliveryLite } from "@/lib/dashboard/describe";
 import { usePolled } from "@/components/dashboard/usePolled";
@@ -127,6 +128,10 @@ export function LookupClient({ initialQuery, initial, initialAt }: { initialQuer
     setSeenQ(q);
     setText(q);
   }
+  // A search changes the URL without a server render, so the title the page was rendered with would stay.
+  useEffect(() => {
+    document.title = fullTitle(lookupTitle(q));
+  }, [q]);
   const url = q ? `/api/v1/dashboard/lookup?q=${encodeURIComponent(q)}` : null;
   const res = usePolled<LookupResult>(url, { initialData: q === initialQuery && initial ? initial : undefined, initialAt });
 

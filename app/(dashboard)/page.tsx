@@ -1,9 +1,16 @@
+import type { Metadata } from "next";
+import { lookupTitle } from "@/lib/page-title";
 import { requireViewer } from "@/lib/auth/session";
 import { findLookupResults, type LookupResult } from "@/lib/dashboard/lookup";
 import { LookupClient } from "./page-client";
 import { scopeOf } from "@/lib/tenants/scope";
 
 export const dynamic = "force-dynamic";
+
+export async function generateMetadata({ searchParams }: { searchParams: Promise<{ q?: string }> }): Promise<Metadata> {
+  const { q } = await searchParams;
+  return { title: lookupTitle(typeof q === "string" ? q.trim().slice(0, 200) : "") };
+}
 
 export default async function LookupPage({ searchParams }: { searchParams: Promise<{ q?: string }> }) {
   const viewer = await requireViewer("deliveries.read");

@@ -1,6 +1,7 @@
 // A batch's kind in words, for the Redrives list, a batch's page and the CLI's
 // vocabulary: what the batch does to each item, and its window or filter.
 import { describeFilter } from "./describe-filter";
+import { noun, num } from "@/lib/words";
 
 /** Batches a page of the Redrives page lists; Next and Previous page through the rest. */
 export const BATCHES_SHOWN = 100;
@@ -13,6 +14,11 @@ export const KIND_STYLE: Record<string, string> = {
   recover: "bg-violet-100 text-violet-900 ring-violet-300",
   backfill: "bg-teal-100 text-teal-900 ring-teal-300",
 };
+
+/** A batch's page heading (and its title): "Redrive of 1,204 deliveries", "Backfill of 12 events". */
+export function batchHeading(b: { kind: string; matched: number }): string {
+  return `${KIND_LABEL[b.kind] ?? "Redrive"} of ${num(b.matched)} ${b.kind === "backfill" ? noun(b.matched, "event") : noun(b.matched, "delivery", "deliveries")}`;
+}
 
 /** The batch's selection in words: a redrive's dead-letter filter, or a recover's or backfill's subscription and window. */
 export function describeBatch(kind: string, f: Record<string, unknown>, fmt: (iso: string) => string): string {

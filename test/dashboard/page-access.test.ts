@@ -45,6 +45,20 @@ describe("page access", () => {
     }
   });
 
+  it("every page names itself in the browser's tab: a title of its own, or one made from what it shows", () => {
+    const titles = new Map<string, string>();
+    for (const p of pages()) {
+      const fixed = p.source.match(/export const metadata(?:: Metadata)? = \{ title: "([^"]+)" \}/)?.[1];
+      const made = /export async function generateMetadata\(/.test(p.source);
+      expect(Boolean(fixed) || made, `${p.route} exports metadata with a title, or generateMetadata`).toBe(true);
+      if (fixed) {
+        expect(fixed, `${p.route}: the layout's template adds " · hookledger"`).not.toMatch(/hookledger/);
+        expect(titles.get(fixed), `${p.route} and ${titles.get(fixed)} have one title`).toBeUndefined();
+        titles.set(fixed, p.route);
+      }
+    }
+  });
+
   it("the navigation links only to pages the viewer may open", () => {
     for (const v of viewers) {
       for (const item of navFor(v)) {

@@ -4,7 +4,7 @@ import { safeNext } from "@/lib/auth/signin";
 import { PasswordForm } from "./password-form";
 
 export const dynamic = "force-dynamic";
-export const metadata = { title: "Change password · hookledger" };
+export const metadata = { title: "Change password" };
 
 export default async function PasswordPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const sp = await searchParams;

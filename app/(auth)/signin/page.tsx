@@ -7,7 +7,7 @@ import { SignInForm } from "./signin-form";
 import { PortalNotice, portalNoticeReason } from "./portal-notice";
 
 export const dynamic = "force-dynamic";
-export const metadata = { title: "Sign in · hookledger" };
+export const metadata = { title: "Sign in" };
 
 export default async function SignInPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const sp = await searchParams;

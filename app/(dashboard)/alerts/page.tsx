@@ -9,7 +9,7 @@ import { AutoRefresh } from "@/components/alerts/AutoRefresh";
 import { PageHeader } from "@/components/ui/kit";
 
 export const dynamic = "force-dynamic";
-export const metadata: Metadata = { title: "Alerts · hookledger" };
+export const metadata: Metadata = { title: "Alerts" };
 
 export default async function AlertsPage() {
   // The conditions are the whole system's (every district's queue, dead letters and workers): alerts.read is a global account's.

@@ -28,6 +28,7 @@ import { NotificationsTable } from "@/components/dashboard/NotificationsTable";
 import { count, possessive } from "@/lib/words";
 
 export const dynamic = "force-dynamic";
+export const metadata = { title: "Audit" };
 
 const TARGET_LINK: Partial<Record<AuditTargetType, (id: string) => string>> = {
   delivery: (id) => `/deliveries/${encodeURIComponent(id)}`,

@@ -14,7 +14,7 @@ import { EventTypeCard } from "@/components/catalog/EventTypeCard";
 import { EventTypeActions, NewEventTypeButton } from "@/components/catalog/EventTypeEditor";
 
 export const dynamic = "force-dynamic";
-export const metadata: Metadata = { title: "Event types · hookledger" };
+export const metadata: Metadata = { title: "Event types" };
 
 export default async function CatalogPage() {
   const viewer = await requireViewer("event_types.read");

@@ -7,6 +7,7 @@ import { scopeOf } from "@/lib/tenants/scope";
 import { redriveHint } from "@/components/dashboard/page-access";
 
 export const dynamic = "force-dynamic";
+export const metadata = { title: "Dead letters" };
 
 // Subscriptions the page lists (the deepest first): an outage that touches every district leaves a thousand with
 // dead letters, and listing them all made a page of 2 MB and 20,000 elements; the rest are counted and found by search.

@@ -19,7 +19,7 @@ import { NotificationsTable } from "@/components/dashboard/NotificationsTable";
 import { ContactsForm } from "./contacts-form";
 
 export const dynamic = "force-dynamic";
-export const metadata = { title: "Notifications · hookledger" };
+export const metadata = { title: "Notifications" };
 
 async function DistrictContacts({ viewer }: { viewer: Awaited<ReturnType<typeof requireViewer>> }) {
   const tenant = viewer.tenantId!;

@@ -12,6 +12,7 @@ import { scopeOf } from "@/lib/tenants/scope";
 import { redrivesWords } from "@/components/dashboard/page-access";
 
 export const dynamic = "force-dynamic";
+export const metadata = { title: "Redrives" };
 
 export default async function RedrivesPage({ searchParams }: { searchParams: Promise<{ kind?: string | string[]; cursor?: string | string[] }> }) {
   const viewer = await requireViewer("dlq.read");

@@ -8,6 +8,7 @@ import { SubscriptionsClient } from "./page-client";
 import { scopeOf } from "@/lib/tenants/scope";
 
 export const dynamic = "force-dynamic";
+export const metadata = { title: "Subscriptions" };
 
 /** Rows a page: each poll reads their health figures, so a page costs the same at 50 subscriptions and at 50,000. */
 const PAGE_SIZE = 50;

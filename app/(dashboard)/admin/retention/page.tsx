@@ -5,7 +5,7 @@ import { RetentionSection } from "@/components/admin/RetentionSection";
 import { AdminNav } from "../nav";
 
 export const dynamic = "force-dynamic";
-export const metadata = { title: "Retention · hookledger" };
+export const metadata = { title: "Retention" };
 
 export default async function RetentionPage() {
   await requireViewer("retention.read");

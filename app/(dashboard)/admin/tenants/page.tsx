@@ -14,7 +14,7 @@ import { ContactsForm } from "../../notifications/contacts-form";
 import { noun, count, num } from "@/lib/words";
 
 export const dynamic = "force-dynamic";
-export const metadata = { title: "Tenants · hookledger" };
+export const metadata = { title: "Tenants" };
 
 export default async function TenantsPage({ searchParams }: { searchParams: Promise<{ q?: string; page?: string }> }) {
   const viewer = await requireViewer("tenants.manage");

@@ -11,7 +11,7 @@ import { AdminNav, TenantName } from "../nav";
 import { CreateTokenForm, RevokeTokenButton } from "../forms";
 
 export const dynamic = "force-dynamic";
-export const metadata = { title: "API tokens · hookledger" };
+export const metadata = { title: "API tokens" };
 
 const when = (iso: string | null) => (iso ? <Time iso={iso} relative={false} /> : "never");
 

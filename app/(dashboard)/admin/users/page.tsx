@@ -10,7 +10,7 @@ import { AdminNav, TenantName } from "../nav";
 import { CreateUserForm, UserDisableButton } from "../forms";
 
 export const dynamic = "force-dynamic";
-export const metadata = { title: "Users · hookledger" };
+export const metadata = { title: "Users" };
 
 export default async function UsersPage() {
   const viewer = await requireViewer("users.manage");

@@ -1,4 +1,6 @@
+import type { Metadata } from "next";
 import { notFound } from "next/navigation";
+import { cache } from "react";
 import { requireViewer } from "@/lib/auth/session";
 import { AppError } from "@/lib/errors";
 import { getDeliveryDetail } from "@/lib/dashboard/delivery";
@@ -6,13 +8,21 @@ import { RedriveDeliveryButton } from "@/components/redrive/RedriveDeliveryButto
 import { DeliveryDecisionButtons } from "@/components/dlq/DeliveryDecisionButtons";
 import { DeliveryClient } from "./page-client";
 import { scopeOf } from "@/lib/tenants/scope";
+import { aboutEvent } from "@/lib/dashboard/describe";
 
 export const dynamic = "force-dynamic";
 
+/** The delivery as the viewer may see it, read once for the page and its title. */
+const load = cache(async (id: string) => getDeliveryDetail({ id, scope: scopeOf(await requireViewer("deliveries.read")) }));
+
+export async function generateMetadata({ params }: { params: Promise<{ id: string }> }): Promise<Metadata> {
+  const d = await load((await params).id).catch(() => null);
+  return { title: d ? `${aboutEvent(d.eventType, d.subject)} · ${d.subscriptionName}` : "Delivery" };
+}
+
 export default async function DeliveryPage({ params }: { params: Promise<{ id: string }> }) {
-  const viewer = await requireViewer("deliveries.read");
   const { id } = await params;
-  const detail = await getDeliveryDetail({ id, scope: scopeOf(viewer) }).catch((err) => {
+  const detail = await load(id).catch((err) => {
     if (err instanceof AppError && err.code === "not_found") notFound();
     throw err;
   });

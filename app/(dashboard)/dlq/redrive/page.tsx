@@ -10,6 +10,7 @@ import { SUBSCRIPTION_SUGGESTIONS } from "@/components/redrive/DlqSubscriptionIn
 import { PageHeader } from "@/components/ui/kit";
 
 export const dynamic = "force-dynamic";
+export const metadata = { title: "Redrive dead letters" };
 
 function one(v: string | string[] | undefined): string {
   return (Array.isArray(v) ? v[0] : v)?.trim() ?? "";

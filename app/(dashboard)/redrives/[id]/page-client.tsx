@@ -7,9 +7,9 @@ import { apiFetch, ApiError } from "@/lib/client/api";
 import type { RedriveBatchProgress } from "@/lib/redrive/redrive-batches";
 import { STATUS_STYLE, btn, btnDanger, card, input, label } from "@/components/ui/kit";
 import { Time, useFormatTime } from "@/components/ui/time";
-import { KIND_LABEL, KIND_VERB, describeBatch } from "@/components/redrive/batch-kind";
+import { KIND_VERB, batchHeading, describeBatch } from "@/components/redrive/batch-kind";
 import { BusySubmit, LiveButton } from "@/components/ui/LiveButton";
-import { num, noun } from "@/lib/words";
+import { num } from "@/lib/words";
 
 function Stat({ name, value, hint, tone }: { name: string; value: number; hint?: string; tone?: string }) {
   return (
@@ -127,9 +127,7 @@ export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial:
             </Link>{" "}
             / <span className="font-mono">{b.id}</span>
           </p>
-          <h1 className="mt-1 text-2xl font-semibold">
-            {KIND_LABEL[b.kind] ?? "Redrive"} of {num(b.matched)} {b.kind === "backfill" ? noun(b.matched, "event") : noun(b.matched, "delivery", "deliveries")}
-          </h1>
+          <h1 className="mt-1 text-2xl font-semibold">{batchHeading(b)}</h1>
           <p className="mt-1 text-sm text-slate-700">
             “{b.reason}” by {b.actor.replace(/^user:/, "")} at <Time iso={b.createdAt} relative={false} />. {b.kind === "redrive" ? "Filter" : "Selection"}:{" "}
             {describeBatch(b.kind, b.filter as Record<string, unknown>, fmtTime)}; {b.ratePerSecond}/s

@@ -1,6 +1,8 @@
 // One redrive batch's live progress: matched, redriven, skipped, delivered
 // since, failed again; a cancel button for those who may cancel.
+import type { Metadata } from "next";
 import { notFound } from "next/navigation";
+import { cache } from "react";
 import { requireViewer } from "@/lib/auth/session";
 import { can } from "@/lib/auth/permissions";
 import { getPrisma } from "@/lib/db/prisma";
@@ -8,13 +10,24 @@ import { AppError } from "@/lib/errors";
 import { getRedriveBatch } from "@/lib/redrive/redrive-batches";
 import { RedriveBatchClient } from "./page-client";
 import { scopeOf } from "@/lib/tenants/scope";
+import { batchHeading } from "@/components/redrive/batch-kind";
 
 export const dynamic = "force-dynamic";
 
-export default async function RedriveBatchPage({ params }: { params: Promise<{ id: string }> }) {
+/** The batch as the viewer may see it, read once for the page and its title. */
+const load = cache(async (id: string) => {
   const viewer = await requireViewer("dlq.read");
+  return { viewer, batch: await getRedriveBatch(getPrisma(), id, scopeOf(viewer)) };
+});
+
+export async function generateMetadata({ params }: { params: Promise<{ id: string }> }): Promise<Metadata> {
+  const b = await load((await params).id).catch(() => null);
+  return { title: b ? batchHeading(b.batch) : "Redrive" };
+}
+
+export default async function RedriveBatchPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
-  const batch = await getRedriveBatch(getPrisma(), id, scopeOf(viewer)).catch((err) => {
+  const { viewer, batch } = await load(id).catch((err) => {
     if (err instanceof AppError && err.code === "not_found") notFound();
     throw err;
   });

@@ -1,4 +1,6 @@
+import type { Metadata } from "next";
 import { notFound } from "next/navigation";
+import { cache } from "react";
 import { requireViewer } from "@/lib/auth/session";
 import { can } from "@/lib/auth/permissions";
 import { AppError } from "@/lib/errors";
@@ -9,14 +11,26 @@ import { fittingRange, isRange, rangeOf } from "@/components/subscriptions/outco
 
 export const dynamic = "force-dynamic";
 
-export default async function SubscriptionPage({ params, searchParams }: { params: Promise<{ id: string }>; searchParams: Promise<{ range?: string | string[] }> }) {
-  const viewer = await requireViewer("subscriptions.read");
+type Props = { params: Promise<{ id: string }>; searchParams: Promise<{ range?: string | string[] }> };
+
+const viewerOf = cache(() => requireViewer("subscriptions.read"));
+
+/** The subscription over a window, as the viewer may see it: read once for the page and its title. */
+const overviewOf = cache(async (id: string, range: ReturnType<typeof rangeOf>) => getSubscriptionOverview({ id, range, scope: scopeOf(await viewerOf()) }));
+
+export async function generateMetadata({ params, searchParams }: Props): Promise<Metadata> {
+  const s = await overviewOf((await params).id, rangeOf((await searchParams).range)).catch(() => null);
+  return { title: s?.name ?? "Subscription" };
+}
+
+export default async function SubscriptionPage({ params, searchParams }: Props) {
+  const viewer = await viewerOf();
   const { id } = await params;
   // The outcomes chart's range is kept in the address (?range=7d), so a reload or a shared link opens the same window.
   const asked = (await searchParams).range;
   let range = rangeOf(asked);
   const overviewFor = (r: typeof range) =>
-    getSubscriptionOverview({ id, range: r, scope: scopeOf(viewer) }).catch((err) => {
+    overviewOf(id, r).catch((err) => {
       if (err instanceof AppError && err.code === "not_found") notFound();
       throw err;
     });
