@@ -149,6 +149,69 @@ test("a district's contact set on its page gets an e-mail when its endpoint is p
   await shot(page, "notifications-audit-390");
 });
 
+test("a district without contacts is not told, and its Notifications page says so: not sent, to nobody, and where to add an address", async ({
+  page,
+  request,
+  browser,
+}) => {
+  test.setTimeout(120_000);
+  const run = Date.now().toString(36);
+  const district = await createDistrict(`ntfn_${run}`, `Garfield USD ${run}`);
+  const id = `sub_ntfn_${run}`;
+  const sub = await api(request, "POST", "/api/v1/subscriptions", {
+    id,
+    name: `Garfield gradebook ${run}`,
+    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`,
+    eventTypes: ["assignment.graded"],
+    tenant: district.id,
+    retryPolicy: { ladderSeconds: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1], maxAttempts: 50 },
+    maxConcurrency: 1,
+    failurePolicy: { windowSeconds: 60, minAttempts: 3, probeIntervalSeconds: 10 },
+  });
+  expect(sub.status).toBe(201);
+  await e2eDb().query("UPDATE subscriptions SET failure_window_seconds = 2, probe_interval_seconds = 2 WHERE id = $1", [id]);
+  for (let i = 0; i < 3; i++) {
+    const r = await api(
+      request,
+      "POST",
+      "/api/v1/events",
+      { id: `evt_ntfn_${run}_${i}`, type: "assignment.graded", data: { i }, subject: { tenant: district.id } },
+      "producer",
+    );
+    expect(r.status).toBe(202);
+  }
+  await expect.poll(async () => (await api(request, "GET", `/api/v1/subscriptions/${id}`)).json.pausedReason, { timeout: 30_000 }).toBe("failing");
+
+  await signInAsManager(page, district);
+  await page.goto("/notifications");
+  const row = page.getByTestId("notification-row").filter({ hasText: "paused for failing" });
+  await expect(async () => {
+    await page.reload();
+    await expect(row).toBeVisible({ timeout: 1_000 });
+  }).toPass({ timeout: 45_000 });
+  await expect(row).toContainText("nobody: no contacts were set");
+  await expect(row.getByTestId("notification-status")).toHaveText("not sent");
+  await expect(row).toContainText("Add an address above to be told next time.");
+  await expect(row).toContainText(`Garfield USD ${run}: your endpoint`);
+  await shot(page, "notifications-unaddressed-1280");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.reload();
+  await expect(row).toBeVisible();
+  await shot(page, "notifications-unaddressed-390");
+  expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+  expect(mails.filter((m) => m.raw.includes(`Garfield USD ${run}`))).toEqual([]);
+
+  // An admin reads the same, told where contacts are set.
+  const ctx = await browser.newContext();
+  const admin = await ctx.newPage();
+  await signIn(admin, "admin");
+  await admin.goto(`/notifications?tenant=${district.id}`);
+  const adminRow = admin.getByTestId("notification-row").filter({ hasText: "paused for failing" });
+  await expect(adminRow.getByTestId("notification-status")).toHaveText("not sent");
+  await expect(adminRow).toContainText("Contacts are set on Admin → Tenants.");
+  await ctx.close();
+});
+
 test("an admin sets a district's contacts on the tenants page", async ({ page }) => {
   const run = Date.now().toString(36);
   const district = await createDistrict(`ntfa_${run}`, `Jefferson County ${run}`);

@@ -268,10 +268,11 @@ CREATE TABLE notifications (
   sent_at timestamp with time zone,
   digest_of text,
   digest_count integer DEFAULT 0 NOT NULL,
-  CONSTRAINT notifications_channel_check CHECK ((channel = ANY (ARRAY['email'::text, 'webhook'::text]))),
+  CONSTRAINT notifications_channel_check CHECK ((channel = ANY (ARRAY['email'::text, 'webhook'::text, 'none'::text]))),
   CONSTRAINT notifications_kind_check CHECK ((kind = ANY (ARRAY['paused'::text, 'disabled'::text, 'recovered'::text, 'dlq_threshold'::text, 'dlq_old'::text, 'secret_expiring'::text]))),
   CONSTRAINT notifications_pending_due CHECK (((status <> 'pending'::text) OR (next_attempt_at IS NOT NULL))),
-  CONSTRAINT notifications_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'sent'::text, 'failed'::text, 'suppressed'::text]))),
+  CONSTRAINT notifications_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'sent'::text, 'failed'::text, 'suppressed'::text, 'unaddressed'::text]))),
+  CONSTRAINT notifications_unaddressed CHECK (((channel = 'none'::text) = (status = 'unaddressed'::text))),
   CONSTRAINT notifications_pkey PRIMARY KEY (id)
 );
 CREATE INDEX notifications_created ON public.notifications USING btree (created_at DESC, id DESC);

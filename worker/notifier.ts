@@ -85,7 +85,7 @@ export function startNotifier(opts: NotifierOptions = {}): Notifier {
     }
     try {
       const r = await ingestRound(pool);
-      if (r && r.events + r.due + r.folded > 0) log.info(r, "notices made");
+      if (r && r.events + r.due + r.folded + r.unaddressed > 0) log.info(r, "notices made");
     } catch (err) {
       log.warn({ err: (err as Error).message }, "could not turn events into notices; trying again next tick");
     }

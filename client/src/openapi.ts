@@ -3037,11 +3037,11 @@ export interface operations {
                             /** @enum {string} */
                             kind: "paused" | "disabled" | "recovered" | "dlq_threshold" | "dlq_old" | "secret_expiring";
                             /** @enum {string} */
-                            channel: "email" | "webhook";
+                            channel: "email" | "webhook" | "none";
                             recipient: string;
                             subject: string;
                             /** @enum {string} */
-                            status: "pending" | "sent" | "failed" | "suppressed";
+                            status: "pending" | "sent" | "failed" | "suppressed" | "unaddressed";
                             attempts: number;
                             lastError: string | null;
                             digestCount: number;

@@ -19,10 +19,12 @@ const STATUS_LOOK: Record<NotificationView["status"], string> = {
   pending: "bg-sky-100 text-sky-900 ring-sky-300",
   failed: "bg-red-100 text-red-900 ring-red-300",
   suppressed: "bg-slate-100 text-slate-700 ring-slate-300",
+  unaddressed: "bg-amber-100 text-amber-900 ring-amber-300",
 };
 
-function Outcome({ n }: { n: NotificationView }) {
-  const word = n.status === "suppressed" ? "in the hour's digest" : n.status === "pending" && n.attempts > 0 ? "retrying" : n.status;
+function Outcome({ n, contactsHint }: { n: NotificationView; contactsHint: string }) {
+  const word =
+    n.status === "suppressed" ? "in the hour's digest" : n.status === "unaddressed" ? "not sent" : n.status === "pending" && n.attempts > 0 ? "retrying" : n.status;
   return (
     <div>
       <span className={`inline-block rounded px-1.5 py-0.5 text-xs font-medium ring-1 ring-inset ${STATUS_LOOK[n.status]}`} data-testid="notification-status">
@@ -38,22 +40,28 @@ function Outcome({ n }: { n: NotificationView }) {
           next try <Time iso={n.nextAttemptAt} />
         </div>
       )}
+      {n.status === "unaddressed" && <div className="text-xs text-slate-600">{contactsHint}</div>}
       {n.lastError && n.status !== "sent" && <div className="text-xs text-slate-600 wrap-anywhere">{n.lastError}</div>}
     </div>
   );
 }
 
-/** `emptyTitle`: what an empty list says when it is filtered (by default: none sent yet). */
+/**
+ * `emptyTitle`: what an empty list says when it is filtered (by default: none sent yet). `contactsHint`: where the
+ * viewer sets contacts, said beside a notice nobody could be sent.
+ */
 export function NotificationsTable({
   items,
   showTenant,
   tenantName,
   emptyTitle = "No notifications yet.",
+  contactsHint = "Contacts are set on Admin → Tenants.",
 }: {
   items: NotificationView[];
   showTenant: boolean;
   tenantName?: Map<string, string>;
   emptyTitle?: string;
+  contactsHint?: string;
 }) {
   if (items.length === 0)
     return (
@@ -88,11 +96,17 @@ export function NotificationsTable({
             )}
           </td>
           <td className={`${stackedCell()} py-1 text-sm wrap-anywhere sm:px-3 sm:py-2`}>
-            <span className="text-slate-500">{n.channel === "email" ? "e-mail " : "webhook "}</span>
-            {n.recipient}
+            {n.channel === "none" ? (
+              <span className="text-amber-900">nobody: no contacts were set</span>
+            ) : (
+              <>
+                <span className="text-slate-500">{n.channel === "email" ? "e-mail " : "webhook "}</span>
+                {n.recipient}
+              </>
+            )}
           </td>
           <td className={`${stackedCell()} py-1 sm:px-3 sm:py-2`}>
-            <Outcome n={n} />
+            <Outcome n={n} contactsHint={contactsHint} />
           </td>
         </tr>
       ))}

@@ -280,10 +280,11 @@ export const ZNotificationView = z.object({
   tenant: z.string(),
   subscriptionId: z.string().nullable(),
   kind: z.enum(["paused", "disabled", "recovered", "dlq_threshold", "dlq_old", "secret_expiring"]),
-  channel: z.enum(["email", "webhook"]),
+  /** none: the district had no contacts, so nobody was told (status unaddressed, recipient ""). */
+  channel: z.enum(["email", "webhook", "none"]),
   recipient: z.string(),
   subject: z.string(),
-  status: z.enum(["pending", "sent", "failed", "suppressed"]),
+  status: z.enum(["pending", "sent", "failed", "suppressed", "unaddressed"]),
   attempts: z.number().int(),
   lastError: z.string().nullable(),
   digestCount: z.number().int(),

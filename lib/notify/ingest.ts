@@ -15,6 +15,7 @@ import {
   oldDeadLetters,
   readNewOpsEvents,
   recordNotice,
+  recordUnaddressed,
   tryIngestLock,
   type NoticeContext,
   type NotifyKind,
@@ -33,7 +34,8 @@ const DEAD_LETTER_AGE_HOURS = 24;
  */
 const DLQ_SAMPLE_MAX_AGE_MINUTES = 15;
 
-export type IngestResult = { events: number; due: number; folded: number };
+/** `unaddressed`: notices recorded as not sent, the district having no contacts. */
+export type IngestResult = { events: number; due: number; folded: number; unaddressed: number };
 
 /** The subscription's page on the dashboard: HOOKLEDGER_PUBLIC_URL's origin when set, else localhost on the dashboard's port (`hookledger start` gives its workers PORT). */
 function subscriptionLink(subscriptionId: string): string {
@@ -45,6 +47,10 @@ async function noticesFor(db: pg.PoolClient, kind: NotifyKind, c: NoticeContext,
   const m = composeNotice(kind, c, data, subscriptionLink(c.subscriptionId));
   const to: { channel: "email" | "webhook"; recipient: string }[] = c.emails.map((e) => ({ channel: "email", recipient: e }));
   if (c.webhookUrl) to.push({ channel: "webhook", recipient: c.webhookUrl });
+  if (to.length === 0) {
+    if ((await recordUnaddressed(db, { tenant: c.tenant, subscriptionId: c.subscriptionId, kind, ...m, source })) === "unaddressed") out.unaddressed++;
+    return;
+  }
   for (const r of to) {
     const done = await recordNotice(db, { tenant: c.tenant, subscriptionId: c.subscriptionId, kind, ...r, ...m, source });
     if (done === "due") out.due++;
@@ -55,7 +61,7 @@ async function noticesFor(db: pg.PoolClient, kind: NotifyKind, c: NoticeContext,
 /** One round; null when another worker holds the lock. */
 export async function ingestRound(pool: pg.Pool): Promise<IngestResult | null> {
   const db = await pool.connect();
-  const out: IngestResult = { events: 0, due: 0, folded: 0 };
+  const out: IngestResult = { events: 0, due: 0, folded: 0, unaddressed: 0 };
   try {
     await db.query("BEGIN");
     if (!(await tryIngestLock(db))) {

@@ -310,6 +310,39 @@ describe("notices", () => {
     expect((await rows("kind = 'dlq_threshold' AND subscription_id = 'sub_gone'")).map((r) => r.status)).toEqual(["sent", "sent", "sent"]);
   });
 
+  it("a district with no contacts: what it would have been told is recorded as not sent, to nobody, and never sent", async () => {
+    await db.pool.query("INSERT INTO tenants (id, name) VALUES ('garfield', 'Garfield USD')");
+    await createSub(db.pool, { id: "sub_gar_gone", url: endpoint.url.replace("/hooks", "/gone"), maxConcurrency: 1 });
+    await db.pool.query("UPDATE subscriptions SET tenant = 'garfield', name = 'Garfield SIS' WHERE id = 'sub_gar_gone'");
+    await seedEvents(db.pool, "evt_gar_", 1, ["sub_gar_gone"], "garfield");
+    await waitFor(async () => (await db.pool.query("SELECT state FROM subscriptions WHERE id = 'sub_gar_gone'")).rows[0].state === "disabled", 15_000, "the 410");
+    const [mailsBefore, hooksBefore] = [mails.length, hook.received.length];
+    await notifier.tick();
+    await notifier.tick();
+    const kept = await rows("tenant = 'garfield'");
+    expect(kept).toHaveLength(2);
+    expect(kept).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          kind: "disabled",
+          channel: "none",
+          recipient: "",
+          status: "unaddressed",
+          attempts: 0,
+          subject: expect.stringMatching(/disabled: it answered 410 Gone$/),
+        }),
+        expect.objectContaining({ kind: "dlq_threshold", channel: "none", recipient: "", status: "unaddressed", attempts: 0 }),
+      ]),
+    );
+    expect([mails.length, hook.received.length]).toEqual([mailsBefore, hooksBefore]);
+    const listed = await call(notificationsRoute.GET, { token: admin, path: "/api/v1/notifications?tenant=garfield" });
+    expect(listed.status, listed.text).toBe(200);
+    expect(listed.json.items.map((n: { channel: string; status: string }) => [n.channel, n.status])).toEqual([
+      ["none", "unaddressed"],
+      ["none", "unaddressed"],
+    ]);
+  });
+
   it("dead letters waiting over a day (the sampler's oldest): one notice per oldest dead letter", async () => {
     await db.pool.query("INSERT INTO dlq_samples (sampled_at, depth, oldest_at) VALUES (now(), 4, now() - interval '30 hours')");
     await db.pool.query(

@@ -267,7 +267,12 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
           </Link>
           ).
         </p>
-        <NotificationsTable items={notices} showTenant={global} tenantName={tenantName} />
+        <NotificationsTable
+          items={notices}
+          showTenant={global}
+          tenantName={tenantName}
+          contactsHint={global ? undefined : "Contacts are set on the Notifications page."}
+        />
       </section>
     </section>
   );

@@ -107,7 +107,7 @@ export default async function NotificationsPage({ searchParams }: { searchParams
         }
       />
       {!global && <DistrictContacts viewer={viewer} />}
-      <h2 className="text-base font-semibold">Sent notifications</h2>
+      <h2 className="text-base font-semibold">Notices, newest first</h2>
       {global && (
         // A plain GET form: the filtered list is an address to share, and it works before the page's scripts run.
         <form method="get" action="/notifications" aria-label="Filter notifications" className={`${card} flex flex-wrap items-end gap-3`}>
@@ -131,6 +131,13 @@ export default async function NotificationsPage({ searchParams }: { searchParams
         items={items}
         showTenant={global}
         tenantName={tenantName}
+        contactsHint={
+          global
+            ? undefined
+            : canAs(viewer, "contacts.update")
+              ? "Add an address above to be told next time."
+              : "A manager of your district sets the addresses on this page."
+        }
         emptyTitle={
           unknownTenant
             ? `No tenant has the id “${tenant}”: type one the suggestions offer, or clear the filter.`

@@ -12,7 +12,8 @@ import { BAD_NOTIFICATION_CURSOR } from "../../notify/input";
 
 export type NotifyKind = "paused" | "disabled" | "recovered" | "dlq_threshold" | "dlq_old" | "secret_expiring";
 type NotifyChannel = "email" | "webhook";
-type NotificationStatus = "pending" | "sent" | "failed" | "suppressed";
+/** "unaddressed" (channel "none"): the district had no contacts, so nobody was told (migration 0048). */
+type NotificationStatus = "pending" | "sent" | "failed" | "suppressed" | "unaddressed";
 
 /** The operational events a district is told about, and the kind of notice each makes. */
 export const EVENT_KINDS: Record<string, NotifyKind> = {
@@ -30,8 +31,9 @@ const LOOKBACK = "2 minutes";
 /** The once-an-hour rule's window. */
 const DIGEST_WINDOW = "1 hour";
 /**
- * The tenant has someone to tell: a source of a tenant without contacts makes no row, so without this it would be read
- * again every round (and could crowd out the others within a round's limit).
+ * The tenant has someone to tell. The scans of secrets and old dead letters make no row for a tenant without contacts,
+ * so without this such a source would be read again every round (and could crowd out the others within a round's
+ * limit). An operational event makes a row either way (recordUnaddressed), so that the district was not told is said.
  */
 const HAS_CONTACTS = (tenant: string) =>
   `EXISTS (SELECT 1 FROM tenant_contacts tc WHERE tc.tenant = ${tenant} AND (cardinality(tc.emails) > 0 OR tc.webhook_url IS NOT NULL))`;
@@ -50,7 +52,8 @@ export async function readNewOpsEvents(db: pg.PoolClient, limit: number): Promis
        FROM events e, notify_cursor c
       WHERE e.type = ANY($1::text[]) AND e.created_at > c.at - interval '${LOOKBACK}' AND e.tenant IS NOT NULL AND e.tombstone IS NULL
         AND (e.type <> 'hookledger.subscription.recovered' OR convert_from(e.payload, 'UTF8')::jsonb -> 'data' -> 'probe' IS NOT NULL)
-        AND NOT EXISTS (SELECT 1 FROM notifications n WHERE n.source = e.id AND n.digest_count = 0) AND ${HAS_CONTACTS("e.tenant")}
+        AND NOT EXISTS (SELECT 1 FROM notifications n WHERE n.source = e.id AND n.digest_count = 0)
+        AND EXISTS (SELECT 1 FROM tenants t WHERE t.id = e.tenant)
       ORDER BY e.created_at, e.id LIMIT $2`,
     [Object.keys(EVENT_KINDS), limit],
   );
@@ -158,6 +161,20 @@ export async function recordNotice(db: pg.PoolClient, n: NewNotice): Promise<"du
   return "folded";
 }
 
+/**
+ * What would have been said, when the district has no contacts: kept as `unaddressed` on channel "none", never sent,
+ * so the Notifications page shows the district was not told rather than nothing. "seen" when this source already made it.
+ */
+export async function recordUnaddressed(db: pg.PoolClient, n: Omit<NewNotice, "channel" | "recipient">): Promise<"unaddressed" | "seen"> {
+  const r = await db.query(
+    `INSERT INTO notifications (id, tenant, subscription_id, kind, channel, recipient, subject, body, source, status)
+     VALUES (hl_new_id('ntf_'), $1, $2, $3, 'none', '', $4, $5, $6, 'unaddressed')
+     ON CONFLICT (source, channel, recipient) WHERE digest_count = 0 DO NOTHING`,
+    [n.tenant, n.subscriptionId, n.kind, n.subject, n.body, n.source],
+  );
+  return r.rowCount ? "unaddressed" : "seen";
+}
+
 /** Signing secrets whose overlap ends within `withinHours` and that made no notice yet. */
 export async function endingSecretOverlaps(db: pg.PoolClient, withinHours: number): Promise<{ secretId: string; subscriptionId: string; expiresAt: Date }[]> {
   const { rows } = await db.query<{ secretId: string; subscriptionId: string; expiresAt: Date }>(
@@ -252,7 +269,8 @@ export type NotificationView = {
   tenant: string;
   subscriptionId: string | null;
   kind: NotifyKind;
-  channel: NotifyChannel;
+  /** "none": nobody was told (status "unaddressed", recipient ""). */
+  channel: NotifyChannel | "none";
   recipient: string;
   subject: string;
   status: NotificationStatus;
