@@ -2,7 +2,9 @@
 // Slack-compatible webhook that gets a post when one of its endpoints fails
 // (lib/notify/ingest.ts), and the district's own dead-letter threshold (the
 // ops trigger reads it, migration 0044). A global admin sets them for any tenant; a district's
-// manager (or its portal session) for its own only: another tenant is 404.
+// manager (or its portal session) for its own only: another tenant is 404. A portal opened for
+// one subscription reads them masked and may not change them: they are the whole district's,
+// and the notices they receive name its other subscriptions.
 import "server-only";
 import { ZContacts, type TContacts } from "./input";
 import type { PrismaClient } from "../db/prisma";
@@ -35,13 +37,23 @@ async function visibleTenant(prisma: PrismaClient, tenantId: string, principal: 
   return t.id;
 }
 
+/**
+ * Whether the principal may replace these contacts: a global admin, or a district's manager for its own, but not a
+ * portal for one subscription (its scope holds none of the other subscriptions those notices are about).
+ */
+export function mayChangeContacts(principal: Principal): boolean {
+  const scope = scopeOf(principal);
+  if (!canAs(principal, "contacts.update") || scope.subscriptionId) return false;
+  return scope.tenantId !== null || isGlobalAdmin(principal);
+}
+
 /** A webhook URL as a reader who may not change it sees it: its path is its secret (whoever knows it can post). */
 const maskedWebhook = (url: string) => `${new URL(url).origin}/…`;
 
 export async function getContacts(prisma: PrismaClient, tenantId: string, principal: Principal): Promise<ContactsView> {
   const id = await visibleTenant(prisma, tenantId, principal);
   const [c, defaults] = await Promise.all([prisma.tenantContact.findUnique({ where: { tenant: id } }), getNotificationSettings(prisma)]);
-  const mayChange = canAs(principal, "contacts.update") && (scopeOf(principal).tenantId !== null || isGlobalAdmin(principal));
+  const mayChange = mayChangeContacts(principal);
   return {
     tenant: id,
     emails: c?.emails ?? [],
@@ -71,6 +83,12 @@ export async function setContacts(prisma: PrismaClient, tenantId: string, input:
   const scope = scopeOf(principal);
   if (scope.tenantId === null && !isGlobalAdmin(principal))
     throw new AppError("forbidden", "Only an admin may set another tenant's contacts; a district's manager sets its own.", { role: principal.role });
+  if (scope.subscriptionId)
+    throw new AppError(
+      "forbidden",
+      `This portal is for subscription ${scope.subscriptionId} only; the notification contacts are the whole district's: ask a manager of the district to change them.`,
+      { subscriptionId: scope.subscriptionId },
+    );
   const id = await visibleTenant(prisma, tenantId, principal);
   const v = ZContacts.parse(input);
   const emails = [...new Set(v.emails.map((e) => e.toLowerCase()))];

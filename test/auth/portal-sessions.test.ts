@@ -17,6 +17,7 @@ import * as lookup from "../../app/api/v1/dashboard/lookup/route";
 import * as tenants from "../../app/api/v1/tenants/route";
 import * as retention from "../../app/api/v1/retention/route";
 import * as erasures from "../../app/api/v1/erasures/route";
+import * as contacts from "../../app/api/v1/tenants/[id]/contacts/route";
 import { proxy } from "../../proxy";
 import { createApiToken } from "../../lib/auth/tokens";
 import { createUser } from "../../lib/auth/users";
@@ -290,6 +291,32 @@ describe("opening a link", () => {
       headers: asBrowser(opened.cookie!, true),
     });
     expect(create.status).toBe(403);
+  });
+
+  it("with subscriptionId the district's contacts are read masked and left alone: they are the whole district's", async () => {
+    const hook = "https://hooks.slack.example/services/T0/B0/district-secret";
+    const saved = { emails: ["it@lincoln.example"], webhookUrl: hook };
+    const set = await call(contacts.PUT, { method: "PUT", params: { id: A }, token: admin, body: saved });
+    expect(set.status, set.text).toBe(200);
+    const before = await db.pool.query("SELECT * FROM tenant_contacts WHERE tenant = $1", [A]);
+    const opened = await openLink((await mint({ tenant: A, subscriptionId: SUB_A1 })).json.url);
+    const h = (mutation = false) => asBrowser(opened.cookie!, mutation);
+    const audits = await countRows("audit_entries");
+    const read = await call(contacts.GET, { params: { id: A }, headers: h() });
+    expect(read.status).toBe(200);
+    expect(read.json).toMatchObject({ emails: saved.emails, webhookUrl: "https://hooks.slack.example/…" });
+    expect(read.text).not.toContain("district-secret");
+    const put = await call(contacts.PUT, { method: "PUT", params: { id: A }, headers: h(true), body: { emails: ["someone@elsewhere.example"] } });
+    expect(put.status, put.text).toBe(403);
+    expect(put.json.error.message).toContain(`subscription ${SUB_A1} only`);
+    expect((await db.pool.query("SELECT * FROM tenant_contacts WHERE tenant = $1", [A])).rows).toEqual(before.rows);
+    expect(await countRows("audit_entries")).toBe(audits);
+    // A portal for the whole district still sets them.
+    const whole = await openLink((await mint({ tenant: A })).json.url);
+    const wholeRead = await call(contacts.GET, { params: { id: A }, headers: asBrowser(whole.cookie!) });
+    expect(wholeRead.json.webhookUrl).toBe(hook);
+    const wholePut = await call(contacts.PUT, { method: "PUT", params: { id: A }, headers: asBrowser(whole.cookie!, true), body: saved });
+    expect(wholePut.status, wholePut.text).toBe(200);
   });
 
   it("a read-only link is a support agent: it reads, it may not pause or rotate", async () => {

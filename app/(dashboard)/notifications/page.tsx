@@ -4,12 +4,11 @@
 // Tenants).
 import Link from "next/link";
 import { requireViewer } from "@/lib/auth/session";
-import { canAs } from "@/lib/auth/permissions";
 import { getPrisma } from "@/lib/db/prisma";
 import { AppError } from "@/lib/errors";
 import { ledgerDb } from "@/lib/ledger/read/db";
 import { listNotificationPage } from "@/lib/ledger/sql/notifications";
-import { getContacts } from "@/lib/notify/contacts";
+import { getContacts, mayChangeContacts } from "@/lib/notify/contacts";
 import { ZNotificationsQuery } from "@/lib/notify/input";
 import { tenantNames } from "@/lib/tenants/manage-tenants";
 import { scopeOf, type Scope } from "@/lib/tenants/scope";
@@ -26,7 +25,7 @@ async function DistrictContacts({ viewer }: { viewer: Awaited<ReturnType<typeof 
   const prisma = getPrisma();
   const [contacts, t] = await Promise.all([getContacts(prisma, tenant, viewer), prisma.tenant.findUnique({ where: { id: tenant }, select: { name: true } })]);
   const name = t?.name ?? tenant;
-  if (canAs(viewer, "contacts.update"))
+  if (mayChangeContacts(viewer))
     return (
       <ContactsForm
         tenant={tenant}
