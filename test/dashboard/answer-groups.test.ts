@@ -59,6 +59,55 @@ describe("answer groups", () => {
   });
 });
 
+describe("what grouping costs", () => {
+  // An endpoint chooses its answers. This one matches the folding patterns at every third character, 4 KB of it (the
+  // stored excerpt), on each of the 5,000 attempts the subscription's page groups: folded whole, each poll of the page
+  // took half a minute of the database's time; by its first 256 characters, under a second.
+  const costly = "12:".repeat(1365);
+  beforeAll(async () => {
+    await seedSubscription(db.pool, { id: "sub_ag_costly", name: "Costly answers" });
+    await seedEvent(db.pool, { id: "evt_ag_costly" });
+    const id = await seedDelivery(db.pool, { subscriptionId: "sub_ag_costly", eventId: "evt_ag_costly", state: "scheduled", attempts: [] });
+    await db.pool.query(
+      `INSERT INTO attempts (delivery_id, subscription_id, attempt_number, trigger, started_at, duration_ms, outcome, status_code, error_class, response_excerpt, worker_id)
+       SELECT $1, 'sub_ag_costly', g, 'scheduled', now() - make_interval(secs => g), 5, 'retry', 500, 'http_5xx', $2 || ' ' || g, 'w-test'
+         FROM generate_series(1, 5000) g`,
+      [id, costly],
+    );
+    // Two answers alike in their first 256 characters, apart after: one group, shown by its newest answer, whole.
+    await seedSubscription(db.pool, { id: "sub_ag_long", name: "Long answers" });
+    await seedEvent(db.pool, { id: "evt_ag_long" });
+    const head = "The importer refused this row. ".repeat(9);
+    await seedDelivery(db.pool, {
+      subscriptionId: "sub_ag_long",
+      eventId: "evt_ag_long",
+      state: "dead_letter",
+      attempts: [
+        { at: minutesAgo(2), outcome: "retry", status: 409, errorClass: "http_4xx", excerpt: `${head}Older tail.` },
+        { at: minutesAgo(1), outcome: "dead_letter", status: 409, errorClass: "http_4xx", excerpt: `${head}Newest tail, the whole answer.` },
+      ],
+    });
+  }, 120_000);
+
+  it("groups an endpoint's 5,000 newest answers in well under the statement timeout, whatever they hold", async () => {
+    const started = performance.now();
+    const { groups, examined } = await findEndpointAnswers({ subscriptionId: "sub_ag_costly" });
+    const ms = performance.now() - started;
+    expect(examined).toBe(5000);
+    expect(groups).toHaveLength(1);
+    expect(groups[0]).toMatchObject({ statusCode: 500, count: 5000 });
+    expect(groups[0].signature.startsWith("#:#:#")).toBe(true);
+    expect(ms).toBeLessThan(5000);
+  });
+
+  it("answers alike in their first 256 characters are one group, shown by the newest whole", async () => {
+    const { groups: g } = await findEndpointAnswers({ subscriptionId: "sub_ag_long" });
+    expect(g).toHaveLength(1);
+    expect(g[0]).toMatchObject({ count: 2, deadLettered: 1 });
+    expect(g[0].signature).toMatch(/^The importer refused this row\..* Newest tail, the whole answer\.$/);
+  });
+});
+
 describe("the status, said once", () => {
   it("HTTP 422 with the answer's words; never the status twice", () => {
     expect(answerWords(422, "http_4xx", "missing field term_id")).toBe("HTTP 422 “missing field term_id”");
