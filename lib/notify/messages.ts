@@ -124,7 +124,14 @@ export function digestSubject(subject: string, count: number): string {
   return `${subject} (and ${count} more in the last hour)`;
 }
 
+/**
+ * Slack reads `<…>` in a message's text as a link with any label (`<https://…|Open hookledger>`) or a mention
+ * (`<!channel>`), and asks for &, < and > to be escaped as HTML entities. A notice quotes the endpoint's own answer
+ * and the subscription's name: escaped, they read as written, never as a disguised link or a ping of the channel.
+ */
+const slackEscaped = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
 /** The webhook's text (Slack-compatible `{"text": …}`): the subject, then the body. */
 export function webhookText(m: Message): string {
-  return `*${m.subject}*\n${m.body}`;
+  return `*${slackEscaped(m.subject)}*\n${slackEscaped(m.body)}`;
 }

@@ -87,7 +87,8 @@ beforeAll(async () => {
   });
   endpoint = await startReceiver((req, res) => {
     res.statusCode = req.url === "/gone" ? 410 : status;
-    res.end(res.statusCode === 503 ? "maintenance" : "");
+    // Slack's link and mention syntax in the answer: a notice's webhook post must not pass it on as such.
+    res.end(res.statusCode === 503 ? "maintenance <!channel> <https://evil.example/signin|Open hookledger> & retry" : "");
   });
   await db.pool.query("INSERT INTO tenants (id, name) VALUES ('lincoln', 'Lincoln USD'), ('jefferson', 'Jefferson County')");
   // One dead letter is over the threshold: the 410 below crosses it.
@@ -226,7 +227,7 @@ describe("notices", () => {
     for (const to of ["it@lincoln.example", "ops@lincoln.example"]) {
       const [m] = mailsTo(to);
       expect(m.subject).toMatch(/^Lincoln USD: your endpoint http:\/\/127\.0\.0\.1:\d+\/hooks is paused after failing since \d\d:\d\d UTC$/);
-      expect(m.text).toContain("answered HTTP 503 “maintenance”");
+      expect(m.text).toContain("answered HTTP 503 “maintenance <!channel> <https://evil.example/signin|Open hookledger> & retry”");
       expect(m.text).toContain("/subscriptions/sub_lin");
       expect(m.text).toMatch(/Deliveries are held, not dropped: nothing is lost/);
     }
@@ -234,6 +235,8 @@ describe("notices", () => {
     expect(hook.received).toHaveLength(1);
     const text = JSON.parse(hook.received[0].body.toString()).text as string;
     expect(text).toMatch(/is paused after failing/);
+    expect(text).toContain("answered HTTP 503 “maintenance &lt;!channel&gt; &lt;https://evil.example/signin|Open hookledger&gt; &amp; retry”");
+    expect(text).not.toMatch(/[<>]/);
     // A contact's webhook has no secret: the post carries no signature header rather than an empty one.
     expect(hook.received[0].headers).not.toHaveProperty("webhook-signature");
     expect(hook.received[0].headers["webhook-id"]).toMatch(/^ntf_/);
