@@ -32,7 +32,12 @@ export function LastAnswer({ s, clamp = false }: { s: Failing; clamp?: boolean }
     </span>
   ) : (
     <span className="break-words text-slate-800" data-testid="last-answer">
-      {words} <span className="text-slate-600">at</span> {when}
+      {/* The answer whole, as stored (up to its 4 KB excerpt); a long one scrolls inside its own box, as in the answer
+          groups, so what an endpoint answers cannot fill its card, the district's page or the subscription's header. */}
+      <span className="inline-block max-h-24 max-w-full overflow-y-auto break-words align-top" data-testid="last-answer-words">
+        {words}
+      </span>{" "}
+      <span className="text-slate-600">at</span> {when}
     </span>
   );
 }
