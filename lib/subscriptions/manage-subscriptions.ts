@@ -204,6 +204,24 @@ async function assertNoHistory(tx: Tx, id: string, from: string | null, to: stri
 }
 
 /**
+ * hookledger's operational events (hookledger.delivery.dead_lettered, …) reach a tenant's subscription about every one
+ * of the tenant's subscriptions, with their names, event ids and last answers. A portal opened for one subscription
+ * sees nothing of the others (lib/tenants/scope.ts), so it may not add those types to its own; types it already has
+ * stay, so an edit of something else goes through. 403 otherwise, nothing changed.
+ */
+function assertOpsTypesInScope(eventTypes: string[] | undefined, had: string[], principal: Principal): void {
+  const { subscriptionId } = scopeOf(principal);
+  if (!subscriptionId || !eventTypes) return;
+  const added = eventTypes.filter((t) => t.startsWith("hookledger.") && !had.includes(t));
+  if (added.length > 0)
+    throw new AppError(
+      "forbidden",
+      `body.eventTypes: this portal is for subscription ${subscriptionId} only, and ${added.join(", ")} ${added.length === 1 ? "tells" : "tell"} of every endpoint of the district: ask a manager of the district to subscribe to ${added.length === 1 ? "it" : "them"}.`,
+      added.map((t) => ({ path: "body.eventTypes", message: `${t} is about the district's other subscriptions too` })),
+    );
+}
+
+/**
  * Updates configuration and/or pauses or resumes. Pause and resume are audited
  * as their own actions; a disabled subscription (410 Gone) can be reactivated
  * only deliberately, with state "active".
@@ -220,6 +238,7 @@ export async function updateSubscription(prisma: PrismaClient, id: string, input
   return prisma.$transaction(async (tx) => {
     const before = await tx.subscription.findFirst({ where: { id, ...subscriptionWhere(scopeOf(principal)) } });
     if (!before) throw notFound("Subscription", id);
+    assertOpsTypesInScope(input.eventTypes, before.eventTypes, principal);
     if (input.tenant !== undefined && input.tenant !== before.tenant) await assertNoHistory(tx, id, before.tenant, input.tenant);
     assertTlsHasHttps(input.url ?? before.url, input.tls !== undefined ? Boolean(input.tls) : before.endpointTls !== null);
     assertEndpointAuthRestated(before, input);

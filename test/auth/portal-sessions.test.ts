@@ -319,6 +319,27 @@ describe("opening a link", () => {
     expect(wholePut.status, wholePut.text).toBe(200);
   });
 
+  it("with subscriptionId the portal may not add hookledger's operational events, which tell of the tenant's other subscriptions", async () => {
+    const opened = await openLink((await mint({ tenant: A, subscriptionId: SUB_A1 })).json.url);
+    const patch = (body: Record<string, unknown>, cookie = opened.cookie!) =>
+      call(sub.PATCH, { method: "PATCH", params: { id: SUB_A1 }, body, headers: asBrowser(cookie, true) });
+    const before = (await db.pool.query("SELECT event_types, updated_at FROM subscriptions WHERE id = $1", [SUB_A1])).rows[0];
+    const audits = await countRows("audit_entries");
+    const refused = await patch({ eventTypes: ["assignment.graded", "hookledger.delivery.dead_lettered"] });
+    expect(refused.status, refused.text).toBe(403);
+    expect(refused.json.error.details).toEqual([expect.objectContaining({ path: "body.eventTypes" })]);
+    expect((await db.pool.query("SELECT event_types, updated_at FROM subscriptions WHERE id = $1", [SUB_A1])).rows[0]).toEqual(before);
+    expect(await countRows("audit_entries")).toBe(audits);
+    // Its own types it still changes; a portal for the whole district adds the operational ones.
+    expect((await patch({ eventTypes: ["assignment.graded", "attendance.recorded"] })).status).toBe(200);
+    const whole = await openLink((await mint({ tenant: A })).json.url);
+    const added = await patch({ eventTypes: ["assignment.graded", "hookledger.delivery.dead_lettered"] }, whole.cookie!);
+    expect(added.status, added.text).toBe(200);
+    // Once there, the one-subscription portal's other edits go through.
+    expect((await patch({ name: "Lincoln SIS", eventTypes: ["assignment.graded", "hookledger.delivery.dead_lettered"] })).status).toBe(200);
+    expect((await patch({ eventTypes: ["assignment.graded"] })).status).toBe(200);
+  });
+
   it("a read-only link is a support agent: it reads, it may not pause or rotate", async () => {
     const { cookie } = await openLink((await mint({ tenant: A, readOnly: true })).json.url);
     expect((await principalFromSessionCookie(parseCookies(cookie!)[SESSION_COOKIE]))?.role).toBe("support");
