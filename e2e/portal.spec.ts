@@ -223,3 +223,33 @@ test("a district's dead letter says who can send it again: whoever sent the port
   await shot(page, "portal-dlq-1280");
   await context.close();
 });
+
+test("a portal page left open when its link is revoked says, in the district's words, that the session ended", async ({ browser, request }) => {
+  const res = await request.post("/api/v1/portal/sessions", {
+    headers: { authorization: `Bearer ${portalToken}`, "content-type": "application/json" },
+    data: JSON.stringify({ tenant: D.id, expiresInSeconds: 3600 }),
+  });
+  const link = await res.json();
+  expect(res.status(), JSON.stringify(link)).toBe(201);
+  const { context, page } = await freshPage(browser, 390);
+  await page.goto(link.url);
+  await page.goto(`/subscriptions/${D.sub}`);
+  await expect(page.getByRole("heading", { name: D.subName })).toBeVisible();
+
+  // The SaaS revokes the link (its user signed out there) while the page is open and polling.
+  const revoked = await request.delete(`/api/v1/portal/sessions/${link.id}`, { headers: { authorization: `Bearer ${portalToken}` } });
+  expect(revoked.status()).toBe(200);
+  // What the page's own calls are answered: the district's words, not a token to create with a command it has never run.
+  const refused = await page.request.get(`/api/v1/dashboard/subscriptions/${D.sub}`);
+  expect(refused.status()).toBe(401);
+  const body = await refused.json();
+  expect(body.error.message).toBe("Your district portal session has ended; ask the service that gave the link to you for a new one.");
+  expect(body.error.details).toEqual({ signIn: "/signin?portal=ended" });
+
+  // The next refresh takes the page to the sign-in page's line, instead of "Could not refresh (…)" under each part.
+  await expect(page).toHaveURL(/\/signin\?portal=ended$/, { timeout: 15_000 });
+  await expect(page.getByTestId("portal-notice")).toHaveText("Your district portal session has ended; ask the service that gave the link to you for a new one.");
+  await expect(page.getByText(/npx hookledger/)).toHaveCount(0);
+  await shot(page, "portal-ended-390");
+  await context.close();
+});

@@ -4,7 +4,7 @@ import "server-only";
 import { ZodError, type ZodType } from "zod";
 import { AppError, fromUnstorableCharacter, fromZod, nulInAddress, nulInJson } from "../errors";
 import { can, canAs, confinedRefusal, roleRefusal, type Permission } from "../auth/permissions";
-import { principalFromRequest, type Principal } from "../auth/principal";
+import { endedSessionOf, principalFromRequest, type Principal } from "../auth/principal";
 import { SAFE_METHODS, assertCsrf } from "../auth/csrf";
 import { logger } from "../log";
 import { withHttpMetrics } from "../metrics/http";
@@ -53,6 +53,24 @@ export function toErrorResponse(err: unknown): Response {
   return json({ error: { code: "internal", message: "Internal error; the server log has the details.", details: null } }, 500);
 }
 
+/**
+ * The 401: a page whose session ended (a portal link's expiry or revocation, a sign-out elsewhere) is told so in its
+ * viewer's words, with `details.signIn`, the sign-in page's line for it, where lib/client/api.ts sends the browser; a
+ * caller with neither a session nor a token, how to get either.
+ */
+async function unauthorized(req: ApiRequest): Promise<AppError> {
+  const ended = await endedSessionOf(req);
+  if (ended === "portal")
+    return new AppError("unauthorized", "Your district portal session has ended; ask the service that gave the link to you for a new one.", {
+      signIn: "/signin?portal=ended",
+    });
+  if (ended === "user") return new AppError("unauthorized", "Your session has ended; sign in again.", { signIn: "/signin" });
+  return new AppError(
+    "unauthorized",
+    "Missing or invalid credentials: sign in to the dashboard, or send `Authorization: Bearer <token>` (create one with `npx hookledger token create`).",
+  );
+}
+
 export type ApiRoute = ((req: ApiRequest, ctx?: RouteContext) => Promise<Response>) & { permission: Permission };
 
 /**
@@ -69,11 +87,7 @@ export function apiRoute(permission: Permission, handler: Handler): ApiRoute {
       const nul = nulInAddress(req.url, params);
       if (nul) throw nul;
       const principal = await principalFromRequest(req);
-      if (!principal)
-        throw new AppError(
-          "unauthorized",
-          "Missing or invalid credentials: sign in to the dashboard, or send `Authorization: Bearer <token>` (create one with `npx hookledger token create`).",
-        );
+      if (!principal) throw await unauthorized(req);
       if (principal.mustChangePassword)
         throw new AppError("forbidden", "Choose your own password first (an admin set the current one): open /password in the dashboard.", {
           passwordChangeRequired: true,

@@ -61,6 +61,18 @@ export async function principalFromSessionCookie(sealed: string | undefined | nu
 }
 
 /**
+ * What a request without a live principal once had: a district portal session or a person's that has since ended
+ * (expired, revoked, signed out elsewhere), told apart by its sealed cookie; null when it carried none, or a bearer
+ * token. The API then answers in that viewer's words, and the page sends it to the sign-in page's line for it.
+ */
+export async function endedSessionOf(req: Pick<Request, "headers">): Promise<"portal" | "user" | null> {
+  if (req.headers.get("authorization")) return null;
+  const session = await unsealSession(parseCookies(req.headers.get("cookie"))[SESSION_COOKIE]);
+  if (!session) return null;
+  return session.portal ? "portal" : "user";
+}
+
+/**
  * The caller of an API request: `Authorization: Bearer <token>` if present
  * (a bad token is not rescued by a cookie), else the session cookie; null if neither.
  */

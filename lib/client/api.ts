@@ -18,6 +18,18 @@ function csrfToken(): string {
   return m ? decodeURIComponent(m[1]) : "";
 }
 
+/**
+ * A page whose session ended (lib/api/handler.ts says so with `details.signIn`) has nothing left to show or do: the
+ * browser goes to the sign-in page's line for it (a district portal's "has ended", or the form, back here after),
+ * rather than each poll and button repeating the refusal.
+ */
+function toSignIn(details: unknown): void {
+  const to = (details as { signIn?: unknown } | null | undefined)?.signIn;
+  if (typeof window === "undefined" || typeof to !== "string" || !to.startsWith("/signin")) return;
+  const here = window.location.pathname + window.location.search;
+  window.location.assign(to === "/signin" ? `/signin?next=${encodeURIComponent(here)}` : to);
+}
+
 export async function apiFetch<T = unknown>(path: string, init: { method?: string; body?: unknown; signal?: AbortSignal } = {}): Promise<T> {
   const method = init.method ?? (init.body === undefined ? "GET" : "POST");
   const res = await fetch(path, {
@@ -35,6 +47,7 @@ export async function apiFetch<T = unknown>(path: string, init: { method?: strin
   const json = text ? JSON.parse(text) : null;
   if (!res.ok) {
     const e = json?.error;
+    if (res.status === 401) toSignIn(e?.details);
     throw new ApiError(res.status, e?.code ?? "error", e?.message ?? `Request failed with HTTP ${res.status}.`, e?.details);
   }
   return json as T;

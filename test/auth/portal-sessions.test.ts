@@ -411,6 +411,29 @@ describe("what a portal session may do", () => {
     await db.pool.query("UPDATE portal_sessions SET created_at = now() - interval '2 hours', expires_at = now() - interval '1 second' WHERE id = $1", [later.json.id]);
     expect((await call(subs.GET, { headers: asBrowser(opened.cookie!) })).status).toBe(401);
   });
+
+  it("an ended session's page is told so in its viewer's words, with where to go; a caller with no session, how to sign in", async () => {
+    const link = await mint({ tenant: A });
+    const { cookie } = await openLink(link.json.url);
+    expect((await call(portalSession.DELETE, { method: "DELETE", token: portalToken, params: { id: link.json.id } })).status).toBe(200);
+    const ended = await call(subs.GET, { headers: asBrowser(cookie!) });
+    expect(ended.status).toBe(401);
+    expect(ended.json.error).toEqual({
+      code: "unauthorized",
+      message: "Your district portal session has ended; ask the service that gave the link to you for a new one.",
+      details: { signIn: "/signin?portal=ended" },
+    });
+    // A person signed out in another tab: the password form, not a portal's line.
+    const u = await createUser(db.prisma, { email: "ended@portal.example", role: "manager" });
+    const person = (await sessionSetCookies(newSession(u.id), false)).map((c) => c.split(";")[0]).join("; ");
+    expect((await call(subs.GET, { headers: { cookie: person } })).status).toBe(200);
+    await db.pool.query("UPDATE users SET session_version = session_version + 1 WHERE id = $1", [u.id]);
+    const signedOut = await call(subs.GET, { headers: { cookie: person } });
+    expect(signedOut.json.error).toMatchObject({ message: "Your session has ended; sign in again.", details: { signIn: "/signin" } });
+    // No cookie and no token (a script): how to authenticate; a bad bearer token is not rescued by a cookie's words.
+    expect((await call(subs.GET, {})).json.error.message).toMatch(/^Missing or invalid credentials/);
+    expect((await call(subs.GET, { headers: { ...asBrowser(cookie!), authorization: "Bearer hl_nope" } })).json.error.details).toBeNull();
+  });
 });
 
 describe("signing out of the portal", () => {
