@@ -1,7 +1,8 @@
 // The district's own door: the SaaS's backend (a `portal` token, made with the CLI) mints a portal link; a browser
 // with no account opens it (after the district's mail system has fetched it, as link scanners do: a GET spends
 // nothing; without scripts a button opens it) and is the district: its name in the header, the portal marker, its endpoint and
-// deliveries, no Admin or Alerts; it rotates its own signing secret (audited as portal:<tenant>). The spent link,
+// deliveries, no Admin or Alerts; it rotates its own signing secret and sends its own dead letter again (each audited
+// as portal:<tenant>). The spent link,
 // opened again, is the sign-in page's one line. A page this spec serves on another port frames a second link and
 // shows the portal inside the frame (HOOKLEDGER_PORTAL_FRAME_ANCESTORS in playwright.config.ts). Screens at 1,280
 // and 390 px.
@@ -193,7 +194,7 @@ test("a link for one subscription shows that one only: the district's other endp
   await context.close();
 });
 
-test("a district's dead letter says who can send it again: whoever sent the portal link, not an engineer it has never met", async ({ browser, request }) => {
+test("a district sends its own dead letter again once its endpoint is fixed: resume, Send again, delivered", async ({ browser, request }) => {
   // Paused, so the worker leaves the seeded dead letter alone.
   expect((await api(request, "PATCH", `/api/v1/subscriptions/${OTHER.sub}`, { state: "paused", reason: "e2e: a dead letter to look at" })).status).toBe(200);
   const evt = `evt_portal_dl_${run}`;
@@ -206,21 +207,48 @@ test("a district's dead letter says who can send it again: whoever sent the port
   );
   expect(published.status, JSON.stringify(published.json)).toBe(202);
   const { rows } = await e2eDb().query("SELECT id FROM deliveries WHERE event_id = $1 AND subscription_id = $2", [evt, OTHER.sub]);
-  await settleDelivery(rows[0].id, [{ minutesAgo: 5, status: 422, errorClass: "http_4xx", outcome: "dead_letter", ms: 30, excerpt: "unknown term" }]);
+  const id: string = rows[0].id;
+  await settleDelivery(id, [{ minutesAgo: 5, status: 422, errorClass: "http_4xx", outcome: "dead_letter", ms: 30, excerpt: "unknown term" }]);
 
-  const url = await mintLink(request);
+  // The Dead letters page, on a phone and a desk: one is sent again from its page; many at once, by whoever sent the
+  // link. No engineers.
+  for (const width of [390, 1280]) {
+    const { context, page } = await freshPage(browser, width);
+    await page.goto(await mintLink(request));
+    await expect(page).toHaveURL(/\/$/);
+    await page.goto("/dlq");
+    await expect(page.getByRole("heading", { name: "Dead letters by filter" })).toBeVisible();
+    await expect(page.getByRole("heading", { name: "Redrive by filter" })).toHaveCount(0);
+    await expect(page.getByTestId("redrive-hint")).toContainText("send a dead letter again from its page (Send again…)");
+    await expect(page.getByTestId("redrive-hint")).toContainText("ask whoever sent you the portal link");
+    await expect(page.locator("main")).not.toContainText(/engineer/i);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+    await shot(page, `portal-dlq-${width}`);
+    await context.close();
+  }
+
+  // The endpoint is fixed: the district resumes it, then sends the dead letter again itself.
   const { context, page } = await freshPage(browser);
-  await page.goto(url);
+  await page.goto(await mintLink(request));
   await expect(page).toHaveURL(/\/$/);
-  await page.goto(`/deliveries/${rows[0].id}`);
-  await expect(page.getByTestId("redrive-hint")).toContainText("ask whoever sent you the portal link");
-  await expect(page.getByTestId("redrive-hint")).not.toContainText(/engineer/i);
-  await page.goto("/dlq");
-  await expect(page.getByTestId("redrive-hint")).toContainText("ask whoever sent you the portal link");
-  await expect(page.getByRole("heading", { name: "Dead letters by filter" })).toBeVisible();
-  await expect(page.getByRole("heading", { name: "Redrive by filter" })).toHaveCount(0);
-  await expect(page.locator("main")).not.toContainText(/engineer/i);
-  await shot(page, "portal-dlq-1280");
+  await page.goto(`/subscriptions/${OTHER.sub}`);
+  await page.getByRole("button", { name: "Resume deliveries" }).click();
+  await expect(page.getByRole("button", { name: "Pause deliveries" })).toBeVisible();
+  await page.goto(`/deliveries/${id}`);
+  await expect(page.getByTestId("delivery-sentence")).toContainText("Not delivered");
+  await expect(page.getByTestId("redrive-hint")).toHaveCount(0);
+  await page.getByRole("button", { name: "Send again…" }).click();
+  const why = page.getByLabel("Why (kept in the audit log)");
+  await expect(page.getByText("Send this delivery to your endpoint again, with the same webhook-id")).toBeVisible();
+  await expect(page.getByText(/Operator's reason|incident or ticket/)).toHaveCount(0);
+  await why.fill("Importer fixed: term_id now optional");
+  await shot(page, "portal-send-again-1280");
+  await page.getByRole("button", { name: "Send again", exact: true }).click();
+  // The worker sends it to the SaaS's receiver (204): delivered.
+  await expect(page.getByTestId("delivery-sentence")).toContainText(/^Delivered/, { timeout: 20_000 });
+  await shot(page, "portal-sent-again-1280");
+  const audit = await e2eDb().query("SELECT actor, reason FROM audit_entries WHERE action = 'delivery.redrive' AND target_id = $1", [id]);
+  expect(audit.rows).toEqual([{ actor: `portal:${D.id}`, reason: "Importer fixed: term_id now optional" }]);
   await context.close();
 });
 

@@ -106,12 +106,18 @@ export function whyRefused(pathname: string, viewer: { role: Role; tenantId?: st
 }
 
 /**
- * For a viewer who may not redrive, beside a dead letter (`where`: "delivery", the delivery page; "filter", the Dead
- * letters page's groups): who sends it again and what to give them, in the viewer's words. A district in its portal
- * has never heard of engineers; it asks whoever gave it the link. null for a viewer who may redrive.
+ * For a viewer who may not send a dead letter again, beside it (`where`: "delivery", the delivery page, which sends
+ * one, `deliveries.redrive`; "filter", the Dead letters page's groups, which a batch sends, `redrives.create`): who
+ * does and what to give them, in the viewer's words. A district in its portal has never heard of engineers; it sends
+ * one from its page itself and asks whoever gave it the link for a batch. null for a viewer who may.
  */
 export function redriveHint(viewer: { role: Role; portal?: boolean }, where: "delivery" | "filter"): string | null {
-  if (can(viewer.role, "deliveries.redrive")) return null;
+  if (can(viewer.role, where === "delivery" ? "deliveries.redrive" : "redrives.create")) return null;
+  const one = can(viewer.role, "deliveries.redrive");
+  if (where === "filter" && one)
+    return viewer.portal
+      ? "Once your endpoint is fixed, send a dead letter again from its page (Send again…). To have many sent at once, ask whoever sent you the portal link, with the subscription and reason chosen above."
+      : "Send one dead letter again from its page (Redrive…). A redrive by filter is for engineers and admins: ask one, with the subscription and reason chosen above.";
   const what = where === "delivery" ? "this delivery's receipt (Copy receipt)" : "the subscription and reason chosen above";
   if (viewer.portal) return `Once your endpoint is fixed, these can be sent again by the people who run hookledger: ask whoever sent you the portal link, with ${what}.`;
   return `Redrive is for engineers and admins: ask one, with ${what}.`;

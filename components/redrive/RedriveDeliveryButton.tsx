@@ -4,7 +4,7 @@
 // rule (403); hiding the button is a courtesy.
 //
 // From a client component, render <RedriveDeliveryControl> instead and pass
-// it only when can(viewer.role, "deliveries.redrive").
+// it only when can(viewer.role, "deliveries.redrive"): engineers, admins and managers, a district's portal included.
 import { can } from "@/lib/auth/permissions";
 import { getViewer } from "@/lib/auth/session";
 import { RedriveDeliveryControl } from "./RedriveDeliveryControl";
@@ -22,5 +22,5 @@ export async function RedriveDeliveryButton({ deliveryId, state }: { deliveryId:
       </p>
     ) : null;
   }
-  return <RedriveDeliveryControl deliveryId={deliveryId} state={state} />;
+  return <RedriveDeliveryControl deliveryId={deliveryId} state={state} portal={viewer.kind === "portal"} />;
 }

@@ -1,6 +1,6 @@
 "use client";
 // The interactive part of single redrive: a button that opens a small form
-// asking for the reason (an incident or ticket id), then POSTs
+// asking for the reason (an incident or ticket id; a district's own words in its portal), then POSTs
 // /api/v1/deliveries/:id/redrive. Dead-lettered deliveries are redriven with a
 // fresh attempt budget; scheduled ones are retried now. Other states have
 // nothing to redrive, so nothing is shown.
@@ -21,14 +21,41 @@ function Done({ text }: { text: string | null }) {
   );
 }
 
-export function RedriveDeliveryControl({ deliveryId, state, onDone }: { deliveryId: string; state: string; onDone?: () => void }) {
+/**
+ * A district in its portal sends its own delivery to its own endpoint: in its words ("Send again", why it does it),
+ * not an operator's redrive with an incident id. The request, the audit row and what the ledger does are the same.
+ */
+const WORDS = {
+  staff: {
+    redrive: "Redrive",
+    redriveTitle: "Redrive this delivery",
+    redriveDescription: "Send this delivery again with the same webhook-id and the same bytes. The attempt budget starts afresh.",
+    redriveSubmit: "Redrive 1 delivery",
+    redriven: "Redriven: the delivery is due again with a fresh attempt budget.",
+    reasonLabel: `${OPERATOR_REASON_TITLE} (incident or ticket id)`,
+    placeholder: "INC-2231: Lincoln fixed their importer",
+  },
+  portal: {
+    redrive: "Send again",
+    redriveTitle: "Send this delivery again",
+    redriveDescription:
+      "Send this delivery to your endpoint again, with the same webhook-id and the same bytes, so a receiver that skips a webhook-id it has seen recognises it. Its retries start afresh.",
+    redriveSubmit: "Send again",
+    redriven: "Sent again: the delivery is due now, with its retries afresh; its attempt shows in the timeline.",
+    reasonLabel: "Why (kept in the audit log)",
+    placeholder: "Importer fixed: term_id is now optional",
+  },
+} as const;
+
+export function RedriveDeliveryControl({ deliveryId, state, onDone, portal = false }: { deliveryId: string; state: string; onDone?: () => void; portal?: boolean }) {
   const router = useRouter();
   const [open, setOpen] = useState(false);
   const [done, setDone] = useState<string | null>(null);
 
   if (state !== "dead_letter" && state !== "resolved" && state !== "scheduled") return <Done text={done} />;
   const isRedrive = state !== "scheduled";
-  const label = isRedrive ? "Redrive" : "Retry now";
+  const w = WORDS[portal ? "portal" : "staff"];
+  const label = isRedrive ? w.redrive : "Retry now";
 
   if (!open)
     return (
@@ -42,20 +69,16 @@ export function RedriveDeliveryControl({ deliveryId, state, onDone }: { delivery
 
   return (
     <ReasonDialog
-      title={`${label} this delivery`}
-      description={
-        isRedrive
-          ? "Send this delivery again with the same webhook-id and the same bytes. The attempt budget starts afresh."
-          : "Attempt this delivery now instead of waiting for its scheduled retry."
-      }
-      reasonLabel={`${OPERATOR_REASON_TITLE} (incident or ticket id)`}
-      placeholder="INC-2231: Lincoln fixed their importer"
-      submitLabel={isRedrive ? "Redrive 1 delivery" : "Retry now"}
-      failMessage="The redrive failed; try again."
+      title={isRedrive ? w.redriveTitle : "Retry now this delivery"}
+      description={isRedrive ? w.redriveDescription : "Attempt this delivery now instead of waiting for its scheduled retry."}
+      reasonLabel={w.reasonLabel}
+      placeholder={w.placeholder}
+      submitLabel={isRedrive ? w.redriveSubmit : "Retry now"}
+      failMessage={portal ? "The delivery could not be sent again; try again." : "The redrive failed; try again."}
       onCancel={() => setOpen(false)}
       onSubmit={async (reason) => {
         await apiFetch(`/api/v1/deliveries/${encodeURIComponent(deliveryId)}/redrive`, { body: { reason } });
-        setDone(isRedrive ? "Redriven: the delivery is due again with a fresh attempt budget." : "Retrying now: the delivery is due.");
+        setDone(isRedrive ? w.redriven : "Retrying now: the delivery is due.");
         setOpen(false);
         onDone?.();
         router.refresh();

@@ -24,7 +24,10 @@ export const ROLE_PERMISSIONS = {
   "subscriptions.pause": MANAGERS,
   "subscriptions.test": MANAGERS,
   "subscriptions.archive": MANAGERS,
-  "deliveries.redrive": ENGINEERS,
+  // One delivery to the viewer's own endpoint, sent again once the endpoint is fixed (a dead letter) or at once (a
+  // scheduled retry): a district's manager and its portal do it themselves, as a Svix or Convoy endpoint owner does.
+  // A batch (redrives.create), recover and backfill stay with engineers: they pace many deliveries at once.
+  "deliveries.redrive": MANAGERS,
   "deliveries.resolve": ENGINEERS,
   "deliveries.resend": ENGINEERS,
   "redrives.create": ENGINEERS,

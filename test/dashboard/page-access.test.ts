@@ -99,11 +99,19 @@ describe("page access", () => {
   });
 
   it("beside a dead letter, a viewer who may not redrive is told whom to ask, a district in its portal in its own words", () => {
-    for (const role of ["engineer", "admin"] as const) expect(redriveHint({ role }, "delivery")).toBeNull();
-    expect(redriveHint({ role: "manager" }, "filter")).toBe("Redrive is for engineers and admins: ask one, with the subscription and reason chosen above.");
+    for (const role of ["engineer", "admin"] as const) for (const where of ["delivery", "filter"] as const) expect(redriveHint({ role }, where)).toBeNull();
+    // A manager (a district's, its portal too) sends one dead letter again itself; a batch is an engineer's.
+    expect(redriveHint({ role: "manager" }, "delivery")).toBeNull();
+    expect(redriveHint({ role: "manager", portal: true }, "delivery")).toBeNull();
+    expect(redriveHint({ role: "manager" }, "filter")).toBe(
+      "Send one dead letter again from its page (Redrive…). A redrive by filter is for engineers and admins: ask one, with the subscription and reason chosen above.",
+    );
     expect(redriveHint({ role: "support" }, "delivery")).toBe("Redrive is for engineers and admins: ask one, with this delivery's receipt (Copy receipt).");
-    const portal = redriveHint({ role: "manager", portal: true }, "delivery")!;
+    const portal = redriveHint({ role: "manager", portal: true }, "filter")!;
+    expect(portal).toContain("send a dead letter again from its page (Send again…)");
     expect(portal).toContain("ask whoever sent you the portal link");
     expect(portal).not.toMatch(/engineer/i);
+    // A read-only link (a support agent's) sends nothing: it asks.
+    expect(redriveHint({ role: "support", portal: true }, "delivery")).toContain("ask whoever sent you the portal link");
   });
 });
