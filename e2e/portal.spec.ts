@@ -20,6 +20,8 @@ const OTHER = { sub: `sub_portal2_${run}`, subName: `Roosevelt LMS ${run}` };
 const FRAMER_PORT = E2E_FRAMER_PORT;
 
 let framer: http.Server;
+/** What the SaaS's receiver was sent, for the district's endpoints that point at it. */
+const received: { path: string; headers: http.IncomingHttpHeaders; body: string }[] = [];
 let portalToken = "";
 
 test.beforeAll(async ({ request }) => {
@@ -34,8 +36,10 @@ test.beforeAll(async ({ request }) => {
       );
       return;
     }
-    req.resume();
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
+      received.push({ path: url.pathname, headers: req.headers, body: Buffer.concat(chunks).toString("utf8") });
       res.statusCode = 204;
       res.end();
     });
@@ -279,5 +283,46 @@ test("a portal page left open when its link is revoked says, in the district's w
   await expect(page.getByTestId("portal-notice")).toHaveText("Your district portal session has ended; ask the service that gave the link to you for a new one.");
   await expect(page.getByText(/npx hookledger/)).toHaveCount(0);
   await shot(page, "portal-ended-390");
+  await context.close();
+});
+
+test("a district adds an endpoint for a catalogued type and sends it that type's example before any real event exists", async ({ browser, request }) => {
+  // The catalog as the SaaS's engineers wrote it: a type with its example data.
+  const type = `attendance.recorded.p${run}`;
+  const example = { student_id: "stu_881", status: "tardy", minutes_late: 7 };
+  const made = await api(request, "POST", "/api/v1/event-types", { type, description: "A teacher took attendance.", example });
+  expect(made.status, JSON.stringify(made.json)).toBe(201);
+
+  const { context, page } = await freshPage(browser);
+  await page.goto(await mintLink(request));
+  await expect(page).toHaveURL(/\/$/);
+  await page.goto("/subscriptions");
+  await page.getByRole("button", { name: "New subscription" }).click();
+  const dialog = page.getByRole("dialog");
+  await dialog.getByLabel("Name", { exact: true }).fill(`Roosevelt attendance ${run}`);
+  await dialog.getByLabel("Endpoint URL").fill(`http://127.0.0.1:${FRAMER_PORT}/attendance`);
+  await dialog.getByLabel(type).check();
+  await dialog.getByRole("button", { name: "Create subscription" }).click();
+  await page.getByRole("link", { name: "Open the subscription" }).click();
+  await expect(page.getByRole("heading", { name: `Roosevelt attendance ${run}` })).toBeVisible();
+
+  const tests = page.getByRole("region", { name: "Test sends" });
+  await tests.getByLabel("What to send").selectOption({ label: `An example ${type}` });
+  await expect(tests.getByTestId("test-send-example")).toContainText('"minutes_late": 7');
+  await tests.getByRole("button", { name: "Send test" }).click();
+  await expect(tests.getByTestId("test-send-result")).toContainText(`HTTP 204`);
+  await expect(tests.getByTestId("test-send-result")).toContainText(`example ${type}`);
+  await expect(tests.getByTestId("test-sends-list")).toContainText(`example ${type}`);
+  await shot(page, "portal-test-example-1280");
+  // What the endpoint got: an event of that type carrying the example, marked as a test.
+  const got = received.filter((r) => r.path === "/attendance").at(-1)!;
+  expect(got.headers["hookledger-test"]).toBe("1");
+  expect(JSON.parse(got.body)).toMatchObject({ type, data: example });
+
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expect(tests.getByLabel("What to send")).toBeVisible();
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await tests.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${process.env.HOOKLEDGER_SCREENS_DIR ?? "test-results/screens"}/portal-test-example-390.png` });
   await context.close();
 });

@@ -120,7 +120,7 @@ export interface paths {
         /** The subscription's 20 most recent test sends, newest first. */
         get: operations["getSubscriptionsIdTest"];
         put?: never;
-        /** Send a signed hookledger.ping (or {eventId}: that event's stored bytes) now, marked hookledger-test: 1; recorded as a test send, never a delivery. */
+        /** Send a signed hookledger.ping (or {eventId}: that event's stored bytes; {eventType}: the event catalog's example of a type the subscription takes) now, marked hookledger-test: 1; recorded as a test send, never a delivery. */
         post: operations["postSubscriptionsIdTest"];
         delete?: never;
         options?: never;
@@ -1565,6 +1565,7 @@ export interface operations {
             content: {
                 "application/json": {
                     eventId?: string;
+                    eventType?: string;
                 };
             };
         };

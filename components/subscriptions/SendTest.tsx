@@ -1,17 +1,40 @@
 "use client";
-// "Send test": a signed hookledger.ping (or one of this subscription's events,
-// by id) sent to the endpoint now, with its headers and client certificate,
+// "Send test": a signed hookledger.ping, the event catalog's example of a type
+// the subscription takes, or one of its events by id, sent to the endpoint now, with its headers and client certificate,
 // and what the endpoint answered: status, latency, headers and the first 4 KB
 // of its body. The way a district confirms a fix before anyone redrives. The
 // recent test sends are listed below; none of them is a delivery.
 import { useState } from "react";
-import { useQueryClient } from "@tanstack/react-query";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { apiFetch, ApiError } from "@/lib/client/api";
 import { usePolled } from "@/components/dashboard/usePolled";
 import { formatTime, useTimeZone } from "@/components/ui/time";
 import type { TestSendView as TestSend } from "@/lib/net/test-send";
 import { BusySubmit } from "@/components/ui/LiveButton";
 import { Card, ErrorState, Skeleton, btnPrimary, input, label as labelClass, ms } from "@/components/ui/kit";
+
+type Catalog = { items: { type: string; deprecated: boolean; example: Record<string, unknown> | null }[] };
+
+/** What a test send carries: "ping", "event" (one of the subscription's events, by id) or `example:<type>`. */
+type What = "ping" | "event" | `example:${string}`;
+
+/** The catalogued types this subscription takes that have an example, the ones a district can try its handler on. */
+function useExamples(eventTypes: string[]) {
+  const catalog = useQuery({
+    queryKey: ["/api/v1/event-types"],
+    queryFn: ({ signal }) => apiFetch<Catalog>("/api/v1/event-types", { signal }),
+    retry: false,
+    staleTime: 60_000,
+  });
+  const all = eventTypes.includes("*");
+  return (catalog.data?.items ?? []).filter((t) => t.example !== null && !t.deprecated && (all || eventTypes.includes(t.type)));
+}
+
+/** What a send carried, in the list's words: an event by id, a type's example, or the ping. */
+function carried(t: TestSend): string {
+  if (t.eventId) return `event ${t.eventId}`;
+  return t.eventType === "hookledger.ping" ? "hookledger.ping" : `example ${t.eventType}`;
+}
 
 function StatusText({ t }: { t: TestSend }) {
   if (t.status === null) return <span className="font-semibold text-red-800">No answer ({t.errorClass})</span>;
@@ -23,7 +46,7 @@ function Answer({ t }: { t: TestSend }) {
   return (
     <div className="mt-3 space-y-2 rounded-md border border-slate-200 p-3 text-sm" data-testid="test-send-result" aria-live="polite">
       <p>
-        <StatusText t={t} /> in {ms(t.latencyMs)} · {t.eventId ? `event ${t.eventId}` : "hookledger.ping"} · <span className="font-mono text-xs">{t.id}</span>
+        <StatusText t={t} /> in {ms(t.latencyMs)} · {carried(t)} · <span className="font-mono text-xs">{t.id}</span>
       </p>
       {t.error && <p className="break-words text-red-800">{t.error}</p>}
       {t.headers && Object.keys(t.headers).length > 0 && (
@@ -49,12 +72,15 @@ function Answer({ t }: { t: TestSend }) {
   );
 }
 
-export function SendTest({ subscriptionId, canSend }: { subscriptionId: string; canSend: boolean }) {
+export function SendTest({ subscriptionId, canSend, eventTypes }: { subscriptionId: string; canSend: boolean; eventTypes: string[] }) {
   const tz = useTimeZone();
   const qc = useQueryClient();
   const path = `/api/v1/subscriptions/${encodeURIComponent(subscriptionId)}/test`;
   const recent = usePolled<{ items: TestSend[] }>(path, { intervalMs: 60_000 });
   const [eventId, setEventId] = useState("");
+  const [what, setWhat] = useState<What>("ping");
+  const examples = useExamples(eventTypes);
+  const example = what.startsWith("example:") ? examples.find((t) => `example:${t.type}` === what) : undefined;
   const [busy, setBusy] = useState(false);
   const [result, setResult] = useState<TestSend | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -64,7 +90,8 @@ export function SendTest({ subscriptionId, canSend }: { subscriptionId: string; 
     setBusy(true);
     setError(null);
     try {
-      const r = await apiFetch<TestSend>(path, { body: eventId.trim() ? { eventId: eventId.trim() } : {} });
+      const body = example ? { eventType: example.type } : what === "event" && eventId.trim() ? { eventId: eventId.trim() } : {};
+      const r = await apiFetch<TestSend>(path, { body });
       setResult(r);
       void qc.invalidateQueries({ queryKey: [path] });
     } catch (err) {
@@ -78,15 +105,39 @@ export function SendTest({ subscriptionId, canSend }: { subscriptionId: string; 
   return (
     <Card title="Test sends" id="test-sends">
       {canSend && (
-        <form onSubmit={send} className="flex flex-col gap-2 sm:flex-row sm:items-end" aria-label="Send test">
+        <form onSubmit={send} className="flex flex-col gap-2 sm:flex-row sm:flex-wrap sm:items-end" aria-label="Send test">
           <label className={`${labelClass} min-w-0 sm:w-72`}>
-            <span>Event id (optional; empty sends a ping)</span>
-            <input className={input} value={eventId} onChange={(e) => setEventId(e.target.value)} placeholder="e.g. evt_2026_0001" autoComplete="off" />
+            <span>What to send</span>
+            <select className={input} value={what} onChange={(e) => setWhat(e.target.value as What)}>
+              <option value="ping">A ping (no data)</option>
+              {examples.map((t) => (
+                <option key={t.type} value={`example:${t.type}`}>
+                  An example {t.type}
+                </option>
+              ))}
+              <option value="event">One of its events, by id</option>
+            </select>
           </label>
+          {what === "event" && (
+            <label className={`${labelClass} min-w-0 sm:w-72`}>
+              <span>Event id</span>
+              <input className={input} value={eventId} onChange={(e) => setEventId(e.target.value)} placeholder="e.g. evt_2026_0001" autoComplete="off" required />
+            </label>
+          )}
           <BusySubmit busy={busy} className={btnPrimary}>
             {busy ? "Sending…" : "Send test"}
           </BusySubmit>
         </form>
+      )}
+      {example && (
+        <div className="mt-2 text-sm" data-testid="test-send-example">
+          <p className="text-slate-700">
+            The event catalog&apos;s example of <code>{example.type}</code>, sent as its <code>data</code> (Event types has its fields):
+          </p>
+          <pre className="mt-1 max-h-48 overflow-auto whitespace-pre-wrap break-all rounded bg-slate-50 p-2 font-mono text-xs text-slate-800">
+            {JSON.stringify(example.example, null, 2)}
+          </pre>
+        </div>
       )}
       <p className="mt-2 text-xs text-slate-600">
         Signed like a delivery, with the endpoint&apos;s headers and certificate, marked <code>hookledger-test: 1</code> under its own webhook-id. Not a delivery: it
@@ -107,7 +158,7 @@ export function SendTest({ subscriptionId, canSend }: { subscriptionId: string; 
             {items.map((t) => (
               <li key={t.id} className="flex flex-col gap-0.5 py-1.5 sm:flex-row sm:items-center sm:justify-between">
                 <span>
-                  <StatusText t={t} /> in {ms(t.latencyMs)} · {t.eventId ?? "ping"}
+                  <StatusText t={t} /> in {ms(t.latencyMs)} · {t.eventId ?? (t.eventType === "hookledger.ping" ? "ping" : `example ${t.eventType}`)}
                 </span>
                 <span className="text-xs text-slate-600">
                   {formatTime(t.sentAt, tz)} by {t.actor}

@@ -191,7 +191,8 @@ export const API_OPERATIONS: ApiOperation[] = [
     path: "/api/v1/subscriptions/{id}/test",
     method: "post",
     permission: "subscriptions.test",
-    summary: "Send a signed hookledger.ping (or {eventId}: that event's stored bytes) now, marked hookledger-test: 1; recorded as a test send, never a delivery.",
+    summary:
+      "Send a signed hookledger.ping (or {eventId}: that event's stored bytes; {eventType}: the event catalog's example of a type the subscription takes) now, marked hookledger-test: 1; recorded as a test send, never a delivery.",
     body: ZTestSend,
     status: 200,
     response: ZTestSendView,

@@ -1,4 +1,4 @@
-// A test send: a signed `hookledger.ping`, or one stored event's bytes, sent
+// A test send: a signed `hookledger.ping`, one stored event's bytes, or the event catalog's example of a type, sent
 // now to a subscription's endpoint with its headers and client certificate,
 // answered with what the endpoint said. The way a district confirms a fix
 // before anyone redrives. Recorded in test_sends (not a delivery: no count,
@@ -28,8 +28,14 @@ import { Sender, pingBody } from "./sender";
 
 const TEST_HEADER = "hookledger-test";
 
-/** The body of POST /api/v1/subscriptions/:id/test: empty or `{}` for a ping, `{eventId}` to re-send one of this subscription's events. */
-export const ZTestSend = z.object({ eventId: z.string().min(1).max(200).optional() }).strict();
+/**
+ * The body of POST /api/v1/subscriptions/:id/test: empty or `{}` for a ping, `{eventId}` to re-send one of this
+ * subscription's events, `{eventType}` to send the event catalog's example of a type it takes.
+ */
+export const ZTestSend = z
+  .object({ eventId: z.string().min(1).max(200).optional(), eventType: z.string().min(1).max(200).optional() })
+  .strict()
+  .refine((v) => !(v.eventId && v.eventType), { message: "send either an event (eventId) or a type's example (eventType), not both", path: ["eventType"] });
 const PING_TYPE = "hookledger.ping";
 /**
  * Test sends per subscription per minute. A test is a person checking an
@@ -81,10 +87,40 @@ function sender(): Sender {
 
 const newId = () => `tst_${(Date.now() * 1000).toString(16).padStart(14, "0")}${randomBytes(6).toString("hex")}`;
 
-export async function sendTest(prisma: PrismaClient, subscriptionId: string, input: { eventId?: string }, principal: Principal): Promise<TestSendView> {
+/**
+ * The catalog's example of `type` as the endpoint would receive a real event of it (the envelope of lib/events/publish.ts
+ * envelopeBytes), under the test's own id, so a district sees its handler take that type before any real one arrives.
+ * Only a type the subscription takes, and that has an example: 400 saying which it could send instead.
+ */
+async function exampleBody(prisma: PrismaClient, sub: { id: string; eventTypes: string[] }, type: string, id: string): Promise<Buffer> {
+  if (!sub.eventTypes.includes("*") && !sub.eventTypes.includes(type))
+    throw new AppError(
+      "bad_request",
+      `${sub.id} does not take ${type}, so it would never receive one; test one of its types (${sub.eventTypes.join(", ")}) or add ${type} to them.`,
+      [{ path: "body.eventType", message: `not one of ${sub.id}'s event types` }],
+    );
+  const row = await prisma.eventType.findUnique({ where: { type }, select: { example: true } });
+  if (!row)
+    throw new AppError(
+      "not_found",
+      `Event type ${type} is not in the event catalog, so there is no example of it to send; send a ping, or one of ${sub.id}'s events by id.`,
+    );
+  if (row.example === null)
+    throw new AppError("bad_request", `The event catalog has no example of ${type}; send a ping, or one of ${sub.id}'s events by id.`, [
+      { path: "body.eventType", message: `${type} has no example in the catalog` },
+    ]);
+  return Buffer.from(JSON.stringify({ id, type, timestamp: new Date().toISOString(), data: row.example }), "utf8");
+}
+
+export async function sendTest(
+  prisma: PrismaClient,
+  subscriptionId: string,
+  input: { eventId?: string; eventType?: string },
+  principal: Principal,
+): Promise<TestSendView> {
   const sub = await prisma.subscription.findUnique({
     where: { id: subscriptionId },
-    select: { id: true, url: true, retryPolicy: true, endpointHeaders: true, endpointTls: true },
+    select: { id: true, url: true, retryPolicy: true, endpointHeaders: true, endpointTls: true, eventTypes: true },
   });
   if (!sub) throw notFound("Subscription", subscriptionId);
   if ((await testSendsSince(ledgerDb(), subscriptionId, 60)) >= TEST_SENDS_PER_MINUTE)
@@ -102,6 +138,8 @@ export async function sendTest(prisma: PrismaClient, subscriptionId: string, inp
         erasureId: t.erasureId,
       });
     event = e;
+  } else if (input.eventType) {
+    event = { id: null, type: input.eventType, payload: await exampleBody(prisma, sub, input.eventType, id) };
   } else {
     event = { id: null, type: PING_TYPE, payload: pingBody(id, subscriptionId, "test") };
   }

@@ -1,7 +1,8 @@
 // POST /api/v1/subscriptions/:id/test against real receivers: the endpoint's
 // answer comes back in the API, the test is recorded and audited but is not a
 // delivery (no delivery, attempt or count changes), a re-sent event keeps its
-// bytes and signature under a test webhook-id, and our own 4xx send nothing
+// bytes and signature under a test webhook-id, a catalogued type's example goes
+// out as an event of that type would, and our own 4xx send nothing
 // and write nothing.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "../helpers/db";
@@ -136,6 +137,57 @@ describe("POST /api/v1/subscriptions/:id/test", () => {
     expect(got.headers["webhook-id"]).toBe(r.json.id);
     expect(got.headers["webhook-id"]).not.toBe(rows[0].delivery_key); // a receiver de-duplicating on webhook-id still applies the real one
     expect(got.headers["hookledger-test"]).toBe("1");
+  });
+
+  it("with {eventType}, sends the event catalog's example of a type the subscription takes, as a real event of it would arrive", async () => {
+    const by = { createdBy: "test", updatedBy: "test" };
+    await db.prisma.eventType.createMany({
+      data: [
+        { type: "attendance.recorded", description: "A teacher took attendance.", example: { student_id: "stu_1", status: "present" }, ...by },
+        { type: "roster.updated", description: "A class roster changed.", ...by },
+        { type: "assignment.late", description: "Not taken by the subscription.", example: { student_id: "stu_2" }, ...by },
+      ],
+    });
+    const made = await call(subs.POST, {
+      token: manager,
+      body: { id: "sub_examples", name: "Examples", url: receiver.url, eventTypes: ["attendance.recorded", "roster.updated", "term.closed"], tenant: "lincoln" },
+    });
+    expect(made.status, made.text).toBe(201);
+    const before = await ledgerCounts();
+    const r = await call(testRoute.POST, { token: manager, params: { id: "sub_examples" }, body: { eventType: "attendance.recorded" } });
+    expect(r.status, r.text).toBe(200);
+    expect(r.json).toMatchObject({ status: 201, eventId: null, eventType: "attendance.recorded" });
+    const got = receiver.received.at(-1)!;
+    const body = JSON.parse(got.body.toString());
+    expect(body).toEqual({ id: r.json.id, type: "attendance.recorded", timestamp: expect.any(String), data: { student_id: "stu_1", status: "present" } });
+    expect(got.headers["webhook-id"]).toBe(r.json.id);
+    expect(got.headers["hookledger-test"]).toBe("1");
+    expect(String(got.headers["webhook-signature"]).split(" ")).toContain(
+      signOne(secretKey(made.json.secret), r.json.id, Number(got.headers["webhook-timestamp"]), got.body),
+    );
+    expect(await ledgerCounts()).toEqual(before);
+    const { rows } = await db.pool.query("SELECT event_id, event_type FROM test_sends WHERE id = $1", [r.json.id]);
+    expect(rows).toEqual([{ event_id: null, event_type: "attendance.recorded" }]);
+
+    // Refusals that say what it could send instead; nothing sent, nothing written.
+    const seen = receiver.received.length;
+    const counts = await writeCounts(db.pool);
+    const refused = async (body: unknown) => (await call(testRoute.POST, { token: manager, params: { id: "sub_examples" }, body })).json.error;
+    expect(await refused({ eventType: "assignment.late" })).toMatchObject({
+      code: "bad_request",
+      message:
+        "sub_examples does not take assignment.late, so it would never receive one; test one of its types (attendance.recorded, roster.updated, term.closed) or add assignment.late to them.",
+    });
+    expect((await refused({ eventType: "roster.updated" })).message).toBe(
+      "The event catalog has no example of roster.updated; send a ping, or one of sub_examples's events by id.",
+    );
+    expect(await refused({ eventType: "term.closed" })).toMatchObject({
+      code: "not_found",
+      message: expect.stringMatching(/^Event type term.closed is not in the event catalog/),
+    });
+    expect((await refused({ eventType: "attendance.recorded", eventId: "evt_graded_1" })).code).toBe("validation_failed");
+    expect(receiver.received).toHaveLength(seen);
+    expect(await writeCounts(db.pool)).toEqual(counts);
   });
 
   it("an endpoint that does not answer: 200 with status null and the error, recorded", async () => {

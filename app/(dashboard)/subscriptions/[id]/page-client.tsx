@@ -91,7 +91,7 @@ export function SubscriptionClient({
       <EndpointHealth subscriptionId={o.id} held={o.counts.pending + o.counts.scheduled} />
       <SigningSecrets subscriptionId={o.id} canRotate={canRotate && !archived} canExpire={canExpireSecret} />
       <EndpointAuth subscriptionId={o.id} canEdit={canEdit && !archived} />
-      <SendTest subscriptionId={o.id} canSend={canEdit} />
+      <SendTest subscriptionId={o.id} canSend={canEdit} eventTypes={o.eventTypes} />
       <RecoverWindowControl subscriptionId={o.id} canStart={canRedrive && !archived} />
     </div>
   );

@@ -7,7 +7,8 @@ export const dynamic = "force-dynamic";
 
 /**
  * Sends a signed hookledger.ping (or, with `{eventId}`, that stored event's
- * bytes, marked as a test) now: 200 with the endpoint's answer, also when the
+ * bytes; with `{eventType}`, the event catalog's example of that type; each
+ * marked as a test) now: 200 with the endpoint's answer, also when the
  * endpoint failed (`status` null and `error` when it did not answer). An
  * empty body is a ping.
  */
