@@ -2,7 +2,8 @@
 // the Audit page's filters offer what its own trail can hold (not the event catalog's, retention's or the notification
 // defaults' actions, recorded for the whole service), and an action it can never have, typed into the address, is an
 // empty list with the reason; the Redrives page speaks of the people who run hookledger, not of engineers it has never
-// met. Screens at 1,280 and 390 px.
+// met; adding an endpoint and rotating its secret say what its own endpoint does with the secret, and its name is
+// under "District", not "Tenant". Screens at 1,280 and 390 px.
 import { expect, test, type Browser, type APIRequestContext, type Page } from "@playwright/test";
 import { api, cli } from "./helpers";
 import { closeE2eDb, shot } from "./dashboard-seed";
@@ -113,5 +114,57 @@ test("a district that opens /redrives by its address reads about its own deliver
   await expect(page.getByTestId("batches-empty")).toBeVisible();
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
   await shot(page, "portal-redrives-390");
+  await page.context().close();
+});
+
+test("a district adding an endpoint and rotating its secret is told what its own endpoint does, not what 'the district' or a tenant does", async ({
+  browser,
+  request,
+}) => {
+  const page = await portal(browser, request);
+  await page.goto("/subscriptions");
+  await expect(page.getByRole("searchbox", { name: "Search" })).toHaveAttribute("placeholder", "Name, id or URL");
+  await page.getByRole("button", { name: "New subscription" }).click();
+  const dialog = page.getByRole("dialog");
+  await expect(dialog.getByTestId("fixed-tenant")).toHaveText(`District${D.name} ${D.id}`);
+  await dialog.getByLabel("Name", { exact: true }).fill(`Garfield LMS ${run}`);
+  await dialog.getByLabel("Endpoint URL").fill("http://127.0.0.1:9/lms");
+  await dialog.getByLabel("Other types, not listed above (comma-separated)").fill("assignment.graded");
+  await dialog.getByRole("button", { name: "Create subscription" }).click();
+  const once = dialog.getByTestId("secret-once");
+  await expect(once).toContainText("Keep it where your endpoint reads it (WEBHOOK_SECRET below), and nowhere else");
+  await expect(once).toContainText("Your endpoint verifies each delivery with the standardwebhooks package");
+  await expect(dialog).not.toContainText(/the district|tenant/i);
+  await shot(page, "portal-created-secret-1280");
+
+  await dialog.getByRole("link", { name: "Open the subscription" }).click();
+  await expect(page.getByRole("heading", { name: `Garfield LMS ${run}` })).toBeVisible();
+  const config = page.getByRole("region", { name: "Configuration" });
+  await expect(config).toContainText(`District${D.name}`);
+  await expect(config).not.toContainText(/tenant/i);
+  await page.getByRole("button", { name: "Rotate signing secret…" }).click();
+  const rotate = page.getByRole("form", { name: "Rotate signing secret" });
+  await expect(rotate).toContainText("so your endpoint can switch to the new one at your own pace.");
+  await rotate.getByRole("button", { name: "Rotate now" }).click();
+  await expect(page.getByTestId("secret-once")).toContainText("Your endpoint verifies each delivery");
+  await expect(page.getByRole("region", { name: "Signing secrets" })).not.toContainText(/the district/i);
+
+  // A delivery's summary names the district by its name, under its word.
+  const published = await api(
+    request,
+    "POST",
+    "/api/v1/events",
+    { id: `evt_pdw_${run}`, type: "assignment.graded", data: { score: 70 }, subject: { tenant: D.id, studentId: `stu_pdw_${run}` } },
+    "producer",
+  );
+  expect(published.status, JSON.stringify(published.json)).toBe(202);
+  const delivery = (published.json.deliveries as { id: string; subscriptionId: string }[]).find((d) => d.subscriptionId === D.sub)!;
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(`/deliveries/${delivery.id}`);
+  const summary = page.getByRole("region", { name: "Summary" });
+  await expect(summary).toContainText(`District${D.name}`);
+  await expect(summary).not.toContainText(/tenant/i);
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await shot(page, "portal-delivery-summary-390");
   await page.context().close();
 });

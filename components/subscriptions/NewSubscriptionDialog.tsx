@@ -20,9 +20,17 @@ type Errors = Partial<Record<SubscriptionField, string>>;
 const invalid = (errs: Errors, f: SubscriptionField, ids: string) => (errs[f] ? { "aria-invalid": true, "aria-describedby": `${ids}-${f}` } : {});
 
 function CreatedNotice({ created, onClose }: { created: Created; onClose: () => void }) {
+  const district = useViewerTenant();
   return (
     <div className="space-y-3">
-      <SecretOnce secret={created.secret} note="Give it to the district over a channel you trust; hookledger signs every delivery to this endpoint with it." />
+      <SecretOnce
+        secret={created.secret}
+        note={
+          district
+            ? "Keep it where your endpoint reads it (WEBHOOK_SECRET below), and nowhere else; hookledger signs every delivery to this endpoint with it."
+            : "Give it to the district over a channel you trust; hookledger signs every delivery to this endpoint with it."
+        }
+      />
       <div className="flex flex-wrap gap-2">
         <Link className={btnPrimary} href={`/subscriptions/${encodeURIComponent(created.id)}`}>
           Open the subscription
@@ -56,7 +64,7 @@ function TenantField({
   if (district)
     return (
       <div className={labelClass} data-testid="fixed-tenant">
-        <span>Tenant</span>
+        <span>District</span>
         <span className="py-1.5 text-sm font-normal text-slate-900">
           {district.name} <span className="font-mono text-xs text-slate-500">{district.id}</span>
         </span>

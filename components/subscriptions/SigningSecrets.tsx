@@ -12,6 +12,7 @@ import { LiveButton } from "@/components/ui/LiveButton";
 import { Card, ErrorState, Skeleton, btn, btnDanger, input } from "@/components/ui/kit";
 import { Field, FormActions, FormAlert, OptionSelect } from "@/components/ui/form";
 import { SecretOnce } from "./SecretOnce";
+import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 import { errorsByField } from "./fields";
 
 type SecretMeta = { id: string; createdAt: string; expiresAt: string | null; active: boolean };
@@ -25,6 +26,7 @@ const OVERLAPS: { value: number; label: string }[] = [
 ];
 
 function RotateForm({ subscriptionId, onDone, onCancel }: { subscriptionId: string; onDone: (secret: string) => void; onCancel: () => void }) {
+  const district = useViewerTenant();
   const [overlap, setOverlap] = useState(86400);
   const [reason, setReason] = useState("");
   const [busy, setBusy] = useState(false);
@@ -48,8 +50,8 @@ function RotateForm({ subscriptionId, onDone, onCancel }: { subscriptionId: stri
   return (
     <form onSubmit={submit} className="mt-3 flex max-w-xl flex-col gap-3 rounded-md border border-slate-200 p-3" aria-label="Rotate signing secret">
       <p className="text-sm text-slate-700">
-        A new secret signs every delivery from now on. During the overlap the old one signs too (each request carries both signatures), so the district can switch at its
-        own pace.
+        A new secret signs every delivery from now on. During the overlap the old one signs too (each request carries both signatures), so{" "}
+        {district ? "your endpoint can switch to the new one at your own pace" : "the district can switch at its own pace"}.
       </p>
       <Field label="Overlap: the old secret keeps signing for" errorId="rotate-overlap-error" error={fields.overlap}>
         <OptionSelect options={OVERLAPS} value={overlap} onChange={(e) => setOverlap(Number(e.target.value))} />

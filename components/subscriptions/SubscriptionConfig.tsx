@@ -25,7 +25,8 @@ function ConfigView({ o }: { o: SubscriptionOverview }) {
   const policy = policyOf(o);
   const rows: [string, React.ReactNode][] = [
     ["Name", o.name],
-    ["Tenant", o.tenant ? (district?.id === o.tenant ? district.name : o.tenant) : "none: every tenant's events"],
+    // A district's viewer reads its own name under its own word.
+    district?.id === o.tenant ? ["District", district.name] : ["Tenant", o.tenant ?? "none: every tenant's events"],
     [
       "Endpoint URL",
       <span key="u" className="break-all font-mono text-xs">

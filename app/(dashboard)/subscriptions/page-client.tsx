@@ -193,7 +193,7 @@ export function SubscriptionsClient({
             className={input}
             value={text}
             maxLength={200}
-            placeholder="Name, id, URL or tenant"
+            placeholder={district ? "Name, id or URL" : "Name, id, URL or tenant"}
             onChange={(e) => search(e.target.value, SEARCH_DEBOUNCE_MS)}
             onKeyDown={(e) => {
               if (e.key === "Enter") search(text, 0);

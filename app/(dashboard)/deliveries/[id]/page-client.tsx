@@ -18,6 +18,7 @@ import {
   labelOf,
 } from "@/components/ui/labels";
 import { num } from "@/lib/words";
+import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 
 type Item =
   | { kind: "created"; at: string }
@@ -150,6 +151,7 @@ function Timeline({ d, now }: { d: DeliveryDetail; now: string }) {
 
 export function DeliveryClient({ initial, initialAt, redrive }: { initial: DeliveryDetail; initialAt: number; redrive?: React.ReactNode }) {
   const tz = useTimeZone();
+  const district = useViewerTenant();
   const res = usePolled<DeliveryDetail>(`/api/v1/dashboard/deliveries/${initial.id}`, { initialData: initial, initialAt });
   const d = res.data ?? initial;
   const [raw, setRaw] = useState(false);
@@ -197,7 +199,7 @@ export function DeliveryClient({ initial, initialAt, redrive }: { initial: Deliv
                   {d.subscriptionUrl}
                 </span>,
               ],
-              ["Tenant", d.tenant ?? "—"],
+              district?.id === d.tenant ? ["District", district.name] : ["Tenant", d.tenant ?? "—"],
               [
                 "Event",
                 <span key="e" className="break-all font-mono text-xs">
