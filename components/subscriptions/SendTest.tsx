@@ -10,7 +10,7 @@ import { apiFetch, ApiError } from "@/lib/client/api";
 import { usePolled } from "@/components/dashboard/usePolled";
 import { formatTime, useTimeZone } from "@/components/ui/time";
 import type { TestSendView as TestSend } from "@/lib/net/test-send";
-import { BusySubmit } from "@/components/ui/LiveButton";
+import { BusySubmit, LiveFieldset } from "@/components/ui/LiveButton";
 import { Card, ErrorState, Skeleton, btnPrimary, input, label as labelClass, ms } from "@/components/ui/kit";
 
 type Catalog = { items: { type: string; deprecated: boolean; example: Record<string, unknown> | null }[] };
@@ -106,24 +106,26 @@ export function SendTest({ subscriptionId, canSend, eventTypes }: { subscription
     <Card title="Test sends" id="test-sends">
       {canSend && (
         <form onSubmit={send} className="flex flex-col gap-2 sm:flex-row sm:flex-wrap sm:items-end" aria-label="Send test">
-          <label className={`${labelClass} min-w-0 sm:w-72`}>
-            <span>What to send</span>
-            <select className={input} value={what} onChange={(e) => setWhat(e.target.value as What)}>
-              <option value="ping">A ping (no data)</option>
-              {examples.map((t) => (
-                <option key={t.type} value={`example:${t.type}`}>
-                  An example {t.type}
-                </option>
-              ))}
-              <option value="event">One of its events, by id</option>
-            </select>
-          </label>
-          {what === "event" && (
+          <LiveFieldset>
             <label className={`${labelClass} min-w-0 sm:w-72`}>
-              <span>Event id</span>
-              <input className={input} value={eventId} onChange={(e) => setEventId(e.target.value)} placeholder="e.g. evt_2026_0001" autoComplete="off" required />
+              <span>What to send</span>
+              <select className={input} value={what} onChange={(e) => setWhat(e.target.value as What)}>
+                <option value="ping">A ping (no data)</option>
+                {examples.map((t) => (
+                  <option key={t.type} value={`example:${t.type}`}>
+                    An example {t.type}
+                  </option>
+                ))}
+                <option value="event">One of its events, by id</option>
+              </select>
             </label>
-          )}
+            {what === "event" && (
+              <label className={`${labelClass} min-w-0 sm:w-72`}>
+                <span>Event id</span>
+                <input className={input} value={eventId} onChange={(e) => setEventId(e.target.value)} placeholder="e.g. evt_2026_0001" autoComplete="off" required />
+              </label>
+            )}
+          </LiveFieldset>
           <BusySubmit busy={busy} className={btnPrimary}>
             {busy ? "Sending…" : "Send test"}
           </BusySubmit>
