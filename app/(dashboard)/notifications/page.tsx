@@ -133,7 +133,7 @@ export default async function NotificationsPage({ searchParams }: { searchParams
         contactsHint={
           global
             ? undefined
-            : canAs(viewer, "contacts.update")
+            : mayChangeContacts(viewer)
               ? "Add an address above to be told next time."
               : "A manager of your district sets the addresses on this page."
         }
