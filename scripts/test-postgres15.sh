@@ -5,7 +5,9 @@
 #
 # The server:
 #   - HOOKLEDGER_TEST_PG15_URL, when set: any PostgreSQL 15 server whose user
-#     may create databases (each test file clones a template, test/helpers/db.ts);
+#     may create databases (each test file clones a template, test/helpers/db.ts),
+#     or a server of another version with HOOKLEDGER_TEST_EXPECT_SERVER set to
+#     its major (scripts/test-postgres-at.sh, which runs this pass on 16 or 17);
 #   - otherwise Debian's PostgreSQL 15 (apt-get install postgresql-15), in a
 #     throwaway cluster on a free port that pg_virtualenv (postgresql-common)
 #     creates for this run and drops after it, whatever the outcome.
@@ -42,7 +44,7 @@ for name in "${excluded[@]}"; do args+=(--exclude "test/**/${name}.test.ts"); do
 set -- "${args[@]}" "$@"
 
 if [ -n "${HOOKLEDGER_TEST_PG15_URL:-}" ]; then
-  exec env DATABASE_URL="$HOOKLEDGER_TEST_PG15_URL" HOOKLEDGER_TEST_EXPECT_SERVER=15 npx vitest run "$@"
+  exec env DATABASE_URL="$HOOKLEDGER_TEST_PG15_URL" HOOKLEDGER_TEST_EXPECT_SERVER="${HOOKLEDGER_TEST_EXPECT_SERVER:-15}" npx vitest run "$@"
 fi
 
 if ! command -v pg_virtualenv >/dev/null 2>&1 || [ ! -x /usr/lib/postgresql/15/bin/postgres ]; then

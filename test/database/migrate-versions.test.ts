@@ -38,7 +38,7 @@ describe("server versions", () => {
   it("runs on the server under test, which is one of the supported ones", async () => {
     const { rows } = await fresh.pool.query<{ num: string }>("SELECT current_setting('server_version_num') AS num");
     expect(Number(rows[0].num)).toBeGreaterThanOrEqual(150000);
-    // scripts/test-postgres15.sh says which major it started, so a run that meant 15 cannot pass on another.
+    // scripts/test-postgres15.sh (or test-postgres-at.sh) says which major it meant, so a run meant for 15 cannot pass on another.
     const expected = process.env.HOOKLEDGER_TEST_EXPECT_SERVER;
     if (expected) expect(Math.floor(Number(rows[0].num) / 10_000)).toBe(Number(expected));
     expect(await functionDef(fresh.pool)).toContain("floor(random()");
