@@ -10,6 +10,10 @@ import { logger } from "../log";
 import { withHttpMetrics } from "../metrics/http";
 import { envInt } from "../env";
 import { readBodyOf, withAnswerBytes, type ApiRequest } from "./bodies";
+import { isDatabaseUnavailable } from "../db/unavailable";
+
+/** Seconds a caller is asked to wait when the database is not answering: about a restart's length. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 export type RouteContext = { params: Promise<Record<string, string>> };
 export type Handler = (args: { req: ApiRequest; principal: Principal; params: Record<string, string> }) => Promise<Response>;
@@ -29,7 +33,7 @@ export function json(body: unknown, status = 200, headers: Record<string, string
 
 export function errorResponse(err: AppError): Response {
   const retryAfter = (err.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
-  const headers: Record<string, string> = err.code === "rate_limited" && retryAfter ? { "retry-after": String(retryAfter) } : {};
+  const headers: Record<string, string> = (err.code === "rate_limited" || err.code === "unavailable") && retryAfter ? { "retry-after": String(retryAfter) } : {};
   return json({ error: err.toApi() }, err.status, headers);
 }
 
@@ -48,6 +52,16 @@ export function toErrorResponse(err: unknown): Response {
   if (err instanceof RangeError) {
     logger.warn({ err: err.message }, "request refused: RangeError while processing it");
     return errorResponse(new AppError("bad_request", `The request could not be processed (${err.message}); it is too deeply nested or too large.`));
+  }
+  // The database stopped or restarting is not a fault of this request or of the code: a 503 the caller
+  // retries, one line in the log (a stack per request would bury the cause while it lasts).
+  if (isDatabaseUnavailable(err)) {
+    logger.warn({ err: (err as Error).message.trim().split("\n").at(-1) }, "request refused: the database is not answering");
+    return errorResponse(
+      new AppError("unavailable", `hookledger cannot reach its database right now (it may be restarting); try again in ${DATABASE_RETRY_AFTER_SECONDS} seconds.`, {
+        retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS,
+      }),
+    );
   }
   logger.error({ err }, "unhandled error in API route");
   return json({ error: { code: "internal", message: "Internal error; the server log has the details.", details: null } }, 500);
