@@ -13,6 +13,8 @@ import { advanceBatch, listRunningBatchIds, type StepResult } from "../lib/redri
 import { logger } from "../lib/log";
 import { connectGuarded, releaseGuarded } from "../lib/db/client";
 import { startTimedLoop } from "./timed-loop";
+import { dbBackoff } from "../lib/db/wait";
+import { isDatabaseUnavailable } from "../lib/db/unavailable";
 
 /** A tick of 200 ms moves a 10/s batch two rows at a time: smooth for the receiver, cheap for Postgres. */
 export const DEFAULT_PACER_INTERVAL_MS = 200;
@@ -47,7 +49,25 @@ export function startRedrivePacer(
     return results;
   }
 
-  const loop = startTimedLoop(tick, interval, { onError: (err) => log.error({ err }, "redrive pacer step failed; retrying next tick") });
+  // A tick every 200 ms would log every 200 ms while a step keeps failing (a database restart: five stacks a
+  // second). Failures back off as the claim loop's do, and a database that is away is said once per outage.
+  let failures = 0;
+  let databaseAway = false;
+  const onError = (err: unknown) => {
+    failures++;
+    const retryInMs = dbBackoff(failures);
+    if (!isDatabaseUnavailable(err)) log.error({ err, retryInMs }, "redrive pacer step failed; retrying");
+    else if (!databaseAway) log.warn({ err: (err as Error).message, retryInMs }, "redrive pacer: database unavailable; retrying with backoff");
+    databaseAway ||= isDatabaseUnavailable(err);
+  };
+  const tickOrReset = async () => {
+    const results = await tick();
+    if (databaseAway) log.info({ failures }, "redrive pacer: database reachable again");
+    failures = 0;
+    databaseAway = false;
+    return results;
+  };
+  const loop = startTimedLoop(tickOrReset, interval, { onError, nextDelayMs: () => (failures > 0 ? Math.max(interval, dbBackoff(failures)) : interval) });
   log.info({ intervalMs: interval }, "redrive pacer started");
 
   return {

@@ -11,6 +11,8 @@ export function startTimedLoop(
     onError?: (err: unknown) => void;
     /** Let the process exit while the loop waits (a loop that must not hold the worker up alone). */
     unref?: boolean;
+    /** The wait before the next tick, asked after each one (a backoff while the database is away); default intervalMs. */
+    nextDelayMs?: () => number;
   } = {},
 ): TimedLoop {
   let stopped = false;
@@ -19,6 +21,7 @@ export function startTimedLoop(
 
   function schedule() {
     if (stopped) return;
+    const delay = opts.nextDelayMs?.() ?? intervalMs;
     timer = setTimeout(() => {
       running = tick()
         .catch((err) => opts.onError?.(err))
@@ -26,7 +29,7 @@ export function startTimedLoop(
           running = undefined;
           schedule();
         });
-    }, intervalMs);
+    }, delay);
     if (opts.unref) timer.unref();
   }
   schedule();
