@@ -341,7 +341,7 @@ export async function start(opts: StartOptions) {
     console.error(`hookledger stopped (${((Date.now() - t0) / 1000).toFixed(1)} s: ${took.join(", ")}).`);
     process.exit(code);
   }
-  ownSignals(() => void shutdown(0));
+  ownSignals(() => void shutdown(0), opts.workers);
 
   const probeHost = host && host !== "0.0.0.0" && host !== "::" ? (host.includes(":") ? `[${host}]` : host) : "127.0.0.1";
   const healthUrl = `http://${probeHost}:${opts.port}/api/health`;
@@ -381,10 +381,16 @@ function announce(answered: boolean, o: { url: string; demo: boolean; healthUrl:
  * stopped; a worker then hangs in its shutdown without a database. This
  * process owns the order instead (`stop`: demo, children, then the database).
  */
-function ownSignals(stop: () => void) {
+function ownSignals(stop: () => void, workers: number) {
   process.removeAllListeners("SIGINT");
   process.removeAllListeners("SIGTERM");
-  process.on("SIGINT", stop);
+  let interrupts = 0;
+  process.on("SIGINT", () => {
+    // Ctrl-C again: the terminal has signalled the workers too, and they stop waiting for their requests (worker/main.ts).
+    if (++interrupts === 2 && workers > 0)
+      console.error("Ctrl-C again: the workers stop without waiting for the requests still on the wire; each is recorded as possibly received and sent again.");
+    stop();
+  });
   process.on("SIGTERM", stop);
 }
 

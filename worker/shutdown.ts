@@ -27,6 +27,8 @@ export type ShutdownContext = {
   results: ResultQueue;
   listener: WorkListener;
   shutdownGraceMs: number;
+  /** Aborted: the grace period ends now. */
+  hurried: AbortSignal;
   /** Aborts the rows not yet on the wire (rate-limit or secret waits end unsent). */
   holding: AbortController;
   /** Resolves when the claim loop has returned. */
@@ -41,7 +43,7 @@ export async function shutdown(w: ShutdownContext): Promise<void> {
   const unsent = w.slots.unsent();
   w.holding.abort();
   w.log.info({ inFlight: w.slots.size - unsent.length, graceMs: w.shutdownGraceMs }, "stopping: waiting for in-flight requests");
-  while (w.slots.started().length > 0 && Date.now() < graceUntil) {
+  while (w.slots.started().length > 0 && Date.now() < graceUntil && !w.hurried.aborted) {
     await sleep(25);
     await w.results.drain(graceUntil); // answers that came in meanwhile, so their leases are not held to the end
   }

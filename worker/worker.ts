@@ -55,6 +55,8 @@ export class DeliveryWorker {
   private readonly startedAt = new Date();
   /** Aborted at shutdown: claimed rows not yet on the wire stay unsent (released untouched). */
   private readonly holding = new AbortController();
+  /** Aborted when the grace period is to end now (a second Ctrl-C). */
+  private readonly hurried = new AbortController();
   private stopResolve: (() => void) | null = null;
   private readonly stopSignal = new Promise<void>((r) => (this.stopResolve = r));
 
@@ -146,6 +148,12 @@ export class DeliveryWorker {
     return this.stopped;
   }
 
+  /** Stops as stop() does, with the grace period over now (or as soon as the stop reaches it). */
+  hurry(): Promise<void> {
+    this.hurried.abort();
+    return this.stop();
+  }
+
   get inFlightCount() {
     return this.slots.size;
   }
@@ -177,6 +185,7 @@ export class DeliveryWorker {
       results: this.results,
       listener: this.listener,
       shutdownGraceMs: this.config.shutdownGraceMs,
+      hurried: this.hurried.signal,
       holding: this.holding,
       loopDone: this.loopDone,
     });

@@ -240,6 +240,46 @@ describe("several worker processes on one database", () => {
   });
 });
 
+describe("Ctrl-C twice", () => {
+  it("a second SIGINT ends the grace period at once: the requests on the wire are recorded as abandoned and due, and the process exits 0", async () => {
+    delays.set("/hooks/sub_twice", 30_000);
+    await createSub(db.pool, { id: "sub_twice", url: `${r.url}/sub_twice`, maxConcurrency: 5, retryPolicy: { timeoutMs: 60_000 } });
+    const c = spawnWorker({ HOOKLEDGER_SHUTDOWN_GRACE_MS: "20000", LOG_LEVEL: "info" });
+    await heartbeats([c]);
+    await seedEvents(db.pool, "evt_twice_", 5, ["sub_twice"]);
+    await waitFor(async () => r.received.filter((x) => x.body.includes("evt_twice_")).length === 5, 30_000, "5 on the wire");
+    const code = exited(c);
+    c.kill("SIGINT");
+    await waitFor(async () => /stopping: waiting for in-flight requests/.test(c.output.join("")), 10_000, "the worker stopping");
+    const t0 = Date.now();
+    c.kill("SIGINT");
+    expect(await code, c.output.join("")).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(5_000); // not the 20 s grace period
+    expect(c.output.join("")).toMatch(/stop requested again: not waiting for the requests on the wire/);
+    // Nothing is left leased for the reaper to find a lease later: due again now, each attempt ambiguous.
+    expect(await countByState(["sub_twice"])).toEqual({ scheduled: 5 });
+    const a = await db.pool.query("SELECT outcome, error_class, ambiguous FROM attempts WHERE subscription_id = 'sub_twice'");
+    expect(a.rows).toHaveLength(5);
+    for (const row of a.rows) expect(row).toEqual({ outcome: "abandoned", error_class: "shutdown", ambiguous: true });
+  });
+
+  it("a SIGTERM after the SIGINT (hookledger start passing the stop on) still waits for the requests on the wire", async () => {
+    delays.set("/hooks/sub_int_term", 1500);
+    await createSub(db.pool, { id: "sub_int_term", url: `${r.url}/sub_int_term`, maxConcurrency: 5 });
+    const c = spawnWorker({ HOOKLEDGER_SHUTDOWN_GRACE_MS: "20000" });
+    await heartbeats([c]);
+    await seedEvents(db.pool, "evt_int_term_", 5, ["sub_int_term"]);
+    await waitFor(async () => r.received.filter((x) => x.body.includes("evt_int_term_")).length === 5, 30_000, "5 on the wire");
+    const code = exited(c);
+    const t0 = Date.now();
+    c.kill("SIGINT");
+    c.kill("SIGTERM");
+    expect(await code, c.output.join("")).toBe(0);
+    expect(Date.now() - t0).toBeGreaterThan(1_000); // the requests' own 1.5 s, not cut short
+    expect(await countByState(["sub_int_term"])).toEqual({ delivered: 5 });
+  });
+});
+
 describe("starting without the database", () => {
   /** A port nothing listens on (yet). */
   const freePort = () =>
