@@ -7,11 +7,14 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import os from "node:os";
 import readline from "node:readline";
+import pg from "pg";
 import { openDatabase } from "./db";
 import { migrate } from "../lib/db/migrate";
 import { dataDir } from "../lib/db/embedded";
 import { SERVER_NODE_FLAGS } from "../lib/server/node-flags";
+import { reapDeadWorker } from "../lib/ledger/sql/abandon-leases";
 
 const ROOT = process.cwd();
 const SOURCE_DIRS = ["app", "components", "lib"];
@@ -296,6 +299,7 @@ export async function start(opts: StartOptions) {
     supervised.push(
       supervise(name, [path.join(ROOT, "bin/hookledger.mjs"), "worker"], env, {
         stopping: () => stopping,
+        onExit: (pid, spawnedAt) => void returnLeases(db.url, name, pid, spawnedAt),
         onGiveUp: (reason) => {
           gaveUp.push({ process: name, reason, at: new Date().toISOString() });
           writeStatus();
@@ -409,7 +413,7 @@ function supervise(
   name: string,
   args: string[],
   env: NodeJS.ProcessEnv,
-  hooks: { stopping: () => boolean; onGiveUp: (reason: string) => void; stdout?: (line: string) => void },
+  hooks: { stopping: () => boolean; onGiveUp: (reason: string) => void; stdout?: (line: string) => void; onExit?: (pid: number, spawnedAt: Date) => void },
 ): Supervised {
   let child: ChildProcess | undefined;
   let delay = RESTART.firstMs;
@@ -418,6 +422,7 @@ function supervise(
   let restartTimer: NodeJS.Timeout | undefined;
   const run = () => {
     restartTimer = undefined;
+    const spawnedAt = new Date();
     const c = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", hooks.stdout ? "pipe" : "inherit", "inherit"] });
     if (hooks.stdout) readline.createInterface({ input: c.stdout!, crlfDelay: Infinity }).on("line", hooks.stdout);
     child = c;
@@ -425,6 +430,7 @@ function supervise(
     c.on("exit", (code, signal) => {
       clearTimeout(healthyTimer);
       if (hooks.stopping()) return;
+      if (c.pid) hooks.onExit?.(c.pid, spawnedAt);
       const how = signal ? `signal ${signal}` : `code ${code}`;
       const now = Date.now();
       exits = [...exits.filter((t) => now - t < RESTART.windowMs), now];
@@ -455,6 +461,26 @@ function supervise(
         setTimeout(() => c.kill("SIGKILL"), graceMs + 5_000).unref();
       }),
   };
+}
+
+/**
+ * A worker that exited on its own (killed, crashed) wrote no results for the requests it had on the wire: its
+ * deliveries are taken back now, as the reaper would once their leases ran out, and start says how many.
+ */
+async function returnLeases(databaseUrl: string, name: string, pid: number, spawnedAt: Date): Promise<void> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  pool.on("error", () => {});
+  try {
+    const { reaped } = await reapDeadWorker(pool, { hostname: os.hostname(), pid, spawnedAt });
+    if (reaped.length)
+      console.error(
+        `hookledger: ${name} (pid ${pid}) had ${reaped.length} ${reaped.length === 1 ? "delivery" : "deliveries"} in flight; each is recorded as possibly received and will be sent again.`,
+      );
+  } catch (err) {
+    console.error(`hookledger: could not take back ${name}'s deliveries in flight (${(err as Error).message}); the reaper will when their leases run out.`);
+  } finally {
+    await pool.end().catch(() => {});
+  }
 }
 
 /** A pino line's level (30 info, 40 warn, 50 error), or 0 for any other line. */

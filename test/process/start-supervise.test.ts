@@ -9,7 +9,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import pg from "pg";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { freePort, findRunningEmbedded } from "../../lib/db/embedded";
+import { createSub, seedEvents } from "../helpers/worker-helpers";
 
 type Started = { child: ChildProcess; port: number; dir: string; output: string[] };
 const started: Started[] = [];
@@ -99,17 +102,45 @@ async function liveWorkers(port: number, dir: string): Promise<{ worker_id: stri
 }
 
 describe("hookledger start", () => {
-  it("replaces a SIGKILLed worker while the dashboard keeps answering", { timeout: 180_000 }, async () => {
+  it("replaces a SIGKILLed worker while the dashboard keeps answering, and sends what it had in flight again at once", { timeout: 180_000 }, async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-start-"));
-    const s = await startHookledger(dir);
+    const s = await startHookledger(dir, { HOOKLEDGER_ALLOW_PRIVATE_TARGETS: "1" });
     await until("health 200", async () => (await health(s.port))?.status === 200, 120_000, s.output);
     const before = await liveWorkers(s.port, s.dir);
     expect(before.length).toBe(1);
     const oldPid = groupPids(s.child.pid!).find((p) => fs.readFileSync(`/proc/${p}/cmdline`, "utf8").includes("worker"));
     expect(oldPid).toBeTruthy();
-    let dashboardDown = 0;
-    const watching = setInterval(() => void health(s.port).then((h) => (h ? null : dashboardDown++)), 200);
-    process.kill(oldPid!, "SIGKILL");
+    // The worker has requests on the wire (the receiver never answers), each lease good for 60 s + 30 s.
+    const db = new pg.Pool({ connectionString: findRunningEmbedded(dir)!, max: 2 });
+    const hanging = http.createServer(() => {});
+    await new Promise<void>((r) => hanging.listen(0, "127.0.0.1", () => r()));
+    const stuck = async () => (await db.query(`SELECT state, count(*)::int AS n FROM deliveries GROUP BY state`)).rows as { state: string; n: number }[];
+    try {
+      await createSub(db, {
+        id: "sub_hangs",
+        url: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/`,
+        maxConcurrency: 3,
+        retryPolicy: { timeoutMs: 60_000 },
+      });
+      await seedEvents(db, "evt_hang_", 3, ["sub_hangs"]);
+      await until("3 in flight", async () => (await stuck()).find((r) => r.state === "in_flight")?.n === 3, 30_000, s.output);
+      let dashboardDown = 0;
+      const watching = setInterval(() => void health(s.port).then((h) => (h ? null : dashboardDown++)), 200);
+      process.kill(oldPid!, "SIGKILL");
+      // Not held until the leases run out: back to scheduled, each attempt recorded as possibly received.
+      await until("the killed worker's deliveries taken back", async () => !(await stuck()).some((r) => r.state === "in_flight") && (await stuck()), 10_000, s.output);
+      const attempts = (await db.query(`SELECT outcome, error_class, ambiguous FROM attempts WHERE subscription_id = 'sub_hangs' AND outcome = 'abandoned'`)).rows;
+      expect(attempts).toEqual([0, 1, 2].map(() => ({ outcome: "abandoned", error_class: "lease_expired", ambiguous: true })));
+      expect(s.output.join("")).toMatch(/worker 1 \(pid \d+\) had 3 deliveries in flight; each is recorded as possibly received and will be sent again/);
+      await checkReplaced(s, before, oldPid!, watching, () => dashboardDown);
+    } finally {
+      hanging.closeAllConnections();
+      hanging.close();
+      await db.end();
+    }
+  });
+
+  async function checkReplaced(s: Started, before: { worker_id: string }[], oldPid: number, watching: NodeJS.Timeout, dashboardDown: () => number) {
     const replacement = await until(
       "a new worker pid in the group",
       () => groupPids(s.child.pid!).find((p) => p !== oldPid && fs.existsSync(`/proc/${p}`) && fs.readFileSync(`/proc/${p}/cmdline`, "utf8").includes("worker")),
@@ -124,9 +155,9 @@ describe("hookledger start", () => {
     );
     clearInterval(watching);
     expect(replacement).not.toBe(oldPid);
-    expect(dashboardDown).toBe(0);
+    expect(dashboardDown()).toBe(0);
     expect(s.output.join("")).toMatch(/worker 1 \(pid \d+\) exited \(signal SIGKILL\); restarting it in 1 s/);
-  });
+  }
 
   it("gives up on a worker that crashes five times within a minute, and /api/health says why", { timeout: 180_000 }, async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-start-"));

@@ -115,3 +115,36 @@ async function reapExpired(db: pg.Pool | pg.PoolClient, limit: number, now = new
 
 const reapMessage = "The lease expired before a result was written: the worker crashed or stalled; the request may have been sent";
 const shutdownMessage = "The worker shut down while the request was in flight; the request may have been sent";
+
+/**
+ * Ends the leases of a worker process known to be gone (`hookledger start` saw it exit), so its rows are reaped
+ * now rather than when their leases run out (the subscription's timeout and HOOKLEDGER_LEASE_SLACK_MS, 45 s by
+ * default): until then they count against their subscriptions' maxConcurrency, and a subscription whose slots
+ * the dead worker held sent nothing. The worker is named by the heartbeat it wrote: this host, its pid, and a
+ * start no earlier than the process was spawned, so a later process given the same pid is not taken for it.
+ * Its heartbeat is marked stopped. Then reaps, as the reaper does (ambiguous attempts, the policy's backoff).
+ */
+export async function reapDeadWorker(db: pg.Pool, w: { hostname: string; pid: number; spawnedAt: Date }): Promise<{ workers: string[]; reaped: Reaped[] }> {
+  const { rows } = await db.query<{ workers: string[] | null }>(
+    `WITH dead AS (
+       UPDATE worker_heartbeats SET stopped_at = now()
+        WHERE hostname = $1 AND pid = $2 AND started_at >= $3 AND stopped_at IS NULL
+       RETURNING worker_id
+     ), ended AS (
+       UPDATE deliveries d SET lease_until = now() - interval '1 millisecond'
+         FROM dead WHERE d.state = 'in_flight' AND d.lease_owner = dead.worker_id
+       RETURNING d.id
+     )
+     SELECT (SELECT array_agg(worker_id) FROM dead) AS workers, (SELECT count(*) FROM ended) AS ended`,
+    [w.hostname, w.pid, w.spawnedAt],
+  );
+  const workers = rows[0].workers ?? [];
+  if (workers.length === 0) return { workers, reaped: [] };
+  const reaped: Reaped[] = [];
+  for (;;) {
+    const batch = await reapExpired(db, 1000);
+    reaped.push(...batch);
+    if (batch.length < 1000) break;
+  }
+  return { workers, reaped: reaped.filter((r) => r.owner !== null && workers.includes(r.owner)) };
+}
