@@ -16,6 +16,7 @@ import {
   type DeliveryState,
   type ErrorClass,
   type SubscriptionState,
+  ERROR_CLASS_WORDS,
 } from "@/lib/ledger/states";
 import type { AuditAction, AuditTargetType } from "@/lib/audit";
 
@@ -57,25 +58,8 @@ export const ATTEMPT_TRIGGER_LABELS: Record<AttemptTrigger, string> = {
   resend: "resend",
 };
 
-export const ERROR_CLASS_LABELS: Record<ErrorClass, string> = {
-  timeout: "timeout",
-  connect_refused: "connection refused",
-  connect_timeout: "connect timeout",
-  reset: "connection reset",
-  dns: "DNS failure",
-  tls: "TLS failure",
-  network: "other network error",
-  http_408: "HTTP 408",
-  http_425: "HTTP 425",
-  http_429: "HTTP 429 (rate limited)",
-  http_5xx: "HTTP 5xx",
-  http_4xx: "HTTP 4xx",
-  http_410: "HTTP 410 Gone",
-  redirect: "redirect (3xx)",
-  target_blocked: "target blocked",
-  lease_expired: "lease expired",
-  shutdown: "worker shut down",
-};
+// In lib, for the plain-words descriptions there (lib/dashboard/describe.ts) to say the same.
+export const ERROR_CLASS_LABELS: Record<ErrorClass, string> = ERROR_CLASS_WORDS;
 
 export const DEAD_LETTER_REASON_LABELS: Record<DeadLetterReason, string> = {
   exhausted: "retries exhausted",

@@ -3,6 +3,7 @@
 // formatter so the browser shows them in the viewer's own time zone.
 import type { DeliveryWithAttempts } from "../ledger/read/types";
 import { count } from "../words";
+import { ERROR_CLASS_WORDS } from "../ledger/states";
 
 /** A delivery with its attempts (lib/ledger/read/types.ts) and, where the reader has it, its event's subject. */
 export type DeliveryLite = DeliveryWithAttempts & {
@@ -108,7 +109,7 @@ export function answerOf(statusCode: number | null, errorClass: string | null, m
   const said = message?.trim().replace(new RegExp(`^(HTTP )?${statusCode ?? "\\d{3}"}\\b:?\\s*`), "") ?? "";
   const msg = said ? ` ${said.slice(0, 80)}` : "";
   if (statusCode) return `HTTP ${statusCode}${msg}`;
-  if (errorClass) return `${errorClass.replace(/_/g, " ")}${msg}`;
+  if (errorClass) return `${ERROR_CLASS_WORDS[errorClass as keyof typeof ERROR_CLASS_WORDS] ?? errorClass.replace(/_/g, " ")}${msg}`;
   return msg.trim() || "no answer";
 }
 

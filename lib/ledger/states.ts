@@ -35,6 +35,27 @@ export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
 /** Error classes (attempts.error_class, deliveries.last_error_class), defined beside the classifier that assigns them. */
 export { ERROR_CLASSES, type ErrorClass };
 
+/** An error class in words, for people: the dashboard's labels and filters, and the lookup's sentences. */
+export const ERROR_CLASS_WORDS: Record<ErrorClass, string> = {
+  timeout: "timeout",
+  connect_refused: "connection refused",
+  connect_timeout: "connect timeout",
+  reset: "connection reset",
+  dns: "DNS failure",
+  tls: "TLS failure",
+  network: "other network error",
+  http_408: "HTTP 408",
+  http_425: "HTTP 425",
+  http_429: "HTTP 429 (rate limited)",
+  http_5xx: "HTTP 5xx",
+  http_4xx: "HTTP 4xx",
+  http_410: "HTTP 410 Gone",
+  redirect: "redirect (3xx)",
+  target_blocked: "target blocked",
+  lease_expired: "lease expired",
+  shutdown: "worker shut down",
+};
+
 /** deliveries.dead_letter_reason: the classifier's map, and the same values as a list for filters. */
 export { DEAD_LETTER_REASONS, type DeadLetterReason };
 export const DEAD_LETTER_REASON_LIST = Object.values(DEAD_LETTER_REASONS) as readonly DeadLetterReason[];

@@ -162,6 +162,14 @@ describe("plain words and the receipt", () => {
     expect(describeDelivery(held, utc)).toMatchObject({ tone: "held", text: expect.stringContaining("Roosevelt is paused") });
     const retry = (await findLookupResults({ q: "evt_retry" })).deliveries[0];
     expect(describeDelivery(retry, utc).text).toMatch(/^Retrying: attempt 3 of 6, next at \d\d:\d\d:\d\d, last answer HTTP 503$/);
+    // An answer that never came is said in the words of the dashboard's labels, not as the error class's name.
+    for (const [errorClass, words] of [
+      ["dns", "DNS failure"],
+      ["tls", "TLS failure"],
+      ["reset", "connection reset"],
+      ["connect_refused", "connection refused"],
+    ] as const)
+      expect(describeDelivery({ ...retry, lastStatusCode: null, lastErrorClass: errorClass }, utc).text).toMatch(new RegExp(`, last answer ${words}$`));
     const dl = (await findLookupResults({ q: "evt_dl_0" })).deliveries[0];
     expect(describeDelivery(dl, utc).text).toMatch(
       /^Not delivered: Jefferson SIS answered HTTP 422 “missing field term_id \(request 1000\)” \(permanent\) at \d\d:\d\d:\d\d$/,
