@@ -251,6 +251,10 @@ test("a district sends its own dead letter again once its endpoint is fixed: res
   // The worker sends it to the SaaS's receiver (204): delivered.
   await expect(page.getByTestId("delivery-sentence")).toContainText(/^Delivered/, { timeout: 20_000 });
   await shot(page, "portal-sent-again-1280");
+  // Who sent it again, in words: not the stored actor id.
+  const timeline = page.getByRole("region", { name: "Timeline" });
+  await expect(timeline).toContainText(`the district portal of ${D.id}`);
+  await expect(timeline).not.toContainText(`portal:${D.id}`);
   const audit = await e2eDb().query("SELECT actor, reason FROM audit_entries WHERE action = 'delivery.redrive' AND target_id = $1", [id]);
   expect(audit.rows).toEqual([{ actor: `portal:${D.id}`, reason: "Importer fixed: term_id now optional" }]);
   await context.close();

@@ -24,3 +24,18 @@ export function count(n: number, one: string, many = `${one}s`): string {
 export function possessive(name: string): string {
   return /s$/i.test(name) ? `${name}'` : `${name}'s`;
 }
+
+/**
+ * Who did it, as a reader says it: "ana@lincoln.example" (a user), "API token “deploy”", "the district portal of
+ * lincoln", "the command line (ops@host)", "hookledger" (its own schedule). The audit page keeps the stored form, which its filter takes.
+ */
+export function actorInWords(actor: string): string {
+  const [kind, ...rest] = actor.split(":");
+  const name = rest.join(":");
+  if (!name) return actor === "system" ? "hookledger" : actor;
+  if (kind === "user") return name;
+  if (kind === "token") return `API token “${name}”`;
+  if (kind === "portal") return `the district portal of ${name}`;
+  if (kind === "cli") return `the command line (${name})`;
+  return actor;
+}

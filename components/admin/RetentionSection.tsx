@@ -5,7 +5,7 @@
 import type { RetentionOverview } from "@/lib/retention/run-retention";
 import { Card } from "@/components/ui/kit";
 import { Time } from "@/components/ui/time";
-import { num, noun } from "@/lib/words";
+import { actorInWords, num, noun } from "@/lib/words";
 
 const mb = (bytes: number) => (bytes >= 1024 * 1024 * 1024 ? `${(bytes / 1024 ** 3).toFixed(1)} GB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`);
 /** A row estimate; "not yet counted" until the table has been analysed (autovacuum does it). */
@@ -62,7 +62,7 @@ function RunsCard({ runs }: { runs: RetentionOverview["runs"] }) {
     <Card title="Last run" id="retention-last-run">
       {last ? (
         <p className="text-sm">
-          <Time iso={last.startedAt} /> · {last.trigger === "schedule" ? "the daily run" : `run by ${last.actor.replace(/^user:/, "")}`} · {last.status}
+          <Time iso={last.startedAt} /> · {last.trigger === "schedule" ? "the daily run" : `run by ${actorInWords(last.actor)}`} · {last.status}
           {last.error && <span className="text-red-700"> ({last.error})</span>}: removed{last.status === "running" ? " so far" : ""}{" "}
           <strong>{num(last.deliveries)}</strong> {noun(last.deliveries, "delivery", "deliveries")}, <strong>{num(last.attempts)}</strong>{" "}
           {noun(last.attempts, "attempt", "attempts")} and <strong>{num(last.events)}</strong> {noun(last.events, "event", "events")}
@@ -93,7 +93,7 @@ function RunsCard({ runs }: { runs: RetentionOverview["runs"] }) {
                   <td className={`${td} whitespace-nowrap`}>
                     <Time iso={r.startedAt} relative={false} />
                   </td>
-                  <td className={td}>{r.trigger === "schedule" ? "daily run" : r.actor.replace(/^user:/, "")}</td>
+                  <td className={td}>{r.trigger === "schedule" ? "daily run" : actorInWords(r.actor)}</td>
                   <td className={td}>{r.status}</td>
                   <td className={`${td} text-right tabular-nums`}>{num(r.deliveries)}</td>
                   <td className={`${td} text-right tabular-nums`}>{num(r.attempts)}</td>

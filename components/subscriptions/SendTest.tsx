@@ -12,6 +12,7 @@ import { formatTime, useTimeZone } from "@/components/ui/time";
 import type { TestSendView as TestSend } from "@/lib/net/test-send";
 import { BusySubmit, LiveFieldset } from "@/components/ui/LiveButton";
 import { Card, ErrorState, Skeleton, btnPrimary, input, label as labelClass, ms } from "@/components/ui/kit";
+import { actorInWords } from "@/lib/words";
 
 type Catalog = { items: { type: string; deprecated: boolean; example: Record<string, unknown> | null }[] };
 
@@ -163,7 +164,7 @@ export function SendTest({ subscriptionId, canSend, eventTypes }: { subscription
                   <StatusText t={t} /> in {ms(t.latencyMs)} · {t.eventId ?? (t.eventType === "hookledger.ping" ? "ping" : `example ${t.eventType}`)}
                 </span>
                 <span className="text-xs text-slate-600">
-                  {formatTime(t.sentAt, tz)} by {t.actor}
+                  {formatTime(t.sentAt, tz)} by {actorInWords(t.actor)}
                 </span>
               </li>
             ))}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { count, noun, num, possessive } from "@/lib/words";
+import { actorInWords, count, noun, num, possessive } from "@/lib/words";
 
 describe("numbers in words", () => {
   it("groups thousands the same way whatever the process's locale", () => {
@@ -21,5 +21,16 @@ describe("possessive", () => {
   it("adds an apostrophe alone after a final s", () => {
     expect(possessive("Lincoln USD")).toBe("Lincoln USD's");
     expect(possessive("Jefferson County Schools")).toBe("Jefferson County Schools'");
+  });
+});
+
+describe("who did it", () => {
+  it("names a user by address, a token and a portal by what they are, and the schedule as hookledger", () => {
+    expect(actorInWords("user:ana@lincoln.example")).toBe("ana@lincoln.example");
+    expect(actorInWords("token:deploy:prod")).toBe("API token “deploy:prod”");
+    expect(actorInWords("portal:lincoln")).toBe("the district portal of lincoln");
+    expect(actorInWords("system")).toBe("hookledger");
+    expect(actorInWords("cli:ops@host-1")).toBe("the command line (ops@host-1)");
+    expect(actorInWords("someone")).toBe("someone");
   });
 });

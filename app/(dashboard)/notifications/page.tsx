@@ -131,11 +131,7 @@ export default async function NotificationsPage({ searchParams }: { searchParams
         showTenant={global}
         tenantName={tenantName}
         contactsHint={
-          global
-            ? undefined
-            : mayChangeContacts(viewer)
-              ? "Add an address above to be told next time."
-              : "A manager of your district sets the addresses on this page."
+          global ? undefined : mayChangeContacts(viewer) ? "Add an address above to be told next time." : "A manager of your district sets the addresses on this page."
         }
         emptyTitle={
           unknownTenant

@@ -6,7 +6,7 @@ import type { RedriveBatchPage } from "@/lib/redrive/redrive-batches";
 import { DataTable, EmptyState, PageHeader, STATUS_STYLE, btn, btnPrimary, stackedCell, stackedRow } from "@/components/ui/kit";
 import { Time, useFormatTime } from "@/components/ui/time";
 import { BATCHES_SHOWN, KIND_LABEL, KIND_STYLE, KIND_VERB, describeBatch } from "@/components/redrive/batch-kind";
-import { num } from "@/lib/words";
+import { actorInWords, num } from "@/lib/words";
 
 const KINDS = ["redrive", "recover", "backfill"] as const;
 
@@ -101,7 +101,7 @@ export function RedriveBatchesClient({
                 {b.reason}
               </td>
               <td className={`${stackedCell()} text-slate-700 sm:px-3 sm:py-2`}>{describeBatch(b.kind, b.filter as Record<string, unknown>, fmtTime)}</td>
-              <td className={`${stackedCell(true)} text-slate-600 sm:px-3 sm:py-2 sm:text-slate-900`}>{b.actor.replace(/^user:/, "")}</td>
+              <td className={`${stackedCell(true)} text-slate-600 sm:px-3 sm:py-2 sm:text-slate-900`}>{actorInWords(b.actor)}</td>
               <td className={`${stackedCell(true)} text-slate-600 sm:whitespace-nowrap sm:px-3 sm:py-2 sm:text-slate-900`}>
                 <Time iso={b.createdAt} relative={false} />
               </td>

@@ -17,7 +17,7 @@ import {
   RESOLUTION_LABELS,
   labelOf,
 } from "@/components/ui/labels";
-import { num } from "@/lib/words";
+import { actorInWords, num } from "@/lib/words";
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 
 type Item =
@@ -33,7 +33,7 @@ function AttemptRow({ a }: { a: DeliveryDetail["attempts"][number] }) {
     ["Status", a.statusCode ? `HTTP ${a.statusCode}` : "no HTTP answer"],
     ["Error class", a.errorClass ? `${labelOf(ERROR_CLASS_LABELS, a.errorClass)} (${a.errorClass})` : "—"],
     ["Duration", a.durationMs != null ? `${a.durationMs} ms` : "—"],
-    ["Trigger", `${labelOf(ATTEMPT_TRIGGER_LABELS, a.trigger)}${a.actor ? ` by ${a.actor}` : ""}`],
+    ["Trigger", `${labelOf(ATTEMPT_TRIGGER_LABELS, a.trigger)}${a.actor ? ` by ${actorInWords(a.actor)}` : ""}`],
     ["Retry-After", a.retryAfterSeconds != null ? `${a.retryAfterSeconds} s` : "—"],
     ["Worker", a.workerId ?? "—"],
   ];
@@ -118,7 +118,7 @@ function Timeline({ d, now }: { d: DeliveryDetail; now: string }) {
                 <p className="font-medium text-slate-900">
                   {sentenceCase(labelOf(AUDIT_ACTION_LABELS, it.e.action))}
                   {it.e.action === "delivery.resolve" && ` as ${labelOf(RESOLUTION_LABELS, (it.e.details as { resolution?: string } | null)?.resolution)}`} by{" "}
-                  {it.e.actor.replace(/^user:/, "")}
+                  {actorInWords(it.e.actor)}
                 </p>
                 {it.e.reason && <p className="text-sm text-slate-700">Why: {it.e.reason}</p>}
                 <CorrectedEventLink details={it.e.details} />
@@ -131,7 +131,7 @@ function Timeline({ d, now }: { d: DeliveryDetail; now: string }) {
                   <Link href={`/deliveries/${it.c.deliveryId}`} className="break-all font-mono text-xs text-blue-700 hover:underline">
                     {it.c.deliveryId}
                   </Link>{" "}
-                  was resolved as fixed at source by {it.c.actor.replace(/^(user|token):/, "")}
+                  was resolved as fixed at source by {actorInWords(it.c.actor)}
                 </p>
                 {it.c.reason && <p className="text-sm text-slate-700">Why: {it.c.reason}</p>}
               </div>

@@ -9,7 +9,7 @@ import { STATUS_STYLE, btn, btnDanger, card, input, label } from "@/components/u
 import { Time, useFormatTime } from "@/components/ui/time";
 import { KIND_VERB, batchHeading, describeBatch } from "@/components/redrive/batch-kind";
 import { BusySubmit, LiveButton } from "@/components/ui/LiveButton";
-import { num } from "@/lib/words";
+import { actorInWords, num } from "@/lib/words";
 
 function Stat({ name, value, hint, tone }: { name: string; value: number; hint?: string; tone?: string }) {
   return (
@@ -129,7 +129,7 @@ export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial:
           </p>
           <h1 className="mt-1 text-2xl font-semibold">{batchHeading(b)}</h1>
           <p className="mt-1 text-sm text-slate-700">
-            “{b.reason}” by {b.actor.replace(/^user:/, "")} at <Time iso={b.createdAt} relative={false} />. {b.kind === "redrive" ? "Filter" : "Selection"}:{" "}
+            “{b.reason}” by {actorInWords(b.actor)} at <Time iso={b.createdAt} relative={false} />. {b.kind === "redrive" ? "Filter" : "Selection"}:{" "}
             {describeBatch(b.kind, b.filter as Record<string, unknown>, fmtTime)}; {b.ratePerSecond}/s
             {b.latestStateWins ? "; latest state wins" : ""}.
           </p>
@@ -164,7 +164,7 @@ export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial:
           {pct}% handled
           {b.status === "running" && b.etaSeconds !== null ? `, about ${b.etaSeconds} s to go at ${b.ratePerSecond}/s` : ""}
           {b.status === "cancelled"
-            ? `; cancelled by ${b.cancelledBy?.replace(/^user:/, "")} at ${fmtTime(b.finishedAt)}: ${num(b.remaining)} not reached ${NOT_REACHED[b.kind] ?? NOT_REACHED.redrive}`
+            ? `; cancelled by ${b.cancelledBy ? actorInWords(b.cancelledBy) : "someone"} at ${fmtTime(b.finishedAt)}: ${num(b.remaining)} not reached ${NOT_REACHED[b.kind] ?? NOT_REACHED.redrive}`
             : ""}
           {b.status === "done" ? ` at ${fmtTime(b.finishedAt)}` : ""}
         </p>
