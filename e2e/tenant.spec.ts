@@ -14,6 +14,7 @@ import { randomBytes } from "node:crypto";
 import { expect, test, type Page } from "@playwright/test";
 import { api, cli, deliveryFor, signIn, signInWith } from "./helpers";
 import { closeE2eDb, e2eDb, settleDelivery, shot } from "./dashboard-seed";
+import { createDistrict, signInAsManager } from "./district";
 
 const run = Date.now().toString(36);
 const L = { id: `lincoln_${run}`, name: `Lincoln USD ${run}`, sub: `sub_lin_${run}`, subName: `Lincoln SIS ${run}`, student: `stu_lin_${run}`, event: `evt_lin_${run}` };
@@ -450,4 +451,15 @@ test("with thousands of districts, an admin picks one past the first 5,000 by ty
   await page.goto(`/audit?tenant=${far.id}`);
   await expect(page.getByLabel("Tenant", { exact: true })).toHaveValue(far.id);
   await expect(page.getByTestId("audit-tenant").first()).toContainText(far.name);
+});
+
+test("a district with no endpoints yet is pointed to where it makes one", async ({ page }) => {
+  const run = Date.now().toString(36);
+  const d = await createDistrict(`empty_${run}`, `Birch Hill ${run}`);
+  await signInAsManager(page, d);
+  await page.goto("/");
+  const empty = page.getByText("No endpoints yet").locator("..");
+  await expect(empty).toContainText("Create one from Subscriptions");
+  await empty.getByRole("link", { name: "Subscriptions" }).click();
+  await expect(page).toHaveURL(/\/subscriptions$/);
 });

@@ -90,7 +90,13 @@ export function DistrictOverview({ district }: { district: NonNullable<ViewerTen
       ) : res.isError && !res.data ? (
         <ErrorState error={res.error} retry={() => res.refetch()} />
       ) : items.length === 0 ? (
-        <EmptyState title="No endpoints yet">Create one from Subscriptions, or ask the platform&apos;s support team to.</EmptyState>
+        <EmptyState title="No endpoints yet">
+          Create one from{" "}
+          <Link href="/subscriptions" className="text-blue-700 hover:underline">
+            Subscriptions
+          </Link>
+          , or ask the platform&apos;s support team to.
+        </EmptyState>
       ) : (
         <ul className="grid grid-cols-1 gap-3 lg:grid-cols-2">
           {items.map((s) => (

@@ -54,7 +54,7 @@ export function ServerError({ error, retry }: { error: unknown; retry: () => voi
       <div className="space-y-3">
         <h1 className="text-2xl font-semibold">hookledger cannot reach its database</h1>
         <div role="alert" className="space-y-2 rounded-lg border border-amber-300 bg-amber-50 px-4 py-3 text-sm text-amber-950">
-          <p className="font-medium">The database is stopped or restarting, so nothing can be looked up right now.</p>
+          <p className="font-medium">The database is stopped or restarting, so this page cannot be shown right now.</p>
           <p>
             The workers wait for it and carry on by themselves once it is back; publishers are answered 503 and asked to retry. This page tries again every few seconds
             and shows itself when the database answers.
