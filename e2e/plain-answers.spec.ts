@@ -173,7 +173,7 @@ test("a send whose worker stopped says no answer was recorded and when it is tak
     const card = page.getByTestId("delivery-result").first();
     // Visible, not only in the page: until the streamed page replaces the loading shell, it sits there hidden.
     await expect(card).toBeVisible();
-    await expect(card).toContainText(/No answer recorded: attempt 1 of \d+ to Cedar Falls Schools began at .* and its time is up, as when the worker sending it stops\./);
+    await expect(card).toContainText(/No answer recorded: attempt 1 of \d+ to Cedar Falls Schools began at .* and its time is up, as when sending is interrupted\./);
     await expect(card).toContainText(/taken back at .* and sent again, with the same delivery key/);
     await shot(page, "lookup-send-overdue-1280");
     await page.goto(`/deliveries/${id}`);

@@ -17,6 +17,7 @@ import {
   type ErrorClass,
   type SubscriptionState,
   ERROR_CLASS_WORDS,
+  INTERRUPTED_ERROR_CLASSES,
 } from "@/lib/ledger/states";
 import type { AuditAction, AuditTargetType } from "@/lib/audit";
 
@@ -48,7 +49,7 @@ export const ATTEMPT_OUTCOME_SENTENCES: Record<AttemptOutcome, string> = {
   delivered: "Delivered",
   retry: "Failed, will retry",
   dead_letter: "Failed, dead-lettered",
-  abandoned: "Abandoned: the worker's lease expired",
+  abandoned: "Abandoned: sending was interrupted before an answer was recorded; the endpoint may have received it",
 };
 
 export const ATTEMPT_TRIGGER_LABELS: Record<AttemptTrigger, string> = {
@@ -176,6 +177,8 @@ function oneLine(text: string): string {
  */
 export function answerWords(statusCode: number | null, errorClass: string | null, said?: string | null): string {
   const head = statusCode ? `HTTP ${statusCode}` : labelOf(ERROR_CLASS_LABELS, errorClass, "no answer");
+  // Nothing the endpoint said: the stored message tells of hookledger's worker and lease.
+  if (!statusCode && errorClass && INTERRUPTED_ERROR_CLASSES.includes(errorClass)) return head;
   const text = oneLine(said ?? "");
   const repeatsStatus = statusCode !== null && new RegExp(`^(HTTP\\s*)?${statusCode}$`, "i").test(text);
   return !text || repeatsStatus || text.toLowerCase() === head.toLowerCase() ? head : `${head} “${text}”`;

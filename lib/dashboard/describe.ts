@@ -3,7 +3,7 @@
 // formatter so the browser shows them in the viewer's own time zone.
 import type { DeliveryWithAttempts } from "../ledger/read/types";
 import { count } from "../words";
-import { ERROR_CLASS_WORDS } from "../ledger/states";
+import { ERROR_CLASS_WORDS, INTERRUPTED_ERROR_CLASSES, type ErrorClass } from "../ledger/states";
 
 /** A delivery with its attempts (lib/ledger/read/types.ts) and, where the reader has it, its event's subject. */
 export type DeliveryLite = DeliveryWithAttempts & {
@@ -104,12 +104,20 @@ function wordsOf(body: unknown): string | null {
   return null;
 }
 
+/** An error class in the dashboard's words ("dns" → "DNS failure"); one it does not know, with spaces for underscores. */
+function classInWords(errorClass: string): string {
+  return ERROR_CLASS_WORDS[errorClass as ErrorClass] ?? errorClass.replace(/_/g, " ");
+}
+
+const INTERRUPTED = INTERRUPTED_ERROR_CLASSES;
+
 /** "HTTP 503", "timeout", "HTTP 503 upstream down"…: the status once, then any words the message adds. */
 export function answerOf(statusCode: number | null, errorClass: string | null, message?: string | null): string {
   const said = message?.trim().replace(new RegExp(`^(HTTP )?${statusCode ?? "\\d{3}"}\\b:?\\s*`), "") ?? "";
   const msg = said ? ` ${said.slice(0, 80)}` : "";
   if (statusCode) return `HTTP ${statusCode}${msg}`;
-  if (errorClass) return `${ERROR_CLASS_WORDS[errorClass as keyof typeof ERROR_CLASS_WORDS] ?? errorClass.replace(/_/g, " ")}${msg}`;
+  if (errorClass && INTERRUPTED.includes(errorClass)) return `none recorded (${classInWords(errorClass)})`;
+  if (errorClass) return `${classInWords(errorClass)}${msg}`;
   return msg.trim() || "no answer";
 }
 
@@ -129,7 +137,8 @@ function whoSaidWhat(d: DeliveryLite): string {
   if (status) return `answered HTTP ${status}${quote ? ` ${quote}` : ""}`;
   const cls = last?.errorClass ?? d.lastErrorClass;
   if (cls === "target_blocked") return "could not be sent to: its address is not allowed";
-  if (cls) return `did not answer (${cls.replace(/_/g, " ")})${quote ? ` ${quote}` : ""}`;
+  if (cls && INTERRUPTED.includes(cls)) return "may have received it, but no answer was recorded";
+  if (cls) return `did not answer (${classInWords(cls)})${quote ? ` ${quote}` : ""}`;
   return "was not reached";
 }
 
@@ -163,7 +172,7 @@ export function describeDelivery(d: DeliveryLite, fmt: TimeFmt): { tone: "ok" | 
       if (d.sending?.overdue)
         return {
           tone: "wait",
-          text: `No answer recorded: attempt ${d.attemptCount + 1} of ${d.maxAttempts} to ${d.subscriptionName} began at ${fmt(d.sending.since)} and its time is up, as when the worker sending it stops. If no result comes, it is taken back at ${fmt(d.sending.takenBackAt)} and sent again, with the same delivery key`,
+          text: `No answer recorded: attempt ${d.attemptCount + 1} of ${d.maxAttempts} to ${d.subscriptionName} began at ${fmt(d.sending.since)} and its time is up, as when sending is interrupted. If no result comes, it is taken back at ${fmt(d.sending.takenBackAt)} and sent again, with the same delivery key`,
         };
       return { tone: "wait", text: `Sending now: attempt ${d.attemptCount + 1} of ${d.maxAttempts} to ${d.subscriptionName}` };
     case "scheduled":
@@ -234,7 +243,11 @@ function receiptStatus(d: DeliveryLite, fmt: TimeFmt): string {
 /** One attempt in words: "Attempt 2 on 29 Nov 2026, 14:03:12 UTC: answered HTTP 200, accepted." */
 function attemptLine(a: DeliveryLite["attempts"][number], fmt: TimeFmt): string {
   const quote = quoteAnswer(a.responseExcerpt) ?? quoteAnswer(a.errorMessage);
-  const said = a.statusCode ? `answered HTTP ${a.statusCode}${quote ? ` ${quote}` : ""}` : `no answer (${(a.errorClass ?? "unknown").replace(/_/g, " ")})`;
+  const said = a.statusCode
+    ? `answered HTTP ${a.statusCode}${quote ? ` ${quote}` : ""}`
+    : a.errorClass && INTERRUPTED.includes(a.errorClass)
+      ? `${classInWords(a.errorClass)} before an answer was recorded (it may have been received)`
+      : `no answer (${a.errorClass ? classInWords(a.errorClass) : "unknown"})`;
   const outcome: Record<string, string> = { delivered: "accepted", retry: "will be retried", dead_letter: "not retried" };
   const by = a.trigger !== "scheduled" ? `, sent by hand${a.actor ? ` by ${a.actor.replace(/^(user|token):/, "")}` : ""}` : "";
   return `- Attempt ${a.attemptNumber} on ${fmt(a.startedAt)}: ${said}, ${outcome[a.outcome] ?? a.outcome.replace(/_/g, " ")}${by}.`;

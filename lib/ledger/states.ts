@@ -52,9 +52,18 @@ export const ERROR_CLASS_WORDS: Record<ErrorClass, string> = {
   http_410: "HTTP 410 Gone",
   redirect: "redirect (3xx)",
   target_blocked: "target blocked",
-  lease_expired: "lease expired",
-  shutdown: "worker shut down",
+  // The two ways an attempt ends without its answer recorded (docs/GLOSSARY.md, Attempts): said as what the district
+  // sees, not as the ledger's lease or the worker process, which a district has never heard of.
+  lease_expired: "sending interrupted",
+  shutdown: "sending interrupted by a shutdown",
 };
+
+/**
+ * The classes of an attempt whose answer was never recorded because sending stopped mid-way (its worker died or shut
+ * down): the endpoint may have answered, so pages do not say them as the endpoint's silence, and the message stored
+ * with them is hookledger's own account of its worker, not the endpoint's words.
+ */
+export const INTERRUPTED_ERROR_CLASSES: readonly string[] = ["lease_expired", "shutdown"] satisfies ErrorClass[];
 
 /** deliveries.dead_letter_reason: the classifier's map, and the same values as a list for filters. */
 export { DEAD_LETTER_REASONS, type DeadLetterReason };

@@ -152,7 +152,7 @@ describe("a send with no answer recorded", () => {
     expect(s.sending).toMatchObject({ overdue: true });
     const said = describeDelivery(s, utc);
     expect(said.text).toBe(
-      `No answer recorded: attempt 1 of ${s.maxAttempts} to Maple Grove Public Schools began at ${utc(s.sending!.since)} and its time is up, as when the worker sending it stops. If no result comes, it is taken back at ${utc(s.sending!.takenBackAt)} and sent again, with the same delivery key`,
+      `No answer recorded: attempt 1 of ${s.maxAttempts} to Maple Grove Public Schools began at ${utc(s.sending!.since)} and its time is up, as when sending is interrupted. If no result comes, it is taken back at ${utc(s.sending!.takenBackAt)} and sent again, with the same delivery key`,
     );
     expect(deliveryReceipt(s, utc)).toContain(
       `It is being sent to Maple Grove Public Schools, and no answer has been recorded yet; if none comes, it will be sent again automatically after ${utc(s.sending!.takenBackAt)}.`,

@@ -18,6 +18,7 @@ import {
   labelOf,
 } from "@/components/ui/labels";
 import { actorInWords, num } from "@/lib/words";
+import { INTERRUPTED_ERROR_CLASSES } from "@/lib/ledger/states";
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 
 type Item =
@@ -28,15 +29,21 @@ type Item =
 
 const sentenceCase = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
-function AttemptRow({ a }: { a: DeliveryDetail["attempts"][number] }) {
+/**
+ * One attempt's facts. A district's viewer gets them in its words: the error class without the ledger's name for it,
+ * no worker process id, and no message hookledger wrote about its own worker when sending was interrupted (the
+ * outcome's sentence says what that means for the endpoint); engineers keep all three to find the process.
+ */
+function AttemptRow({ a, district }: { a: DeliveryDetail["attempts"][number]; district: boolean }) {
   const facts: [string, React.ReactNode][] = [
     ["Status", a.statusCode ? `HTTP ${a.statusCode}` : "no HTTP answer"],
-    ["Error class", a.errorClass ? `${labelOf(ERROR_CLASS_LABELS, a.errorClass)} (${a.errorClass})` : "—"],
+    ["Error class", a.errorClass ? `${labelOf(ERROR_CLASS_LABELS, a.errorClass)}${district ? "" : ` (${a.errorClass})`}` : "—"],
     ["Duration", a.durationMs != null ? `${a.durationMs} ms` : "—"],
     ["Trigger", `${labelOf(ATTEMPT_TRIGGER_LABELS, a.trigger)}${a.actor ? ` by ${actorInWords(a.actor)}` : ""}`],
     ["Retry-After", a.retryAfterSeconds != null ? `${a.retryAfterSeconds} s` : "—"],
-    ["Worker", a.workerId ?? "—"],
+    ...(district ? [] : ([["Worker", a.workerId ?? "—"]] as [string, React.ReactNode][])),
   ];
+  const message = district && a.errorClass && INTERRUPTED_ERROR_CLASSES.includes(a.errorClass) ? null : a.errorMessage;
   return (
     <div>
       <p className="font-medium text-slate-900">
@@ -58,7 +65,7 @@ function AttemptRow({ a }: { a: DeliveryDetail["attempts"][number] }) {
           </div>
         ))}
       </dl>
-      {a.errorMessage && <p className="mt-1 text-sm text-red-900">{a.errorMessage}</p>}
+      {message && <p className="mt-1 text-sm text-red-900">{message}</p>}
       {a.responseExcerpt && (
         <details className="mt-1 text-sm">
           <summary className="cursor-pointer text-slate-600 hover:text-slate-900">Response excerpt</summary>
@@ -85,6 +92,7 @@ function CorrectedEventLink({ details }: { details: unknown }) {
 
 /** What happened to the delivery, oldest first: its creation, every attempt, every operator decision, and where it is now. */
 function Timeline({ d, now }: { d: DeliveryDetail; now: string }) {
+  const district = useViewerTenant() !== null;
   const items: Item[] = [
     { kind: "created" as const, at: d.createdAt },
     ...d.attempts.map((a) => ({ kind: "attempt" as const, at: a.startedAt, a })),
@@ -112,7 +120,7 @@ function Timeline({ d, now }: { d: DeliveryDetail; now: string }) {
             />
             <Time iso={it.at} className="text-xs text-slate-600" />
             {it.kind === "created" && <p className="font-medium text-slate-900">Event published; delivery queued</p>}
-            {it.kind === "attempt" && <AttemptRow a={it.a} />}
+            {it.kind === "attempt" && <AttemptRow a={it.a} district={district} />}
             {it.kind === "audit" && (
               <div>
                 <p className="font-medium text-slate-900">
