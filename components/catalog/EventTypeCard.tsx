@@ -25,13 +25,23 @@ function FieldTable({ fields }: { fields: SchemaField[] }) {
   );
 }
 
-function Subscriptions({ subs, total }: { subs: EventTypeView["subscriptions"]; total: number }) {
-  if (subs.length === 0) return <p className="text-sm text-slate-600">None of your subscriptions take this type.</p>;
+/** How a district's viewer reads the card: whether it may add the type to one of its subscriptions itself. */
+type DistrictView = { canSubscribe: boolean };
+
+function Subscriptions({ subs, total, district }: { subs: EventTypeView["subscriptions"]; total: number; district?: DistrictView }) {
+  if (subs.length === 0)
+    return (
+      <p className="text-sm text-slate-600" data-testid="catalog-subscriptions-none">
+        {district
+          ? `None of your subscriptions receive it.${district.canSubscribe ? " To receive it, add it to a subscription's event types (Edit configuration on the subscription's page)." : ""}`
+          : "None of your subscriptions take this type."}
+      </p>
+    );
   return (
     <>
       {total > subs.length && (
         <p className="text-sm text-slate-700" data-testid="catalog-subscriptions-more">
-          {count(total, "subscription")} take this type; the first {num(subs.length)} by name:
+          {count(total, "subscription")} {district ? "receive it" : "take this type"}; the first {num(subs.length)} by name:
         </p>
       )}
       <ul className="flex flex-wrap gap-2 text-sm">
@@ -40,7 +50,9 @@ function Subscriptions({ subs, total }: { subs: EventTypeView["subscriptions"]; 
             <Link href={`/subscriptions/${encodeURIComponent(s.id)}`} className="text-blue-700 underline">
               {s.name}
             </Link>
-            {s.state !== "active" && <span className="ml-1 text-xs text-slate-600">({s.state})</span>}
+            {s.state !== "active" && (
+              <span className="ml-1 text-xs text-slate-600">({district && s.state === "paused" ? "paused: held until you resume it" : s.state})</span>
+            )}
           </li>
         ))}
       </ul>
@@ -75,7 +87,20 @@ function SignedRequest({ signed }: { signed: SignedExampleView }) {
   );
 }
 
-export function EventTypeCard({ t, fields, signed, editor }: { t: EventTypeView; fields: SchemaField[]; signed: SignedExampleView | null; editor?: React.ReactNode }) {
+/** `district`: the viewer is a district (its own account or its portal), which reads the card in its own words. */
+export function EventTypeCard({
+  t,
+  fields,
+  signed,
+  editor,
+  district,
+}: {
+  t: EventTypeView;
+  fields: SchemaField[];
+  signed: SignedExampleView | null;
+  editor?: React.ReactNode;
+  district?: DistrictView;
+}) {
   const id = `type-${t.type.replace(/[^a-z0-9]/g, "-")}`;
   return (
     <Card
@@ -93,6 +118,7 @@ export function EventTypeCard({ t, fields, signed, editor }: { t: EventTypeView;
       actions={editor}
     >
       <div className="space-y-3" data-testid="event-type" data-type={t.type}>
+        {district && <h3 className="text-sm font-semibold text-slate-900">What it is and when it is sent</h3>}
         <p className="text-sm text-slate-800">{t.description}</p>
         <div>
           <h3 className="text-sm font-semibold text-slate-900">Fields of data</h3>
@@ -118,14 +144,15 @@ export function EventTypeCard({ t, fields, signed, editor }: { t: EventTypeView;
             </pre>
           </div>
         )}
-        {t.summaryFields.length > 0 && (
+        {/* Which fields name an event on the Lookup page: the catalog's setting, for those who keep it. */}
+        {t.summaryFields.length > 0 && !district && (
           <p className="text-xs text-slate-700">
             Lookup cards show: <code className="font-mono">{t.summaryFields.join(", ")}</code>
           </p>
         )}
         <div>
-          <h3 className="text-sm font-semibold text-slate-900">Subscriptions that take it</h3>
-          <Subscriptions subs={t.subscriptions} total={t.subscriptionCount} />
+          <h3 className="text-sm font-semibold text-slate-900">{district ? "Your subscriptions that receive it" : "Subscriptions that take it"}</h3>
+          <Subscriptions subs={t.subscriptions} total={t.subscriptionCount} district={district} />
         </div>
         {signed && <SignedRequest signed={signed} />}
       </div>

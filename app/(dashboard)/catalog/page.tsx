@@ -1,6 +1,7 @@
 // The event catalog: every event type hookledger sends, with its fields, an example, the viewer's subscriptions
 // that take it and a signed example request. Every reader sees it, a district's own accounts and portal included
-// (the catalog is global; only the subscriptions are the district's). Engineers and admins add and change types.
+// (the catalog is global; only the subscriptions are the district's), a district in its own words. Engineers and
+// admins add and change types.
 import type { Metadata } from "next";
 import { requireViewer } from "@/lib/auth/session";
 import { canAs } from "@/lib/auth/permissions";
@@ -19,6 +20,10 @@ export const metadata: Metadata = { title: "Event types" };
 export default async function CatalogPage() {
   const viewer = await requireViewer("event_types.read");
   const canManage = canAs(viewer, "event_types.manage");
+  // A district (its own account or its portal) reads the catalog to build its endpoint: what it will receive, not
+  // how the platform spreads a change or what the lookup cards name.
+  const district = Boolean(viewer.tenantId);
+  const canSubscribe = canAs(viewer, "subscriptions.update");
   const types = await listEventTypes(getPrisma(), viewer);
   const now = new Date();
   return (
@@ -26,16 +31,27 @@ export default async function CatalogPage() {
       <PageHeader
         title="Event types"
         description={
-          <>
-            The events hookledger sends, what each means and the fields its <code>data</code> carries. A publish whose data does not match its type&apos;s schema is
-            refused with the field that is wrong, so it never reaches an endpoint. Changes reach every server within {CATALOG_TTL_MS / 1000} seconds.
-          </>
+          district ? (
+            <>
+              The events your endpoints can receive: what each one is and when it is sent, the fields its <code>data</code> carries, an example, and which of your
+              subscriptions receive it. An event whose data does not match its type&apos;s fields is refused before it is sent, so your endpoint never receives one.
+            </>
+          ) : (
+            <>
+              The events hookledger sends, what each means and the fields its <code>data</code> carries. A publish whose data does not match its type&apos;s schema is
+              refused with the field that is wrong, so it never reaches an endpoint. Changes reach every server within {CATALOG_TTL_MS / 1000} seconds.
+            </>
+          )
         }
         actions={canManage ? <NewEventTypeButton /> : undefined}
       />
       {types.length === 0 ? (
         <EmptyState title="No event types are catalogued yet.">
-          {canManage ? "Add one with New event type: its description, a JSON Schema and an example." : "An engineer adds them; events are sent all the same."}
+          {canManage
+            ? "Add one with New event type: its description, a JSON Schema and an example."
+            : district
+              ? "None is described here yet; your endpoints receive events all the same."
+              : "An engineer adds them; events are sent all the same."}
         </EmptyState>
       ) : (
         types.map((t) => {
@@ -47,6 +63,7 @@ export default async function CatalogPage() {
               fields={schemaFields(t.schema)}
               signed={signed && { text: requestText(signed), secret: signed.secret, headers: signed.headers, body: signed.body }}
               editor={canManage ? <EventTypeActions existing={t} /> : undefined}
+              district={district ? { canSubscribe } : undefined}
             />
           );
         })
