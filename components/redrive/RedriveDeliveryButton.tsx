@@ -22,5 +22,6 @@ export async function RedriveDeliveryButton({ deliveryId, state }: { deliveryId:
       </p>
     ) : null;
   }
-  return <RedriveDeliveryControl deliveryId={deliveryId} state={state} portal={viewer.kind === "portal"} />;
+  // A district (its portal or its own account) sends its own delivery again, in its words.
+  return <RedriveDeliveryControl deliveryId={deliveryId} state={state} district={Boolean(viewer.tenantId)} />;
 }

@@ -5,12 +5,14 @@
 // fresh attempt budget; scheduled ones are retried now. Other states have
 // nothing to redrive, so nothing is shown.
 import { useState } from "react";
+import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { apiFetch } from "@/lib/client/api";
 import { btnPrimary } from "@/components/ui/kit";
 import { ReasonDialog } from "@/components/ui/ReasonDialog";
 import { LiveButton } from "@/components/ui/LiveButton";
 import { OPERATOR_REASON_TITLE } from "@/components/ui/labels";
+import { inactiveSubscriptionOf, type InactiveSubscription } from "@/components/subscriptions/HeldSubscriptionNote";
 
 function Done({ text }: { text: string | null }) {
   if (!text) return null;
@@ -22,7 +24,7 @@ function Done({ text }: { text: string | null }) {
 }
 
 /**
- * A district in its portal sends its own delivery to its own endpoint: in its words ("Send again", why it does it),
+ * A district (in its portal or signed in to its own account) sends its own delivery to its own endpoint: in its words ("Send again", why it does it),
  * not an operator's redrive with an incident id. The request, the audit row and what the ledger does are the same.
  */
 const WORDS = {
@@ -35,7 +37,7 @@ const WORDS = {
     reasonLabel: `${OPERATOR_REASON_TITLE} (incident or ticket id)`,
     placeholder: "INC-2231: Lincoln fixed their importer",
   },
-  portal: {
+  district: {
     redrive: "Send again",
     redriveTitle: "Send this delivery again",
     redriveDescription:
@@ -47,14 +49,16 @@ const WORDS = {
   },
 } as const;
 
-export function RedriveDeliveryControl({ deliveryId, state, onDone, portal = false }: { deliveryId: string; state: string; onDone?: () => void; portal?: boolean }) {
+export function RedriveDeliveryControl({ deliveryId, state, onDone, district = false }: { deliveryId: string; state: string; onDone?: () => void; district?: boolean }) {
   const router = useRouter();
   const [open, setOpen] = useState(false);
   const [done, setDone] = useState<string | null>(null);
+  // Refused because its subscription is paused or disabled: the refusal says to resume it there, and this goes there.
+  const [held, setHeld] = useState<InactiveSubscription | null>(null);
 
   if (state !== "dead_letter" && state !== "resolved" && state !== "scheduled") return <Done text={done} />;
   const isRedrive = state !== "scheduled";
-  const w = WORDS[portal ? "portal" : "staff"];
+  const w = WORDS[district ? "district" : "staff"];
   const label = isRedrive ? w.redrive : "Retry now";
 
   if (!open)
@@ -68,21 +72,37 @@ export function RedriveDeliveryControl({ deliveryId, state, onDone, portal = fal
     );
 
   return (
-    <ReasonDialog
-      title={isRedrive ? w.redriveTitle : "Retry now this delivery"}
-      description={isRedrive ? w.redriveDescription : "Attempt this delivery now instead of waiting for its scheduled retry."}
-      reasonLabel={w.reasonLabel}
-      placeholder={w.placeholder}
-      submitLabel={isRedrive ? w.redriveSubmit : "Retry now"}
-      failMessage={portal ? "The delivery could not be sent again; try again." : "The redrive failed; try again."}
-      onCancel={() => setOpen(false)}
-      onSubmit={async (reason) => {
-        await apiFetch(`/api/v1/deliveries/${encodeURIComponent(deliveryId)}/redrive`, { body: { reason } });
-        setDone(isRedrive ? w.redriven : "Retrying now: the delivery is due.");
-        setOpen(false);
-        onDone?.();
-        router.refresh();
-      }}
-    />
+    <div className="flex flex-col gap-2">
+      <ReasonDialog
+        title={isRedrive ? w.redriveTitle : "Retry now this delivery"}
+        description={isRedrive ? w.redriveDescription : "Attempt this delivery now instead of waiting for its scheduled retry."}
+        reasonLabel={w.reasonLabel}
+        placeholder={w.placeholder}
+        submitLabel={isRedrive ? w.redriveSubmit : "Retry now"}
+        failMessage={district ? "The delivery could not be sent again; try again." : "The redrive failed; try again."}
+        onCancel={() => {
+          setOpen(false);
+          setHeld(null);
+        }}
+        onSubmit={async (reason) => {
+          setHeld(null);
+          try {
+            await apiFetch(`/api/v1/deliveries/${encodeURIComponent(deliveryId)}/redrive`, { body: { reason } });
+          } catch (err) {
+            setHeld(inactiveSubscriptionOf(err));
+            throw err;
+          }
+          setDone(isRedrive ? w.redriven : "Retrying now: the delivery is due.");
+          setOpen(false);
+          onDone?.();
+          router.refresh();
+        }}
+      />
+      {held && (
+        <Link href={`/subscriptions/${encodeURIComponent(held.subscriptionId)}`} className="text-sm text-blue-700 underline" data-testid="held-subscription-link">
+          Open the subscription to {held.state === "paused" ? "resume it" : "fix and resume it"}
+        </Link>
+      )}
+    </div>
   );
 }

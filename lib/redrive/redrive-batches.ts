@@ -33,9 +33,27 @@ export const SAMPLE_SIZE = 10;
 
 type SubRow = { id: string; name: string; tenant?: string | null; state: string; stateReason: string | null };
 
-/** The message that says what to do when a subscription is not active (docs/STYLE.md: errors say what to do). */
-export function inactiveSubscriptionMessage(sub: SubRow): string {
+/**
+ * A district's person in the dashboard (its own account or its portal) sends one of its deliveries again from the
+ * delivery's page: it is told what to do there, on its subscription's page, in its words. Everyone else, and a
+ * district's API token (a program, read by whoever writes it), keeps the API call and the operators' words.
+ */
+export function speaksToDistrict(principal: Principal): boolean {
+  return Boolean(principal.tenantId) && principal.kind !== "token";
+}
+
+/**
+ * The message that says what to do when a subscription is not active (docs/STYLE.md: errors say what to do).
+ * `district`: said to a district in the dashboard (speaksToDistrict) about sending one delivery again.
+ */
+export function inactiveSubscriptionMessage(sub: SubRow, opts: { district?: boolean } = {}): string {
   const why = sub.stateReason ? ` (${sub.stateReason})` : "";
+  if (opts.district)
+    return sub.state === "paused"
+      ? `${sub.name} is paused${why}, so this delivery would only be held. Resume it first (Resume deliveries on the subscription's page, ` +
+          `Subscriptions › ${sub.name}), then send this delivery again.`
+      : `${sub.name} is disabled${why}: your endpoint answered that it is gone or refused it. Fix its URL and resume it first ` +
+          `(Edit configuration, then Resume deliveries, on the subscription's page, Subscriptions › ${sub.name}), then send this delivery again.`;
   if (sub.state === "paused")
     return (
       `Subscription ${sub.id} (${sub.name}) is paused${why}, so a redrive would only be held. ` +
@@ -68,7 +86,11 @@ export async function redriveDelivery(
     if (!d) throw notFound("Delivery", opts.id);
     const sub = (await findSubscription(tx, d.subscriptionId))!;
     if (d.state !== "dead_letter" && d.state !== "resolved" && d.state !== "scheduled") throw stateConflict(d.id, d.state, d.deliveredAt);
-    if (sub.state !== "active") throw new AppError("conflict", inactiveSubscriptionMessage(sub), { subscriptionId: sub.id, subscriptionState: sub.state });
+    if (sub.state !== "active")
+      throw new AppError("conflict", inactiveSubscriptionMessage(sub, { district: speaksToDistrict(opts.principal) }), {
+        subscriptionId: sub.id,
+        subscriptionState: sub.state,
+      });
 
     const action = d.state === "scheduled" ? "retry_now" : "redrive";
     const moved =

@@ -21,7 +21,7 @@ import { resendDelivery as resendRow } from "../ledger/sql/resend";
 import { findEventInScope } from "../ledger/sql/lookup-events";
 import { RESENDABLE_STATES, RESOLVABLE_STATES, type Resolution } from "../ledger/states";
 import { ZRedriveFilter, type TRedriveFilter } from "../redrive/redrive-input";
-import { inactiveSubscriptionMessage } from "../redrive/redrive-batches";
+import { inactiveSubscriptionMessage, speaksToDistrict } from "../redrive/redrive-batches";
 import { GLOBAL_SCOPE, scopeOf, subscriptionWhere, type Scope } from "../tenants/scope";
 
 const SAMPLE_SIZE = 10;
@@ -184,7 +184,11 @@ export async function resendDelivery(prisma: PrismaClient, opts: { id: string; r
     if (!RESENDABLE_STATES.includes(d.state as never)) throw wrongState(d.id, d.state, "resent", RESENDABLE_STATES);
     const sub = (await tx.subscription.findUnique({ where: { id: d.subscriptionId }, select: { id: true, name: true, state: true, stateReason: true } }))!;
     if (sub.state !== "active")
-      throw new AppError("conflict", inactiveSubscriptionMessage(sub).replace(/redrive/g, "resend"), { subscriptionId: sub.id, subscriptionState: sub.state });
+      throw new AppError(
+        "conflict",
+        speaksToDistrict(opts.principal) ? inactiveSubscriptionMessage(sub, { district: true }) : inactiveSubscriptionMessage(sub).replace(/redrive/g, "resend"),
+        { subscriptionId: sub.id, subscriptionState: sub.state },
+      );
     if (!(await resendRow(tx, d.id, opts.principal.actor))) {
       const now = (await getDelivery(tx, d.id))!;
       throw wrongState(d.id, now.state, "resent", RESENDABLE_STATES);

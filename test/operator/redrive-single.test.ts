@@ -4,6 +4,8 @@ import { createTestDatabase, tableCounts, type TestDb } from "../helpers/db";
 import { call, tokenFor } from "../helpers/api";
 import { seedDeadLetters, seedSubscription } from "../helpers/redrive-helpers";
 import * as redrive from "../../app/api/v1/deliveries/[id]/redrive/route";
+import { redriveDelivery } from "../../lib/redrive/redrive-batches";
+import type { Principal } from "../../lib/auth/principal";
 
 let db: TestDb;
 let engineer: string;
@@ -145,5 +147,42 @@ describe("POST /api/v1/deliveries/:id/redrive", () => {
     const row = (await db.pool.query("SELECT state, next_trigger FROM deliveries WHERE id = $1", [id])).rows[0];
     expect(row).toEqual({ state: "dead_letter", next_trigger: "scheduled" });
     expect(await db.prisma.auditEntry.count({ where: { targetId: id } })).toBe(0);
+  });
+});
+
+describe("a district sending its own dead letter again while its endpoint is paused or disabled", () => {
+  // The district's manager signed in to the dashboard, and the district's own API token.
+  const manager: Principal = { kind: "user", id: "usr_kent", role: "manager", actor: "user:it@kent.example", email: "it@kent.example", tenantId: "kent" };
+  const token: Principal = { kind: "token", id: "tok_kent", role: "manager", actor: "token:kent-sis", tenantId: "kent" };
+  beforeAll(async () => {
+    await db.pool.query("INSERT INTO tenants (id, name) VALUES ('kent', 'Kent USD')");
+    await seedSubscription(db, "sub_kent_paused", undefined, "paused");
+    await seedSubscription(db, "sub_kent_gone", undefined, "disabled");
+    await db.pool.query("UPDATE subscriptions SET tenant = 'kent' WHERE id IN ('sub_kent_paused', 'sub_kent_gone')");
+  });
+
+  async function refusal(subscriptionId: string, principal: Principal): Promise<string> {
+    const [id] = await seedDeadLetters(db, { subscriptionId, n: 1, prefix: `evt_${principal.kind}_${subscriptionId}_` });
+    const err = await redriveDelivery(db.prisma, { id, reason: "importer fixed", principal }).then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(err).toMatchObject({ code: "conflict", details: { subscriptionId, subscriptionState: expect.any(String) } });
+    expect((await db.pool.query("SELECT state FROM deliveries WHERE id = $1", [id])).rows[0].state).toBe("dead_letter");
+    return err!.message;
+  }
+
+  it("is told, in its words, to resume it first on the subscription's page: no API call, no redrive", async () => {
+    expect(await refusal("sub_kent_paused", manager)).toBe(
+      "sub_kent_paused SIS is paused (maintenance), so this delivery would only be held. Resume it first (Resume deliveries on the subscription's page, " +
+        "Subscriptions › sub_kent_paused SIS), then send this delivery again.",
+    );
+    const gone = await refusal("sub_kent_gone", manager);
+    expect(gone).toMatch(/^sub_kent_gone SIS is disabled \(410 Gone\): your endpoint answered that it is gone or refused it\. Fix its URL and resume it first/);
+    for (const m of [gone]) expect(m).not.toMatch(/PATCH|\/api\/|redrive|tenant/i);
+  });
+
+  it("its API token, a program, keeps the API call", async () => {
+    expect(await refusal("sub_kent_paused", token)).toMatch(/PATCH \/api\/v1\/subscriptions\/sub_kent_paused \{"state":"active"\}/);
   });
 });
