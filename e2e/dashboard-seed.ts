@@ -44,7 +44,14 @@ export async function shot(page: Page, name: string) {
   await page.screenshot({ path: `${process.env.HOOKLEDGER_SCREENS_DIR ?? "test-results/screens"}/${name}.png`, fullPage: true });
 }
 
-type Attempt = { minutesAgo: number; status: number | null; errorClass?: string | null; outcome: "delivered" | "retry" | "dead_letter"; ms: number; excerpt?: string };
+type Attempt = {
+  minutesAgo: number;
+  status: number | null;
+  errorClass?: string | null;
+  outcome: "delivered" | "retry" | "dead_letter" | "abandoned";
+  ms: number;
+  excerpt?: string;
+};
 
 /** Records attempts on a delivery and moves it to the state the last one implies. */
 export async function settleDelivery(deliveryId: string, attempts: Attempt[], opts: { reason?: string } = {}) {

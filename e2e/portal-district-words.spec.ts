@@ -3,22 +3,45 @@
 // defaults' actions, recorded for the whole service), and an action it can never have, typed into the address, is an
 // empty list with the reason; the Redrives page speaks of the people who run hookledger, not of engineers it has never
 // met; adding an endpoint and rotating its secret say what its own endpoint does with the secret, and its name is
-// under "District", not "Tenant". Screens at 1,280 and 390 px.
+// under "District", not "Tenant". The Event types page tells a district what it will receive and which of its
+// subscriptions receive it, not how the platform spreads a change; sending a dead letter again while its endpoint is
+// paused says to resume it first, and where, not an API call; and every page a district's own manager opens is read
+// for the engineers' words (tenant, operator, redrive, PATCH, /api/, lease, claim, ledger, worker). Screens at 1,280
+// and 390 px.
 import { expect, test, type Browser, type APIRequestContext, type Page } from "@playwright/test";
-import { api, cli } from "./helpers";
-import { closeE2eDb, shot } from "./dashboard-seed";
+import { api, cli, signIn } from "./helpers";
+import { closeE2eDb, e2eDb, settleDelivery, shot, whilePaused } from "./dashboard-seed";
+import { createDistrict, signInAsManager } from "./district";
 
 const run = Date.now().toString(36);
 const D = { id: `pdw_${run}`, name: `Garfield USD ${run}`, sub: `sub_pdw_${run}` };
+// Two catalogued types: one the district's subscription receives, one none of its subscriptions does.
+const TAKEN = `pdw.graded_${run}`;
+const UNTAKEN = `pdw.unused_${run}`;
+const SCHEMA = {
+  type: "object",
+  required: ["student_id", "score"],
+  properties: { student_id: { type: "string", description: "The student's id in the district's SIS" }, score: { type: "number", description: "Percent" } },
+};
 
 test.beforeAll(async ({ request }) => {
+  for (const type of [TAKEN, UNTAKEN]) {
+    const made = await api(request, "POST", "/api/v1/event-types", {
+      type,
+      description: "A teacher recorded a grade for a student's assignment. Sent once per grade.",
+      schema: SCHEMA,
+      example: { student_id: "stu_1", score: 97 },
+      summaryFields: ["/student_id", "/score"],
+    });
+    expect(made.status, JSON.stringify(made.json)).toBe(201);
+  }
   // Each writes a row of the district's own trail: tenant.create, subscription.create (and portal.session.create per link).
   await cli(["tenant", "create", "--id", D.id, "--name", D.name]);
   const sub = await api(request, "POST", "/api/v1/subscriptions", {
     id: D.sub,
     name: `Garfield SIS ${run}`,
     url: "http://127.0.0.1:9/hooks",
-    eventTypes: ["assignment.graded"],
+    eventTypes: ["assignment.graded", TAKEN],
     tenant: D.id,
   });
   expect(sub.status, JSON.stringify(sub.json)).toBe(201);
@@ -53,7 +76,9 @@ test("the Audit page offers a district the actions its trail holds, and explains
   const page = await portal(browser, request);
   await page.goto("/audit");
   // The page speaks of the district's own trail, not of operators.
-  await expect(page.getByText(`Who changed what for ${D.name}: its endpoints, secrets, accounts, links and redrives, newest first.`, { exact: false })).toBeVisible();
+  await expect(
+    page.getByText(`Who changed what for ${D.name}: its endpoints, secrets, accounts, links and deliveries sent again, newest first.`, { exact: false }),
+  ).toBeVisible();
   await expect(page.getByText(/operator/i)).toHaveCount(0);
   await expect(page.getByRole("heading", { name: `Notifications to ${D.name}` })).toBeVisible();
   const actions = await optionValues(page, "Action");
@@ -167,4 +192,191 @@ test("a district adding an endpoint and rotating its secret is told what its own
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
   await shot(page, "portal-delivery-summary-390");
   await page.context().close();
+});
+
+/** No sideways scroll at 390 px, and a screenshot at each width. */
+async function bothWidths(page: Page, name: string) {
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await shot(page, `${name}-1280`);
+  await page.setViewportSize({ width: 390, height: 844 });
+  expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name}: no sideways scroll at 390 px`).toBeLessThanOrEqual(390);
+  await shot(page, `${name}-390`);
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+/** The words a district should never have to read: the platform's own. */
+const JARGON = /\btenants?\b|\boperators?\b|redriv|\bPATCH\b|\/api\/|\bleases?\b|\bclaim|\bledger\b|\bworkers?\b/i;
+const jargonLines = (text: string) => text.split("\n").filter((l) => JARGON.test(l));
+
+test("the Event types page tells a district what it will receive and which of its subscriptions receive it; an engineer keeps the platform's words", async ({
+  browser,
+  request,
+}) => {
+  const page = await portal(browser, request);
+  await page.goto("/catalog");
+  const main = page.locator("main");
+  await expect(main).toContainText(
+    "The events your endpoints can receive: what each one is and when it is sent, the fields its data carries, an example, and which of your subscriptions receive it.",
+  );
+  const taken = page.locator(`[data-testid="event-type"][data-type="${TAKEN}"]`);
+  await expect(taken.getByRole("heading", { name: "What it is and when it is sent" })).toBeVisible();
+  await expect(taken).toContainText("Sent once per grade.");
+  await expect(taken.getByTestId("schema-field")).toHaveCount(2);
+  await expect(taken.getByTestId("example")).toContainText('"score": 97');
+  await expect(taken.getByRole("heading", { name: "Your subscriptions that receive it" })).toBeVisible();
+  await expect(taken.getByRole("link", { name: `Garfield SIS ${run}` })).toBeVisible();
+  await expect(page.locator(`[data-testid="event-type"][data-type="${UNTAKEN}"]`).getByTestId("catalog-subscriptions-none")).toHaveText(
+    "None of your subscriptions receive it. To receive it, add it to a subscription's event types (Edit configuration on the subscription's page).",
+  );
+  // Not the platform's: how fast a change reaches its servers, what the lookup cards name, who edits the catalog.
+  await expect(main).not.toContainText("every server");
+  await expect(main).not.toContainText("Lookup cards show");
+  await expect(main).not.toContainText(/engineer/i);
+  expect(jargonLines(await main.innerText())).toEqual([]);
+  await taken.scrollIntoViewIfNeeded();
+  await bothWidths(page, "portal-catalog");
+  await page.context().close();
+
+  // A global engineer, who keeps the catalog, reads what it does to the platform.
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const engineer = await context.newPage();
+  await signIn(engineer, "engineer");
+  await engineer.goto("/catalog");
+  await expect(engineer.locator("main")).toContainText("Changes reach every server within 5 seconds.");
+  await expect(engineer.locator(`[data-testid="event-type"][data-type="${TAKEN}"]`)).toContainText("Lookup cards show: /student_id, /score");
+  await expect(engineer.locator(`[data-testid="event-type"][data-type="${TAKEN}"]`).getByRole("heading", { name: "Subscriptions that take it" })).toBeVisible();
+  await context.close();
+});
+
+test("sending a dead letter again while its endpoint is paused says to resume it first, on the subscription's page, not an API call", async ({ browser, request }) => {
+  const published = await api(
+    request,
+    "POST",
+    "/api/v1/events",
+    { id: `evt_pdw_paused_${run}`, type: TAKEN, data: { student_id: "stu_p", score: 40 }, subject: { tenant: D.id, studentId: "stu_p" } },
+    "producer",
+  );
+  expect(published.status, JSON.stringify(published.json)).toBe(202);
+  const delivery = (published.json.deliveries as { id: string; subscriptionId: string }[]).find((d) => d.subscriptionId === D.sub)!;
+  // A dead letter, settled while the subscription is paused; then paused again, as the district left it.
+  await whilePaused(request, D.sub, () => settleDelivery(delivery.id, [{ minutesAgo: 5, status: 422, errorClass: "http_4xx", outcome: "dead_letter", ms: 30 }]));
+  const paused = await api(request, "PATCH", `/api/v1/subscriptions/${D.sub}`, { state: "paused", reason: "importer upgrade" });
+  expect(paused.status).toBe(200);
+  try {
+    const page = await portal(browser, request);
+    await page.goto(`/deliveries/${delivery.id}`);
+    await page.getByRole("button", { name: "Send again…" }).click();
+    await page.getByLabel("Why (kept in the audit log)").fill("Importer fixed: score may be 0");
+    await page.getByRole("button", { name: "Send again", exact: true }).click();
+    const alert = page.getByRole("alert").filter({ hasText: "is paused" });
+    await expect(alert).toHaveText(
+      `Garfield SIS ${run} is paused (importer upgrade), so this delivery would only be held. Resume it first (Resume deliveries on the subscription's page, Subscriptions › Garfield SIS ${run}), then send this delivery again.`,
+    );
+    await expect(alert).not.toContainText(/PATCH|\/api\/|redrive/i);
+    const link = page.getByTestId("held-subscription-link");
+    await expect(link).toHaveText("Open the subscription to resume it");
+    await bothWidths(page, "portal-send-again-paused");
+    // Nothing was sent: still a dead letter.
+    const { rows } = await e2eDb().query("SELECT state FROM deliveries WHERE id = $1", [delivery.id]);
+    expect(rows[0].state).toBe("dead_letter");
+    await link.click();
+    await expect(page.getByRole("heading", { name: `Garfield SIS ${run}`, level: 1 })).toBeVisible();
+    await expect(page.getByRole("button", { name: "Resume deliveries" })).toBeVisible();
+    await page.context().close();
+  } finally {
+    expect((await api(request, "PATCH", `/api/v1/subscriptions/${D.sub}`, { state: "active" })).status).toBe(200);
+  }
+});
+
+test("every page a district's manager opens speaks to the district, an interrupted attempt included", async ({ page, request }) => {
+  test.setTimeout(180_000);
+  const d = await createDistrict(`pdwm_${run}`, `Hayes Valley USD ${run}`);
+  const sub = `sub_pdwm_${run}`;
+  const made = await api(request, "POST", "/api/v1/subscriptions", {
+    id: sub,
+    name: `Hayes SIS ${run}`,
+    url: "http://127.0.0.1:9/hooks",
+    eventTypes: [TAKEN],
+    tenant: d.id,
+  });
+  expect(made.status, JSON.stringify(made.json)).toBe(201);
+  const ids: Record<string, string> = {};
+  for (const k of ["ok", "dead", "cut"]) {
+    const r = await api(
+      request,
+      "POST",
+      "/api/v1/events",
+      { id: `evt_pdwm_${k}_${run}`, type: TAKEN, data: { student_id: `stu_${k}_${run}`, score: 90 }, subject: { tenant: d.id, studentId: `stu_${k}_${run}` } },
+      "producer",
+    );
+    expect(r.status, JSON.stringify(r.json)).toBe(202);
+    ids[k] = r.json.deliveries[0].id;
+  }
+  await whilePaused(request, sub, async () => {
+    await settleDelivery(ids.ok, [{ minutesAgo: 6, status: 200, outcome: "delivered", ms: 20 }]);
+    await settleDelivery(ids.dead, [{ minutesAgo: 5, status: 422, errorClass: "http_4xx", outcome: "dead_letter", ms: 20, excerpt: '{"error":"missing term_id"}' }]);
+    // What the reaper records for an attempt whose worker died mid-send: no answer, its own message about the lease.
+    await settleDelivery(ids.cut, [{ minutesAgo: 4, status: null, errorClass: "lease_expired", outcome: "abandoned", ms: 15_000 }]);
+    await e2eDb().query(
+      `UPDATE attempts SET error_message = 'The lease expired before a result was written: the worker crashed or stalled; the request may have been sent (worker box:4242:x)',
+              ambiguous = true, worker_id = 'box:4242:x' WHERE delivery_id = $1 AND error_class = 'lease_expired'`,
+      [ids.cut],
+    );
+  });
+  await signInAsManager(page, d);
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  // The interrupted attempt, on the lookup card and in the delivery's timeline.
+  await page.goto(`/?q=stu_cut_${run}`);
+  await expect(page.locator("main")).toContainText(/Retrying: attempt 2 of \d+, next at .*, last answer none recorded \(sending interrupted\)/);
+  await bothWidths(page, "district-lookup-interrupted");
+  await page.goto(`/deliveries/${ids.cut}`);
+  const timeline = page.getByRole("region", { name: "Timeline" });
+  await expect(timeline).toContainText("Attempt 1: Abandoned: sending was interrupted before an answer was recorded; the endpoint may have received it");
+  await expect(timeline).toContainText("Error class: sending interrupted");
+  await expect(timeline).not.toContainText(/lease|worker|box:4242/i);
+  await bothWidths(page, "district-delivery-interrupted");
+
+  // A dead letter's page offers Send again, in the district's words, to its own account as to its portal.
+  await page.goto(`/deliveries/${ids.dead}`);
+  await expect(page.getByRole("button", { name: "Send again…" })).toBeVisible();
+  await expect(page.getByRole("button", { name: "Redrive…" })).toHaveCount(0);
+
+  const pages = [
+    "/",
+    `/?q=evt_pdwm_dead_${run}`,
+    `/deliveries/${ids.ok}`,
+    `/deliveries/${ids.dead}`,
+    `/deliveries/${ids.cut}`,
+    "/subscriptions",
+    `/subscriptions/${sub}`,
+    "/dlq",
+    "/dlq/redrive",
+    "/redrives",
+    "/alerts",
+    "/notifications",
+    "/catalog",
+    "/admin/users",
+    "/admin/tenants",
+  ];
+  const found: string[] = [];
+  for (const path of pages) {
+    await page.goto(path);
+    // The page's own words, once it has rendered its data (not the loading shell).
+    await expect(page.getByRole("status", { name: "Loading", exact: true })).toHaveCount(0);
+    await expect(page.getByRole("heading", { level: 1 })).toBeVisible();
+    // The Redrives page keeps its name (a district reaches it from an audit row's link); its words are the district's.
+    const text = (await page.locator("main").innerText()).replace(/^Redrives$/m, "").replace(/^(All|Redrive|Recover|Backfill)$/gm, "");
+    found.push(...jargonLines(text).map((l) => `${path}: ${l}`));
+  }
+  expect(found).toEqual([]);
+  await page.goto("/dlq");
+  await bothWidths(page, "district-dlq");
+  await page.goto("/redrives");
+  await expect(page.getByTestId("batches-empty")).toHaveText(
+    "Nothing has been sent again for your district. If your endpoint missed deliveries, ask the people who run hookledger to have them sent again; the batch shows here.",
+  );
+  await page.goto("/audit");
+  await expect(page.locator("main")).toContainText(`Who changed what for ${d.name}: its endpoints, secrets, accounts, links and deliveries sent again, newest first.`);
+  await expect(page.locator("main")).not.toContainText("transaction");
 });

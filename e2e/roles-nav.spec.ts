@@ -65,7 +65,7 @@ test("a district's manager sees its district's items only, and each refused page
 
   const refused: [string, string][] = [
     ["/alerts", `Reading the alert conditions is for accounts that see every district, and yours sees ${district.name} only: ask a hookledger admin.`],
-    ["/dlq/redrive", "Starting a redrive is for engineers and admins, and you are signed in as a manager: ask an engineer or an admin."],
+    ["/dlq/redrive", "Sending many dead letters again at once is for engineers and admins, and you are signed in as a manager: ask an engineer or an admin."],
     ["/admin/users", "Managing the dashboard's users is for admins, and you are signed in as a manager: ask an admin."],
     ["/admin/retention", "Reading the retention policy is for admins, and you are signed in as a manager: ask an admin."],
   ];
@@ -82,7 +82,10 @@ test("a district's manager sees its district's items only, and each refused page
   // The batches list (reachable from a batch's links) suggests nothing the manager cannot do.
   await page.goto("/redrives");
   await expect(page.getByText("No batches yet.")).toBeVisible();
-  await expect(page.getByText("Engineers and admins start redrives from the Dead letters page")).toBeVisible();
+  // In the district's words: whom it asks, not which roles start a batch.
+  await expect(page.getByTestId("batches-empty")).toHaveText(
+    "Nothing has been sent again for your district. If your endpoint missed deliveries, ask the people who run hookledger to have them sent again; the batch shows here.",
+  );
   await expect(page.getByRole("link", { name: "New redrive…" })).toHaveCount(0);
   await expect(page.locator("main")).not.toContainText("Start a redrive");
   await bothWidths(page, "roles-district-redrives-empty");

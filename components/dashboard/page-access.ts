@@ -58,6 +58,11 @@ const PURPOSE: Partial<Record<Permission, string>> = {
   "retention.read": "Reading the retention policy",
 };
 
+/** The same, in the words of a district's viewer, where they differ. */
+const DISTRICT_PURPOSE: Partial<Record<Permission, string>> = {
+  "redrives.create": "Sending many dead letters again at once",
+};
+
 /** The page rule for a path ("/subscriptions/sub_1" → "/subscriptions/[id]"); null for a path no page has. */
 function pageFor(pathname: string): string | null {
   const parts = pathname.split("?")[0].split("/").filter(Boolean);
@@ -86,7 +91,8 @@ const article = (w: string) => (/^[aeiou]/i.test(w) ? `an ${w}` : `a ${w}`);
 export function whyRefused(pathname: string, viewer: { role: Role; tenantId?: string | null; tenantName?: string | null; portal?: boolean }): string {
   const route = pageFor(pathname);
   const permission = route ? PAGE_PERMISSIONS[route] : null;
-  const what = (permission && PURPOSE[permission]) ?? "Opening this page";
+  // A district (its account or its portal) has never heard of a redrive: the page is named for what it does.
+  const what = (permission && viewer.tenantId && DISTRICT_PURPOSE[permission]) || (permission && PURPOSE[permission]) || "Opening this page";
   // A district in its portal signed in as nobody and has never heard of the dashboard's roles.
   if (viewer.portal) return `${what} is for the people who run hookledger, not for this district portal: ask whoever sent you the portal link.`;
   if (!permission || !can(viewer.role, permission)) {
@@ -106,39 +112,54 @@ export function whyRefused(pathname: string, viewer: { role: Role; tenantId?: st
 }
 
 /**
+ * Who a viewer is to the words below: hookledger's own staff, or a district (its portal, or an account confined to
+ * it), which has never heard of engineers, redrives or batches and is told what to do in its own terms.
+ */
+type Audience = { role: Role; portal?: boolean; district?: boolean };
+
+/** Whom a district asks for what it may not do itself: whoever sent its portal link, or the people who run hookledger. */
+function districtAsks(viewer: Audience): string {
+  return viewer.portal ? "whoever sent you the portal link" : "the people who run hookledger";
+}
+
+/**
  * For a viewer who may not send a dead letter again, beside it (`where`: "delivery", the delivery page, which sends
  * one, `deliveries.redrive`; "filter", the Dead letters page's groups, which a batch sends, `redrives.create`): who
- * does and what to give them, in the viewer's words. A district in its portal has never heard of engineers; it sends
- * one from its page itself and asks whoever gave it the link for a batch. null for a viewer who may.
+ * does and what to give them, in the viewer's words. A district has never heard of engineers; it sends one from its
+ * page itself and asks for a batch. null for a viewer who may.
  */
-export function redriveHint(viewer: { role: Role; portal?: boolean }, where: "delivery" | "filter"): string | null {
+export function redriveHint(viewer: Audience, where: "delivery" | "filter"): string | null {
   if (can(viewer.role, where === "delivery" ? "deliveries.redrive" : "redrives.create")) return null;
   const one = can(viewer.role, "deliveries.redrive");
+  const district = viewer.portal || viewer.district;
   if (where === "filter" && one)
-    return viewer.portal
-      ? "Once your endpoint is fixed, send a dead letter again from its page (Send again…). To have many sent at once, ask whoever sent you the portal link, with the subscription and reason chosen above."
+    return district
+      ? `Once your endpoint is fixed, send a dead letter again from its page (Send again…). To have many sent at once, ask ${districtAsks(viewer)}, with the subscription and reason chosen above.`
       : "Send one dead letter again from its page (Redrive…). A redrive by filter is for engineers and admins: ask one, with the subscription and reason chosen above.";
   const what = where === "delivery" ? "this delivery's receipt (Copy receipt)" : "the subscription and reason chosen above";
-  if (viewer.portal) return `Once your endpoint is fixed, these can be sent again by the people who run hookledger: ask whoever sent you the portal link, with ${what}.`;
+  if (district)
+    return viewer.portal
+      ? `Once your endpoint is fixed, these can be sent again by the people who run hookledger: ask whoever sent you the portal link, with ${what}.`
+      : `Once your endpoint is fixed, these can be sent again by your district's managers or the people who run hookledger: ask them, with ${what}.`;
   return `Redrive is for engineers and admins: ask one, with ${what}.`;
 }
 
 /**
  * The Redrives page's words for its viewer: what the list is, and what its empty state says about who starts a batch.
- * Someone who may start one is told how; an account that may not, which roles do; a district in its portal (which
+ * Someone who may start one is told how; an account that may not, which roles do; a district that may not (which
  * reaches the page by a link or its address, never the navigation) that its deliveries are sent again by the people
- * who run hookledger, whom it reaches through whoever sent the portal link.
+ * who run hookledger, and whom it asks.
  */
-export function redrivesWords(viewer: { role: Role; portal?: boolean }): { description: string; empty: string } {
-  if (viewer.portal)
+export function redrivesWords(viewer: Audience): { description: string; empty: string } {
+  const canStart = can(viewer.role, "redrives.create");
+  if (viewer.portal || (viewer.district && !canStart))
     return {
       description: "Deliveries to your district's endpoints sent again in paced batches by the people who run hookledger: who, why, at what rate, and how far they got.",
-      empty:
-        "Nothing has been sent again for your district. If your endpoint missed deliveries, ask whoever sent you the portal link to have them sent again; the batch shows here.",
+      empty: `Nothing has been sent again for your district. If your endpoint missed deliveries, ask ${districtAsks(viewer)} to have them sent again; the batch shows here.`,
     };
   return {
     description: "Paced batches (redrives of dead letters, recovers of a window, backfills of a new endpoint): who, why, at what rate, and how far they got.",
-    empty: can(viewer.role, "redrives.create")
+    empty: canStart
       ? "Start a redrive from the Dead letters page or with New redrive."
       : "Engineers and admins start redrives from the Dead letters page; their batches show here.",
   };

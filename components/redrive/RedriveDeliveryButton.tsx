@@ -15,7 +15,7 @@ export async function RedriveDeliveryButton({ deliveryId, state }: { deliveryId:
   if (!viewer) return null;
   if (!can(viewer.role, "deliveries.redrive")) {
     // A dead letter stays one until someone sends it again: say who, rather than leave the viewer with nothing to do.
-    const hint = state === "dead_letter" ? redriveHint({ role: viewer.role, portal: viewer.kind === "portal" }, "delivery") : null;
+    const hint = state === "dead_letter" ? redriveHint({ role: viewer.role, portal: viewer.kind === "portal", district: Boolean(viewer.tenantId) }, "delivery") : null;
     return hint ? (
       <p className="text-sm text-slate-700" data-testid="redrive-hint">
         {hint}

@@ -5,7 +5,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { PAGE_PERMISSIONS, navFor, redriveHint, whyRefused } from "../../components/dashboard/page-access";
+import { PAGE_PERMISSIONS, navFor, redriveHint, redrivesWords, whyRefused } from "../../components/dashboard/page-access";
 import { ROLES, canAs } from "../../lib/auth/permissions";
 
 const ROOT = path.join(process.cwd(), "app", "(dashboard)");
@@ -84,7 +84,7 @@ describe("page access", () => {
   });
 
   it("the refused page says why and whom to ask", () => {
-    expect(whyRefused("/dlq/redrive", { role: "manager", tenantId: "lincoln", tenantName: "Lincoln USD" })).toBe(
+    expect(whyRefused("/dlq/redrive", { role: "manager" })).toBe(
       "Starting a redrive is for engineers and admins, and you are signed in as a manager: ask an engineer or an admin.",
     );
     expect(whyRefused("/alerts", { role: "manager", tenantId: "lincoln", tenantName: "Lincoln USD" })).toBe(
@@ -93,9 +93,19 @@ describe("page access", () => {
     expect(whyRefused("/admin/users", { role: "support" })).toBe("Managing the dashboard's users is for admins, and you are signed in as a support agent: ask an admin.");
     expect(whyRefused("/admin/tokens", { role: "admin", tenantId: "lincoln", tenantName: null })).toContain("yours sees lincoln only");
     expect(whyRefused("/dlq/redrive", { role: "manager", tenantId: "jefferson", tenantName: "Jefferson County Schools", portal: true })).toBe(
-      "Starting a redrive is for the people who run hookledger, not for this district portal: ask whoever sent you the portal link.",
+      "Sending many dead letters again at once is for the people who run hookledger, not for this district portal: ask whoever sent you the portal link.",
     );
     expect(whyRefused("/nowhere/at/all", { role: "engineer" })).toBe("Opening this page is for admins, and you are signed in as an engineer: ask an admin.");
+  });
+
+  it("the refused page names a batch for a district by what it does, not as a redrive", () => {
+    expect(whyRefused("/dlq/redrive", { role: "manager", tenantId: "lincoln", tenantName: "Lincoln USD" })).toBe(
+      "Sending many dead letters again at once is for engineers and admins, and you are signed in as a manager: ask an engineer or an admin.",
+    );
+    expect(whyRefused("/dlq/redrive", { role: "manager", tenantId: "lincoln", portal: true })).toMatch(
+      /^Sending many dead letters again at once is for the people who run hookledger/,
+    );
+    expect(whyRefused("/dlq/redrive", { role: "manager" })).toMatch(/^Starting a redrive is for engineers and admins/);
   });
 
   it("beside a dead letter, a viewer who may not redrive is told whom to ask, a district in its portal in its own words", () => {
@@ -113,5 +123,27 @@ describe("page access", () => {
     expect(portal).not.toMatch(/engineer/i);
     // A read-only link (a support agent's) sends nothing: it asks.
     expect(redriveHint({ role: "support", portal: true }, "delivery")).toContain("ask whoever sent you the portal link");
+    // A district's own account (signed in, not through a link) is a district too: its words, and it asks hookledger's people.
+    const account = redriveHint({ role: "manager", district: true }, "filter")!;
+    expect(account).toBe(
+      "Once your endpoint is fixed, send a dead letter again from its page (Send again…). To have many sent at once, ask the people who run hookledger, with the subscription and reason chosen above.",
+    );
+    expect(redriveHint({ role: "support", district: true }, "delivery")).toBe(
+      "Once your endpoint is fixed, these can be sent again by your district's managers or the people who run hookledger: ask them, with this delivery's receipt (Copy receipt).",
+    );
+    // A district's engineer may start a batch: nothing to ask.
+    expect(redriveHint({ role: "engineer", district: true }, "filter")).toBeNull();
+  });
+
+  it("the Redrives page speaks to a district that may not start a batch in its words, whether signed in or through a link", () => {
+    const account = redrivesWords({ role: "manager", district: true });
+    expect(account.description).not.toMatch(/recover|backfill|redrive/i);
+    expect(account.empty).toBe(
+      "Nothing has been sent again for your district. If your endpoint missed deliveries, ask the people who run hookledger to have them sent again; the batch shows here.",
+    );
+    expect(redrivesWords({ role: "manager", portal: true, district: true }).empty).toContain("ask whoever sent you the portal link");
+    // Who may start one is told how, district or not.
+    expect(redrivesWords({ role: "engineer", district: true }).empty).toBe("Start a redrive from the Dead letters page or with New redrive.");
+    expect(redrivesWords({ role: "manager" }).empty).toBe("Engineers and admins start redrives from the Dead letters page; their batches show here.");
   });
 });

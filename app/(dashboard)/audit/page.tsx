@@ -172,8 +172,8 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
       <PageHeader
         title="Audit"
         description={`${
-          district === null ? "Operator actions" : `Who changed what for ${district}: its endpoints, secrets, accounts, links and redrives`
-        }, newest first. Each row was written in the same transaction as the change it records.`}
+          district === null ? "Operator actions" : `Who changed what for ${district}: its endpoints, secrets, accounts, links and deliveries sent again`
+        }, newest first.${district === null ? " Each row was written in the same transaction as the change it records." : ""}`}
       />
       <AuditFilterForm q={q} actions={auditActionsIn(scope)} targetTypes={auditTargetTypesIn(scope)} tenantFilter={global} />
 

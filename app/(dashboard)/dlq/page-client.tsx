@@ -29,6 +29,7 @@ import { CHART_RANGES, rangeFromParam, rangeParam } from "@/components/charts/ax
 import { DEAD_LETTER_REASON_LABELS, DEAD_LETTER_REASON_TITLE, ERROR_CLASS_LABELS, labelOf } from "@/components/ui/labels";
 import { LiveButton, LiveFieldset } from "@/components/ui/LiveButton";
 import { num, count, noun } from "@/lib/words";
+import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 
 type History = { points: DlqPoint[]; bucketSeconds: number };
 const RANGES = CHART_RANGES.map(({ value, label }) => ({ value, label }));
@@ -95,6 +96,8 @@ function GroupsTable({
   // Below sm each group is a card (its subscription, then why, then how many and how old, then what to do): six
   // columns do not fit a phone, and scrolling them hid the depth and the actions.
   const hint = "text-slate-500 sm:hidden";
+  // The error class's ledger name beside its words is for engineers filtering by it; a district reads the words.
+  const district = useViewerTenant() !== null;
   return (
     <DataTable
       look="compact"
@@ -118,7 +121,7 @@ function GroupsTable({
           <td className={`${stackedCell(true)} sm:py-1.5`}>{labelOf(DEAD_LETTER_REASON_LABELS, g.reason)}</td>
           <td className={`${stackedCell(true)} sm:py-1.5`}>
             {g.statusCode ? `HTTP ${g.statusCode}` : labelOf(ERROR_CLASS_LABELS, g.errorClass, "no HTTP answer")}{" "}
-            <span className="font-mono text-xs text-slate-500">{g.errorClass}</span>
+            {!district && <span className="font-mono text-xs text-slate-500">{g.errorClass}</span>}
           </td>
           <td className={`${stackedCell(true)} tabular-nums sm:py-1.5 sm:pl-4 sm:text-right`}>
             <span className={hint}>Depth </span>
@@ -274,6 +277,7 @@ function keepRangeInUrl(hours: number) {
 
 function HistoryCard({ initial, initialAt, chosen }: { initial: History & { hours: number }; initialAt: number; chosen: boolean }) {
   const [hours, setHours] = useState<number>(initial.hours);
+  const district = useViewerTenant() !== null;
   const history = usePolled<History>(`/api/v1/dlq/history?hours=${hours}`, {
     initialData: hours === initial.hours ? initial : undefined,
     initialAt,
@@ -295,7 +299,9 @@ function HistoryCard({ initial, initialAt, chosen }: { initial: History & { hour
       {history.isError && !history.data && <ErrorState error={history.error} retry={() => history.refetch()} />}
       {history.data &&
         (history.data.points.length === 0 ? (
-          <EmptyState title="No samples in this range yet">The sampler records depth and age every 15 seconds while the dashboard runs.</EmptyState>
+          <EmptyState title="No samples in this range yet">
+            {district ? "Depth and age are recorded every 15 seconds." : "The sampler records depth and age every 15 seconds while the dashboard runs."}
+          </EmptyState>
         ) : (
           <DlqCharts points={history.data.points} from={to - hours * 3600_000} to={to} />
         ))}
@@ -374,6 +380,8 @@ export function DlqClient({
   const query = new URLSearchParams({ limit: String(list.limit), ...(list.q ? { q: list.q } : {}), ...(list.include ? { include: list.include } : {}) });
   const summary = usePolled<DlqSummary>(`/api/v1/dlq?${query}`, { initialData: initial.summary, initialAt });
   const s = summary.data ?? initial.summary;
+  // A district reads how the page counts in its words, not the ledger's or the sampler's (docs/GLOSSARY.md).
+  const district = useViewerTenant() !== null;
 
   return (
     <div className="space-y-6">
@@ -391,7 +399,7 @@ export function DlqClient({
           <Stat
             label="Counted"
             value={<Time iso={s.countedAt} relative={false} className="text-sm font-normal" />}
-            hint="from the ledger at each refresh; the charts from the sampler (every 15 s)"
+            hint={district ? "counted at each refresh; the charts every 15 s" : "from the ledger at each refresh; the charts from the sampler (every 15 s)"}
           />
         </dl>
       </Card>
@@ -416,7 +424,7 @@ export function DlqClient({
               key: r.reason ?? "",
               label: (
                 <>
-                  {reasonLabel(r.reason)} <span className="font-mono text-xs text-slate-500">{r.reason}</span>
+                  {reasonLabel(r.reason)} {!district && <span className="font-mono text-xs text-slate-500">{r.reason}</span>}
                 </>
               ),
               ...r,

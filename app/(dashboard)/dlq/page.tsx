@@ -38,7 +38,7 @@ export default async function DlqPage({ searchParams }: { searchParams: Promise<
       initialAt={Date.now()}
       canRedrive={can(viewer.role, "redrives.create")}
       canResolve={can(viewer.role, "deliveries.resolve")}
-      redriveHint={redriveHint({ role: viewer.role, portal: viewer.kind === "portal" }, "filter")}
+      redriveHint={redriveHint({ role: viewer.role, portal: viewer.kind === "portal", district: Boolean(viewer.tenantId) }, "filter")}
       initialFilter={{ subscriptionId, reason: typeof sp.reason === "string" ? sp.reason : "" }}
     />
   );

@@ -34,7 +34,7 @@ export default async function RedrivesPage({ searchParams }: { searchParams: Pro
       canCreate={can(viewer.role, "redrives.create")}
       kind={kind}
       cursor={cursor}
-      words={redrivesWords({ role: viewer.role, portal: viewer.kind === "portal" })}
+      words={redrivesWords({ role: viewer.role, portal: viewer.kind === "portal", district: Boolean(viewer.tenantId) })}
     />
   );
 }
