@@ -4,19 +4,25 @@
 // look. Pure functions: the worker's ingest (./ingest.ts) fills them in.
 import type { NoticeContext, NotifyKind } from "../ledger/sql/notifications";
 import { noun, count } from "../words";
+import { ERROR_CLASS_WORDS, INTERRUPTED_ERROR_CLASSES, type ErrorClass } from "../ledger/states";
 
 export type Message = { subject: string; body: string };
 
 const utcTime = (d: Date) => `${d.toISOString().slice(11, 16)} UTC`;
 const utcDateTime = (d: Date) => `${d.toISOString().slice(0, 16).replace("T", " ")} UTC`;
 
-/** "answered HTTP 503 “maintenance”", "did not answer (timeout: …)", or null when nothing was sent yet. */
+/** "answered HTTP 503 “maintenance”", "did not answer (connection refused: …)", or null when nothing was sent yet. */
 function lastAnswer(c: Pick<NoticeContext, "lastStatus" | "lastErrorClass" | "lastErrorMessage" | "lastExcerpt">): string | null {
   if (c.lastStatus !== null) {
     const excerpt = (c.lastExcerpt ?? "").replace(/\s+/g, " ").trim().slice(0, 160);
     return `answered HTTP ${c.lastStatus}${excerpt ? ` “${excerpt}”` : ""}`;
   }
-  if (c.lastErrorClass) return `did not answer (${c.lastErrorClass}${c.lastErrorMessage ? `: ${c.lastErrorMessage.slice(0, 160)}` : ""})`;
+  // Interrupted: the endpoint may have answered; the stored message is hookledger's own, about its worker's lease.
+  if (c.lastErrorClass && INTERRUPTED_ERROR_CLASSES.includes(c.lastErrorClass)) return "may have answered, but no answer was recorded (sending was interrupted)";
+  if (c.lastErrorClass) {
+    const words = ERROR_CLASS_WORDS[c.lastErrorClass as ErrorClass] ?? c.lastErrorClass.replace(/_/g, " ");
+    return `did not answer (${words}${c.lastErrorMessage ? `: ${c.lastErrorMessage.slice(0, 160)}` : ""})`;
+  }
   return null;
 }
 
