@@ -1,8 +1,9 @@
-import { startEmbedded, dataDir } from "../lib/db/embedded";
+import { startEmbedded, dataDir, type StartedEmbedded } from "../lib/db/embedded";
 import { migrate } from "../lib/db/migrate";
 import { checkDatabaseUrl } from "../lib/db/check-url";
 
-export type CliDatabase = { url: string; embedded: boolean; owned: boolean; created: boolean; stop: () => Promise<void> };
+/** `server`: the embedded PostgreSQL, found or started (none with DATABASE_URL). */
+export type CliDatabase = { url: string; embedded: boolean; owned: boolean; created: boolean; server?: StartedEmbedded; stop: () => Promise<void> };
 
 /**
  * DATABASE_URL if set; otherwise the embedded server, found running or started
@@ -14,7 +15,7 @@ export async function openDatabase(opts: { quiet?: boolean } = {}): Promise<CliD
   const pg = await startEmbedded({ log });
   if (pg.owned && !opts.quiet) console.error(`Embedded PostgreSQL started (data in ${dataDir()}/postgres, port ${pg.info.port}).`);
   process.env.DATABASE_URL = pg.url;
-  return { url: pg.url, embedded: true, owned: pg.owned, created: pg.created, stop: pg.stop };
+  return { url: pg.url, embedded: true, owned: pg.owned, created: pg.created, server: pg, stop: pg.stop };
 }
 
 /** Runs `fn` against a migrated database, stopping an embedded server this process started. */

@@ -1,8 +1,8 @@
 // `hookledger start`: database, migrations, dashboard, N workers (and with
-// --demo the simulated districts and traffic). It supervises the dashboard and
-// the workers (a process that exits is started again, with backoff), and
-// Ctrl-C stops all of it in order: demo, workers and dashboard, then the
-// embedded PostgreSQL.
+// --demo the simulated districts and traffic). It supervises the dashboard,
+// the workers and the embedded PostgreSQL (a process that exits is started
+// again, with backoff), and Ctrl-C stops all of it in order: demo, workers and
+// dashboard, then the embedded PostgreSQL.
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
@@ -12,7 +12,7 @@ import readline from "node:readline";
 import pg from "pg";
 import { openDatabase } from "./db";
 import { migrate } from "../lib/db/migrate";
-import { dataDir } from "../lib/db/embedded";
+import { dataDir, startEmbedded, type StartedEmbedded } from "../lib/db/embedded";
 import { SERVER_NODE_FLAGS } from "../lib/server/node-flags";
 import { reapDeadWorker } from "../lib/ledger/sql/abandon-leases";
 
@@ -241,31 +241,12 @@ export async function start(opts: StartOptions) {
     throw err;
   }
 
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: db.url, HOOKLEDGER_DATA_DIR: dataDir(), NEXT_TELEMETRY_DISABLED: "1", PORT: String(opts.port) };
-  // The dashboard reads it too: /metrics and /api/health's details are open on loopback (lib/metrics/token.ts).
-  if (host) env.HOOKLEDGER_HOST = host;
-  else delete env.HOOKLEDGER_HOST;
-  if (opts.demo) {
-    env.HOOKLEDGER_ALLOW_PRIVATE_TARGETS = "1";
-    // The demo prints its own summary; per-attempt worker logs would bury it (LOG_LEVEL=info shows them).
-    env.LOG_LEVEL = process.env.LOG_LEVEL ?? "error";
-  }
-  if (opts.demo) {
-    // The demo's receivers are simulations in this process, stopped first on Ctrl-C; a short grace keeps
-    // the whole stop under a few seconds (an operator's setting still wins).
-    env.HOOKLEDGER_SHUTDOWN_GRACE_MS = process.env.HOOKLEDGER_SHUTDOWN_GRACE_MS ?? "2000";
-  }
+  const env = childEnv(db.url, opts, host);
   // The supervisor's verdicts, for /api/health: a process it gave up on makes the service unhealthy.
-  const statusFile = path.join(dataDir(), `supervisor-${opts.port}.json`);
-  env.HOOKLEDGER_SUPERVISOR_STATUS = statusFile;
+  const status = supervisorStatus(opts.port);
+  env.HOOKLEDGER_SUPERVISOR_STATUS = status.file;
   // Its children stop by themselves if this process is killed without stopping them (lib/server/supervisor.ts).
   env.HOOKLEDGER_SUPERVISOR_PID = String(process.pid);
-  const gaveUp: { process: string; reason: string; at: string }[] = [];
-  const writeStatus = () => {
-    fs.mkdirSync(path.dirname(statusFile), { recursive: true });
-    fs.writeFileSync(statusFile, JSON.stringify({ pid: process.pid, gaveUp }, null, 2));
-  };
-  writeStatus();
 
   // The dashboard's start-up lines (Next's, "listening on") are detail like the build's: the start-up log
   // gets them until it answers, the terminal from then on (its request logs, a restart's lines). Its
@@ -279,6 +260,14 @@ export async function start(opts: StartOptions) {
 
   let stopping = false;
   const supervised: Supervised[] = [];
+  const database = keepDatabase(db, log, {
+    stopping: () => stopping,
+    onGiveUp: (reason) => {
+      // The workers and the dashboard would only wait for it: stop, and let whatever runs `start` restart it.
+      status.gaveUp("database", reason);
+      void shutdown(1, { databaseGone: true });
+    },
+  });
   // server.ts: Next's request handler for the dashboard and the API, with the publish routes served
   // directly (same handlers) on the same port.
   const dashboardArgs = [...SERVER_NODE_FLAGS, path.join(ROOT, "bin/run-ts.mjs"), path.join(ROOT, "server.ts"), "-p", String(opts.port), ...(host ? ["-H", host] : [])];
@@ -288,8 +277,7 @@ export async function start(opts: StartOptions) {
       stdout: dashboardStdout,
       onGiveUp: (reason) => {
         // Nothing could report health without it: stop, and let whatever runs `start` restart it.
-        gaveUp.push({ process: "dashboard", reason, at: new Date().toISOString() });
-        writeStatus();
+        status.gaveUp("dashboard", reason);
         void shutdown(1);
       },
     }),
@@ -301,8 +289,7 @@ export async function start(opts: StartOptions) {
         stopping: () => stopping,
         onExit: (pid, spawnedAt) => void returnLeases(db.url, name, pid, spawnedAt),
         onGiveUp: (reason) => {
-          gaveUp.push({ process: name, reason, at: new Date().toISOString() });
-          writeStatus();
+          status.gaveUp(name, reason);
         },
       }),
     );
@@ -325,7 +312,7 @@ export async function start(opts: StartOptions) {
   // Ctrl-C: the terminal has signalled the whole foreground group, so the workers and the dashboard
   // are stopping already; the embedded PostgreSQL runs in its own session (lib/db/embedded.ts) and
   // is stopped here last, once every worker has written its results and released its leases.
-  async function shutdown(code = 0) {
+  async function shutdown(code = 0, o: { databaseGone?: boolean } = {}) {
     if (stopping) return;
     stopping = true;
     const t0 = Date.now();
@@ -338,9 +325,10 @@ export async function start(opts: StartOptions) {
     };
     if (demo) await step("demo", () => demo.stop().catch(() => {}));
     // In parallel; each one's own time is reported.
-    await Promise.all(supervised.map((s) => step(s.name, () => s.stop())));
-    if (db.owned) await step("database", () => db.stop().catch(() => {}));
-    fs.rmSync(statusFile, { force: true });
+    // Without a database a worker can write neither its results nor its stop, and would wait out its whole grace period.
+    await Promise.all(supervised.map((s) => step(s.name, () => s.stop(o.databaseGone ? DATABASE_GONE_STOP_MS : undefined))));
+    if (database.owned()) await step("database", () => database.stop().catch(() => {}));
+    status.remove();
     // Each step's time: a slow stop says where it waited.
     console.error(`hookledger stopped (${((Date.now() - t0) / 1000).toFixed(1)} s: ${took.join(", ")}).`);
     process.exit(code);
@@ -356,6 +344,44 @@ export async function start(opts: StartOptions) {
   dashboardUp = true;
   announce(answered, { url: dashboardUrl(host, opts.port), demo: Boolean(opts.demo), healthUrl, log });
   runningSaid();
+}
+
+/** <data dir>/supervisor-<port>.json, which /api/health reads: the processes given up on, and why. */
+function supervisorStatus(port: number) {
+  const file = path.join(dataDir(), `supervisor-${port}.json`);
+  const gaveUp: { process: string; reason: string; at: string }[] = [];
+  const write = () => {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, JSON.stringify({ pid: process.pid, gaveUp }, null, 2));
+  };
+  write();
+  return {
+    file,
+    gaveUp: (name: string, reason: string) => {
+      gaveUp.push({ process: name, reason, at: new Date().toISOString() });
+      write();
+    },
+    remove: () => fs.rmSync(file, { force: true }),
+  };
+}
+
+/** What the dashboard and the workers are started with (start adds the supervisor's two variables). */
+function childEnv(databaseUrl: string, opts: StartOptions, host: string | undefined): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, HOOKLEDGER_DATA_DIR: dataDir(), NEXT_TELEMETRY_DISABLED: "1", PORT: String(opts.port) };
+  // The dashboard reads it too: /metrics and /api/health's details are open on loopback (lib/metrics/token.ts).
+  if (host) env.HOOKLEDGER_HOST = host;
+  else delete env.HOOKLEDGER_HOST;
+  if (opts.demo) {
+    env.HOOKLEDGER_ALLOW_PRIVATE_TARGETS = "1";
+    // The demo prints its own summary; per-attempt worker logs would bury it (LOG_LEVEL=info shows them).
+    env.LOG_LEVEL = process.env.LOG_LEVEL ?? "error";
+  }
+  if (opts.demo) {
+    // The demo's receivers are simulations in this process, stopped first on Ctrl-C; a short grace keeps
+    // the whole stop under a few seconds (an operator's setting still wins).
+    env.HOOKLEDGER_SHUTDOWN_GRACE_MS = process.env.HOOKLEDGER_SHUTDOWN_GRACE_MS ?? "2000";
+  }
+  return env;
 }
 
 /** The address to open: the one listened on when it is a single address (the demo's 127.0.0.1), else localhost. */
@@ -398,10 +424,37 @@ function ownSignals(stop: () => void, workers: number) {
   process.on("SIGTERM", stop);
 }
 
+/** How long the dashboard and the workers get to stop once the database is given up on: enough for a clean exit that needs none. */
+const DATABASE_GONE_STOP_MS = 2_000;
+
 /** Restart delays: 1 s doubling to 30 s; back to 1 s after a minute up. Five exits within a minute: given up. */
 const RESTART = { firstMs: 1_000, maxMs: 30_000, healthyMs: 60_000, crashes: 5, windowMs: 60_000 };
 
-type Supervised = { name: string; pid: () => number | undefined; stop: () => Promise<void> };
+/** The restart discipline (RESTART) of one supervised thing: the dashboard, a worker, the embedded PostgreSQL. */
+function restartPolicy(name: string, exited = "exited") {
+  let delay = RESTART.firstMs;
+  let exits: number[] = [];
+  let healthyTimer: NodeJS.Timeout | undefined;
+  return {
+    /** It is up: the delay goes back to the first once it has stayed up RESTART.healthyMs. */
+    started: () => (healthyTimer = setTimeout(() => (delay = RESTART.firstMs), RESTART.healthyMs)),
+    /** It is down, or being stopped: no longer counting towards a minute up. */
+    ended: () => clearTimeout(healthyTimer),
+    /** It exited on its own (`how`: "signal SIGKILL", "code 1"): how long to wait before the next start, or why it is given up on. */
+    exited: (how: string): { delayMs: number } | { gaveUp: string } => {
+      clearTimeout(healthyTimer);
+      const now = Date.now();
+      exits = [...exits.filter((t) => now - t < RESTART.windowMs), now];
+      if (exits.length >= RESTART.crashes) return { gaveUp: `${name} ${exited} ${exits.length} times within ${RESTART.windowMs / 1000} s (last: ${how}); not restarted` };
+      const delayMs = delay;
+      delay = Math.min(delay * 2, RESTART.maxMs);
+      return { delayMs };
+    },
+  };
+}
+
+/** `stop(killAfterMs)`: SIGKILL after that long, instead of after the child's grace period and a margin. */
+type Supervised = { name: string; pid: () => number | undefined; stop: (killAfterMs?: number) => Promise<void> };
 
 /**
  * Runs `node args…` and starts it again when it exits on its own, with
@@ -416,9 +469,7 @@ function supervise(
   hooks: { stopping: () => boolean; onGiveUp: (reason: string) => void; stdout?: (line: string) => void; onExit?: (pid: number, spawnedAt: Date) => void },
 ): Supervised {
   let child: ChildProcess | undefined;
-  let delay = RESTART.firstMs;
-  let exits: number[] = [];
-  let healthyTimer: NodeJS.Timeout | undefined;
+  const policy = restartPolicy(name);
   let restartTimer: NodeJS.Timeout | undefined;
   const run = () => {
     restartTimer = undefined;
@@ -426,23 +477,20 @@ function supervise(
     const c = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", hooks.stdout ? "pipe" : "inherit", "inherit"] });
     if (hooks.stdout) readline.createInterface({ input: c.stdout!, crlfDelay: Infinity }).on("line", hooks.stdout);
     child = c;
-    healthyTimer = setTimeout(() => (delay = RESTART.firstMs), RESTART.healthyMs);
+    policy.started();
     c.on("exit", (code, signal) => {
-      clearTimeout(healthyTimer);
+      policy.ended();
       if (hooks.stopping()) return;
       if (c.pid) hooks.onExit?.(c.pid, spawnedAt);
       const how = signal ? `signal ${signal}` : `code ${code}`;
-      const now = Date.now();
-      exits = [...exits.filter((t) => now - t < RESTART.windowMs), now];
-      if (exits.length >= RESTART.crashes) {
-        const reason = `${name} exited ${exits.length} times within ${RESTART.windowMs / 1000} s (last: ${how}); not restarted`;
-        console.error(`hookledger: ${reason}. Fix the cause (its output is above) and run start again.`);
-        hooks.onGiveUp(reason);
+      const verdict = policy.exited(how);
+      if ("gaveUp" in verdict) {
+        console.error(`hookledger: ${verdict.gaveUp}. Fix the cause (its output is above) and run start again.`);
+        hooks.onGiveUp(verdict.gaveUp);
         return;
       }
-      console.error(`hookledger: ${name} (pid ${c.pid}) exited (${how}); restarting it in ${delay / 1000} s.`);
-      restartTimer = setTimeout(run, delay);
-      delay = Math.min(delay * 2, RESTART.maxMs);
+      console.error(`hookledger: ${name} (pid ${c.pid}) exited (${how}); restarting it in ${verdict.delayMs / 1000} s.`);
+      restartTimer = setTimeout(run, verdict.delayMs);
     });
   };
   run();
@@ -450,17 +498,101 @@ function supervise(
   return {
     name,
     pid: () => child?.pid,
-    stop: () =>
+    stop: (killAfterMs = graceMs + 5_000) =>
       new Promise<void>((resolve) => {
         clearTimeout(restartTimer);
-        clearTimeout(healthyTimer);
+        policy.ended();
         const c = child;
         if (!c || c.exitCode !== null || c.signalCode !== null) return resolve();
         c.once("exit", () => resolve());
         c.kill("SIGTERM");
-        setTimeout(() => c.kill("SIGKILL"), graceMs + 5_000).unref();
+        setTimeout(() => c.kill("SIGKILL"), killAfterMs).unref();
       }),
   };
+}
+
+/**
+ * The embedded PostgreSQL, kept running. Its postmaster runs in a session of
+ * its own (lib/db/embedded.ts), so nothing else would notice it die (kill -9,
+ * the OOM killer): the dashboard would say it cannot reach its database and
+ * the workers retry, with nothing on the terminal. It is started again on the
+ * same port (the children hold its URL, and reconnect by themselves), with the
+ * dashboard's and the workers' backoff; given up on, start stops. `stop`
+ * stops the server running now, once a start under way has finished. With
+ * DATABASE_URL there is nothing to watch.
+ */
+function keepDatabase(
+  db: { server?: StartedEmbedded; owned: boolean; stop: () => Promise<void> },
+  log: StartLog,
+  hooks: { stopping: () => boolean; onGiveUp: (reason: string) => void },
+): { owned: () => boolean; stop: () => Promise<void> } {
+  const first = db.server;
+  if (!first) return { owned: () => db.owned, stop: db.stop };
+  const name = "the embedded PostgreSQL";
+  const shownLog = shownPath(first.logPath);
+  // A start that fails counts as an exit.
+  const policy = restartPolicy(name, "exited or failed to start");
+  let current = first;
+  let restartTimer: NodeJS.Timeout | undefined;
+  let starting: Promise<void> | undefined;
+  const down = (what: string, how: string, next: (seconds: number) => string) => {
+    const verdict = policy.exited(how);
+    if ("gaveUp" in verdict) {
+      log.say(`hookledger: ${verdict.gaveUp}. Its log: ${shownLog}. Fix the cause and run start again; stopping hookledger.`);
+      hooks.onGiveUp(verdict.gaveUp);
+      return;
+    }
+    log.say(`hookledger: ${what}; ${next(verdict.delayMs / 1000)}`);
+    restartTimer = setTimeout(() => {
+      restartTimer = undefined;
+      starting = restart().finally(() => (starting = undefined));
+    }, verdict.delayMs);
+  };
+  const watch = (server: StartedEmbedded) => {
+    policy.started();
+    void server.exited().then(({ pid, code, signal }) => {
+      policy.ended();
+      if (hooks.stopping() || server !== current) return;
+      const how = signal ? `signal ${signal}` : code !== null ? `code ${code}` : "";
+      down(
+        `${name} (pid ${pid}) exited unexpectedly${how ? ` (${how})` : ""}`,
+        how || "gone",
+        (s) => `restarting it in ${s} s (its log: ${shownLog}). The dashboard and the workers reconnect by themselves.`,
+      );
+    });
+  };
+  const restart = async () => {
+    if (hooks.stopping()) return;
+    try {
+      current = await startEmbedded({ dir: dataDir(), port: first.info.port, log: log.detail });
+    } catch (err) {
+      if (hooks.stopping()) return;
+      // Its first line: the rest is the log's tail, in the log.
+      const why = (err as Error).message.split("\n")[0].replace(/:$/, "");
+      log.detail((err as Error).message);
+      down(`${name} did not start again (${why})`, `could not start: ${why}`, (s) => `trying again in ${s} s.`);
+      return;
+    }
+    if (hooks.stopping()) return;
+    log.say(`hookledger: ${name} is running again (pid ${current.pid}, port ${current.info.port}).`);
+    watch(current);
+  };
+  watch(first);
+  return {
+    owned: () => current.owned,
+    stop: async () => {
+      clearTimeout(restartTimer);
+      policy.ended();
+      await starting;
+      if (current.owned) await current.stop();
+    },
+  };
+}
+
+/** A path as the terminal names it: relative to the working directory when inside it. */
+function shownPath(file: string): string {
+  const rel = path.relative(process.cwd(), file);
+  return rel && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : file;
 }
 
 /**

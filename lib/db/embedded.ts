@@ -54,8 +54,8 @@ function urlFor(info: EmbeddedInfo, database = info.database): string {
   return `postgres://${info.user}:${encodeURIComponent(info.password)}@127.0.0.1:${info.port}/${database}`;
 }
 
-/** The port of a live postmaster on this data directory, or null. */
-function runningPort(dir = dataDir()): number | null {
+/** The pid and port of a live postmaster on this data directory, or null. */
+function runningPostmaster(dir = dataDir()): { pid: number; port: number } | null {
   const pidFile = path.join(pgDir(dir), "postmaster.pid");
   let lines: string[];
   try {
@@ -65,22 +65,26 @@ function runningPort(dir = dataDir()): number | null {
   }
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
-  if (!pid || !port) return null;
+  if (!pid || !port || !alive(pid)) return null;
+  return { pid, port };
+}
+
+function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
+    return true;
   } catch {
-    return null;
+    return false;
   }
-  return port;
 }
 
 /** Synchronous: the URL of an already running embedded server, or null. */
 export function findRunningEmbedded(dir = dataDir()): string | null {
-  const port = runningPort(dir);
-  if (!port) return null;
+  const running = runningPostmaster(dir);
+  if (!running) return null;
   const info = readInfo(dir);
   if (!info) return null;
-  return urlFor({ ...info, port });
+  return urlFor({ ...info, port: running.port });
 }
 
 function readInfo(dir: string): EmbeddedInfo | null {
@@ -179,26 +183,53 @@ function nativeBinDir(): string | null {
   return null;
 }
 
-/** `created`: there was no database in the folder, and this call made a new, empty one. */
-export type StartedEmbedded = { url: string; info: EmbeddedInfo; owned: boolean; created: boolean; stop: () => Promise<void> };
+/** How the postmaster ended: its exit code or signal, both null when it was not this process's child (only its disappearance is seen). */
+type PostgresExit = { pid: number; code: number | null; signal: NodeJS.Signals | null };
+
+/**
+ * `created`: there was no database in the folder, and this call made a new,
+ * empty one. `pid`: the postmaster's. `exited`: resolves when the postmaster
+ * has gone, whoever stopped it (watched by its pid when this process did not
+ * start it).
+ */
+export type StartedEmbedded = {
+  url: string;
+  info: EmbeddedInfo;
+  owned: boolean;
+  created: boolean;
+  pid: number;
+  logPath: string;
+  exited: () => Promise<PostgresExit>;
+  stop: () => Promise<void>;
+};
+
+/** How often a server this process did not start is looked for, by its pid (a system call, cheap). */
+const WATCH_MS = 1_000;
 
 /**
  * Finds the running embedded server or starts it. `owned` tells whether this
- * process started it (and so should stop it on exit).
+ * process started it (and so should stop it on exit). `port`: it must listen
+ * there (a restart under clients that hold its URL), or this fails.
  */
-export async function startEmbedded(opts: { dir?: string; log?: (m: string) => void } = {}): Promise<StartedEmbedded> {
+export async function startEmbedded(opts: { dir?: string; log?: (m: string) => void; port?: number } = {}): Promise<StartedEmbedded> {
   const dir = opts.dir ?? dataDir();
-  const running = findRunningEmbedded(dir);
+  const running = runningPostmaster(dir);
   const existing = readInfo(dir);
+  const logPath = path.join(dir, "postgres.log");
   if (running && existing) {
-    return { url: running, info: { ...existing, port: runningPort(dir)! }, owned: false, created: false, stop: async () => {} };
+    const info = { ...existing, port: running.port };
+    const exited = () => watchPid(running.pid);
+    return { url: urlFor(info), info, owned: false, created: false, pid: running.pid, logPath, exited, stop: async () => {} };
   }
   if (!nativeBinDir()) throw new Error(noEmbeddedMessage());
   fs.mkdirSync(dir, { recursive: true });
   const fresh = !fs.existsSync(path.join(pgDir(dir), "PG_VERSION"));
   let info: EmbeddedInfo =
     existing && !fresh ? existing : { port: 0, user: "hookledger", password: crypto.randomBytes(18).toString("base64url"), database: "hookledger" };
-  if (!info.port || !(await portFree(info.port))) info = { ...info, port: await freePort() };
+  if (opts.port) {
+    if (!(await portFree(opts.port))) throw new Error(`port ${opts.port} is taken by another program; PostgreSQL must come back on the port its clients know`);
+    info = { ...info, port: opts.port };
+  } else if (!info.port || !(await portFree(info.port))) info = { ...info, port: await freePort() };
   fs.writeFileSync(infoPath(dir), JSON.stringify(info, null, 2), { mode: 0o600 });
 
   const log = opts.log ?? (() => {});
@@ -227,7 +258,18 @@ export async function startEmbedded(opts: { dir?: string; log?: (m: string) => v
     await client.query(`CREATE DATABASE ${client.escapeIdentifier(info.database)}`);
     await client.end();
   }
-  return { url: urlFor(info), info, owned: true, created: fresh, stop: server.stop };
+  return { url: urlFor(info), info, owned: true, created: fresh, pid: server.pid, logPath, exited: () => server.exited, stop: server.stop };
+}
+
+function watchPid(pid: number): Promise<PostgresExit> {
+  return new Promise((resolve) => {
+    const timer = setInterval(() => {
+      if (alive(pid)) return;
+      clearInterval(timer);
+      resolve({ pid, code: null, signal: null });
+    }, WATCH_MS);
+    timer.unref();
+  });
 }
 
 /**
@@ -267,7 +309,11 @@ const STOP_TIMEOUT_MS = 4_000;
  * goes to <data dir>/postgres.log rather than a pipe, so the server does not
  * depend on this process's lifetime to write it.
  */
-async function startDetached(dir: string, info: EmbeddedInfo, log: (m: string) => void): Promise<{ pid: number; stop: () => Promise<void> }> {
+async function startDetached(
+  dir: string,
+  info: EmbeddedInfo,
+  log: (m: string) => void,
+): Promise<{ pid: number; exited: Promise<PostgresExit>; stop: () => Promise<void> }> {
   const bin = nativeBinDir();
   if (!bin) throw new Error(noEmbeddedMessage());
   const ids = process.getuid?.() === 0 ? postgresUserIds() : {};
@@ -282,10 +328,10 @@ async function startDetached(dir: string, info: EmbeddedInfo, log: (m: string) =
   });
   fs.closeSync(logFd);
   let exited = false;
-  const exit = new Promise<void>((resolve) =>
-    child.once("exit", () => {
+  const exit = new Promise<PostgresExit>((resolve) =>
+    child.once("exit", (code, signal) => {
       exited = true;
-      resolve();
+      resolve({ pid: child.pid!, code, signal });
     }),
   );
   child.unref();
@@ -307,7 +353,7 @@ async function startDetached(dir: string, info: EmbeddedInfo, log: (m: string) =
     await exit;
     clearTimeout(timer);
   };
-  return { pid: child.pid!, stop };
+  return { pid: child.pid!, exited: exit, stop };
 }
 
 /** postmaster.pid names this pid and says "ready" (its 8th line, PostgreSQL 10+). */

@@ -1,0 +1,204 @@
+// `hookledger start` when its embedded PostgreSQL dies under it (kill -9 of the
+// postmaster, the OOM killer): start says so on the terminal, starts it again
+// on the same port with the supervisor's backoff, and the dashboard and the
+// workers reconnect by themselves; Ctrl-C afterwards, or during the restart,
+// still stops everything, the new server included. A server that cannot be
+// started again is given up on: start says so and exits 1. Real processes on
+// a fresh embedded PostgreSQL over the existing build, as
+// test/process/start-supervise.test.ts runs them.
+import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import pg from "pg";
+import { freePort, findRunningEmbedded } from "../../lib/db/embedded";
+
+type Started = { child: ChildProcess; port: number; dir: string; output: string[]; exited: Promise<number | null> };
+const started: Started[] = [];
+const cleanups: (() => void)[] = [];
+
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+  for (const s of started.splice(0)) {
+    for (const pid of [...groupPids(s.child.pid!), ...postgresPids(s.dir)])
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        /* gone */
+      }
+    fs.rmSync(s.dir, { recursive: true, force: true });
+  }
+});
+
+async function startHookledger(): Promise<Started> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-pgdown-"));
+  const port = await freePort();
+  const output: string[] = [];
+  const rest = { ...process.env };
+  delete rest.DATABASE_URL;
+  const child = spawn(process.execPath, [path.resolve("bin/hookledger.mjs"), "start", "--port", String(port), "--host", "127.0.0.1"], {
+    // Its own process group, as a shell's job would be: -pid reaches all of it, as a terminal's Ctrl-C does.
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...rest, HOOKLEDGER_DATA_DIR: dir, HOOKLEDGER_START_SKIP_BUILD: "1", HOOKLEDGER_HEARTBEAT_MS: "500" },
+  });
+  child.stdout!.on("data", (b) => output.push(String(b)));
+  child.stderr!.on("data", (b) => output.push(String(b)));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const s = { child, port, dir, output, exited };
+  started.push(s);
+  await until("running", () => output.join("").includes("hookledger is running"), 150_000, output);
+  return s;
+}
+
+async function until<T>(what: string, probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, ms: number, out?: string[]): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${out ? `\n${out.join("").slice(-3000)}` : ""}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function groupPids(pgid: number): number[] {
+  return execFileSync("ps", ["-e", "-o", "pid=,pgid="], { encoding: "utf8" })
+    .split("\n")
+    .map((l) => l.trim().split(/\s+/).map(Number))
+    .filter(([pid, g]) => g === pgid && pid)
+    .map(([pid]) => pid);
+}
+
+/** Every process of the server on `dir`: the postmaster names the folder, its backends are its children. */
+function postgresPids(dir: string): number[] {
+  const rows = execFileSync("ps", ["-e", "-o", "pid=,ppid=,args="], { encoding: "utf8" })
+    .split("\n")
+    .map((l) => l.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/))
+    .filter((m): m is RegExpMatchArray => m !== null);
+  const masters = rows.filter((m) => m[3].includes("postgres") && m[3].includes(path.join(dir, "postgres"))).map((m) => Number(m[1]));
+  return [...masters, ...rows.filter((m) => masters.includes(Number(m[2]))).map((m) => Number(m[1]))];
+}
+
+/** The postmaster's pid from its pid file, 0 while there is none. */
+function postmasterPid(dir: string): number {
+  try {
+    return Number(fs.readFileSync(path.join(dir, "postgres", "postmaster.pid"), "utf8").split("\n")[0]);
+  } catch {
+    return 0;
+  }
+}
+
+async function health(port: number): Promise<number | null> {
+  try {
+    return (await fetch(`http://127.0.0.1:${port}/api/health`)).status;
+  } catch {
+    return null;
+  }
+}
+
+/** A worker has beaten in the last 2 s (HOOKLEDGER_HEARTBEAT_MS 500): it reaches the database. */
+async function workerBeating(dir: string): Promise<boolean> {
+  const url = findRunningEmbedded(dir);
+  if (!url) return false;
+  const c = new pg.Client({ connectionString: url });
+  c.on("error", () => {});
+  try {
+    await c.connect();
+    const { rows } = await c.query(`SELECT 1 FROM worker_heartbeats WHERE stopped_at IS NULL AND beat_at > now() - interval '2 seconds'`);
+    return rows.length > 0;
+  } catch {
+    return false;
+  } finally {
+    await c.end().catch(() => {});
+  }
+}
+
+async function ctrlC(s: Started) {
+  process.kill(-s.child.pid!, "SIGINT");
+  await until(
+    "no process of the group and no postgres of the data dir",
+    () => groupPids(s.child.pid!).length === 0 && postgresPids(s.dir).length === 0,
+    30_000,
+    s.output,
+  );
+  expect(await s.exited).toBe(0);
+}
+
+describe("hookledger start, its embedded PostgreSQL killed", () => {
+  it("says so, starts it again on the same port, the dashboard and the workers reconnect, and Ctrl-C then stops the new one", { timeout: 240_000 }, async () => {
+    const s = await startHookledger();
+    await until("health 200", async () => (await health(s.port)) === 200, 60_000, s.output);
+    const url = findRunningEmbedded(s.dir);
+    const old = postmasterPid(s.dir);
+    process.kill(old, "SIGKILL");
+
+    const said = await until(
+      "start saying so",
+      () => s.output.join("").match(/hookledger: the embedded PostgreSQL \(pid (\d+)\) exited unexpectedly[^\n]*/)?.[0],
+      10_000,
+      s.output,
+    );
+    expect(said).toBe(
+      `hookledger: the embedded PostgreSQL (pid ${old}) exited unexpectedly (signal SIGKILL); restarting it in 1 s (its log: ${path.join(s.dir, "postgres.log")}). The dashboard and the workers reconnect by themselves.`,
+    );
+    await until("running again", () => s.output.join("").match(/the embedded PostgreSQL is running again \(pid \d+, port \d+\)/), 30_000, s.output);
+    expect(postmasterPid(s.dir)).not.toBe(old);
+    // The same address: the children hold it.
+    expect(findRunningEmbedded(s.dir)).toBe(url);
+    await until("health 200 again", async () => (await health(s.port)) === 200, 30_000, s.output);
+    await until("a worker beating again", () => workerBeating(s.dir), 30_000, s.output);
+
+    await ctrlC(s);
+    const log = fs.readFileSync(path.join(s.dir, "postgres.log"), "utf8");
+    // The restarted server recovered from the kill, then shut down cleanly.
+    expect(log).toMatch(/database system was interrupted|not properly shut down/);
+    expect(log.trimEnd().split("\n").at(-1)).toMatch(/database system is shut down/);
+  });
+
+  it("Ctrl-C while it is being started again leaves no postgres behind", { timeout: 240_000 }, async () => {
+    const s = await startHookledger();
+    const old = postmasterPid(s.dir);
+    process.kill(old, "SIGKILL");
+    await until("start saying so", () => s.output.join("").includes("restarting it in 1 s"), 10_000, s.output);
+    // The new postmaster has written its pid file: it is starting (crash recovery), not yet said to be running.
+    await until("a new postmaster", () => ![0, old].includes(postmasterPid(s.dir)), 10_000, s.output);
+    await ctrlC(s);
+    expect(s.output.join("")).toMatch(/hookledger stopped/);
+  });
+
+  it("gives up on a server that cannot be started again, says so, and exits 1 with nothing left running", { timeout: 240_000 }, async () => {
+    const s = await startHookledger();
+    const dbPort = Number(new URL(findRunningEmbedded(s.dir)!).port);
+    process.kill(postmasterPid(s.dir), "SIGKILL");
+    // Another program takes its port while it is down: it cannot listen there, and its clients know no other.
+    const squatter = net.createServer();
+    await until(
+      "the port",
+      () => new Promise<boolean>((resolve) => squatter.once("error", () => resolve(false)).listen(dbPort, "127.0.0.1", () => resolve(true))),
+      5_000,
+    );
+    cleanups.push(() => squatter.close());
+    // 1 + 2 + 4 + 8 s of backoff, then the fifth exit within a minute.
+    const code = await Promise.race([s.exited, new Promise((r) => setTimeout(() => r("still running"), 60_000))]);
+    const out = s.output.join("");
+    expect(code, out.slice(-3000)).toBe(1);
+    expect(out).toContain(
+      `hookledger: the embedded PostgreSQL did not start again (port ${dbPort} is taken by another program; PostgreSQL must come back on the port its clients know); trying again in 2 s.`,
+    );
+    expect(out).toContain(
+      `hookledger: the embedded PostgreSQL exited or failed to start 5 times within 60 s (last: could not start: port ${dbPort} is taken by another program; PostgreSQL must come back on the port its clients know); not restarted. Its log: ${path.join(s.dir, "postgres.log")}. Fix the cause and run start again; stopping hookledger.`,
+    );
+    // Without a database the workers cannot finish anyway: they are not given their whole grace period.
+    const stopped = out.match(/hookledger stopped \(([\d.]+) s: [^\n]*\)/);
+    expect(stopped, out.slice(-3000)).toBeTruthy();
+    expect(Number(stopped![1])).toBeLessThan(5);
+    await until(
+      "no process of the group and no postgres of the data dir",
+      () => groupPids(s.child.pid!).length === 0 && postgresPids(s.dir).length === 0,
+      30_000,
+      s.output,
+    );
+  });
+});
