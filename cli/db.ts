@@ -1,9 +1,9 @@
-import { startEmbedded, dataDir, type StartedEmbedded } from "../lib/db/embedded";
+import { startEmbedded, dataDir, type StartedEmbedded, type StopOptions } from "../lib/db/embedded";
 import { migrate } from "../lib/db/migrate";
 import { checkDatabaseUrl } from "../lib/db/check-url";
 
 /** `server`: the embedded PostgreSQL, found or started (none with DATABASE_URL). */
-export type CliDatabase = { url: string; embedded: boolean; owned: boolean; created: boolean; server?: StartedEmbedded; stop: () => Promise<void> };
+export type CliDatabase = { url: string; embedded: boolean; owned: boolean; created: boolean; server?: StartedEmbedded; stop: (opts?: StopOptions) => Promise<void> };
 
 /**
  * DATABASE_URL if set; otherwise the embedded server, found running or started

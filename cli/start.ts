@@ -12,7 +12,7 @@ import readline from "node:readline";
 import pg from "pg";
 import { openDatabase } from "./db";
 import { migrate } from "../lib/db/migrate";
-import { dataDir, startEmbedded, type StartedEmbedded } from "../lib/db/embedded";
+import { dataDir, startEmbedded, type StartedEmbedded, type StopOptions } from "../lib/db/embedded";
 import { SERVER_NODE_FLAGS } from "../lib/server/node-flags";
 import { reapDeadWorker } from "../lib/ledger/sql/abandon-leases";
 
@@ -327,14 +327,23 @@ export async function start(opts: StartOptions) {
     // In parallel; each one's own time is reported.
     // Without a database a worker can write neither its results nor its stop, and would wait out its whole grace period.
     await Promise.all(supervised.map((s) => step(s.name, () => s.stop(o.databaseGone ? DATABASE_GONE_STOP_MS : undefined))));
-    if (database.owned()) await step("database", () => database.stop().catch(() => {}));
+    if (database.owned()) await step("database", () => databaseStop.stop().catch(() => {}));
     status.remove();
     // Each step's time: a slow stop says where it waited.
     console.error(`hookledger stopped (${((Date.now() - t0) / 1000).toFixed(1)} s: ${took.join(", ")}).`);
     process.exit(code);
   }
-  ownSignals(() => void shutdown(0), opts.workers);
-
+  const databaseStop = stopsDatabase(database);
+  ownSignals({
+    stop: () => void shutdown(0),
+    stopping: () => stopping,
+    again: (interrupts) => {
+      if (databaseStop.again()) return;
+      // The terminal has signalled the workers too, and on their second SIGINT they stop waiting for their requests (worker/main.ts).
+      if (interrupts === 2 && opts.workers > 0)
+        console.error("Ctrl-C again: the workers stop without waiting for the requests still on the wire; each is recorded as possibly received and sent again.");
+    },
+  });
   const probeHost = host && host !== "0.0.0.0" && host !== "::" ? (host.includes(":") ? `[${host}]` : host) : "127.0.0.1";
   const healthUrl = `http://${probeHost}:${opts.port}/api/health`;
   const answered = await waitForHttp(healthUrl, 60_000).then(
@@ -384,6 +393,37 @@ function childEnv(databaseUrl: string, opts: StartOptions, host: string | undefi
   return env;
 }
 
+/**
+ * The embedded PostgreSQL's stop, last in a shutdown, said when its checkpoint
+ * takes a while (it writes every changed page: seconds on a slow disk, with
+ * nothing else to show). `again`: a Ctrl-C meanwhile, which stops it at once;
+ * false when its stop has not begun.
+ */
+function stopsDatabase(database: { stop: (opts?: StopOptions) => Promise<void> }): { stop: () => Promise<void>; again: () => boolean } {
+  let now: AbortController | undefined;
+  return {
+    stop: () => {
+      now = new AbortController();
+      return database.stop({
+        now: now.signal,
+        onWaiting: () =>
+          console.error(
+            "Waiting for PostgreSQL to finish writing its data to disk (its shutdown checkpoint); Ctrl-C again stops it at once, to recover at the next start.",
+          ),
+        onTimeout: () => console.error("PostgreSQL has not finished its shutdown in 60 s; stopping it at once (it recovers from its WAL at the next start)."),
+      });
+    },
+    again: () => {
+      if (!now) return false;
+      if (!now.signal.aborted) {
+        console.error("Ctrl-C again: PostgreSQL stops at once, without its checkpoint; it recovers from its WAL at the next start (nothing committed is lost).");
+        now.abort();
+      }
+      return true;
+    },
+  };
+}
+
 /** The address to open: the one listened on when it is a single address (the demo's 127.0.0.1), else localhost. */
 function dashboardUrl(host: string | undefined, port: number) {
   return `http://${host && host !== "0.0.0.0" && host !== "::" ? (host.includes(":") ? `[${host}]` : host) : "localhost"}:${port}`;
@@ -410,18 +450,19 @@ function announce(answered: boolean, o: { url: string; demo: boolean; healthUrl:
  * stops the database and exits at once, before the workers and the demo have
  * stopped; a worker then hangs in its shutdown without a database. This
  * process owns the order instead (`stop`: demo, children, then the database).
+ * A Ctrl-C once stopping is `again`, with the count of Ctrl-Cs so far (the
+ * workers have seen as many).
  */
-function ownSignals(stop: () => void, workers: number) {
+function ownSignals(h: { stop: () => void; stopping: () => boolean; again: (interrupts: number) => void }) {
   process.removeAllListeners("SIGINT");
   process.removeAllListeners("SIGTERM");
   let interrupts = 0;
   process.on("SIGINT", () => {
-    // Ctrl-C again: the terminal has signalled the workers too, and they stop waiting for their requests (worker/main.ts).
-    if (++interrupts === 2 && workers > 0)
-      console.error("Ctrl-C again: the workers stop without waiting for the requests still on the wire; each is recorded as possibly received and sent again.");
-    stop();
+    interrupts++;
+    if (h.stopping()) h.again(interrupts);
+    else h.stop();
   });
-  process.on("SIGTERM", stop);
+  process.on("SIGTERM", h.stop);
 }
 
 /** How long the dashboard and the workers get to stop once the database is given up on: enough for a clean exit that needs none. */
@@ -522,10 +563,10 @@ function supervise(
  * DATABASE_URL there is nothing to watch.
  */
 function keepDatabase(
-  db: { server?: StartedEmbedded; owned: boolean; stop: () => Promise<void> },
+  db: { server?: StartedEmbedded; owned: boolean; stop: (opts?: StopOptions) => Promise<void> },
   log: StartLog,
   hooks: { stopping: () => boolean; onGiveUp: (reason: string) => void },
-): { owned: () => boolean; stop: () => Promise<void> } {
+): { owned: () => boolean; stop: (opts?: StopOptions) => Promise<void> } {
   const first = db.server;
   if (!first) return { owned: () => db.owned, stop: db.stop };
   const name = "the embedded PostgreSQL";
@@ -580,11 +621,11 @@ function keepDatabase(
   watch(first);
   return {
     owned: () => current.owned,
-    stop: async () => {
+    stop: async (opts) => {
       clearTimeout(restartTimer);
       policy.ended();
       await starting;
-      if (current.owned) await current.stop();
+      if (current.owned) await current.stop(opts);
     },
   };
 }

@@ -187,6 +187,14 @@ function nativeBinDir(): string | null {
 type PostgresExit = { pid: number; code: number | null; signal: NodeJS.Signals | null };
 
 /**
+ * What `stop` may be told. `onWaiting`: the shutdown checkpoint has taken
+ * STOP_WAITING_MS (say so, since nothing else moves meanwhile). `now`: stop
+ * at once (immediate shutdown; the next start recovers from the WAL).
+ * `onTimeout`: STOP_TIMEOUT_MS passed, and it is being stopped at once.
+ */
+export type StopOptions = { onWaiting?: () => void; now?: AbortSignal; onTimeout?: () => void };
+
+/**
  * `created`: there was no database in the folder, and this call made a new,
  * empty one. `pid`: the postmaster's. `exited`: resolves when the postmaster
  * has gone, whoever stopped it (watched by its pid when this process did not
@@ -200,7 +208,7 @@ export type StartedEmbedded = {
   pid: number;
   logPath: string;
   exited: () => Promise<PostgresExit>;
-  stop: () => Promise<void>;
+  stop: (opts?: StopOptions) => Promise<void>;
 };
 
 /** How often a server this process did not start is looked for, by its pid (a system call, cheap). */
@@ -297,8 +305,21 @@ export async function scratchServer(prefix: string): Promise<{ url: string; stop
   };
 }
 
-/** How long a fast shutdown may take before the server is killed (it then recovers from its WAL on the next start). */
-const STOP_TIMEOUT_MS = 4_000;
+/**
+ * How long a fast shutdown may take (its checkpoint writes every dirty buffer,
+ * so a slow disk takes a while) before the server is stopped at once, to
+ * recover from its WAL on the next start: pg_ctl stop's own wait (PGCTLTIMEOUT,
+ * default 60 s).
+ */
+const STOP_TIMEOUT_MS = 60_000;
+/** A stop that takes longer than this is said (onWaiting): a terminal silent for longer looks hung. */
+const STOP_WAITING_MS = 2_000;
+/**
+ * After SIGQUIT (immediate shutdown) the postmaster ends its children and
+ * exits, killing any that lag after 5 s (PostgreSQL's own
+ * SIGKILL_CHILDREN_AFTER_SECS); past this, it is killed itself.
+ */
+const IMMEDIATE_TIMEOUT_MS = 10_000;
 
 /**
  * Starts the postmaster in its own session (setsid), not as a plain child the
@@ -313,7 +334,7 @@ async function startDetached(
   dir: string,
   info: EmbeddedInfo,
   log: (m: string) => void,
-): Promise<{ pid: number; exited: Promise<PostgresExit>; stop: () => Promise<void> }> {
+): Promise<{ pid: number; exited: Promise<PostgresExit>; stop: (opts?: StopOptions) => Promise<void> }> {
   const bin = nativeBinDir();
   if (!bin) throw new Error(noEmbeddedMessage());
   const ids = process.getuid?.() === 0 ? postgresUserIds() : {};
@@ -346,12 +367,30 @@ async function startDetached(
     await new Promise((r) => setTimeout(r, 50));
   }
   log(`postgres ready (pid ${child.pid}, port ${info.port})`);
-  const stop = async () => {
+  const stop = async (opts: StopOptions = {}) => {
     if (exited) return;
     child.kill("SIGINT"); // fast shutdown: ends sessions, checkpoints, exits
-    const timer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
+    const timers: NodeJS.Timeout[] = [];
+    let immediate = false;
+    const now = () => {
+      if (immediate || exited) return;
+      immediate = true;
+      child.kill("SIGQUIT"); // immediate shutdown: no checkpoint
+      timers.push(setTimeout(() => child.kill("SIGKILL"), IMMEDIATE_TIMEOUT_MS));
+    };
+    timers.push(setTimeout(() => !immediate && opts.onWaiting?.(), STOP_WAITING_MS));
+    timers.push(
+      setTimeout(() => {
+        if (immediate) return;
+        opts.onTimeout?.();
+        now();
+      }, STOP_TIMEOUT_MS),
+    );
+    if (opts.now?.aborted) now();
+    opts.now?.addEventListener("abort", now, { once: true });
     await exit;
-    clearTimeout(timer);
+    timers.forEach(clearTimeout);
+    opts.now?.removeEventListener("abort", now);
   };
   return { pid: child.pid!, exited: exit, stop };
 }

@@ -1,0 +1,149 @@
+// Ctrl-C on `hookledger start` when the embedded PostgreSQL's shutdown
+// checkpoint is slow (a slow disk; here its checkpointer is paused with
+// SIGSTOP for a few seconds): start says it is waiting, waits, and the server
+// shuts down cleanly, so the next start needs no crash recovery. A second
+// Ctrl-C meanwhile stops it at once. Real processes on a fresh embedded
+// PostgreSQL over the existing build, as test/process/start-supervise.test.ts
+// runs them.
+import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { freePort } from "../../lib/db/embedded";
+
+type Started = { child: ChildProcess; dir: string; output: string[]; exited: Promise<number | null> };
+const started: Started[] = [];
+/** Checkpointers paused: one whose postmaster was killed is no longer its child, and would stay stopped. */
+const paused: number[] = [];
+
+afterEach(() => {
+  for (const pid of paused.splice(0))
+    try {
+      process.kill(pid, "SIGCONT");
+      process.kill(pid, "SIGKILL");
+    } catch {
+      /* gone */
+    }
+  for (const s of started.splice(0)) {
+    for (const pid of [...groupPids(s.child.pid!), ...postgresPids(s.dir)])
+      try {
+        process.kill(pid, "SIGCONT");
+        process.kill(pid, "SIGKILL");
+      } catch {
+        /* gone */
+      }
+    fs.rmSync(s.dir, { recursive: true, force: true });
+  }
+});
+
+async function startHookledger(): Promise<Started> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-checkpoint-"));
+  const port = await freePort();
+  const output: string[] = [];
+  const rest = { ...process.env };
+  delete rest.DATABASE_URL;
+  const child = spawn(process.execPath, [path.resolve("bin/hookledger.mjs"), "start", "--port", String(port), "--host", "127.0.0.1"], {
+    // Its own process group, as a shell's job would be: -pid reaches all of it, as a terminal's Ctrl-C does.
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...rest, HOOKLEDGER_DATA_DIR: dir, HOOKLEDGER_START_SKIP_BUILD: "1" },
+  });
+  child.stdout!.on("data", (b) => output.push(String(b)));
+  child.stderr!.on("data", (b) => output.push(String(b)));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const s = { child, dir, output, exited };
+  started.push(s);
+  await until("running", () => output.join("").includes("hookledger is running"), 150_000, output);
+  return s;
+}
+
+async function until<T>(what: string, probe: () => T | null | undefined | false, ms: number, out?: string[]): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = probe();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${out ? `\n${out.join("").slice(-3000)}` : ""}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function groupPids(pgid: number): number[] {
+  return execFileSync("ps", ["-e", "-o", "pid=,pgid="], { encoding: "utf8" })
+    .split("\n")
+    .map((l) => l.trim().split(/\s+/).map(Number))
+    .filter(([pid, g]) => g === pgid && pid)
+    .map(([pid]) => pid);
+}
+
+function processes(): { pid: number; ppid: number; args: string }[] {
+  return execFileSync("ps", ["-e", "-o", "pid=,ppid=,args="], { encoding: "utf8" })
+    .split("\n")
+    .map((l) => l.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/))
+    .filter((m): m is RegExpMatchArray => m !== null)
+    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] }));
+}
+
+/** The postmaster on `dir` (its command line names the folder) and its children. */
+function postgresPids(dir: string): number[] {
+  const rows = processes();
+  const masters = rows.filter((p) => p.args.includes("postgres") && p.args.includes(path.join(dir, "postgres"))).map((p) => p.pid);
+  return [...masters, ...rows.filter((p) => masters.includes(p.ppid)).map((p) => p.pid)];
+}
+
+/** Pauses the checkpointer of the server on `dir`: its shutdown checkpoint waits until SIGCONT. */
+function pauseCheckpointer(dir: string): number {
+  const master = Number(fs.readFileSync(path.join(dir, "postgres", "postmaster.pid"), "utf8").split("\n")[0]);
+  const checkpointer = processes().find((p) => p.ppid === master && p.args.includes("checkpointer"));
+  expect(checkpointer, "the checkpointer").toBeTruthy();
+  paused.push(checkpointer!.pid);
+  process.kill(checkpointer!.pid, "SIGSTOP");
+  return checkpointer!.pid;
+}
+
+describe("hookledger start, Ctrl-C with a slow shutdown checkpoint", () => {
+  it("says it is waiting, waits for the checkpoint, and the database shuts down cleanly", { timeout: 240_000 }, async () => {
+    const s = await startHookledger();
+    const checkpointer = pauseCheckpointer(s.dir);
+    process.kill(-s.child.pid!, "SIGINT");
+    // Longer than the shutdown used to be allowed (4 s, then SIGKILL).
+    await new Promise((r) => setTimeout(r, 6_000));
+    expect(postgresPids(s.dir).length, `the server, still finishing its checkpoint\n${s.output.join("").slice(-2000)}`).toBeGreaterThan(0);
+    expect(s.output.join("")).toContain("Waiting for PostgreSQL to finish writing its data to disk");
+    process.kill(checkpointer, "SIGCONT");
+    await until(
+      "no process of the group and no postgres of the data dir",
+      () => groupPids(s.child.pid!).length === 0 && postgresPids(s.dir).length === 0,
+      30_000,
+      s.output,
+    );
+    expect(await s.exited).toBe(0);
+    const log = fs.readFileSync(path.join(s.dir, "postgres.log"), "utf8");
+    expect(log.trimEnd().split("\n").at(-1)).toMatch(/database system is shut down/);
+    expect(s.output.join("")).toMatch(
+      /Waiting for PostgreSQL to finish writing its data to disk \(its shutdown checkpoint\); Ctrl-C again stops it at once, to recover at the next start\.\nhookledger stopped \([\d.]+ s: .*database \d+\.\d s\)\./,
+    );
+  });
+
+  it("a second Ctrl-C while it waits stops the database at once", { timeout: 240_000 }, async () => {
+    const s = await startHookledger();
+    pauseCheckpointer(s.dir);
+    process.kill(-s.child.pid!, "SIGINT");
+    await until("start saying it waits", () => s.output.join("").includes("Waiting for PostgreSQL to finish writing"), 30_000, s.output);
+    const t0 = Date.now();
+    process.kill(-s.child.pid!, "SIGINT");
+    // Immediate shutdown: the postmaster kills a child that does not stop within 5 s (the paused checkpointer).
+    await until(
+      "no process of the group and no postgres of the data dir",
+      () => groupPids(s.child.pid!).length === 0 && postgresPids(s.dir).length === 0,
+      20_000,
+      s.output,
+    );
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    expect(await s.exited).toBe(0);
+    expect(s.output.join("")).toContain(
+      "Ctrl-C again: PostgreSQL stops at once, without its checkpoint; it recovers from its WAL at the next start (nothing committed is lost).",
+    );
+    expect(fs.readFileSync(path.join(s.dir, "postgres.log"), "utf8")).toMatch(/received immediate shutdown request/);
+  });
+});
