@@ -608,9 +608,15 @@ function keepDatabase(
       current = await startEmbedded({ dir: dataDir(), port: first.info.port, log: log.detail });
     } catch (err) {
       if (hooks.stopping()) return;
-      // Its first line: the rest is the log's tail, in the log.
-      const why = (err as Error).message.split("\n")[0].replace(/:$/, "");
-      log.detail((err as Error).message);
+      const message = (err as Error).message;
+      log.detail(message);
+      // PostgreSQL's own reason (`lock file "postmaster.pid" already exists` while the old postmaster is not yet
+      // reaped), from the log's tail that a start failing on its own brings, else the failure's first line.
+      const why =
+        message
+          .match(/FATAL:\s+.*/g)
+          ?.at(-1)
+          ?.replace(/^FATAL:\s+/, "") ?? message.split("\n")[0].replace(/:$/, "");
       down(`${name} did not start again (${why})`, `could not start: ${why}`, (s) => `trying again in ${s} s.`);
       return;
     }

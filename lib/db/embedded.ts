@@ -72,9 +72,16 @@ function runningPostmaster(dir = dataDir()): { pid: number; port: number } | nul
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  // A zombie (dead, not yet reaped: a server whose starter was killed has init for a parent, which may take its
+  // time) still answers kill(0). Linux's /proc says so; elsewhere, kill(0) is all there is.
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return true;
   }
 }
 

@@ -32,8 +32,7 @@ afterEach(() => {
   }
 });
 
-async function startHookledger(): Promise<Started> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-pgdown-"));
+async function startHookledger(dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-pgdown-"))): Promise<Started> {
   const port = await freePort();
   const output: string[] = [];
   const rest = { ...process.env };
@@ -155,6 +154,29 @@ describe("hookledger start, its embedded PostgreSQL killed", () => {
     // The restarted server recovered from the kill, then shut down cleanly.
     expect(log).toMatch(/database system was interrupted|not properly shut down/);
     expect(log.trimEnd().split("\n").at(-1)).toMatch(/database system is shut down/);
+  });
+
+  it("one it found running (left by a start that was killed) is watched too, started again, and then stopped by Ctrl-C", { timeout: 240_000 }, async () => {
+    const first = await startHookledger();
+    const server = postmasterPid(first.dir);
+    // Killed with SIGKILL: its dashboard and workers stop by themselves (start-orphans), its database runs on.
+    first.child.kill("SIGKILL");
+    await until("the first start's children gone", () => groupPids(first.child.pid!).length === 0, 30_000, first.output);
+    const s = await startHookledger(first.dir);
+    expect(postmasterPid(s.dir)).toBe(server);
+    await until("a worker beating", () => workerBeating(s.dir), 30_000, s.output);
+    process.kill(server, "SIGKILL");
+    // Not start's child: only its disappearance is seen, not how it ended.
+    await until(
+      "start saying so",
+      () => s.output.join("").includes(`the embedded PostgreSQL (pid ${server}) exited unexpectedly; restarting it in 1 s`),
+      10_000,
+      s.output,
+    );
+    await until("running again", () => s.output.join("").match(/the embedded PostgreSQL is running again/), 60_000, s.output);
+    await until("a worker beating again", () => workerBeating(s.dir), 30_000, s.output);
+    await ctrlC(s);
+    expect(fs.readFileSync(path.join(s.dir, "postgres.log"), "utf8").trimEnd().split("\n").at(-1)).toMatch(/database system is shut down/);
   });
 
   it("Ctrl-C while it is being started again leaves no postgres behind", { timeout: 240_000 }, async () => {
