@@ -249,17 +249,21 @@ test("the Event types page tells a district what it will receive and which of it
 });
 
 test("sending a dead letter again while its endpoint is paused says to resume it first, on the subscription's page, not an API call", async ({ browser, request }) => {
-  const published = await api(
-    request,
-    "POST",
-    "/api/v1/events",
-    { id: `evt_pdw_paused_${run}`, type: TAKEN, data: { student_id: "stu_p", score: 40 }, subject: { tenant: D.id, studentId: "stu_p" } },
-    "producer",
-  );
-  expect(published.status, JSON.stringify(published.json)).toBe(202);
-  const delivery = (published.json.deliveries as { id: string; subscriptionId: string }[]).find((d) => d.subscriptionId === D.sub)!;
-  // A dead letter, settled while the subscription is paused; then paused again, as the district left it.
-  await whilePaused(request, D.sub, () => settleDelivery(delivery.id, [{ minutesAgo: 5, status: 422, errorClass: "http_4xx", outcome: "dead_letter", ms: 30 }]));
+  // A dead letter, published and settled while the subscription is paused (the worker never sends it); then paused
+  // again, as the district left it.
+  let delivery = { id: "" };
+  await whilePaused(request, D.sub, async () => {
+    const published = await api(
+      request,
+      "POST",
+      "/api/v1/events",
+      { id: `evt_pdw_paused_${run}`, type: TAKEN, data: { student_id: "stu_p", score: 40 }, subject: { tenant: D.id, studentId: "stu_p" } },
+      "producer",
+    );
+    expect(published.status, JSON.stringify(published.json)).toBe(202);
+    delivery = (published.json.deliveries as { id: string; subscriptionId: string }[]).find((d) => d.subscriptionId === D.sub)!;
+    await settleDelivery(delivery.id, [{ minutesAgo: 5, status: 422, errorClass: "http_4xx", outcome: "dead_letter", ms: 30 }]);
+  });
   const paused = await api(request, "PATCH", `/api/v1/subscriptions/${D.sub}`, { state: "paused", reason: "importer upgrade" });
   expect(paused.status).toBe(200);
   try {
@@ -301,18 +305,19 @@ test("every page a district's manager opens speaks to the district, an interrupt
   });
   expect(made.status, JSON.stringify(made.json)).toBe(201);
   const ids: Record<string, string> = {};
-  for (const k of ["ok", "dead", "cut"]) {
-    const r = await api(
-      request,
-      "POST",
-      "/api/v1/events",
-      { id: `evt_pdwm_${k}_${run}`, type: TAKEN, data: { student_id: `stu_${k}_${run}`, score: 90 }, subject: { tenant: d.id, studentId: `stu_${k}_${run}` } },
-      "producer",
-    );
-    expect(r.status, JSON.stringify(r.json)).toBe(202);
-    ids[k] = r.json.deliveries[0].id;
-  }
+  // Published while paused, so the worker never sends them before they are settled (it would add attempts of its own).
   await whilePaused(request, sub, async () => {
+    for (const k of ["ok", "dead", "cut"]) {
+      const r = await api(
+        request,
+        "POST",
+        "/api/v1/events",
+        { id: `evt_pdwm_${k}_${run}`, type: TAKEN, data: { student_id: `stu_${k}_${run}`, score: 90 }, subject: { tenant: d.id, studentId: `stu_${k}_${run}` } },
+        "producer",
+      );
+      expect(r.status, JSON.stringify(r.json)).toBe(202);
+      ids[k] = r.json.deliveries[0].id;
+    }
     await settleDelivery(ids.ok, [{ minutesAgo: 6, status: 200, outcome: "delivered", ms: 20 }]);
     await settleDelivery(ids.dead, [{ minutesAgo: 5, status: 422, errorClass: "http_4xx", outcome: "dead_letter", ms: 20, excerpt: '{"error":"missing term_id"}' }]);
     // What the reaper records for an attempt whose worker died mid-send: no answer, its own message about the lease.
