@@ -5,15 +5,14 @@
 // Ctrl-C meanwhile stops it at once. Real processes on a fresh embedded
 // PostgreSQL over the existing build, as test/process/start-supervise.test.ts
 // runs them.
-import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { freePort } from "../../lib/db/embedded";
+import { groupPids, startHookledger as startIn, until, type Started } from "../helpers/start-process";
 
-type Started = { child: ChildProcess; dir: string; output: string[]; exited: Promise<number | null> };
 const started: Started[] = [];
+const startHookledger = () => startIn(started, { prefix: "hl-checkpoint-" });
 /** Checkpointers paused: one whose postmaster was killed is no longer its child, and would stay stopped. */
 const paused: number[] = [];
 
@@ -36,45 +35,6 @@ afterEach(() => {
     fs.rmSync(s.dir, { recursive: true, force: true });
   }
 });
-
-async function startHookledger(): Promise<Started> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-checkpoint-"));
-  const port = await freePort();
-  const output: string[] = [];
-  const rest = { ...process.env };
-  delete rest.DATABASE_URL;
-  const child = spawn(process.execPath, [path.resolve("bin/hookledger.mjs"), "start", "--port", String(port), "--host", "127.0.0.1"], {
-    // Its own process group, as a shell's job would be: -pid reaches all of it, as a terminal's Ctrl-C does.
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...rest, HOOKLEDGER_DATA_DIR: dir, HOOKLEDGER_START_SKIP_BUILD: "1" },
-  });
-  child.stdout!.on("data", (b) => output.push(String(b)));
-  child.stderr!.on("data", (b) => output.push(String(b)));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const s = { child, dir, output, exited };
-  started.push(s);
-  await until("running", () => output.join("").includes("hookledger is running"), 150_000, output);
-  return s;
-}
-
-async function until<T>(what: string, probe: () => T | null | undefined | false, ms: number, out?: string[]): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${out ? `\n${out.join("").slice(-3000)}` : ""}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function groupPids(pgid: number): number[] {
-  return execFileSync("ps", ["-e", "-o", "pid=,pgid="], { encoding: "utf8" })
-    .split("\n")
-    .map((l) => l.trim().split(/\s+/).map(Number))
-    .filter(([pid, g]) => g === pgid && pid)
-    .map(([pid]) => pid);
-}
 
 function processes(): { pid: number; ppid: number; args: string }[] {
   return execFileSync("ps", ["-e", "-o", "pid=,ppid=,args="], { encoding: "utf8" })
