@@ -205,7 +205,7 @@ async function bothWidths(page: Page, name: string) {
 }
 
 /** The words a district should never have to read: the platform's own. */
-const JARGON = /\btenants?\b|\boperators?\b|redriv|\bPATCH\b|\/api\/|\bleases?\b|\bclaim|\bledger\b|\bworkers?\b/i;
+const JARGON = /\btenants?\b|\boperators?\b|redriv|\bPATCH\b|\/api\/|\bleases?\b|\bclaim|\bledger\b|\bworkers?\b|\brollups?\b|\bsampler\b/i;
 const jargonLines = (text: string) => text.split("\n").filter((l) => JARGON.test(l));
 
 test("the Event types page tells a district what it will receive and which of its subscriptions receive it; an engineer keeps the platform's words", async ({

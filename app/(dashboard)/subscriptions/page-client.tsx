@@ -236,7 +236,7 @@ export function SubscriptionsClient({
         <SubscriptionsTable items={items} now={now} showTenant={!district} />
       )}
       <Pager page={page} paged={Boolean(state.cursor)} loading={res.isPlaceholderData} pageSize={pageSize} go={go} />
-      <p className="text-xs text-slate-600">Success rate and latency come from per-minute rollups refreshed every 15 s; queue and DLQ counts are live.</p>
+      <p className="text-xs text-slate-600">Success rates and latency are counted by the minute and refreshed every 15 s; the queue and dead-letter counts are live.</p>
     </div>
   );
 }
