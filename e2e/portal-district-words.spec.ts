@@ -88,6 +88,10 @@ test("the Audit page offers a district the actions its trail holds, and explains
   expect(await optionValues(page, "Target type")).not.toEqual(expect.arrayContaining(["event_type"]));
   const rows = page.getByTestId("audit-row");
   await expect(rows.filter({ hasText: "tenant.create" })).toHaveCount(1);
+  // Who did each, in words: not the stored "token:…" or "portal:…".
+  const actors = await page.getByTestId("audit-actor").allInnerTexts();
+  expect(actors.length).toBeGreaterThan(0);
+  expect(actors.filter((a) => /^(user|token|portal|cli):/.test(a))).toEqual([]);
   await expect(rows.filter({ hasText: "portal.session.create" }).first()).toBeVisible();
 
   // Chosen from the list: that action's rows only.

@@ -25,7 +25,7 @@ import { AuditFilterForm } from "./filter-form";
 import { ledgerDb } from "@/lib/ledger/read/db";
 import { listNotifications } from "@/lib/ledger/sql/notifications";
 import { NotificationsTable } from "@/components/dashboard/NotificationsTable";
-import { count, possessive } from "@/lib/words";
+import { actorInWords, count, possessive } from "@/lib/words";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Audit" };
@@ -209,7 +209,10 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
                     <td className="block whitespace-nowrap text-xs text-slate-600 md:table-cell md:px-3 md:py-2 md:text-sm md:text-slate-900">
                       <Time iso={e.createdAt} relative={false} />
                     </td>
-                    <td className="block break-all md:table-cell md:break-normal md:px-3 md:py-2">{e.actor}</td>
+                    {/* A district reads who it was in words; a global viewer the stored form, which the actor filter takes. */}
+                    <td className="block break-all md:table-cell md:break-normal md:px-3 md:py-2" data-testid="audit-actor" title={e.actor}>
+                      {global ? e.actor : actorInWords(e.actor)}
+                    </td>
                     {global && (
                       <td className="block text-slate-700 md:table-cell md:px-3 md:py-2" data-testid="audit-tenant">
                         <span className="text-slate-500 md:hidden">Tenant: </span>
