@@ -291,6 +291,10 @@ test("the Redrives page pages through every batch with Next and Previous, 100 a 
   const total = (await e2eDb().query(`SELECT count(*)::int AS n FROM redrive_batches`)).rows[0].n as number;
   await signIn(page, "engineer");
   await page.goto("/redrives");
+  // The streamed page sits hidden behind the loading shell until it is revealed: its rows are in the page before then,
+  // its links not yet reachable by role. Each read below waits for the shell to go.
+  const revealed = () => expect(page.getByRole("status", { name: "Loading", exact: true })).toHaveCount(0);
+  await revealed();
   const rows = page.getByTestId("batch-row");
   await expect(rows).toHaveCount(100);
   await expect(page.getByTestId("batches-cut")).toHaveCount(0);
@@ -304,12 +308,14 @@ test("the Redrives page pages through every batch with Next and Previous, 100 a 
   // Next until there is none: every batch once, the oldest (the tag's 101st) on the last page.
   const seen = [...first];
   const next = pager.getByRole("link", { name: /Next/ });
+  await expect(next).toBeVisible();
   let pages = 1;
   while ((await next.count()) > 0) {
     const top = (await ids())[0];
     await next.click();
     await expect(page).toHaveURL(/[?&]cursor=/);
     await turned(top);
+    await revealed();
     seen.push(...(await ids()));
     pages++;
   }
@@ -329,6 +335,7 @@ test("the Redrives page pages through every batch with Next and Previous, 100 a 
     const top = (await ids())[0];
     await previous.click();
     await turned(top);
+    await revealed();
   }
   await expect(rows.locator("a")).toHaveText(first);
   await expect(previous).toHaveCount(0);
