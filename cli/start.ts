@@ -344,7 +344,7 @@ export async function start(opts: StartOptions) {
         console.error("Ctrl-C again: the workers stop without waiting for the requests still on the wire; each is recorded as possibly received and sent again.");
     },
   });
-  const probeHost = host && host !== "0.0.0.0" && host !== "::" ? (host.includes(":") ? `[${host}]` : host) : "127.0.0.1";
+  const probeHost = urlHost(host, "127.0.0.1");
   const healthUrl = `http://${probeHost}:${opts.port}/api/health`;
   const answered = await waitForHttp(healthUrl, 60_000).then(
     () => true,
@@ -426,7 +426,13 @@ function stopsDatabase(database: { stop: (opts?: StopOptions) => Promise<void> }
 
 /** The address to open: the one listened on when it is a single address (the demo's 127.0.0.1), else localhost. */
 function dashboardUrl(host: string | undefined, port: number) {
-  return `http://${host && host !== "0.0.0.0" && host !== "::" ? (host.includes(":") ? `[${host}]` : host) : "localhost"}:${port}`;
+  return `http://${urlHost(host, "localhost")}:${port}`;
+}
+
+/** The listening address as a URL's host (an IPv6 one in brackets); `anywhere` when it listens on every interface. */
+function urlHost(host: string | undefined, anywhere: string): string {
+  if (!host || host === "0.0.0.0" || host === "::") return anywhere;
+  return host.includes(":") ? `[${host}]` : host;
 }
 
 /** What start says once the dashboard answered its health probe, or a minute passed without an answer. */
