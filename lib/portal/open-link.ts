@@ -4,14 +4,20 @@
 //                  the messages they carry (link scanning) before their person clicks; a GET that spent the link left
 //                  the person "already used".
 //   POST token=…   spends it: the portal session cookie and a redirect to the dashboard (or the link's one subscription).
+// Opening a link replaces the browser's session. When the browser already holds a live one that the link would end (a
+// person's, say the admin who minted the link and clicks it to try it, or another district's or subscription's portal),
+// the page names it and waits for a click instead of submitting itself; its button sends replace=1. A POST without
+// replace=1 that would end such a session spends nothing and answers that same page: an old copy of the page, or
+// another site's form, cannot sign anyone out unasked.
 // A link that would not open gets no session and the sign-in page's one line saying why, at either step
 // (app/(auth)/signin/portal-notice.tsx).
 import "server-only";
 import { getPrisma } from "../db/prisma";
-import { isSecureRequest, portalSessionSetCookies } from "../auth/cookies";
+import { SESSION_COOKIE, isSecureRequest, parseCookies, portalSessionSetCookies } from "../auth/cookies";
+import { principalFromSessionCookie } from "../auth/principal";
 import { hostRefusal, misdirectedResponse } from "../auth/host";
 import { portalFramingConfigured } from "./frame-ancestors";
-import { PORTAL_OPEN_PATH, checkPortalLink, openPortalLink } from "./portal-sessions";
+import { PORTAL_OPEN_PATH, checkPortalLink, openPortalLink, portalScopeNames } from "./portal-sessions";
 
 /** A form body larger than this is not a link's (the token is 75 characters). */
 const MAX_FORM_BYTES = 2048;
@@ -25,12 +31,50 @@ function redirect(location: string, cookies: string[] = []): Response {
   return new Response(null, { status: 303, headers });
 }
 
-/**
- * The page a GET of a good link answers. The nonce is the one proxy.ts put in this request's Content-Security-Policy,
- * so only this page's own script runs; the token is base64url (verifyPortalLink), safe in an attribute as it is.
- */
-function openPage(token: string, nonce: string | null): Response {
-  const script = nonce && /^[A-Za-z0-9+/=]+$/.test(nonce) ? `<script nonce="${nonce}">document.getElementById("open").submit()</script>` : "";
+/** What a page prints of a person's or a district's words: the page is written by hand, not by React. */
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+}
+
+type ScopeNames = { district: string; subscription: string | null };
+
+/** A portal's scope in words: "Lincoln Unified", or "Lincoln Unified (its subscription Lincoln SIS only)" for a one-subscription link. */
+function scopeWords(names: ScopeNames): string {
+  const district = `<strong>${escapeHtml(names.district)}</strong>`;
+  return names.subscription ? `${district} (its subscription <strong>${escapeHtml(names.subscription)}</strong> only)` : district;
+}
+
+/** The live session this browser holds that opening the link would end (null when none, or the same portal's), and what the link opens. */
+type Occupant = ({ kind: "user"; email: string; role: string } | { kind: "portal"; names: ScopeNames }) & { link: ScopeNames };
+
+async function occupantOf(req: Request, link: { tenant: string; subscriptionId: string | null }): Promise<Occupant | null> {
+  const sealed = parseCookies(req.headers.get("cookie"))[SESSION_COOKIE];
+  if (!sealed) return null;
+  const viewer = await principalFromSessionCookie(sealed);
+  if (viewer?.kind !== "user" && viewer?.kind !== "portal") return null;
+  // The same district's portal for the same scope: the link opens what the browser has already.
+  if (viewer.kind === "portal" && viewer.tenantId === link.tenant && (viewer.subscriptionId ?? null) === link.subscriptionId) return null;
+  const prisma = getPrisma();
+  const linkNames = await portalScopeNames(prisma, link);
+  if (viewer.kind === "user") return { kind: "user", email: viewer.email ?? viewer.actor.replace(/^user:/, ""), role: viewer.role, link: linkNames };
+  const names = await portalScopeNames(prisma, { tenant: viewer.tenantId!, subscriptionId: viewer.subscriptionId ?? null });
+  return { kind: "portal", names, link: linkNames };
+}
+
+const STYLE = `<style>
+  :root { color-scheme: light dark; font-family: ui-sans-serif, system-ui, sans-serif; }
+  body { margin: 0; min-height: 100vh; display: grid; place-items: center; background: Canvas; color: CanvasText; }
+  main { max-width: 24rem; padding: 2rem 1.5rem; }
+  h1 { font-size: 1.5rem; margin: 0 0 0.75rem; }
+  p { margin: 0 0 1.25rem; line-height: 1.5; overflow-wrap: anywhere; }
+  form { display: flex; flex-wrap: wrap; gap: 0.75rem; align-items: center; }
+  button, a.back { font: inherit; font-weight: 600; padding: 0.6rem 1.1rem; border-radius: 0.375rem; cursor: pointer; }
+  button { border: 0; background: #1d4ed8; color: #fff; }
+  a.back { border: 1px solid currentColor; color: inherit; text-decoration: none; }
+  button:focus-visible, a.back:focus-visible { outline: 2px solid #1d4ed8; outline-offset: 2px; }
+</style>`;
+
+function htmlPage(body: string, script = ""): Response {
   const html = `<!doctype html>
 <html lang="en">
 <head>
@@ -38,24 +82,11 @@ function openPage(token: string, nonce: string | null): Response {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>District portal · hookledger</title>
-<style>
-  :root { color-scheme: light dark; font-family: ui-sans-serif, system-ui, sans-serif; }
-  body { margin: 0; min-height: 100vh; display: grid; place-items: center; background: Canvas; color: CanvasText; }
-  main { max-width: 24rem; padding: 2rem 1.5rem; }
-  h1 { font-size: 1.5rem; margin: 0 0 0.75rem; }
-  p { margin: 0 0 1.25rem; line-height: 1.5; }
-  button { font: inherit; font-weight: 600; padding: 0.6rem 1.1rem; border: 0; border-radius: 0.375rem; background: #1d4ed8; color: #fff; cursor: pointer; }
-  button:focus-visible { outline: 2px solid #1d4ed8; outline-offset: 2px; }
-</style>
+${STYLE}
 </head>
 <body>
 <main>
-<h1>District portal</h1>
-<p>This link signs this browser in to your district's webhooks portal. It opens once.</p>
-<form id="open" method="post" action="${PORTAL_OPEN_PATH}">
-<input type="hidden" name="token" value="${token}">
-<button type="submit">Open the portal</button>
-</form>
+${body}
 </main>
 ${script}
 </body>
@@ -64,30 +95,81 @@ ${script}
   return new Response(html, { status: 200, headers: { "content-type": "text/html; charset=utf-8", ...PRIVATE } });
 }
 
-/** GET: whether the link would open, nothing spent. */
+/** The form that spends the link; the token is base64url (verifyPortalLink), safe in an attribute as it is. */
+function openForm(token: string, button: string, opts: { replace?: boolean; back?: string } = {}): string {
+  return `<form id="open" method="post" action="${PORTAL_OPEN_PATH}">
+<input type="hidden" name="token" value="${token}">${opts.replace ? `\n<input type="hidden" name="replace" value="1">` : ""}
+<button type="submit">${button}</button>${opts.back ? `\n<a class="back" href="/">${opts.back}</a>` : ""}
+</form>`;
+}
+
+/**
+ * The page a GET of a good link answers. The nonce is the one proxy.ts put in this request's Content-Security-Policy,
+ * so only this page's own script runs.
+ */
+function openPage(token: string, nonce: string | null): Response {
+  const script = nonce && /^[A-Za-z0-9+/=]+$/.test(nonce) ? `<script nonce="${nonce}">document.getElementById("open").submit()</script>` : "";
+  return htmlPage(
+    `<h1>District portal</h1>
+<p>This link signs this browser in to your district's webhooks portal. It opens once.</p>
+${openForm(token, "Open the portal")}`,
+    script,
+  );
+}
+
+/**
+ * The page for a browser that holds a session the link would end: who is signed in, what opening the link does, and
+ * the choice. No script: nothing happens until a click.
+ */
+function replacePage(token: string, occupant: Occupant): Response {
+  const who =
+    occupant.kind === "user"
+      ? `<h1>You are signed in here</h1>
+<p>You are signed in to hookledger as <strong>${escapeHtml(occupant.email)}</strong> (${escapeHtml(occupant.role)}).</p>
+<p>This link opens the district portal of ${scopeWords(occupant.link)}, and signs you out of hookledger in this browser. To stay signed in and open the portal too, open the link in a private window instead.</p>`
+      : `<h1>Another portal is open here</h1>
+<p>This browser has the portal of ${scopeWords(occupant.names)} open.</p>
+<p>This link opens the portal of ${scopeWords(occupant.link)}, and signs the other one out in this browser. To keep both, open the link in a private window instead.</p>`;
+  const back = occupant.kind === "user" ? "Back to the dashboard" : `Back to the portal of ${escapeHtml(occupant.names.district)}`;
+  return htmlPage(`${who}
+${openForm(token, "Sign out and open the portal", { replace: true, back })}`);
+}
+
+/** GET: whether the link would open, nothing spent; and whether it would end a session this browser holds. */
 export async function handlePortalOpen(req: Request): Promise<Response> {
   const refusal = hostRefusal(req.headers);
   if (refusal) return misdirectedResponse(refusal, false);
   const token = new URL(req.url).searchParams.get("token");
   const checked = await checkPortalLink(getPrisma(), token);
   if (!checked.ok) return redirect(`/signin?portal=${checked.reason}`);
+  const occupant = await occupantOf(req, checked);
+  if (occupant) return replacePage(token!, occupant);
   return openPage(token!, req.headers.get("x-nonce"));
 }
 
-/** The token of a POSTed form, or null for any other body. */
-async function formToken(req: Request): Promise<string | null> {
+/** The fields of a POSTed form, or null for any other body. */
+async function formFields(req: Request): Promise<{ token: string | null; replace: boolean } | null> {
   if (!req.headers.get("content-type")?.toLowerCase().startsWith("application/x-www-form-urlencoded")) return null;
   if (Number(req.headers.get("content-length") ?? 0) > MAX_FORM_BYTES) return null;
   const body = await req.text();
   if (body.length > MAX_FORM_BYTES) return null;
-  return new URLSearchParams(body).get("token");
+  const form = new URLSearchParams(body);
+  return { token: form.get("token"), replace: form.get("replace") === "1" };
 }
 
-/** POST: spends the link. */
+/** POST: spends the link, unless it would end a session this browser holds and the form did not say replace=1. */
 export async function handlePortalOpenPost(req: Request): Promise<Response> {
   const refusal = hostRefusal(req.headers);
   if (refusal) return misdirectedResponse(refusal, false);
-  const opened = await openPortalLink(getPrisma(), await formToken(req));
+  const form = await formFields(req);
+  const token = form?.token ?? null;
+  if (form && !form.replace) {
+    const checked = await checkPortalLink(getPrisma(), token);
+    if (!checked.ok) return redirect(`/signin?portal=${checked.reason}`);
+    const occupant = await occupantOf(req, checked);
+    if (occupant) return replacePage(token!, occupant);
+  }
+  const opened = await openPortalLink(getPrisma(), token);
   if (!opened.ok) return redirect(`/signin?portal=${opened.reason}`);
   const s = opened.session;
   const cookies = await portalSessionSetCookies(s.id, { expiresAt: s.expiresAt, secure: isSecureRequest(req), framed: portalFramingConfigured() });

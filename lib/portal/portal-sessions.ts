@@ -82,13 +82,28 @@ type PortalRefusal = "invalid" | "expired" | "used" | "revoked";
  * Whether a link would open, without spending it: what a GET of the link answers (lib/portal/open-link.ts), so that a
  * mail scanner fetching the address leaves the link for its person.
  */
-export async function checkPortalLink(prisma: PrismaClient, token: string | null): Promise<{ ok: true } | { ok: false; reason: PortalRefusal }> {
+export async function checkPortalLink(
+  prisma: PrismaClient,
+  token: string | null,
+): Promise<{ ok: true; tenant: string; subscriptionId: string | null } | { ok: false; reason: PortalRefusal }> {
   const link = verifyPortalLink(token);
   if (!link) return { ok: false, reason: "invalid" };
   const row = await prisma.portalSession.findUnique({ where: { tokenHash: link.tokenHash } });
   if (!row || row.id !== link.id) return { ok: false, reason: "invalid" };
   const refusal = refusalOf(row);
-  return refusal ? { ok: false, reason: refusal } : { ok: true };
+  return refusal ? { ok: false, reason: refusal } : { ok: true, tenant: row.tenant, subscriptionId: row.subscriptionId };
+}
+
+/** A portal's names as its people know them: the district's, and its one subscription's when the portal has one. */
+export async function portalScopeNames(
+  prisma: PrismaClient,
+  scope: { tenant: string; subscriptionId: string | null },
+): Promise<{ district: string; subscription: string | null }> {
+  const [tenant, sub] = await Promise.all([
+    prisma.tenant.findUnique({ where: { id: scope.tenant }, select: { name: true } }),
+    scope.subscriptionId ? prisma.subscription.findUnique({ where: { id: scope.subscriptionId }, select: { name: true } }) : null,
+  ]);
+  return { district: tenant?.name ?? scope.tenant, subscription: scope.subscriptionId ? (sub?.name ?? scope.subscriptionId) : null };
 }
 
 /**

@@ -349,6 +349,122 @@ describe("opening a link", () => {
   });
 });
 
+describe("opening a link in a browser that is signed in", () => {
+  /** The link's page as a browser with `cookie` gets it (the proxy's nonce included, so the script would be there). */
+  async function pageWith(url: string, cookie: string) {
+    const u = new URL(url);
+    const res = await open.GET(new Request(`http://localhost${u.pathname}${u.search}`, { headers: { host: "localhost", cookie, "x-nonce": "bm9uY2U=" } }));
+    return { res, html: await res.text() };
+  }
+
+  /** The form POSTed with `cookie`, optionally with the interstitial's replace=1. */
+  async function postWith(token: string, cookie: string, replace?: string) {
+    const res = await open.POST(
+      new Request("http://localhost/portal/open", {
+        method: "POST",
+        headers: { host: "localhost", "content-type": "application/x-www-form-urlencoded", cookie },
+        body: new URLSearchParams(replace === undefined ? { token } : { token, replace }).toString(),
+      }),
+    );
+    const setCookies = res.headers.getSetCookie();
+    return { res, status: res.status, location: res.headers.get("location"), cookie: setCookies.length ? setCookies.map((c) => c.split(";")[0]).join("; ") : null };
+  }
+
+  const usedAt = async (id: string) => (await db.pool.query("SELECT used_at FROM portal_sessions WHERE id = $1", [id])).rows[0].used_at;
+
+  it("a signed-in user's GET names the user and waits for a click: no script, nothing spent", async () => {
+    const u = await createUser(db.prisma, { email: "alice@portal.example", role: "admin" });
+    const person = (await sessionSetCookies(newSession(u.id), false)).map((c) => c.split(";")[0]).join("; ");
+    const link = await mint({ tenant: A });
+    const { res, html } = await pageWith(link.json.url, person);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.headers.getSetCookie()).toEqual([]);
+    expect(html).not.toContain("<script");
+    expect(html).toContain("You are signed in to hookledger as <strong>alice@portal.example</strong> (admin).");
+    expect(html).toContain("the district portal of <strong>Lincoln USD</strong>");
+    expect(html).toContain("private window");
+    expect(html).toContain('<button type="submit">Sign out and open the portal</button>');
+    expect(html).toContain('<input type="hidden" name="replace" value="1">');
+    expect(html).toContain('<a class="back" href="/">Back to the dashboard</a>');
+    expect(await usedAt(link.json.id)).toBeNull();
+  });
+
+  it("without a session, or with an ended one, the page opens the link at once as before", async () => {
+    const link = await mint({ tenant: A });
+    const { html } = await pageWith(link.json.url, "");
+    expect(html).toContain('<script nonce="bm9uY2U=">document.getElementById("open").submit()</script>');
+    expect(html).toContain("Open the portal");
+    expect(html).not.toContain('name="replace"');
+    const u = await createUser(db.prisma, { email: "gone@portal.example", role: "admin" });
+    const person = (await sessionSetCookies(newSession(u.id), false)).map((c) => c.split(";")[0]).join("; ");
+    await db.pool.query("UPDATE users SET session_version = session_version + 1 WHERE id = $1", [u.id]);
+    expect((await pageWith(link.json.url, person)).html).toContain("<script nonce=");
+    expect((await pageWith(link.json.url, `${SESSION_COOKIE}=not-a-seal`)).html).toContain("<script nonce=");
+  });
+
+  it("a user's POST without replace=1 spends nothing and answers the same page; with it, the portal replaces the session", async () => {
+    const u = await createUser(db.prisma, { email: "bob@portal.example", role: "manager", tenantId: A });
+    const person = (await sessionSetCookies(newSession(u.id), false)).map((c) => c.split(";")[0]).join("; ");
+    const link = await mint({ tenant: A });
+    const token = new URL(link.json.url).searchParams.get("token")!;
+    for (const replace of [undefined, "", "0", "yes"]) {
+      const refused = await postWith(token, person, replace);
+      expect(refused.status, replace).toBe(200);
+      expect(refused.cookie).toBeNull();
+      const html = await refused.res.text();
+      expect(html).toContain("You are signed in to hookledger as <strong>bob@portal.example</strong> (manager).");
+      expect(html).not.toContain("<script");
+    }
+    expect(await usedAt(link.json.id)).toBeNull();
+    // The person's session is untouched.
+    expect(await principalFromSessionCookie(parseCookies(person)[SESSION_COOKIE])).toMatchObject({ kind: "user", email: "bob@portal.example" });
+
+    const opened = await postWith(token, person, "1");
+    expect(opened).toMatchObject({ status: 303, location: "/" });
+    expect(await principalFromSessionCookie(parseCookies(opened.cookie!)[SESSION_COOKIE])).toMatchObject({ kind: "portal", tenantId: A });
+    expect(await usedAt(link.json.id)).not.toBeNull();
+    // A spent or bad link still says why, with or without a session, before any page.
+    expect(await postWith(token, person)).toMatchObject({ status: 303, location: "/signin?portal=used", cookie: null });
+    expect(await postWith("hl_made_up", person)).toMatchObject({ status: 303, location: "/signin?portal=invalid", cookie: null });
+  });
+
+  it("another district's or subscription's portal is named; the same portal's browser opens the link at once", async () => {
+    const { cookie: lincoln } = await openLink((await mint({ tenant: A })).json.url);
+    const other = await mint({ tenant: B });
+    const { html } = await pageWith(other.json.url, lincoln!);
+    expect(html).not.toContain("<script");
+    expect(html).toContain("This browser has the portal of <strong>Lincoln USD</strong> open.");
+    expect(html).toContain("This link opens the portal of <strong>Jefferson County</strong>");
+    expect(html).toContain('<a class="back" href="/">Back to the portal of Lincoln USD</a>');
+    const otherToken = new URL(other.json.url).searchParams.get("token")!;
+    expect(await postWith(otherToken, lincoln!)).toMatchObject({ status: 200, cookie: null });
+    expect(await usedAt(other.json.id)).toBeNull();
+
+    // One subscription of the same district is another scope, named as such.
+    const oneSub = await mint({ tenant: A, subscriptionId: SUB_A1 });
+    expect((await pageWith(oneSub.json.url, lincoln!)).html).toContain(
+      "This link opens the portal of <strong>Lincoln USD</strong> (its subscription <strong>Lincoln SIS</strong> only)",
+    );
+    // The same district's whole portal again: nothing to lose, the page opens it.
+    const same = await mint({ tenant: A });
+    expect((await pageWith(same.json.url, lincoln!)).html).toContain("<script nonce=");
+    const reopened = await postWith(new URL(same.json.url).searchParams.get("token")!, lincoln!);
+    expect(reopened).toMatchObject({ status: 303, location: "/" });
+    expect(reopened.cookie).toContain(SESSION_COOKIE);
+  });
+
+  it("prints the names it shows escaped", async () => {
+    await db.pool.query("INSERT INTO tenants (id, name) VALUES ('evil', $1)", [`<img src=x onerror=alert(1)> & "Co"`]);
+    const u = await createUser(db.prisma, { email: "o'neil@portal.example", role: "admin" });
+    const person = (await sessionSetCookies(newSession(u.id), false)).map((c) => c.split(";")[0]).join("; ");
+    const { html } = await pageWith((await mint({ tenant: "evil" })).json.url, person);
+    expect(html).toContain("<strong>o&#39;neil@portal.example</strong>");
+    expect(html).toContain("<strong>&lt;img src=x onerror=alert(1)&gt; &amp; &quot;Co&quot;</strong>");
+    expect(html).not.toContain("<img");
+  });
+});
+
 describe("what a portal session may do", () => {
   it("its actions are audited as portal:<tenant>; a mutation without the CSRF token is refused", async () => {
     const { cookie } = await openLink((await mint({ tenant: A })).json.url);
