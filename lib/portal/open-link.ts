@@ -13,7 +13,7 @@
 // (app/(auth)/signin/portal-notice.tsx).
 import "server-only";
 import { getPrisma } from "../db/prisma";
-import { SESSION_COOKIE, isSecureRequest, parseCookies, portalSessionSetCookies } from "../auth/cookies";
+import { SESSION_COOKIE, clearSessionCookies, isSecureRequest, parseCookies, portalSessionSetCookies } from "../auth/cookies";
 import { principalFromSessionCookie } from "../auth/principal";
 import { hostRefusal, misdirectedResponse } from "../auth/host";
 import { portalFramingConfigured } from "./frame-ancestors";
@@ -172,6 +172,11 @@ export async function handlePortalOpenPost(req: Request): Promise<Response> {
   const opened = await openPortalLink(getPrisma(), token);
   if (!opened.ok) return redirect(`/signin?portal=${opened.reason}`);
   const s = opened.session;
-  const cookies = await portalSessionSetCookies(s.id, { expiresAt: s.expiresAt, secure: isSecureRequest(req), framed: portalFramingConfigured() });
+  const secure = isSecureRequest(req);
+  const framed = portalFramingConfigured();
+  const cookies = await portalSessionSetCookies(s.id, { expiresAt: s.expiresAt, secure, framed });
+  // A framed portal's cookies are Partitioned: browsers keep them beside, not instead of, an unpartitioned cookie of the
+  // same name, so a person's session would survive under the portal's and come back at its sign-out. Ended here.
+  if (framed) cookies.unshift(...clearSessionCookies(secure));
   return redirect(s.subscriptionId ? `/subscriptions/${encodeURIComponent(s.subscriptionId)}` : "/", cookies);
 }
