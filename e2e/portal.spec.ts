@@ -5,10 +5,11 @@
 // as portal:<tenant>). The spent link,
 // opened again, is the sign-in page's one line. A page this spec serves on another port frames a second link and
 // shows the portal inside the frame (HOOKLEDGER_PORTAL_FRAME_ANCESTORS in playwright.config.ts). Screens at 1,280
-// and 390 px.
+// and 390 px. An admin who opens a link in the browser they are signed in to is asked first, and so is a browser
+// that has another portal open.
 import http from "node:http";
 import { expect, test, type APIRequestContext, type Browser } from "@playwright/test";
-import { api, cli } from "./helpers";
+import { api, cli, csrfHeader, signIn } from "./helpers";
 import { closeE2eDb, e2eDb, settleDelivery, shot } from "./dashboard-seed";
 import { E2E_FRAMER_PORT } from "../playwright.config";
 
@@ -149,6 +150,60 @@ test("a district opens its portal link, sees its own endpoint and deliveries, ro
   const cookies = await again.context.cookies();
   expect(cookies.filter((c) => c.name === "hl_session")).toEqual([]);
   await again.context.close();
+});
+
+test("an admin who opens the link they just made is asked before being signed out; another portal's browser too", async ({ browser }) => {
+  for (const width of [1280, 390]) {
+    const { context, page } = await freshPage(browser, width);
+    const admin = await signIn(page, "admin");
+    // The admin makes the link with their own session, as the dashboard's API caller would.
+    const made = await page.request.post("/api/v1/portal/sessions", {
+      headers: { "content-type": "application/json", ...(await csrfHeader(page)) },
+      data: { tenant: D.id, expiresInSeconds: 600 },
+    });
+    expect(made.status(), await made.text()).toBe(201);
+    const link = await made.json();
+    await page.goto(link.url);
+    // Not opened at once: the page names who would be signed out and waits.
+    await expect(page.getByRole("heading", { name: "You are signed in here" })).toBeVisible();
+    await expect(page.getByText(`You are signed in to hookledger as ${admin.email} (admin).`)).toBeVisible();
+    await expect(page.getByText(`This link opens the district portal of ${D.name}`)).toBeVisible();
+    await expect(page.getByText(/private window/)).toBeVisible();
+    await expect(page.getByRole("link", { name: "Back to the dashboard" })).toHaveAttribute("href", "/");
+    expect(new URL(page.url()).pathname).toBe("/portal/open");
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+    await page.keyboard.press("Tab");
+    await expect(page.getByRole("button", { name: "Sign out and open the portal" })).toBeFocused();
+    await shot(page, `portal-signed-in-${width}`);
+    expect((await e2eDb().query("SELECT used_at FROM portal_sessions WHERE id = $1", [link.id])).rows).toEqual([{ used_at: null }]);
+
+    await page.getByRole("button", { name: "Sign out and open the portal" }).click();
+    await expect(page).toHaveURL(/\/$/);
+    await expect(page.getByTestId("viewer-tenant")).toHaveText(D.name);
+    await expect(page.getByTestId("portal-marker")).toBeVisible();
+    // Signed out of hookledger for real: the portal's cookie is the browser's only session, even partitioned for framing.
+    expect((await context.cookies()).filter((c) => c.name === "hl_session")).toHaveLength(1);
+
+    if (width === 1280) {
+      // The district's whole portal is open: a link for one of its subscriptions is another portal, named before it replaces it.
+      const one = await page.request.post("/api/v1/portal/sessions", {
+        headers: { authorization: `Bearer ${portalToken}`, "content-type": "application/json" },
+        data: { tenant: D.id, subscriptionId: D.sub, readOnly: true },
+      });
+      expect(one.status()).toBe(201);
+      await page.goto((await one.json()).url);
+      await expect(page.getByRole("heading", { name: "Another portal is open here" })).toBeVisible();
+      await expect(page.getByText(`This browser has the portal of ${D.name} open.`)).toBeVisible();
+      await expect(page.getByText(`its subscription ${D.subName} only`)).toBeVisible();
+      await shot(page, "portal-other-portal-1280");
+      // Keeping the one open: back to it, unchanged.
+      await page.getByRole("link", { name: `Back to the portal of ${D.name}` }).click();
+      await expect(page).toHaveURL(/\/$/);
+      await expect(page.getByTestId("portal-marker")).not.toContainText("read-only");
+      await expect(page.getByRole("link", { name: OTHER.subName })).toBeVisible();
+    }
+    await context.close();
+  }
 });
 
 test("without scripts the link's page shows a button that opens the portal", async ({ browser, request }) => {
