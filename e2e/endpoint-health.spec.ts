@@ -95,11 +95,79 @@ test("a failing endpoint is paused for failing, probed, and resumed; the page sh
 
   // The district fixes its endpoint: the next probe resumes the subscription and the held deliveries arrive, oldest first.
   status = 204;
-  await expect(card.getByText(/The last attempt succeeded/)).toBeVisible({ timeout: 30_000 });
-  await expect(card.getByText(/answered 204/)).toBeVisible();
+  await expect(card.getByText(/answered 204/)).toBeVisible({ timeout: 30_000 });
+  // The probe's 2xx is not a delivery: the card says the last delivery attempt succeeded once a held one is delivered.
+  await expect(card.getByText(/^The last delivery attempt succeeded, at /)).toBeVisible({ timeout: 30_000 });
+  await expect(page.getByTestId("failing-since")).toHaveCount(0);
   await expect.poll(() => keys.every((k) => received.includes(k)), { timeout: 30_000 }).toBe(true);
   const firstOk = keys.map((k) => received.lastIndexOf(k));
   expect([...firstOk].sort((a, b) => a - b)).toEqual(firstOk);
+});
+
+// With the failure window off it keeps no run of failures, so the card must not take "none counted" for "none failed";
+// with it on, the run it counts toward a pause is shown as that, beside what the last delivery attempts did.
+test("a failing endpoint's card says its last delivery attempts failed, as the header does, with the window off or counting", async ({ page, request }) => {
+  const run = Date.now().toString(36);
+  const off = `sub_nowindow_${run}`;
+  const on = `sub_window_${run}`;
+  const failing = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => res.writeHead(503).end("Service Unavailable"));
+  });
+  await new Promise<void>((r) => failing.listen(0, "127.0.0.1", r));
+  try {
+    for (const [id, failurePolicy] of [
+      [off, null],
+      [on, undefined],
+    ] as const) {
+      const sub = await api(request, "POST", "/api/v1/subscriptions", {
+        id,
+        name: `Oakridge roster ${id === off ? "" : "(window) "}${run}`,
+        url: `http://127.0.0.1:${(failing.address() as AddressInfo).port}/hooks`,
+        eventTypes: ["assignment.graded"],
+        tenant: `oakridge_${run}`,
+        retryPolicy: { ladderSeconds: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1], maxAttempts: 4 },
+        maxConcurrency: 1,
+        ...(failurePolicy === null ? { failurePolicy } : {}),
+      });
+      expect(sub.status).toBe(201);
+    }
+    const r = await api(
+      request,
+      "POST",
+      "/api/v1/events",
+      { id: `evt_nowindow_${run}`, type: "assignment.graded", data: {}, subject: { tenant: `oakridge_${run}` } },
+      "producer",
+    );
+    expect(r.status).toBe(202);
+    // Four attempts each, all answered 503, the last dead-lettering the delivery.
+    for (const id of [off, on])
+      await expect.poll(async () => (await api(request, "GET", `/api/v1/deliveries/${deliveryFor(r, id)}`)).json.state, { timeout: 30_000 }).toBe("dead_letter");
+    expect((await api(request, "GET", `/api/v1/subscriptions/${off}`)).json.health).toMatchObject({ failedAttempts: 0, failingSince: null });
+    expect((await api(request, "GET", `/api/v1/subscriptions/${on}`)).json.health).toMatchObject({ failedAttempts: 4 });
+
+    await signIn(page, "manager");
+    for (const id of [off, on]) {
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await page.goto(`/subscriptions/${id}`);
+      await expect(page.getByTestId("failing-since")).toContainText("its last 4 attempts all failed");
+      const card = page.getByRole("region", { name: "Endpoint health" });
+      await expect(card.getByText(/succeeded/)).toHaveCount(0);
+      await expect(card.getByTestId("last-attempts")).toHaveText(/^The last 4 delivery attempts failed, since .+; no success in the last 30 days\.$/);
+      if (id === off) {
+        await expect(card.getByText("off: this subscription is never paused for failing")).toBeVisible();
+        await expect(card.getByTestId("toward-pause")).toHaveCount(0);
+      } else await expect(card.getByTestId("toward-pause")).toHaveText(/^4 failed attempts in a row since /);
+      const name = id === off ? "endpoint-health-window-off" : "endpoint-health-counting";
+      await card.scrollIntoViewIfNeeded();
+      await shot(page, `${name}-1280`);
+      await page.setViewportSize({ width: 390, height: 844 });
+      await card.scrollIntoViewIfNeeded();
+      await shot(page, `${name}-390`);
+    }
+  } finally {
+    await new Promise((r) => failing.close(r));
+  }
 });
 
 test("the outcomes chart's range stays in the address: a reload or a pasted link opens the same window", async ({ page, request }) => {

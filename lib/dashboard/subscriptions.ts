@@ -49,6 +49,13 @@ export type SubscriptionHealth = {
    * `attempts`: how many in a row (at least: the list reads the newest 500).
    */
   failing: { since: string; attempts: number } | null;
+  /**
+   * What its newest delivery attempts did, from the same read as `failing` (so words built on it cannot contradict
+   * "Failing since"): `failed` in a row since `failedSince` (`failing`'s figures while failing; else the one or two
+   * failures after the last success), and when the newest delivered one began. All empty: no attempt in the last
+   * 30 days. Test sends and probes are not delivery attempts and count in neither.
+   */
+  lastAttempts: { failed: number; failedSince: string | null; deliveredAt: string | null };
 };
 
 /** This many failed attempts in a row, with no success between, are an outage, however recent the last success. */
@@ -117,6 +124,12 @@ function failingOf(s: Pick<SubRow, "failing_since" | "failing_attempts">, r: Rec
   return kept ? { since: iso(s.failing_since)!, attempts: Math.max(s.failing_attempts, r.run_attempts) } : { since: iso(r.run_since)!, attempts: r.run_attempts };
 }
 
+function lastAttemptsOf(r: RecentAnswers | undefined, failing: SubscriptionHealth["failing"]): SubscriptionHealth["lastAttempts"] {
+  const deliveredAt = iso(r?.last_ok_at);
+  if (failing) return { failed: failing.attempts, failedSince: failing.since, deliveredAt };
+  return { failed: r?.run_attempts ?? 0, failedSince: iso(r?.run_since), deliveredAt };
+}
+
 type SubRow = SubscriptionPageRow;
 
 /**
@@ -171,6 +184,7 @@ async function withHealth(db: LedgerDb, subs: SubRow[], at?: Date): Promise<Subs
   ]);
   return subs.map((s) => {
     const c = counts.get(s.id)!;
+    const failing = failingOf(s, recent.get(s.id), now);
     return {
       id: s.id,
       name: s.name,
@@ -187,7 +201,8 @@ async function withHealth(db: LedgerDb, subs: SubRow[], at?: Date): Promise<Subs
       counts: { pending: c.pending, scheduled: c.scheduled, inFlight: c.inFlight, deadLetter: c.deadLetter, delivered24h: h24.get(s.id)?.delivered ?? 0 },
       dlqOldestAt: c.oldest,
       lastError: lastErrorOf(recent.get(s.id)),
-      failing: failingOf(s, recent.get(s.id), now),
+      failing,
+      lastAttempts: lastAttemptsOf(recent.get(s.id), failing),
     };
   });
 }

@@ -88,7 +88,7 @@ export function SubscriptionClient({
         canEdit={canEdit && !archived}
         onDone={refresh}
       />
-      <EndpointHealth subscriptionId={o.id} held={o.counts.pending + o.counts.scheduled} />
+      <EndpointHealth subscriptionId={o.id} held={o.counts.pending + o.counts.scheduled} lastAttempts={o.lastAttempts} />
       <SigningSecrets subscriptionId={o.id} canRotate={canRotate && !archived} canExpire={canExpireSecret} />
       <EndpointAuth subscriptionId={o.id} canEdit={canEdit && !archived} />
       <SendTest subscriptionId={o.id} canSend={canEdit} eventTypes={o.eventTypes} />
