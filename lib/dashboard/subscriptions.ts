@@ -114,14 +114,17 @@ function lastErrorOf(r: RecentAnswers | undefined): SubscriptionHealth["lastErro
  * Failing now: the newest attempts failed (a run after the last success), and either FAILING_RUN or more of them, or
  * none succeeded in the last FAILING_QUIET_MS; one or two failures among steady successes are not an outage. The run's
  * start is the failure window's (`failing_since`, exact however long the run) when the subscription's policy keeps
- * one, else the first failure after the last success among the newest attempts read.
+ * one and the attempts read show none earlier, else the first failure after the last success among them.
  */
 function failingOf(s: Pick<SubRow, "failing_since" | "failing_attempts">, r: RecentAnswers | undefined, now: Date): SubscriptionHealth["failing"] {
   if (!r || r.run_attempts === 0 || !r.run_since) return null;
   const quiet = !r.last_ok_at || now.getTime() - new Date(r.last_ok_at).getTime() >= FAILING_QUIET_MS;
   if (r.run_attempts < FAILING_RUN && !quiet) return null;
-  const kept = s.failing_since && s.failing_attempts > 0;
-  return kept ? { since: iso(s.failing_since)!, attempts: Math.max(s.failing_attempts, r.run_attempts) } : { since: iso(r.run_since)!, attempts: r.run_attempts };
+  if (!(s.failing_since && s.failing_attempts > 0)) return { since: iso(r.run_since)!, attempts: r.run_attempts };
+  // The window's run restarts when the subscription is resumed (by hand, or by a probe's 2xx while deliveries still
+  // fail): the attempts read may show the same failures going back further, and the earlier start is the outage's.
+  const since = Math.min(new Date(s.failing_since).getTime(), new Date(r.run_since).getTime());
+  return { since: new Date(since).toISOString(), attempts: Math.max(s.failing_attempts, r.run_attempts) };
 }
 
 function lastAttemptsOf(r: RecentAnswers | undefined, failing: SubscriptionHealth["failing"]): SubscriptionHealth["lastAttempts"] {

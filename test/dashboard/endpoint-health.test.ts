@@ -119,6 +119,31 @@ describe("the header and the card agree on the last delivery attempts", () => {
     expect(after.lastAttempts).toMatchObject({ failed: 0, failedSince: null, deliveredAt: expect.any(String) });
   });
 
+  it("paused for failing and resumed by hand while the endpoint still fails: failing since the outage began, not since the resume", async () => {
+    await createSub(db.pool, { id: "sub_hand", url: `${rx.url}/sub_hand`, retryPolicy: FAST_RETRIES, maxConcurrency: 1 });
+    await shortWindow("sub_hand");
+    answers.set("sub_hand", 503);
+    pingStatus = 503;
+    await seedEvents(db.pool, "evt_hand_", 2, ["sub_hand"]);
+    await waitFor(async () => (await getSubscription(db.prisma, "sub_hand")).pausedReason === "failing", 30_000, "a pause for failing");
+    const began = await firstAttemptAt("sub_hand");
+    const before = await failedAttempts("sub_hand");
+
+    await updateSubscription(db.prisma, "sub_hand", { state: "active" }, SYSTEM);
+    const resumed = await page("sub_hand");
+    expect(resumed.failing?.since).toBe(began);
+    expect(resumed.lastAttempts.failed).toBeGreaterThanOrEqual(before);
+
+    // The held deliveries go out and fail again: the window counts afresh from the resume; the outage is older.
+    await waitFor(async () => (await failedAttempts("sub_hand")) > before, 15_000, "a failed attempt after the resume");
+    await waitFor(async () => (await getSubscription(db.prisma, "sub_hand")).health.failedAttempts > 0, 15_000, "the window's new run");
+    const window = (await getSubscription(db.prisma, "sub_hand")).health;
+    expect(window.failingSince! > began).toBe(true);
+    const o = await page("sub_hand");
+    expect(o.failing?.since).toBe(began);
+    expect(o.lastAttempts.failedSince).toBe(began);
+  });
+
   it("disabled by a 410: the window does not count it, the page says the last attempt failed", async () => {
     await createSub(db.pool, { id: "sub_gone", url: `${rx.url}/sub_gone`, retryPolicy: FAST_RETRIES, maxConcurrency: 1 });
     answers.set("sub_gone", 410);
