@@ -11,6 +11,7 @@ import { readRetryPolicy } from "../lib/ledger/retry-policy";
 import { attemptDuration, attemptsTotal, schedulingLateness } from "../lib/metrics/worker";
 import { memoized } from "../lib/memo";
 import { redactSecrets } from "../lib/subscriptions/endpoint-auth";
+import { urlSecrets } from "../lib/display-url";
 import type { RateLimiter } from "./rate-limit";
 import type { ResultQueue } from "./results";
 import type { SecretsCache } from "./secrets";
@@ -107,8 +108,10 @@ export class Attempts {
       now: new Date(),
       random: this.w.random,
     });
-    // A redirect's Location may carry the credential too ("Redirect to <Location> not followed."): the same redaction runs over the error.
-    const errorMessage = redactSecrets(o.errorMessage, Object.values(endpoint.auth.headers));
+    // What the endpoint must not see stored: its header values and the credentials in its own URL (?code=, a password),
+    // which a redirect echoes in its Location ("Redirect to <Location> not followed.") and an error page in its body.
+    const credentials = [...Object.values(endpoint.auth.headers), ...urlSecrets(endpoint.url)];
+    const errorMessage = redactSecrets(o.errorMessage, credentials);
     this.w.results.push({
       id: row.id,
       eventAt: row.eventAt,
@@ -123,7 +126,7 @@ export class Attempts {
       durationMs: res.durationMs,
       retryAfterSeconds: o.retryAfterSeconds,
       // An endpoint that echoes its request must not put its credential into the attempts table.
-      ...redactAnswer(res.responseHeaders, res.responseExcerpt, endpoint.auth.headers),
+      ...redactAnswer(res.responseHeaders, res.responseExcerpt, credentials),
       ambiguous: res.ambiguous,
       trigger: row.trigger,
       actor: row.actor,
@@ -158,9 +161,8 @@ export class Attempts {
 function redactAnswer(
   responseHeaders: Record<string, string> | null,
   responseExcerpt: string | null,
-  endpointHeaders: Record<string, string>,
+  values: string[],
 ): { responseHeaders: Record<string, string> | null; responseExcerpt: string | null } {
-  const values = Object.values(endpointHeaders);
   if (values.length === 0) return { responseHeaders, responseExcerpt };
   return {
     responseHeaders: responseHeaders && Object.fromEntries(Object.entries(responseHeaders).map(([k, v]) => [k, redactSecrets(v, values) ?? v])),

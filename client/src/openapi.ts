@@ -958,6 +958,7 @@ export interface operations {
                             id: string;
                             name: string;
                             tenant: string | null;
+                            /** @description the endpoint URL. As stored for a caller holding subscriptions.update; for a read-only caller with its credentials masked: a userinfo password and the values of credential-named query parameters (code, token, sig, key, apikey, api_key, access_token, secret, password, signature, auth, and names ending in token, secret, password, signature or apikey; any case) read ****. Send back a masked URL and it is refused (400), except the masked form of the stored URL itself, which leaves the stored one as it is */
                             url: string;
                             eventTypes: string[];
                             /** @enum {string} */
@@ -1094,6 +1095,7 @@ export interface operations {
                         id: string;
                         name: string;
                         tenant: string | null;
+                        /** @description the endpoint URL. As stored for a caller holding subscriptions.update; for a read-only caller with its credentials masked: a userinfo password and the values of credential-named query parameters (code, token, sig, key, apikey, api_key, access_token, secret, password, signature, auth, and names ending in token, secret, password, signature or apikey; any case) read ****. Send back a masked URL and it is refused (400), except the masked form of the stored URL itself, which leaves the stored one as it is */
                         url: string;
                         eventTypes: string[];
                         /** @enum {string} */
@@ -1194,6 +1196,7 @@ export interface operations {
                         id: string;
                         name: string;
                         tenant: string | null;
+                        /** @description the endpoint URL. As stored for a caller holding subscriptions.update; for a read-only caller with its credentials masked: a userinfo password and the values of credential-named query parameters (code, token, sig, key, apikey, api_key, access_token, secret, password, signature, auth, and names ending in token, secret, password, signature or apikey; any case) read ****. Send back a masked URL and it is refused (400), except the masked form of the stored URL itself, which leaves the stored one as it is */
                         url: string;
                         eventTypes: string[];
                         /** @enum {string} */
@@ -1330,6 +1333,7 @@ export interface operations {
                         id: string;
                         name: string;
                         tenant: string | null;
+                        /** @description the endpoint URL. As stored for a caller holding subscriptions.update; for a read-only caller with its credentials masked: a userinfo password and the values of credential-named query parameters (code, token, sig, key, apikey, api_key, access_token, secret, password, signature, auth, and names ending in token, secret, password, signature or apikey; any case) read ****. Send back a masked URL and it is refused (400), except the masked form of the stored URL itself, which leaves the stored one as it is */
                         url: string;
                         eventTypes: string[];
                         /** @enum {string} */
@@ -1535,6 +1539,7 @@ export interface operations {
                             /** @description the stored event sent; null for a ping */
                             eventId: string | null;
                             eventType: string;
+                            /** @description the URL sent to, its credentials masked (****) as a read-only caller sees the subscription's */
                             url: string;
                             actor: string;
                             /** @description ISO 8601, UTC */
@@ -1591,6 +1596,7 @@ export interface operations {
                         /** @description the stored event sent; null for a ping */
                         eventId: string | null;
                         eventType: string;
+                        /** @description the URL sent to, its credentials masked (****) as a read-only caller sees the subscription's */
                         url: string;
                         actor: string;
                         /** @description ISO 8601, UTC */
@@ -1673,6 +1679,7 @@ export interface operations {
                         id: string;
                         name: string;
                         tenant: string | null;
+                        /** @description the endpoint URL. As stored for a caller holding subscriptions.update; for a read-only caller with its credentials masked: a userinfo password and the values of credential-named query parameters (code, token, sig, key, apikey, api_key, access_token, secret, password, signature, auth, and names ending in token, secret, password, signature or apikey; any case) read ****. Send back a masked URL and it is refused (400), except the masked form of the stored URL itself, which leaves the stored one as it is */
                         url: string;
                         eventTypes: string[];
                         /** @enum {string} */
@@ -1782,6 +1789,7 @@ export interface operations {
                         id: string;
                         name: string;
                         tenant: string | null;
+                        /** @description the endpoint URL. As stored for a caller holding subscriptions.update; for a read-only caller with its credentials masked: a userinfo password and the values of credential-named query parameters (code, token, sig, key, apikey, api_key, access_token, secret, password, signature, auth, and names ending in token, secret, password, signature or apikey; any case) read ****. Send back a masked URL and it is refused (400), except the masked form of the stored URL itself, which leaves the stored one as it is */
                         url: string;
                         eventTypes: string[];
                         /** @enum {string} */

@@ -49,7 +49,11 @@ export const ZSubscriptionView = z.object({
   id: z.string(),
   name: z.string(),
   tenant: z.string().nullable(),
-  url: z.string(),
+  url: z
+    .string()
+    .describe(
+      "the endpoint URL. As stored for a caller holding subscriptions.update; for a read-only caller with its credentials masked: a userinfo password and the values of credential-named query parameters (code, token, sig, key, apikey, api_key, access_token, secret, password, signature, auth, and names ending in token, secret, password, signature or apikey; any case) read ****. Send back a masked URL and it is refused (400), except the masked form of the stored URL itself, which leaves the stored one as it is",
+    ),
   eventTypes: z.array(z.string()),
   state: z.enum(SUBSCRIPTION_STATES),
   stateReason: z.string().nullable(),
@@ -126,7 +130,7 @@ export const ZTestSendView = z.object({
   errorClass: z.string().nullable(),
   eventId: z.string().nullable().describe("the stored event sent; null for a ping"),
   eventType: z.string(),
-  url: z.string(),
+  url: z.string().describe("the URL sent to, its credentials masked (****) as a read-only caller sees the subscription's"),
   actor: z.string(),
   sentAt: time,
 });

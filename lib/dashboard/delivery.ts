@@ -12,6 +12,7 @@ import { findEventSubjects } from "../ledger/sql/lookup-events";
 import { iso, ledgerDb, queryRows, sql, type LedgerDb } from "../ledger/read/db";
 import type { DeliveryLite } from "./describe";
 import { GLOBAL_SCOPE, type Scope } from "../tenants/scope";
+import { displayUrl } from "../display-url";
 
 const ZDeliveryId = z.string().regex(/^dlv_[0-9a-f]{26}$/, "a delivery id looks like dlv_ followed by 26 hex digits");
 
@@ -21,6 +22,7 @@ type AuditItem = { id: string; at: string; actor: string; action: string; reason
 type Correction = { at: string; actor: string; reason: string | null; deliveryId: string; eventId: string | null };
 
 export type DeliveryDetail = DeliveryLite & {
+  /** Credentials masked (lib/display-url.ts). */
   subscriptionUrl: string;
   history: AuditItem[];
   /** Dead letters resolved as fixed at source by this delivery's event (it carried their corrected data). */
@@ -79,6 +81,7 @@ export async function getDeliveryDetail(opts: { id: string; scope?: Scope }, db:
   const correctedEventId = (decision?.details as { correctedEventId?: unknown } | null)?.correctedEventId;
   return {
     ...rest,
+    subscriptionUrl: displayUrl(d.subscriptionUrl),
     correctedEventId: typeof correctedEventId === "string" ? correctedEventId : null,
     subject: subjects.get(d.eventId) ?? {},
     corrections: corrections.map((c) => ({ at: iso(c.created_at)!, actor: c.actor, reason: c.reason, deliveryId: c.target_id, eventId: c.details?.eventId ?? null })),

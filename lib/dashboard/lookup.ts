@@ -12,6 +12,7 @@ import { summaryValues } from "../catalog/summary-values";
 import { ledgerDb, queryRows, sql, type LedgerDb } from "../ledger/read/db";
 import type { DeliveryLite } from "./describe";
 import { GLOBAL_SCOPE, scopeWhere, type Scope } from "../tenants/scope";
+import { displayUrl } from "../display-url";
 
 export const ZLookup = z.object({
   q: z.string().trim().min(1).max(200),
@@ -81,7 +82,8 @@ export async function findLookupResults(opts: TLookup, db: LedgerDb = ledgerDb()
       const sum = summaries.get(d.eventId);
       return { ...d, subject: subjects.get(d.eventId) ?? {}, ...(sum ? { summary: summaryValues(sum.data, sum.fields) } : {}) };
     }),
-    subscriptions: subs.slice(0, SUBSCRIPTION_MATCHES),
+    // Every reader of the lookup is shown the URL with its credentials masked (lib/display-url.ts).
+    subscriptions: subs.slice(0, SUBSCRIPTION_MATCHES).map((s) => ({ ...s, url: displayUrl(s.url) })),
     truncated: found.truncated,
     subscriptionsTruncated: subs.length > SUBSCRIPTION_MATCHES,
     unrouted,

@@ -22,12 +22,14 @@ import { GLOBAL_SCOPE, isScoped, scopeWhere, type Scope } from "../tenants/scope
 import { pausedReasonOf, type PausedReason } from "../subscriptions/failure-policy";
 import { findSubscriptionPage, type SubscriptionPage, type SubscriptionPageRow } from "../subscriptions/list";
 import type { TListSubscriptions } from "../subscriptions/subscription-input";
+import { displayUrl } from "../display-url";
 
 type WindowStats = { attempts: number; delivered: number; successRate: number | null; p50Ms: number | null; p95Ms: number | null };
 export type SubscriptionHealth = {
   id: string;
   name: string;
   tenant: string | null;
+  /** The endpoint URL with its credentials masked (lib/display-url.ts): what every reader is shown. */
   url: string;
   state: string;
   stateReason: string | null;
@@ -192,7 +194,7 @@ async function withHealth(db: LedgerDb, subs: SubRow[], at?: Date): Promise<Subs
       id: s.id,
       name: s.name,
       tenant: s.tenant,
-      url: s.url,
+      url: displayUrl(s.url),
       state: s.state,
       stateReason: s.state_reason,
       pausedReason: pausedReasonOf(s.state, s.paused_reason),
@@ -211,6 +213,8 @@ async function withHealth(db: LedgerDb, subs: SubRow[], at?: Date): Promise<Subs
 }
 
 export type SubscriptionOverview = SubscriptionHealth & {
+  /** The URL as stored, for the edit form of a viewer who may change the subscription; null for anyone else. */
+  storedUrl: string | null;
   eventTypes: string[];
   retryPolicy: unknown;
   rateLimitPerSecond: number | null;
@@ -228,15 +232,18 @@ const RANGE: Record<z.infer<typeof ZRange>, { ms: number; bucketMin: number }> =
   "7d": { ms: 7 * 86400_000, bucketMin: 180 },
 };
 
-/** One subscription: health, configuration and the outcomes-over-time series. */
+/**
+ * One subscription: health, configuration and the outcomes-over-time series. `storedUrl`: the viewer may change the
+ * subscription, so its edit form gets the URL as stored (credentials and all).
+ */
 export async function getSubscriptionOverview(
-  opts: { id: string; range?: z.infer<typeof ZRange>; now?: Date; scope?: Scope },
+  opts: { id: string; range?: z.infer<typeof ZRange>; now?: Date; scope?: Scope; storedUrl?: boolean },
   db: LedgerDb = ledgerDb(),
 ): Promise<SubscriptionOverview> {
   const scope = opts.scope ?? GLOBAL_SCOPE;
-  const rows = await queryRows<{ event_types: string[]; retry_policy: unknown; rate_limit_per_second: number | null; max_concurrency: number }>(
+  const rows = await queryRows<{ url: string; event_types: string[]; retry_policy: unknown; rate_limit_per_second: number | null; max_concurrency: number }>(
     db,
-    sql`SELECT event_types, retry_policy, rate_limit_per_second, max_concurrency FROM subscriptions WHERE id = ${opts.id} AND ${scopeWhere(scope, "tenant")}`,
+    sql`SELECT url, event_types, retry_policy, rate_limit_per_second, max_concurrency FROM subscriptions WHERE id = ${opts.id} AND ${scopeWhere(scope, "tenant")}`,
   );
   if (!rows[0]) throw notFound("Subscription", opts.id);
   const now = opts.now ?? new Date();
@@ -264,6 +271,7 @@ export async function getSubscriptionOverview(
   }
   return {
     ...health,
+    storedUrl: opts.storedUrl ? rows[0].url : null,
     eventTypes: rows[0].event_types,
     retryPolicy: rows[0].retry_policy,
     rateLimitPerSecond: rows[0].rate_limit_per_second,

@@ -23,6 +23,7 @@ import { findEventTombstones, tombstoneSentence } from "../ledger/sql/erase";
 import { eventForTestSend, finishTestSend, listTestSends, reserveTestSend, testSendsSince, type TestSendRecord } from "../ledger/sql/test-send";
 import { openSecret } from "../subscriptions/secrets";
 import { openEndpointAuth, redactSecrets } from "../subscriptions/endpoint-auth";
+import { displayUrl, urlSecrets } from "../display-url";
 import { privateTargetsAllowed } from "./ssrf";
 import { Sender, pingBody } from "./sender";
 
@@ -71,7 +72,8 @@ function toTestSendView(r: TestSendRecord): TestSendView {
     errorClass: r.errorClass,
     eventId: r.eventId,
     eventType: r.eventType,
-    url: r.url,
+    // A record of what was sent, read by every reader of the subscription: the URL's credentials masked.
+    url: displayUrl(r.url),
     actor: r.actor,
     sentAt: r.createdAt,
   };
@@ -169,8 +171,8 @@ export async function sendTest(
     headers: { ...auth.headers, [TEST_HEADER]: "1" },
     tls: auth.tls,
   });
-  // An endpoint that echoes its request must not put the credential into the database or the page.
-  const credentials = Object.values(auth.headers);
+  // An endpoint that echoes its request must not put the credential (a header's, or the URL's own) into the database or the page.
+  const credentials = [...Object.values(auth.headers), ...urlSecrets(sub.url)];
   const record = await prisma.$transaction(async (tx) => {
     const r = await finishTestSend(tx, {
       ...placed,

@@ -4,6 +4,7 @@
 // look. Pure functions: the worker's ingest (./ingest.ts) fills them in.
 import type { NoticeContext, NotifyKind } from "../ledger/sql/notifications";
 import { noun, count } from "../words";
+import { displayUrl } from "../display-url";
 import { ERROR_CLASS_WORDS, INTERRUPTED_ERROR_CLASSES, type ErrorClass } from "../ledger/states";
 
 export type Message = { subject: string; body: string };
@@ -40,7 +41,9 @@ function deadLetters(depth: unknown, url: string): string {
 
 /** The notice for one kind about one subscription. `data` is the operational event's data (or the secret's expiry). */
 export function composeNotice(kind: NotifyKind, c: NoticeContext, data: Record<string, unknown>, link: string): Message {
-  const who = `${c.tenantName}: your endpoint ${c.url}`;
+  // A notice goes to every contact of the district (email, Slack, a webhook) and is stored for readers: the URL's credentials are masked.
+  const url = displayUrl(c.url);
+  const who = `${c.tenantName}: your endpoint ${url}`;
   const answer = lastAnswer(c);
   const answerLine = answer ? `Its last answer: it ${answer}${c.lastAt ? ` at ${utcDateTime(new Date(c.lastAt))}` : ""}.` : null;
   const footer = [`Subscription: ${c.subscriptionName} (${c.subscriptionId})`, `Open it: ${link}`];
@@ -51,7 +54,7 @@ export function composeNotice(kind: NotifyKind, c: NoticeContext, data: Record<s
       return {
         subject: `${who} is paused after failing${since ? ` since ${utcTime(new Date(since))}` : ""}`,
         body: lines(
-          `Every delivery to ${c.url} failed${since ? ` since ${utcDateTime(new Date(since))}` : ""}, so hookledger paused the subscription “${c.subscriptionName}” (paused for failing).`,
+          `Every delivery to ${url} failed${since ? ` since ${utcDateTime(new Date(since))}` : ""}, so hookledger paused the subscription “${c.subscriptionName}” (paused for failing).`,
           answerLine,
           "",
           `What happens next: hookledger asks the endpoint whether it is back (a probe) ${minutes(c.probeIntervalSeconds)}, then less often. Deliveries are held, not dropped: nothing is lost. On the first 2xx answer the subscription resumes by itself and the held deliveries go out in order.`,
@@ -64,7 +67,7 @@ export function composeNotice(kind: NotifyKind, c: NoticeContext, data: Record<s
       return {
         subject: `${who} is disabled: it answered 410 Gone`,
         body: lines(
-          `The endpoint ${c.url} answered 410 Gone, which means “this address is no longer in use”, so hookledger disabled the subscription “${c.subscriptionName}”.`,
+          `The endpoint ${url} answered 410 Gone, which means “this address is no longer in use”, so hookledger disabled the subscription “${c.subscriptionName}”.`,
           answerLine,
           "",
           "What happens next: nothing is sent to it until someone re-enables it. New deliveries are held, not dropped. If the address moved, change the subscription's URL and resume it.",
@@ -76,7 +79,7 @@ export function composeNotice(kind: NotifyKind, c: NoticeContext, data: Record<s
       return {
         subject: `${who} is back: deliveries resumed`,
         body: lines(
-          `The endpoint ${c.url} answered a probe with a 2xx, so the subscription “${c.subscriptionName}” is active again.`,
+          `The endpoint ${url} answered a probe with a 2xx, so the subscription “${c.subscriptionName}” is active again.`,
           "",
           "What happens next: the deliveries held while it was paused go out now, in order, at the subscription's own rate.",
           "",
@@ -85,9 +88,9 @@ export function composeNotice(kind: NotifyKind, c: NoticeContext, data: Record<s
       };
     case "dlq_threshold":
       return {
-        subject: `${c.tenantName}: ${typeof data.depth === "number" ? count(data.depth, "dead letter") : "many dead letters"} for ${c.url}`,
+        subject: `${c.tenantName}: ${typeof data.depth === "number" ? count(data.depth, "dead letter") : "many dead letters"} for ${url}`,
         body: lines(
-          `${deadLetters(data.depth, c.url)} (the alert threshold is ${String(data.threshold ?? "set by your operator")}): hookledger gave up retrying.`,
+          `${deadLetters(data.depth, url)} (the alert threshold is ${String(data.threshold ?? "set by your operator")}): hookledger gave up retrying.`,
           answerLine,
           "",
           "What happens next: they stay in the dead-letter queue until someone redrives or resolves them. Once the endpoint works, an operator can send them again.",
@@ -98,9 +101,9 @@ export function composeNotice(kind: NotifyKind, c: NoticeContext, data: Record<s
     case "dlq_old": {
       const oldest = data.oldestAt ? new Date(String(data.oldestAt)) : null;
       return {
-        subject: `${c.tenantName}: dead letters for ${c.url} have waited since ${oldest ? utcDateTime(oldest) : "yesterday"}`,
+        subject: `${c.tenantName}: dead letters for ${url} have waited since ${oldest ? utcDateTime(oldest) : "yesterday"}`,
         body: lines(
-          `${deadLetters(data.depth, c.url)} (hookledger gave up retrying), the oldest since ${oldest ? utcDateTime(oldest) : "more than a day ago"}.`,
+          `${deadLetters(data.depth, url)} (hookledger gave up retrying), the oldest since ${oldest ? utcDateTime(oldest) : "more than a day ago"}.`,
           answerLine,
           "",
           "What happens next: they wait in the dead-letter queue until someone redrives or resolves them; nothing is sent meanwhile. Once the endpoint works, an operator can send them again.",

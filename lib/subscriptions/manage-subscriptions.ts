@@ -14,6 +14,8 @@ import { GLOBAL_SCOPE, isGlobalAdmin, scopeOf, subscriptionWhere, type Scope } f
 import { requireTenant } from "../tenants/manage-tenants";
 import { subscriptionHasHistory } from "../ledger/sql/find-deliveries";
 import { changeStateByOperator } from "../ledger/sql/subscription-state";
+import { canAs } from "../auth/permissions";
+import { displayUrl, hasMaskedCredential, URL_MASK } from "../display-url";
 
 export type SubscriptionView = {
   id: string;
@@ -60,6 +62,27 @@ export function toSubscriptionView(s: Subscription): SubscriptionView {
     archiveReason: s.archiveReason,
     archivedBy: s.archivedBy,
   };
+}
+
+/**
+ * A view as `principal` may read it: the URL as stored for one who may change the subscription (the edit form and a
+ * producer's automation need what is stored), with its credentials masked (lib/display-url.ts) for a reader.
+ */
+export function asReadBy<T extends { url: string }>(principal: Principal, view: T): T {
+  return canAs(principal, "subscriptions.update") ? view : { ...view, url: displayUrl(view.url) };
+}
+
+/**
+ * A URL whose credential is the mask came from a masked view: storing it would send **** as the district's code.
+ * A 400 that says where to find the real one, before anything is written.
+ */
+function assertNotMasked(url: string): void {
+  if (hasMaskedCredential(url))
+    throw new AppError(
+      "validation_failed",
+      `url: a credential in it is the mask ${URL_MASK}, as a reader sees the URL; give the real value (an account that may change the subscription reads the stored URL), or leave url out to keep the stored one.`,
+      [{ path: "body.url", message: `holds the mask ${URL_MASK} in place of a credential` }],
+    );
 }
 
 /** "*" (every type, present and future) is an admin's choice: anyone else names the types, so a new type never reaches an endpoint unasked. */
@@ -119,6 +142,7 @@ async function assertCreateTenant(prisma: PrismaClient, input: TCreateSubscripti
 export async function createSubscription(prisma: PrismaClient, input: TCreateSubscription, principal: Principal): Promise<SubscriptionView & { secret: string }> {
   await assertCreateTenant(prisma, input, principal);
   assertWildcardAllowed(input.eventTypes, principal);
+  assertNotMasked(input.url);
   await validateTargetUrl(input.url);
   assertTlsHasHttps(input.url, Boolean(input.tls));
   const id = input.id ?? `sub_${randomBytes(6).toString("hex")}`;
@@ -147,7 +171,8 @@ export async function createSubscription(prisma: PrismaClient, input: TCreateSub
       action: "subscription.create",
       targetType: "subscription",
       targetId: id,
-      details: { url: input.url, eventTypes: input.eventTypes, tenant: input.tenant ?? null },
+      // The audit log is read by every reader: the URL's credentials are masked there, as endpoint headers are.
+      details: { url: displayUrl(input.url), eventTypes: input.eventTypes, tenant: input.tenant ?? null },
     });
     await auditRegisteredTenant(tx, registers, id, principal);
     return { ...toSubscriptionView(sub), secret };
@@ -221,13 +246,24 @@ function assertOpsTypesInScope(eventTypes: string[] | undefined, had: string[], 
     );
 }
 
+async function isMaskedFormOfStored(prisma: PrismaClient, id: string, url: string, principal: Principal): Promise<boolean> {
+  const sub = await prisma.subscription.findFirst({ where: { id, ...subscriptionWhere(scopeOf(principal)) }, select: { url: true } });
+  return sub !== null && sub.url !== url && displayUrl(sub.url) === url;
+}
+
 /**
  * Updates configuration and/or pauses or resumes. Pause and resume are audited
  * as their own actions; a disabled subscription (410 Gone) can be reactivated
  * only deliberately, with state "active".
  */
-export async function updateSubscription(prisma: PrismaClient, id: string, input: TUpdateSubscription, principal: Principal): Promise<SubscriptionView> {
-  assertWildcardAllowed(input.eventTypes, principal);
+export async function updateSubscription(prisma: PrismaClient, id: string, given: TUpdateSubscription, principal: Principal): Promise<SubscriptionView> {
+  assertWildcardAllowed(given.eventTypes, principal);
+  // The masked form of the stored URL, sent back as it was read (a whole view PATCHed back), changes nothing: the
+  // stored URL stays. Any other URL holding the mask is refused (assertNotMasked).
+  const { url: _unchanged, ...withoutUrl } = given;
+  const input: TUpdateSubscription =
+    given.url !== undefined && hasMaskedCredential(given.url) && (await isMaskedFormOfStored(prisma, id, given.url, principal)) ? withoutUrl : given;
+  if (input.url !== undefined) assertNotMasked(input.url);
   if (input.url) await validateTargetUrl(input.url);
   // Moving a subscription to another tenant (or out of every tenant) is a global admin's: a tenant's own principal
   // could otherwise hand its endpoint another district's events, or take one of theirs.
@@ -271,13 +307,15 @@ export async function updateSubscription(prisma: PrismaClient, id: string, input
           before: Object.fromEntries(
             changed.map((k) => [
               k,
-              k === "headers"
-                ? before.endpointHeaderView
-                : k === "tls"
-                  ? before.endpointTlsView
-                  : k === "failurePolicy"
-                    ? failurePolicyOf(before)
-                    : (before as Record<string, unknown>)[k],
+              k === "url"
+                ? displayUrl(before.url)
+                : k === "headers"
+                  ? before.endpointHeaderView
+                  : k === "tls"
+                    ? before.endpointTlsView
+                    : k === "failurePolicy"
+                      ? failurePolicyOf(before)
+                      : (before as Record<string, unknown>)[k],
             ]),
           ),
         },

@@ -20,6 +20,8 @@ import * as settingsRoute from "../../app/api/v1/notifications/settings/route";
 
 type Mail = { to: string[]; subject: string; text: string };
 
+const GONE_CODE = "fnkey_0f9c2d7e5b1a4c3d";
+
 let db: TestDb;
 let smtp: SMTPServer;
 let smtpPort: number;
@@ -86,7 +88,7 @@ beforeAll(async () => {
     res.end("ok");
   });
   endpoint = await startReceiver((req, res) => {
-    res.statusCode = req.url === "/gone" ? 410 : status;
+    res.statusCode = req.url?.startsWith("/gone") ? 410 : status;
     // Slack's link and mention syntax in the answer: a notice's webhook post must not pass it on as such.
     res.end(res.statusCode === 503 ? "maintenance <!channel> <https://evil.example/signin|Open hookledger> & retry" : "");
   });
@@ -96,7 +98,13 @@ beforeAll(async () => {
   admin = await tokenFor(db.prisma, "admin");
   const fast = { ladderSeconds: [1, 1, 1, 1, 1, 1, 1, 1], maxAttempts: 50 };
   await createSub(db.pool, { id: "sub_lin", url: endpoint.url, retryPolicy: fast, maxConcurrency: 1 });
-  await createSub(db.pool, { id: "sub_gone", url: endpoint.url.replace("/hooks", "/gone"), retryPolicy: fast, maxConcurrency: 1 });
+  // Its credential in the URL (an Azure Function's ?code=): every notice names the endpoint, none may carry it.
+  await createSub(db.pool, {
+    id: "sub_gone",
+    url: `${endpoint.url.replace("/hooks", "/gone")}?code=${GONE_CODE}&district=lincoln`,
+    retryPolicy: fast,
+    maxConcurrency: 1,
+  });
   await db.pool.query(
     "UPDATE subscriptions SET tenant = 'lincoln', name = 'Lincoln SIS', failure_window_seconds = 2, failure_min_attempts = 3, probe_interval_seconds = 1 WHERE id IN ('sub_lin', 'sub_gone')",
   );
@@ -311,6 +319,15 @@ describe("notices", () => {
     const m = mailsTo("it@lincoln.example").find((x) => /: 1 dead letter for /.test(x.subject));
     expect(m?.text).toMatch(/^1 delivery to .* is a dead letter \(the alert threshold is 1\)/m);
     expect((await rows("kind = 'dlq_threshold' AND subscription_id = 'sub_gone'")).map((r) => r.status)).toEqual(["sent", "sent", "sent"]);
+    // The endpoint is named with its credential masked: in the stored notices, the e-mails and the webhook's posts.
+    const stored = (await db.pool.query("SELECT subject, body FROM notifications WHERE subscription_id = 'sub_gone'")).rows;
+    expect(stored.length).toBeGreaterThan(0);
+    for (const n of stored) {
+      expect(`${n.subject}\n${n.body}`).not.toContain(GONE_CODE);
+      expect(`${n.subject}\n${n.body}`).toContain("/gone?code=****&district=lincoln");
+    }
+    expect(mails.map((x) => `${x.subject}\n${x.text}`).join("\n")).not.toContain(GONE_CODE);
+    expect(hook.received.map((r) => r.body.toString()).join("\n")).not.toContain(GONE_CODE);
   });
 
   it("a district with no contacts: what it would have been told is recorded as not sent, to nobody, and never sent", async () => {

@@ -26,6 +26,7 @@ import { ledgerDb } from "@/lib/ledger/read/db";
 import { listNotifications } from "@/lib/ledger/sql/notifications";
 import { NotificationsTable } from "@/components/dashboard/NotificationsTable";
 import { actorInWords, count, possessive } from "@/lib/words";
+import { displayUrl } from "@/lib/display-url";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Audit" };
@@ -76,7 +77,8 @@ function summarize(action: string, details: unknown): string {
       }
       case "subscription.create": {
         const d = parseAuditDetails(action, details);
-        if (d) return `${d.url}; ${d.eventTypes.join(", ")}${d.tenant ? `; tenant ${d.tenant}` : ""}`;
+        // Rows written before the audit masked the URL hold it as sent.
+        if (d) return `${displayUrl(d.url)}; ${d.eventTypes.join(", ")}${d.tenant ? `; tenant ${d.tenant}` : ""}`;
         break;
       }
       case "subscription.secret.rotate": {

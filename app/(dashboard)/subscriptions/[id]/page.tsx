@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { cache } from "react";
 import { requireViewer } from "@/lib/auth/session";
-import { can } from "@/lib/auth/permissions";
+import { can, canAs } from "@/lib/auth/permissions";
 import { AppError } from "@/lib/errors";
 import { findEndpointAnswers, findSubscriptionDeliveries, getSubscriptionOverview } from "@/lib/dashboard/subscriptions";
 import { SubscriptionClient } from "./page-client";
@@ -16,7 +16,10 @@ type Props = { params: Promise<{ id: string }>; searchParams: Promise<{ range?: 
 const viewerOf = cache(() => requireViewer("subscriptions.read"));
 
 /** The subscription over a window, as the viewer may see it: read once for the page and its title. */
-const overviewOf = cache(async (id: string, range: ReturnType<typeof rangeOf>) => getSubscriptionOverview({ id, range, scope: scopeOf(await viewerOf()) }));
+const overviewOf = cache(async (id: string, range: ReturnType<typeof rangeOf>) => {
+  const viewer = await viewerOf();
+  return getSubscriptionOverview({ id, range, scope: scopeOf(viewer), storedUrl: canAs(viewer, "subscriptions.update") });
+});
 
 export async function generateMetadata({ params, searchParams }: Props): Promise<Metadata> {
   const s = await overviewOf((await params).id, rangeOf((await searchParams).range)).catch(() => null);

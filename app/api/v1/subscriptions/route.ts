@@ -1,7 +1,7 @@
 import { apiRoute, json, parseQuery, readJson } from "@/lib/api/handler";
 import { getPrisma } from "@/lib/db/prisma";
 import { ZCreateSubscription, ZListSubscriptions } from "@/lib/subscriptions/subscription-input";
-import { createSubscription } from "@/lib/subscriptions/manage-subscriptions";
+import { asReadBy, createSubscription } from "@/lib/subscriptions/manage-subscriptions";
 import { listSubscriptionPage } from "@/lib/subscriptions/list";
 import { scopeOf } from "@/lib/tenants/scope";
 
@@ -12,7 +12,8 @@ export const POST = apiRoute("subscriptions.create", async ({ req, principal }) 
   return json(await createSubscription(getPrisma(), value, principal), 201);
 });
 
-/** One page of subscriptions: `{items, nextCursor}` (null on the last page). */
-export const GET = apiRoute("subscriptions.read", async ({ req, principal }) =>
-  json(await listSubscriptionPage(getPrisma(), parseQuery(req, ZListSubscriptions), scopeOf(principal))),
-);
+/** One page of subscriptions: `{items, nextCursor}` (null on the last page); urls as asReadBy gives them. */
+export const GET = apiRoute("subscriptions.read", async ({ req, principal }) => {
+  const page = await listSubscriptionPage(getPrisma(), parseQuery(req, ZListSubscriptions), scopeOf(principal));
+  return json({ ...page, items: page.items.map((s) => asReadBy(principal, s)) });
+});
