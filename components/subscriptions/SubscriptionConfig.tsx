@@ -3,6 +3,10 @@
 // event types, retry ladder, timeout, limits) and, for a manager, the form
 // that edits it. Only what changed is sent, so an untouched field is never
 // re-validated or re-audited; the API's refusal shows under the field it names.
+// The endpoint URL is shown with its credentials masked (lib/display-url.ts);
+// the form of a viewer who may change it holds the stored URL, masked until
+// "Show" (as Svix shows an endpoint's signing secret), so a screen share of
+// an open form does not give the district's ?code= away.
 import { useState } from "react";
 import type { SubscriptionOverview } from "@/lib/dashboard/subscriptions";
 import { apiFetch } from "@/lib/client/api";
@@ -16,6 +20,7 @@ import { PolicyFields, type PolicyValues } from "./PolicyFields";
 import { SUBSCRIPTION_FIELD_PATHS, errorsByField, parseList, parseNumber, waitText, type SubscriptionField } from "./fields";
 import { CatalogTypeChips } from "@/components/catalog/CatalogTypeChips";
 import { TenantInput, useTenantSuggestions } from "@/components/ui/TenantPicker";
+import { displayUrl } from "@/lib/display-url";
 
 type RetryPolicy = { ladderSeconds?: number[]; maxAgeSeconds?: number; timeoutMs?: number };
 const policyOf = (o: SubscriptionOverview) => (o.retryPolicy ?? {}) as RetryPolicy;
@@ -51,11 +56,14 @@ function ConfigView({ o }: { o: SubscriptionOverview }) {
   );
 }
 
+/** The URL the form starts from: the stored one when the server gave it (the viewer may change the subscription). */
+const urlOf = (o: SubscriptionOverview) => o.storedUrl ?? o.url;
+
 /** The PATCH body: only the fields whose value differs from the subscription's. */
 function changedFields(o: SubscriptionOverview, v: { name: string; url: string; types: string; policy: PolicyValues; tenant: string | null }) {
   const body: Record<string, unknown> = {};
   if (v.name !== o.name) body.name = v.name;
-  if (v.url.trim() !== o.url) body.url = v.url.trim();
+  if (v.url.trim() !== urlOf(o)) body.url = v.url.trim();
   const eventTypes = v.types.split(/[\s,]+/).filter(Boolean);
   if (eventTypes.join() !== o.eventTypes.join()) body.eventTypes = eventTypes;
   const retryPolicy: Record<string, unknown> = { ...(o.retryPolicy as object) };
@@ -88,7 +96,11 @@ function ConfigEditForm({ o, onSaved, onCancel }: { o: SubscriptionOverview; onS
   const policy = policyOf(o);
   const district = useViewerTenant();
   const [name, setName] = useState(o.name);
-  const [url, setUrl] = useState(o.url);
+  const [url, setUrl] = useState(urlOf(o));
+  // Masked until asked for; a URL without a credential has nothing to hide and is edited at once.
+  const [shown, setShown] = useState(false);
+  const masked = displayUrl(url);
+  const hidden = !shown && masked !== url;
   const [types, setTypes] = useState(o.eventTypes.join(", "));
   const [values, setValues] = useState<PolicyValues>({
     ladder: policy.ladderSeconds?.join(", ") ?? "",
@@ -128,8 +140,26 @@ function ConfigEditForm({ o, onSaved, onCancel }: { o: SubscriptionOverview; onS
         {/* The Edit button that had focus is gone once the form is open: focus starts on its first field. */}
         <input className={input} value={name} onChange={(e) => setName(e.target.value)} autoFocus {...invalid("name")} />
       </Field>
-      <Field label="Endpoint URL" className="sm:col-span-2" {...err("url")}>
-        <input className={input} value={url} onChange={(e) => setUrl(e.target.value)} {...invalid("url")} />
+      <Field
+        label="Endpoint URL"
+        className="sm:col-span-2"
+        hint={hidden ? "The credential in the URL is hidden (****); Show it to read or change it." : undefined}
+        {...err("url")}
+      >
+        <span className="flex min-w-0 gap-2">
+          <input
+            className={`${input} min-w-0 flex-1 ${hidden ? "bg-slate-50 text-slate-600" : ""}`}
+            value={hidden ? masked : url}
+            readOnly={hidden}
+            onChange={(e) => setUrl(e.target.value)}
+            {...invalid("url")}
+          />
+          {(shown || hidden) && (
+            <button type="button" className={btn} aria-pressed={shown} onClick={() => setShown(!shown)}>
+              {shown ? "Hide" : "Show"}
+            </button>
+          )}
+        </span>
       </Field>
       {canMove && (
         <Field

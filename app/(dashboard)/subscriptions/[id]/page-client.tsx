@@ -83,7 +83,7 @@ export function SubscriptionClient({
       <AnswerGroups answers={answers.data} subscriptionId={o.id} canRedrive={canRedrive} onShow={setFilters} />
       <SubscriptionDeliveries o={o} initial={initial.deliveries} initialAt={initialAt} filters={filters} setFilters={setFilters} />
       <SubscriptionConfig
-        version={`${o.name}|${o.tenant}|${o.url}|${o.eventTypes.join()}|${JSON.stringify(o.retryPolicy)}|${o.rateLimitPerSecond}|${o.maxConcurrency}`}
+        version={`${o.name}|${o.tenant}|${o.storedUrl ?? o.url}|${o.eventTypes.join()}|${JSON.stringify(o.retryPolicy)}|${o.rateLimitPerSecond}|${o.maxConcurrency}`}
         o={o}
         canEdit={canEdit && !archived}
         onDone={refresh}
