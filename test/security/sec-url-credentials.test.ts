@@ -15,6 +15,7 @@ import * as testRoute from "../../app/api/v1/subscriptions/[id]/test/route";
 import * as dashSub from "../../app/api/v1/dashboard/subscriptions/[id]/route";
 import * as dashSubs from "../../app/api/v1/dashboard/subscriptions/route";
 import * as lookup from "../../app/api/v1/dashboard/lookup/route";
+import * as dashDelivery from "../../app/api/v1/dashboard/deliveries/[id]/route";
 import type { DeliveryWorker } from "../../worker/worker";
 
 const CODE = `fn_${randomBytes(12).toString("hex")}`;
@@ -163,5 +164,11 @@ describe("what the endpoint echoes", () => {
       expect(text).not.toContain(CODE);
       expect(text).not.toContain(KEY);
     }
+    // The delivery page names the endpoint masked, to a manager too.
+    const page = await call(dashDelivery.GET, { token: manager, params: { id: d.id } });
+    expect(page.status, page.text).toBe(200);
+    expect(page.json.subscriptionUrl).toBe(masked);
+    expect(page.text).not.toContain(CODE);
+    expect(page.text).not.toContain(KEY);
   });
 });
