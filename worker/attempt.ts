@@ -110,7 +110,8 @@ export class Attempts {
     });
     // What the endpoint must not see stored: its header values and the credentials in its own URL (?code=, a password),
     // which a redirect echoes in its Location ("Redirect to <Location> not followed.") and an error page in its body.
-    const credentials = [...Object.values(endpoint.auth.headers), ...urlSecrets(endpoint.url)];
+    const inUrl = memoized(urlSecretsByUrl, endpoint.url, () => urlSecrets(endpoint.url));
+    const credentials = inUrl.length === 0 ? Object.values(endpoint.auth.headers) : [...Object.values(endpoint.auth.headers), ...inUrl];
     const errorMessage = redactSecrets(o.errorMessage, credentials);
     this.w.results.push({
       id: row.id,
@@ -157,6 +158,9 @@ export class Attempts {
     else log.info({ ...line, error: errorMessage }, "attempt failed; retry scheduled");
   }
 }
+
+/** The credentials each endpoint URL carries, parsed once per URL rather than once per result. */
+const urlSecretsByUrl = new Map<string, string[]>();
 
 function redactAnswer(
   responseHeaders: Record<string, string> | null,
