@@ -61,6 +61,20 @@ describe("client/ on its own", () => {
     expect(pkg.peerDependencies ?? {}).toEqual({});
     expect(pkg.optionalDependencies ?? {}).toEqual({});
   });
+
+  it("tells npm and a registry its terms, the Node it needs, and what it ships", () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(CLIENT, "package.json"), "utf8"));
+    const root = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8"));
+    // No grant the repository does not make: the root's license where it names one, else npm's word for none.
+    expect(pkg.license).toBe(root.license ?? "UNLICENSED");
+    expect(pkg.engines?.node).toMatch(/^>=\d+(\.\d+)*$/);
+    expect(pkg.files).toEqual(["dist"]);
+    // Every entry point a resolver reads is in what ships.
+    const targets = (v: unknown): string[] => (typeof v === "string" ? [v] : Object.values(v as object).flatMap(targets));
+    const { "./package.json": self, ...entries } = pkg.exports;
+    expect(self).toBe("./package.json");
+    for (const t of [pkg.main, pkg.types, ...targets(entries)]) expect(t).toMatch(/^\.\/dist\/(esm|cjs)\/index\.(js|d\.ts)$/);
+  });
 });
 
 describe("the @hookledger/client tarball", () => {
