@@ -4,16 +4,15 @@
 // workers reconnect by themselves; Ctrl-C afterwards, or during the restart,
 // still stops everything, the new server included. A server that cannot be
 // started again is given up on: start says so and exits 1. Real processes on
-// a fresh embedded PostgreSQL over the existing build, as
-// test/process/start-supervise.test.ts runs them.
-import { execFileSync } from "node:child_process";
+// a fresh embedded PostgreSQL over the existing build
+// (test/helpers/start-process.ts).
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import pg from "pg";
 import { findRunningEmbedded } from "../../lib/db/embedded";
-import { groupPids, startHookledger as startIn, until, type Started } from "../helpers/start-process";
+import { groupPids, killStarted, startHookledger as startIn, stopAndWaitGone, until, waitGone, type Started } from "../helpers/start-process";
 
 const started: Started[] = [];
 const cleanups: (() => void)[] = [];
@@ -21,26 +20,8 @@ const startHookledger = (dir?: string) => startIn(started, { dir, prefix: "hl-pg
 
 afterEach(() => {
   for (const c of cleanups.splice(0)) c();
-  for (const s of started.splice(0)) {
-    for (const pid of [...groupPids(s.child.pid!), ...postgresPids(s.dir)])
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        /* gone */
-      }
-    fs.rmSync(s.dir, { recursive: true, force: true });
-  }
+  killStarted(started);
 });
-
-/** Every process of the server on `dir`: the postmaster names the folder, its backends are its children. */
-function postgresPids(dir: string): number[] {
-  const rows = execFileSync("ps", ["-e", "-o", "pid=,ppid=,args="], { encoding: "utf8" })
-    .split("\n")
-    .map((l) => l.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/))
-    .filter((m): m is RegExpMatchArray => m !== null);
-  const masters = rows.filter((m) => m[3].includes("postgres") && m[3].includes(path.join(dir, "postgres"))).map((m) => Number(m[1]));
-  return [...masters, ...rows.filter((m) => masters.includes(Number(m[2]))).map((m) => Number(m[1]))];
-}
 
 /** The postmaster's pid from its pid file, 0 while there is none. */
 function postmasterPid(dir: string): number {
@@ -76,17 +57,6 @@ async function workerBeating(dir: string): Promise<boolean> {
   }
 }
 
-async function ctrlC(s: Started) {
-  process.kill(-s.child.pid!, "SIGINT");
-  await until(
-    "no process of the group and no postgres of the data dir",
-    () => groupPids(s.child.pid!).length === 0 && postgresPids(s.dir).length === 0,
-    30_000,
-    s.output,
-  );
-  expect(await s.exited).toBe(0);
-}
-
 describe("hookledger start, its embedded PostgreSQL killed", () => {
   it("says so, starts it again on the same port, the dashboard and the workers reconnect, and Ctrl-C then stops the new one", { timeout: 240_000 }, async () => {
     const s = await startHookledger();
@@ -111,7 +81,7 @@ describe("hookledger start, its embedded PostgreSQL killed", () => {
     await until("health 200 again", async () => (await health(s.port)) === 200, 30_000, s.output);
     await until("a worker beating again", () => workerBeating(s.dir), 30_000, s.output);
 
-    await ctrlC(s);
+    expect(await stopAndWaitGone(s)).toBe(0);
     const log = fs.readFileSync(path.join(s.dir, "postgres.log"), "utf8");
     // The restarted server recovered from the kill, then shut down cleanly.
     expect(log).toMatch(/database system was interrupted|not properly shut down/);
@@ -137,7 +107,7 @@ describe("hookledger start, its embedded PostgreSQL killed", () => {
     );
     await until("running again", () => s.output.join("").match(/the embedded PostgreSQL is running again/), 60_000, s.output);
     await until("a worker beating again", () => workerBeating(s.dir), 30_000, s.output);
-    await ctrlC(s);
+    expect(await stopAndWaitGone(s)).toBe(0);
     expect(fs.readFileSync(path.join(s.dir, "postgres.log"), "utf8").trimEnd().split("\n").at(-1)).toMatch(/database system is shut down/);
   });
 
@@ -148,7 +118,7 @@ describe("hookledger start, its embedded PostgreSQL killed", () => {
     await until("start saying so", () => s.output.join("").includes("restarting it in 1 s"), 10_000, s.output);
     // The new postmaster has written its pid file: it is starting (crash recovery), not yet said to be running.
     await until("a new postmaster", () => ![0, old].includes(postmasterPid(s.dir)), 10_000, s.output);
-    await ctrlC(s);
+    expect(await stopAndWaitGone(s)).toBe(0);
     expect(s.output.join("")).toMatch(/hookledger stopped/);
   });
 
@@ -178,11 +148,6 @@ describe("hookledger start, its embedded PostgreSQL killed", () => {
     const stopped = out.match(/hookledger stopped \(([\d.]+) s: [^\n]*\)/);
     expect(stopped, out.slice(-3000)).toBeTruthy();
     expect(Number(stopped![1])).toBeLessThan(5);
-    await until(
-      "no process of the group and no postgres of the data dir",
-      () => groupPids(s.child.pid!).length === 0 && postgresPids(s.dir).length === 0,
-      30_000,
-      s.output,
-    );
+    await waitGone(s);
   });
 });

@@ -2,36 +2,14 @@
 // stop its children. They stop by themselves (lib/server/supervisor.ts): the
 // dashboard, which would otherwise hold the port the next start needs, and
 // the workers, which nobody would watch. A real start on a fresh embedded
-// PostgreSQL over the existing build, as test/process/start-quiet.test.ts runs it.
-import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import fs from "node:fs";
+// PostgreSQL over the existing build (test/helpers/start-process.ts).
+import { execFileSync } from "node:child_process";
 import net from "node:net";
-import os from "node:os";
-import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { freePort } from "../../lib/db/embedded";
+import { afterEach, describe, expect, it } from "vitest";
+import { killStarted, startHookledger, type Started } from "../helpers/start-process";
 
-let child: ChildProcess | undefined;
-let dir: string | undefined;
-let kids: number[] = [];
-
-afterAll(() => {
-  for (const pid of [child?.pid, ...kids, ...postgresPids()])
-    try {
-      if (pid) process.kill(pid, "SIGKILL");
-    } catch {
-      /* gone */
-    }
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
-});
-
-function postgresPids(): number[] {
-  if (!dir) return [];
-  return execFileSync("ps", ["-e", "-o", "pid=,args="], { encoding: "utf8" })
-    .split("\n")
-    .filter((l) => l.includes("postgres") && l.includes(path.join(dir!, "postgres")))
-    .map((l) => Number(l.trim().split(/\s+/)[0]));
-}
+const started: Started[] = [];
+afterEach(() => killStarted(started));
 
 /** The node processes start runs (the embedded PostgreSQL, also its child, is meant to outlive it: docs/PLATFORM.md). */
 const nodeChildrenOf = (pid: number): number[] =>
@@ -59,25 +37,9 @@ const portFree = (port: number) =>
 
 describe("hookledger start killed with SIGKILL", () => {
   it("its dashboard and workers stop within seconds, and the port is free again", { timeout: 180_000 }, async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-orphans-"));
-    const port = await freePort();
-    const rest = { ...process.env };
-    delete rest.DATABASE_URL;
-    child = spawn(process.execPath, [path.resolve("bin/hookledger.mjs"), "start", "--port", String(port), "--host", "127.0.0.1", "--workers", "2"], {
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...rest, HOOKLEDGER_DATA_DIR: dir, HOOKLEDGER_START_SKIP_BUILD: "1" },
-    });
-    let output = "";
-    child.stdout!.on("data", (b) => (output += String(b)));
-    child.stderr!.on("data", (b) => (output += String(b)));
-    const end = Date.now() + 150_000;
-    while (!output.includes("hookledger is running")) {
-      if (Date.now() > end || child.exitCode !== null) throw new Error(`start did not come up:\n${output.slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    kids = nodeChildrenOf(child.pid!); // the dashboard and the two workers
-
-    expect(kids.length, output).toBeGreaterThanOrEqual(3);
+    const { child, port, output } = await startHookledger(started, { prefix: "hl-orphans-", args: ["--workers", "2"] });
+    const kids = nodeChildrenOf(child.pid!); // the dashboard and the two workers
+    expect(kids.length, output.join("")).toBeGreaterThanOrEqual(3);
 
     child.kill("SIGKILL");
     const until = Date.now() + 20_000;

@@ -4,81 +4,23 @@
 // migration still prints its error, where the log is, and exits non-zero.
 // The start runs are real processes on a fresh embedded PostgreSQL each (so
 // every migration is applied), over the existing build, as
-// test/process/start-supervise.test.ts runs them.
-import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+// test/helpers/start-process.ts runs them.
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
 import pg from "pg";
-import { freePort } from "../../lib/db/embedded";
+import { killStarted, postgresPids, spawnHookledger, stopAndWaitGone, until, type Started } from "../helpers/start-process";
 import { ensureBuilt, openStartLog, START_LOG_MAX_BYTES } from "../../cli/start";
 
-type Started = { child: ChildProcess; dir: string; output: string[]; exited: Promise<number | null> };
 const started: Started[] = [];
+afterEach(() => killStarted(started));
 
-afterEach(() => {
-  for (const s of started.splice(0)) {
-    try {
-      process.kill(-s.child.pid!, "SIGKILL");
-    } catch {
-      /* gone */
-    }
-    postgresPids(s.dir).forEach((p) => {
-      try {
-        process.kill(p, "SIGKILL");
-      } catch {
-        /* gone */
-      }
-    });
-    fs.rmSync(s.dir, { recursive: true, force: true });
-  }
-});
-
-function postgresPids(dir: string): number[] {
-  const out = execFileSync("ps", ["-e", "-o", "pid=,args="], { encoding: "utf8" });
-  return out
-    .split("\n")
-    .filter((l) => l.includes("postgres") && l.includes(path.join(dir, "postgres")))
-    .map((l) => Number(l.trim().split(/\s+/)[0]));
-}
-
-async function startHookledger(args: string[], env: Record<string, string> = {}): Promise<Started> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-quiet-"));
-  const port = await freePort();
-  const rest = { ...process.env };
-  delete rest.DATABASE_URL;
-  delete rest.LOG_LEVEL;
-  const child = spawn(process.execPath, [path.resolve("bin/hookledger.mjs"), "start", "--port", String(port), "--host", "127.0.0.1", ...args], {
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-    // HOOKLEDGER_DEMO_PORT=0: the districts and the control page on free ports, beside anyone's demo.
-    env: { ...rest, HOOKLEDGER_DATA_DIR: dir, HOOKLEDGER_START_SKIP_BUILD: "1", HOOKLEDGER_DEMO_PORT: "0", ...env },
-  });
-  // One list for both streams, in arrival order, as a terminal shows them.
-  const output: string[] = [];
-  child.stdout!.on("data", (b) => output.push(String(b)));
-  child.stderr!.on("data", (b) => output.push(String(b)));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const s = { child, dir, output, exited };
-  started.push(s);
-  return s;
-}
-
-async function until(what: string, probe: () => boolean, ms: number, s: Started) {
-  const end = Date.now() + ms;
-  while (!probe()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${s.output.join("").slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-/** Ctrl-C, as a terminal sends it to the whole group; resolves with the exit code. */
-async function interrupt(s: Started): Promise<number | null> {
-  process.kill(-s.child.pid!, "SIGINT");
-  return s.exited;
-}
+/** Not waited for (a failed migration never runs); LOG_LEVEL unset, as on a terminal. */
+const startHookledger = (args: string[], env: Record<string, string> = {}) =>
+  // HOOKLEDGER_DEMO_PORT=0: the districts and the control page on free ports, beside anyone's demo.
+  spawnHookledger(started, { prefix: "hl-quiet-", args, unset: ["LOG_LEVEL"], env: { HOOKLEDGER_DEMO_PORT: "0", ...env } });
 
 const MIGRATION_NAME = /\b00\d\d_[a-z]/;
 
@@ -88,7 +30,7 @@ describe("hookledger start on the terminal", () => {
     { timeout: 180_000 },
     async () => {
       const s = await startHookledger(["--demo", "--workers", "0"]);
-      await until("the banner's last line", () => /Ctrl-C stops everything.*\n/.test(s.output.join("")), 150_000, s);
+      await until("the banner's last line", () => /Ctrl-C stops everything.*\n/.test(s.output.join("")), 150_000, s.output);
       const screen = s.output.join("");
       const lines = screen.split("\n");
       const logFile = path.join(s.dir, "logs", "start.log");
@@ -120,21 +62,23 @@ describe("hookledger start on the terminal", () => {
       expect(log).toMatch(/dashboard: hookledger dashboard listening on http:\/\/127\.0\.0\.1:\d+/);
       expect(log).toMatch(/Demo districts: lincoln http:\/\/127\.0\.0\.1:\d+\//);
 
-      expect(await interrupt(s)).toBe(0);
+      // Ctrl-C: by the time start exits, it has stopped its database.
+      process.kill(-s.child.pid!, "SIGINT");
+      expect(await s.exited).toBe(0);
       expect(postgresPids(s.dir)).toEqual([]);
     },
   );
 
   it("--verbose puts the same detail on the terminal", { timeout: 180_000 }, async () => {
     const s = await startHookledger(["--workers", "0", "--verbose"]);
-    await until("running", () => s.output.join("").includes("hookledger is running"), 150_000, s);
+    await until("running", () => s.output.join("").includes("hookledger is running"), 150_000, s.output);
     const screen = s.output.join("");
     expect(screen).toMatch(/Embedded PostgreSQL started \(data in /);
     expect(screen).toMatch(/^ {2}0001_init$/m);
     expect(screen).toMatch(/dashboard: hookledger dashboard listening on/);
     expect(screen).toContain(`(start-up log: ${path.join(s.dir, "logs", "start.log")})`);
     expect(fs.readFileSync(path.join(s.dir, "logs", "start.log"), "utf8")).toMatch(/^ {2}0001_init$/m);
-    expect(await interrupt(s)).toBe(0);
+    expect(await stopAndWaitGone(s)).toBe(0);
   });
 
   describe("a migration that fails", () => {

@@ -3,13 +3,12 @@
 // SIGSTOP for a few seconds): start says it is waiting, waits, and the server
 // shuts down cleanly, so the next start needs no crash recovery. A second
 // Ctrl-C meanwhile stops it at once. Real processes on a fresh embedded
-// PostgreSQL over the existing build, as test/process/start-supervise.test.ts
-// runs them.
+// PostgreSQL over the existing build (test/helpers/start-process.ts).
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { groupPids, startHookledger as startIn, until, type Started } from "../helpers/start-process";
+import { killStarted, postgresPids, startHookledger as startIn, stopAndWaitGone, until, waitGone, type Started } from "../helpers/start-process";
 
 const started: Started[] = [];
 const startHookledger = () => startIn(started, { prefix: "hl-checkpoint-" });
@@ -24,16 +23,7 @@ afterEach(() => {
     } catch {
       /* gone */
     }
-  for (const s of started.splice(0)) {
-    for (const pid of [...groupPids(s.child.pid!), ...postgresPids(s.dir)])
-      try {
-        process.kill(pid, "SIGCONT");
-        process.kill(pid, "SIGKILL");
-      } catch {
-        /* gone */
-      }
-    fs.rmSync(s.dir, { recursive: true, force: true });
-  }
+  killStarted(started);
 });
 
 function processes(): { pid: number; ppid: number; args: string }[] {
@@ -42,13 +32,6 @@ function processes(): { pid: number; ppid: number; args: string }[] {
     .map((l) => l.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/))
     .filter((m): m is RegExpMatchArray => m !== null)
     .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] }));
-}
-
-/** The postmaster on `dir` (its command line names the folder) and its children. */
-function postgresPids(dir: string): number[] {
-  const rows = processes();
-  const masters = rows.filter((p) => p.args.includes("postgres") && p.args.includes(path.join(dir, "postgres"))).map((p) => p.pid);
-  return [...masters, ...rows.filter((p) => masters.includes(p.ppid)).map((p) => p.pid)];
 }
 
 /** Pauses the checkpointer of the server on `dir`: its shutdown checkpoint waits until SIGCONT. */
@@ -71,13 +54,7 @@ describe("hookledger start, Ctrl-C with a slow shutdown checkpoint", () => {
     expect(postgresPids(s.dir).length, `the server, still finishing its checkpoint\n${s.output.join("").slice(-2000)}`).toBeGreaterThan(0);
     expect(s.output.join("")).toContain("Waiting for PostgreSQL to finish writing its data to disk");
     process.kill(checkpointer, "SIGCONT");
-    await until(
-      "no process of the group and no postgres of the data dir",
-      () => groupPids(s.child.pid!).length === 0 && postgresPids(s.dir).length === 0,
-      30_000,
-      s.output,
-    );
-    expect(await s.exited).toBe(0);
+    expect(await waitGone(s)).toBe(0);
     const log = fs.readFileSync(path.join(s.dir, "postgres.log"), "utf8");
     expect(log.trimEnd().split("\n").at(-1)).toMatch(/database system is shut down/);
     expect(s.output.join("")).toMatch(
@@ -91,16 +68,9 @@ describe("hookledger start, Ctrl-C with a slow shutdown checkpoint", () => {
     process.kill(-s.child.pid!, "SIGINT");
     await until("start saying it waits", () => s.output.join("").includes("Waiting for PostgreSQL to finish writing"), 30_000, s.output);
     const t0 = Date.now();
-    process.kill(-s.child.pid!, "SIGINT");
     // Immediate shutdown: the postmaster kills a child that does not stop within 5 s (the paused checkpointer).
-    await until(
-      "no process of the group and no postgres of the data dir",
-      () => groupPids(s.child.pid!).length === 0 && postgresPids(s.dir).length === 0,
-      20_000,
-      s.output,
-    );
+    expect(await stopAndWaitGone(s, 20_000)).toBe(0);
     expect(Date.now() - t0).toBeLessThan(15_000);
-    expect(await s.exited).toBe(0);
     expect(s.output.join("")).toContain(
       "Ctrl-C again: PostgreSQL stops at once, without its checkpoint; it recovers from its WAL at the next start (nothing committed is lost).",
     );

@@ -3,7 +3,6 @@
 // crashing is given up on and /api/health says so, and Ctrl-C (SIGINT to the
 // whole process group, as a terminal sends it) stops everything in under 5 s
 // with the data kept for the next start.
-import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -11,46 +10,16 @@ import { afterEach, describe, expect, it } from "vitest";
 import pg from "pg";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { freePort, findRunningEmbedded } from "../../lib/db/embedded";
+import { findRunningEmbedded } from "../../lib/db/embedded";
+import { groupPids, killStarted, postgresPids, spawnHookledger, stopAndWaitGone, until, type Started } from "../helpers/start-process";
 import { createSub, seedEvents } from "../helpers/worker-helpers";
 
-type Started = { child: ChildProcess; port: number; dir: string; output: string[] };
 const started: Started[] = [];
+afterEach(() => killStarted(started));
 
-afterEach(() => {
-  for (const s of started.splice(0)) {
-    try {
-      process.kill(-s.child.pid!, "SIGKILL");
-    } catch {
-      /* gone */
-    }
-    postgresPids(s.dir).forEach((p) => {
-      try {
-        process.kill(p, "SIGKILL");
-      } catch {
-        /* gone */
-      }
-    });
-  }
-});
-
-async function startHookledger(dir: string, env: Record<string, string> = {}, args: string[] = []): Promise<Started> {
-  const port = await freePort();
-  const output: string[] = [];
-  const rest = { ...process.env };
-  delete rest.DATABASE_URL;
-  const child = spawn(process.execPath, [path.resolve("bin/hookledger.mjs"), "start", "--port", String(port), "--host", "127.0.0.1", ...args], {
-    // Its own process group, as a shell's job would be: -pid reaches all of it.
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...rest, HOOKLEDGER_DATA_DIR: dir, HOOKLEDGER_START_SKIP_BUILD: "1", HOOKLEDGER_HEARTBEAT_MS: "500", LOG_LEVEL: "info", ...env },
-  });
-  child.stdout!.on("data", (b) => output.push(String(b)));
-  child.stderr!.on("data", (b) => output.push(String(b)));
-  const s = { child, port, dir, output };
-  started.push(s);
-  return s;
-}
+/** Started as people run it, not waited for: each test waits for what it needs. */
+const startHookledger = (dir: string, env: Record<string, string> = {}, args: string[] = []) =>
+  spawnHookledger(started, { dir, args, env: { HOOKLEDGER_HEARTBEAT_MS: "500", LOG_LEVEL: "info", ...env } });
 
 async function health(port: number): Promise<{ status: number; body: Record<string, unknown> } | null> {
   try {
@@ -59,33 +28,6 @@ async function health(port: number): Promise<{ status: number; body: Record<stri
   } catch {
     return null;
   }
-}
-
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, ms: number, out?: string[]): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${out ? `\n${out.join("").slice(-3000)}` : ""}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-/** Pids of the process group `pgid` (ps), and of postgres processes on `dir`. */
-function groupPids(pgid: number): number[] {
-  const out = execFileSync("ps", ["-e", "-o", "pid=,pgid="], { encoding: "utf8" });
-  return out
-    .split("\n")
-    .map((l) => l.trim().split(/\s+/).map(Number))
-    .filter(([pid, g]) => g === pgid && pid)
-    .map(([pid]) => pid);
-}
-function postgresPids(dir: string): number[] {
-  const out = execFileSync("ps", ["-e", "-o", "pid=,args="], { encoding: "utf8" });
-  return out
-    .split("\n")
-    .filter((l) => l.includes("postgres") && l.includes(path.join(dir, "postgres")))
-    .map((l) => Number(l.trim().split(/\s+/)[0]));
 }
 
 async function liveWorkers(port: number, dir: string): Promise<{ worker_id: string; pid: number }[]> {
@@ -188,10 +130,7 @@ describe("hookledger start", () => {
     // The reader is gone: every later write of the group to its stdout or stderr fails with EPIPE.
     s.child.stdout!.destroy();
     s.child.stderr!.destroy();
-    const exited = new Promise<number | null>((resolve) => s.child.once("exit", (code) => resolve(code)));
-    process.kill(-s.child.pid!, "SIGINT");
-    await until("no process of the group and no postgres of the data dir", () => groupPids(s.child.pid!).length === 0 && postgresPids(dir).length === 0, 20_000);
-    expect(await exited).toBe(0);
+    expect(await stopAndWaitGone(s, 20_000)).toBe(0);
     expect(fs.readFileSync(path.join(dir, "postgres.log"), "utf8")).toMatch(/database system is shut down/);
   });
 
@@ -211,13 +150,7 @@ describe("hookledger start", () => {
     expect(events).toBeGreaterThan(0);
 
     const t0 = Date.now();
-    process.kill(-s.child.pid!, "SIGINT");
-    await until(
-      "no process of the group and no postgres of the data dir",
-      () => groupPids(s.child.pid!).length === 0 && postgresPids(dir).length === 0,
-      20_000,
-      s.output,
-    );
+    await stopAndWaitGone(s, 20_000);
     const took = Date.now() - t0;
     console.log(`Ctrl-C to nothing left: ${took} ms`);
     expect(took, s.output.join("").slice(-3000)).toBeLessThan(5_000);
