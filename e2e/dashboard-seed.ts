@@ -4,7 +4,7 @@
 // DLQ samples for the charts.
 import pg from "pg";
 import { expect, type APIRequestContext, type Page } from "@playwright/test";
-import { api } from "./helpers";
+import { api, revealed } from "./helpers";
 import { findRunningEmbedded } from "../lib/db/embedded";
 import { E2E_DATA_DIR } from "../playwright.config";
 
@@ -38,9 +38,7 @@ export async function whilePaused(request: APIRequestContext, subscriptionId: st
 
 /** A full-page screenshot for the README and for looking at (HOOKLEDGER_SCREENS_DIR, else test-results/screens). */
 export async function shot(page: Page, name: string) {
-  // Not the loading shell: a streamed page sits hidden behind it until it is revealed (an assertion on text alone can
-  // pass on the hidden copy).
-  await expect(page.getByRole("status", { name: "Loading", exact: true })).toHaveCount(0);
+  await revealed(page);
   await page.screenshot({ path: `${process.env.HOOKLEDGER_SCREENS_DIR ?? "test-results/screens"}/${name}.png`, fullPage: true });
 }
 

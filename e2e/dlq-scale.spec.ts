@@ -3,7 +3,7 @@
 // any other one, and the totals, the charts and the redrive links stay whole. Seeded in SQL, as the worker would
 // leave them; prints the page's size.
 import { expect, test } from "@playwright/test";
-import { signIn } from "./helpers";
+import { revealed, signIn } from "./helpers";
 import { closeE2eDb, e2eDb, shot } from "./dashboard-seed";
 
 test.afterAll(closeE2eDb);
@@ -60,6 +60,7 @@ test("a thousand subscriptions with dead letters: the deepest are listed, the re
   // The page's own poll (every 5 s): what it reads each time.
   const poll = page.waitForResponse((r) => new URL(r.url()).pathname === "/api/v1/dlq", { timeout: 20_000 });
   await page.goto("/dlq");
+  await revealed(page);
   await expect(page.getByTestId("dlq-depth")).toHaveText(seeded.toLocaleString("en-US"));
   const elements = await page.evaluate(() => document.querySelectorAll("*").length);
   const polled = (await (await poll).body()).length;
@@ -91,6 +92,7 @@ test("a thousand subscriptions with dead letters: the deepest are listed, the re
   await search.press("Enter");
   await expect(page).toHaveURL(new RegExp(`[?&]q=${tenant}`));
   await expect(page).toHaveURL(/[?&]range=6h\b/);
+  await revealed(page);
   await expect(ranges.getByRole("button", { name: "6 h" })).toHaveAttribute("aria-pressed", "true");
   await expect(groups.getByTestId("dlq-group")).toHaveCount(1);
   await expect(groups.getByTestId("dlq-group")).toContainText(`Needle Academy ${run}`);
@@ -104,6 +106,7 @@ test("a thousand subscriptions with dead letters: the deepest are listed, the re
   await shot(page, "dlq-scale-search-1280");
   await page.getByRole("link", { name: "Show the deepest" }).click();
   await expect(page).not.toHaveURL(/[?&]q=/);
+  await revealed(page);
   await expect(ranges.getByRole("button", { name: "6 h" })).toHaveAttribute("aria-pressed", "true");
 
   // The bulk redrive page's subscription is typed, not picked from a thousand options: the page holds the deepest few as
@@ -111,6 +114,7 @@ test("a thousand subscriptions with dead letters: the deepest are listed, the re
   const needle = `sub_dlqs_${run}_${String(SUBS).padStart(4, "0")}`;
   const redriveHtml = (await (await page.request.get("/dlq/redrive")).body()).length;
   await page.goto("/dlq/redrive");
+  await revealed(page);
   const field = page.getByRole("combobox", { name: /^Subscription/ });
   const suggestions = page.locator(`datalist[id="${await field.getAttribute("list")}"] option`);
   await expect(suggestions).toHaveCount(20);

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { randomBytes } from "node:crypto";
-import { expect, type APIRequestContext, type Page } from "@playwright/test";
+import { expect, type APIRequestContext, type Locator, type Page } from "@playwright/test";
 import { E2E_DATA_DIR } from "../playwright.config";
 
 type Role = "admin" | "producer" | "support" | "manager" | "engineer";
@@ -133,4 +133,31 @@ export function selfSignedCert(subject: string, subjectAltName?: string): { key:
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Waits for the page to be revealed: a dashboard page streams, and sits hidden behind the loading shell until it is.
+ * Its rows are in the DOM before then (an assertion on text alone can pass on the hidden copy), its links and buttons
+ * not yet reachable by role (a count of them is 0).
+ */
+export async function revealed(page: Page): Promise<void> {
+  await expect(page.getByRole("status", { name: "Loading", exact: true })).toHaveCount(0);
+}
+
+/**
+ * One page turn: clicks the pager's Next or Previous (a link or a button; the pager is the page's one navigation
+ * named "… pages") and waits for the other page: the URL changed, `rows` (a text for each row that tells them apart)
+ * are others, and the page is revealed.
+ */
+export async function turnPage(page: Page, which: "Next" | "Previous", rows: Locator): Promise<void> {
+  await revealed(page);
+  const pager = page.getByRole("navigation", { name: /\bpages$/i });
+  const name = new RegExp(`\\b${which}\\b`);
+  const url = page.url();
+  const before = (await rows.allInnerTexts()).join("\n");
+  await pager.getByRole("link", { name }).or(pager.getByRole("button", { name })).click();
+  await expect.poll(() => page.url(), { message: `the URL after ${which}` }).not.toBe(url);
+  // Until the new page arrives the loading shell may stand in for the rows (none at all): another page's rows, not just no rows.
+  await expect.poll(async () => ((await rows.allInnerTexts()).join("\n") || before) !== before, { message: `other rows after ${which}` }).toBe(true);
+  await revealed(page);
 }

@@ -9,7 +9,7 @@
 // for the engineers' words (tenant, operator, redrive, PATCH, /api/, lease, claim, ledger, worker). Screens at 1,280
 // and 390 px.
 import { expect, test, type Browser, type APIRequestContext, type Page } from "@playwright/test";
-import { api, cli, signIn } from "./helpers";
+import { api, cli, revealed, signIn } from "./helpers";
 import { closeE2eDb, e2eDb, settleDelivery, shot, whilePaused } from "./dashboard-seed";
 import { createDistrict, signInAsManager } from "./district";
 
@@ -372,7 +372,7 @@ test("every page a district's manager opens speaks to the district, an interrupt
   for (const path of pages) {
     await page.goto(path);
     // The page's own words, once it has rendered its data (not the loading shell).
-    await expect(page.getByRole("status", { name: "Loading", exact: true })).toHaveCount(0);
+    await revealed(page);
     await expect(page.getByRole("heading", { level: 1 })).toBeVisible();
     // The Redrives page keeps its name (a district reaches it from an audit row's link); its words are the district's.
     const text = (await page.locator("main").innerText()).replace(/^Redrives$/m, "").replace(/^(All|Redrive|Recover|Backfill)$/gm, "");

@@ -6,7 +6,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect, test } from "@playwright/test";
-import { api, signIn, tokenFor, deliveryFor } from "./helpers";
+import { api, deliveryFor, revealed, signIn, tokenFor, turnPage } from "./helpers";
 import { closeE2eDb, e2eDb, settleDelivery, shot, whilePaused } from "./dashboard-seed";
 
 let answer = 422;
@@ -291,32 +291,23 @@ test("the Redrives page pages through every batch with Next and Previous, 100 a 
   const total = (await e2eDb().query(`SELECT count(*)::int AS n FROM redrive_batches`)).rows[0].n as number;
   await signIn(page, "engineer");
   await page.goto("/redrives");
-  // The streamed page sits hidden behind the loading shell until it is revealed: its rows are in the page before then,
-  // its links not yet reachable by role. Each read below waits for the shell to go.
-  const revealed = () => expect(page.getByRole("status", { name: "Loading", exact: true })).toHaveCount(0);
-  await revealed();
+  await revealed(page);
   const rows = page.getByTestId("batch-row");
   await expect(rows).toHaveCount(100);
   await expect(page.getByTestId("batches-cut")).toHaveCount(0);
   const pager = page.getByRole("navigation", { name: "Batch pages" });
   await expect(pager.getByRole("link", { name: /Previous/ })).toHaveCount(0);
-  const ids = () => rows.locator("a").allInnerTexts();
-  // A page turn is a server render: until it arrives the loading shell stands in for the rows (none at all), so wait for
-  // rows whose first is another batch, not merely for the old first row to go.
-  const turned = (top: string) => expect.poll(async () => ((await ids())[0] ?? top) !== top).toBe(true);
-  const first = await ids();
+  const ids = rows.locator("a");
+  const first = await ids.allInnerTexts();
   // Next until there is none: every batch once, the oldest (the tag's 101st) on the last page.
   const seen = [...first];
   const next = pager.getByRole("link", { name: /Next/ });
   await expect(next).toBeVisible();
   let pages = 1;
   while ((await next.count()) > 0) {
-    const top = (await ids())[0];
-    await next.click();
+    await turnPage(page, "Next", ids);
     await expect(page).toHaveURL(/[?&]cursor=/);
-    await turned(top);
-    await revealed();
-    seen.push(...(await ids()));
+    seen.push(...(await ids.allInnerTexts()));
     pages++;
   }
   expect(pages).toBe(Math.ceil(total / 100));
@@ -331,13 +322,8 @@ test("the Redrives page pages through every batch with Next and Previous, 100 a 
   await shot(page, "redrives-last-page-390");
   // Previous goes back a page at a time to the newest.
   const previous = pager.getByRole("link", { name: /Previous/ });
-  for (let back = 1; back < pages; back++) {
-    const top = (await ids())[0];
-    await previous.click();
-    await turned(top);
-    await revealed();
-  }
-  await expect(rows.locator("a")).toHaveText(first);
+  for (let back = 1; back < pages; back++) await turnPage(page, "Previous", ids);
+  await expect(ids).toHaveText(first);
   await expect(previous).toHaveCount(0);
 });
 

@@ -3,7 +3,7 @@
 // and back, and re-sorted from the browser; the page's state is in its URL,
 // so a reload shows the same page. Screenshots at 1,280 and 390 px wide.
 import { expect, test, type Page } from "@playwright/test";
-import { api, signIn } from "./helpers";
+import { api, revealed, signIn, turnPage } from "./helpers";
 import { closeE2eDb, shot } from "./dashboard-seed";
 
 const COUNT = 300;
@@ -15,9 +15,8 @@ test.afterAll(async () => {
 });
 
 /** The subscription names in the table, in order. */
-async function names(page: Page): Promise<string[]> {
-  return page.locator("tbody tr td:first-child a").allInnerTexts();
-}
+const rows = (page: Page) => page.locator("tbody tr td:first-child a");
+const names = (page: Page): Promise<string[]> => rows(page).allInnerTexts();
 
 test("the Subscriptions page searches, pages and sorts on the server with 300 subscriptions", async ({ page, request }) => {
   test.setTimeout(240_000);
@@ -38,6 +37,7 @@ test("the Subscriptions page searches, pages and sorts on the server with 300 su
   await page.setViewportSize({ width: 1280, height: 900 });
   await signIn(page, "admin");
   await page.goto("/subscriptions");
+  await revealed(page);
   await page.getByRole("searchbox", { name: "Search" }).fill(`paging ${run}`);
   // Debounced: the URL and the rows follow once typing stops.
   await expect(page).toHaveURL(new RegExp(`[?&]q=paging(\\+|%20)${run}`));
@@ -53,30 +53,32 @@ test("the Subscriptions page searches, pages and sorts on the server with 300 su
     },
   );
   const cursorInUrl = () => new URL(page.url()).searchParams.get("cursor");
-  await page.getByRole("button", { name: "Next →" }).click();
+  await turnPage(page, "Next", rows(page));
   await expect.poll(() => names(page)).toEqual(Array.from({ length: 50 }, (_, i) => nameOf(50 + i)));
   const second = cursorInUrl();
   expect(second).toBeTruthy();
-  await page.getByRole("button", { name: "Next →" }).click();
+  await turnPage(page, "Next", rows(page));
   await expect.poll(async () => (await names(page))[0]).toBe(nameOf(100));
   const third = cursorInUrl();
   expect(third).toBeTruthy();
   expect(third).not.toBe(second);
-  await page.getByRole("button", { name: "← Previous" }).click();
+  await turnPage(page, "Previous", rows(page));
   await expect.poll(() => names(page)).toEqual(Array.from({ length: 50 }, (_, i) => nameOf(50 + i)));
   expect(cursorInUrl()).not.toBe(third);
   await page.unroute((url) => url.pathname === "/subscriptions");
   await page.reload();
+  await revealed(page);
   await expect.poll(() => names(page)).toEqual(Array.from({ length: 50 }, (_, i) => nameOf(50 + i)));
   await shot(page, "subscriptions-paging-1280");
 
   await page.getByLabel("Sort by").selectOption("-name");
   await expect(page).toHaveURL(/[?&]sort=-name/);
   await expect(page).not.toHaveURL(/[?&]cursor=/);
+  await revealed(page);
   await expect.poll(() => names(page)).toEqual(Array.from({ length: 50 }, (_, i) => nameOf(COUNT - 1 - i)));
   await expect(page.getByRole("button", { name: "← Previous" })).toBeDisabled();
   // Walk to the end: the last page has no Next.
-  for (let p = 0; p < 5; p++) await page.getByRole("button", { name: "Next →" }).click();
+  for (let p = 0; p < 5; p++) await turnPage(page, "Next", rows(page));
   await expect.poll(async () => (await names(page)).at(-1)).toBe(nameOf(0));
   await expect(page.getByRole("button", { name: "Next →" })).toBeDisabled();
 
@@ -88,6 +90,7 @@ test("the Subscriptions page searches, pages and sorts on the server with 300 su
 
   await page.setViewportSize({ width: 390, height: 844 });
   await page.goto(`/subscriptions?q=paging+${run}&sort=-created`);
+  await revealed(page);
   await expect.poll(async () => (await names(page)).length).toBe(50);
   await expect(page.getByRole("button", { name: "Next →" })).toBeVisible();
   await shot(page, "subscriptions-paging-390");
@@ -117,31 +120,37 @@ test("the Subscriptions page follows its URL: back and forward step through the 
   await page.setViewportSize({ width: 1280, height: 900 });
   await signIn(page, "admin");
   await page.goto(`/subscriptions?q=${encodeURIComponent(tag.toLowerCase())}`);
+  await revealed(page);
   await expect.poll(async () => (await names(page))[0]).toBe(nameAt(0));
-  await page.getByRole("button", { name: "Next →" }).click();
+  await turnPage(page, "Next", rows(page));
   await expect(page).toHaveURL(/[?&]cursor=/);
   await expect.poll(async () => (await names(page))[0]).toBe(nameAt(50));
 
   // Back is the first page again, and forward the second, rows and all.
   await page.goBack();
   await expect(page).not.toHaveURL(/[?&]cursor=/);
+  await revealed(page);
   await expect.poll(async () => (await names(page))[0]).toBe(nameAt(0));
   await page.goForward();
   await expect(page).toHaveURL(/[?&]cursor=/);
+  await revealed(page);
   await expect.poll(async () => (await names(page))[0]).toBe(nameAt(50));
 
   // The header's Subscriptions link opens the unfiltered list: what the URL says is what the page shows.
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Subscriptions", exact: true }).click();
   await expect(page).toHaveURL(/\/subscriptions$/);
+  await revealed(page);
   await expect(page.getByRole("searchbox", { name: "Search" })).toHaveValue("");
   await expect.poll(async () => (await names(page)).includes(other)).toBe(true);
   // Back returns the search, in the box as in the rows.
   await page.goBack();
+  await revealed(page);
   await expect(page.getByRole("searchbox", { name: "Search" })).toHaveValue(tag.toLowerCase());
   await expect.poll(async () => (await names(page))[0]).toBe(nameAt(50));
 
   // A cursor that is no longer good (an old link, another sort's): the first page, and the URL says so.
   await page.goto(`/subscriptions?q=${encodeURIComponent(tag.toLowerCase())}&cursor=not-a-cursor`);
+  await revealed(page);
   await expect(page).not.toHaveURL(/[?&]cursor=/);
   await expect(page).toHaveURL(/[?&]q=/);
   await expect.poll(async () => (await names(page))[0]).toBe(nameAt(0));
