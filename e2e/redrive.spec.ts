@@ -279,11 +279,14 @@ test("the redrive confirmation takes the keyboard's focus, and Escape gives it b
 });
 
 test("the Redrives page pages through every batch with Next and Previous, 100 a page", async ({ page }) => {
-  // 101 finished batches from two days ago: older than every other spec's, so their lists keep their own at the top.
+  // 101 finished batches from two days ago: older than every other spec's, so their lists keep their own at the top, and
+  // older than any batch already there (an earlier run of this test), so the tag's 101st is the very oldest.
   const tag = `e2e-old-${Date.now().toString(36)}`;
   await e2eDb().query(
     `INSERT INTO redrive_batches (reason, actor, rate_per_second, status, created_at, updated_at, finished_at)
-     SELECT $1 || ' ' || g, 'user:e2e', 10, 'done', now() - interval '2 days' - g * interval '1 minute', now(), now() - interval '2 days'
+     SELECT $1 || ' ' || g, 'user:e2e', 10, 'done',
+            LEAST(now() - interval '2 days', (SELECT min(created_at) - interval '1 minute' FROM redrive_batches)) - g * interval '1 minute',
+            now(), now() - interval '2 days'
        FROM generate_series(1, 101) g`,
     [tag],
   );

@@ -25,7 +25,7 @@ test("the Subscriptions page searches, pages and sorts on the server with 300 su
       Array.from({ length: Math.min(20, COUNT - i) }, (_, k) =>
         api(request, "POST", "/api/v1/subscriptions", {
           name: nameOf(i + k),
-          url: `https://d${i + k}.k12.example/hooks`,
+          url: `https://d${i + k}-${run}.k12.example/hooks`,
           eventTypes: ["assignment.graded"],
           tenant: `pg${run}_${(i + k) % 30}`,
         }),
@@ -83,7 +83,7 @@ test("the Subscriptions page searches, pages and sorts on the server with 300 su
   await expect(page.getByRole("button", { name: "Next →" })).toBeDisabled();
 
   // A search for one, by its URL.
-  await page.getByRole("searchbox", { name: "Search" }).fill(`d123.k12`);
+  await page.getByRole("searchbox", { name: "Search" }).fill(`d123-${run}.k12`);
   await expect.poll(() => names(page)).toEqual([nameOf(123)]);
   await page.getByRole("searchbox", { name: "Search" }).fill(`no such district ${run}`);
   await expect(page.getByText(`No subscription matches “no such district ${run}”`)).toBeVisible();
