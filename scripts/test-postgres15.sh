@@ -17,7 +17,7 @@
 # that the files it keeps do not (and the run must fit CI's time):
 #   - the files that never reach the database (pure functions, lint and
 #     source checks: the first run has them), and those that start hookledger
-#     on an embedded server of their own (start-supervise, start-database-restart,
+#     on an embedded server of their own (start-supervise, start-database-restart, start-first-admin,
 #     start-slow-checkpoint, most of start-quiet, database-down, which stops its own);
 #   - the tests of processes, the CLI's argument handling, packaging and the
 #     sign-in's HTTP behaviour (signals and restarts, chaos, the CLI commands,
@@ -35,7 +35,7 @@ excluded=(
   api-bodies auth-headers backoff classify database-tls client-coverage client-options exit-code ledger-boundary lint-boundaries live-button
   metrics-worker outcome readme-commands install-scripts repo-stands-alone sender server-only client-bundle signing ui-filters embedded-platforms
   redrive-pacer-outage interrupted-words notice-words display-url
-  start-supervise start-quiet start-port-taken start-orphans start-wait start-database-restart start-slow-checkpoint cli-data-dir database-down
+  start-supervise start-quiet start-port-taken start-orphans start-wait start-database-restart start-slow-checkpoint start-first-admin cli-data-dir database-down
   worker-processes chaos-scenario retention-load batch-cli redrive-cli resolve-cli retention-cli recover-cli
   client-package auth-signin auth-sessions auth-burst auth-redirect auth-demo auth-limits sec-trusted-proxies
   sec-host-check demo-stack server

@@ -3,6 +3,8 @@
 import "server-only";
 import path from "node:path";
 import { createPrisma } from "../db/prisma";
+import { dataDir } from "../db/embedded";
+import { usesEmbeddedDatabase } from "../db/url";
 import { ensureSecretKey } from "./keys";
 import { DEMO_ADMIN_EMAIL, FIRST_ADMIN_COMMAND, countUsers } from "./users";
 
@@ -59,6 +61,16 @@ export function firstAdminCommand(db: { embedded: boolean }, env: Record<string,
   if (!dir) return FIRST_ADMIN_COMMAND;
   const abs = path.resolve(dir);
   return `HOOKLEDGER_DATA_DIR=${/^[\w@%+=:,./-]+$/.test(abs) ? abs : `'${abs.replace(/'/g, "'\\''")}'`} ${FIRST_ADMIN_COMMAND}`;
+}
+
+/**
+ * The first-admin command for the sign-in page's "No users yet" hint: for the database this server reads, wherever
+ * it is pasted. Its embedded database's folder is always named (the server's working directory is not the reader's;
+ * run elsewhere, the CLI would make the admin in another folder's database), an external one by DATABASE_URL.
+ */
+export function firstAdminCommandForServer(): string {
+  const embedded = usesEmbeddedDatabase();
+  return firstAdminCommand({ embedded }, embedded ? { HOOKLEDGER_DATA_DIR: dataDir() } : {});
 }
 
 /** Loud on purpose: a demo admin left in a real install is an admin whose password sat in a terminal and a file. */

@@ -17,3 +17,13 @@ export function databaseUrl(): string {
       "Start hookledger with `npx hookledger start` (it starts the embedded database), or set DATABASE_URL.",
   );
 }
+
+/**
+ * Whether this process's database is the embedded server under the data directory rather than an external
+ * DATABASE_URL. `hookledger start` hands its dashboard the embedded server's URL as DATABASE_URL, so the URL alone
+ * does not say: the running embedded server's does.
+ */
+export function usesEmbeddedDatabase(): boolean {
+  const url = process.env.DATABASE_URL;
+  return !url || findRunningEmbedded() === url;
+}

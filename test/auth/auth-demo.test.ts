@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createTestDatabase, type TestDb } from "../helpers/db";
 import { demoPassword, ensureDemoUser } from "../../demo/run";
 import { assertDemoDatabase, dashboardHost } from "../../cli/start";
-import { firstAdminCommand, prepareAuth } from "../../lib/auth/startup";
+import { firstAdminCommand, firstAdminCommandForServer, prepareAuth } from "../../lib/auth/startup";
 import { DEMO_ADMIN_EMAIL } from "../../lib/auth/users";
 import { hashPassword, verifyPassword } from "../../lib/auth/password";
 
@@ -103,5 +103,23 @@ describe("the first-admin command `hookledger start` prints", () => {
     expect(firstAdminCommand({ embedded: true }, { HOOKLEDGER_DATA_DIR: "rel/data" })).toBe(`HOOKLEDGER_DATA_DIR=${path.resolve("rel/data")} ${cmd}`);
     // The URL holds a password: named, not printed.
     expect(firstAdminCommand({ embedded: false }, { DATABASE_URL: "postgres://u:secret@db/h" })).toBe(`${cmd}   (with this DATABASE_URL set)`);
+  });
+
+  it("on the sign-in page names the server's embedded folder even when it is the default, and an external database by its variable", () => {
+    const cmd = "npx hookledger user create --email you@example.com --role admin";
+    const saved = { url: process.env.DATABASE_URL, dir: process.env.HOOKLEDGER_DATA_DIR };
+    try {
+      delete process.env.DATABASE_URL;
+      delete process.env.HOOKLEDGER_DATA_DIR;
+      expect(firstAdminCommandForServer()).toBe(`HOOKLEDGER_DATA_DIR=${path.resolve(".data")} ${cmd}`);
+      // An external server (no embedded one runs under the data folder at this URL).
+      process.env.DATABASE_URL = "postgres://u:secret@db.example/h";
+      expect(firstAdminCommandForServer()).toBe(`${cmd}   (with this DATABASE_URL set)`);
+    } finally {
+      for (const [k, v] of [["DATABASE_URL", saved.url], ["HOOKLEDGER_DATA_DIR", saved.dir]] as const) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
   });
 });

@@ -1,7 +1,8 @@
 import { redirect } from "next/navigation";
 import { getPrisma } from "@/lib/db/prisma";
 import { getViewer } from "@/lib/auth/session";
-import { FIRST_ADMIN_COMMAND, countUsers } from "@/lib/auth/users";
+import { countUsers } from "@/lib/auth/users";
+import { firstAdminCommandForServer } from "@/lib/auth/startup";
 import { safeNext } from "@/lib/auth/signin";
 import { SignInForm } from "./signin-form";
 import { PortalNotice, portalNoticeReason } from "./portal-notice";
@@ -25,7 +26,9 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
         <div role="note" className="mt-6 rounded-md border border-amber-300 bg-amber-50 p-4 text-sm text-amber-900">
           <p className="font-medium">No users yet.</p>
           <p className="mt-1">Create the first admin on the server, then sign in with the password it prints:</p>
-          <pre className="mt-2 whitespace-pre-wrap break-all rounded bg-white px-2 py-1 font-mono text-xs text-slate-900">{FIRST_ADMIN_COMMAND}</pre>
+          <pre className="mt-2 whitespace-pre-wrap break-all rounded bg-white px-2 py-1 font-mono text-xs text-slate-900" data-testid="first-admin-command">
+            {firstAdminCommandForServer()}
+          </pre>
         </div>
       ) : null}
       <SignInForm next={next} />
