@@ -59,6 +59,17 @@ export const ATTEMPT_TRIGGER_LABELS: Record<AttemptTrigger, string> = {
   resend: "resend",
 };
 
+/**
+ * Why an attempt was made, in a district's words (a delivery's timeline). The schedule also makes a delivery's first
+ * attempt: the timeline calls that one "First send".
+ */
+export const ATTEMPT_TRIGGER_WORDS: Record<AttemptTrigger, string> = {
+  scheduled: "Scheduled retry",
+  redrive: "Sent again",
+  manual: "Sent now, ahead of its scheduled retry",
+  resend: "Sent again after it had been delivered or resolved",
+};
+
 // In lib, for the plain-words descriptions there (lib/dashboard/describe.ts) to say the same.
 export const ERROR_CLASS_LABELS: Record<ErrorClass, string> = ERROR_CLASS_WORDS;
 
@@ -112,6 +123,53 @@ export const AUDIT_ACTION_LABELS: Record<AuditAction, string> = {
   "event_type.deprecate": "event type deprecated",
 };
 
+/**
+ * The same actions in a district's words, for its Audit page and a delivery's timeline: what was done, as the district
+ * that owns the endpoint says it. Its viewers have never met a redrive, a tenant or a retention override; a global
+ * viewer keeps the labels above and the codes, which its filter takes.
+ */
+export const AUDIT_ACTION_WORDS: Record<AuditAction, string> = {
+  "delivery.redrive": "Sent again",
+  "delivery.retry_now": "Sent now, ahead of its scheduled retry",
+  "delivery.resolve": "Marked resolved",
+  "delivery.resend": "Sent again after it had been delivered or resolved",
+  "dlq.resolve": "Marked many dead letters resolved",
+  "redrive.create": "Started sending dead letters again",
+  "redrive.cancel": "Stopped sending dead letters again",
+  "recover.create": "Started sending a period's deliveries again",
+  "backfill.create": "Started sending earlier events to an endpoint",
+  "subscription.create": "Created the subscription",
+  "subscription.update": "Changed the subscription",
+  "subscription.pause": "Paused deliveries",
+  "subscription.resume": "Resumed deliveries",
+  "subscription.disable": "Stopped deliveries: the endpoint answered that it is gone (HTTP 410)",
+  "subscription.test": "Sent a test delivery",
+  "subscription.secret.rotate": "Rotated the signing secret",
+  "subscription.archive": "Archived the subscription",
+  "subscription.unarchive": "Brought the subscription back from the archive",
+  "subscription.secret.expire": "Stopped an old signing secret early",
+  "user.create": "Added an account",
+  "user.disable": "Turned an account off",
+  "user.enable": "Turned an account back on",
+  "user.role": "Changed an account's role",
+  "user.password_change": "Changed an account's password",
+  "token.create": "Created an API token",
+  "token.revoke": "Revoked an API token",
+  "portal.session.create": "Made a portal link",
+  "portal.session.revoke": "Ended a portal link",
+  "erasure.run": "Erased a person's data",
+  "retention.run": "Removed old deliveries",
+  "retention.policy": "Set how long deliveries are kept",
+  "tenant.create": "Registered the district",
+  "tenant.rename": "Renamed the district",
+  "tenant.contacts.update": "Changed who is notified",
+  "notifications.settings.update": "Changed when every district is told about dead letters",
+  "event_type.create": "Added an event type to the catalog",
+  "event_type.update": "Changed an event type",
+  "event_type.delete": "Removed an event type from the catalog",
+  "event_type.deprecate": "Marked an event type as no longer in use",
+};
+
 export const AUDIT_TARGET_TYPE_LABELS: Record<AuditTargetType, string> = {
   delivery: "delivery",
   subscription: "subscription",
@@ -123,6 +181,22 @@ export const AUDIT_TARGET_TYPE_LABELS: Record<AuditTargetType, string> = {
   dlq: "dead-letter queue",
   erasure: "erasure",
   retention: "retention",
+  event_type: "event type",
+  settings: "settings",
+};
+
+/** The target types in a district's words (its Audit page's Target column and filter). */
+export const AUDIT_TARGET_TYPE_WORDS: Record<AuditTargetType, string> = {
+  delivery: "delivery",
+  subscription: "subscription",
+  redrive_batch: "deliveries sent again",
+  user: "account",
+  api_token: "API token",
+  portal_session: "portal link",
+  tenant: "district",
+  dlq: "dead letters",
+  erasure: "erasure",
+  retention: "how long deliveries are kept",
   event_type: "event type",
   settings: "settings",
 };

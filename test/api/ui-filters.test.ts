@@ -7,7 +7,7 @@
 import { createElement } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
-import { DELIVERY_STATES, ERROR_CLASSES, DEAD_LETTER_REASON_LIST, ATTEMPT_OUTCOMES } from "../../lib/ledger/states";
+import { DELIVERY_STATES, ERROR_CLASSES, DEAD_LETTER_REASON_LIST, ATTEMPT_OUTCOMES, ATTEMPT_TRIGGERS } from "../../lib/ledger/states";
 import { AUDIT_ACTION_LIST, AUDIT_TARGET_TYPES, auditActionsIn, auditTargetTypesIn } from "../../lib/audit";
 import { GLOBAL_SCOPE, type Scope } from "../../lib/tenants/scope";
 import { DeliveryFilters, NO_FILTERS } from "../../components/dashboard/DeliveryFilters";
@@ -40,7 +40,7 @@ describe("subscription page: delivery filters", () => {
 
 describe("audit page: filters", () => {
   const html = (scope: Scope = GLOBAL_SCOPE, q: TAuditQuery = {}) =>
-    renderToStaticMarkup(createElement(AuditFilterForm, { q, actions: auditActionsIn(scope), targetTypes: auditTargetTypesIn(scope) }));
+    renderToStaticMarkup(createElement(AuditFilterForm, { q, actions: auditActionsIn(scope), targetTypes: auditTargetTypesIn(scope), district: scope.tenantId !== null }));
 
   it("offers the target types rows are written with (api_token, not token)", () => {
     const offered = selectOptions(html(), "Target type");
@@ -79,7 +79,7 @@ describe("audit page: filters", () => {
   it("an action in the URL the viewer's trail never holds stays chosen in the form, marked", () => {
     const form = html({ tenantId: "lincoln" }, { action: "event_type.create" });
     expect(selectOptions(form, "Action")).toContain("event_type.create");
-    expect(form).toContain("event type catalogued (never in your audit trail)");
+    expect(form).toContain("Added an event type to the catalog (never in your audit trail)");
     expect(html(GLOBAL_SCOPE, { action: "made.up" })).toContain("made.up (unknown)");
   });
 });
@@ -92,9 +92,42 @@ describe("labels", () => {
     ["attempt outcomes", ATTEMPT_OUTCOMES, labels.ATTEMPT_OUTCOME_LABELS],
     ["audit actions", AUDIT_ACTION_LIST, labels.AUDIT_ACTION_LABELS],
     ["audit target types", AUDIT_TARGET_TYPES, labels.AUDIT_TARGET_TYPE_LABELS],
+    ["audit actions in a district's words", AUDIT_ACTION_LIST, labels.AUDIT_ACTION_WORDS],
+    ["audit target types in a district's words", AUDIT_TARGET_TYPES, labels.AUDIT_TARGET_TYPE_WORDS],
+    ["attempt triggers in a district's words", ATTEMPT_TRIGGERS, labels.ATTEMPT_TRIGGER_WORDS],
   ];
   it.each(cases)("%s: one label per name, no label for a name the list lacks", (_, list, map) => {
     expect(Object.keys(map).sort()).toEqual([...list].sort());
     for (const v of list) expect(map[v]?.trim()).toBeTruthy();
+  });
+});
+
+// The words a district's viewer never reads (e2e/portal-district-words.spec.ts's JARGON, less what a catalog's name may hold).
+const DISTRICT_JARGON = /\btenants?\b|\boperators?\b|redriv|\brecover|\bbackfill|\bretention\b|\bleases?\b|\bledger\b|\bworkers?\b/i;
+
+describe("a district's Audit page names every action hookledger writes in its words", () => {
+  // From the list every writer is held to (writeAudit's type; test/auth/audit-actions.test.ts holds the SQL's to it): an
+  // action added there without words here fails by name.
+  it.each(AUDIT_ACTION_LIST.map((a) => [a, labels.AUDIT_ACTION_WORDS[a]] as const))("%s: “%s”", (action, words) => {
+    expect(words, action).toMatch(/^[A-Z][^.]*[a-z)]$/);
+    expect(words).not.toMatch(DISTRICT_JARGON);
+    // Not the code, nor the engineers' label, in other clothes.
+    expect(words.toLowerCase()).not.toContain(action.toLowerCase());
+    expect(words).not.toMatch(/\b[a-z]+\.[a-z_]+\b/);
+  });
+
+  it("and its target types and the reasons an attempt was made, too", () => {
+    for (const [k, v] of [...Object.entries(labels.AUDIT_TARGET_TYPE_WORDS), ...Object.entries(labels.ATTEMPT_TRIGGER_WORDS)]) expect(v, k).not.toMatch(DISTRICT_JARGON);
+  });
+
+  it("the filter offers a district those words, and a global viewer the labels it filters by", () => {
+    const district = renderToStaticMarkup(
+      createElement(AuditFilterForm, { q: {}, actions: auditActionsIn({ tenantId: "lincoln" }), targetTypes: auditTargetTypesIn({ tenantId: "lincoln" }), district: true }),
+    );
+    expect(district).toContain(">Changed the subscription<");
+    expect(district).toContain(">Set how long deliveries are kept<");
+    expect(district).not.toMatch(/>[^<]*(redriv|tenant|retention)[^<]*</i);
+    const global = renderToStaticMarkup(createElement(AuditFilterForm, { q: {}, actions: auditActionsIn(GLOBAL_SCOPE), targetTypes: auditTargetTypesIn(GLOBAL_SCOPE) }));
+    expect(global).toContain(">subscription edited<");
   });
 });

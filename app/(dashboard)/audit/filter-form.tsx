@@ -6,7 +6,7 @@
 import Link from "next/link";
 import { btn, btnPrimary, card, input, label } from "@/components/ui/kit";
 import { LocalDateTimeInput, ZoneLabel } from "@/components/ui/time";
-import { AUDIT_ACTION_LABELS, AUDIT_TARGET_TYPE_LABELS, labelOf, optionsOf } from "@/components/ui/labels";
+import { AUDIT_ACTION_LABELS, AUDIT_ACTION_WORDS, AUDIT_TARGET_TYPE_LABELS, AUDIT_TARGET_TYPE_WORDS, labelOf, optionsOf } from "@/components/ui/labels";
 import type { AuditAction, AuditTargetType } from "@/lib/audit";
 import type { TAuditQuery } from "./find-audit-entries";
 import { TenantPicker } from "@/components/ui/TenantPicker";
@@ -24,18 +24,20 @@ function withAsked<V extends string>(list: readonly V[], labels: Record<V, strin
 
 /**
  * `actions`, `targetTypes`: what the viewer's audit trail can hold. `tenantFilter`: a global viewer chooses a tenant,
- * typed with suggestions (a viewer confined to one: its own applies).
+ * typed with suggestions (a viewer confined to one: its own applies). `district`: the options in a district's words.
  */
 export function AuditFilterForm({
   q,
   actions,
   targetTypes,
   tenantFilter = false,
+  district = false,
 }: {
   q: TAuditQuery;
   actions: readonly AuditAction[];
   targetTypes: readonly AuditTargetType[];
   tenantFilter?: boolean;
+  district?: boolean;
 }) {
   return (
     <form method="get" action="/audit" className={`${card} grid grid-cols-2 gap-3 sm:grid-cols-3 lg:grid-cols-6`} aria-label="Filter the audit log">
@@ -47,7 +49,7 @@ export function AuditFilterForm({
         Action
         <select name="action" defaultValue={q.action ?? ""} className={input}>
           <option value="">Any action</option>
-          {withAsked(actions, AUDIT_ACTION_LABELS, q.action).map((a) => (
+          {withAsked(actions, district ? AUDIT_ACTION_WORDS : AUDIT_ACTION_LABELS, q.action).map((a) => (
             <option key={a.value} value={a.value}>
               {a.label}
             </option>
@@ -58,7 +60,7 @@ export function AuditFilterForm({
         Target type
         <select name="targetType" defaultValue={q.targetType ?? ""} className={input}>
           <option value="">Any</option>
-          {withAsked(targetTypes, AUDIT_TARGET_TYPE_LABELS, q.targetType).map((t) => (
+          {withAsked(targetTypes, district ? AUDIT_TARGET_TYPE_WORDS : AUDIT_TARGET_TYPE_LABELS, q.targetType).map((t) => (
             <option key={t.value} value={t.value}>
               {t.label}
             </option>

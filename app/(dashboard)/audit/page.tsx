@@ -7,7 +7,15 @@ import { requireViewer } from "@/lib/auth/session";
 import { getPrisma } from "@/lib/db/prisma";
 import { EmptyState, PageHeader, btn } from "@/components/ui/kit";
 import { Time } from "@/components/ui/time";
-import { AUDIT_ACTION_LABELS, AUDIT_TARGET_TYPE_LABELS, DELIVERY_STATE_LABELS, ERROR_CLASS_LABELS, labelOf } from "@/components/ui/labels";
+import {
+  AUDIT_ACTION_LABELS,
+  AUDIT_ACTION_WORDS,
+  AUDIT_TARGET_TYPE_LABELS,
+  AUDIT_TARGET_TYPE_WORDS,
+  DELIVERY_STATE_LABELS,
+  ERROR_CLASS_LABELS,
+  labelOf,
+} from "@/components/ui/labels";
 import {
   AUDIT_ACTIONS,
   AUDIT_ACTION_LIST,
@@ -39,8 +47,11 @@ const TARGET_LINK: Partial<Record<AuditTargetType, (id: string) => string>> = {
   event_type: (id) => `/catalog#type-${id.replace(/[^a-z0-9]/g, "-")}`,
 };
 
-/** A row's details in a line, read through its action's schema; rows the schema does not know fall back to a generic reading. */
-function summarize(action: string, details: unknown): string {
+/**
+ * A row's details in a line, read through its action's schema; rows the schema does not know fall back to a generic
+ * reading. `district`: in the words of a district's viewer, whose own district the row's tenant always is.
+ */
+function summarize(action: string, details: unknown, district: boolean): string {
   if (isAuditAction(action)) {
     switch (action) {
       case "delivery.redrive":
@@ -53,14 +64,16 @@ function summarize(action: string, details: unknown): string {
       case "redrive.create": {
         const d = parseAuditDetails(action, details);
         if (d) {
-          const f = Object.entries(d.filter).map(([k, v]) => `${k}=${v}`);
+          const f = Object.entries(d.filter)
+            .filter(([k]) => !(district && k === "tenant"))
+            .map(([k, v]) => `${k}=${v}`);
           return `${count(d.count, "delivery", "deliveries")}; ${f.length ? `filter ${f.join(", ")}` : "no filter"}; ${d.ratePerSecond}/s${d.latestStateWins ? "; latest state wins" : ""}`;
         }
         break;
       }
       case "redrive.cancel": {
         const d = parseAuditDetails(action, details);
-        if (d) return `${d.redriven} redriven, ${d.remaining} not reached`;
+        if (d) return `${d.redriven} ${district ? "sent again" : "redriven"}, ${d.remaining} not reached`;
         break;
       }
       case "subscription.pause":
@@ -78,7 +91,7 @@ function summarize(action: string, details: unknown): string {
       case "subscription.create": {
         const d = parseAuditDetails(action, details);
         // Rows written before the audit masked the URL hold it as sent.
-        if (d) return `${displayUrl(d.url)}; ${d.eventTypes.join(", ")}${d.tenant ? `; tenant ${d.tenant}` : ""}`;
+        if (d) return `${displayUrl(d.url)}; ${d.eventTypes.join(", ")}${d.tenant && !district ? `; tenant ${d.tenant}` : ""}`;
         break;
       }
       case "subscription.secret.rotate": {
@@ -138,12 +151,12 @@ function neverInTrail(q: TAuditQuery, scope: Scope, district: string): string | 
   };
   if (q.action && isAuditAction(q.action)) {
     const why = auditActionOutside(q.action, scope);
-    if (why) return `“${AUDIT_ACTION_LABELS[q.action]}” is never in ${trail}: ${because[why]}.`;
+    if (why) return `“${AUDIT_ACTION_WORDS[q.action]}” is never in ${trail}: ${because[why]}.`;
   }
   const target = q.targetType as AuditTargetType | undefined;
-  if (target && Object.prototype.hasOwnProperty.call(AUDIT_TARGET_TYPE_LABELS, target) && !auditTargetTypesIn(scope).includes(target)) {
+  if (target && Object.prototype.hasOwnProperty.call(AUDIT_TARGET_TYPE_WORDS, target) && !auditTargetTypesIn(scope).includes(target)) {
     const outside = AUDIT_ACTION_LIST.filter((a) => AUDIT_ACTIONS[a].target === target).map((a) => auditActionOutside(a, scope));
-    return `Nothing in ${trail} has the target type “${AUDIT_TARGET_TYPE_LABELS[target]}”: ${outside.includes("subscription") ? because.subscription : because.global}.`;
+    return `Nothing in ${trail} has the target type “${AUDIT_TARGET_TYPE_WORDS[target]}”: ${outside.includes("subscription") ? because.subscription : because.global}.`;
   }
   return null;
 }
@@ -177,7 +190,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
           district === null ? "Operator actions" : `Who changed what for ${district}: its endpoints, secrets, accounts, links and deliveries sent again`
         }, newest first.${district === null ? " Each row was written in the same transaction as the change it records." : ""}`}
       />
-      <AuditFilterForm q={q} actions={auditActionsIn(scope)} targetTypes={auditTargetTypesIn(scope)} tenantFilter={global} />
+      <AuditFilterForm q={q} actions={auditActionsIn(scope)} targetTypes={auditTargetTypesIn(scope)} tenantFilter={global} district={!global} />
 
       {items.length === 0 ? (
         <EmptyState title={district === null ? "No operator actions match these filters." : `Nothing in ${possessive(district)} audit trail matches these filters.`}>
@@ -221,9 +234,16 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
                         {e.tenantId ? (tenantName.get(e.tenantId) ?? e.tenantId) : "global"}
                       </td>
                     )}
-                    <td className="block font-medium md:table-cell md:px-3 md:py-2 md:font-normal">
-                      {labelOf(AUDIT_ACTION_LABELS, e.action)}
-                      <div className="font-mono text-xs text-slate-500">{e.action}</div>
+                    {/* A district reads what was done in its words, the code as the cell's title; a global viewer the label and the code, which the action filter takes. */}
+                    <td className="block font-medium md:table-cell md:px-3 md:py-2 md:font-normal" data-testid="audit-action" title={e.action}>
+                      {global ? (
+                        <>
+                          {labelOf(AUDIT_ACTION_LABELS, e.action)}
+                          <div className="font-mono text-xs text-slate-500">{e.action}</div>
+                        </>
+                      ) : (
+                        labelOf(AUDIT_ACTION_WORDS, e.action)
+                      )}
                     </td>
                     <td className="block break-all font-mono text-xs md:table-cell md:px-3 md:py-2">
                       {href ? (
@@ -233,14 +253,14 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
                       ) : (
                         e.targetId
                       )}
-                      <div className="font-sans text-slate-500">{labelOf(AUDIT_TARGET_TYPE_LABELS, e.targetType)}</div>
+                      <div className="font-sans text-slate-500">{labelOf(global ? AUDIT_TARGET_TYPE_LABELS : AUDIT_TARGET_TYPE_WORDS, e.targetType)}</div>
                     </td>
                     <td className="block md:table-cell md:px-3 md:py-2">
                       <span className="text-slate-500 md:hidden">Why: </span>
                       {e.reason ?? "—"}
                     </td>
                     <td className="block text-slate-700 wrap-anywhere md:table-cell md:px-3 md:py-2">
-                      {summarize(e.action, e.details)}
+                      {summarize(e.action, e.details, !global)}
                       <details className="mt-1">
                         <summary className="cursor-pointer text-xs text-slate-500">JSON</summary>
                         <pre className="mt-1 max-w-md overflow-x-auto whitespace-pre-wrap break-all rounded bg-slate-50 p-2 text-xs">

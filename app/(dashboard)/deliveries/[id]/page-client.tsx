@@ -11,7 +11,9 @@ import { LiveButton } from "@/components/ui/LiveButton";
 import {
   ATTEMPT_OUTCOME_SENTENCES,
   ATTEMPT_TRIGGER_LABELS,
+  ATTEMPT_TRIGGER_WORDS,
   AUDIT_ACTION_LABELS,
+  AUDIT_ACTION_WORDS,
   DEAD_LETTER_REASON_LABELS,
   ERROR_CLASS_LABELS,
   RESOLUTION_LABELS,
@@ -31,15 +33,18 @@ const sentenceCase = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 /**
  * One attempt's facts. A district's viewer gets them in its words: the error class without the ledger's name for it,
- * no worker process id, and no message hookledger wrote about its own worker when sending was interrupted (the
- * outcome's sentence says what that means for the endpoint); engineers keep all three to find the process.
+ * what made the attempt (a first send, a scheduled retry, someone sending it again) rather than the trigger's name, no
+ * worker process id, and no message hookledger wrote about its own worker when sending was interrupted (the outcome's
+ * sentence says what that means for the endpoint); engineers keep all of them to find the process.
  */
 function AttemptRow({ a, district }: { a: DeliveryDetail["attempts"][number]; district: boolean }) {
   const facts: [string, React.ReactNode][] = [
     ["Status", a.statusCode ? `HTTP ${a.statusCode}` : "no HTTP answer"],
     ["Error class", a.errorClass ? `${labelOf(ERROR_CLASS_LABELS, a.errorClass)}${district ? "" : ` (${a.errorClass})`}` : "—"],
     ["Duration", a.durationMs != null ? `${a.durationMs} ms` : "—"],
-    ["Trigger", `${labelOf(ATTEMPT_TRIGGER_LABELS, a.trigger)}${a.actor ? ` by ${actorInWords(a.actor)}` : ""}`],
+    district
+      ? ["Kind", `${a.trigger === "scheduled" && a.attemptNumber === 1 ? "First send" : labelOf(ATTEMPT_TRIGGER_WORDS, a.trigger)}${a.actor ? ` by ${actorInWords(a.actor)}` : ""}`]
+      : ["Trigger", `${labelOf(ATTEMPT_TRIGGER_LABELS, a.trigger)}${a.actor ? ` by ${actorInWords(a.actor)}` : ""}`],
     ["Retry-After", a.retryAfterSeconds != null ? `${a.retryAfterSeconds} s` : "—"],
     ...(district ? [] : ([["Worker", a.workerId ?? "—"]] as [string, React.ReactNode][])),
   ];
@@ -124,7 +129,7 @@ function Timeline({ d, now }: { d: DeliveryDetail; now: string }) {
             {it.kind === "audit" && (
               <div>
                 <p className="font-medium text-slate-900">
-                  {sentenceCase(labelOf(AUDIT_ACTION_LABELS, it.e.action))}
+                  {district ? labelOf(AUDIT_ACTION_WORDS, it.e.action) : sentenceCase(labelOf(AUDIT_ACTION_LABELS, it.e.action))}
                   {it.e.action === "delivery.resolve" && ` as ${labelOf(RESOLUTION_LABELS, (it.e.details as { resolution?: string } | null)?.resolution)}`} by{" "}
                   {actorInWords(it.e.actor)}
                 </p>
