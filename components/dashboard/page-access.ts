@@ -43,9 +43,16 @@ const NAV: NavRule[] = [
 
 type Viewer = { role: Role | null | undefined; tenantId?: string | null } | null | undefined;
 
+/** The items a district's account reads in its own words: it has never heard of a redrive, only of deliveries sent again. */
+const DISTRICT_NAV_LABEL: Record<string, string> = { "/redrives": "Sent again" };
+
 /** The navigation a viewer sees: the items whose permission it holds (a district's account: not the global-only ones). */
 export function navFor(viewer: Viewer): NavItem[] {
-  return NAV.filter((n) => canAs(viewer, n.permission)).map(({ href, label, under }) => ({ href, label, ...(under ? { under } : {}) }));
+  return NAV.filter((n) => canAs(viewer, n.permission)).map(({ href, label, under }) => ({
+    href,
+    label: (viewer?.tenantId && DISTRICT_NAV_LABEL[href]) || label,
+    ...(under ? { under } : {}),
+  }));
 }
 
 /** What each permission a page asks for lets its holder do, for the sentence on the refused page. */
@@ -148,7 +155,7 @@ export function redriveHint(viewer: Audience, where: "delivery" | "filter"): str
  * The Redrives page's words for its viewer: what the list is, and what its empty state says about who starts a batch.
  * Someone who may start one is told how; an account that may not, which roles do; a district that may not (which
  * reaches the page by a link or its address, never the navigation) that its deliveries are sent again by the people
- * who run hookledger, and whom it asks.
+ * who run hookledger, and whom it asks; a district that may, that it sends dead letters again itself.
  */
 export function redrivesWords(viewer: Audience): { description: string; empty: string } {
   const canStart = can(viewer.role, "redrives.create");
@@ -156,6 +163,12 @@ export function redrivesWords(viewer: Audience): { description: string; empty: s
     return {
       description: "Deliveries to your district's endpoints sent again in paced batches by the people who run hookledger: who, why, at what rate, and how far they got.",
       empty: `Nothing has been sent again for your district. If your endpoint missed deliveries, ask ${districtAsks(viewer)} to have them sent again; the batch shows here.`,
+    };
+  // A district's engineer or admin starts batches itself, in the same words.
+  if (viewer.district)
+    return {
+      description: "Deliveries to your district's endpoints sent again in paced batches: who, why, at what rate, and how far they got.",
+      empty: "Nothing has been sent again for your district. Send dead letters again from the Dead letters page, or with Send dead letters again.",
     };
   return {
     description: "Paced batches (redrives of dead letters, recovers of a window, backfills of a new endpoint): who, why, at what rate, and how far they got.",

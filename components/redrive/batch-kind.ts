@@ -9,14 +9,25 @@ export const BATCHES_SHOWN = 100;
 export const KIND_LABEL: Record<string, string> = { redrive: "Redrive", recover: "Recover", backfill: "Backfill" };
 /** What a moved item is called in each kind. */
 export const KIND_VERB: Record<string, string> = { redrive: "redriven", recover: "resent", backfill: "created" };
+/** The kinds in a district's words, which has never heard of a redrive, a recover or a backfill: what was sent again. */
+export const KIND_WORDS: Record<string, string> = { redrive: "Dead letters", recover: "A period's deliveries", backfill: "Earlier events" };
+/** What a moved item is called in each kind, in a district's words. */
+export const KIND_VERB_WORDS: Record<string, string> = { redrive: "sent again", recover: "sent again", backfill: "created" };
 export const KIND_STYLE: Record<string, string> = {
   redrive: "bg-slate-100 text-slate-900 ring-slate-300",
   recover: "bg-violet-100 text-violet-900 ring-violet-300",
   backfill: "bg-teal-100 text-teal-900 ring-teal-300",
 };
 
-/** A batch's page heading (and its title): "Redrive of 1,204 deliveries", "Backfill of 12 events". */
-export function batchHeading(b: { kind: string; matched: number }): string {
+/**
+ * A batch's page heading (and its title): "Redrive of 1,204 deliveries", "Backfill of 12 events"; for a district,
+ * what was sent: "1,204 dead letters sent again", "12 earlier events sent".
+ */
+export function batchHeading(b: { kind: string; matched: number }, opts: { district?: boolean } = {}): string {
+  if (opts.district) {
+    if (b.kind === "backfill") return `${num(b.matched)} earlier ${noun(b.matched, "event")} sent`;
+    return `${num(b.matched)} ${b.kind === "recover" ? noun(b.matched, "delivery", "deliveries") : noun(b.matched, "dead letter")} sent again`;
+  }
   return `${KIND_LABEL[b.kind] ?? "Redrive"} of ${num(b.matched)} ${b.kind === "backfill" ? noun(b.matched, "event") : noun(b.matched, "delivery", "deliveries")}`;
 }
 

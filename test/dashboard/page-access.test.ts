@@ -76,7 +76,9 @@ describe("page access", () => {
     expect(labels("manager", "lincoln")).toEqual(["Lookup", "Subscriptions", "Dead letters", "Event types", "Notifications", "Audit"]);
     expect(labels("support")).toEqual(["Lookup", "Subscriptions", "Dead letters", "Event types", "Alerts", "Notifications", "Audit"]);
     // A district's admin manages no accounts or tokens (they could mint a global one): no Admin.
-    expect(labels("admin", "lincoln")).toEqual(["Lookup", "Subscriptions", "Dead letters", "Redrives", "Event types", "Notifications", "Audit"]);
+    // It reads the batches page under its own words: deliveries sent again.
+    expect(labels("admin", "lincoln")).toEqual(["Lookup", "Subscriptions", "Dead letters", "Sent again", "Event types", "Notifications", "Audit"]);
+    expect(labels("engineer", "lincoln")).toContain("Sent again");
     expect(labels("producer")).toEqual([]);
     // A portal token mints district portal links and reads nothing; the portal it opens is a district's manager (above).
     expect(labels("portal")).toEqual([]);
@@ -138,12 +140,17 @@ describe("page access", () => {
   it("the Redrives page speaks to a district that may not start a batch in its words, whether signed in or through a link", () => {
     const account = redrivesWords({ role: "manager", district: true });
     expect(account.description).not.toMatch(/recover|backfill|redrive/i);
+    // A district's engineer starts batches itself, in the same words.
+    const engineer = redrivesWords({ role: "engineer", district: true });
+    expect(`${engineer.description} ${engineer.empty}`).not.toMatch(/recover|backfill|redriv/i);
     expect(account.empty).toBe(
       "Nothing has been sent again for your district. If your endpoint missed deliveries, ask the people who run hookledger to have them sent again; the batch shows here.",
     );
     expect(redrivesWords({ role: "manager", portal: true, district: true }).empty).toContain("ask whoever sent you the portal link");
-    // Who may start one is told how, district or not.
-    expect(redrivesWords({ role: "engineer", district: true }).empty).toBe("Start a redrive from the Dead letters page or with New redrive.");
+    // Who may start one is told how, district or not (a district in its words, with the page's button).
+    expect(redrivesWords({ role: "engineer", district: true }).empty).toBe(
+      "Nothing has been sent again for your district. Send dead letters again from the Dead letters page, or with Send dead letters again.",
+    );
     expect(redrivesWords({ role: "manager" }).empty).toBe("Engineers and admins start redrives from the Dead letters page; their batches show here.");
   });
 });

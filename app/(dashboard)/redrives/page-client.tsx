@@ -5,7 +5,7 @@ import { apiFetch } from "@/lib/client/api";
 import type { RedriveBatchPage } from "@/lib/redrive/redrive-batches";
 import { DataTable, EmptyState, PageHeader, STATUS_STYLE, btn, btnPrimary, stackedCell, stackedRow } from "@/components/ui/kit";
 import { Time, useFormatTime } from "@/components/ui/time";
-import { BATCHES_SHOWN, KIND_LABEL, KIND_STYLE, KIND_VERB, describeBatch } from "@/components/redrive/batch-kind";
+import { BATCHES_SHOWN, KIND_LABEL, KIND_STYLE, KIND_VERB, KIND_VERB_WORDS, KIND_WORDS, describeBatch } from "@/components/redrive/batch-kind";
 import { actorInWords, num } from "@/lib/words";
 
 const KINDS = ["redrive", "recover", "backfill"] as const;
@@ -22,6 +22,7 @@ export function RedriveBatchesClient({
   canCreate,
   kind,
   cursor,
+  district,
   words,
 }: {
   initial: RedriveBatchPage;
@@ -31,6 +32,8 @@ export function RedriveBatchesClient({
   kind: string | null;
   /** The page shown (the ?cursor= of a Next or Previous link), or null for the newest batches. */
   cursor: string | null;
+  /** A district's viewer: the page, its kinds and its counts in the district's words (deliveries sent again), not the batches' names. */
+  district: boolean;
   /** The header's line and the empty list's, in the viewer's words (components/dashboard/page-access.ts). */
   words: { description: string; empty: string };
 }) {
@@ -46,15 +49,17 @@ export function RedriveBatchesClient({
   const data = q.data ?? initial;
   const items = data.items;
   const fmtTime = useFormatTime();
+  const kindLabel = district ? KIND_WORDS : KIND_LABEL;
+  const kindVerb = district ? KIND_VERB_WORDS : KIND_VERB;
   return (
     <section className="space-y-4">
       <PageHeader
-        title="Redrives"
+        title={district ? "Sent again" : "Redrives"}
         description={words.description}
         actions={
           canCreate && (
             <Link href="/dlq/redrive" className={btnPrimary}>
-              New redrive…
+              {district ? "Send dead letters again…" : "New redrive…"}
             </Link>
           )
         }
@@ -67,12 +72,12 @@ export function RedriveBatchesClient({
             aria-current={kind === k ? "page" : undefined}
             className={`rounded-full px-3 py-1 ring-1 ring-inset ${kind === k ? "bg-blue-700 text-white ring-blue-700" : "bg-white text-slate-800 ring-slate-300 hover:bg-slate-50"}`}
           >
-            {k ? KIND_LABEL[k] : "All"}
+            {k ? kindLabel[k] : "All"}
           </Link>
         ))}
       </nav>
       {items.length === 0 ? (
-        <EmptyState title={cursor ? "No batches on this page." : kind ? `No ${kind} batches yet.` : "No batches yet."}>
+        <EmptyState title={cursor ? "No batches on this page." : kind ? `No ${district ? kindLabel[kind].toLowerCase() : kind} batches yet.` : "No batches yet."}>
           <span data-testid="batches-empty">{words.empty}</span>
         </EmptyState>
       ) : (
@@ -87,14 +92,14 @@ export function RedriveBatchesClient({
               </td>
               <td className={`${stackedCell(true)} mt-1 mr-2 sm:mt-0 sm:px-3 sm:py-2`}>
                 <span className={`rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${KIND_STYLE[b.kind] ?? ""}`} data-testid="batch-kind">
-                  {KIND_LABEL[b.kind] ?? b.kind}
+                  {kindLabel[b.kind] ?? b.kind}
                 </span>
               </td>
               <td className={`${stackedCell(true)} sm:px-3 sm:py-2`}>
                 <span className={`rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${STATUS_STYLE[b.status] ?? ""}`}>{b.status}</span>
               </td>
               <td className={`${stackedCell()} mt-1 tabular-nums sm:mt-0 sm:whitespace-nowrap sm:px-3 sm:py-2`}>
-                {num(b.redriven)} {KIND_VERB[b.kind] ?? "redriven"}, {num(b.skipped)} skipped of {num(b.matched)} · {b.ratePerSecond}/s
+                {num(b.redriven)} {kindVerb[b.kind] ?? kindVerb.redrive}, {num(b.skipped)} skipped of {num(b.matched)} · {b.ratePerSecond}/s
               </td>
               <td className={`${stackedCell()} sm:px-3 sm:py-2`}>
                 <span className="text-slate-500 sm:hidden">Why: </span>

@@ -1,6 +1,6 @@
 // Paced batches (redrive, recover, backfill), newest first, optionally of one kind, a page at a time.
 import { redirect } from "next/navigation";
-import { requireViewer } from "@/lib/auth/session";
+import { getViewer, requireViewer } from "@/lib/auth/session";
 import { can } from "@/lib/auth/permissions";
 import { getPrisma } from "@/lib/db/prisma";
 import { AppError } from "@/lib/errors";
@@ -12,7 +12,12 @@ import { scopeOf } from "@/lib/tenants/scope";
 import { redrivesWords } from "@/components/dashboard/page-access";
 
 export const dynamic = "force-dynamic";
-export const metadata = { title: "Redrives" };
+
+/** A district reads the page under its navigation's name for it (components/dashboard/page-access.ts). */
+export async function generateMetadata() {
+  const viewer = await getViewer();
+  return { title: viewer?.tenantId ? "Sent again" : "Redrives" };
+}
 
 export default async function RedrivesPage({ searchParams }: { searchParams: Promise<{ kind?: string | string[]; cursor?: string | string[] }> }) {
   const viewer = await requireViewer("dlq.read");
@@ -34,6 +39,7 @@ export default async function RedrivesPage({ searchParams }: { searchParams: Pro
       canCreate={can(viewer.role, "redrives.create")}
       kind={kind}
       cursor={cursor}
+      district={Boolean(viewer.tenantId)}
       words={redrivesWords({ role: viewer.role, portal: viewer.kind === "portal", district: Boolean(viewer.tenantId) })}
     />
   );

@@ -7,7 +7,7 @@ import { apiFetch, ApiError } from "@/lib/client/api";
 import type { RedriveBatchProgress } from "@/lib/redrive/redrive-batches";
 import { STATUS_STYLE, btn, btnDanger, card, input, label } from "@/components/ui/kit";
 import { Time, useFormatTime } from "@/components/ui/time";
-import { KIND_VERB, batchHeading, describeBatch } from "@/components/redrive/batch-kind";
+import { KIND_VERB, KIND_VERB_WORDS, batchHeading, describeBatch } from "@/components/redrive/batch-kind";
 import { BusySubmit, LiveButton } from "@/components/ui/LiveButton";
 import { actorInWords, num } from "@/lib/words";
 
@@ -29,7 +29,7 @@ function Stat({ name, value, hint, tone }: { name: string; value: number; hint?:
  * Escape, and it stays on the pressed button while the cancel is sent (busy, not disabled: a disabled button drops focus
  * to the top of the page).
  */
-function CancelCard({ b, url, onCancelled }: { b: RedriveBatchProgress; url: string; onCancelled: () => Promise<unknown> }) {
+function CancelCard({ b, url, onCancelled, district }: { b: RedriveBatchProgress; url: string; onCancelled: () => Promise<unknown>; district: boolean }) {
   const [confirmCancel, setConfirmCancel] = useState(false);
   const [cancelReason, setCancelReason] = useState("");
   const [busy, setBusy] = useState(false);
@@ -49,7 +49,7 @@ function CancelCard({ b, url, onCancelled }: { b: RedriveBatchProgress; url: str
     }
   }
 
-  const verb = KIND_VERB[b.kind] ?? "redriven";
+  const verb = (district ? KIND_VERB_WORDS : KIND_VERB)[b.kind] ?? "redriven";
   return (
     <div className={card}>
       {error && (
@@ -97,7 +97,8 @@ function CancelCard({ b, url, onCancelled }: { b: RedriveBatchProgress; url: str
   );
 }
 
-export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial: RedriveBatchProgress; initialAt: number; canCancel: boolean }) {
+/** `district`: a district's viewer, who reads the batch as deliveries sent again (the Sent again page), not as a redrive. */
+export function RedriveBatchClient({ initial, initialAt, canCancel, district }: { initial: RedriveBatchProgress; initialAt: number; canCancel: boolean; district: boolean }) {
   const url = `/api/v1/redrives/${encodeURIComponent(initial.id)}`;
   const q = useQuery<RedriveBatchProgress>({
     queryKey: [url],
@@ -113,7 +114,7 @@ export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial:
   // Once cancelled, the cancel card (and the button just pressed) is gone: focus goes to the status that says so.
   const status = useRef<HTMLSpanElement>(null);
   const handled = b.redriven + b.skipped;
-  const verb = KIND_VERB[b.kind] ?? "redriven";
+  const verb = (district ? KIND_VERB_WORDS : KIND_VERB)[b.kind] ?? "redriven";
   const pct = b.matched ? Math.round((handled / b.matched) * 100) : 100;
   const statusText = b.status === "running" ? `Running: ${num(handled)} of ${num(b.matched)} handled` : b.status === "done" ? "Done" : "Cancelled";
 
@@ -123,11 +124,11 @@ export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial:
         <div>
           <p className="text-sm">
             <Link href="/redrives" className="text-blue-700 hover:underline">
-              Redrives
+              {district ? "Sent again" : "Redrives"}
             </Link>{" "}
             / <span className="font-mono">{b.id}</span>
           </p>
-          <h1 className="mt-1 text-2xl font-semibold">{batchHeading(b)}</h1>
+          <h1 className="mt-1 text-2xl font-semibold">{batchHeading(b, { district })}</h1>
           <p className="mt-1 text-sm text-slate-700">
             “{b.reason}” by {actorInWords(b.actor)} at <Time iso={b.createdAt} relative={false} />. {b.kind === "redrive" ? "Filter" : "Selection"}:{" "}
             {describeBatch(b.kind, b.filter as Record<string, unknown>, fmtTime)}; {b.ratePerSecond}/s
@@ -193,6 +194,7 @@ export function RedriveBatchClient({ initial, initialAt, canCancel }: { initial:
         <CancelCard
           b={b}
           url={url}
+          district={district}
           onCancelled={async () => {
             await q.refetch();
             status.current?.focus();

@@ -22,7 +22,7 @@ const load = cache(async (id: string) => {
 
 export async function generateMetadata({ params }: { params: Promise<{ id: string }> }): Promise<Metadata> {
   const b = await load((await params).id).catch(() => null);
-  return { title: b ? batchHeading(b.batch) : "Redrive" };
+  return { title: b ? batchHeading(b.batch, { district: Boolean(b.viewer.tenantId) }) : "Redrive" };
 }
 
 export default async function RedriveBatchPage({ params }: { params: Promise<{ id: string }> }) {
@@ -31,5 +31,5 @@ export default async function RedriveBatchPage({ params }: { params: Promise<{ i
     if (err instanceof AppError && err.code === "not_found") notFound();
     throw err;
   });
-  return <RedriveBatchClient initial={batch} initialAt={Date.now()} canCancel={can(viewer.role, "redrives.cancel")} />;
+  return <RedriveBatchClient initial={batch} initialAt={Date.now()} canCancel={can(viewer.role, "redrives.cancel")} district={Boolean(viewer.tenantId)} />;
 }
