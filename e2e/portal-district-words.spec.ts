@@ -213,7 +213,8 @@ async function bothWidths(page: Page, name: string) {
 }
 
 /** The words a district should never have to read: the platform's own. */
-const JARGON = /\btenants?\b|\boperators?\b|redriv|\brecover\b|\bbackfill|\bretention\b|\bPATCH\b|\/api\/|\bleases?\b|\bclaim|\bledger\b|\bworkers?\b|\brollups?\b|\bsampler\b/i;
+const JARGON =
+  /\btenants?\b|\boperators?\b|redriv|\brecover\b|\bbackfill|\bretention\b|\bPATCH\b|\/api\/|\bleases?\b|\bclaim|\bledger\b|\bworkers?\b|\brollups?\b|\bsampler\b/i;
 /** An audit action's code ("subscription.update", "retention.policy"): the Audit page's action cells name none for a district. */
 const ACTION_CODE = /\b[a-z]+\.[a-z_]+\b/;
 const jargonLines = (text: string) => text.split("\n").filter((l) => JARGON.test(l));

@@ -40,7 +40,9 @@ describe("subscription page: delivery filters", () => {
 
 describe("audit page: filters", () => {
   const html = (scope: Scope = GLOBAL_SCOPE, q: TAuditQuery = {}) =>
-    renderToStaticMarkup(createElement(AuditFilterForm, { q, actions: auditActionsIn(scope), targetTypes: auditTargetTypesIn(scope), district: scope.tenantId !== null }));
+    renderToStaticMarkup(
+      createElement(AuditFilterForm, { q, actions: auditActionsIn(scope), targetTypes: auditTargetTypesIn(scope), district: scope.tenantId !== null }),
+    );
 
   it("offers the target types rows are written with (api_token, not token)", () => {
     const offered = selectOptions(html(), "Target type");
@@ -122,7 +124,12 @@ describe("a district's Audit page names every action hookledger writes in its wo
 
   it("the filter offers a district those words, and a global viewer the labels it filters by", () => {
     const district = renderToStaticMarkup(
-      createElement(AuditFilterForm, { q: {}, actions: auditActionsIn({ tenantId: "lincoln" }), targetTypes: auditTargetTypesIn({ tenantId: "lincoln" }), district: true }),
+      createElement(AuditFilterForm, {
+        q: {},
+        actions: auditActionsIn({ tenantId: "lincoln" }),
+        targetTypes: auditTargetTypesIn({ tenantId: "lincoln" }),
+        district: true,
+      }),
     );
     expect(district).toContain(">Changed the subscription<");
     expect(district).toContain(">Set how long deliveries are kept<");

@@ -116,7 +116,10 @@ describe("the first-admin command `hookledger start` prints", () => {
       process.env.DATABASE_URL = "postgres://u:secret@db.example/h";
       expect(firstAdminCommandForServer()).toBe(`${cmd}   (with this DATABASE_URL set)`);
     } finally {
-      for (const [k, v] of [["DATABASE_URL", saved.url], ["HOOKLEDGER_DATA_DIR", saved.dir]] as const) {
+      for (const [k, v] of [
+        ["DATABASE_URL", saved.url],
+        ["HOOKLEDGER_DATA_DIR", saved.dir],
+      ] as const) {
         if (v === undefined) delete process.env[k];
         else process.env[k] = v;
       }

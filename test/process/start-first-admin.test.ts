@@ -42,7 +42,13 @@ function postgresPids(dir: string): number[] {
     .map((l) => Number(l.trim().split(/\s+/)[0]));
 }
 
-const decode = (html: string) => html.replace(/&#x27;/g, "'").replace(/&quot;/g, '"').replace(/&amp;/g, "&").replace(/&lt;/g, "<").replace(/&gt;/g, ">");
+const decode = (html: string) =>
+  html
+    .replace(/&#x27;/g, "'")
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, "&")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">");
 
 describe("the sign-in page's first-admin command", () => {
   it("names the server's embedded database, so run in another folder it creates the admin the dashboard signs in", { timeout: 300_000 }, async () => {

@@ -43,7 +43,10 @@ function AttemptRow({ a, district }: { a: DeliveryDetail["attempts"][number]; di
     ["Error class", a.errorClass ? `${labelOf(ERROR_CLASS_LABELS, a.errorClass)}${district ? "" : ` (${a.errorClass})`}` : "—"],
     ["Duration", a.durationMs != null ? `${a.durationMs} ms` : "—"],
     district
-      ? ["Kind", `${a.trigger === "scheduled" && a.attemptNumber === 1 ? "First send" : labelOf(ATTEMPT_TRIGGER_WORDS, a.trigger)}${a.actor ? ` by ${actorInWords(a.actor)}` : ""}`]
+      ? [
+          "Kind",
+          `${a.trigger === "scheduled" && a.attemptNumber === 1 ? "First send" : labelOf(ATTEMPT_TRIGGER_WORDS, a.trigger)}${a.actor ? ` by ${actorInWords(a.actor)}` : ""}`,
+        ]
       : ["Trigger", `${labelOf(ATTEMPT_TRIGGER_LABELS, a.trigger)}${a.actor ? ` by ${actorInWords(a.actor)}` : ""}`],
     ["Retry-After", a.retryAfterSeconds != null ? `${a.retryAfterSeconds} s` : "—"],
     ...(district ? [] : ([["Worker", a.workerId ?? "—"]] as [string, React.ReactNode][])),

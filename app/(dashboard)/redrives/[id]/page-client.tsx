@@ -98,7 +98,17 @@ function CancelCard({ b, url, onCancelled, district }: { b: RedriveBatchProgress
 }
 
 /** `district`: a district's viewer, who reads the batch as deliveries sent again (the Sent again page), not as a redrive. */
-export function RedriveBatchClient({ initial, initialAt, canCancel, district }: { initial: RedriveBatchProgress; initialAt: number; canCancel: boolean; district: boolean }) {
+export function RedriveBatchClient({
+  initial,
+  initialAt,
+  canCancel,
+  district,
+}: {
+  initial: RedriveBatchProgress;
+  initialAt: number;
+  canCancel: boolean;
+  district: boolean;
+}) {
   const url = `/api/v1/redrives/${encodeURIComponent(initial.id)}`;
   const q = useQuery<RedriveBatchProgress>({
     queryKey: [url],
