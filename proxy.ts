@@ -3,7 +3,9 @@
 // /api/v1 authenticates each call itself (bearer token or session, in
 // lib/api/handler.ts), so it answers 401 JSON rather than a redirect.
 // The proxy checks the cookie's seal only; pages re-check the user in the
-// database through getViewer()/requireViewer() (lib/auth/session.ts).
+// database through getViewer()/requireViewer() (lib/auth/session.ts). Both, and
+// the API, find the cookie by one rule (sessionCookieOf, lib/auth/cookies.ts):
+// a browser sending two session cookies has none, and is told to drop both.
 // Every answer that passes here gets a Content-Security-Policy with a fresh
 // nonce (lib/auth/headers.ts), and HSTS when it was served over https. Pages
 // served to a district portal session, the link's own answer and the sign-in
@@ -16,7 +18,7 @@
 // stores and compares no NUL, so no path or query value may hold one
 // (lib/errors.ts nulInAddress; /api/v1 checks its own, in apiRoute).
 import { NextResponse, type NextRequest } from "next/server";
-import { SESSION_COOKIE, unsealSession } from "./lib/auth/cookies";
+import { clearEverySessionCookie, sessionCookieOf, unsealSession } from "./lib/auth/cookies";
 import { HSTS, X_FRAME_OPTIONS_DENY, newNonce, pageContentSecurityPolicy, servedOverHttps } from "./lib/auth/headers";
 import { hostRefusal, misdirectedResponse } from "./lib/auth/host";
 import { nulInAddress } from "./lib/errors";
@@ -33,7 +35,10 @@ export async function proxy(req: NextRequest) {
   if (refusal && !(MACHINE.test(req.nextUrl.pathname) && metricsTokenAccepts(req.headers.get("authorization"))))
     return misdirectedResponse(refusal, req.nextUrl.pathname.startsWith("/api/"));
   const { pathname, search } = req.nextUrl;
-  const session = await unsealSession(req.cookies.get(SESSION_COOKIE)?.value);
+  // The Cookie header by the rule every reader follows (lib/auth/cookies.ts), not req.cookies, which keeps the last of
+  // two same-named cookies where the API would take the first.
+  const { sealed, ambiguous } = sessionCookieOf(req.headers.get("cookie"));
+  const session = await unsealSession(sealed);
   // The sign-in page is frameable only as the portal's notice, which shows no password form (no clickjacking of it).
   const portalFrame = Boolean(session?.portal) || pathname === "/portal/open" || (pathname === "/signin" && req.nextUrl.searchParams.has("portal"));
   const nonce = newNonce();
@@ -44,6 +49,9 @@ export async function proxy(req: NextRequest) {
     res.headers.set("content-security-policy", csp);
     if (ancestors.length === 0) res.headers.set(X_FRAME_OPTIONS_DENY.key, X_FRAME_OPTIONS_DENY.value);
     if (secure) res.headers.set("strict-transport-security", HSTS);
+    // Two session cookies are no session: both go, so the browser is plainly signed out. Not on the portal link's
+    // answer, which sets its own session cookie and clears the other form itself (lib/portal/open-link.ts).
+    if (ambiguous && pathname !== "/portal/open") for (const c of clearEverySessionCookie(secure)) res.headers.append("set-cookie", c);
     return res;
   };
   // Next takes the nonce for its inline scripts from the request's CSP header.

@@ -44,6 +44,34 @@ export function parseCookies(header: string | null | undefined): Record<string, 
   return out;
 }
 
+/**
+ * The sealed session a request's Cookie header carries, by the one rule the proxy, the API and server components all
+ * follow (each reads it through here, never by the cookie's name). A browser can hold two `hl_session` cookies: a
+ * framed portal's is Partitioned (lib/portal/frame-ancestors.ts) and sits beside, not instead of, an unpartitioned
+ * one. The header tells neither which is which nor which is newer, and parsers disagree on which of two to take
+ * (parseCookies the first, Next's request cookies the last). So two different values are no session at all
+ * (`ambiguous`): neither a stale copy nor one planted by a sibling site decides who the request acts as, and the
+ * answer clears both forms (clearEverySessionCookie). Signing in and opening a portal clear the other form, so only a
+ * browser that held both before that rule keeps such a pair, until its next request.
+ */
+export function sessionCookieOf(header: string | null | undefined): { sealed: string | null; ambiguous: boolean } {
+  const values = new Set<string>();
+  for (const part of (header ?? "").split(";")) {
+    const i = part.indexOf("=");
+    if (i < 0 || part.slice(0, i).trim() !== SESSION_COOKIE) continue;
+    const raw = part.slice(i + 1).trim();
+    let value = raw;
+    try {
+      value = decodeURIComponent(raw);
+    } catch {
+      // Kept as sent: the seal check refuses it.
+    }
+    if (value) values.add(value);
+  }
+  if (values.size > 1) return { sealed: null, ambiguous: true };
+  return { sealed: values.values().next().value ?? null, ambiguous: false };
+}
+
 export function newSession(uid: string, ver = 0, opts: { mustChangePassword?: boolean } = {}): SessionData {
   return { uid, csrf: randomBytes(24).toString("base64url"), iat: Math.floor(Date.now() / 1000), ver, ...(opts.mustChangePassword ? { pwc: true } : {}) };
 }
@@ -103,6 +131,11 @@ export async function portalSessionSetCookies(portalId: string, opts: { expiresA
     cookie(SESSION_COOKIE, sealed, { httpOnly: true, secure: opts.secure, maxAge, framed: opts.framed }),
     cookie(CSRF_COOKIE, data.csrf, { httpOnly: false, secure: opts.secure, maxAge, framed: opts.framed }),
   ];
+}
+
+/** Both forms of the session cookies, unpartitioned and partitioned: what a browser holding two of them is answered. */
+export function clearEverySessionCookie(secure: boolean): string[] {
+  return [...clearSessionCookies(secure), ...clearSessionCookies(secure, true)];
 }
 
 /** `framed`: the cookies were set for a framed portal, and only the same attributes remove them. */

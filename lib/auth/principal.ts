@@ -2,7 +2,7 @@ import "server-only";
 import type { Role } from "./permissions";
 import { getPrisma } from "../db/prisma";
 import { findTokenPrincipal } from "./tokens";
-import { SESSION_COOKIE, parseCookies, unsealSession } from "./cookies";
+import { sessionCookieOf, unsealSession } from "./cookies";
 import { findActiveUser } from "./users";
 import { findLivePortalSession, portalPrincipal } from "../portal/portal-sessions";
 
@@ -67,7 +67,7 @@ export async function principalFromSessionCookie(sealed: string | undefined | nu
  */
 export async function endedSessionOf(req: Pick<Request, "headers">): Promise<"portal" | "user" | null> {
   if (req.headers.get("authorization")) return null;
-  const session = await unsealSession(parseCookies(req.headers.get("cookie"))[SESSION_COOKIE]);
+  const session = await unsealSession(sessionCookieOf(req.headers.get("cookie")).sealed);
   if (!session) return null;
   return session.portal ? "portal" : "user";
 }
@@ -82,5 +82,5 @@ export async function principalFromRequest(req: Pick<Request, "headers">): Promi
     const m = header.match(/^Bearer\s+(\S+)$/i);
     return m ? findTokenPrincipal(getPrisma(), m[1]) : null;
   }
-  return principalFromSessionCookie(parseCookies(req.headers.get("cookie"))[SESSION_COOKIE]);
+  return principalFromSessionCookie(sessionCookieOf(req.headers.get("cookie")).sealed);
 }

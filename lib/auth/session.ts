@@ -10,17 +10,22 @@
 // Origin against the Host itself, which is the CSRF defence for actions.
 import "server-only";
 import { cache } from "react";
-import { cookies } from "next/headers";
+import { headers } from "next/headers";
 import { forbidden, redirect } from "next/navigation";
 import { AppError } from "../errors";
 import { can, canAs, confinedRefusal, roleRefusal, type Permission } from "./permissions";
 import { principalFromSessionCookie, type Principal } from "./principal";
-import { SESSION_COOKIE, unsealSession } from "./cookies";
+import { sessionCookieOf, unsealSession } from "./cookies";
+
+// The Cookie header itself, not Next's cookie jar: the jar keeps the last of two same-named cookies, and every reader
+// follows sessionCookieOf's one rule for them.
+async function sealedSessionCookie(): Promise<string | null> {
+  return sessionCookieOf((await headers()).get("cookie")).sealed;
+}
 
 /** The signed-in user (role, actor "user:<email>"), or null. Cached for the request. */
 export const getViewer = cache(async (): Promise<Principal | null> => {
-  const jar = await cookies();
-  return principalFromSessionCookie(jar.get(SESSION_COOKIE)?.value);
+  return principalFromSessionCookie(await sealedSessionCookie());
 });
 
 /** For pages and layouts: the viewer, else a redirect to /signin; with a permission the viewer lacks, the 403 page. */
@@ -35,8 +40,7 @@ export async function requireViewer(permission?: Permission): Promise<Principal>
 
 /** Where a browser without a live session goes: a district portal's ended session gets its own line (no password form). */
 async function signInPath(): Promise<string> {
-  const jar = await cookies();
-  const session = await unsealSession(jar.get(SESSION_COOKIE)?.value);
+  const session = await unsealSession(await sealedSessionCookie());
   return session?.portal ? "/signin?portal=ended" : "/signin";
 }
 

@@ -6,7 +6,7 @@ import { getPrisma, type PrismaClient } from "../db/prisma";
 import { AppError } from "../errors";
 import { toErrorResponse, json, readBodyLimited } from "../api/handler";
 import { assertCsrf, assertSameOrigin } from "./csrf";
-import { clearSessionCookies, isSecureRequest, newSession, sessionSetCookies } from "./cookies";
+import { clearEverySessionCookie, clearSessionCookies, isSecureRequest, newSession, sessionSetCookies } from "./cookies";
 import { principalFromRequest } from "./principal";
 import { bumpSessionVersion, changePassword, verifyCredentials } from "./users";
 import { beginSignInAttempt, signInSucceeded, withdrawSignInAttempt } from "./rate-limit";
@@ -15,7 +15,6 @@ import { clientAddress } from "./proxies";
 import { hostRefusal, misdirectedResponse } from "./host";
 import { ROLE_PERMISSIONS, canAs, type Permission } from "./permissions";
 import { revokePortalSession } from "../portal/portal-sessions";
-import { portalFramingConfigured } from "../portal/frame-ancestors";
 
 const ZSignIn = z.object({
   email: z.string().trim().toLowerCase().min(1, "enter your email").max(254),
@@ -125,7 +124,12 @@ export async function handleSignIn(req: Request): Promise<Response> {
     const user = await checkedAttempt(prisma, input.email, ip, () => verifyCredentials(prisma, input.email, input.password));
     if (!user) throw new AppError("unauthorized", "That email and password do not match a user. Check both, or ask an admin to create your user.");
     await signInSucceeded(prisma, input.email, ip);
-    const cookies = await sessionSetCookies(newSession(user.id, user.sessionVersion, { mustChangePassword: user.mustChangePassword }), isSecureRequest(req));
+    const secure = isSecureRequest(req);
+    // A framed portal's cookie is Partitioned: the person's cookie would sit beside it, not replace it. Removed first.
+    const cookies = [
+      ...clearSessionCookies(secure, true),
+      ...(await sessionSetCookies(newSession(user.id, user.sessionVersion, { mustChangePassword: user.mustChangePassword }), secure)),
+    ];
     // A password an admin set is changed before anything else is served.
     const next = user.mustChangePassword ? `/password?next=${encodeURIComponent(safeNext(input.next))}` : safeNext(input.next);
     const headers = new Headers({ "cache-control": "no-store" });
@@ -158,9 +162,9 @@ export async function handleSignOut(req: Request): Promise<Response> {
       assertCsrf(req, principal.csrf ?? "");
       await revokePortalSession(getPrisma(), principal.id, principal);
     }
-    const framed = principal?.kind === "portal" && portalFramingConfigured();
     const headers = new Headers({ "content-type": "application/json; charset=utf-8", "cache-control": "no-store" });
-    for (const c of clearSessionCookies(isSecureRequest(req), framed)) headers.append("set-cookie", c);
+    // Both forms, partitioned (a framed portal's) and not: whatever this browser held is gone.
+    for (const c of clearEverySessionCookie(isSecureRequest(req))) headers.append("set-cookie", c);
     return new Response(JSON.stringify({ signedOut: true }), { status: 200, headers });
   } catch (err) {
     return toErrorResponse(err);

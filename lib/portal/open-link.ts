@@ -13,7 +13,7 @@
 // (app/(auth)/signin/portal-notice.tsx).
 import "server-only";
 import { getPrisma } from "../db/prisma";
-import { SESSION_COOKIE, clearSessionCookies, isSecureRequest, parseCookies, portalSessionSetCookies } from "../auth/cookies";
+import { clearSessionCookies, isSecureRequest, portalSessionSetCookies, sessionCookieOf } from "../auth/cookies";
 import { principalFromSessionCookie } from "../auth/principal";
 import { hostRefusal, misdirectedResponse } from "../auth/host";
 import { portalFramingConfigured } from "./frame-ancestors";
@@ -48,7 +48,7 @@ function scopeWords(names: ScopeNames): string {
 type Occupant = ({ kind: "user"; email: string; role: string } | { kind: "portal"; names: ScopeNames }) & { link: ScopeNames };
 
 async function occupantOf(req: Request, link: { tenant: string; subscriptionId: string | null }): Promise<Occupant | null> {
-  const sealed = parseCookies(req.headers.get("cookie"))[SESSION_COOKIE];
+  const { sealed } = sessionCookieOf(req.headers.get("cookie"));
   if (!sealed) return null;
   const viewer = await principalFromSessionCookie(sealed);
   if (viewer?.kind !== "user" && viewer?.kind !== "portal") return null;
@@ -176,7 +176,7 @@ export async function handlePortalOpenPost(req: Request): Promise<Response> {
   const framed = portalFramingConfigured();
   const cookies = await portalSessionSetCookies(s.id, { expiresAt: s.expiresAt, secure, framed });
   // A framed portal's cookies are Partitioned: browsers keep them beside, not instead of, an unpartitioned cookie of the
-  // same name, so a person's session would survive under the portal's and come back at its sign-out. Ended here.
-  if (framed) cookies.unshift(...clearSessionCookies(secure));
+  // same name (and an unframed portal's beside a partitioned one left from framing), so the other form is removed.
+  cookies.unshift(...clearSessionCookies(secure, !framed));
   return redirect(s.subscriptionId ? `/subscriptions/${encodeURIComponent(s.subscriptionId)}` : "/", cookies);
 }

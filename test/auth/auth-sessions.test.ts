@@ -25,7 +25,11 @@ async function signIn(email: string, password: string) {
   return { ...session(r.headers), json: r.json };
 }
 function session(headers: Headers) {
-  const set = headers.getSetCookie().map((c) => c.split(";")[0]);
+  // What the browser keeps: the cookies set, not the ones removed (Max-Age=0).
+  const set = headers
+    .getSetCookie()
+    .filter((c) => !c.includes("Max-Age=0"))
+    .map((c) => c.split(";")[0]);
   const cookie = set.join("; ");
   const csrf = decodeURIComponent(set.find((c) => c.startsWith("hl_csrf="))!.slice("hl_csrf=".length));
   return { cookie, csrf };
