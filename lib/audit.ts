@@ -219,7 +219,11 @@ export const AUDIT_ACTIONS = {
     target: "portal_session",
     details: z.strictObject({ tenant: z.string(), subscriptionId: nullableString, readOnly: z.boolean(), expiresAt: z.string() }),
   },
-  "portal.session.revoke": { target: "portal_session", details: z.strictObject({ tenant: z.string(), subscriptionId: nullableString }) },
+  /** `replacedBy`: the browser holding the session signed a person in, or opened another portal link, in its place. */
+  "portal.session.revoke": {
+    target: "portal_session",
+    details: z.strictObject({ tenant: z.string(), subscriptionId: nullableString, replacedBy: z.enum(["sign-in", "portal"]).optional() }),
+  },
   /** A tenant (district) registered by a global admin (target id: the tenant's id). */
   "tenant.create": { target: "tenant", details: z.strictObject({ name: z.string() }) },
   /** A tenant given its name in place of the placeholder the database registered it under (its id): the demo's districts. */

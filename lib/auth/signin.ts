@@ -6,8 +6,9 @@ import { getPrisma, type PrismaClient } from "../db/prisma";
 import { AppError } from "../errors";
 import { toErrorResponse, json, readBodyLimited } from "../api/handler";
 import { assertCsrf, assertSameOrigin } from "./csrf";
-import { clearEverySessionCookie, clearSessionCookies, isSecureRequest, newSession, sessionSetCookies } from "./cookies";
-import { principalFromRequest } from "./principal";
+import { clearEverySessionCookie, clearSessionCookies, isSecureRequest, newSession, sessionCookieOf, sessionSetCookies } from "./cookies";
+import { principalFromRequest, principalFromSessionCookie } from "./principal";
+import { endReplacedSession } from "./replaced-session";
 import { bumpSessionVersion, changePassword, verifyCredentials } from "./users";
 import { beginSignInAttempt, signInSucceeded, withdrawSignInAttempt } from "./rate-limit";
 import { PASSWORD_HASH_RETRY_AFTER_SECONDS, PasswordHashingBusy, passwordHashingBusy } from "./password";
@@ -124,6 +125,8 @@ export async function handleSignIn(req: Request): Promise<Response> {
     const user = await checkedAttempt(prisma, input.email, ip, () => verifyCredentials(prisma, input.email, input.password));
     if (!user) throw new AppError("unauthorized", "That email and password do not match a user. Check both, or ask an admin to create your user.");
     await signInSucceeded(prisma, input.email, ip);
+    // The session this browser held (a district portal's, another person's) ends here, not only in this browser.
+    await endReplacedSession(prisma, await principalFromSessionCookie(sessionCookieOf(req.headers.get("cookie")).sealed), { kind: "sign-in", userId: user.id });
     const secure = isSecureRequest(req);
     // A framed portal's cookie is Partitioned: the person's cookie would sit beside it, not replace it. Removed first.
     const cookies = [

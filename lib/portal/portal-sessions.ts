@@ -54,8 +54,16 @@ export async function createPortalSession(prisma: PrismaClient, input: TCreatePo
   return { id: link.id, url, expiresAt: expiresAt.toISOString(), tenant: tenant.id, subscriptionId, readOnly: input.readOnly };
 }
 
-/** Ends a link and any browser session opened from it; audited. A second revoke answers the same and writes nothing. */
-export async function revokePortalSession(prisma: PrismaClient, id: string, principal: Principal): Promise<{ id: string; revokedAt: string }> {
+/**
+ * Ends a link and any browser session opened from it; audited. A second revoke answers the same and writes nothing.
+ * `replacedBy`: the session ends because its browser took another in its place (lib/auth/replaced-session.ts).
+ */
+export async function revokePortalSession(
+  prisma: PrismaClient,
+  id: string,
+  principal: Principal,
+  opts: { replacedBy?: "sign-in" | "portal" } = {},
+): Promise<{ id: string; revokedAt: string }> {
   return prisma.$transaction(async (tx) => {
     const row = await tx.portalSession.findUnique({ where: { id } });
     if (!row) throw notFound("Portal session", id);
@@ -68,7 +76,7 @@ export async function revokePortalSession(prisma: PrismaClient, id: string, prin
       action: "portal.session.revoke",
       targetType: "portal_session",
       targetId: id,
-      details: { tenant: row.tenant, subscriptionId: row.subscriptionId },
+      details: { tenant: row.tenant, subscriptionId: row.subscriptionId, ...(opts.replacedBy ? { replacedBy: opts.replacedBy } : {}) },
       tenantId: row.tenant,
     });
     return { id, revokedAt: revokedAt.toISOString() };
