@@ -4,8 +4,9 @@
 //                  the messages they carry (link scanning) before their person clicks; a GET that spent the link left
 //                  the person "already used".
 //   POST token=…   spends it: the portal session cookie and a redirect to the dashboard (or the link's one subscription).
-// Opening a link replaces the browser's session. When the browser already holds a live one that the link would end (a
-// person's, say the admin who minted the link and clicks it to try it, or another district's or subscription's portal),
+// Opening a link replaces the browser's session, and ends it in the database (lib/auth/replaced-session.ts): a copy of
+// its cookie stops working too. When the browser already holds a live one that the link would end (a person's, say the
+// admin who minted the link and clicks it to try it, or another district's, subscription's or access level's portal),
 // the page names it and waits for a click instead of submitting itself; its button sends replace=1. A POST without
 // replace=1 that would end such a session spends nothing and answers that same page: an old copy of the page, or
 // another site's form, cannot sign anyone out unasked.
@@ -14,7 +15,8 @@
 import "server-only";
 import { getPrisma } from "../db/prisma";
 import { clearSessionCookies, isSecureRequest, portalSessionSetCookies, sessionCookieOf } from "../auth/cookies";
-import { principalFromSessionCookie } from "../auth/principal";
+import { principalFromSessionCookie, type Principal } from "../auth/principal";
+import { endReplacedSession } from "../auth/replaced-session";
 import { hostRefusal, misdirectedResponse } from "../auth/host";
 import { portalFramingConfigured } from "./frame-ancestors";
 import { PORTAL_OPEN_PATH, checkPortalLink, openPortalLink, portalScopeNames } from "./portal-sessions";
@@ -44,21 +46,32 @@ function scopeWords(names: ScopeNames): string {
   return names.subscription ? `${district} (its subscription <strong>${escapeHtml(names.subscription)}</strong> only)` : district;
 }
 
-/** The live session this browser holds that opening the link would end (null when none, or the same portal's), and what the link opens. */
-type Occupant = ({ kind: "user"; email: string; role: string } | { kind: "portal"; names: ScopeNames }) & { link: ScopeNames };
+/** A portal's access level in words. */
+const levelWords = (readOnly: boolean) => (readOnly ? "read-only" : "with changes allowed");
 
-async function occupantOf(req: Request, link: { tenant: string; subscriptionId: string | null }): Promise<Occupant | null> {
-  const { sealed } = sessionCookieOf(req.headers.get("cookie"));
-  if (!sealed) return null;
-  const viewer = await principalFromSessionCookie(sealed);
-  if (viewer?.kind !== "user" && viewer?.kind !== "portal") return null;
-  // The same district's portal for the same scope: the link opens what the browser has already.
-  if (viewer.kind === "portal" && viewer.tenantId === link.tenant && (viewer.subscriptionId ?? null) === link.subscriptionId) return null;
+type LinkScope = { tenant: string; subscriptionId: string | null; readOnly: boolean };
+type PortalView = { names: ScopeNames; readOnly: boolean };
+
+/** The live session this browser holds that opening the link would end (null when none, or the same portal's), and what the link opens. */
+type Occupant = ({ kind: "user"; email: string; role: string } | ({ kind: "portal"; sameScope: boolean } & PortalView)) & { link: PortalView };
+
+/** The live session (a person's or a portal's) this browser holds; null when none, or when it sent two (lib/auth/cookies.ts). */
+async function heldSession(req: Request): Promise<Principal | null> {
+  const viewer = await principalFromSessionCookie(sessionCookieOf(req.headers.get("cookie")).sealed);
+  return viewer?.kind === "user" || viewer?.kind === "portal" ? viewer : null;
+}
+
+async function occupantOf(viewer: Principal | null, link: LinkScope): Promise<Occupant | null> {
+  if (!viewer) return null;
+  const sameScope = viewer.kind === "portal" && viewer.tenantId === link.tenant && (viewer.subscriptionId ?? null) === link.subscriptionId;
+  // The same district's portal for the same scope at the same access level: the link opens what the browser has already.
+  // Another level is another portal: a session that may make changes does not become read-only (or the reverse) unasked.
+  if (sameScope && (viewer.role === "support") === link.readOnly) return null;
   const prisma = getPrisma();
-  const linkNames = await portalScopeNames(prisma, link);
-  if (viewer.kind === "user") return { kind: "user", email: viewer.email ?? viewer.actor.replace(/^user:/, ""), role: viewer.role, link: linkNames };
+  const linkView = { names: await portalScopeNames(prisma, link), readOnly: link.readOnly };
+  if (viewer.kind === "user") return { kind: "user", email: viewer.email ?? viewer.actor.replace(/^user:/, ""), role: viewer.role, link: linkView };
   const names = await portalScopeNames(prisma, { tenant: viewer.tenantId!, subscriptionId: viewer.subscriptionId ?? null });
-  return { kind: "portal", names, link: linkNames };
+  return { kind: "portal", sameScope, names, readOnly: viewer.role === "support", link: linkView };
 }
 
 const STYLE = `<style>
@@ -122,17 +135,26 @@ ${openForm(token, "Open the portal")}`,
  * the choice. No script: nothing happens until a click.
  */
 function replacePage(token: string, occupant: Occupant): Response {
-  const who =
-    occupant.kind === "user"
-      ? `<h1>You are signed in here</h1>
-<p>You are signed in to hookledger as <strong>${escapeHtml(occupant.email)}</strong> (${escapeHtml(occupant.role)}).</p>
-<p>This link opens the district portal of ${scopeWords(occupant.link)}, and signs you out of hookledger in this browser. To stay signed in and open the portal too, open the link in a private window instead.</p>`
-      : `<h1>Another portal is open here</h1>
-<p>This browser has the portal of ${scopeWords(occupant.names)} open.</p>
-<p>This link opens the portal of ${scopeWords(occupant.link)}, and signs the other one out in this browser. To keep both, open the link in a private window instead.</p>`;
   const back = occupant.kind === "user" ? "Back to the dashboard" : `Back to the portal of ${escapeHtml(occupant.names.district)}`;
-  return htmlPage(`${who}
+  return htmlPage(`${occupantWords(occupant)}
 ${openForm(token, "Sign out and open the portal", { replace: true, back })}`);
+}
+
+/** Who holds this browser and what the link would do to it. Access levels are named when the two portals' differ. */
+function occupantWords(occupant: Occupant): string {
+  if (occupant.kind === "user")
+    return `<h1>You are signed in here</h1>
+<p>You are signed in to hookledger as <strong>${escapeHtml(occupant.email)}</strong> (${escapeHtml(occupant.role)}).</p>
+<p>This link opens the district portal of ${scopeWords(occupant.link.names)}, and signs you out of hookledger, as signing out does: in every browser. To stay signed in and open the portal too, open the link in a private window instead.</p>`;
+  const levels = occupant.readOnly !== occupant.link.readOnly;
+  const held = `This browser has the portal of ${scopeWords(occupant.names)} open${levels ? `, ${levelWords(occupant.readOnly)}` : ""}.`;
+  if (occupant.sameScope)
+    return `<h1>This portal is open here ${levelWords(occupant.readOnly)}</h1>
+<p>${held}</p>
+<p>This link opens it ${levelWords(occupant.link.readOnly)}, and signs the open one out. To keep both, open the link in a private window instead.</p>`;
+  return `<h1>Another portal is open here</h1>
+<p>${held}</p>
+<p>This link opens the portal of ${scopeWords(occupant.link.names)}${levels ? ` ${levelWords(occupant.link.readOnly)}` : ""}, and signs the other one out. To keep both, open the link in a private window instead.</p>`;
 }
 
 /** GET: whether the link would open, nothing spent; and whether it would end a session this browser holds. */
@@ -142,7 +164,7 @@ export async function handlePortalOpen(req: Request): Promise<Response> {
   const token = new URL(req.url).searchParams.get("token");
   const checked = await checkPortalLink(getPrisma(), token);
   if (!checked.ok) return redirect(`/signin?portal=${checked.reason}`);
-  const occupant = await occupantOf(req, checked);
+  const occupant = await occupantOf(await heldSession(req), checked);
   if (occupant) return replacePage(token!, occupant);
   return openPage(token!, req.headers.get("x-nonce"));
 }
@@ -163,15 +185,18 @@ export async function handlePortalOpenPost(req: Request): Promise<Response> {
   if (refusal) return misdirectedResponse(refusal, false);
   const form = await formFields(req);
   const token = form?.token ?? null;
+  const held = await heldSession(req);
   if (form && !form.replace) {
     const checked = await checkPortalLink(getPrisma(), token);
     if (!checked.ok) return redirect(`/signin?portal=${checked.reason}`);
-    const occupant = await occupantOf(req, checked);
+    const occupant = await occupantOf(held, checked);
     if (occupant) return replacePage(token!, occupant);
   }
   const opened = await openPortalLink(getPrisma(), token);
   if (!opened.ok) return redirect(`/signin?portal=${opened.reason}`);
   const s = opened.session;
+  // Only once the link is spent: a link that does not open changes nothing.
+  await endReplacedSession(getPrisma(), held, { kind: "portal", portalId: s.id });
   const secure = isSecureRequest(req);
   const framed = portalFramingConfigured();
   const cookies = await portalSessionSetCookies(s.id, { expiresAt: s.expiresAt, secure, framed });

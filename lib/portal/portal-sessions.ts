@@ -93,13 +93,13 @@ type PortalRefusal = "invalid" | "expired" | "used" | "revoked";
 export async function checkPortalLink(
   prisma: PrismaClient,
   token: string | null,
-): Promise<{ ok: true; tenant: string; subscriptionId: string | null } | { ok: false; reason: PortalRefusal }> {
+): Promise<{ ok: true; tenant: string; subscriptionId: string | null; readOnly: boolean } | { ok: false; reason: PortalRefusal }> {
   const link = verifyPortalLink(token);
   if (!link) return { ok: false, reason: "invalid" };
   const row = await prisma.portalSession.findUnique({ where: { tokenHash: link.tokenHash } });
   if (!row || row.id !== link.id) return { ok: false, reason: "invalid" };
   const refusal = refusalOf(row);
-  return refusal ? { ok: false, reason: refusal } : { ok: true, tenant: row.tenant, subscriptionId: row.subscriptionId };
+  return refusal ? { ok: false, reason: refusal } : { ok: true, tenant: row.tenant, subscriptionId: row.subscriptionId, readOnly: row.readOnly };
 }
 
 /** A portal's names as its people know them: the district's, and its one subscription's when the portal has one. */
