@@ -6,10 +6,12 @@
 // opened again, is the sign-in page's one line. A page this spec serves on another port frames a second link and
 // shows the portal inside the frame (HOOKLEDGER_PORTAL_FRAME_ANCESTORS in playwright.config.ts). Screens at 1,280
 // and 390 px. An admin who opens a link in the browser they are signed in to is asked first, and so is a browser
-// that has another portal open.
+// that has another portal open, or the same portal at another access level. The session a browser replaces ends for
+// good: another browser's copy of a person's cookie is signed out, and a person signing in over a (partitioned) portal
+// cookie leaves one session cookie and the portal's session revoked.
 import http from "node:http";
 import { expect, test, type APIRequestContext, type Browser } from "@playwright/test";
-import { api, cli, csrfHeader, signIn } from "./helpers";
+import { api, cli, csrfHeader, signIn, signInWith } from "./helpers";
 import { closeE2eDb, e2eDb, settleDelivery, shot } from "./dashboard-seed";
 import { E2E_FRAMER_PORT } from "../playwright.config";
 
@@ -193,8 +195,8 @@ test("an admin who opens the link they just made is asked before being signed ou
       expect(one.status()).toBe(201);
       await page.goto((await one.json()).url);
       await expect(page.getByRole("heading", { name: "Another portal is open here" })).toBeVisible();
-      await expect(page.getByText(`This browser has the portal of ${D.name} open.`)).toBeVisible();
-      await expect(page.getByText(`its subscription ${D.subName} only`)).toBeVisible();
+      await expect(page.getByText(`This browser has the portal of ${D.name} open, with changes allowed.`)).toBeVisible();
+      await expect(page.getByText(`its subscription ${D.subName} only) read-only`)).toBeVisible();
       await shot(page, "portal-other-portal-1280");
       // Keeping the one open: back to it, unchanged.
       await page.getByRole("link", { name: `Back to the portal of ${D.name}` }).click();
@@ -202,6 +204,90 @@ test("an admin who opens the link they just made is asked before being signed ou
       await expect(page.getByTestId("portal-marker")).not.toContainText("read-only");
       await expect(page.getByRole("link", { name: OTHER.subName })).toBeVisible();
     }
+    await context.close();
+  }
+});
+
+/** A link minted by the SaaS's backend, with its id (for the database's word on it). */
+async function mintWithId(request: APIRequestContext, extra: Record<string, unknown> = {}): Promise<{ id: string; url: string }> {
+  const res = await request.post("/api/v1/portal/sessions", {
+    headers: { authorization: `Bearer ${portalToken}`, "content-type": "application/json" },
+    data: JSON.stringify({ tenant: D.id, expiresInSeconds: 3600, ...extra }),
+  });
+  const body = await res.json();
+  expect(res.status(), JSON.stringify(body)).toBe(201);
+  return body;
+}
+
+const revokedAt = async (id: string) => (await e2eDb().query("SELECT revoked_at FROM portal_sessions WHERE id = $1", [id])).rows[0].revoked_at;
+
+/** An account of the test's own: replacing its session signs it out everywhere, as signing out does. */
+async function newUser(role: string, tag: string) {
+  const email = `e2e-${tag}-${role}-${run}@example.test`;
+  const password = (await cli(["user", "create", "--email", email, "--role", role])).trim().split("\n").pop()!;
+  return { email, password };
+}
+
+test("opening a link over a person's session signs that person out everywhere: another browser's copy of the cookie is refused", async ({ browser, request }) => {
+  const person = await newUser("manager", "replaced");
+  const { context, page } = await freshPage(browser);
+  await signInWith(page, person);
+  // Another browser with a copy of the person's cookies (a second tab's jar, or a stolen cookie).
+  const copy = await browser.newContext();
+  await copy.addCookies(await context.cookies());
+  const copyPage = await copy.newPage();
+  await copyPage.goto("/subscriptions");
+  await expect(copyPage).toHaveURL(/\/subscriptions$/);
+
+  const link = await mintWithId(request);
+  await page.goto(link.url);
+  await expect(page.getByRole("heading", { name: "You are signed in here" })).toBeVisible();
+  await page.getByRole("button", { name: "Sign out and open the portal" }).click();
+  await expect(page.getByTestId("portal-marker")).toBeVisible();
+  await copyPage.goto("/subscriptions");
+  await expect(copyPage).toHaveURL(/\/signin/);
+  await copy.close();
+  await context.close();
+});
+
+test("a person signing in over a portal ends the portal's session and leaves one session cookie, though the portal's is partitioned", async ({ browser, request }) => {
+  // A sign-in form opened before the portal, sent after it.
+  const other = await newUser("support", "over-portal");
+  const shared = await freshPage(browser);
+  const form = shared.page;
+  await form.goto("/signin");
+  const portal = await mintWithId(request);
+  const portalTab = await shared.context.newPage();
+  await portalTab.goto(portal.url);
+  await expect(portalTab.getByTestId("portal-marker")).toBeVisible();
+  expect(await revokedAt(portal.id)).toBeNull();
+  await form.getByLabel("Email").fill(other.email);
+  await form.getByLabel("Password").fill(other.password);
+  await form.getByRole("button", { name: "Sign in" }).click();
+  await expect(form).not.toHaveURL(/\/signin/);
+  expect((await shared.context.cookies()).filter((c) => c.name === "hl_session")).toHaveLength(1);
+  expect(await revokedAt(portal.id)).not.toBeNull();
+  await portalTab.reload();
+  await expect(portalTab.getByTestId("portal-marker")).toHaveCount(0);
+  await shared.context.close();
+});
+
+test("a link for the open portal at another access level asks first, naming both levels", async ({ browser, request }) => {
+  for (const width of [1280, 390]) {
+    const { context, page } = await freshPage(browser, width);
+    const full = await mintWithId(request);
+    await page.goto(full.url);
+    await expect(page.getByTestId("portal-marker")).not.toContainText("read-only");
+    const readOnly = await mintWithId(request, { readOnly: true });
+    await page.goto(readOnly.url);
+    await expect(page.getByRole("heading", { name: "This portal is open here with changes allowed" })).toBeVisible();
+    await expect(page.getByText(`This browser has the portal of ${D.name} open, with changes allowed.`)).toBeVisible();
+    await expect(page.getByText("This link opens it read-only, and signs the open one out.")).toBeVisible();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+    await shot(page, `portal-other-level-${width}`);
+    await page.getByRole("link", { name: `Back to the portal of ${D.name}` }).click();
+    await expect(page.getByTestId("portal-marker")).not.toContainText("read-only");
+    expect((await e2eDb().query("SELECT used_at FROM portal_sessions WHERE id = $1", [readOnly.id])).rows).toEqual([{ used_at: null }]);
     await context.close();
   }
 });

@@ -385,7 +385,7 @@ describe("opening a link in a browser that is signed in", () => {
     expect(res.headers.getSetCookie()).toEqual([]);
     expect(html).not.toContain("<script");
     expect(html).toContain("You are signed in to hookledger as <strong>alice@portal.example</strong> (admin).");
-    expect(html).toContain("the district portal of <strong>Lincoln USD</strong>");
+    expect(html).toContain("the district portal of <strong>Lincoln USD</strong>, and signs you out of hookledger, as signing out does: in every browser.");
     expect(html).toContain("private window");
     expect(html).toContain('<button type="submit">Sign out and open the portal</button>');
     expect(html).toContain('<input type="hidden" name="replace" value="1">');
@@ -569,6 +569,167 @@ describe("signing out of the portal", () => {
   });
 });
 
+describe("a browser holds one session at a time: the one it replaces ends in the database", () => {
+  /** The form POSTed with `cookie` and the interstitial's replace=1; the cookie header the browser then sends. */
+  async function replaceWith(url: string, cookie: string) {
+    const token = new URL(url).searchParams.get("token")!;
+    const res = await open.POST(
+      new Request("http://localhost/portal/open", {
+        method: "POST",
+        headers: { host: "localhost", "content-type": "application/x-www-form-urlencoded", cookie },
+        body: new URLSearchParams({ token, replace: "1" }).toString(),
+      }),
+    );
+    expect(res.status).toBe(303);
+    const kept = res.headers.getSetCookie().filter((c) => !c.includes("Max-Age=0"));
+    return kept.map((c) => c.split(";")[0]).join("; ");
+  }
+  const revoked = async (id: string) => (await db.pool.query("SELECT revoked_at IS NOT NULL AS revoked, revoked_by FROM portal_sessions WHERE id = $1", [id])).rows[0];
+  const revokeAudit = async (id: string) =>
+    (await db.pool.query("SELECT actor, tenant_id, details FROM audit_entries WHERE action = 'portal.session.revoke' AND target_id = $1", [id])).rows;
+  let ip = 0;
+  async function signInOver(cookie: string, email: string, password: string) {
+    const { handleSignIn } = await import("../../lib/auth/signin");
+    const { PEER_HEADER, trustPeerHeader } = await import("../../lib/auth/proxies");
+    trustPeerHeader();
+    return call(handleSignIn, {
+      path: "/api/auth/signin",
+      body: { email, password },
+      headers: { origin: "http://localhost", host: "localhost", "sec-fetch-site": "same-origin", cookie, [PEER_HEADER]: `198.51.100.${++ip}` },
+    });
+  }
+
+  it("opening a link over a person's session signs that person out as signing out does: a copy of the cookie is refused", async () => {
+    const u = await createUser(db.prisma, { email: "copied@portal.example", role: "admin" });
+    const person = (await sessionSetCookies(newSession(u.id), false)).map((c) => c.split(";")[0]).join("; ");
+    expect((await call(subs.GET, { headers: { cookie: person } })).status).toBe(200);
+    const portal = await replaceWith((await mint({ tenant: A })).json.url, person);
+    expect((await call(subs.GET, { headers: asBrowser(portal) })).status).toBe(200);
+    // Another tab's copy of the person's cookie (or a stolen one) no longer works.
+    expect((await call(subs.GET, { headers: { cookie: person } })).status).toBe(401);
+  });
+
+  it("opening a link over another portal, or the same one again, revokes the one it replaces, audited in that portal's district", async () => {
+    const lincoln = await mint({ tenant: A });
+    const { cookie } = await openLink(lincoln.json.url);
+    const jefferson = await replaceWith((await mint({ tenant: B })).json.url, cookie!);
+    expect((await call(subs.GET, { headers: asBrowser(jefferson) })).status).toBe(200);
+    expect((await call(subs.GET, { headers: asBrowser(cookie!) })).status).toBe(401);
+    expect(await revoked(lincoln.json.id)).toEqual({ revoked: true, revoked_by: `portal:${A}` });
+    // The district's own trail, in its own name: never the name of the portal that came next.
+    expect(await revokeAudit(lincoln.json.id)).toEqual([{ actor: `portal:${A}`, tenant_id: A, details: { tenant: A, subscriptionId: null, replacedBy: "portal" } }]);
+
+    // The same district's portal opened again at once (no page asks): the earlier session still ends.
+    const earlier = await mint({ tenant: A });
+    const first = await openLink(earlier.json.url);
+    const again = await postTokenWith(new URL((await mint({ tenant: A })).json.url).searchParams.get("token")!, first.cookie!);
+    expect(again).toMatchObject({ status: 303, location: "/" });
+    expect((await call(subs.GET, { headers: asBrowser(first.cookie!) })).status).toBe(401);
+    expect(await revoked(earlier.json.id)).toMatchObject({ revoked: true });
+  });
+
+  it("a link that does not open ends nothing", async () => {
+    const live = await mint({ tenant: A });
+    const { cookie } = await openLink(live.json.url);
+    const spent = await mint({ tenant: B });
+    await openLink(spent.json.url);
+    expect(await postTokenWith(new URL(spent.json.url).searchParams.get("token")!, cookie!, "1")).toMatchObject({ location: "/signin?portal=used" });
+    expect((await call(subs.GET, { headers: asBrowser(cookie!) })).status).toBe(200);
+    expect(await revoked(live.json.id)).toMatchObject({ revoked: false });
+  });
+
+  it("a person signing in over a portal revokes it; over another person's session ends theirs; over their own keeps it", async () => {
+    await createUser(db.prisma, { email: "over@portal.example", role: "manager", password: "correct horse battery" });
+    const link = await mint({ tenant: A });
+    const { cookie } = await openLink(link.json.url);
+    const signedIn = await signInOver(cookie!, "over@portal.example", "correct horse battery");
+    expect(signedIn.status, signedIn.text).toBe(200);
+    expect((await call(subs.GET, { headers: asBrowser(cookie!) })).status).toBe(401);
+    expect(await revokeAudit(link.json.id)).toEqual([{ actor: `portal:${A}`, tenant_id: A, details: { tenant: A, subscriptionId: null, replacedBy: "sign-in" } }]);
+
+    const mine = signedIn.headers
+      .getSetCookie()
+      .filter((c) => !c.includes("Max-Age=0"))
+      .map((c) => c.split(";")[0])
+      .join("; ");
+    await createUser(db.prisma, { email: "next@portal.example", role: "support", password: "correct horse battery" });
+    // The same person again: their session was not someone else's, and stays.
+    expect((await signInOver(mine, "over@portal.example", "correct horse battery")).status).toBe(200);
+    expect((await call(subs.GET, { headers: { cookie: mine } })).status).toBe(200);
+    // Someone else at the same browser: the first person's session ends, as their sign-out would end it.
+    expect((await signInOver(mine, "next@portal.example", "correct horse battery")).status).toBe(200);
+    expect((await call(subs.GET, { headers: { cookie: mine } })).status).toBe(401);
+  });
+
+  it("a failed sign-in ends nothing", async () => {
+    const link = await mint({ tenant: A });
+    const { cookie } = await openLink(link.json.url);
+    expect((await signInOver(cookie!, "over@portal.example", "not the password")).status).toBe(401);
+    expect((await call(subs.GET, { headers: asBrowser(cookie!) })).status).toBe(200);
+  });
+
+  it("a link for the same portal at another access level is another portal: the page asks, naming both levels", async () => {
+    const { cookie } = await openLink((await mint({ tenant: A })).json.url);
+    const readOnly = await mint({ tenant: A, readOnly: true });
+    const u = new URL(readOnly.json.url);
+    const res = await open.GET(new Request(`http://localhost${u.pathname}${u.search}`, { headers: { host: "localhost", cookie: cookie!, "x-nonce": "bm9uY2U=" } }));
+    const html = await res.text();
+    expect(html).not.toContain("<script");
+    expect(html).toContain("This browser has the portal of <strong>Lincoln USD</strong> open, with changes allowed.");
+    expect(html).toContain("This link opens it read-only, and signs the open one out.");
+    const token = u.searchParams.get("token")!;
+    expect(await postTokenWith(token, cookie!)).toMatchObject({ status: 200 });
+    expect((await db.pool.query("SELECT used_at FROM portal_sessions WHERE id = $1", [readOnly.json.id])).rows[0].used_at).toBeNull();
+    // Still the manager-capable session, not silently made read-only.
+    expect(await principalFromSessionCookie(parseCookies(cookie!)[SESSION_COOKIE])).toMatchObject({ kind: "portal", role: "manager" });
+    const { cookie: ro } = await openLink((await mint({ tenant: A, readOnly: true })).json.url);
+    const back = new URL((await mint({ tenant: A })).json.url);
+    const res2 = await open.GET(new Request(`http://localhost${back.pathname}${back.search}`, { headers: { host: "localhost", cookie: ro! } }));
+    const html2 = await res2.text();
+    expect(html2).toContain("open, read-only.");
+    expect(html2).toContain("This link opens it with changes allowed");
+  });
+});
+
+/** The link's form POSTed by a browser sending `cookie`, optionally with replace. */
+async function postTokenWith(token: string, cookie: string, replace?: string) {
+  const res = await open.POST(
+    new Request("http://localhost/portal/open", {
+      method: "POST",
+      headers: { host: "localhost", "content-type": "application/x-www-form-urlencoded", cookie },
+      body: new URLSearchParams(replace === undefined ? { token } : { token, replace }).toString(),
+    }),
+  );
+  return { status: res.status, location: res.headers.get("location") };
+}
+
+describe("two session cookies in one browser", () => {
+  const csrfOf = (cookie: string) => parseCookies(cookie).hl_csrf;
+  it("the proxy, the API and the portal link's page all read a pair as no session, and the proxy clears both forms", async () => {
+    const u = await createUser(db.prisma, { email: "pair@portal.example", role: "admin" });
+    const person = (await sessionSetCookies(newSession(u.id), false)).map((c) => c.split(";")[0]).join("; ");
+    const { cookie: portal } = await openLink((await mint({ tenant: A })).json.url);
+    for (const pair of [`${person}; ${portal}`, `${portal}; ${person}`]) {
+      expect(csrfOf(pair)).toBeTruthy();
+      // The API: neither the first nor the last cookie decides.
+      expect((await call(subs.GET, { headers: { cookie: pair, host: "localhost" } })).status).toBe(401);
+      // The proxy: a page is sent to sign in, and both forms of the cookies are removed.
+      const res = await proxy(new NextRequest("http://localhost:3000/subscriptions", { headers: { cookie: pair } }));
+      expect(res.status).toBe(307);
+      expect(new URL(res.headers.get("location")!).pathname).toBe("/signin");
+      const cleared = res.headers.getSetCookie();
+      expect(cleared.filter((c) => c.startsWith(`${SESSION_COOKIE}=; `) && c.includes("Max-Age=0"))).toHaveLength(2);
+      expect(cleared.some((c) => c.startsWith(`${SESSION_COOKIE}=; `) && c.includes("Partitioned"))).toBe(true);
+      // The link's page does not ask on behalf of either: there is no one signed in to name.
+      const link = new URL((await mint({ tenant: B })).json.url);
+      const page = await open.GET(new Request(`http://localhost${link.pathname}${link.search}`, { headers: { host: "localhost", cookie: pair, "x-nonce": "bm9uY2U=" } }));
+      expect(await page.text()).toContain("<script nonce=");
+    }
+    // One cookie, sent twice with the same value, is still that one session.
+    expect((await call(subs.GET, { headers: { cookie: `${portal}; ${portal}`, host: "localhost" } })).status).toBe(200);
+  });
+});
+
 describe("framing", () => {
   async function page(path: string, cookie?: string) {
     const res = await proxy(new NextRequest(`http://localhost:3000${path}`, { headers: cookie ? { cookie } : {} }));
@@ -594,7 +755,11 @@ describe("framing", () => {
 
   it("the portal cookie is SameSite=None; Secure; Partitioned only when framing is configured, else Lax", async () => {
     const lax = await openLink((await mint({ tenant: A })).json.url);
-    for (const c of lax.setCookies) {
+    // A partitioned pair left from when framing was configured is removed first; the cookies set are Lax.
+    const [clearedFramed, setLax] = [lax.setCookies.slice(0, 2), lax.setCookies.slice(2)];
+    for (const c of clearedFramed) expect(c).toMatch(/^hl_(session|csrf)=; Path=\/; Max-Age=0; SameSite=None; Secure; Partitioned/);
+    expect(setLax).toHaveLength(2);
+    for (const c of setLax) {
       expect(c).toContain("SameSite=Lax");
       expect(c).not.toContain("SameSite=None");
     }
@@ -606,6 +771,37 @@ describe("framing", () => {
     for (const c of cleared) expect(c).toMatch(/^hl_(session|csrf)=; Path=\/; Max-Age=0; SameSite=Lax/);
     expect(set).toHaveLength(2);
     for (const c of set) expect(c).toMatch(/SameSite=None; Secure; Partitioned/);
+  });
+
+  it("signing in and signing out remove a framed portal's partitioned cookies too, which a person's cookie would only sit beside", async () => {
+    const { handleSignIn, handleSignOut } = await import("../../lib/auth/signin");
+    const { PEER_HEADER, trustPeerHeader } = await import("../../lib/auth/proxies");
+    trustPeerHeader();
+    process.env[FRAMES] = "https://app.example.com";
+    await createUser(db.prisma, { email: "framed@portal.example", role: "support", password: "correct horse battery" });
+    const res = await call(handleSignIn, {
+      path: "/api/auth/signin",
+      body: { email: "framed@portal.example", password: "correct horse battery" },
+      headers: { origin: "http://localhost", host: "localhost", "sec-fetch-site": "same-origin", [PEER_HEADER]: "203.0.113.77" },
+    });
+    expect(res.status, res.text).toBe(200);
+    const set = res.headers.getSetCookie();
+    for (const name of ["hl_session", "hl_csrf"]) {
+      const i = set.findIndex((c) => c.startsWith(`${name}=; `) && c.includes("Partitioned") && c.includes("Max-Age=0"));
+      // Removed before the person's own is set: a browser without partitioned cookies reads the removal as of the same cookie.
+      expect(i, name).toBeGreaterThanOrEqual(0);
+      expect(i).toBeLessThan(set.findIndex((c) => c.startsWith(`${name}=`) && !c.includes("Max-Age=0")));
+    }
+    const kept = set
+      .filter((c) => !c.includes("Max-Age=0"))
+      .map((c) => c.split(";")[0])
+      .join("; ");
+    const out = await call(handleSignOut, { method: "POST", headers: { ...asBrowser(kept, true) } });
+    expect(out.status).toBe(200);
+    const cleared = out.headers.getSetCookie();
+    expect(cleared.filter((c) => c.startsWith(`${SESSION_COOKIE}=; `))).toHaveLength(2);
+    expect(cleared.some((c) => c.startsWith(`${SESSION_COOKIE}=; `) && c.includes("Partitioned"))).toBe(true);
+    expect(cleared.some((c) => c.startsWith(`${SESSION_COOKIE}=; `) && !c.includes("Partitioned"))).toBe(true);
   });
 
   it("refuses junk origins, naming the entry", () => {
