@@ -55,8 +55,13 @@ export async function prepareAuth(db: { url: string; embedded: boolean }, opts: 
  * HOOKLEDGER_DATA_DIR or DATABASE_URL: run without them, it would create the user in ./.data (a demo's database,
  * say) and the sign-in would refuse the password.
  */
-export function firstAdminCommand(db: { embedded: boolean }, env: Record<string, string | undefined> = process.env): string {
-  if (!db.embedded) return `${FIRST_ADMIN_COMMAND}   (with this DATABASE_URL set)`;
+export function firstAdminCommand(
+  db: { embedded: boolean },
+  env: Record<string, string | undefined> = process.env,
+  /** Where it is read: in the terminal `start` prints to, "this" DATABASE_URL is the one just used; a web page has none of its own. */
+  shownOn: "terminal" | "page" = "terminal",
+): string {
+  if (!db.embedded) return `${FIRST_ADMIN_COMMAND}   (${shownOn === "page" ? "with the server's DATABASE_URL set in your shell" : "with this DATABASE_URL set"})`;
   const dir = env.HOOKLEDGER_DATA_DIR?.trim();
   if (!dir) return FIRST_ADMIN_COMMAND;
   const abs = path.resolve(dir);
@@ -70,7 +75,7 @@ export function firstAdminCommand(db: { embedded: boolean }, env: Record<string,
  */
 export function firstAdminCommandForServer(): string {
   const embedded = usesEmbeddedDatabase();
-  return firstAdminCommand({ embedded }, embedded ? { HOOKLEDGER_DATA_DIR: dataDir() } : {});
+  return firstAdminCommand({ embedded }, embedded ? { HOOKLEDGER_DATA_DIR: dataDir() } : {}, "page");
 }
 
 /** Loud on purpose: a demo admin left in a real install is an admin whose password sat in a terminal and a file. */

@@ -114,7 +114,8 @@ describe("the first-admin command `hookledger start` prints", () => {
       expect(firstAdminCommandForServer()).toBe(`HOOKLEDGER_DATA_DIR=${path.resolve(".data")} ${cmd}`);
       // An external server (no embedded one runs under the data folder at this URL).
       process.env.DATABASE_URL = "postgres://u:secret@db.example/h";
-      expect(firstAdminCommandForServer()).toBe(`${cmd}   (with this DATABASE_URL set)`);
+      // Read on a web page, where "this" DATABASE_URL would point at nothing the reader has.
+      expect(firstAdminCommandForServer()).toBe(`${cmd}   (with the server's DATABASE_URL set in your shell)`);
     } finally {
       for (const [k, v] of [
         ["DATABASE_URL", saved.url],
