@@ -39,3 +39,18 @@ export function actorInWords(actor: string): string {
   if (kind === "cli") return `the command line (${name})`;
   return actor;
 }
+
+/**
+ * What the audit page's actor filter looks for, from what a person typed: the stored form as it is ("user:ana@…",
+ * a bare email, "portal"), or the words the Actor column shows for a district (actorInWords), copied back into the
+ * filter, taken to the stored form they came from.
+ */
+export function actorFromWords(typed: string): string {
+  const t = typed.trim();
+  const m =
+    /^API token [“"](.+)[”"]$/i.exec(t)?.map((x, i) => (i ? `token:${x}` : x)) ??
+    /^(?:the )?district portal of (.+)$/i.exec(t)?.map((x, i) => (i ? `portal:${x}` : x)) ??
+    /^(?:the )?command line \((.+)\)$/i.exec(t)?.map((x, i) => (i ? `cli:${x}` : x));
+  if (m) return m[1];
+  return t.toLowerCase() === "hookledger" ? "system" : t;
+}

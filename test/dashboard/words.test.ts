@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { actorInWords, count, noun, num, possessive } from "@/lib/words";
+import { actorFromWords, actorInWords, count, noun, num, possessive } from "@/lib/words";
 
 describe("numbers in words", () => {
   it("groups thousands the same way whatever the process's locale", () => {
@@ -32,5 +32,16 @@ describe("who did it", () => {
     expect(actorInWords("system")).toBe("hookledger");
     expect(actorInWords("cli:ops@host-1")).toBe("the command line (ops@host-1)");
     expect(actorInWords("someone")).toBe("someone");
+  });
+});
+
+describe("who did it, typed into the audit page's actor filter", () => {
+  it("takes back the words the Actor column shows, so a district can copy them into the filter", () => {
+    for (const stored of ["token:deploy:prod", "portal:lincoln", "system", "cli:ops@host-1"]) expect(actorFromWords(actorInWords(stored))).toBe(stored);
+    // A user shows as its address, which the filter finds inside "user:…".
+    // What the stored form already matches is left as typed: an email, "portal", a token's name.
+    expect(actorFromWords("  ana@lincoln.example ")).toBe("ana@lincoln.example");
+    expect(actorFromWords("portal")).toBe("portal");
+    expect(actorFromWords("api token “deploy”")).toBe("token:deploy");
   });
 });

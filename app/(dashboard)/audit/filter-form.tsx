@@ -43,7 +43,8 @@ export function AuditFilterForm({
     <form method="get" action="/audit" className={`${card} grid grid-cols-2 gap-3 sm:grid-cols-3 lg:grid-cols-6`} aria-label="Filter the audit log">
       <label className={label}>
         Actor
-        <input name="actor" defaultValue={q.actor ?? ""} className={input} placeholder="user:ana@…" />
+        {/* A district reads its actors in words (an email, an API token's name, the portal); the filter takes those as typed. */}
+        <input name="actor" defaultValue={q.actor ?? ""} className={input} placeholder={district ? "Email, token name or portal" : "user:ana@…"} />
       </label>
       <label className={label}>
         Action

@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { PrismaClient } from "@/lib/db/prisma";
 import type { Prisma } from "@/lib/generated/prisma/client";
 import { GLOBAL_SCOPE, type Scope } from "@/lib/tenants/scope";
+import { actorFromWords } from "@/lib/words";
 
 export const ZAuditQuery = z.object({
   actor: z.string().trim().max(200).optional().catch(undefined),
@@ -41,7 +42,7 @@ export async function findAuditEntries(prisma: PrismaClient, q: TAuditQuery, sco
   // A portal for one subscription: the rows that name it (as the target, or in their details), not the tenant's others.
   if (scope.tenantId !== null && scope.subscriptionId)
     where.OR = [{ targetType: "subscription", targetId: scope.subscriptionId }, { details: { path: ["subscriptionId"], equals: scope.subscriptionId } }];
-  if (q.actor) where.actor = { contains: q.actor, mode: "insensitive" };
+  if (q.actor) where.actor = { contains: actorFromWords(q.actor), mode: "insensitive" };
   if (q.action) where.action = q.action;
   if (q.targetType) where.targetType = q.targetType;
   if (q.targetId) where.targetId = q.targetId;
