@@ -11,6 +11,7 @@ import { answerWords } from "@/components/ui/labels";
 import { NO_FILTERS, type DeliveryFilterValues as Filters } from "@/components/dashboard/DeliveryFilters";
 import { LiveButton } from "@/components/ui/LiveButton";
 import { num } from "@/lib/words";
+import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 
 export type Answers = { groups: AnswerGroup[]; examined: number };
 
@@ -31,16 +32,19 @@ function redriveHref(subscriptionId: string, g: AnswerGroup): string {
   return `/dlq/redrive?${qs}`;
 }
 
-type RowProps = { g: AnswerGroup; subscriptionId: string; canRedrive: boolean; onShow: (f: Filters) => void; tz: string; now: number };
+type RowProps = { g: AnswerGroup; subscriptionId: string; canRedrive: boolean; onShow: (f: Filters) => void; tz: string; now: number; district: boolean };
 
-function AnswerRow({ g, subscriptionId, canRedrive, onShow, tz, now }: RowProps) {
+function AnswerRow({ g, subscriptionId, canRedrive, onShow, tz, now, district }: RowProps) {
+  const words = answerWords(g.statusCode, g.errorClass, g.signature, district);
+  // A district reads a network failure in words; the answer as grouped stays in the title for whoever debugs the endpoint.
+  const raw = words !== answerWords(g.statusCode, g.errorClass, g.signature) ? g.signature : undefined;
   return (
     <li className="flex flex-col gap-1 rounded-md border border-slate-200 p-2 sm:flex-row sm:items-center sm:justify-between">
       <div className="min-w-0 text-sm">
         <span className="font-semibold text-slate-900">{num(g.count)} ×</span>{" "}
         {/* The answer whole, as stored (up to its excerpt); a long one scrolls inside its own box. */}
-        <span className="inline-block max-h-24 max-w-full overflow-y-auto break-words align-top text-slate-800" data-testid="answer-words">
-          {answerWords(g.statusCode, g.errorClass, g.signature)}
+        <span className="inline-block max-h-24 max-w-full overflow-y-auto break-words align-top text-slate-800" data-testid="answer-words" title={raw}>
+          {words}
         </span>{" "}
         <span className="text-slate-600" title={`first ${g.firstAt}, last ${g.lastAt}`}>
           {sinceText(g.firstAt, tz, now)}, last {formatTime(g.lastAt, tz)}
@@ -79,6 +83,7 @@ export function AnswerGroups({
 }) {
   const tz = useTimeZone();
   const now = useNow(15_000);
+  const district = useViewerTenant() !== null;
   return (
     <Card title="What the endpoint has been answering" id="answers">
       {answers && answers.groups.length === 0 ? (
@@ -88,7 +93,7 @@ export function AnswerGroups({
       ) : (
         <ul className="space-y-2" data-testid="answer-groups">
           {answers?.groups.map((g, i) => (
-            <AnswerRow key={i} g={g} subscriptionId={subscriptionId} canRedrive={canRedrive} onShow={onShow} tz={tz} now={now} />
+            <AnswerRow key={i} g={g} subscriptionId={subscriptionId} canRedrive={canRedrive} onShow={onShow} tz={tz} now={now} district={district} />
           ))}
         </ul>
       )}

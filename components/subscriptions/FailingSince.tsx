@@ -8,15 +8,20 @@ import type { SubscriptionHealth } from "@/lib/dashboard/subscriptions";
 import { answerWords } from "@/components/ui/labels";
 import { formatTime, useTimeZone } from "@/components/ui/time";
 import { num } from "@/lib/words";
+import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 
 type Failing = Pick<SubscriptionHealth, "failing" | "lastError">;
 
 /** The last failed answer: "HTTP 503 “Service Unavailable” at 07:52:10 UTC"; `clamp` keeps a table cell to two lines. */
 export function LastAnswer({ s, clamp = false }: { s: Failing; clamp?: boolean }) {
   const tz = useTimeZone();
+  const district = useViewerTenant() !== null;
   const last = s.lastError;
   if (!last) return <span className="text-slate-500">none recently</span>;
-  const words = answerWords(last.statusCode, last.errorClass, last.excerpt ?? last.message);
+  const said = last.excerpt ?? last.message;
+  const words = answerWords(last.statusCode, last.errorClass, said, district);
+  // What was stored, for whoever debugs the endpoint, where a district reads it in words.
+  const raw = words !== answerWords(last.statusCode, last.errorClass, said) ? (said ?? undefined) : undefined;
   const when = (
     <time dateTime={last.at} className="whitespace-nowrap">
       {formatTime(last.at, tz)}
@@ -25,7 +30,7 @@ export function LastAnswer({ s, clamp = false }: { s: Failing; clamp?: boolean }
   // In a table cell the words are clamped (whole in the tooltip) and the time stays visible under them.
   return clamp ? (
     <span className="block text-slate-800" data-testid="last-answer">
-      <span className="line-clamp-2 break-words" title={words}>
+      <span className="line-clamp-2 break-words" title={raw ? `${words} (${raw})` : words}>
         {words}
       </span>
       <span className="block text-xs text-slate-600">{when}</span>
@@ -34,7 +39,7 @@ export function LastAnswer({ s, clamp = false }: { s: Failing; clamp?: boolean }
     <span className="break-words text-slate-800" data-testid="last-answer">
       {/* The answer whole, as stored (up to its 4 KB excerpt); a long one scrolls inside its own box, as in the answer
           groups, so what an endpoint answers cannot fill its card, the district's page or the subscription's header. */}
-      <span className="inline-block max-h-24 max-w-full overflow-y-auto break-words align-top" data-testid="last-answer-words">
+      <span className="inline-block max-h-24 max-w-full overflow-y-auto break-words align-top" data-testid="last-answer-words" title={raw}>
         {words}
       </span>{" "}
       <span className="text-slate-600">at</span> {when}

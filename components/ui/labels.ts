@@ -20,6 +20,7 @@ import {
   INTERRUPTED_ERROR_CLASSES,
 } from "@/lib/ledger/states";
 import type { AuditAction, AuditTargetType } from "@/lib/audit";
+import { errorInWords } from "@/lib/dashboard/error-words";
 
 // The words of docs/GLOSSARY.md: a page, a badge and a filter say the same thing for the same state.
 export const DELIVERY_STATE_LABELS: Record<DeliveryState, string> = {
@@ -247,9 +248,12 @@ function oneLine(text: string): string {
 /**
  * What an endpoint answered, with the status once: `HTTP 503 “Service Unavailable”`, `timeout “No answer within
  * 10000 ms”`, `HTTP 422` (never "422 HTTP 422"). `said` is the answer's stored excerpt or the error's message, shown
- * whole; one that only repeats the status ("HTTP 503", "503") is left out.
+ * whole; one that only repeats the status ("HTTP 503", "503") is left out. `district`: a network failure in words.
  */
-export function answerWords(statusCode: number | null, errorClass: string | null, said?: string | null): string {
+export function answerWords(statusCode: number | null, errorClass: string | null, said?: string | null, district = false): string {
+  // A district reads a network failure in words ("Your endpoint refused the connection (…)"), not Node's code for it.
+  const plain = district && !statusCode ? errorInWords(errorClass, said) : null;
+  if (plain) return plain;
   const head = statusCode ? `HTTP ${statusCode}` : labelOf(ERROR_CLASS_LABELS, errorClass, "no answer");
   // Nothing the endpoint said: the stored message tells of hookledger's worker and lease.
   if (!statusCode && errorClass && INTERRUPTED_ERROR_CLASSES.includes(errorClass)) return head;

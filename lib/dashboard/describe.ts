@@ -4,6 +4,7 @@
 import type { DeliveryWithAttempts } from "../ledger/read/types";
 import { count } from "../words";
 import { ERROR_CLASS_WORDS, INTERRUPTED_ERROR_CLASSES, type ErrorClass } from "../ledger/states";
+import { errorDetail } from "./error-words";
 
 /** A delivery with its attempts (lib/ledger/read/types.ts) and, where the reader has it, its event's subject. */
 export type DeliveryLite = DeliveryWithAttempts & {
@@ -138,6 +139,10 @@ function whoSaidWhat(d: DeliveryLite): string {
   const cls = last?.errorClass ?? d.lastErrorClass;
   if (cls === "target_blocked") return "could not be sent to: its address is not allowed";
   if (cls && INTERRUPTED.includes(cls)) return "may have received it, but no answer was recorded";
+  // The error's address or name in words ("connection refused: nothing was listening at 127.0.0.1:4801"), not Node's
+  // code for it; the stored message quoted only when it says something no words here do.
+  const detail = cls ? errorDetail(cls, last?.errorMessage ?? d.lastErrorMessage) : null;
+  if (cls && detail) return `did not answer (${classInWords(cls)}: ${detail})`;
   if (cls) return `did not answer (${classInWords(cls)})${quote ? ` ${quote}` : ""}`;
   return "was not reached";
 }

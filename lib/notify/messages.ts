@@ -6,6 +6,7 @@ import type { NoticeContext, NotifyKind } from "../ledger/sql/notifications";
 import { noun, count } from "../words";
 import { displayUrl } from "../display-url";
 import { ERROR_CLASS_WORDS, INTERRUPTED_ERROR_CLASSES, type ErrorClass } from "../ledger/states";
+import { errorDetail } from "../dashboard/error-words";
 
 export type Message = { subject: string; body: string };
 
@@ -22,7 +23,9 @@ function lastAnswer(c: Pick<NoticeContext, "lastStatus" | "lastErrorClass" | "la
   if (c.lastErrorClass && INTERRUPTED_ERROR_CLASSES.includes(c.lastErrorClass)) return "may have answered, but no answer was recorded (sending was interrupted)";
   if (c.lastErrorClass) {
     const words = ERROR_CLASS_WORDS[c.lastErrorClass as ErrorClass] ?? c.lastErrorClass.replace(/_/g, " ");
-    return `did not answer (${words}${c.lastErrorMessage ? `: ${c.lastErrorMessage.slice(0, 160)}` : ""})`;
+    // The address or name in words where the message names one; Node's own message only when it says more than the class.
+    const said = errorDetail(c.lastErrorClass, c.lastErrorMessage) ?? c.lastErrorMessage?.slice(0, 160);
+    return `did not answer (${words}${said ? `: ${said}` : ""})`;
   }
   return null;
 }

@@ -30,7 +30,14 @@ const answerLine = (last: Pick<NoticeContext, "lastErrorClass" | "lastErrorMessa
 describe("a notice's last answer", () => {
   it("names the error class in words", () => {
     expect(answerLine({ lastErrorClass: "connect_refused", lastErrorMessage: "ECONNREFUSED: connect ECONNREFUSED 10.0.0.7:443" })).toBe(
-      "Its last answer: it did not answer (connection refused: ECONNREFUSED: connect ECONNREFUSED 10.0.0.7:443) at 2026-12-06 08:00 UTC.",
+      "Its last answer: it did not answer (connection refused: nothing was listening at 10.0.0.7:443) at 2026-12-06 08:00 UTC.",
+    );
+    expect(answerLine({ lastErrorClass: "dns", lastErrorMessage: "ENOTFOUND: getaddrinfo ENOTFOUND sis.lincoln.example" })).toBe(
+      "Its last answer: it did not answer (DNS failure: the name sis.lincoln.example could not be found) at 2026-12-06 08:00 UTC.",
+    );
+    // A message no words here cover is kept as it came.
+    expect(answerLine({ lastErrorClass: "network", lastErrorMessage: "EPROTO: something odd" })).toBe(
+      "Its last answer: it did not answer (other network error: EPROTO: something odd) at 2026-12-06 08:00 UTC.",
     );
   });
 

@@ -21,6 +21,7 @@ import {
 } from "@/components/ui/labels";
 import { actorInWords, num } from "@/lib/words";
 import { INTERRUPTED_ERROR_CLASSES } from "@/lib/ledger/states";
+import { errorInWords } from "@/lib/dashboard/error-words";
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 
 type Item =
@@ -73,13 +74,32 @@ function AttemptRow({ a, district }: { a: DeliveryDetail["attempts"][number]; di
           </div>
         ))}
       </dl>
-      {message && <p className="mt-1 text-sm text-red-900">{message}</p>}
+      {message && (district ? <DistrictError errorClass={a.errorClass} message={message} /> : <p className="mt-1 text-sm text-red-900">{message}</p>)}
       {a.responseExcerpt && (
         <details className="mt-1 text-sm">
           <summary className="cursor-pointer text-slate-600 hover:text-slate-900">Response excerpt</summary>
           <pre className="mt-1 max-h-60 overflow-auto whitespace-pre-wrap break-all rounded bg-slate-50 p-2 text-xs">{a.responseExcerpt}</pre>
         </details>
       )}
+    </div>
+  );
+}
+
+/**
+ * A failed attempt's error as a district's viewer reads it: what happened to its endpoint in words ("Your endpoint refused
+ * the connection (nothing was listening at 127.0.0.1:4801)."), the message as stored a click away for whoever debugs
+ * the endpoint. A message with no words here (a redirect's, one the sender wrote plainly) shows as it is.
+ */
+function DistrictError({ errorClass, message }: { errorClass: string | null; message: string }) {
+  const words = errorInWords(errorClass, message);
+  if (!words) return <p className="mt-1 text-sm text-red-900">{message}</p>;
+  return (
+    <div className="mt-1 text-sm" data-testid="attempt-error">
+      <p className="text-red-900">{words}.</p>
+      <details>
+        <summary className="cursor-pointer text-slate-600 hover:text-slate-900">Details</summary>
+        <code className="mt-1 block break-all rounded bg-slate-50 p-2 text-xs text-slate-800">{message}</code>
+      </details>
     </div>
   );
 }
