@@ -31,10 +31,14 @@ export function batchHeading(b: { kind: string; matched: number }, opts: { distr
   return `${KIND_LABEL[b.kind] ?? "Redrive"} of ${num(b.matched)} ${b.kind === "backfill" ? noun(b.matched, "event") : noun(b.matched, "delivery", "deliveries")}`;
 }
 
-/** The batch's selection in words: a redrive's dead-letter filter, or a recover's or backfill's subscription and window. */
-export function describeBatch(kind: string, f: Record<string, unknown>, fmt: (iso: string) => string): string {
-  if (kind === "redrive") return describeFilter(f, fmt);
+/**
+ * The batch's selection in words: a redrive's dead-letter filter, or a recover's or backfill's subscription and window.
+ * `district`: its subscription by name (`names`, id → name), as a district calls it.
+ */
+export function describeBatch(kind: string, f: Record<string, unknown>, fmt: (iso: string) => string, district?: { names: Record<string, string> }): string {
+  if (kind === "redrive") return describeFilter(f, fmt, district);
   const what = kind === "recover" ? "deliveries created" : "events received";
   const states = Array.isArray(f.states) ? ` (${(f.states as string[]).map((s) => s.replace("_", " ")).join(", ")})` : "";
-  return `subscription ${f.subscriptionId}, ${what} ${fmt(String(f.since))} to ${fmt(String(f.until))}${states}`;
+  const sub = district?.names[String(f.subscriptionId)] ?? `subscription ${f.subscriptionId}`;
+  return `${sub}, ${what} ${fmt(String(f.since))} to ${fmt(String(f.until))}${states}`;
 }

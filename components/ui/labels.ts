@@ -82,6 +82,15 @@ export const DEAD_LETTER_REASON_LABELS: Record<DeadLetterReason, string> = {
   abandoned: "abandoned (worker died mid-send)",
 };
 
+/** The reasons in a district's words (its Dead letters page, the batches sent again for it): no worker, no classifier. */
+export const DEAD_LETTER_REASON_WORDS: Record<DeadLetterReason, string> = {
+  exhausted: "gave up after every retry",
+  permanent: "refused by the endpoint",
+  gone: "the endpoint answered that it is gone (HTTP 410)",
+  target_blocked: "the address is not allowed",
+  abandoned: "sending was interrupted every time",
+};
+
 export const AUDIT_ACTION_LABELS: Record<AuditAction, string> = {
   "delivery.redrive": "redriven",
   "delivery.retry_now": "retried now",

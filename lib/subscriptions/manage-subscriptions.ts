@@ -208,6 +208,14 @@ export async function getSubscription(prisma: PrismaClient, id: string, scope: S
   return toSubscriptionView(sub);
 }
 
+/** The names of the subscriptions among `ids` the viewer may see, by id (a batch's filter names its subscription by id). */
+export async function findSubscriptionNames(prisma: PrismaClient, ids: string[], scope: Scope = GLOBAL_SCOPE): Promise<Record<string, string>> {
+  const unique = [...new Set(ids)];
+  if (!unique.length) return {};
+  const rows = await prisma.subscription.findMany({ where: { id: { in: unique }, ...subscriptionWhere(scope) }, select: { id: true, name: true } });
+  return Object.fromEntries(rows.map((r) => [r.id, r.name]));
+}
+
 /**
  * A subscription that has deliveries keeps its tenant. Every read of a delivery, its event's payload, its attempts
  * and a lookup by subject value is confined by the subscription's current tenant, so moving one that carried

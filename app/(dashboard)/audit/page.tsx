@@ -33,7 +33,10 @@ import { AuditFilterForm } from "./filter-form";
 import { ledgerDb } from "@/lib/ledger/read/db";
 import { listNotifications } from "@/lib/ledger/sql/notifications";
 import { NotificationsTable } from "@/components/dashboard/NotificationsTable";
-import { actorInWords, count, possessive } from "@/lib/words";
+import { actorInWords, count, num, possessive } from "@/lib/words";
+import { describeFilter } from "@/components/redrive/describe-filter";
+import { formatAbsolute } from "@/lib/dashboard/describe";
+import { findSubscriptionNames } from "@/lib/subscriptions/manage-subscriptions";
 import { displayUrl } from "@/lib/display-url";
 
 export const dynamic = "force-dynamic";
@@ -51,7 +54,7 @@ const TARGET_LINK: Partial<Record<AuditTargetType, (id: string) => string>> = {
  * A row's details in a line, read through its action's schema; rows the schema does not know fall back to a generic
  * reading. `district`: in the words of a district's viewer, whose own district the row's tenant always is.
  */
-function summarize(action: string, details: unknown, district: boolean): string {
+function summarize(action: string, details: unknown, district: boolean, names: Record<string, string> = {}): string {
   if (isAuditAction(action)) {
     switch (action) {
       case "delivery.redrive":
@@ -63,6 +66,9 @@ function summarize(action: string, details: unknown, district: boolean): string 
       }
       case "redrive.create": {
         const d = parseAuditDetails(action, details);
+        // A district reads the batch as its dead letters sent again, its subscription by the name it gave it.
+        if (d && district)
+          return `${count(d.count, "dead letter")} sent again: ${describeFilter(d.filter, (iso) => formatAbsolute(iso), { names })}; ${num(d.ratePerSecond)} a second`;
         if (d) {
           const f = Object.entries(d.filter)
             .filter(([k]) => !(district && k === "tenant"))
@@ -177,6 +183,16 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
     // The notices the system sent districts are shown beside the operators' actions (the newest; all on /notifications).
     listNotifications(ledgerDb(), scope, { limit: 10 }),
   ]);
+  // A district's batches name its subscriptions by their names (the rows hold their ids).
+  const subscriptionName = global
+    ? {}
+    : await findSubscriptionNames(
+        getPrisma(),
+        items.flatMap((e) => (e.action === "redrive.create" ? [(e.details as { filter?: { subscriptionId?: unknown } } | null)?.filter?.subscriptionId] : [])).filter(
+          (id): id is string => typeof id === "string",
+        ),
+        scope,
+      );
   // The names of the tenants the rows name, however many tenants there are.
   const tenantName = global ? await tenantNames(getPrisma(), [...items.map((e) => e.tenantId), ...notices.map((n) => n.tenant)]) : new Map<string, string>();
   const keep = new URLSearchParams(Object.entries(flat).filter(([k, v]) => v && k !== "before") as [string, string][]);
@@ -260,7 +276,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
                       {e.reason ?? "—"}
                     </td>
                     <td className="block text-slate-700 wrap-anywhere md:table-cell md:px-3 md:py-2">
-                      {summarize(e.action, e.details, !global)}
+                      {summarize(e.action, e.details, !global, subscriptionName)}
                       <details className="mt-1">
                         <summary className="cursor-pointer text-xs text-slate-500">JSON</summary>
                         <pre className="mt-1 max-w-md overflow-x-auto whitespace-pre-wrap break-all rounded bg-slate-50 p-2 text-xs">

@@ -26,14 +26,15 @@ import {
 import { OptionSelect } from "@/components/ui/form";
 import { DlqCharts } from "@/components/charts/DlqCharts";
 import { CHART_RANGES, rangeFromParam, rangeParam } from "@/components/charts/axes";
-import { DEAD_LETTER_REASON_LABELS, DEAD_LETTER_REASON_TITLE, ERROR_CLASS_LABELS, labelOf } from "@/components/ui/labels";
+import { DEAD_LETTER_REASON_LABELS, DEAD_LETTER_REASON_TITLE, DEAD_LETTER_REASON_WORDS, ERROR_CLASS_LABELS, labelOf } from "@/components/ui/labels";
 import { LiveButton, LiveFieldset } from "@/components/ui/LiveButton";
 import { num, count, noun } from "@/lib/words";
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 
 type History = { points: DlqPoint[]; bucketSeconds: number };
 const RANGES = CHART_RANGES.map(({ value, label }) => ({ value, label }));
-const reasonLabel = (r: string | null) => labelOf(DEAD_LETTER_REASON_LABELS, r, "unknown");
+/** `district`: in its words ("sending was interrupted every time"), not of the worker that died mid-send. */
+const reasonLabel = (r: string | null, district = false) => labelOf(district ? DEAD_LETTER_REASON_WORDS : DEAD_LETTER_REASON_LABELS, r, "unknown");
 
 /** The bulk redrive page, pre-filtered (/dlq/redrive takes these parameters). */
 function redriveHref(f: { subscriptionId?: string; reason?: string | null; errorClass?: string | null; statusCode?: number | null }) {
@@ -181,6 +182,7 @@ function GroupsCard({
   formRef: RefObject<HTMLFormElement | null>;
 }) {
   const [filter, setFilter] = useState(initialFilter);
+  const district = useViewerTenant() !== null;
   const matches = (subscriptionId: string, reason: string | null) =>
     (!filter.subscriptionId || subscriptionId === filter.subscriptionId) && (!filter.reason || (reason ?? "") === filter.reason);
   const groups = s.groups.filter((g) => matches(g.subscriptionId, g.reason));
@@ -215,9 +217,9 @@ function GroupsCard({
               aria-label="Filter by reason"
               any="All reasons"
               options={withChosen(
-                s.byReason.map((r) => ({ value: r.reason ?? "", label: reasonLabel(r.reason) })),
+                s.byReason.map((r) => ({ value: r.reason ?? "", label: reasonLabel(r.reason, district) })),
                 filter.reason,
-                reasonLabel(filter.reason),
+                reasonLabel(filter.reason, district),
               )}
               value={filter.reason}
               onChange={(e) => setFilter({ ...filter, reason: e.target.value })}
@@ -395,7 +397,7 @@ export function DlqClient({
         <dl className="grid grid-cols-2 gap-4 sm:grid-cols-4">
           <Stat label="Depth now" value={<span data-testid="dlq-depth">{num(s.depth)}</span>} hint={count(s.subscriptionCount, "subscription")} />
           <Stat label="Oldest" value={formatAge(s.oldestAgeSeconds)} hint="age of the oldest dead letter" />
-          <Stat label="Reasons" value={s.byReason.length} hint={s.byReason.map((r) => reasonLabel(r.reason)).join(", ") || "—"} />
+          <Stat label="Reasons" value={s.byReason.length} hint={s.byReason.map((r) => reasonLabel(r.reason, district)).join(", ") || "—"} />
           <Stat
             label="Counted"
             value={<Time iso={s.countedAt} relative={false} className="text-sm font-normal" />}
@@ -424,7 +426,7 @@ export function DlqClient({
               key: r.reason ?? "",
               label: (
                 <>
-                  {reasonLabel(r.reason)} {!district && <span className="font-mono text-xs text-slate-500">{r.reason}</span>}
+                  {reasonLabel(r.reason, district)} {!district && <span className="font-mono text-xs text-slate-500">{r.reason}</span>}
                 </>
               ),
               ...r,

@@ -23,6 +23,7 @@ export function RedriveBatchesClient({
   kind,
   cursor,
   district,
+  names = {},
   words,
 }: {
   initial: RedriveBatchPage;
@@ -34,6 +35,8 @@ export function RedriveBatchesClient({
   cursor: string | null;
   /** A district's viewer: the page, its kinds and its counts in the district's words (deliveries sent again), not the batches' names. */
   district: boolean;
+  /** The batches' subscriptions by id, for a district, which names them by the names it gave them. */
+  names?: Record<string, string>;
   /** The header's line and the empty list's, in the viewer's words (components/dashboard/page-access.ts). */
   words: { description: string; empty: string };
 }) {
@@ -105,7 +108,7 @@ export function RedriveBatchesClient({
                 <span className="text-slate-500 sm:hidden">Why: </span>
                 {b.reason}
               </td>
-              <td className={`${stackedCell()} text-slate-700 sm:px-3 sm:py-2`}>{describeBatch(b.kind, b.filter as Record<string, unknown>, fmtTime)}</td>
+              <td className={`${stackedCell()} text-slate-700 sm:px-3 sm:py-2`}>{describeBatch(b.kind, b.filter as Record<string, unknown>, fmtTime, district ? { names } : undefined)}</td>
               <td className={`${stackedCell(true)} text-slate-600 sm:px-3 sm:py-2 sm:text-slate-900`}>{actorInWords(b.actor)}</td>
               <td className={`${stackedCell(true)} text-slate-600 sm:whitespace-nowrap sm:px-3 sm:py-2 sm:text-slate-900`}>
                 <Time iso={b.createdAt} relative={false} />

@@ -9,6 +9,7 @@ import { BATCH_KINDS, type BatchKind } from "@/lib/redrive/redrive-input";
 import { RedriveBatchesClient } from "./page-client";
 import { BATCHES_SHOWN } from "@/components/redrive/batch-kind";
 import { scopeOf } from "@/lib/tenants/scope";
+import { findSubscriptionNames } from "@/lib/subscriptions/manage-subscriptions";
 import { redrivesWords } from "@/components/dashboard/page-access";
 
 export const dynamic = "force-dynamic";
@@ -32,6 +33,15 @@ export default async function RedrivesPage({ searchParams }: { searchParams: Pro
     throw err;
   });
   if (!page) redirect(kind ? `/redrives?kind=${kind}` : "/redrives");
+  const district = Boolean(viewer.tenantId);
+  // A district names its subscriptions by the names it gave them, not by the ids the batches' filters hold.
+  const names = district
+    ? await findSubscriptionNames(
+        getPrisma(),
+        page.items.map((b) => (b.filter as { subscriptionId?: string }).subscriptionId).filter((id): id is string => Boolean(id)),
+        scopeOf(viewer),
+      )
+    : {};
   return (
     <RedriveBatchesClient
       initial={page}
@@ -39,7 +49,8 @@ export default async function RedrivesPage({ searchParams }: { searchParams: Pro
       canCreate={can(viewer.role, "redrives.create")}
       kind={kind}
       cursor={cursor}
-      district={Boolean(viewer.tenantId)}
+      district={district}
+      names={names}
       words={redrivesWords({ role: viewer.role, portal: viewer.kind === "portal", district: Boolean(viewer.tenantId) })}
     />
   );

@@ -97,17 +97,22 @@ function CancelCard({ b, url, onCancelled, district }: { b: RedriveBatchProgress
   );
 }
 
-/** `district`: a district's viewer, who reads the batch as deliveries sent again (the Sent again page), not as a redrive. */
+/**
+ * `district`: a district's viewer, who reads the batch as deliveries sent again (the Sent again page), not as a redrive,
+ * and its subscription by the name in `names` (id → name), not its id.
+ */
 export function RedriveBatchClient({
   initial,
   initialAt,
   canCancel,
   district,
+  names = {},
 }: {
   initial: RedriveBatchProgress;
   initialAt: number;
   canCancel: boolean;
   district: boolean;
+  names?: Record<string, string>;
 }) {
   const url = `/api/v1/redrives/${encodeURIComponent(initial.id)}`;
   const q = useQuery<RedriveBatchProgress>({
@@ -140,9 +145,17 @@ export function RedriveBatchClient({
           </p>
           <h1 className="mt-1 text-2xl font-semibold">{batchHeading(b, { district })}</h1>
           <p className="mt-1 text-sm text-slate-700">
-            “{b.reason}” by {actorInWords(b.actor)} at <Time iso={b.createdAt} relative={false} />. {b.kind === "redrive" ? "Filter" : "Selection"}:{" "}
-            {describeBatch(b.kind, b.filter as Record<string, unknown>, fmtTime)}; {b.ratePerSecond}/s
-            {b.latestStateWins ? "; latest state wins" : ""}.
+            “{b.reason}” by {actorInWords(b.actor)} at <Time iso={b.createdAt} relative={false} />.{" "}
+            {district ? (
+              <span data-testid="batch-selection">
+                Sent: {describeBatch(b.kind, b.filter as Record<string, unknown>, fmtTime, { names })}, {num(b.ratePerSecond)} a second.
+              </span>
+            ) : (
+              <>
+                {b.kind === "redrive" ? "Filter" : "Selection"}: {describeBatch(b.kind, b.filter as Record<string, unknown>, fmtTime)}; {b.ratePerSecond}/s
+                {b.latestStateWins ? "; latest state wins" : ""}.
+              </>
+            )}
           </p>
         </div>
         <span

@@ -10,6 +10,7 @@ import { AppError } from "@/lib/errors";
 import { getRedriveBatch } from "@/lib/redrive/redrive-batches";
 import { RedriveBatchClient } from "./page-client";
 import { scopeOf } from "@/lib/tenants/scope";
+import { findSubscriptionNames } from "@/lib/subscriptions/manage-subscriptions";
 import { batchHeading } from "@/components/redrive/batch-kind";
 
 export const dynamic = "force-dynamic";
@@ -31,5 +32,9 @@ export default async function RedriveBatchPage({ params }: { params: Promise<{ i
     if (err instanceof AppError && err.code === "not_found") notFound();
     throw err;
   });
-  return <RedriveBatchClient initial={batch} initialAt={Date.now()} canCancel={can(viewer.role, "redrives.cancel")} district={Boolean(viewer.tenantId)} />;
+  const district = Boolean(viewer.tenantId);
+  const subscriptionId = (batch.filter as { subscriptionId?: string }).subscriptionId;
+  // A district names its subscription by the name it gave it, not by the id the filter holds.
+  const names = district && subscriptionId ? await findSubscriptionNames(getPrisma(), [subscriptionId], scopeOf(viewer)) : {};
+  return <RedriveBatchClient initial={batch} initialAt={Date.now()} canCancel={can(viewer.role, "redrives.cancel")} district={district} names={names} />;
 }
