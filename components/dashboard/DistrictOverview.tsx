@@ -14,6 +14,7 @@ import { EmptyState, ErrorState, Skeleton, Stat, SubscriptionStateBadge, btn, ca
 import { FailingSince, LastAnswer } from "@/components/subscriptions/FailingSince";
 import type { ViewerTenant } from "./ViewerTenant";
 import { num } from "@/lib/words";
+import { windowHint, windowLags } from "@/components/subscriptions/window-hint";
 
 function EndpointCard({ s, now }: { s: SubscriptionHealth; now: number }) {
   const c = s.counts;
@@ -36,7 +37,7 @@ function EndpointCard({ s, now }: { s: SubscriptionHealth; now: number }) {
         </div>
       )}
       <dl className="mt-3 grid grid-cols-2 gap-3 sm:grid-cols-4">
-        <Stat label="Success 24 h" value={pct(s.h24.successRate)} hint={`${num(s.h24.delivered)} of ${num(s.h24.attempts)} attempts`} />
+        <Stat label="Success 24 h" value={pct(s.h24.successRate)} hint={windowHint(s.h24, windowLags(s.h24, s.lastAttempts, 86400_000, now))} />
         <Stat label="p95 1 h" value={ms(s.h1.p95Ms)} hint={`24 h: ${ms(s.h24.p95Ms)}`} />
         <Stat label={s.state === "active" ? "Queued" : "Held"} value={num(queued)} hint={`${num(c.delivered24h)} delivered 24 h`} />
         <Stat

@@ -10,7 +10,7 @@ import { formatTime, useTimeZone } from "@/components/ui/time";
 import { num } from "@/lib/words";
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 
-type Failing = Pick<SubscriptionHealth, "failing" | "lastError">;
+type Failing = Pick<SubscriptionHealth, "failing" | "lastError"> & Partial<Pick<SubscriptionHealth, "answeredCheckAt">>;
 
 /** The last failed answer: "HTTP 503 “Service Unavailable” at 07:52:10 UTC"; `clamp` keeps a table cell to two lines. */
 export function LastAnswer({ s, clamp = false }: { s: Failing; clamp?: boolean }) {
@@ -64,6 +64,16 @@ export function FailingSince({ s, brief = false }: { s: Failing; brief?: boolean
         {brief ? "" : ": "}
         {attempts === 1 ? "its last attempt failed" : `its last ${num(attempts)} attempts all failed`}, none delivered since.
       </span>
+      {/* True of the deliveries, but it would read as if the endpoint were still down: it has since answered a probe. */}
+      {!brief && s.answeredCheckAt && (
+        <span className="mt-0.5 block text-slate-800" data-testid="answered-check">
+          It answered a check at{" "}
+          <time dateTime={s.answeredCheckAt} className="whitespace-nowrap">
+            {formatTime(s.answeredCheckAt, tz)}
+          </time>
+          ; the next delivery will show whether it is back.
+        </span>
+      )}
       {!brief && (
         <span className="mt-0.5 block">
           Last answer: <LastAnswer s={s} />

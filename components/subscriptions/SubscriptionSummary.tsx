@@ -14,6 +14,10 @@ import { ArchiveControl, ArchivedBadge } from "./ArchiveControl";
 import { PauseControl } from "./PauseControl";
 import { FailingSince } from "./FailingSince";
 import { num } from "@/lib/words";
+import { windowHint, windowLags } from "./window-hint";
+
+const HOUR_MS = 3600_000;
+const DAY_MS = 86400_000;
 
 function HeaderNotes({ o, notice }: { o: SubscriptionOverview; notice: string | null }) {
   const tz = useTimeZone();
@@ -100,8 +104,8 @@ export function SubscriptionStats({ o }: { o: SubscriptionOverview }) {
   return (
     <Card>
       <dl className="grid grid-cols-2 gap-4 sm:grid-cols-3 lg:grid-cols-6">
-        <Stat label="Success 1 h" value={pct(o.h1.successRate)} hint={`${o.h1.delivered} of ${o.h1.attempts} attempts`} />
-        <Stat label="Success 24 h" value={pct(o.h24.successRate)} hint={`${o.h24.delivered} of ${o.h24.attempts} attempts`} />
+        <Stat label="Success 1 h" value={pct(o.h1.successRate)} hint={<span data-testid="success-1h-hint">{windowHint(o.h1, windowLags(o.h1, o.lastAttempts, HOUR_MS, now))}</span>} />
+        <Stat label="Success 24 h" value={pct(o.h24.successRate)} hint={windowHint(o.h24, windowLags(o.h24, o.lastAttempts, DAY_MS, now))} />
         <Stat label="p50 / p95 1 h" value={`${ms(o.h1.p50Ms)} / ${ms(o.h1.p95Ms)}`} hint={`24 h: ${ms(o.h24.p50Ms)} / ${ms(o.h24.p95Ms)}`} />
         <Stat
           label={held ? "Held" : "Pending"}
@@ -128,6 +132,8 @@ export function SubscriptionStats({ o }: { o: SubscriptionOverview }) {
 }
 
 export function OutcomesCard({ o, range, setRange, pending }: { o: SubscriptionOverview; range: Range; setRange: (r: Range) => void; pending: boolean }) {
+  const now = useNow(15_000);
+  const lags = windowLags(o.h1, o.lastAttempts, HOUR_MS, now);
   return (
     <Card
       title="Outcomes over time"
@@ -135,6 +141,11 @@ export function OutcomesCard({ o, range, setRange, pending }: { o: SubscriptionO
       actions={<SegmentedControl label="Time range" options={OUTCOME_RANGES.map((r) => ({ value: r, label: r }))} value={range} onChange={setRange} />}
     >
       {pending ? <Skeleton lines={6} /> : <OutcomesChart points={o.series} label={`Attempt outcomes, last ${range}`} />}
+      {lags && (
+        <p className="mt-2 text-xs text-slate-600" data-testid="outcomes-lag">
+          Counted each minute: the newest attempts show here within a minute.
+        </p>
+      )}
     </Card>
   );
 }

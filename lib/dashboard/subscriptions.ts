@@ -58,6 +58,11 @@ export type SubscriptionHealth = {
    * 30 days. Test sends and probes are not delivery attempts and count in neither.
    */
   lastAttempts: { failed: number; failedSince: string | null; deliveredAt: string | null };
+  /**
+   * While failing: when the endpoint answered a probe with a 2xx after the newest failed attempt. Deliveries have not
+   * shown it back yet (none has gone out since), so "Failing since" stays, with this beside it.
+   */
+  answeredCheckAt: string | null;
 };
 
 /** This many failed attempts in a row, with no success between, are an outage, however recent the last success. */
@@ -129,6 +134,12 @@ function failingOf(s: Pick<SubRow, "failing_since" | "failing_attempts">, r: Rec
   return { since: new Date(since).toISOString(), attempts: Math.max(s.failing_attempts, r.run_attempts) };
 }
 
+function answeredCheckOf(s: Pick<SubRow, "last_probe_at" | "last_probe_status">, failing: SubscriptionHealth["failing"], lastError: SubscriptionHealth["lastError"]): string | null {
+  const at = iso(s.last_probe_at);
+  const ok = s.last_probe_status !== null && s.last_probe_status >= 200 && s.last_probe_status < 300;
+  return failing && at && ok && (!lastError || at > lastError.at) ? at : null;
+}
+
 function lastAttemptsOf(r: RecentAnswers | undefined, failing: SubscriptionHealth["failing"]): SubscriptionHealth["lastAttempts"] {
   const deliveredAt = iso(r?.last_ok_at);
   if (failing) return { failed: failing.attempts, failedSince: failing.since, deliveredAt };
@@ -150,7 +161,7 @@ export async function findSubscriptionHealth(
   const withArchived = opts.archived === true || opts.archived === "true" || Boolean(opts.ids);
   const subs = await queryRows<SubRow>(
     db,
-    sql`SELECT id, name, tenant, url, state, state_reason, paused_reason, archived_at, archive_reason, archived_by, failing_since, failing_attempts
+    sql`SELECT id, name, tenant, url, state, state_reason, paused_reason, archived_at, archive_reason, archived_by, failing_since, failing_attempts, last_probe_at, last_probe_status
           FROM subscriptions
          WHERE (${opts.tenant ?? null}::text IS NULL OR tenant = ${opts.tenant ?? null}) AND (${opts.ids ?? null}::text[] IS NULL OR id = ANY(${opts.ids ?? null}::text[]))
            AND (${withArchived} OR archived_at IS NULL) AND ${scopeWhere(opts.scope ?? GLOBAL_SCOPE, "tenant")}
@@ -190,6 +201,7 @@ async function withHealth(db: LedgerDb, subs: SubRow[], at?: Date): Promise<Subs
   return subs.map((s) => {
     const c = counts.get(s.id)!;
     const failing = failingOf(s, recent.get(s.id), now);
+    const lastError = lastErrorOf(recent.get(s.id));
     return {
       id: s.id,
       name: s.name,
@@ -205,9 +217,10 @@ async function withHealth(db: LedgerDb, subs: SubRow[], at?: Date): Promise<Subs
       h24: toWindow(h24.get(s.id)),
       counts: { pending: c.pending, scheduled: c.scheduled, inFlight: c.inFlight, deadLetter: c.deadLetter, delivered24h: h24.get(s.id)?.delivered ?? 0 },
       dlqOldestAt: c.oldest,
-      lastError: lastErrorOf(recent.get(s.id)),
+      lastError,
       failing,
       lastAttempts: lastAttemptsOf(recent.get(s.id), failing),
+      answeredCheckAt: answeredCheckOf(s, failing, lastError),
     };
   });
 }

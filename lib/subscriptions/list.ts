@@ -52,6 +52,9 @@ export type SubscriptionPageRow = {
   /** The failure window's current run (kept by the result write while the policy is on): its start and length. */
   failing_since: Date | null;
   failing_attempts: number;
+  /** The last probe of its endpoint (while paused for failing) and its status: a 2xx after the newest failure says it may be back. */
+  last_probe_at: Date | null;
+  last_probe_status: number | null;
 };
 
 const BAD_CURSOR = "not a nextCursor this list answered for this sort; start again without cursor";
@@ -116,7 +119,7 @@ export async function findSubscriptionPage(db: LedgerDb, input: TListSubscriptio
   const sortKeys = raw(keys.map((k, i) => `(${k.expr})::text AS k${i}`).join(", "));
   const rows = await queryRows<SubscriptionPageRow & Record<`k${number}`, string>>(
     db,
-    sql`SELECT id, name, tenant, url, state, state_reason, paused_reason, archived_at, archive_reason, archived_by, failing_since, failing_attempts, ${sortKeys}
+    sql`SELECT id, name, tenant, url, state, state_reason, paused_reason, archived_at, archive_reason, archived_by, failing_since, failing_attempts, last_probe_at, last_probe_status, ${sortKeys}
           FROM subscriptions WHERE ${join(where, " AND ")}
          ORDER BY ${orderBy} LIMIT ${o.limit + 1}`,
   );
@@ -128,7 +131,7 @@ export async function findSubscriptionPage(db: LedgerDb, input: TListSubscriptio
   const first = page.length > 0 ? keysOf(page[0]) : null;
   const last = page.length > 0 ? keysOf(page[page.length - 1]) : null;
   return {
-    items: page.map(({ id, name, tenant, url, state, state_reason, paused_reason, archived_at, archive_reason, archived_by, failing_since, failing_attempts }) => ({
+    items: page.map(({ id, name, tenant, url, state, state_reason, paused_reason, archived_at, archive_reason, archived_by, failing_since, failing_attempts, last_probe_at, last_probe_status }) => ({
       id,
       name,
       tenant,
@@ -141,6 +144,8 @@ export async function findSubscriptionPage(db: LedgerDb, input: TListSubscriptio
       archived_by,
       failing_since,
       failing_attempts,
+      last_probe_at,
+      last_probe_status,
     })),
     // Read forwards, there is a next page when the statement found one row more; read backwards, the page it came from.
     nextCursor: last && (back || more) ? encodeCursor(o.sort, "a", last) : null,

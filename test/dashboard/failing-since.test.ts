@@ -93,3 +93,23 @@ describe("failing since", () => {
     expect(after.failing).toBeNull();
   });
 });
+
+describe("failing since, after the endpoint answered a check", () => {
+  it("says when a probe was answered with a 2xx after the newest failure, and nothing for an older or a failed probe", async () => {
+    await seedSubscription(db.pool, { id: "sub_probed", name: "G Probed", tenant: "lincoln" });
+    await attempts("sub_probed", [down(12), down(8), down(3), down(1)]);
+    await db.pool.query("UPDATE subscriptions SET last_probe_at = $1, last_probe_status = 200 WHERE id = 'sub_probed'", [at(0.5)]);
+    const [s] = await findSubscriptionHealth({ ids: ["sub_probed"], now: new Date(now) });
+    expect(s.failing).not.toBeNull();
+    expect(s.answeredCheckAt).toBe(at(0.5).toISOString());
+    // The page the list reads answers the same.
+    const page = await findSubscriptionHealthPage({ sort: "name", limit: 50, now: new Date(now) });
+    expect(page.items.find((r) => r.id === "sub_probed")?.answeredCheckAt).toBe(at(0.5).toISOString());
+
+    await db.pool.query("UPDATE subscriptions SET last_probe_at = $1, last_probe_status = 200 WHERE id = 'sub_probed'", [at(5)]);
+    expect((await findSubscriptionHealth({ ids: ["sub_probed"], now: new Date(now) }))[0].answeredCheckAt).toBeNull();
+    await db.pool.query("UPDATE subscriptions SET last_probe_at = $1, last_probe_status = 503 WHERE id = 'sub_probed'", [at(0.5)]);
+    expect((await findSubscriptionHealth({ ids: ["sub_probed"], now: new Date(now) }))[0].answeredCheckAt).toBeNull();
+    await db.pool.query("UPDATE subscriptions SET last_probe_at = NULL, last_probe_status = NULL WHERE id = 'sub_probed'");
+  });
+});
