@@ -214,7 +214,7 @@ async function bothWidths(page: Page, name: string) {
 
 /** The words a district should never have to read: the platform's own. */
 const JARGON =
-  /\btenants?\b|\boperators?\b|redriv|\brecover\b|\bbackfill|\bretention\b|\bPATCH\b|\/api\/|\bleases?\b|\bclaim|\bledger\b|\bworkers?\b|\brollups?\b|\bsampler\b/i;
+  /\btenants?\b|\boperators?\b|redriv|\brecover\b|\bbackfill|\bretention\b|\bPATCH\b|\/api\/|\bleases?\b|\bclaim|\bledger\b|\bworkers?\b|\brollups?\b|\bsampler\b|\bECONN|\bENOTFOUND\b|\bEAI_|\bUND_ERR|getaddrinfo|subscriptionId=/i;
 /** An audit action's code ("subscription.update", "retention.policy"): the Audit page's action cells name none for a district. */
 const ACTION_CODE = /\b[a-z]+\.[a-z_]+\b/;
 const jargonLines = (text: string) => text.split("\n").filter((l) => JARGON.test(l));
@@ -301,6 +301,75 @@ test("sending a dead letter again while its endpoint is paused says to resume it
   } finally {
     expect((await api(request, "PATCH", `/api/v1/subscriptions/${D.sub}`, { state: "active" })).status).toBe(200);
   }
+});
+
+test("a district reads its endpoint's network failures in words, and a check it answered since; an engineer keeps the messages", async ({ browser, request }) => {
+  const sub = `sub_pdwf_${run}`;
+  const made = await api(request, "POST", "/api/v1/subscriptions", { id: sub, name: `Garfield Grades ${run}`, url: "http://127.0.0.1:9/grades", eventTypes: [TAKEN], tenant: D.id });
+  expect(made.status, JSON.stringify(made.json)).toBe(201);
+  // What the sender stores for each (lib/net/sender.ts describe): Node's and undici's codes and messages.
+  const failures = [
+    { k: "refused", errorClass: "connect_refused", message: "ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:4801", minutesAgo: 3 },
+    { k: "closed", errorClass: "reset", message: "UND_ERR_SOCKET: other side closed", minutesAgo: 2 },
+    { k: "dns", errorClass: "dns", message: "ENOTFOUND: getaddrinfo ENOTFOUND sis.example.org", minutesAgo: 1 },
+  ];
+  const ids: Record<string, string> = {};
+  // Settled while paused, with their next tries 10 minutes out (dashboard-seed.ts): the worker sends none of them here.
+  await whilePaused(request, sub, async () => {
+    for (const f of failures) {
+      const r = await api(
+        request,
+        "POST",
+        "/api/v1/events",
+        { id: `evt_pdwf_${f.k}_${run}`, type: TAKEN, data: { student_id: `stu_f_${run}`, score: 1 }, subject: { tenant: D.id, studentId: `stu_f_${run}` } },
+        "producer",
+      );
+      expect(r.status, JSON.stringify(r.json)).toBe(202);
+      ids[f.k] = (r.json.deliveries as { id: string; subscriptionId: string }[]).find((d) => d.subscriptionId === sub)!.id;
+      await settleDelivery(ids[f.k], [{ minutesAgo: f.minutesAgo, status: null, errorClass: f.errorClass, outcome: "retry", ms: 4, excerpt: f.message }]);
+    }
+    // A network failure has a message and no answer's body.
+    await e2eDb().query("UPDATE attempts SET response_excerpt = NULL WHERE subscription_id = $1", [sub]);
+    // Since then the endpoint answered a probe with a 200 (worker/probe.ts records it so).
+    await e2eDb().query("UPDATE subscriptions SET last_probe_at = now(), last_probe_status = 200, last_probe_latency_ms = 12 WHERE id = $1", [sub]);
+  });
+
+  const page = await portal(browser, request);
+  await page.goto(`/deliveries/${ids.refused}`);
+  const timeline = page.getByRole("region", { name: "Timeline" });
+  await expect(timeline.getByTestId("attempt-error")).toContainText("Your endpoint refused the connection (nothing was listening at 127.0.0.1:4801).");
+  expect(await timeline.innerText()).not.toMatch(JARGON);
+  await timeline.getByText("Details").click();
+  await expect(timeline.getByTestId("attempt-error")).toContainText("ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:4801");
+  await bothWidths(page, "portal-delivery-refused");
+  await page.goto(`/deliveries/${ids.closed}`);
+  await expect(page.getByRole("region", { name: "Timeline" }).getByTestId("attempt-error")).toContainText("The connection was closed before an answer came.");
+
+  await page.goto(`/subscriptions/${sub}`);
+  const failing = page.getByTestId("failing-since");
+  await expect(failing).toContainText("its last 3 attempts all failed, none delivered since.");
+  await expect(failing.getByTestId("answered-check")).toHaveText(/^It answered a check at .+; the next delivery will show whether it is back\.$/);
+  await expect(failing.getByTestId("last-answer-words")).toHaveText("The name sis.example.org could not be found (DNS)");
+  await expect(page.getByTestId("answer-groups")).toContainText("Your endpoint refused the connection (nothing was listening at 127.0.0.1:4801)");
+  await expect(page.getByTestId("answer-groups")).toContainText("The connection was closed before an answer came");
+  // The tile beside it is counted each minute: behind the header for a minute, it says so rather than "0 of 0".
+  await expect(page.getByTestId("success-1h-hint")).not.toHaveText("0 of 0 attempts");
+  await expect(page.getByTestId("success-1h-hint")).toHaveText(/^(0 attempts counted yet \(counted each minute\)|\d+ of 3 attempts)$/);
+  await revealed(page);
+  expect(jargonLines(await page.locator("main").innerText())).toEqual([]);
+  await bothWidths(page, "portal-subscription-answered-check");
+  await page.context().close();
+
+  // An engineer keeps the messages as stored, where they find the endpoint's fault fastest.
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const engineer = await context.newPage();
+  await signIn(engineer, "engineer");
+  await engineer.goto(`/deliveries/${ids.refused}`);
+  await expect(engineer.getByRole("region", { name: "Timeline" })).toContainText("ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:4801");
+  await expect(engineer.getByRole("region", { name: "Timeline" }).getByTestId("attempt-error")).toHaveCount(0);
+  await engineer.goto(`/subscriptions/${sub}`);
+  await expect(engineer.getByTestId("answer-groups")).toContainText("connection refused “ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:4801”");
+  await context.close();
 });
 
 test("every page a district's manager opens speaks to the district, an interrupted attempt, a delivery sent again and a batch included", async ({
@@ -392,6 +461,11 @@ test("every page a district's manager opens speaks to the district, an interrupt
   await expect(sentAgain).toContainText("Kind: First send");
   await expect(sentAgain).toContainText(`Kind: Sent again by ${d.manager.email}`);
   await expect(sentAgain).not.toContainText(/Trigger|redriv/i);
+  // The worker's attempt after it: the endpoint refused the connection, said so in words; Node's message under Details.
+  await expect(sentAgain.getByTestId("attempt-error").first()).toContainText("Your endpoint refused the connection (nothing was listening at 127.0.0.1:9).");
+  expect(await sentAgain.innerText()).not.toMatch(/ECONNREFUSED/);
+  await sentAgain.getByTestId("attempt-error").first().getByText("Details").click();
+  await expect(sentAgain.getByTestId("attempt-error").first()).toContainText("ECONNREFUSED");
   await bothWidths(page, "district-delivery-sent-again");
 
   const pages = [
@@ -432,9 +506,11 @@ test("every page a district's manager opens speaks to the district, an interrupt
   const row = page.getByTestId("batch-row").filter({ hasText: `INC-${run} importer fixed` });
   await expect(row.getByTestId("batch-kind")).toHaveText("Dead letters");
   await expect(row).toContainText("1 sent again, 0 skipped of 1");
+  await expect(row).toContainText(`dead letters of Hayes SIS ${run}`);
   await bothWidths(page, "district-sent-again");
   await row.getByRole("link", { name: batch.json.id }).click();
   await expect(page.getByRole("heading", { name: "1 dead letter sent again", level: 1 })).toBeVisible();
+  await expect(page.getByTestId("batch-selection")).toHaveText(`Sent: dead letters of Hayes SIS ${run}, 5 a second.`);
   await expect(page.getByRole("link", { name: "Sent again", exact: true }).first()).toBeVisible();
   await bothWidths(page, "district-batch");
 
@@ -453,7 +529,26 @@ test("every page a district's manager opens speaks to the district, an interrupt
   const redriven = cells.find((c) => c.code === "delivery.redrive")!;
   expect(redriven.text).toBe("Sent again");
   expect(cells.find((c) => c.code === "subscription.pause")!.text).toBe("Paused deliveries");
+  // The batch's row: its subscription by name, not "filter subscriptionId=sub_…".
+  await expect(page.getByTestId("audit-row").filter({ has: page.locator('[title="redrive.create"]') })).toContainText(
+    `1 dead letter sent again: dead letters of Hayes SIS ${run}; 5 a second`,
+  );
   await bothWidths(page, "district-audit");
+
+  // The actor filter asks for what the Actor column shows, and takes it as shown: an email, an API token in words.
+  const filterForm = page.getByRole("form", { name: "Filter the audit log" });
+  const actorBox = filterForm.getByRole("textbox", { name: "Actor" });
+  await expect(actorBox).toHaveAttribute("placeholder", "Email, token or portal");
+  const tokenActor = (await page.getByTestId("audit-actor").allInnerTexts()).find((a) => a.startsWith("API token "))!;
+  expect(tokenActor, "a row by an API token (the batch's)").toBeTruthy();
+  await actorBox.fill(tokenActor);
+  await filterForm.getByRole("button", { name: "Filter", exact: true }).click();
+  await expect(page).toHaveURL(/actor=API/);
+  await expect(page.getByTestId("audit-row").first()).toBeVisible();
+  expect(new Set(await page.getByTestId("audit-actor").allInnerTexts())).toEqual(new Set([tokenActor]));
+  await page.goto(`/audit?actor=${encodeURIComponent(d.manager.email)}`);
+  await expect(page.getByTestId("audit-row").first()).toBeVisible();
+  expect(new Set(await page.getByTestId("audit-actor").allInnerTexts())).toEqual(new Set([d.manager.email]));
 
   // A global viewer keeps the labels and the codes its action filter takes.
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });

@@ -44,7 +44,7 @@ export function AuditFilterForm({
       <label className={label}>
         Actor
         {/* A district reads its actors in words (an email, an API token's name, the portal); the filter takes those as typed. */}
-        <input name="actor" defaultValue={q.actor ?? ""} className={input} placeholder={district ? "Email, token name or portal" : "user:ana@…"} />
+        <input name="actor" defaultValue={q.actor ?? ""} className={input} placeholder={district ? "Email, token or portal" : "user:ana@…"} />
       </label>
       <label className={label}>
         Action
