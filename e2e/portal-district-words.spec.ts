@@ -305,7 +305,13 @@ test("sending a dead letter again while its endpoint is paused says to resume it
 
 test("a district reads its endpoint's network failures in words, and a check it answered since; an engineer keeps the messages", async ({ browser, request }) => {
   const sub = `sub_pdwf_${run}`;
-  const made = await api(request, "POST", "/api/v1/subscriptions", { id: sub, name: `Garfield Grades ${run}`, url: "http://127.0.0.1:9/grades", eventTypes: [TAKEN], tenant: D.id });
+  const made = await api(request, "POST", "/api/v1/subscriptions", {
+    id: sub,
+    name: `Garfield Grades ${run}`,
+    url: "http://127.0.0.1:9/grades",
+    eventTypes: [TAKEN],
+    tenant: D.id,
+  });
   expect(made.status, JSON.stringify(made.json)).toBe(201);
   // What the sender stores for each (lib/net/sender.ts describe): Node's and undici's codes and messages.
   const failures = [

@@ -104,7 +104,11 @@ export function SubscriptionStats({ o }: { o: SubscriptionOverview }) {
   return (
     <Card>
       <dl className="grid grid-cols-2 gap-4 sm:grid-cols-3 lg:grid-cols-6">
-        <Stat label="Success 1 h" value={pct(o.h1.successRate)} hint={<span data-testid="success-1h-hint">{windowHint(o.h1, windowLags(o.h1, o.lastAttempts, HOUR_MS, now))}</span>} />
+        <Stat
+          label="Success 1 h"
+          value={pct(o.h1.successRate)}
+          hint={<span data-testid="success-1h-hint">{windowHint(o.h1, windowLags(o.h1, o.lastAttempts, HOUR_MS, now))}</span>}
+        />
         <Stat label="Success 24 h" value={pct(o.h24.successRate)} hint={windowHint(o.h24, windowLags(o.h24, o.lastAttempts, DAY_MS, now))} />
         <Stat label="p50 / p95 1 h" value={`${ms(o.h1.p50Ms)} / ${ms(o.h1.p95Ms)}`} hint={`24 h: ${ms(o.h24.p50Ms)} / ${ms(o.h24.p95Ms)}`} />
         <Stat

@@ -66,7 +66,9 @@ export function errorInWords(errorClass: string | null, message: string | null |
   const paren = detail ? ` (${detail})` : "";
   switch (errorClass) {
     case "connect_refused":
-      return /EHOSTUNREACH|ENETUNREACH/.test(m) && !/ECONNREFUSED/.test(m) ? `Your endpoint could not be reached${paren}` : `Your endpoint refused the connection${paren}`;
+      return /EHOSTUNREACH|ENETUNREACH/.test(m) && !/ECONNREFUSED/.test(m)
+        ? `Your endpoint could not be reached${paren}`
+        : `Your endpoint refused the connection${paren}`;
     case "dns": {
       const name = /\bthe name (\S+)/.exec(detail ?? "")?.[1];
       if (!name) return "Your endpoint's name could not be found (DNS)";

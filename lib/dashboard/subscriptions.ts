@@ -134,7 +134,11 @@ function failingOf(s: Pick<SubRow, "failing_since" | "failing_attempts">, r: Rec
   return { since: new Date(since).toISOString(), attempts: Math.max(s.failing_attempts, r.run_attempts) };
 }
 
-function answeredCheckOf(s: Pick<SubRow, "last_probe_at" | "last_probe_status">, failing: SubscriptionHealth["failing"], lastError: SubscriptionHealth["lastError"]): string | null {
+function answeredCheckOf(
+  s: Pick<SubRow, "last_probe_at" | "last_probe_status">,
+  failing: SubscriptionHealth["failing"],
+  lastError: SubscriptionHealth["lastError"],
+): string | null {
   const at = iso(s.last_probe_at);
   const ok = s.last_probe_status !== null && s.last_probe_status >= 200 && s.last_probe_status < 300;
   return failing && at && ok && (!lastError || at > lastError.at) ? at : null;

@@ -50,6 +50,16 @@ const TARGET_LINK: Partial<Record<AuditTargetType, (id: string) => string>> = {
   event_type: (id) => `/catalog#type-${id.replace(/[^a-z0-9]/g, "-")}`,
 };
 
+/** The names of the subscriptions the rows' batches filtered on, for a district, which names them by name (the rows hold ids). */
+async function batchSubscriptionNames(items: { action: string; details: unknown }[], scope: Scope): Promise<Record<string, string>> {
+  const ids = items.flatMap((e) => (e.action === "redrive.create" ? [(e.details as { filter?: { subscriptionId?: unknown } } | null)?.filter?.subscriptionId] : []));
+  return findSubscriptionNames(
+    getPrisma(),
+    ids.filter((id): id is string => typeof id === "string"),
+    scope,
+  );
+}
+
 /**
  * A row's details in a line, read through its action's schema; rows the schema does not know fall back to a generic
  * reading. `district`: in the words of a district's viewer, whose own district the row's tenant always is.
@@ -183,16 +193,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
     // The notices the system sent districts are shown beside the operators' actions (the newest; all on /notifications).
     listNotifications(ledgerDb(), scope, { limit: 10 }),
   ]);
-  // A district's batches name its subscriptions by their names (the rows hold their ids).
-  const subscriptionName = global
-    ? {}
-    : await findSubscriptionNames(
-        getPrisma(),
-        items.flatMap((e) => (e.action === "redrive.create" ? [(e.details as { filter?: { subscriptionId?: unknown } } | null)?.filter?.subscriptionId] : [])).filter(
-          (id): id is string => typeof id === "string",
-        ),
-        scope,
-      );
+  const subscriptionName = global ? {} : await batchSubscriptionNames(items, scope);
   // The names of the tenants the rows name, however many tenants there are.
   const tenantName = global ? await tenantNames(getPrisma(), [...items.map((e) => e.tenantId), ...notices.map((n) => n.tenant)]) : new Map<string, string>();
   const keep = new URLSearchParams(Object.entries(flat).filter(([k, v]) => v && k !== "before") as [string, string][]);

@@ -108,7 +108,9 @@ export function RedriveBatchesClient({
                 <span className="text-slate-500 sm:hidden">Why: </span>
                 {b.reason}
               </td>
-              <td className={`${stackedCell()} text-slate-700 sm:px-3 sm:py-2`}>{describeBatch(b.kind, b.filter as Record<string, unknown>, fmtTime, district ? { names } : undefined)}</td>
+              <td className={`${stackedCell()} text-slate-700 sm:px-3 sm:py-2`}>
+                {describeBatch(b.kind, b.filter as Record<string, unknown>, fmtTime, district ? { names } : undefined)}
+              </td>
               <td className={`${stackedCell(true)} text-slate-600 sm:px-3 sm:py-2 sm:text-slate-900`}>{actorInWords(b.actor)}</td>
               <td className={`${stackedCell(true)} text-slate-600 sm:whitespace-nowrap sm:px-3 sm:py-2 sm:text-slate-900`}>
                 <Time iso={b.createdAt} relative={false} />
