@@ -57,6 +57,24 @@ export type SubscriptionPageRow = {
   last_probe_status: number | null;
 };
 
+/** SubscriptionPageRow's columns: what the statement selects and what a page's items carry (not the sort keys). */
+const PAGE_COLUMNS = [
+  "id",
+  "name",
+  "tenant",
+  "url",
+  "state",
+  "state_reason",
+  "paused_reason",
+  "archived_at",
+  "archive_reason",
+  "archived_by",
+  "failing_since",
+  "failing_attempts",
+  "last_probe_at",
+  "last_probe_status",
+] as const satisfies readonly (keyof SubscriptionPageRow)[];
+
 const BAD_CURSOR = "not a nextCursor this list answered for this sort; start again without cursor";
 const badCursor = () => badPageCursor(BAD_CURSOR);
 
@@ -119,7 +137,7 @@ export async function findSubscriptionPage(db: LedgerDb, input: TListSubscriptio
   const sortKeys = raw(keys.map((k, i) => `(${k.expr})::text AS k${i}`).join(", "));
   const rows = await queryRows<SubscriptionPageRow & Record<`k${number}`, string>>(
     db,
-    sql`SELECT id, name, tenant, url, state, state_reason, paused_reason, archived_at, archive_reason, archived_by, failing_since, failing_attempts, last_probe_at, last_probe_status, ${sortKeys}
+    sql`SELECT ${raw(PAGE_COLUMNS.join(", "))}, ${sortKeys}
           FROM subscriptions WHERE ${join(where, " AND ")}
          ORDER BY ${orderBy} LIMIT ${o.limit + 1}`,
   );
@@ -131,39 +149,7 @@ export async function findSubscriptionPage(db: LedgerDb, input: TListSubscriptio
   const first = page.length > 0 ? keysOf(page[0]) : null;
   const last = page.length > 0 ? keysOf(page[page.length - 1]) : null;
   return {
-    items: page.map(
-      ({
-        id,
-        name,
-        tenant,
-        url,
-        state,
-        state_reason,
-        paused_reason,
-        archived_at,
-        archive_reason,
-        archived_by,
-        failing_since,
-        failing_attempts,
-        last_probe_at,
-        last_probe_status,
-      }) => ({
-        id,
-        name,
-        tenant,
-        url,
-        state,
-        state_reason,
-        paused_reason,
-        archived_at,
-        archive_reason,
-        archived_by,
-        failing_since,
-        failing_attempts,
-        last_probe_at,
-        last_probe_status,
-      }),
-    ),
+    items: page.map((r) => Object.fromEntries(PAGE_COLUMNS.map((c) => [c, r[c]])) as SubscriptionPageRow),
     // Read forwards, there is a next page when the statement found one row more; read backwards, the page it came from.
     nextCursor: last && (back || more) ? encodeCursor(o.sort, "a", last) : null,
     prevCursor: first && (back ? more : at !== null) ? encodeCursor(o.sort, "b", first) : null,
