@@ -139,12 +139,19 @@ function whoSaidWhat(d: DeliveryLite): string {
   const cls = last?.errorClass ?? d.lastErrorClass;
   if (cls === "target_blocked") return "could not be sent to: its address is not allowed";
   if (cls && INTERRUPTED.includes(cls)) return "may have received it, but no answer was recorded";
-  // The error's address or name in words ("connection refused: nothing was listening at 127.0.0.1:4801"), not Node's
-  // code for it; the stored message quoted only when it says something no words here do.
-  const detail = cls ? errorDetail(cls, last?.errorMessage ?? d.lastErrorMessage) : null;
-  if (cls && detail) return `did not answer (${classInWords(cls)}: ${detail})`;
-  if (cls) return `did not answer (${classInWords(cls)})${quote ? ` ${quote}` : ""}`;
+  if (cls) return didNotAnswer(cls, last?.errorMessage ?? d.lastErrorMessage, quote);
   return "was not reached";
+}
+
+/**
+ * A failure with no HTTP answer, as the card and the copied receipt both say it: the error's address or name in words
+ * ("did not answer (connection refused: nothing was listening at 127.0.0.1:4801)"), not Node's code for it; the stored
+ * message quoted only when it says something no words here do.
+ */
+function didNotAnswer(cls: string, message: string | null | undefined, quote: string | null): string {
+  const detail = errorDetail(cls, message);
+  if (detail) return `did not answer (${classInWords(cls)}: ${detail})`;
+  return `did not answer (${classInWords(cls)})${quote ? ` ${quote}` : ""}`;
 }
 
 /** The one-line answer to "did it arrive?". */
@@ -252,7 +259,9 @@ function attemptLine(a: DeliveryLite["attempts"][number], fmt: TimeFmt): string 
     ? `answered HTTP ${a.statusCode}${quote ? ` ${quote}` : ""}`
     : a.errorClass && INTERRUPTED.includes(a.errorClass)
       ? `${classInWords(a.errorClass)} before an answer was recorded (it may have been received)`
-      : `no answer (${a.errorClass ? classInWords(a.errorClass) : "unknown"})`;
+      : a.errorClass
+        ? didNotAnswer(a.errorClass, a.errorMessage, quote)
+        : "no answer (unknown)";
   const outcome: Record<string, string> = { delivered: "accepted", retry: "will be retried", dead_letter: "not retried" };
   const by = a.trigger !== "scheduled" ? `, sent by hand${a.actor ? ` by ${a.actor.replace(/^(user|token):/, "")}` : ""}` : "";
   return `- Attempt ${a.attemptNumber} on ${fmt(a.startedAt)}: ${said}, ${outcome[a.outcome] ?? a.outcome.replace(/_/g, " ")}${by}.`;

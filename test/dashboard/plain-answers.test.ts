@@ -39,6 +39,15 @@ beforeAll(async () => {
       { at: minutesAgo(29), status: 200, outcome: "delivered", ms: 18 },
     ],
   });
+  // Nothing listening at the endpoint's address: what the sender stores is Node's error (lib/net/sender.ts).
+  await seedEvent(p, { id: "evt_refused", subject: { tenant: "maplegrove", studentId: "stu_map2040", assignmentId: "asg_120" } });
+  await seedDelivery(p, {
+    subscriptionId: "sub_maple",
+    eventId: "evt_refused",
+    state: "scheduled",
+    nextAttemptAt: new Date(Date.now() + 60_000),
+    attempts: [{ at: minutesAgo(1), errorClass: "connect_refused", outcome: "retry", ms: 3, excerpt: "connect ECONNREFUSED 127.0.0.1:4801" }],
+  });
   // Published, but no subscription took it: no delivery at all.
   await seedEvent(p, { id: "evt_unrouted", subject: { tenant: "lincoln", studentId: "stu_555", term_id: "T2" } });
   // The same for a student who has deliveries too: found by its id (a value common to many events is not read twice).
@@ -187,5 +196,14 @@ describe("the receipt", () => {
     expect(plain).toContain("sending the same data again will not help");
     expect(plain).toContain("- Attempt 1 on ");
     expect(plain).not.toMatch(/dead_letter|http_4xx|dead-letter|permanent/);
+  });
+
+  it("an attempt no one answered reads as the card says it, with the address that refused", async () => {
+    const d = (await findLookupResults({ q: "evt_refused" })).deliveries[0];
+    const [plain] = deliveryReceipt(d, (s) => s).split("For our engineers:");
+    // The card's sentence (and the receipt's first): the attempt lines below it say the same.
+    expect(plain).toContain("It has not been delivered yet. Maple Grove Public Schools did not answer (connection refused: nothing was listening at 127.0.0.1:4801) on ");
+    expect(plain).toMatch(/- Attempt 1 on .*: did not answer \(connection refused: nothing was listening at 127\.0\.0\.1:4801\), will be retried\./);
+    expect(plain).not.toContain("ECONNREFUSED");
   });
 });
