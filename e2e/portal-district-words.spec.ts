@@ -453,9 +453,16 @@ test("every page a district's manager opens speaks to the district, an interrupt
       timeout: 30_000,
     })
     .toBe(1);
-  // Hookledger's people send the district's other dead letter again in a batch.
+  // Hookledger's people send the district's other dead letter again in a batch while its list is open: the batch shows
+  // at the list's next poll with its subscription by name (the poll carries the names), not by its id until a reload.
+  await page.goto("/redrives");
+  await expect(page.getByTestId("batches-empty")).toBeVisible();
   const batch = await api(request, "POST", "/api/v1/redrives", { filter: { subscriptionId: sub }, reason: `INC-${run} importer fixed`, ratePerSecond: 5 });
   expect(batch.status, JSON.stringify(batch.json)).toBe(201);
+  const polled = page.getByTestId("batch-row").filter({ hasText: `INC-${run} importer fixed` });
+  await expect(polled).toContainText(`dead letters of Hayes SIS ${run}`, { timeout: 30_000 });
+  await expect(polled).not.toContainText(sub);
+  await bothWidths(page, "district-sent-again-polled");
   await expect
     .poll(async () => (await e2eDb().query("SELECT status FROM redrive_batches WHERE id = $1", [batch.json.id])).rows[0]?.status, { timeout: 30_000 })
     .toBe("done");

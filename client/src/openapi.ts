@@ -612,6 +612,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/dashboard/redrives": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The Redrives page's list: a page of batches (the query of GET /api/v1/redrives) with their subscriptions' names. */
+        get: operations["getDashboardRedrives"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/dashboard/deliveries/{id}": {
         parameters: {
             query?: never;
@@ -4014,6 +4031,40 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Matches: {q, deliveries (each with its attempts and its event's subject), subscriptions (the first 20), truncated, subscriptionsTruncated (more subscriptions match), unrouted (events q names that no subscription took: {id, type, tenant, receivedAt, subject})}. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
+            429: components["responses"]["E429"];
+            503: components["responses"]["E503"];
+        };
+    };
+    getDashboardRedrives: {
+        parameters: {
+            query?: {
+                status?: "running" | "cancelled" | "done";
+                kind?: "redrive" | "recover" | "backfill";
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description {items, nextCursor, prevCursor, names}: names are the names of the subscriptions the batches' filters name, by id, those the caller may see. */
             200: {
                 headers: {
                     [name: string]: unknown;

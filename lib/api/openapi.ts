@@ -579,6 +579,16 @@ export const API_OPERATIONS: ApiOperation[] = [
       "Matches: {q, deliveries (each with its attempts and its event's subject), subscriptions (the first 20), truncated, subscriptionsTruncated (more subscriptions match), unrouted (events q names that no subscription took: {id, type, tenant, receivedAt, subject})}.",
   },
   {
+    path: "/api/v1/dashboard/redrives",
+    method: "get",
+    permission: "dlq.read",
+    summary: "The Redrives page's list: a page of batches (the query of GET /api/v1/redrives) with their subscriptions' names.",
+    query: ZListRedrives,
+    status: 200,
+    response: ZObject,
+    responseDescription: "{items, nextCursor, prevCursor, names}: names are the names of the subscriptions the batches' filters name, by id, those the caller may see.",
+  },
+  {
     path: "/api/v1/dashboard/deliveries/{id}",
     method: "get",
     permission: "deliveries.read",

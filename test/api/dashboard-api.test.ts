@@ -13,6 +13,8 @@ import * as sub from "../../app/api/v1/dashboard/subscriptions/[id]/route";
 import * as subDeliveries from "../../app/api/v1/dashboard/subscriptions/[id]/deliveries/route";
 import * as answers from "../../app/api/v1/dashboard/subscriptions/[id]/answers/route";
 import * as delivery from "../../app/api/v1/dashboard/deliveries/[id]/route";
+import * as batches from "../../app/api/v1/dashboard/redrives/route";
+import { createApiToken } from "../../lib/auth/tokens";
 import { sampleDlq } from "../../lib/rollups/sampler";
 
 let db: TestDb;
@@ -97,5 +99,27 @@ describe("dashboard read endpoints", () => {
     for (const fn of [lookup.GET, subs.GET, sub.GET, subDeliveries.GET, answers.GET, delivery.GET]) {
       expect((await call(fn, { token: producer, path: "/x?q=a", params: { id: "sub_a" } })).status).toBe(403);
     }
+  });
+});
+
+describe("GET /api/v1/dashboard/redrives", () => {
+  it("each poll carries the names of the batches' subscriptions, so a batch started after the page rendered reads by name", async () => {
+    await db.pool.query(`INSERT INTO tenants (id, name) VALUES ('lincoln', 'Lincoln'), ('other', 'Other') ON CONFLICT DO NOTHING`);
+    await seedSubscription(db.pool, { id: "sub_other", name: "Other District SIS", tenant: "other" });
+    await db.pool.query(
+      `INSERT INTO redrive_batches (id, reason, actor, rate_per_second, kind, status, tenant_id, filter, created_at, updated_at)
+       VALUES ('rdb_named', 'INC-1', 'user:t', 10, 'redrive', 'running', 'lincoln', '{"subscriptionId": "sub_a"}', now(), now()),
+              ('rdb_other', 'INC-2', 'user:t', 10, 'redrive', 'done', 'other', '{"subscriptionId": "sub_other"}', now(), now())`,
+    );
+    const district = (await createApiToken(db.prisma, { role: "support", name: "lincoln-support", tenantId: "lincoln" })).token;
+    const r = await call(batches.GET, { token: district, path: "/api/v1/dashboard/redrives?limit=50" });
+    expect(r.status, r.text).toBe(200);
+    expect(r.json.items.map((b: { id: string }) => b.id)).toEqual(["rdb_named"]);
+    // Only the district's own subscriptions are named: another district's name never reaches it.
+    expect(r.json.names).toEqual({ sub_a: "Lincoln USD" });
+    const all = await call(batches.GET, { token: support, path: "/api/v1/dashboard/redrives?limit=50" });
+    expect(all.json.names).toEqual({ sub_a: "Lincoln USD", sub_other: "Other District SIS" });
+    expect((await call(batches.GET, { token: support, path: "/api/v1/dashboard/redrives?limit=0" })).status).toBe(400);
+    expect((await call(batches.GET, { token: producer, path: "/api/v1/dashboard/redrives" })).status).toBe(403);
   });
 });

@@ -80,6 +80,7 @@ function cases(): Record<string, Case[]> {
       { name: "B's student", query: "q=stu_jeff_1", expect: "filtered", globalSeesB: true, check: (j) => expect(j.deliveries).toEqual([]) },
       { name: "B's subscription", query: `q=${SUB_B}`, expect: "filtered", globalSeesB: true, check: (j) => expect(j.subscriptions).toEqual([]) },
     ],
+    "dashboard/redrives:GET": [{ name: "batches, named", expect: "filtered", globalSeesB: true, check: (j) => expect([j.items, j.names]).toEqual([[], {}]) }],
     "dashboard/subscriptions/[id]/answers:GET": [{ name: "B's answers", params: { id: SUB_B }, expect: "404", globalSeesB: true }],
     "dashboard/subscriptions/[id]/deliveries:GET": [{ name: "B's timeline", params: { id: SUB_B }, expect: "404", globalSeesB: true }],
     "dashboard/subscriptions/[id]:GET": [{ name: "B's overview", params: { id: SUB_B }, expect: "404", globalSeesB: true }],

@@ -2,7 +2,7 @@
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { apiFetch } from "@/lib/client/api";
-import type { RedriveBatchPage } from "@/lib/redrive/redrive-batches";
+import type { NamedRedriveBatchPage } from "@/lib/redrive/named-batches";
 import { DataTable, EmptyState, PageHeader, STATUS_STYLE, btn, btnPrimary, stackedCell, stackedRow } from "@/components/ui/kit";
 import { Time, useFormatTime } from "@/components/ui/time";
 import { BATCHES_SHOWN, KIND_LABEL, KIND_STYLE, KIND_VERB, KIND_VERB_WORDS, KIND_WORDS, describeBatch } from "@/components/redrive/batch-kind";
@@ -23,10 +23,10 @@ export function RedriveBatchesClient({
   kind,
   cursor,
   district,
-  names = {},
   words,
 }: {
-  initial: RedriveBatchPage;
+  /** The first page, with its batches' subscriptions' names by id (a district names them by the names it gave them); each poll brings them again. */
+  initial: NamedRedriveBatchPage;
   initialAt: number;
   canCreate: boolean;
   /** Only batches of this kind (the ?kind= filter), or every batch. */
@@ -35,13 +35,13 @@ export function RedriveBatchesClient({
   cursor: string | null;
   /** A district's viewer: the page, its kinds and its counts in the district's words (deliveries sent again), not the batches' names. */
   district: boolean;
-  /** The batches' subscriptions by id, for a district, which names them by the names it gave them. */
-  names?: Record<string, string>;
   /** The header's line and the empty list's, in the viewer's words (components/dashboard/page-access.ts). */
   words: { description: string; empty: string };
 }) {
-  const url = `/api/v1/redrives?${new URLSearchParams({ limit: String(BATCHES_SHOWN), ...(kind ? { kind } : {}), ...(cursor ? { cursor } : {}) })}`;
-  const q = useQuery<RedriveBatchPage>({
+  // The dashboard's own list: the page of GET /api/v1/redrives with the subscriptions' names, so a batch started while
+  // the list is open reads by name at once.
+  const url = `/api/v1/dashboard/redrives?${new URLSearchParams({ limit: String(BATCHES_SHOWN), ...(kind ? { kind } : {}), ...(cursor ? { cursor } : {}) })}`;
+  const q = useQuery<NamedRedriveBatchPage>({
     queryKey: [url],
     queryFn: ({ signal }) => apiFetch(url, { signal }),
     initialData: initial,
@@ -109,7 +109,7 @@ export function RedriveBatchesClient({
                 {b.reason}
               </td>
               <td className={`${stackedCell()} text-slate-700 sm:px-3 sm:py-2`}>
-                {describeBatch(b.kind, b.filter as Record<string, unknown>, fmtTime, district ? { names } : undefined)}
+                {describeBatch(b.kind, b.filter as Record<string, unknown>, fmtTime, district ? { names: data.names } : undefined)}
               </td>
               <td className={`${stackedCell(true)} text-slate-600 sm:px-3 sm:py-2 sm:text-slate-900`}>{actorInWords(b.actor)}</td>
               <td className={`${stackedCell(true)} text-slate-600 sm:whitespace-nowrap sm:px-3 sm:py-2 sm:text-slate-900`}>

@@ -4,12 +4,11 @@ import { getViewer, requireViewer } from "@/lib/auth/session";
 import { can } from "@/lib/auth/permissions";
 import { getPrisma } from "@/lib/db/prisma";
 import { AppError } from "@/lib/errors";
-import { listRedriveBatchPage } from "@/lib/redrive/redrive-batches";
+import { findNamedRedriveBatchPage } from "@/lib/redrive/named-batches";
 import { BATCH_KINDS, type BatchKind } from "@/lib/redrive/redrive-input";
 import { RedriveBatchesClient } from "./page-client";
 import { BATCHES_SHOWN } from "@/components/redrive/batch-kind";
 import { scopeOf } from "@/lib/tenants/scope";
-import { findSubscriptionNames } from "@/lib/subscriptions/manage-subscriptions";
 import { redrivesWords } from "@/components/dashboard/page-access";
 
 export const dynamic = "force-dynamic";
@@ -28,20 +27,14 @@ export default async function RedrivesPage({ searchParams }: { searchParams: Pro
   // An unknown ?kind= shows every batch rather than an error page.
   const kind = (BATCH_KINDS as readonly string[]).includes(raw ?? "") ? (raw as BatchKind) : null;
   // A cursor that does not read (an edited or truncated link): the first page, and the URL says so, rather than an error page.
-  const page = await listRedriveBatchPage(getPrisma(), { limit: BATCHES_SHOWN, kind: kind ?? undefined, cursor: cursor ?? undefined }, scopeOf(viewer)).catch((err) => {
-    if (err instanceof AppError && cursor) return null;
-    throw err;
-  });
+  const page = await findNamedRedriveBatchPage(getPrisma(), { limit: BATCHES_SHOWN, kind: kind ?? undefined, cursor: cursor ?? undefined }, scopeOf(viewer)).catch(
+    (err) => {
+      if (err instanceof AppError && cursor) return null;
+      throw err;
+    },
+  );
   if (!page) redirect(kind ? `/redrives?kind=${kind}` : "/redrives");
   const district = Boolean(viewer.tenantId);
-  // A district names its subscriptions by the names it gave them, not by the ids the batches' filters hold.
-  const names = district
-    ? await findSubscriptionNames(
-        getPrisma(),
-        page.items.map((b) => (b.filter as { subscriptionId?: string }).subscriptionId).filter((id): id is string => Boolean(id)),
-        scopeOf(viewer),
-      )
-    : {};
   return (
     <RedriveBatchesClient
       initial={page}
@@ -50,7 +43,6 @@ export default async function RedrivesPage({ searchParams }: { searchParams: Pro
       kind={kind}
       cursor={cursor}
       district={district}
-      names={names}
       words={redrivesWords({ role: viewer.role, portal: viewer.kind === "portal", district: Boolean(viewer.tenantId) })}
     />
   );
