@@ -361,6 +361,9 @@ test("a district reads its endpoint's network failures in words, and a check it 
   // The tile beside it is counted each minute: behind the header for a minute, it says so rather than "0 of 0".
   await expect(page.getByTestId("success-1h-hint")).not.toHaveText("0 of 0 attempts");
   await expect(page.getByTestId("success-1h-hint")).toHaveText(/^(0 attempts counted yet \(counted each minute\)|\d+ of 3 attempts)$/);
+  // So is the chart: while the tile is behind, its caption says the attempts are on their way, not "No attempts".
+  await expect(page.getByTestId("outcomes-total")).toHaveText(/^(The newest attempts are counted each minute; they show here shortly\.|\d+ attempts\.)$/);
+  await expect(page.getByText("No attempts in this range.")).toHaveCount(0);
   await revealed(page);
   expect(jargonLines(await page.locator("main").innerText())).toEqual([]);
   await bothWidths(page, "portal-subscription-answered-check");

@@ -18,7 +18,16 @@ const SERIES: Record<AttemptOutcome, { key: Exclude<keyof OutcomePoint, "at">; c
 };
 const sentenceCase = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
-export function OutcomesChart({ points, label }: { points: OutcomePoint[]; label: string }) {
+export function OutcomesChart({
+  points,
+  label,
+  emptyWords = "No attempts in this range.",
+}: {
+  points: OutcomePoint[];
+  label: string;
+  /** The caption's words when the points hold no attempt (components/subscriptions/window-hint.ts outcomesEmptyWords). */
+  emptyWords?: string;
+}) {
   const tz = useTimeZone();
   const perBucket = points.map((p) => p.delivered + p.retried + p.deadLettered + p.abandoned);
   const total = perBucket.reduce((s, n) => s + n, 0);
@@ -43,7 +52,7 @@ export function OutcomesChart({ points, label }: { points: OutcomePoint[]; label
         </ResponsiveContainer>
       </div>
       <figcaption className="mt-1 text-xs text-slate-600">
-        Attempts per bucket, times in {tzLabel(tz)}. {total === 0 ? "No attempts in this range." : `${num(total)} attempts.`}
+        Attempts per bucket, times in {tzLabel(tz)}. <span data-testid="outcomes-total">{total === 0 ? emptyWords : `${num(total)} attempts.`}</span>
       </figcaption>
     </figure>
   );

@@ -14,7 +14,7 @@ import { ArchiveControl, ArchivedBadge } from "./ArchiveControl";
 import { PauseControl } from "./PauseControl";
 import { FailingSince } from "./FailingSince";
 import { num } from "@/lib/words";
-import { windowHint, windowLags } from "./window-hint";
+import { outcomesEmptyWords, windowHint, windowLags } from "./window-hint";
 
 const HOUR_MS = 3600_000;
 const DAY_MS = 86400_000;
@@ -138,14 +138,16 @@ export function SubscriptionStats({ o }: { o: SubscriptionOverview }) {
 export function OutcomesCard({ o, range, setRange, pending }: { o: SubscriptionOverview; range: Range; setRange: (r: Range) => void; pending: boolean }) {
   const now = useNow(15_000);
   const lags = windowLags(o.h1, o.lastAttempts, HOUR_MS, now);
+  const counted = o.series.reduce((s, p) => s + p.delivered + p.retried + p.deadLettered + p.abandoned, 0);
   return (
     <Card
       title="Outcomes over time"
       id="outcomes"
       actions={<SegmentedControl label="Time range" options={OUTCOME_RANGES.map((r) => ({ value: r, label: r }))} value={range} onChange={setRange} />}
     >
-      {pending ? <Skeleton lines={6} /> : <OutcomesChart points={o.series} label={`Attempt outcomes, last ${range}`} />}
-      {lags && (
+      {pending ? <Skeleton lines={6} /> : <OutcomesChart points={o.series} label={`Attempt outcomes, last ${range}`} emptyWords={outcomesEmptyWords(lags)} />}
+      {/* An empty chart says it in its caption already. */}
+      {lags && counted > 0 && (
         <p className="mt-2 text-xs text-slate-600" data-testid="outcomes-lag">
           Counted each minute: the newest attempts show here within a minute.
         </p>
