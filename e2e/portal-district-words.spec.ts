@@ -549,6 +549,20 @@ test("every page a district's manager opens speaks to the district, an interrupt
   await expect(page.getByTestId("audit-row").filter({ has: page.locator('[title="redrive.create"]') })).toContainText(
     `1 dead letter sent again: dead letters of Hayes SIS ${run}; 5 a second`,
   );
+  // Each row's stored record is there for its engineers, under a name that says what it is, not "JSON".
+  const record = page
+    .getByTestId("audit-row")
+    .filter({ has: page.locator('[title="redrive.create"]') })
+    .getByTestId("audit-details");
+  await expect(record.locator("summary")).toHaveText("Technical details");
+  await expect(
+    page
+      .getByTestId("audit-details")
+      .locator("summary")
+      .filter({ hasText: /^JSON$/ }),
+  ).toHaveCount(0);
+  await record.locator("summary").click();
+  await expect(record).toContainText(sub);
   await bothWidths(page, "district-audit");
 
   // The actor filter asks for what the Actor column shows, and takes it as shown: an email, an API token in words.
@@ -572,5 +586,6 @@ test("every page a district's manager opens speaks to the district, an interrupt
   await signIn(admin, "admin");
   await admin.goto(`/audit?targetId=${ids.dead}`);
   await expect(admin.getByTestId("audit-action").first()).toContainText("delivery.redrive");
+  await expect(admin.getByTestId("audit-details").first().locator("summary")).toHaveText("JSON");
   await context.close();
 });

@@ -278,8 +278,10 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
                     </td>
                     <td className="block text-slate-700 wrap-anywhere md:table-cell md:px-3 md:py-2">
                       {summarize(e.action, e.details, !global, subscriptionName)}
-                      <details className="mt-1">
-                        <summary className="cursor-pointer text-xs text-slate-500">JSON</summary>
+                      {/* The row as stored, ids and codes included: an engineer's "JSON"; a district reads it as what it is, the
+                          technical record of what the line above already says in words, for its engineers or a support ticket. */}
+                      <details className="mt-1" data-testid="audit-details">
+                        <summary className="cursor-pointer text-xs text-slate-500">{global ? "JSON" : "Technical details"}</summary>
                         <pre className="mt-1 max-w-md overflow-x-auto whitespace-pre-wrap break-all rounded bg-slate-50 p-2 text-xs">
                           {JSON.stringify(e.details, null, 2)}
                         </pre>
