@@ -6,7 +6,7 @@
 import { expect, test, type Page } from "@playwright/test";
 import { Webhook } from "standardwebhooks";
 import { api, signIn } from "./helpers";
-import { closeE2eDb, e2eDb, shot } from "./dashboard-seed";
+import { bothWidths, closeE2eDb, e2eDb } from "./dashboard-seed";
 import { createDistrict, signInAsManager, type District } from "./district";
 
 const run = Date.now().toString(36);
@@ -40,15 +40,6 @@ test.beforeAll(async ({ request }) => {
 test.afterAll(async () => {
   await closeE2eDb();
 });
-
-async function bothWidths(page: Page, name: string) {
-  await page.setViewportSize({ width: 1280, height: 900 });
-  await shot(page, `${name}-1280`);
-  await page.setViewportSize({ width: 390, height: 844 });
-  expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name}: no sideways scroll at 390 px`).toBeLessThanOrEqual(390);
-  await shot(page, `${name}-390`);
-  await page.setViewportSize({ width: 1280, height: 900 });
-}
 
 const card = (page: Page) => page.locator(`[data-testid="event-type"][data-type="${TYPE}"]`);
 

@@ -42,6 +42,20 @@ export async function shot(page: Page, name: string) {
   await page.screenshot({ path: `${process.env.HOOKLEDGER_SCREENS_DIR ?? "test-results/screens"}/${name}.png`, fullPage: true });
 }
 
+/**
+ * The page's screenshots at 1280 and 390 px wide, and (unless `fits` is false) no sideways scroll at 390. The width is
+ * polled: a chart sized by a ResizeObserver is still at its 1280 px width for a moment after the viewport narrows.
+ */
+export async function bothWidths(page: Page, name: string, { fits = true }: { fits?: boolean } = {}) {
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await shot(page, `${name}-1280`);
+  await page.setViewportSize({ width: 390, height: 844 });
+  if (fits)
+    await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth), { message: `${name}: no sideways scroll at 390 px` }).toBeLessThanOrEqual(390);
+  await shot(page, `${name}-390`);
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
 type Attempt = {
   minutesAgo: number;
   status: number | null;

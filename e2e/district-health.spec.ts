@@ -8,9 +8,9 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomBytes } from "node:crypto";
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { api, cli, deliveryFor, signIn, signInWith } from "./helpers";
-import { closeE2eDb, e2eDb, settleDelivery, shot } from "./dashboard-seed";
+import { bothWidths, closeE2eDb, e2eDb, settleDelivery } from "./dashboard-seed";
 
 const run = Date.now().toString(36);
 const D = { id: `district_${run}`, name: `Lincoln USD ${run}`, sub: `sub_dh_${run}`, subName: `Lincoln SIS ${run}` };
@@ -61,16 +61,6 @@ async function publish(request: Parameters<typeof api>[0], n: string, subscripti
   return deliveryFor(r, subscriptionId);
 }
 
-/** Both widths of the page as it is now; `fits`: assert nothing scrolls sideways at 390 px. */
-async function shots(page: Page, name: string, fits = true) {
-  await page.setViewportSize({ width: 1280, height: 900 });
-  await shot(page, `${name}-1280`);
-  await page.setViewportSize({ width: 390, height: 844 });
-  await shot(page, `${name}-390`);
-  if (fits) expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} at 390 px`).toBeLessThanOrEqual(390);
-  await page.setViewportSize({ width: 1280, height: 900 });
-}
-
 test("the district's card, list and page turn red with Failing since during an outage, and clear when it ends", async ({ page, request }) => {
   test.setTimeout(240_000);
   const delivered = await publish(request, "ok");
@@ -98,27 +88,27 @@ test("the district's card, list and page turn red with Failing since during an o
   await expect(failing).not.toContainText("503 HTTP 503");
   // The 24 h rate stays, as context.
   await expect(card.getByText("Success 24 h")).toBeVisible();
-  await shots(page, "district-health-card-failing");
+  await bothWidths(page, "district-health-card-failing");
 
   await page.goto("/subscriptions");
   const row = page.getByTestId("subscription-row").filter({ has: page.getByRole("link", { name: D.subName }) });
   await expect(row).toHaveAttribute("data-failing", "true");
   await expect(row.getByTestId("failing-since")).toContainText(/Failing since \d{2}:\d{2}:\d{2}/);
   await expect(row.getByTestId("last-answer")).toContainText("HTTP 503");
-  await shots(page, "district-health-list-failing");
+  await bothWidths(page, "district-health-list-failing");
 
   await page.goto(`/subscriptions/${D.sub}`);
   const onPage = page.getByTestId("failing-since");
   await expect(onPage).toBeVisible();
   await expect(onPage).toContainText(`Last answer: HTTP 503 “${OUTAGE}”`);
-  await shots(page, "district-health-page-failing");
+  await bothWidths(page, "district-health-page-failing");
 
   // The endpoint answers again: the retries are delivered and the red goes.
   status = 204;
   await page.goto("/");
   await expect(card).toHaveAttribute("data-failing", "false", { timeout: 60_000 });
   await expect(card.getByTestId("failing-since")).toHaveCount(0);
-  await shots(page, "district-health-card-recovered");
+  await bothWidths(page, "district-health-card-recovered");
 });
 
 test("a redrive preview of a paused subscription's dead letters offers Resume deliveries, not an API call", async ({ page, request }) => {
@@ -158,7 +148,7 @@ test("a redrive preview of a paused subscription's dead letters offers Resume de
   const resume = note.getByRole("button", { name: "Resume deliveries" });
   await expect(resume).toBeVisible();
   // The redrive page's own width at 390 px is e2e/phone.spec.ts's to assert: looked at here, not asserted.
-  await shots(page, "redrive-held-resume", false);
+  await bothWidths(page, "redrive-held-resume", { fits: false });
 
   // Resumed, the preview runs again and counts them.
   await resume.click();

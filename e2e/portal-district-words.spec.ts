@@ -12,7 +12,7 @@
 // in its cells. Screens at 1,280 and 390 px.
 import { expect, test, type Browser, type APIRequestContext, type Page } from "@playwright/test";
 import { api, cli, revealed, signIn } from "./helpers";
-import { closeE2eDb, e2eDb, settleDelivery, shot, whilePaused } from "./dashboard-seed";
+import { bothWidths, closeE2eDb, e2eDb, settleDelivery, shot, whilePaused } from "./dashboard-seed";
 import { createDistrict, signInAsManager } from "./district";
 
 const run = Date.now().toString(36);
@@ -201,16 +201,6 @@ test("a district adding an endpoint and rotating its secret is told what its own
   await shot(page, "portal-delivery-summary-390");
   await page.context().close();
 });
-
-/** No sideways scroll at 390 px, and a screenshot at each width. */
-async function bothWidths(page: Page, name: string) {
-  await page.setViewportSize({ width: 1280, height: 900 });
-  await shot(page, `${name}-1280`);
-  await page.setViewportSize({ width: 390, height: 844 });
-  expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name}: no sideways scroll at 390 px`).toBeLessThanOrEqual(390);
-  await shot(page, `${name}-390`);
-  await page.setViewportSize({ width: 1280, height: 900 });
-}
 
 /** The words a district should never have to read: the platform's own. */
 const JARGON =
