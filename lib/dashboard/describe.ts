@@ -261,7 +261,9 @@ function attemptLine(a: DeliveryLite["attempts"][number], fmt: TimeFmt): string 
       ? `${classInWords(a.errorClass)} before an answer was recorded (it may have been received)`
       : a.errorClass
         ? didNotAnswer(a.errorClass, a.errorMessage, quote)
-        : "no answer (unknown)";
+        : // No status and no class: nothing says why, so the receipt says what is known, as the card does ("No answer
+          // recorded"), with the stored message when there is one, not a guess in brackets.
+          `no answer recorded${quote ? ` ${quote}` : ""}`;
   const outcome: Record<string, string> = { delivered: "accepted", retry: "will be retried", dead_letter: "not retried" };
   const by = a.trigger !== "scheduled" ? `, sent by hand${a.actor ? ` by ${a.actor.replace(/^(user|token):/, "")}` : ""}` : "";
   return `- Attempt ${a.attemptNumber} on ${fmt(a.startedAt)}: ${said}, ${outcome[a.outcome] ?? a.outcome.replace(/_/g, " ")}${by}.`;

@@ -1,6 +1,7 @@
 // An attempt whose worker stopped before it recorded the answer (error class lease_expired or shutdown), in the
 // words of the lookup card, the delivery page and the receipt: sending was interrupted and the endpoint may have
-// received it, never "lease expired", "worker shut down" or the class's own name, which a district cannot read.
+// received it, never "lease expired", "worker shut down" or the class's own name, which a district cannot read. And
+// an attempt with neither an answer nor an error class: the receipt says no answer was recorded, never "(unknown)".
 import { describe, expect, it } from "vitest";
 import { answerOf, deliveryReceipt, describeDelivery, type DeliveryLite } from "../../lib/dashboard/describe";
 import { ATTEMPT_OUTCOME_SENTENCES, ERROR_CLASS_LABELS } from "../../components/ui/labels";
@@ -90,5 +91,18 @@ describe("an attempt whose sending was interrupted", () => {
     expect(sentences).toContain("Lincoln SIS may have received it, but no answer was recorded on 07:50:00; we will try again at 07:52:00 automatically.");
     expect(sentences).toContain("- Attempt 1 on 07:50:00: sending interrupted before an answer was recorded (it may have been received), abandoned.");
     expect(sentences).not.toMatch(/lease|worker/i);
+  });
+});
+
+describe("an attempt with no answer and no error class", () => {
+  const bare = (errorMessage: string | null): DeliveryLite => {
+    const d = delivery({ lastErrorClass: null });
+    return { ...d, attempts: [{ ...d.attempts[0], outcome: "retry" as const, errorClass: null, errorMessage, ambiguous: false }] };
+  };
+
+  it("the receipt says no answer was recorded, with the stored message when there is one, not '(unknown)'", () => {
+    expect(deliveryReceipt(bare(null), utc)).toContain("- Attempt 1 on 07:50:00: no answer recorded, will be retried.");
+    expect(deliveryReceipt(bare("socket closed by peer"), utc)).toContain("- Attempt 1 on 07:50:00: no answer recorded “socket closed by peer”, will be retried.");
+    expect(deliveryReceipt(bare(null), utc)).not.toContain("unknown");
   });
 });
