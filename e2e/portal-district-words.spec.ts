@@ -511,6 +511,12 @@ test("every page a district's manager opens speaks to the district, an interrupt
   await expect(page.getByRole("navigation", { name: "Kind" })).toContainText("Dead letters");
   const row = page.getByTestId("batch-row").filter({ hasText: `INC-${run} importer fixed` });
   await expect(row.getByTestId("batch-kind")).toHaveText("Dead letters");
+  // Its status in words, not the stored "done"; each pill on one line at 1,280 px (no "Dead / letters").
+  await expect(row.getByTestId("batch-status")).toHaveText("Finished");
+  for (const pill of [row.getByTestId("batch-kind"), row.getByTestId("batch-status")]) {
+    const lines = await pill.evaluate((el) => el.getClientRects().length);
+    expect(lines, await pill.innerText()).toBe(1);
+  }
   await expect(row).toContainText("1 sent again, 0 skipped of 1");
   await expect(row).toContainText(`dead letters of Hayes SIS ${run}`);
   await bothWidths(page, "district-sent-again");

@@ -110,7 +110,7 @@ test("an engineer filters the DLQ by reason, previews, confirms and watches the 
 
   // The batches list and the audit log name it.
   await page.goto("/redrives");
-  await expect(page.getByRole("row").filter({ hasText: batchId })).toContainText("done");
+  await expect(page.getByRole("row").filter({ hasText: batchId })).toContainText("Done");
   await page.goto(`/audit?targetId=${batchId}`);
   const row = page.getByRole("row").filter({ hasText: "redrive.create" });
   await expect(row).toContainText(`INC-${run} Jefferson importer fixed`);

@@ -13,6 +13,15 @@ export const KIND_VERB: Record<string, string> = { redrive: "redriven", recover:
 export const KIND_WORDS: Record<string, string> = { redrive: "Dead letters", recover: "A period's deliveries", backfill: "Earlier events" };
 /** What a moved item is called in each kind, in a district's words. */
 export const KIND_VERB_WORDS: Record<string, string> = { redrive: "sent again", recover: "sent again", backfill: "created" };
+/** A batch's status as the batch's page says it (its API's running, done or cancelled). */
+const STATUS_LABEL: Record<string, string> = { running: "Running", done: "Done", cancelled: "Cancelled" };
+/** The same in a district's words: what is happening to what was sent for it. */
+const STATUS_WORDS: Record<string, string> = { running: "Sending", done: "Finished", cancelled: "Cancelled" };
+
+/** A batch's status in the viewer's words; a status this list does not know yet shows as it is stored rather than not at all. */
+export function statusInWords(status: string, opts: { district?: boolean } = {}): string {
+  return (opts.district ? STATUS_WORDS : STATUS_LABEL)[status] ?? status;
+}
 export const KIND_STYLE: Record<string, string> = {
   redrive: "bg-slate-100 text-slate-900 ring-slate-300",
   recover: "bg-violet-100 text-violet-900 ring-violet-300",

@@ -1,7 +1,8 @@
 // A batch sent again, as a district reads its selection: its subscription by the name it gave it and the reason in
-// words, never "subscription sub_…" or the ledger's reason; an engineer keeps the filter's own terms.
+// words, never "subscription sub_…" or the ledger's reason; an engineer keeps the filter's own terms. Its status in
+// words too: "Sending", "Finished", never the stored "running" or "done".
 import { describe, expect, it } from "vitest";
-import { describeBatch } from "@/components/redrive/batch-kind";
+import { describeBatch, statusInWords } from "@/components/redrive/batch-kind";
 
 const fmt = (iso: string) => iso.slice(0, 16).replace("T", " ");
 const names = { sub_hayes: "Hayes SIS" };
@@ -22,5 +23,17 @@ describe("a batch's selection in a district's words", () => {
     expect(describeBatch("redrive", { subscriptionId: "sub_hayes", deadLetterReason: "exhausted" }, fmt)).toBe(
       "subscription sub_hayes, dead-letter reason retries exhausted",
     );
+  });
+});
+
+describe("a batch's status in the viewer's words", () => {
+  it("says what is happening to a district, and keeps the batch page's words for an engineer", () => {
+    const states = ["running", "done", "cancelled"];
+    expect(states.map((s) => statusInWords(s, { district: true }))).toEqual(["Sending", "Finished", "Cancelled"]);
+    expect(states.map((s) => statusInWords(s))).toEqual(["Running", "Done", "Cancelled"]);
+  });
+
+  it("shows a status it has no words for as it is stored, rather than nothing", () => {
+    expect(statusInWords("paused", { district: true })).toBe("paused");
   });
 });

@@ -5,7 +5,7 @@ import { apiFetch } from "@/lib/client/api";
 import type { NamedRedriveBatchPage } from "@/lib/redrive/named-batches";
 import { DataTable, EmptyState, PageHeader, STATUS_STYLE, btn, btnPrimary, stackedCell, stackedRow } from "@/components/ui/kit";
 import { Time, useFormatTime } from "@/components/ui/time";
-import { BATCHES_SHOWN, KIND_LABEL, KIND_STYLE, KIND_VERB, KIND_VERB_WORDS, KIND_WORDS, describeBatch } from "@/components/redrive/batch-kind";
+import { BATCHES_SHOWN, KIND_LABEL, KIND_STYLE, KIND_VERB, KIND_VERB_WORDS, KIND_WORDS, describeBatch, statusInWords } from "@/components/redrive/batch-kind";
 import { actorInWords, num } from "@/lib/words";
 
 const KINDS = ["redrive", "recover", "backfill"] as const;
@@ -73,7 +73,7 @@ export function RedriveBatchesClient({
             key={k ?? "all"}
             href={k ? `/redrives?kind=${k}` : "/redrives"}
             aria-current={kind === k ? "page" : undefined}
-            className={`rounded-full px-3 py-1 ring-1 ring-inset ${kind === k ? "bg-blue-700 text-white ring-blue-700" : "bg-white text-slate-800 ring-slate-300 hover:bg-slate-50"}`}
+            className={`whitespace-nowrap rounded-full px-3 py-1 ring-1 ring-inset ${kind === k ? "bg-blue-700 text-white ring-blue-700" : "bg-white text-slate-800 ring-slate-300 hover:bg-slate-50"}`}
           >
             {k ? kindLabel[k] : "All"}
           </Link>
@@ -94,12 +94,17 @@ export function RedriveBatchesClient({
                 </Link>
               </td>
               <td className={`${stackedCell(true)} mt-1 mr-2 sm:mt-0 sm:px-3 sm:py-2`}>
-                <span className={`rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${KIND_STYLE[b.kind] ?? ""}`} data-testid="batch-kind">
+                <span className={`whitespace-nowrap rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${KIND_STYLE[b.kind] ?? ""}`} data-testid="batch-kind">
                   {kindLabel[b.kind] ?? b.kind}
                 </span>
               </td>
               <td className={`${stackedCell(true)} sm:px-3 sm:py-2`}>
-                <span className={`rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${STATUS_STYLE[b.status] ?? ""}`}>{b.status}</span>
+                <span
+                  className={`whitespace-nowrap rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${STATUS_STYLE[b.status] ?? ""}`}
+                  data-testid="batch-status"
+                >
+                  {statusInWords(b.status, { district })}
+                </span>
               </td>
               <td className={`${stackedCell()} mt-1 tabular-nums sm:mt-0 sm:whitespace-nowrap sm:px-3 sm:py-2`}>
                 {num(b.redriven)} {kindVerb[b.kind] ?? kindVerb.redrive}, {num(b.skipped)} skipped of {num(b.matched)} · {b.ratePerSecond}/s

@@ -7,7 +7,7 @@ import { apiFetch, ApiError } from "@/lib/client/api";
 import type { RedriveBatchProgress } from "@/lib/redrive/redrive-batches";
 import { STATUS_STYLE, btn, btnDanger, card, input, label } from "@/components/ui/kit";
 import { Time, useFormatTime } from "@/components/ui/time";
-import { KIND_VERB, KIND_VERB_WORDS, batchHeading, describeBatch } from "@/components/redrive/batch-kind";
+import { KIND_VERB, KIND_VERB_WORDS, batchHeading, describeBatch, statusInWords } from "@/components/redrive/batch-kind";
 import { BusySubmit, LiveButton } from "@/components/ui/LiveButton";
 import { actorInWords, num } from "@/lib/words";
 
@@ -131,7 +131,8 @@ export function RedriveBatchClient({
   const handled = b.redriven + b.skipped;
   const verb = (district ? KIND_VERB_WORDS : KIND_VERB)[b.kind] ?? "redriven";
   const pct = b.matched ? Math.round((handled / b.matched) * 100) : 100;
-  const statusText = b.status === "running" ? `Running: ${num(handled)} of ${num(b.matched)} handled` : b.status === "done" ? "Done" : "Cancelled";
+  // The same words as the list's pill: a district reads "Sending" and "Finished".
+  const statusText = `${statusInWords(b.status, { district })}${b.status === "running" ? `: ${num(handled)} of ${num(b.matched)} handled` : ""}`;
 
   return (
     <section className="space-y-4">
