@@ -119,7 +119,7 @@ export function answerOf(statusCode: number | null, errorClass: string | null, m
   if (statusCode) return `HTTP ${statusCode}${msg}`;
   if (errorClass && INTERRUPTED.includes(errorClass)) return `none recorded (${classInWords(errorClass)})`;
   if (errorClass) return `${classInWords(errorClass)}${msg}`;
-  return msg.trim() || "no answer";
+  return msg.trim() || "none recorded";
 }
 
 const REASON_WORDS: Record<string, string> = {
@@ -264,7 +264,13 @@ function attemptLine(a: DeliveryLite["attempts"][number], fmt: TimeFmt): string 
         : // No status and no class: nothing says why, so the receipt says what is known, as the card does ("No answer
           // recorded"), with the stored message when there is one, not a guess in brackets.
           `no answer recorded${quote ? ` ${quote}` : ""}`;
-  const outcome: Record<string, string> = { delivered: "accepted", retry: "will be retried", dead_letter: "not retried" };
+  const outcome: Record<string, string> = {
+    delivered: "accepted",
+    retry: "will be retried",
+    dead_letter: "not retried",
+    // The worker stopped before the answer was recorded: the delivery goes again with the same key while it has attempts left.
+    abandoned: "to be sent again if attempts remain",
+  };
   const by = a.trigger !== "scheduled" ? `, sent by hand${a.actor ? ` by ${a.actor.replace(/^(user|token):/, "")}` : ""}` : "";
   return `- Attempt ${a.attemptNumber} on ${fmt(a.startedAt)}: ${said}, ${outcome[a.outcome] ?? a.outcome.replace(/_/g, " ")}${by}.`;
 }

@@ -89,7 +89,9 @@ describe("an attempt whose sending was interrupted", () => {
     const receipt = deliveryReceipt(delivery({}), utc);
     const sentences = receipt.slice(0, receipt.indexOf("For our engineers:"));
     expect(sentences).toContain("Lincoln SIS may have received it, but no answer was recorded on 07:50:00; we will try again at 07:52:00 automatically.");
-    expect(sentences).toContain("- Attempt 1 on 07:50:00: sending interrupted before an answer was recorded (it may have been received), abandoned.");
+    expect(sentences).toContain(
+      "- Attempt 1 on 07:50:00: sending interrupted before an answer was recorded (it may have been received), to be sent again if attempts remain.",
+    );
     expect(sentences).not.toMatch(/lease|worker/i);
   });
 });
@@ -99,6 +101,10 @@ describe("an attempt with no answer and no error class", () => {
     const d = delivery({ lastErrorClass: null });
     return { ...d, attempts: [{ ...d.attempts[0], outcome: "retry" as const, errorClass: null, errorMessage, ambiguous: false }] };
   };
+
+  it("the card's line says the last answer was none recorded, not 'no answer'", () => {
+    expect(describeDelivery(bare(null), utc).text).toMatch(/, last answer none recorded$/);
+  });
 
   it("the receipt says no answer was recorded, with the stored message when there is one, not '(unknown)'", () => {
     expect(deliveryReceipt(bare(null), utc)).toContain("- Attempt 1 on 07:50:00: no answer recorded, will be retried.");
