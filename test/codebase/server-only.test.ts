@@ -8,20 +8,14 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { sourceFiles } from "../helpers/source-files";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const MARKER = /^import "server-only";$/m;
 const rel = (p: string) => path.relative(ROOT, p).split(path.sep).join("/");
 
-function walk(dir: string, out: string[] = []): string[] {
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) {
-      if (e.name !== "node_modules" && e.name !== "generated" && !e.name.startsWith(".")) walk(p, out);
-    } else if (/\.(ts|tsx)$/.test(e.name) && !e.name.endsWith(".d.ts")) out.push(p);
-  }
-  return out;
-}
+/** The TypeScript sources below `dir`, declaration files aside. */
+const walk = (dir: string) => sourceFiles(dir, /^(?!.*\.d\.ts$).*\.tsx?$/);
 
 function resolveImport(from: string, spec: string): string | undefined {
   let base: string;

@@ -3,24 +3,14 @@
 // cookies() the last. So the proxy, the API and server components read the session cookie through one rule,
 // sessionCookieOf in lib/auth/cookies.ts, and nothing else reads it by name. This walks the application code and fails
 // on a read of the session cookie anywhere else.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { sourceFiles } from "../helpers/source-files";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const WALKED = ["app", "components", "lib", "worker", "cli"];
 const HOME = "lib/auth/cookies.ts";
-
-function walk(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const p = path.join(dir, name);
-    if (name === "node_modules" || name === "generated") continue;
-    if (statSync(p).isDirectory()) out.push(...walk(p));
-    else if (/\.(ts|tsx|mjs)$/.test(name)) out.push(p);
-  }
-  return out;
-}
 
 /** Reads of the session cookie by its name: an index into parsed cookies, a jar's get, the literal name. */
 function sessionReads(text: string): string[] {
@@ -31,7 +21,7 @@ function sessionReads(text: string): string[] {
 
 describe("where the session cookie is read", () => {
   it(`only ${HOME} reads hl_session by name; everything else goes through sessionCookieOf`, () => {
-    const files = [...WALKED.flatMap((d) => walk(path.join(ROOT, d))), path.join(ROOT, "proxy.ts")].map((f) => path.relative(ROOT, f)).filter((f) => f !== HOME);
+    const files = [...WALKED.flatMap((d) => sourceFiles(path.join(ROOT, d))), path.join(ROOT, "proxy.ts")].map((f) => path.relative(ROOT, f)).filter((f) => f !== HOME);
     const offences = files.flatMap((f) => sessionReads(readFileSync(path.join(ROOT, f), "utf8")).map((o) => `${f}: ${o}`));
     expect(offences).toEqual([]);
   });

@@ -4,26 +4,16 @@
 // an `UPDATE subscriptions` that sets one of those columns anywhere else, and
 // on a Prisma write of the same fields, so a new feature cannot change a
 // subscription's state beside the audited transitions.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { sourceFiles } from "../helpers/source-files";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const WALKED = ["app", "components", "lib", "worker", "cli", "demo", "scripts"];
 const HOME = "lib/ledger/sql/subscription-state.ts";
 const STATE_COLUMNS = ["state", "paused_reason", "paused_at", "archived_at", "archive_reason", "archived_by"];
 const STATE_FIELDS = ["state", "pausedReason", "pausedAt", "archivedAt", "archiveReason", "archivedBy"];
-
-function walk(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const p = path.join(dir, name);
-    if (name === "node_modules" || name === "generated") continue;
-    if (statSync(p).isDirectory()) out.push(...walk(p));
-    else if (/\.(ts|tsx|mjs)$/.test(name)) out.push(p);
-  }
-  return out;
-}
 
 /** The offences in one source text: SQL updates of the state columns, and Prisma subscription writes of the state fields. */
 function stateWrites(text: string): string[] {
@@ -42,7 +32,7 @@ function stateWrites(text: string): string[] {
 
 describe("where a subscription's state changes", () => {
   it(`only ${HOME} writes a subscription's state, pause or archive columns`, () => {
-    const offences = WALKED.flatMap((d) => walk(path.join(ROOT, d)))
+    const offences = WALKED.flatMap((d) => sourceFiles(path.join(ROOT, d)))
       .map((f) => path.relative(ROOT, f))
       .filter((f) => f !== HOME)
       .flatMap((f) => stateWrites(readFileSync(path.join(ROOT, f), "utf8")).map((o) => `${f}: ${o}`));
