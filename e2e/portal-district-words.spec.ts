@@ -16,7 +16,9 @@ import { bothWidths, closeE2eDb, e2eDb, settleDelivery, shot, whilePaused } from
 import { createDistrict, signInAsManager } from "./district";
 
 const run = Date.now().toString(36);
-const D = { id: `pdw_${run}`, name: `Garfield USD ${run}`, sub: `sub_pdw_${run}` };
+// A name that ends in s, so the pages' possessive ("Garfield Public Schools' audit trail") is read every run, not
+// only when the random part happens to end in one.
+const D = { id: `pdw_${run}`, name: `Garfield ${run} Public Schools`, sub: `sub_pdw_${run}` };
 // Two catalogued types: one the district's subscription receives, one none of its subscriptions does.
 const TAKEN = `pdw.graded_${run}`;
 const UNTAKEN = `pdw.unused_${run}`;
@@ -110,16 +112,16 @@ test("the Audit page offers a district the actions its trail holds, and explains
 
   // Typed into the address: an empty list that says why, not an error; the form shows what the list is filtered by.
   await page.goto("/audit?action=event_type.create");
-  await expect(page.getByText(`Nothing in ${D.name}'s audit trail matches these filters.`)).toBeVisible();
+  await expect(page.getByText(`Nothing in ${D.name}' audit trail matches these filters.`)).toBeVisible();
   await expect(page.getByTestId("audit-never")).toHaveText(
-    `“Added an event type to the catalog” is never in ${D.name}'s audit trail: it changes what every district shares, and is recorded for the whole service only.`,
+    `“Added an event type to the catalog” is never in ${D.name}' audit trail: it changes what every district shares, and is recorded for the whole service only.`,
   );
   await expect(page.getByRole("form", { name: "Filter the audit log" }).getByRole("combobox", { name: /^Action/ })).toHaveValue("event_type.create");
   await expect(rows).toHaveCount(0);
   await shot(page, "portal-audit-never-1280");
   await page.goto("/audit?targetType=settings");
   await expect(page.getByTestId("audit-never")).toHaveText(
-    `Nothing in ${D.name}'s audit trail has the target type “settings”: it changes what every district shares, and is recorded for the whole service only.`,
+    `Nothing in ${D.name}' audit trail has the target type “settings”: it changes what every district shares, and is recorded for the whole service only.`,
   );
   await page.goto("/audit?action=no.such_action");
   await expect(page.getByTestId("audit-never")).toContainText("hookledger writes no action called “no.such_action”");

@@ -160,7 +160,7 @@ function summarize(action: string, details: unknown, district: boolean, names: R
  * sentence; null when it can. `district`: the name of the viewer's district.
  */
 function neverInTrail(q: TAuditQuery, scope: Scope, district: string): string | null {
-  const trail = scope.subscriptionId ? "this portal's audit trail" : `${district}'s audit trail`;
+  const trail = scope.subscriptionId ? "this portal's audit trail" : `${possessive(district)} audit trail`;
   const because = {
     global: "it changes what every district shares, and is recorded for the whole service only",
     subscription: `it is recorded for the whole district, and this portal shows what concerns subscription ${scope.subscriptionId} only`,
