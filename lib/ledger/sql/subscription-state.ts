@@ -35,6 +35,9 @@ import { countInFlight, supersedeQueuedDeliveries } from "./archive";
 // a manual pause holds them: the claim takes only active subscriptions'
 // rows (docs/DESIGN.md invariant 7).
 
+/** A success in the batch that ends the subscription's stored run: one started at or after the run's first failure (or no run is stored). */
+const ENDS_RUN = "(fw_in.ok_at IS NOT NULL AND (s.failing_since IS NULL OR fw_in.ok_at >= s.failing_since))";
+
 const NOT_GONE = `
           AND NOT EXISTS (SELECT 1 FROM upd g WHERE g.subscription_id = s.id AND g.dl_reason = 'gone')`;
 
@@ -46,14 +49,18 @@ const NOT_GONE = `
  * changes, that is on a failure while its policy is on, or on a success that
  * ends a run; the successes of a healthy subscription (no run) match no row.
  * Within a batch, the failures that count are those after the batch's last
- * success for the subscription (a success ends the run before it). Attempts
+ * success for the subscription (a success ends the run before it). Across
+ * batches the order is the attempts' start, not their results' arrival: with
+ * parallel sends a slow success can be written after the failures that started
+ * after it, and it ends the stored run only if it started at or after the run's
+ * start (ENDS_RUN); before that, the batch's failures join the run. Attempts
  * are counted whatever they failed with: a permanent 4xx costs an attempt as
  * much as a 503. With a 410 in the batch (`gone`), the subscriptions it
  * disables are left to that update: one statement cannot update a row twice.
  */
 export const failureWindowCtes = (gone: boolean) => `,
      fw_in AS (
-       SELECT sid, bool_or(ok) AS any_ok,
+       SELECT sid, max(at) FILTER (WHERE ok) AS ok_at,
               count(*) FILTER (WHERE NOT ok AND at > last_ok)::int AS n_fail,
               min(at) FILTER (WHERE NOT ok AND at > last_ok) AS first_fail
          FROM (SELECT u.subscription_id AS sid, r.state = 'delivered' AS ok, r.started_at AS at,
@@ -78,11 +85,11 @@ export const failureWindowCtes = (gone: boolean) => `,
                   FROM (SELECT a.attempts, a.since,
                                s.state = 'active' AND s.failure_window_seconds IS NOT NULL AND a.attempts >= s.failure_min_attempts
                                  AND a.since <= now() - make_interval(secs => s.failure_window_seconds) AS trip
-                          FROM (SELECT CASE WHEN fw_in.any_ok THEN fw_in.n_fail ELSE s.failing_attempts + fw_in.n_fail END AS attempts,
-                                       CASE WHEN fw_in.any_ok THEN fw_in.first_fail ELSE COALESCE(s.failing_since, fw_in.first_fail) END AS since) a) v)
+                          FROM (SELECT CASE WHEN ${ENDS_RUN} THEN fw_in.n_fail ELSE s.failing_attempts + fw_in.n_fail END AS attempts,
+                                       CASE WHEN ${ENDS_RUN} THEN fw_in.first_fail ELSE LEAST(s.failing_since, fw_in.first_fail) END AS since) a) v)
          FROM fw_in
         WHERE s.id = fw_in.sid
-          AND CASE WHEN fw_in.any_ok THEN s.failing_attempts <> fw_in.n_fail OR s.failing_since IS DISTINCT FROM fw_in.first_fail
+          AND CASE WHEN ${ENDS_RUN} THEN s.failing_attempts <> fw_in.n_fail OR s.failing_since IS DISTINCT FROM fw_in.first_fail
                    ELSE fw_in.n_fail > 0 AND s.failure_window_seconds IS NOT NULL END${gone ? NOT_GONE : ""}
        RETURNING s.id, s.state, s.paused_reason, s.paused_at, s.failing_since, s.failing_attempts
      ),
