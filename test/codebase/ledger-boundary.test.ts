@@ -5,9 +5,10 @@
 // built from parameters, never from concatenated strings). Tests, bench and
 // chaos are not walked: they read the ledger on purpose, to check it
 // independently of the code under test.
-import { readdirSync, readFileSync, statSync, existsSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { sourceFiles } from "../helpers/source-files";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const WALKED = ["app", "components", "lib", "worker", "cli", "demo"];
@@ -62,16 +63,8 @@ export function findOffences(file: string, source: string, opts: { ledgerOwner?:
   return out;
 }
 
-function walk(dir: string, files: string[] = []): string[] {
-  if (!existsSync(dir)) return files;
-  for (const name of readdirSync(dir)) {
-    if (name === "node_modules" || name.startsWith(".")) continue;
-    const p = path.join(dir, name);
-    if (statSync(p).isDirectory()) walk(p, files);
-    else if (/\.(ts|tsx|mts|cts|js|mjs)$/.test(name) && !/\.test\.tsx?$/.test(name)) files.push(p);
-  }
-  return files;
-}
+/** Every script below `dir` but tests (Prisma's generated client is skipped by sourceFiles). */
+const scripts = (dir: string) => sourceFiles(dir, /\.(ts|tsx|mts|cts|js|mjs)$/).filter((f) => !/\.test\.tsx?$/.test(f));
 
 describe("ledger boundary", () => {
   it("the detector sees SQL, Prisma delegates and unsafe raw queries, and not prose or index names", () => {
@@ -95,9 +88,8 @@ describe("ledger boundary", () => {
   it("no file outside lib/ledger touches the ledger tables, and nothing builds SQL from strings", () => {
     const offences: Offence[] = [];
     for (const top of WALKED) {
-      for (const abs of walk(path.join(ROOT, top))) {
+      for (const abs of scripts(path.join(ROOT, top))) {
         const rel = path.relative(ROOT, abs).split(path.sep).join("/");
-        if (rel.startsWith("lib/generated/")) continue;
         const ledgerOwner = EXEMPT.some((p) => rel.startsWith(p));
         offences.push(...findOffences(rel, readFileSync(abs, "utf8"), { ledgerOwner }));
       }
