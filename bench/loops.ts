@@ -1,24 +1,29 @@
 // What each background loop costs per run as idle subscriptions pile up: the
-// worker's reaper, probe claim, redrive pacer, heartbeat and partition
-// maintenance, the dashboard's sampler (DLQ sample and attempt rollup), its
-// Prometheus scrape (GET /metrics) and its alerts page. A loop that runs per
-// cycle or per poll should cost what is due, not what exists: adding the
-// ten-thousandth district must not slow the other districts' loops.
+// worker's reaper, probe claim, redrive pacer, heartbeat, partition maintenance
+// and notifier (its round of notices and its claim of the due ones), the
+// dashboard's sampler (DLQ sample and attempt rollup), its Prometheus scrape
+// (GET /metrics), its alerts page and the DLQ page's charts (an operator's and
+// a district's). A loop that runs per cycle or per poll should cost what is
+// due, not what exists: adding the ten-thousandth district must not slow the
+// other districts' loops.
 //
-// For each size (20, 5,000 and 50,000 idle subscriptions in a full run) a
-// fresh database gets that many idle subscriptions, seeded in SQL (each with a
-// delivered delivery, its attempt and its rolled-up minute an hour ago; one in
-// twenty paused for failing with its next probe an hour away, one in fifty
-// disabled), and the same small due work: three busy subscriptions with 1,000
-// due deliveries each, 100 leased (20 of the leases expired), 200 dead letters
-// each in two reasons, five subscriptions paused for failing whose probe is
-// due, a running redrive batch of 2,000 dead letters at 100/s, and 300 fresh
-// attempts for each rollup. Each loop's statements run `runs` times; a run
-// that would change the due work (the reaper, the probe claim) runs in a
-// transaction that is rolled back, so every run finds the same work. Reported
-// per loop and size: the median time of a run, and the buffers a run touched
-// (pg_stat_statements, shared hit + read of the top-level statements, when
-// available); then the ratio of the largest size to the smallest.
+// For each size (20, 5,000 and 50,000 idle subscriptions in a full run) a fresh
+// database gets that many idle subscriptions, seeded in SQL (each with a
+// delivered delivery, its attempt and its rolled-up minute an hour ago, a
+// signing secret and a notice sent a week ago; one in twenty paused for failing
+// with its next probe an hour away, one in fifty disabled; 25 to a district,
+// each district with two contacts), and the same small due work: three busy
+// subscriptions with 1,000 due deliveries each, 100 leased (20 of the leases
+// expired), 200 dead letters each in two reasons, five subscriptions paused for
+// failing whose probe is due, a running redrive batch of 2,000 dead letters at
+// 100/s, 300 fresh attempts for each rollup, five signing secrets whose overlap
+// ends within the day and 30 notices due. Each loop's statements run `runs`
+// times; a run that would change the due work (the reaper, the probe claim, the
+// notifier's claim) runs in a transaction that is rolled back, so every run
+// finds the same work. Reported per loop and size: the median time of a run,
+// and the buffers a run touched (pg_stat_statements, shared hit + read of the
+// top-level statements, when available); then the ratio of the largest size to
+// the smallest.
 //
 //   npm run bench -- --only loops [--quick|--tiny]
 //   node bin/run-ts.mjs bench/loops.ts [--subs 50000] [--full-plans]   EXPLAIN (ANALYZE, BUFFERS) of every loop's statements at one size
@@ -43,15 +48,26 @@ const { seedDeliveries } = await import("./lib/seed");
 const { createPrisma } = await import("../lib/db/prisma");
 const { createRedriveBatch } = await import("../lib/redrive/redrive-batches");
 const { SYSTEM } = await import("../lib/auth/principal");
+const { ingestRound } = await import("../lib/notify/ingest");
+const { claimDueNotifications } = await import("../lib/ledger/sql/notifications");
+const { NOTIFIER_DLQ_SAMPLE_MINUTES } = await import("../worker/notifier");
+const { findDlqHistory } = await import("../lib/dashboard/dead-letters");
 
 const quiet = pino({ level: "silent" });
 const BUSY = ["sub_busy_1", "sub_busy_2", "sub_busy_3"];
 
 /** The idle subscriptions and the due work described at the top of the file. */
 async function seed(db: pg.Pool, url: string, idle: number): Promise<void> {
+  // One district per 25 idle subscriptions (2,000 at 50,000), and one for the due work's.
   await db.query(
-    `INSERT INTO subscriptions (id, name, url, event_types, state, paused_reason, paused_at, failing_since, next_probe_at, created_at)
-     SELECT 'sub_idle_' || lpad(i::text, 6, '0'), 'District ' || i, 'https://d' || i || '.example.test/hooks', '{assignment.graded}',
+    `INSERT INTO tenants (id, name) SELECT 'tnt_' || lpad(t::text, 5, '0'), 'District ' || t FROM generate_series(1, $1::int) t
+     UNION ALL SELECT 'tnt_busy', 'Busy district'`,
+    [Math.ceil(idle / 25)],
+  );
+  await db.query(
+    `INSERT INTO subscriptions (id, name, tenant, url, event_types, state, paused_reason, paused_at, failing_since, next_probe_at, created_at)
+     SELECT 'sub_idle_' || lpad(i::text, 6, '0'), 'District ' || i, 'tnt_' || lpad((1 + i % ceil($1::int / 25.0)::int)::text, 5, '0'),
+            'https://d' || i || '.example.test/hooks', '{assignment.graded}',
             CASE WHEN i % 20 = 0 THEN 'paused' WHEN i % 50 = 1 THEN 'disabled' ELSE 'active' END,
             CASE WHEN i % 20 = 0 THEN 'failing' END, CASE WHEN i % 20 = 0 THEN now() - interval '1 day' END,
             CASE WHEN i % 20 = 0 THEN now() - interval '1 day' END, CASE WHEN i % 20 = 0 THEN now() + interval '1 hour' END,
@@ -88,13 +104,13 @@ async function seed(db: pg.Pool, url: string, idle: number): Promise<void> {
 
   // The due work, the same at every size.
   await db.query(
-    `INSERT INTO subscriptions (id, name, url, event_types, max_concurrency)
-     SELECT s, s, 'https://' || s || '.example.test/hooks', '{assignment.graded}', 1000 FROM unnest($1::text[]) s`,
+    `INSERT INTO subscriptions (id, name, tenant, url, event_types, max_concurrency)
+     SELECT s, s, 'tnt_busy', 'https://' || s || '.example.test/hooks', '{assignment.graded}', 1000 FROM unnest($1::text[]) s`,
     [[...BUSY, "sub_redrive"]],
   );
   await db.query(
-    `INSERT INTO subscriptions (id, name, url, event_types, state, paused_reason, paused_at, failing_since, next_probe_at)
-     SELECT 'sub_probe_' || i, 'Probe ' || i, 'https://p' || i || '.example.test/hooks', '{assignment.graded}', 'paused', 'failing',
+    `INSERT INTO subscriptions (id, name, tenant, url, event_types, state, paused_reason, paused_at, failing_since, next_probe_at)
+     SELECT 'sub_probe_' || i, 'Probe ' || i, 'tnt_busy', 'https://p' || i || '.example.test/hooks', '{assignment.graded}', 'paused', 'failing',
             now() - interval '1 hour', now() - interval '1 hour', now() - interval '1 minute'
        FROM generate_series(1, 5) i`,
   );
@@ -124,9 +140,43 @@ async function seed(db: pg.Pool, url: string, idle: number): Promise<void> {
   } finally {
     await prisma.$disconnect();
   }
+  await seedDistricts(db);
   // A running system folds its counters at every scrape: the per-backend rows the seeding wrote are folded before the statistics are taken.
   await db.query("SELECT hl_fold_delivery_state_counts()");
   await db.query("VACUUM ANALYZE");
+}
+
+/**
+ * What the districts hold beside their subscriptions: each district's contacts (two addresses), the idle subscriptions' signing secrets (one in ten with an older one whose overlap ended a month ago)
+ * and a notice each sent a week ago. The busy subscriptions' district has five secrets whose overlap ends within the
+ * day (the notifier's secret warnings) and 30 notices due now.
+ */
+async function seedDistricts(db: pg.Pool): Promise<void> {
+  await db.query(
+    `INSERT INTO tenant_contacts (tenant, emails, updated_by) SELECT id, ARRAY['it@' || id || '.example.test', 'ops@' || id || '.example.test'], 'bench' FROM tenants`,
+  );
+  await db.query(
+    `INSERT INTO subscription_secrets (id, subscription_id, secret, created_at, expires_at)
+     SELECT 'sec_' || id, id, 'sealed', now() - interval '30 days', NULL FROM subscriptions WHERE id LIKE 'sub_idle_%'
+     UNION ALL
+     SELECT 'sec_old_' || id, id, 'sealed', now() - interval '90 days', now() - interval '30 days' FROM subscriptions WHERE id LIKE 'sub_idle_%' AND substr(id, 10)::int % 10 = 0
+     UNION ALL
+     SELECT 'sec_ending_' || i, ($1::text[])[1 + i % 3], 'sealed', now() - interval '6 days', now() + interval '12 hours' FROM generate_series(1, 5) i`,
+    [BUSY],
+  );
+  await db.query(
+    `INSERT INTO notifications (id, tenant, subscription_id, kind, channel, recipient, subject, body, source, status, attempts, created_at, sent_at)
+     SELECT 'ntf_old_' || s.id, s.tenant, s.id, 'paused', 'email', 'it@' || s.tenant || '.example.test', 'Paused', 'Paused.', 'evt_old_' || s.id, 'sent', 1,
+            now() - interval '7 days', now() - interval '7 days'
+       FROM subscriptions s WHERE s.id LIKE 'sub_idle_%'`,
+  );
+  await db.query(
+    `INSERT INTO notifications (id, tenant, subscription_id, kind, channel, recipient, subject, body, source, status, next_attempt_at)
+     SELECT 'ntf_due_' || i, 'tnt_busy', ($1::text[])[1 + i % 3], 'paused', 'email', 'it@tnt_busy.example.test', 'Paused', 'Paused.', 'evt_due_ntf_' || i, 'pending',
+            now() - interval '1 minute'
+       FROM generate_series(1, 30) i`,
+    [BUSY],
+  );
 }
 
 /** 300 attempts of the busy subscriptions, new to the rollup. */
@@ -181,6 +231,18 @@ function loops(): Loop[] {
     { name: "metrics_scrape", run: (db) => renderDashboardMetrics(db) },
     // The dashboard's alerts page.
     { name: "alerts_page", run: (db) => findAlertConditions(db) },
+    // worker/notifier.ts, every 5 s: the check for a recent DLQ sample, then a round of notices (lib/notify/ingest.ts:
+    // new operational events, secrets whose overlap ends within the day, dead letters waiting a day), when nothing new
+    // happened since the last round (the first, warming run made the secret warnings).
+    {
+      name: "notifier_round",
+      run: async (db) => (await sampleDlq(db, { minGapMs: NOTIFIER_DLQ_SAMPLE_MINUTES * 60_000 }), await ingestRound(db)),
+    },
+    // worker/notifier.ts, every 5 s: the claim of the due notices (20 at most).
+    { name: "notifier_claim", rollback: true, run: (db) => claimDueNotifications(db, { limit: 20, leaseSeconds: 120 }) },
+    // The DLQ page's depth and age charts (GET /api/v1/dlq/history?hours=24, every 5 s): an operator's, and a district's.
+    { name: "dlq_history", run: (db) => findDlqHistory({ hours: 24 }, db) },
+    { name: "dlq_history_district", run: (db) => findDlqHistory({ hours: 24, scope: { tenantId: "tnt_busy" } }, db) },
   ];
 }
 
