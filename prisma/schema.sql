@@ -432,6 +432,7 @@ CREATE TABLE subscription_secrets (
   CONSTRAINT subscription_secrets_subscription_id_fkey FOREIGN KEY (subscription_id) REFERENCES subscriptions(id) ON DELETE CASCADE,
   CONSTRAINT subscription_secrets_pkey PRIMARY KEY (id)
 );
+CREATE INDEX subscription_secrets_expiring ON public.subscription_secrets USING btree (expires_at) WHERE (expires_at IS NOT NULL);
 CREATE INDEX subscription_secrets_sub ON public.subscription_secrets USING btree (subscription_id);
 
 CREATE TABLE subscriptions (
