@@ -30,14 +30,17 @@ const UNVERIFIED_CERT =
  * first certificate", with nothing naming the database or the remedy. node-pg
  * verifies the certificate for `sslmode=require` as for `verify-full`, so a
  * managed PostgreSQL whose certificate its provider's own CA signed (or a
- * self-signed one) fails here unless that CA is given. Other errors are
- * returned as they are.
+ * self-signed one) fails here unless that CA is given. The remedy names
+ * `sslmode=verify-full`: with `require` (or `prefer`, `verify-ca`) kept,
+ * pg-connection-string prints a nine-line SECURITY WARNING about that alias
+ * in every process, three times over on each `hookledger start`. Other errors
+ * are returned as they are.
  */
 export function explainConnectError(err: unknown): unknown {
   const code = (err as { code?: string })?.code ?? "";
   if (!UNVERIFIED_CERT.test(code)) return err;
   const explained = new Error(
-    `the database server's TLS certificate could not be verified (${(err as Error).message}). node-pg verifies it for sslmode=require, verify-ca and verify-full alike: add sslrootcert=/path/to/ca.pem (the CA that signed it; a provider publishes its own) to DATABASE_URL, or set NODE_EXTRA_CA_CERTS to that file.`,
+    `the database server's TLS certificate could not be verified (${(err as Error).message}). node-pg verifies it for sslmode=require, verify-ca and verify-full alike: give DATABASE_URL sslmode=verify-full&sslrootcert=/path/to/ca.pem (the CA that signed it; a provider publishes its own), or set NODE_EXTRA_CA_CERTS to that file and sslmode=verify-full.`,
     { cause: err },
   );
   (explained as { code?: string }).code = code;

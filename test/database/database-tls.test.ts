@@ -6,11 +6,13 @@
 // worker's wait for its database, instead of the bare "unable to verify the
 // first certificate"; given the CA, it connects. The server here is a stand-in
 // that answers PostgreSQL's SSLRequest and then only the TLS handshake.
+import { execFile } from "node:child_process";
 import net from "node:net";
 import tls from "node:tls";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makePki, type Pki } from "../helpers/endpoint-auth-helpers";
@@ -47,7 +49,8 @@ afterAll(async () => {
 });
 
 const url = (query: string) => `postgres://hookledger:pw@127.0.0.1:${port}/hookledger?${query}`;
-const EXPLAINED = /^the database server's TLS certificate could not be verified \(unable to verify the first certificate\)\. .*add sslrootcert=\/path\/to\/ca\.pem/;
+const EXPLAINED =
+  /^the database server's TLS certificate could not be verified \(unable to verify the first certificate\)\. .*sslmode=verify-full&sslrootcert=\/path\/to\/ca\.pem/;
 
 describe("a database whose certificate a private CA signed", () => {
   it("migrate says it is the database's certificate and how to trust its CA", async () => {
@@ -68,4 +71,20 @@ describe("a database whose certificate a private CA signed", () => {
     expect(String(err)).not.toMatch(/certificate/);
     expect(handshakes.filter((h) => h === "ok").length).toBe(before + 1);
   });
+
+  it("the URL the refusal gives, followed as written, connects with no warning from the driver", async () => {
+    // With sslmode=require kept, pg-connection-string prints a nine-line SECURITY WARNING in every process
+    // (three on each `hookledger start`), so the remedy names the mode node-pg applies anyway.
+    const refusal = String(await migrate(url("sslmode=require")).catch((e: Error) => e.message));
+    const advised = /give DATABASE_URL (\S+)\/path\/to\/ca\.pem/.exec(refusal)?.[1];
+    expect(advised, refusal).toBe("sslmode=verify-full&sslrootcert=");
+    const ca = path.join(dir, "ca-cli.pem");
+    fs.writeFileSync(ca, pki.ca);
+    const before = handshakes.filter((h) => h === "ok").length;
+    const root = path.resolve(import.meta.dirname, "../..");
+    const env = { ...process.env, DATABASE_URL: url(`${advised}${ca}`) };
+    const r = await promisify(execFile)(process.execPath, ["bin/hookledger.mjs", "migrate"], { cwd: root, env, timeout: 60_000 }).catch((e: { stderr: string }) => e);
+    expect(handshakes.filter((h) => h === "ok").length).toBe(before + 1);
+    expect(r.stderr).not.toMatch(/SECURITY WARNING|certificate/);
+  }, 90_000);
 });
