@@ -183,6 +183,74 @@ test("an engineer cancels a running redrive part-way from its page", async ({ pa
   await expect(page.getByRole("button", { name: "Cancel this redrive…" })).toHaveCount(0);
 });
 
+test("a redrive that queued everything faster than the endpoint takes it says what is still on its way, then Done", async ({ page, request }) => {
+  test.setTimeout(120_000);
+  const run = Date.now().toString(36);
+  // A receiver of its own: 422 until the district fixes it, then it holds every request until the test lets it answer.
+  let fixed = false;
+  const held: http.ServerResponse[] = [];
+  const slow = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      if (!fixed) {
+        res.statusCode = 422;
+        res.end('{"error":"term_id is required"}');
+      } else held.push(res);
+    });
+  });
+  await new Promise<void>((r) => slow.listen(0, "127.0.0.1", r));
+  try {
+    const sub = await api(request, "POST", "/api/v1/subscriptions", {
+      id: `sub_slowrd_${run}`,
+      name: `Polk SIS ${run}`,
+      url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hooks`,
+      eventTypes: ["assignment.graded"],
+      tenant: `polk_${run}`,
+    });
+    expect(sub.status, JSON.stringify(sub.json)).toBe(201);
+    for (let i = 0; i < 4; i++)
+      expect(
+        (
+          await api(
+            request,
+            "POST",
+            "/api/v1/events",
+            { id: `evt_slowrd_${run}_${i}`, type: "assignment.graded", data: { n: i }, subject: { tenant: `polk_${run}` } },
+            "producer",
+          )
+        ).status,
+      ).toBe(202);
+    await expect(async () => {
+      const r = await api(request, "GET", `/api/v1/deliveries?subscriptionId=${sub.json.id}&state=dead_letter`, undefined, "support");
+      expect(r.json.items).toHaveLength(4);
+    }).toPass({ timeout: 30_000 });
+    fixed = true;
+    const b = await api(request, "POST", "/api/v1/redrives", { reason: `INC-${run} fast`, ratePerSecond: 100, filter: { subscriptionId: sub.json.id } }, "engineer");
+    expect(b.status).toBe(201);
+
+    await signIn(page, "engineer");
+    await page.goto(`/redrives/${b.json.id}`);
+    // Every item is back in the queue, so the pacer is done; none has been answered yet.
+    await expect(page.getByTestId("stat-redriven")).toHaveText("4", { timeout: 15_000 });
+    await expect(page.getByTestId("batch-status")).toHaveText("Done: 4 still on their way");
+    await expect(page.getByText("100% handled at")).toContainText("4 still on their way (queued, being sent or retrying");
+    await shot(page, "redrive-done-sending");
+    await expect.poll(() => held.length, { timeout: 15_000 }).toBeGreaterThan(0);
+    // The endpoint answers now, and every later request at once.
+    const answer = (res: http.ServerResponse) => {
+      res.statusCode = 204;
+      res.end();
+    };
+    held.splice(0).forEach(answer);
+    held.push = (...rs: http.ServerResponse[]) => (rs.forEach(answer), 0);
+    await expect(page.getByTestId("stat-delivered-since")).toHaveText("4", { timeout: 30_000 });
+    await expect(page.getByTestId("batch-status")).toHaveText("Done");
+  } finally {
+    slow.closeAllConnections();
+    await new Promise((r) => slow.close(r));
+  }
+});
+
 test("a support user sees no redrive controls and the API refuses them (403)", async ({ page, request }) => {
   await signIn(page, "support");
   await page.goto("/redrives");

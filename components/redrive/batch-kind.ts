@@ -22,6 +22,20 @@ const STATUS_WORDS: Record<string, string> = { running: "Sending", done: "Finish
 export function statusInWords(status: string, opts: { district?: boolean } = {}): string {
   return (opts.district ? STATUS_WORDS : STATUS_LABEL)[status] ?? status;
 }
+
+/**
+ * A batch's status on its own page, with what it is doing. The pacer is done once every item is back in the queue,
+ * which at a rate above what the endpoint takes (its maxConcurrency, its latency) is well before the last one is
+ * sent: until then "Done" alone, or a district's "Finished", would say the deliveries had gone out.
+ */
+export function batchStatusText(
+  b: { status: string; matched: number; redriven: number; skipped: number; inProgress: number },
+  opts: { district?: boolean } = {},
+): string {
+  if (b.status === "running") return `${statusInWords("running", opts)}: ${num(b.redriven + b.skipped)} of ${num(b.matched)} handled`;
+  if (b.status === "done" && b.inProgress > 0) return `${statusInWords(opts.district ? "running" : "done", opts)}: ${num(b.inProgress)} still on their way`;
+  return statusInWords(b.status, opts);
+}
 export const KIND_STYLE: Record<string, string> = {
   redrive: "bg-slate-100 text-slate-900 ring-slate-300",
   recover: "bg-violet-100 text-violet-900 ring-violet-300",

@@ -2,7 +2,7 @@
 // words, never "subscription sub_…" or the ledger's reason; an engineer keeps the filter's own terms. Its status in
 // words too: "Sending", "Finished", never the stored "running" or "done".
 import { describe, expect, it } from "vitest";
-import { describeBatch, statusInWords } from "@/components/redrive/batch-kind";
+import { batchStatusText, describeBatch, statusInWords } from "@/components/redrive/batch-kind";
 
 const fmt = (iso: string) => iso.slice(0, 16).replace("T", " ");
 const names = { sub_hayes: "Hayes SIS" };
@@ -35,5 +35,20 @@ describe("a batch's status in the viewer's words", () => {
 
   it("shows a status it has no words for as it is stored, rather than nothing", () => {
     expect(statusInWords("paused", { district: true })).toBe("paused");
+  });
+});
+
+describe("a batch's status on its page", () => {
+  const b = { matched: 30_000, redriven: 30_000, skipped: 0 };
+  it("says a done batch whose deliveries are still queued is still on its way, not Done or Finished", () => {
+    expect(batchStatusText({ ...b, status: "done", inProgress: 11_396 })).toBe("Done: 11,396 still on their way");
+    expect(batchStatusText({ ...b, status: "done", inProgress: 11_396 }, { district: true })).toBe("Sending: 11,396 still on their way");
+  });
+
+  it("says Done or Finished once nothing it sent is on its way, and counts a running batch's handled items", () => {
+    expect(batchStatusText({ ...b, status: "done", inProgress: 0 })).toBe("Done");
+    expect(batchStatusText({ ...b, status: "done", inProgress: 0 }, { district: true })).toBe("Finished");
+    expect(batchStatusText({ ...b, redriven: 3_372, status: "running", inProgress: 2_052 })).toBe("Running: 3,372 of 30,000 handled");
+    expect(batchStatusText({ ...b, redriven: 832, status: "cancelled", inProgress: 5 })).toBe("Cancelled");
   });
 });

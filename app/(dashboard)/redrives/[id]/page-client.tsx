@@ -7,7 +7,7 @@ import { apiFetch, ApiError } from "@/lib/client/api";
 import type { RedriveBatchProgress } from "@/lib/redrive/redrive-batches";
 import { STATUS_STYLE, btn, btnDanger, card, input, label } from "@/components/ui/kit";
 import { Time, useFormatTime } from "@/components/ui/time";
-import { KIND_VERB, KIND_VERB_WORDS, batchHeading, describeBatch, statusInWords } from "@/components/redrive/batch-kind";
+import { KIND_VERB, KIND_VERB_WORDS, batchHeading, batchStatusText, describeBatch } from "@/components/redrive/batch-kind";
 import { BusySubmit, LiveButton } from "@/components/ui/LiveButton";
 import { actorInWords, num } from "@/lib/words";
 
@@ -131,8 +131,9 @@ export function RedriveBatchClient({
   const handled = b.redriven + b.skipped;
   const verb = (district ? KIND_VERB_WORDS : KIND_VERB)[b.kind] ?? "redriven";
   const pct = b.matched ? Math.round((handled / b.matched) * 100) : 100;
-  // The same words as the list's pill: a district reads "Sending" and "Finished".
-  const statusText = `${statusInWords(b.status, { district })}${b.status === "running" ? `: ${num(handled)} of ${num(b.matched)} handled` : ""}`;
+  // The list's pill words ("Sending" and "Finished" for a district), with what is still on its way.
+  const statusText = batchStatusText(b, { district });
+  const sending = b.status === "done" && b.inProgress > 0;
 
   return (
     <section className="space-y-4">
@@ -164,7 +165,7 @@ export function RedriveBatchClient({
           tabIndex={-1}
           role="status"
           aria-live="polite"
-          className={`rounded-full px-3 py-1 text-sm font-medium ring-1 ring-inset ${STATUS_STYLE[b.status] ?? ""}`}
+          className={`rounded-full px-3 py-1 text-sm font-medium ring-1 ring-inset ${STATUS_STYLE[sending ? "running" : b.status] ?? ""}`}
           data-testid="batch-status"
         >
           {statusText}
@@ -181,17 +182,20 @@ export function RedriveBatchClient({
           aria-valuenow={pct}
         >
           <div
-            className={`h-full ${b.status === "cancelled" ? "bg-amber-500" : b.status === "done" ? "bg-emerald-600" : "bg-blue-700"} transition-all`}
+            className={`h-full ${b.status === "cancelled" ? "bg-amber-500" : b.status === "done" && !sending ? "bg-emerald-600" : "bg-blue-700"} transition-all`}
             style={{ width: `${pct}%` }}
           />
         </div>
         <p className="mt-1 text-xs text-slate-600">
           {pct}% handled
-          {b.status === "running" && b.etaSeconds !== null ? `, about ${b.etaSeconds} s to go at ${b.ratePerSecond}/s` : ""}
+          {b.status === "running" && b.etaSeconds !== null ? `, the last queued in about ${b.etaSeconds} s at ${b.ratePerSecond}/s` : ""}
           {b.status === "cancelled"
             ? `; cancelled by ${b.cancelledBy ? actorInWords(b.cancelledBy) : "someone"} at ${fmtTime(b.finishedAt)}: ${num(b.remaining)} not reached ${NOT_REACHED[b.kind] ?? NOT_REACHED.redrive}`
             : ""}
           {b.status === "done" ? ` at ${fmtTime(b.finishedAt)}` : ""}
+          {b.inProgress > 0 && b.status !== "running"
+            ? `; ${num(b.inProgress)} still on their way (queued, being sent or retrying, as fast as the endpoint takes them)`
+            : ""}
         </p>
         <dl className="mt-4 grid grid-cols-2 gap-4 sm:grid-cols-4 lg:grid-cols-7">
           <Stat name="Matched" value={b.matched} />
