@@ -48,8 +48,9 @@ describe("the run of failed attempts (result write)", () => {
     await attempt("sub_run", [false]);
     expect((await sub("sub_run")).failing_attempts).toBe(3);
     expect((await sub("sub_run")).failing_since).toEqual(t0);
-    // failure, success, failure, failure: the run restarts at the third.
-    const t1 = new Date();
+    // failure, success, failure, failure: the run restarts at the third. (Started half a minute ago, so that the
+    // success below, started now, comes after them: a success that started before a run's first failure does not end it.)
+    const t1 = new Date(Date.now() - 30_000);
     await attempt("sub_run", [false, true, false, false], t1);
     expect(await sub("sub_run")).toMatchObject({ failing_attempts: 2, failing_since: new Date(t1.getTime() + 2000) });
     await attempt("sub_run", [true]);
