@@ -1,6 +1,14 @@
 // The alert conditions, firing ones first. Plain markup: rendered on the server.
 import Link from "next/link";
 import type { AlertCondition } from "@/lib/metrics/alerts";
+import { count, num } from "@/lib/words";
+
+/** Where the subscriptions a condition does not list can be found: the dead-letter ones on Dead letters, the rest on Subscriptions. */
+const MORE: Partial<Record<AlertCondition["id"], { href: string; page: string }>> = {
+  dlq_oldest_age: { href: "/dlq", page: "Dead letters" },
+  dlq_growing: { href: "/dlq", page: "Dead letters" },
+  subscription_failing: { href: "/subscriptions?sort=-state", page: "Subscriptions" },
+};
 
 const SEVERITY: Record<AlertCondition["severity"], string> = {
   page: "bg-red-100 text-red-900 ring-red-300",
@@ -47,6 +55,20 @@ export function AlertList({ conditions }: { conditions: AlertCondition[] }) {
                 </li>
               ))}
             </ul>
+          )}
+          {c.offenderCount > c.offenders.length && (
+            <p className="mt-1 text-sm text-slate-700" data-testid="alert-more">
+              Showing the worst {num(c.offenders.length)} of {count(c.offenderCount, "subscription")}
+              {MORE[c.id] && (
+                <>
+                  ; find the others on{" "}
+                  <Link href={MORE[c.id]!.href} className="font-medium text-blue-700 hover:underline">
+                    {MORE[c.id]!.page}
+                  </Link>
+                </>
+              )}
+              .
+            </p>
           )}
         </li>
       ))}

@@ -30,9 +30,16 @@ export type AlertCondition = {
   threshold: string;
   /** How this page measures it (where that differs from the rule). */
   measuredAs: string;
-  /** Subscriptions (or the one global value) over the threshold, worst first. */
+  /** Subscriptions (or the one global value) over the threshold, worst first: the first OFFENDERS_SHOWN. */
   offenders: { subscriptionId: string | null; subscriptionName: string | null; value: string }[];
+  /** How many are over the threshold, those not listed included. */
+  offenderCount: number;
 };
+
+// An outage that touches every district puts thousands of subscriptions over a threshold: listing them all made the
+// page 2.6 MB at 4,000 (each named, linked and measured). The worst are listed, the rest counted; the Dead letters and
+// Subscriptions pages find any one of them.
+export const OFFENDERS_SHOWN = 25;
 
 const T = ALERT_THRESHOLDS;
 
@@ -67,7 +74,10 @@ export async function findAlertConditions(pool: pg.Pool): Promise<{ evaluatedAt:
         f.thirds.every((r) => r !== null && r > T.subscriptionFailureRatio),
     )
     .sort((a, b) => b.failed / b.attempts - a.failed / a.attempts);
-  const offenders = [...new Set([...oldest.map((d) => d.subscription), ...growing.map((g) => g.subscriptionId), ...failingSubs.map((f) => f.subscription_id)])];
+  const shown = <T>(all: T[]) => all.slice(0, OFFENDERS_SHOWN);
+  const offenders = [
+    ...new Set([...shown(oldest).map((d) => d.subscription), ...shown(growing).map((g) => g.subscriptionId), ...shown(failingSubs).map((f) => f.subscription_id)]),
+  ];
   const { rows: subs } = await pool.query<{ id: string; name: string }>("SELECT id, name FROM subscriptions WHERE id = ANY($1::text[])", [offenders]);
   const names = new Map(subs.map((s) => [s.id, s.name]));
   const named = (id: string) => ({ subscriptionId: id, subscriptionName: names.get(id) ?? null });
@@ -83,7 +93,8 @@ export async function findAlertConditions(pool: pg.Pool): Promise<{ evaluatedAt:
       holds: oldest.length > 0,
       threshold: `the oldest dead letter of a subscription is older than ${duration(T.dlqOldestAgeSeconds)}`,
       measuredAs: "the same gauge the rule reads (hookledger_dlq_oldest_age_seconds)",
-      offenders: oldest.map((d) => ({ ...named(d.subscription), value: `oldest ${duration(d.oldestAgeSeconds)}, depth ${d.depth}` })),
+      offenders: shown(oldest).map((d) => ({ ...named(d.subscription), value: `oldest ${duration(d.oldestAgeSeconds)}, depth ${d.depth}` })),
+      offenderCount: oldest.length,
     },
     {
       id: "dlq_growing",
@@ -93,7 +104,8 @@ export async function findAlertConditions(pool: pg.Pool): Promise<{ evaluatedAt:
       holds: growing.length > 0,
       threshold: `a subscription gains ${T.dlqGrowth} or more dead letters in ${T.dlqGrowthWindowMinutes} min`,
       measuredAs: `dead letters of the last ${T.dlqGrowthWindowMinutes} min still in the DLQ (the rule: net change of the depth)`,
-      offenders: growing.map((g) => ({ ...named(g.subscriptionId), value: `+${g.n} in ${T.dlqGrowthWindowMinutes} min` })),
+      offenders: shown(growing).map((g) => ({ ...named(g.subscriptionId), value: `+${g.n} in ${T.dlqGrowthWindowMinutes} min` })),
+      offenderCount: growing.length,
     },
     {
       id: "subscription_failing",
@@ -103,7 +115,11 @@ export async function findAlertConditions(pool: pg.Pool): Promise<{ evaluatedAt:
       holds: failingSubs.length > 0,
       threshold: `over ${Math.round(T.subscriptionFailureRatio * 100)}% of a subscription's attempts fail for ${T.subscriptionFailingWindowMinutes} min (at least ${T.subscriptionFailingMinAttempts} attempts)`,
       measuredAs: `the per-minute attempt rollup, over the whole ${T.subscriptionFailingWindowMinutes} min and in each third of it`,
-      offenders: failingSubs.map((f) => ({ ...named(f.subscription_id), value: `${Math.round((f.failed / f.attempts) * 100)}% of ${f.attempts} attempts failed` })),
+      offenders: shown(failingSubs).map((f) => ({
+        ...named(f.subscription_id),
+        value: `${Math.round((f.failed / f.attempts) * 100)}% of ${f.attempts} attempts failed`,
+      })),
+      offenderCount: failingSubs.length,
     },
     {
       id: "no_worker_heartbeat",
@@ -122,6 +138,7 @@ export async function findAlertConditions(pool: pg.Pool): Promise<{ evaluatedAt:
             : "no running worker has ever beaten",
         },
       ],
+      offenderCount: 1,
     },
     {
       id: "scheduling_late",
@@ -132,6 +149,7 @@ export async function findAlertConditions(pool: pg.Pool): Promise<{ evaluatedAt:
       threshold: `due deliveries wait over ${T.schedulingLatenessSeconds} s to start`,
       measuredAs: "the wait of the oldest due delivery of an active subscription (the rule also uses the workers' p99 lateness)",
       offenders: [{ subscriptionId: null, subscriptionName: null, value: late > 0 ? `oldest due delivery waiting ${duration(late)}` : "nothing overdue" }],
+      offenderCount: 1,
     },
   ];
   return { evaluatedAt: now.rows[0].now.toISOString(), conditions };

@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { ALERT_THRESHOLDS } from "../../lib/metrics/thresholds";
-import { findAlertConditions } from "../../lib/metrics/alerts";
+import { OFFENDERS_SHOWN, findAlertConditions } from "../../lib/metrics/alerts";
 import { createTestDatabase, type TestDb } from "../helpers/db";
 
 const DIR = path.resolve("deploy/prometheus");
@@ -160,5 +160,37 @@ describe("the dashboard's alerts page conditions (same thresholds, from the data
   it("a subscription failing only lately (not for the whole window) is not yet failing", async () => {
     await db.pool.query("UPDATE attempt_stats_minute SET delivered = 10, retried = 0 WHERE subscription_id = 'sub_failing' AND bucket < now() - interval '8 minutes'");
     expect((await holding()).subscription_failing).toBe(false);
+  });
+
+  it("with thousands of subscriptions over a threshold, lists the worst and counts them all", async () => {
+    const t = ALERT_THRESHOLDS;
+    // An outage that touched every district: 3,000 endpoints with an old dead letter each (the last the oldest), all failing.
+    await db.pool.query(
+      `INSERT INTO subscriptions (id, name, url, event_types)
+       SELECT 'sub_bulk_' || lpad(g::text, 4, '0'), 'Bulk District ' || g || ' SIS', 'https://x.example.test/h', '{assignment.graded}' FROM generate_series(1, 3000) g`,
+    );
+    await db.pool.query(
+      `WITH e AS (INSERT INTO events (id, type, payload, occurred_at)
+                  SELECT 'evt_bulk_' || g, 'assignment.graded', '\\x7b7d'::bytea, now() FROM generate_series(1, 3000) g RETURNING id, created_at)
+       INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, dead_letter_reason, dead_lettered_at, event_at)
+       SELECT md5(e.id), e.id, 'sub_bulk_' || lpad(substr(e.id, 10), 4, '0'), 'assignment.graded', 'dead_letter', 'exhausted',
+              now() - make_interval(secs => $1 + substr(e.id, 10)::int), e.created_at
+         FROM e`,
+      [t.dlqOldestAgeSeconds + 120],
+    );
+    await db.pool.query(
+      `INSERT INTO attempt_stats_minute (subscription_id, bucket, attempts, delivered, retried)
+       SELECT 'sub_bulk_' || lpad(g::text, 4, '0'), date_trunc('minute', now()) - make_interval(mins => m), 10, 1, 9
+         FROM generate_series(1, 3000) g, generate_series(0, 14) m`,
+    );
+    const { conditions } = await findAlertConditions(db.pool);
+    const oldest = conditions.find((c) => c.id === "dlq_oldest_age")!;
+    expect(oldest.offenderCount).toBe(3001); // sub_old's too
+    expect(oldest.offenders).toHaveLength(OFFENDERS_SHOWN);
+    expect(oldest.offenders[0]).toMatchObject({ subscriptionId: "sub_bulk_3000", subscriptionName: "Bulk District 3000 SIS" });
+    const failing = conditions.find((c) => c.id === "subscription_failing")!;
+    expect(failing.offenderCount).toBe(3000);
+    expect(failing.offenders).toHaveLength(OFFENDERS_SHOWN);
+    expect(failing.offenders.every((o) => o.subscriptionName?.startsWith("Bulk District"))).toBe(true);
   });
 });
