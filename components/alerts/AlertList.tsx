@@ -3,11 +3,10 @@ import Link from "next/link";
 import type { AlertCondition } from "@/lib/metrics/alerts";
 import { count, num } from "@/lib/words";
 
-/** Where the subscriptions a condition does not list can be found: the dead-letter ones on Dead letters, the rest on Subscriptions. */
+/** Where the subscriptions a condition does not list can be found (Dead letters lists and searches every one with dead letters). */
 const MORE: Partial<Record<AlertCondition["id"], { href: string; page: string }>> = {
   dlq_oldest_age: { href: "/dlq", page: "Dead letters" },
   dlq_growing: { href: "/dlq", page: "Dead letters" },
-  subscription_failing: { href: "/subscriptions?sort=-state", page: "Subscriptions" },
 };
 
 const SEVERITY: Record<AlertCondition["severity"], string> = {

@@ -8,6 +8,9 @@ import path from "node:path";
 import { ALERT_THRESHOLDS } from "../../lib/metrics/thresholds";
 import { OFFENDERS_SHOWN, findAlertConditions } from "../../lib/metrics/alerts";
 import { createTestDatabase, type TestDb } from "../helpers/db";
+import { createElement } from "react";
+import { renderToString } from "react-dom/server";
+import { AlertList } from "../../components/alerts/AlertList";
 
 const DIR = path.resolve("deploy/prometheus");
 
@@ -192,5 +195,15 @@ describe("the dashboard's alerts page conditions (same thresholds, from the data
     expect(failing.offenderCount).toBe(3000);
     expect(failing.offenders).toHaveLength(OFFENDERS_SHOWN);
     expect(failing.offenders.every((o) => o.subscriptionName?.startsWith("Bulk District"))).toBe(true);
+    // The page names the listed ones, says how many there are, and where the others are found.
+    const html = renderToString(createElement(AlertList, { conditions })).replaceAll("<!-- -->", "");
+    const listed = conditions.reduce((n, c) => n + c.offenders.filter((o) => o.subscriptionId).length, 0);
+    expect(listed).toBeLessThan(3 * OFFENDERS_SHOWN);
+    expect(html.match(/href="\/subscriptions\//g)).toHaveLength(listed);
+    expect(html).toContain(
+      `Showing the worst ${OFFENDERS_SHOWN} of 3,001 subscriptions; find the others on <a class="font-medium text-blue-700 hover:underline" href="/dlq">Dead letters</a>.`,
+    );
+    expect(html).toContain(`Showing the worst ${OFFENDERS_SHOWN} of 3,000 subscriptions.`);
+    expect(html.length).toBeLessThan(100_000);
   });
 });
