@@ -16,6 +16,9 @@ import { publishEvent } from "../../lib/events/publish";
 import { EXAMPLE_SECRET, requestText, signedExampleRequest } from "../../lib/catalog/signed-example";
 import { findLookupResults } from "../../lib/dashboard/lookup";
 import { schemaFields } from "../../lib/catalog/schema-fields";
+import { listEventTypes } from "../../lib/catalog/manage-event-types";
+import { createPrisma } from "../../lib/db/prisma";
+import type { Principal } from "../../lib/auth/principal";
 
 let db: TestDb;
 let admin: string, engineer: string, manager: string, producer: string, support: string, scopedEngineer: string, lincolnReader: string;
@@ -120,6 +123,41 @@ describe("the event catalog's routes", () => {
       expect(scoped.json.items[0]).toMatchObject({ subscriptionCount: 1, subscriptions: [{ id: "sub_lincoln" }] });
     } finally {
       await db.pool.query("DELETE FROM subscriptions WHERE id LIKE 'sub_bulk_%' OR id = 'sub_both'");
+    }
+  });
+
+  it("reads 10,000 subscriptions' types without sorting them all: in 64 kB of work memory, with no temporary file", async () => {
+    // Numbering every subscription's types by name sorted them all on each read of the catalog (and of a subscription's
+    // page, which asks for the types); past work_mem that sort spills to a temporary file, which temp_file_limit = 0 refuses.
+    await db.pool.query(
+      `INSERT INTO subscriptions (id, name, tenant, url, event_types)
+       SELECT 'sub_many_' || lpad(g::text, 5, '0'), 'Many ' || lpad(g::text, 5, '0'), 'jefferson', 'https://many.example.test/h',
+              CASE WHEN g % 1000 = 0 THEN ARRAY['assignment.graded', 'roster.updated'] ELSE ARRAY['assignment.graded'] END
+         FROM generate_series(1, 10000) g`,
+    );
+    await db.pool.query("ANALYZE subscriptions");
+    await db.pool.query(`ALTER DATABASE ${db.name} SET work_mem = '64kB'`);
+    await db.pool.query(`ALTER DATABASE ${db.name} SET temp_file_limit = 0`);
+    const tight = createPrisma(db.url);
+    try {
+      expect((await tight.$queryRaw<{ work_mem: string }[]>`SELECT current_setting('work_mem') AS work_mem`)[0].work_mem).toBe("64kB");
+      const principal: Principal = { kind: "token", id: "t", actor: "token:test-support", role: "support", tenantId: null };
+      const [t] = await listEventTypes(tight, principal);
+      expect(t.type).toBe("assignment.graded");
+      expect(t.subscriptionCount).toBe(10_000 + 3);
+      expect(t.subscriptions).toHaveLength(50);
+      expect(t.subscriptions.map((x) => x.id).slice(0, 2)).toEqual(["sub_many_00001", "sub_many_00002"]);
+      // A rare type: walked off the name index to its end, one found.
+      await tight.eventType.create({ data: { type: "roster.updated", description: "x", createdBy: "test", updatedBy: "test" } });
+      const rare = (await listEventTypes(tight, principal)).find((x) => x.type === "roster.updated")!;
+      expect(rare.subscriptionCount).toBe(10 + 1);
+      expect(rare.subscriptions.map((x) => x.id)).toEqual([...Array.from({ length: 10 }, (_, i) => `sub_many_${String((i + 1) * 1000).padStart(5, "0")}`), "sub_all"]);
+    } finally {
+      await tight.$disconnect();
+      await db.pool.query(`ALTER DATABASE ${db.name} RESET work_mem`);
+      await db.pool.query(`ALTER DATABASE ${db.name} RESET temp_file_limit`);
+      await db.pool.query("DELETE FROM subscriptions WHERE id LIKE 'sub_many_%'");
+      await db.pool.query("DELETE FROM event_types WHERE type = 'roster.updated'");
     }
   });
 
