@@ -250,8 +250,8 @@ function ConfirmSection({
           }}
         >
           <p id="confirm-q" className="text-sm text-slate-900">
-            Send <strong>{deliveries(matched)}</strong> again at {rateN}/s (about {seconds < 90 ? `${seconds} s` : `${Math.ceil(seconds / 60)} min`}), reason “
-            {reason.trim()}
+            Send <strong>{deliveries(matched)}</strong> again at {rateN}/s (all queued in about {seconds < 90 ? `${seconds} s` : `${Math.ceil(seconds / 60)} min`}; each
+            is sent as fast as its endpoint takes it), reason “{reason.trim()}
             ”? Each keeps its webhook-id; anything delivered meanwhile is skipped.
           </p>
           {preview && <PermanentWarning permanent={preview.permanent} matched={matched} short />}
