@@ -17,7 +17,9 @@
 // expired), 200 dead letters each in two reasons, five subscriptions paused for
 // failing whose probe is due, a running redrive batch of 2,000 dead letters at
 // 100/s, 300 fresh attempts for each rollup, five signing secrets whose overlap
-// ends within the day and 30 notices due. Each loop's statements run `runs`
+// ends within the day and 30 notices due; and a day of DLQ samples, one a
+// minute, each with a group for one idle subscription in 50 beside the busy
+// ones' (seedDlqHistory). Each loop's statements run `runs`
 // times; a run that would change the due work (the reaper, the probe claim, the
 // notifier's claim) runs in a transaction that is rolled back, so every run
 // finds the same work. Reported per loop and size: the median time of a run,
@@ -141,6 +143,7 @@ async function seed(db: pg.Pool, url: string, idle: number): Promise<void> {
     await prisma.$disconnect();
   }
   await seedDistricts(db);
+  await seedDlqHistory(db);
   // A running system folds its counters at every scrape: the per-backend rows the seeding wrote are folded before the statistics are taken.
   await db.query("SELECT hl_fold_delivery_state_counts()");
   await db.query("VACUUM ANALYZE");
@@ -176,6 +179,28 @@ async function seedDistricts(db: pg.Pool): Promise<void> {
             now() - interval '1 minute'
        FROM generate_series(1, 30) i`,
     [BUSY],
+  );
+}
+
+/**
+ * A day of the DLQ sampler's readings, one a minute (it takes one every 15 s), ending a minute ago: each holds a group
+ * for one idle subscription in 50 (other districts with dead letters, 1,000 at 50,000) and for the busy
+ * subscriptions' two reasons, so a district's chart (dlq_history_district) is drawn among other districts' dead
+ * letters as on a platform. Only the readings are seeded, not those dead letters, so every other loop's due work is
+ * the same.
+ */
+async function seedDlqHistory(db: pg.Pool): Promise<void> {
+  await db.query(
+    `WITH s AS (SELECT now() - make_interval(mins => m) AS at FROM generate_series(1, 1440) m)
+     INSERT INTO dlq_sample_groups (sampled_at, subscription_id, reason, error_class, status_code, depth, oldest_at)
+     SELECT s.at, sub.id, 'exhausted', 'http_5xx', 503, 40, s.at - interval '2 days'
+       FROM s, subscriptions sub WHERE sub.id LIKE 'sub_idle_%' AND substr(sub.id, 10)::int % 50 = 0
+     UNION ALL
+     SELECT s.at, b, r, NULL, NULL, 100, s.at - interval '6 hours' FROM s, unnest($1::text[]) b, unnest(ARRAY['exhausted', 'permanent']) r`,
+    [BUSY],
+  );
+  await db.query(
+    `INSERT INTO dlq_samples (sampled_at, depth, oldest_at) SELECT sampled_at, sum(depth), min(oldest_at) FROM dlq_sample_groups GROUP BY sampled_at`,
   );
 }
 
