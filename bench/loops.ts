@@ -190,17 +190,20 @@ async function seedDistricts(db: pg.Pool): Promise<void> {
  * the same.
  */
 async function seedDlqHistory(db: pg.Pool): Promise<void> {
+  await db.query(`INSERT INTO dlq_samples (sampled_at, depth, oldest_at) SELECT now() - make_interval(mins => m), 0, NULL FROM generate_series(1, 1440) m`);
   await db.query(
-    `WITH s AS (SELECT now() - make_interval(mins => m) AS at FROM generate_series(1, 1440) m)
-     INSERT INTO dlq_sample_groups (sampled_at, subscription_id, reason, error_class, status_code, depth, oldest_at)
-     SELECT s.at, sub.id, 'exhausted', 'http_5xx', 503, 40, s.at - interval '2 days'
-       FROM s, subscriptions sub WHERE sub.id LIKE 'sub_idle_%' AND substr(sub.id, 10)::int % 50 = 0
+    `INSERT INTO dlq_sample_groups (sampled_at, subscription_id, reason, error_class, status_code, depth, oldest_at)
+     SELECT s.sampled_at, sub.id, 'exhausted', 'http_5xx', 503, 40, s.sampled_at - interval '2 days'
+       FROM dlq_samples s, subscriptions sub WHERE sub.id LIKE 'sub_idle_%' AND substr(sub.id, 10)::int % 50 = 0
      UNION ALL
-     SELECT s.at, b, r, NULL, NULL, 100, s.at - interval '6 hours' FROM s, unnest($1::text[]) b, unnest(ARRAY['exhausted', 'permanent']) r`,
+     SELECT s.sampled_at, b, r, NULL, NULL, 100, s.sampled_at - interval '6 hours'
+       FROM dlq_samples s, unnest($1::text[]) b, unnest(ARRAY['exhausted', 'permanent']) r`,
     [BUSY],
   );
   await db.query(
-    `INSERT INTO dlq_samples (sampled_at, depth, oldest_at) SELECT sampled_at, sum(depth), min(oldest_at) FROM dlq_sample_groups GROUP BY sampled_at`,
+    `UPDATE dlq_samples s SET depth = g.depth, oldest_at = g.oldest_at
+       FROM (SELECT sampled_at, sum(depth)::int AS depth, min(oldest_at) AS oldest_at FROM dlq_sample_groups GROUP BY sampled_at) g
+      WHERE g.sampled_at = s.sampled_at`,
   );
 }
 
