@@ -1,27 +1,33 @@
 // The DLQ now: depth and oldest age, by subscription and reason, counted at
 // each call, so a resolve, a redrive or a new dead letter shows from its
 // commit. The trigger-kept counters give each subscription's depth
-// (lib/ledger/sql/dead-letters.ts findDlqPairs); the subscriptions that fit in
-// LIVE_GROUP_LIMIT dead letters, smallest first, are then read from their rows
-// through the deliveries_dlq partial index (depth, oldest, and the groups a
-// redrive filters on: error class, last status). A larger subscription's depth
-// and oldest come from the counters and one seek per reason on that index,
-// and its groups from the sampler's latest reading (lib/rollups/sampler.ts),
-// marked with its time, since grouping its rows costs a heap read per dead
-// letter. The sampler's readings also draw the charts (findDlqHistory).
+// (lib/ledger/sql/dead-letters.ts findDlqPairs), which ranks them; only the
+// subscriptions a call lists (the deepest `subscriptionLimit` matching `q`, and
+// `include`) are read further. Those that fit in LIVE_GROUP_LIMIT dead letters,
+// smallest first, are read from their rows through the deliveries_dlq partial
+// index (depth, oldest, and the groups a redrive filters on: error class, last
+// status). A larger one's depth and oldest come from the counters and one seek
+// per reason on that index, and its groups from the sampler's latest reading
+// (lib/rollups/sampler.ts), marked with its time, since grouping its rows costs
+// a heap read per dead letter. The others count in the totals and reasons by
+// their counters, and the oldest age of each reason is found without reading
+// their rows (findDlqOldestByReason; a district's by a seek per pair of its
+// own), so a poll costs what it lists, not every subscription's dead letters.
+// The sampler's readings also draw the charts (findDlqHistory).
 import "server-only";
 import { z } from "zod";
 import { iso, ledgerDb, queryRows, sql, type LedgerDb } from "../ledger/read/db";
 import {
   findDlqGroupsLive,
   findDlqHistoryRows,
+  findDlqOldestByReason,
   findDlqPairs,
   findDlqSampleGroups,
   findLatestDlqSampleAt,
   type DlqGroupRow,
   type DlqPairRow,
 } from "../ledger/sql/dead-letters";
-import { GLOBAL_SCOPE, type Scope } from "../tenants/scope";
+import { GLOBAL_SCOPE, isScoped, type Scope } from "../tenants/scope";
 
 export type DlqGroup = {
   subscriptionId: string;
@@ -56,6 +62,8 @@ export type DlqSummary = Depth & {
 const LIVE_GROUP_LIMIT = 10_000;
 // A sample older than this is stale: the large subscriptions' groups are then read from the rows too, whatever it costs.
 const FRESH_MS = 2 * 60_000;
+// What one seek for a pair's oldest dead letter costs, in dead letters walked in time order (findDlqOldestByReason).
+const SEEK_ROWS = 4;
 
 const pairKey = (subscriptionId: string, reason: string | null) => `${subscriptionId}\u0000${reason ?? ""}`;
 const older = (a: Date | null, b: Date | null) => (!a ? b : !b ? a : a < b ? a : b);
@@ -65,8 +73,9 @@ const older = (a: Date | null, b: Date | null) => (!a ? b : !b ? a : a < b ? a :
  * `liveGroupLimit`: how many dead letters' groups are read from the rows (LIVE_GROUP_LIMIT).
  * `q`, `subscriptionLimit`, `include`: the subscriptions listed (bySubscription, bySubscriptionAndReason, groups) are
  * those whose id, name or tenant contains `q`, the deepest `subscriptionLimit` of them, and `include` whatever its
- * rank; the totals (depth, oldest, byReason) stay the whole scope's. A page then costs the same at a thousand
- * subscriptions with dead letters as at ten.
+ * rank; the totals (depth, oldest, byReason) stay the whole scope's. Subscriptions of equal depth are listed by id.
+ * A page then reads the dead letters of those it lists, the same at a thousand subscriptions with dead letters as at
+ * ten; the counters and, for `q`, the names of every subscription with dead letters are still read.
  */
 export async function getDlqSummary(
   opts: { now?: Date; subscriptionId?: string; scope?: Scope; liveGroupLimit?: number; q?: string; subscriptionLimit?: number; include?: string } = {},
@@ -74,15 +83,41 @@ export async function getDlqSummary(
 ): Promise<DlqSummary> {
   const now = opts.now ?? new Date();
   const scope = opts.scope ?? GLOBAL_SCOPE;
-  // Depths only first (the counters, no seek): they decide which subscriptions' rows are read.
+  // Depths only first (the counters, no seek): they rank the subscriptions and decide which are listed.
   const depths = await findDlqPairs(db, { scope, subscriptionId: opts.subscriptionId, oldest: false });
   const subDepth = new Map<string, number>();
   for (const p of depths) subDepth.set(p.subscriptionId, (subDepth.get(p.subscriptionId) ?? 0) + p.depth);
-  // Smallest first, so one large queue does not keep every other subscription's groups on the sample.
+  // Deepest first, then by id, as bySubscription lists them.
+  const ranked = [...subDepth].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([id]) => id);
+
+  // Names and tenants: for `q`, of the subscriptions whose id, name or tenant contains it (matched in SQL); else of
+  // the listed ones only.
+  const needle = opts.q?.trim().toLowerCase() ?? "";
+  const names = new Map<string, string>();
+  const readNames = async (ids: string[], q: string) => {
+    if (!ids.length) return [];
+    const found = await queryRows<{ id: string; name: string }>(
+      db,
+      sql`SELECT id, name FROM subscriptions
+           WHERE id = ANY(${ids}::text[])
+             AND (${q} = '' OR strpos(lower(id), ${q}) > 0 OR strpos(lower(name), ${q}) > 0 OR strpos(lower(coalesce(tenant, '')), ${q}) > 0)`,
+    );
+    for (const r of found) names.set(r.id, r.name);
+    return found.map((r) => r.id);
+  };
+  const matchingIds = needle ? new Set(await readNames(ranked, needle)) : null;
+  const matching = matchingIds ? ranked.filter((id) => matchingIds.has(id)) : ranked;
+  const shown = new Set(matching.slice(0, opts.subscriptionLimit ?? matching.length));
+  if (opts.include && subDepth.has(opts.include)) shown.add(opts.include);
+  const unnamed = [...shown].filter((id) => !names.has(id));
+  if (unnamed.length) await readNames(unnamed, "");
+
+  // The listed subscriptions that fit in LIVE_GROUP_LIMIT dead letters, smallest first, are read from their rows.
   let budget = opts.liveGroupLimit ?? LIVE_GROUP_LIMIT;
   const live: string[] = [];
   const large: string[] = [];
-  for (const [id, depth] of [...subDepth].sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0]))) {
+  for (const id of [...shown].sort((a, b) => subDepth.get(a)! - subDepth.get(b)! || (a < b ? -1 : a > b ? 1 : 0))) {
+    const depth = subDepth.get(id)!;
     if (depth <= budget) {
       live.push(id);
       budget -= depth;
@@ -117,55 +152,67 @@ export async function getDlqSummary(
     } else await fromRows(large);
   }
 
-  const names = new Map<string, string>();
-  const tenants = new Map<string, string | null>();
-  if (subDepth.size) {
-    const found = await queryRows<{ id: string; name: string; tenant: string | null }>(
-      db,
-      sql`SELECT id, name, tenant FROM subscriptions WHERE id = ANY(${[...subDepth.keys()]}::text[])`,
-    );
-    for (const r of found) {
-      names.set(r.id, r.name);
-      tenants.set(r.id, r.tenant);
+  // The subscriptions not listed count in the totals and reasons: their depths from the counters, and the oldest
+  // dead letter of each reason: for the whole DLQ, by reason through the time index (a few walks, not a read of
+  // every subscription's rows); for a district or one subscription, by a seek per pair of its own.
+  const unlisted = depths.filter((p) => !shown.has(p.subscriptionId));
+  const reasonOldest = new Map<string | null, Date | null>();
+  if (unlisted.length && isScoped(scope))
+    pairs.push(...(await findDlqPairs(db, { scope, subscriptionIds: [...new Set(unlisted.map((p) => p.subscriptionId))], oldest: true })));
+  else if (unlisted.length && opts.subscriptionId) pairs.push(...(await findDlqPairs(db, { subscriptionId: opts.subscriptionId, oldest: true })));
+  else if (unlisted.length) {
+    pairs.push(...unlisted);
+    // A walk of the time index reads about (all dead letters / the reason's) rows to find one of the reason; a seek per
+    // pair costs about SEEK_ROWS rows' reads each (a few index pages a month).
+    const total = depths.reduce((n, p) => n + p.depth, 0);
+    const reasonDepth = new Map<string, number>();
+    for (const p of depths) reasonDepth.set(p.reason ?? "", (reasonDepth.get(p.reason ?? "") ?? 0) + p.depth);
+    const unlistedOf = new Map<string, DlqPairRow[]>();
+    for (const p of unlisted) unlistedOf.set(p.reason ?? "", [...(unlistedOf.get(p.reason ?? "") ?? []), p]);
+    const walk: string[] = [];
+    const seek: { subscriptionId: string; reason: string }[] = [];
+    for (const [reason, ps] of unlistedOf) {
+      if (ps.length * SEEK_ROWS < total / reasonDepth.get(reason)!) seek.push(...ps.map((p) => ({ subscriptionId: p.subscriptionId, reason })));
+      else walk.push(reason);
     }
+    for (const [reason, at] of await findDlqOldestByReason(db, { walk, seek })) reasonOldest.set(reason || null, at);
   }
+
   const age = (at: Date | null) => (at ? Math.max(0, Math.round((now.getTime() - at.getTime()) / 1000)) : null);
-  const roll = <K extends string | null>(key: (p: (typeof pairs)[number]) => K) => {
+  const roll = <K extends string | null>(key: (p: (typeof pairs)[number]) => K, extra: Map<K, Date | null> = new Map()) => {
     const m = new Map<K, { depth: number; oldestAt: Date | null }>();
     for (const p of pairs) {
       const k = key(p);
       const cur = m.get(k) ?? { depth: 0, oldestAt: null };
       m.set(k, { depth: cur.depth + p.depth, oldestAt: older(cur.oldestAt, p.oldestAt) });
     }
+    for (const [k, v] of m) m.set(k, { ...v, oldestAt: older(v.oldestAt, extra.get(k) ?? null) });
     return [...m.entries()].sort((a, b) => b[1].depth - a[1].depth);
   };
-  const bySubscription = roll((p) => p.subscriptionId).map(([id, v]) => ({
-    subscriptionId: id,
-    subscriptionName: names.get(id) ?? null,
-    depth: v.depth,
-    oldestAgeSeconds: age(v.oldestAt),
-  }));
-  const needle = opts.q?.trim().toLowerCase() ?? "";
-  const matching = needle
-    ? bySubscription.filter((r) => [r.subscriptionId, r.subscriptionName, tenants.get(r.subscriptionId)].some((t) => t?.toLowerCase().includes(needle)))
-    : bySubscription;
-  const shown = new Set(matching.slice(0, opts.subscriptionLimit ?? matching.length).map((r) => r.subscriptionId));
-  if (opts.include) shown.add(opts.include);
-  const listed = <T extends { subscriptionId: string }>(rs: T[]) => rs.filter((r) => shown.has(r.subscriptionId));
+  const byReason = roll((p) => p.reason, reasonOldest);
+  const listedPairs = pairs.filter((p) => shown.has(p.subscriptionId));
+  const perSub = new Map<string, { depth: number; oldestAt: Date | null }>();
+  for (const p of listedPairs) {
+    const cur = perSub.get(p.subscriptionId) ?? { depth: 0, oldestAt: null };
+    perSub.set(p.subscriptionId, { depth: cur.depth + p.depth, oldestAt: older(cur.oldestAt, p.oldestAt) });
+  }
+  const bySubscription = [...perSub]
+    .map(([id, v]) => ({ subscriptionId: id, subscriptionName: names.get(id) ?? null, depth: v.depth, oldestAgeSeconds: age(v.oldestAt) }))
+    .sort((a, b) => b.depth - a.depth || (a.subscriptionId < b.subscriptionId ? -1 : 1));
   return {
     depth: pairs.reduce((s, p) => s + p.depth, 0),
-    oldestAgeSeconds: age(pairs.reduce<Date | null>((o, p) => older(o, p.oldestAt), null)),
+    oldestAgeSeconds: age(byReason.reduce<Date | null>((o, [, v]) => older(o, v.oldestAt), null)),
     countedAt: now.toISOString(),
     groupsSampledAt: iso(groupsSampledAt),
-    bySubscription: listed(bySubscription),
-    byReason: roll((p) => p.reason).map(([reason, v]) => ({ reason, depth: v.depth, oldestAgeSeconds: age(v.oldestAt) })),
-    bySubscriptionAndReason: listed(pairs)
+    bySubscription,
+    byReason: byReason.map(([reason, v]) => ({ reason, depth: v.depth, oldestAgeSeconds: age(v.oldestAt) })),
+    bySubscriptionAndReason: listedPairs
       .map((p) => ({ subscriptionId: p.subscriptionId, reason: p.reason, depth: p.depth, oldestAgeSeconds: age(p.oldestAt) }))
       .sort((a, b) => b.depth - a.depth),
-    groups: listed(rows)
+    groups: rows
       .map((g) => ({ ...g, oldestAt: iso(g.oldestAt), sampledAt: iso(g.sampledAt), subscriptionName: names.get(g.subscriptionId) ?? null }))
       .sort((a, b) => b.depth - a.depth),
-    subscriptionCount: bySubscription.length,
+    subscriptionCount: subDepth.size,
     matchingSubscriptionCount: matching.length,
   };
 }

@@ -148,6 +148,42 @@ export async function findDlqPairs(
   return rows.map((r) => ({ subscriptionId: r.subscription_id, reason: r.reason === "" ? null : r.reason, depth: Number(r.depth), oldestAt: r.oldest_at }));
 }
 
+/**
+ * The oldest dead letter of each reason ('' for a NULL or empty one), the whole DLQ's, each found the cheaper of two
+ * ways (the caller chooses from the counters): `walk`, the reasons common among the dead letters, by walking the
+ * deliveries_dlq_time partial index (dead_lettered_at) from its start to the first of that reason in each month,
+ * which costs the older dead letters of other reasons; `seek`, each pair of a rare reason, by the seek per month on
+ * deliveries_dlq that findDlqPairs's `oldest` makes. Either way a poll does not read every subscription's rows.
+ * Unscoped only: a district's is the oldest of its own pairs (findDlqPairs with `oldest`).
+ */
+export async function findDlqOldestByReason(
+  db: LedgerDb,
+  opts: { walk: string[]; seek: { subscriptionId: string; reason: string }[] },
+): Promise<Map<string, Date | null>> {
+  const rows = await queryRows<{ reason: string; oldest_at: Date | null }>(
+    db,
+    sql`SELECT r.reason,
+               (SELECT min(d.dead_lettered_at) FROM deliveries d
+                 WHERE d.state = 'dead_letter' AND coalesce(d.dead_letter_reason, '') = r.reason) AS oldest_at
+          FROM unnest(${opts.walk}::text[]) r(reason)
+        UNION ALL
+        SELECT p.reason,
+               CASE WHEN p.reason = '' THEN (SELECT min(d.dead_lettered_at) FROM deliveries d
+                                              WHERE d.subscription_id = p.subscription_id AND d.state = 'dead_letter'
+                                                AND (d.dead_letter_reason IS NULL OR d.dead_letter_reason = ''))
+                    ELSE (SELECT min(d.dead_lettered_at) FROM deliveries d
+                           WHERE d.subscription_id = p.subscription_id AND d.state = 'dead_letter' AND d.dead_letter_reason = p.reason)
+               END
+          FROM unnest(${opts.seek.map((p) => p.subscriptionId)}::text[], ${opts.seek.map((p) => p.reason)}::text[]) p(subscription_id, reason)`,
+  );
+  const oldest = new Map<string, Date | null>();
+  for (const r of rows) {
+    const cur = oldest.get(r.reason) ?? null;
+    oldest.set(r.reason, !cur ? r.oldest_at : !r.oldest_at || cur < r.oldest_at ? cur : r.oldest_at);
+  }
+  return oldest;
+}
+
 export type DlqHistoryRow = { at: Date; depth: number; oldestAgeSeconds: number | null };
 
 /**
