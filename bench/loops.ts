@@ -17,7 +17,7 @@
 // expired), 200 dead letters each in two reasons, five subscriptions paused for
 // failing whose probe is due, a running redrive batch of 2,000 dead letters at
 // 100/s, 300 fresh attempts for each rollup, five signing secrets whose overlap
-// ends within the day and 30 notices due; and a day of DLQ samples, one a
+// ends within the day and 30 notices due; and two days of DLQ samples, one a
 // minute, each with a group for one idle subscription in 50 beside the busy
 // ones' (seedDlqHistory). Each loop's statements run `runs`
 // times; a run that would change the due work (the reaper, the probe claim, the
@@ -183,14 +183,14 @@ async function seedDistricts(db: pg.Pool): Promise<void> {
 }
 
 /**
- * A day of the DLQ sampler's readings, one a minute (it takes one every 15 s), ending a minute ago: each holds a group
- * for one idle subscription in 50 (other districts with dead letters, 1,000 at 50,000) and for the busy
- * subscriptions' two reasons, so a district's chart (dlq_history_district) is drawn among other districts' dead
- * letters as on a platform. Only the readings are seeded, not those dead letters, so every other loop's due work is
- * the same.
+ * Two days of the DLQ sampler's readings (the groups' retention), one a minute (it takes one every 15 s), ending a
+ * minute ago: each holds a group for one idle subscription in 50 (other districts with dead letters, 1,000 at
+ * 50,000) and for the busy subscriptions' two reasons, so a district's 24 h chart (dlq_history_district) is drawn
+ * among other districts' dead letters, and beside its own older readings, as on a platform. Only the readings are
+ * seeded, not those dead letters, so every other loop's due work is the same.
  */
 async function seedDlqHistory(db: pg.Pool): Promise<void> {
-  await db.query(`INSERT INTO dlq_samples (sampled_at, depth, oldest_at) SELECT now() - make_interval(mins => m), 0, NULL FROM generate_series(1, 1440) m`);
+  await db.query(`INSERT INTO dlq_samples (sampled_at, depth, oldest_at) SELECT now() - make_interval(mins => m), 0, NULL FROM generate_series(1, 2880) m`);
   await db.query(
     `INSERT INTO dlq_sample_groups (sampled_at, subscription_id, reason, error_class, status_code, depth, oldest_at)
      SELECT s.sampled_at, sub.id, 'exhausted', 'http_5xx', 503, 40, s.sampled_at - interval '2 days'

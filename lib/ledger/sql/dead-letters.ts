@@ -5,7 +5,7 @@
 // sampler for the charts, the alerts and the breakdown of large queues).
 import "server-only";
 import { execute, queryRows, sql, type LedgerDb } from "../read/db";
-import { GLOBAL_SCOPE, isScoped, subscriptionInScope, type Scope } from "../../tenants/scope";
+import { GLOBAL_SCOPE, isScoped, scopeWhere, subscriptionInScope, type Scope } from "../../tenants/scope";
 
 export type DlqGroupRow = {
   subscriptionId: string;
@@ -189,18 +189,22 @@ export type DlqHistoryRow = { at: Date; depth: number; oldestAgeSeconds: number 
 /**
  * Samples between `since` and `until` in buckets of `bucketSeconds`: the deepest depth and oldest age of each (dlq_samples pk).
  * For a scoped caller the totals are its tenant's: each sample's groups of its subscriptions summed (a sample where it
- * had none counts 0), since dlq_samples holds the depth of every tenant together. Those groups are read by
- * dlq_sample_groups_sub (subscription, time) within the range, then matched to the samples: joined the other way,
- * every group of every sample (one per subscription and reason with dead letters, in every district) was read to be
- * filtered, or the district's groups of the whole retention.
+ * had none counts 0), since dlq_samples holds the depth of every tenant together. Those groups are read subscription
+ * by subscription by dlq_sample_groups_sub (subscription, time) within the range (OFFSET 0 keeps the planner from
+ * flattening that into a join, which it would rather serve by a scan of every district's groups), then matched to the
+ * samples: joined the other way, every group of every sample (one per subscription and reason with dead letters, in
+ * every district) was read to be filtered, or the district's groups of the whole retention.
  */
 export async function findDlqHistoryRows(db: LedgerDb, since: Date, until: Date, bucketSeconds: number, scope: Scope = GLOBAL_SCOPE): Promise<DlqHistoryRow[]> {
   const source = isScoped(scope)
     ? sql`(SELECT x.sampled_at, coalesce(g.depth, 0)::int AS depth, g.oldest_at
              FROM dlq_samples x
              LEFT JOIN (SELECT g.sampled_at, sum(g.depth) AS depth, min(g.oldest_at) AS oldest_at
-                          FROM dlq_sample_groups g
-                         WHERE ${subscriptionInScope(scope, "g.subscription_id")} AND g.sampled_at >= ${since} AND g.sampled_at <= ${until}
+                          FROM subscriptions s
+                          CROSS JOIN LATERAL (SELECT g.sampled_at, g.depth, g.oldest_at FROM dlq_sample_groups g
+                                               WHERE g.subscription_id = s.id AND g.sampled_at >= ${since} AND g.sampled_at <= ${until}
+                                              OFFSET 0) g
+                         WHERE ${scopeWhere(scope, "s.tenant")}
                          GROUP BY g.sampled_at) g ON g.sampled_at = x.sampled_at
             WHERE x.sampled_at >= ${since} AND x.sampled_at <= ${until}) dlq_samples`
     : sql`dlq_samples`;
