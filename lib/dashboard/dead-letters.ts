@@ -168,7 +168,11 @@ export async function getDlqSummary(
     const reasonDepth = new Map<string, number>();
     for (const p of depths) reasonDepth.set(p.reason ?? "", (reasonDepth.get(p.reason ?? "") ?? 0) + p.depth);
     const unlistedOf = new Map<string, DlqPairRow[]>();
-    for (const p of unlisted) unlistedOf.set(p.reason ?? "", [...(unlistedOf.get(p.reason ?? "") ?? []), p]);
+    for (const p of unlisted) {
+      const of = unlistedOf.get(p.reason ?? "");
+      if (of) of.push(p);
+      else unlistedOf.set(p.reason ?? "", [p]);
+    }
     const walk: string[] = [];
     const seek: { subscriptionId: string; reason: string }[] = [];
     for (const [reason, ps] of unlistedOf) {
