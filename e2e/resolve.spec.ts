@@ -59,6 +59,13 @@ test("an engineer resolves a district's gone letters from the DLQ page; support 
   await dialog.getByRole("combobox", { name: "Resolution" }).selectOption("discarded");
   await dialog.getByRole("textbox", { name: /Reason/ }).fill("Westfield decommissioned its SIS, INC-2240");
   await shot(page, "resolve-dialog-1280");
+  // The count's refetch held back, as on a busy server: the dialog closes while "Resolve these 3…" is still on the
+  // page, so focus goes back to it first, and must not be lost with it when the refetch takes it away.
+  const summaryPoll = /\/api\/v1\/dlq\?/;
+  await page.route(summaryPoll, async (route) => {
+    await new Promise((r) => setTimeout(r, 2_000));
+    await route.continue();
+  });
   await confirm.click();
   await expect(dialog.getByRole("status")).toContainText("Resolved 3 dead letters as discarded");
   // The form and its button went; focus is on the result's Close, inside the dialog, not on the page behind it.
@@ -69,6 +76,7 @@ test("an engineer resolves a district's gone letters from the DLQ page; support 
   await expect(dialog).toBeHidden();
   // "Resolve these 3…" left with the letters it matched: focus goes to the filter that found them.
   await expect(page.getByRole("combobox", { name: "Filter by subscription" })).toBeFocused();
+  await page.unroute(summaryPoll);
   // The filter still says what it filters on, though no dead letter has that reason now.
   await expect(page.getByRole("combobox", { name: "Filter by reason" })).toHaveValue("gone");
 

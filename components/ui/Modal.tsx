@@ -14,6 +14,25 @@ import { useId, useLayoutEffect, useRef } from "react";
  * the dialog's first control). `returnFocus`: where focus goes on closing when the control that opened it has left the
  * page (a resolve that emptied its row).
  */
+/**
+ * The opener can leave the page a moment after the dialog closed, with what the dialog changed (a refetch that
+ * finished after the close removes the "Resolve these" button it resolved). The browser then leaves focus on the
+ * page's body; `returnFocus` gets it instead, unless the reader has moved on. Watched for a while, not for good.
+ */
+function followOpener(opener: HTMLElement, returnFocus: () => HTMLElement | null | undefined) {
+  const watch = new MutationObserver(() => {
+    if (opener.isConnected) return;
+    stop();
+    if (!document.activeElement || document.activeElement === document.body) returnFocus()?.focus();
+  });
+  const timer = setTimeout(() => stop(), 30_000);
+  const stop = () => {
+    clearTimeout(timer);
+    watch.disconnect();
+  };
+  watch.observe(document.body, { childList: true, subtree: true });
+}
+
 export function Modal({
   title,
   onClose,
@@ -92,8 +111,10 @@ export function Modal({
       listening.abort();
       dialog.close();
       // Back to the control that opened it, if it is still on the page (a dialog that ends in navigation leaves none).
-      if (opener?.isConnected) opener.focus();
-      else latest.current.returnFocus?.()?.focus();
+      if (opener?.isConnected) {
+        opener.focus();
+        if (latest.current.returnFocus) followOpener(opener, latest.current.returnFocus);
+      } else latest.current.returnFocus?.()?.focus();
     };
   }, []);
 
