@@ -8,7 +8,7 @@ import { deliveryReceipt, describeDelivery, eventTypeInWords, formatAbsolute, su
 import { usePolled } from "@/components/dashboard/usePolled";
 import { formatTime, tzLabel, UpdatedAgo, useTimeZone } from "@/components/ui/time";
 import { CopyButton } from "@/components/dashboard/CopyButton";
-import { EmptyState, ErrorState, Skeleton, StateBadge, SubLink, btn, btnPrimary, input } from "@/components/ui/kit";
+import { EmptyState, ErrorState, Skeleton, StateBadge, SubLink, btn, btnPrimary, input, textLink } from "@/components/ui/kit";
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 import { DistrictOverview } from "@/components/dashboard/DistrictOverview";
 import { deliveryBadgeState } from "@/components/ui/labels";
@@ -212,7 +212,7 @@ export function LookupClient({ initialQuery, initial, initialAt }: { initialQuer
                 <>
                   {" "}
                   and more:{" "}
-                  <Link href={`/subscriptions?q=${encodeURIComponent(res.data.q)}`} className="text-blue-700 underline">
+                  <Link href={`/subscriptions?q=${encodeURIComponent(res.data.q)}`} className={textLink}>
                     every match on Subscriptions
                   </Link>
                 </>

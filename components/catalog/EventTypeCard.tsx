@@ -4,7 +4,7 @@
 import Link from "next/link";
 import type { EventTypeView } from "@/lib/catalog/manage-event-types";
 import type { SchemaField } from "@/lib/catalog/schema-fields";
-import { Card, DataTable, stackedCell, stackedRow } from "@/components/ui/kit";
+import { Card, DataTable, stackedCell, stackedRow, textLink } from "@/components/ui/kit";
 import { CopyButton } from "@/components/dashboard/CopyButton";
 import { count, num } from "@/lib/words";
 
@@ -47,7 +47,7 @@ function Subscriptions({ subs, total, district }: { subs: EventTypeView["subscri
       <ul className="flex flex-wrap gap-2 text-sm">
         {subs.map((s) => (
           <li key={s.id}>
-            <Link href={`/subscriptions/${encodeURIComponent(s.id)}`} className="text-blue-700 underline">
+            <Link href={`/subscriptions/${encodeURIComponent(s.id)}`} className={textLink}>
               {s.name}
             </Link>
             {s.state !== "active" && (

@@ -10,7 +10,7 @@ import type { SubscriptionHealth } from "@/lib/dashboard/subscriptions";
 import { formatAge } from "@/lib/dashboard/describe";
 import { usePolled } from "@/components/dashboard/usePolled";
 import { useNow } from "@/components/ui/time";
-import { EmptyState, ErrorState, Skeleton, Stat, SubscriptionStateBadge, btn, card, ms, pct } from "@/components/ui/kit";
+import { EmptyState, ErrorState, Skeleton, Stat, SubscriptionStateBadge, btn, card, ms, pct, textLink } from "@/components/ui/kit";
 import { FailingSince, LastAnswer } from "@/components/subscriptions/FailingSince";
 import type { ViewerTenant } from "./ViewerTenant";
 import { num } from "@/lib/words";
@@ -93,7 +93,7 @@ export function DistrictOverview({ district }: { district: NonNullable<ViewerTen
       ) : items.length === 0 ? (
         <EmptyState title="No endpoints yet">
           Create one from{" "}
-          <Link href="/subscriptions" className="text-blue-700 hover:underline">
+          <Link href="/subscriptions" className={textLink}>
             Subscriptions
           </Link>
           , or ask the platform&apos;s support team to.

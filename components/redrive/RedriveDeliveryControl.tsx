@@ -8,7 +8,7 @@ import { useState } from "react";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { apiFetch } from "@/lib/client/api";
-import { btnPrimary } from "@/components/ui/kit";
+import { btnPrimary, textLink } from "@/components/ui/kit";
 import { ReasonDialog } from "@/components/ui/ReasonDialog";
 import { LiveButton } from "@/components/ui/LiveButton";
 import { OPERATOR_REASON_TITLE } from "@/components/ui/labels";
@@ -99,7 +99,7 @@ export function RedriveDeliveryControl({ deliveryId, state, onDone, district = f
         }}
       />
       {held && (
-        <Link href={`/subscriptions/${encodeURIComponent(held.subscriptionId)}`} className="text-sm text-blue-700 underline" data-testid="held-subscription-link">
+        <Link href={`/subscriptions/${encodeURIComponent(held.subscriptionId)}`} className={`text-sm ${textLink}`} data-testid="held-subscription-link">
           Open the subscription to {held.state === "paused" ? "resume it" : "fix and resume it"}
         </Link>
       )}

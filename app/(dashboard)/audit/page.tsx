@@ -5,7 +5,7 @@
 import Link from "next/link";
 import { requireViewer } from "@/lib/auth/session";
 import { getPrisma } from "@/lib/db/prisma";
-import { EmptyState, PageHeader, btn } from "@/components/ui/kit";
+import { EmptyState, PageHeader, btn, textLink } from "@/components/ui/kit";
 import { Time } from "@/components/ui/time";
 import {
   AUDIT_ACTION_LABELS,
@@ -306,7 +306,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
         <p className="text-sm text-slate-600">
           {district === null ? "What hookledger told districts about their endpoints" : `What hookledger told ${district} about its endpoints`}, to whom, and whether it
           arrived (newest 10;{" "}
-          <Link href="/notifications" className="text-blue-700 hover:underline">
+          <Link href="/notifications" className={textLink}>
             all notifications
           </Link>
           ).

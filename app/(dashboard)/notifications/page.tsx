@@ -12,7 +12,7 @@ import { getContacts, mayChangeContacts } from "@/lib/notify/contacts";
 import { ZNotificationsQuery } from "@/lib/notify/input";
 import { tenantNames } from "@/lib/tenants/manage-tenants";
 import { scopeOf, type Scope } from "@/lib/tenants/scope";
-import { PageHeader, btn, btnPrimary, card } from "@/components/ui/kit";
+import { PageHeader, btn, btnPrimary, card, textLink } from "@/components/ui/kit";
 import { TenantPicker } from "@/components/ui/TenantPicker";
 import { NotificationsTable } from "@/components/dashboard/NotificationsTable";
 import { ContactsForm } from "./contacts-form";
@@ -95,7 +95,7 @@ export default async function NotificationsPage({ searchParams }: { searchParams
           global ? (
             <>
               What hookledger told each district about its endpoints, newest first, and whether it arrived. Each district&apos;s contacts are set on{" "}
-              <Link href="/admin/tenants" className="text-blue-700 hover:underline">
+              <Link href="/admin/tenants" className={textLink}>
                 Admin → Tenants
               </Link>
               .

@@ -5,7 +5,7 @@ import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { apiFetch, ApiError } from "@/lib/client/api";
 import type { RedriveBatchProgress } from "@/lib/redrive/redrive-batches";
-import { STATUS_STYLE, btn, btnDanger, card, input, label } from "@/components/ui/kit";
+import { STATUS_STYLE, btn, btnDanger, card, input, label, textLink } from "@/components/ui/kit";
 import { Time, useFormatTime } from "@/components/ui/time";
 import { KIND_VERB, KIND_VERB_WORDS, batchHeading, batchStatusText, describeBatch } from "@/components/redrive/batch-kind";
 import { BusySubmit, LiveButton } from "@/components/ui/LiveButton";
@@ -140,7 +140,7 @@ export function RedriveBatchClient({
       <div className="flex flex-wrap items-start justify-between gap-3">
         <div>
           <p className="text-sm">
-            <Link href="/redrives" className="text-blue-700 hover:underline">
+            <Link href="/redrives" className={textLink}>
               {district ? "Sent again" : "Redrives"}
             </Link>{" "}
             / <span className="font-mono">{b.id}</span>
