@@ -56,7 +56,10 @@ function DeliveryResult({ d, tz }: { d: DeliveryLite; tz: string }) {
       <dl className="mt-2 grid grid-cols-1 gap-x-6 gap-y-1 text-sm text-slate-700 sm:grid-cols-2 lg:grid-cols-3">
         <div className="min-w-0">
           <dt className="inline text-slate-500">Event </dt>
-          <dd className="inline break-all font-mono text-xs">{d.eventId}</dd> <span className="text-xs text-slate-500 wrap-anywhere">({d.eventType})</span>
+          {/* The type beside the id is part of the term's description: a <dl>'s group holds only <dt> and <dd>. */}
+          <dd className="inline">
+            <span className="break-all font-mono text-xs">{d.eventId}</span> <span className="text-xs text-slate-500 wrap-anywhere">({d.eventType})</span>
+          </dd>
         </div>
         <div className="min-w-0">
           <dt className="inline text-slate-500">Subscription </dt>
