@@ -6,8 +6,8 @@ import axe from "axe-core";
 import { expect, test, type Page } from "@playwright/test";
 import { canAs } from "../lib/auth/permissions";
 import { PAGE_PERMISSIONS } from "../components/dashboard/page-access";
-import { api, deliveryFor, revealed, signIn } from "./helpers";
-import { closeE2eDb, settleDelivery, whilePaused } from "./dashboard-seed";
+import { api, revealed, signIn } from "./helpers";
+import { closeE2eDb, seedDetailPages } from "./dashboard-seed";
 
 test.afterAll(closeE2eDb);
 
@@ -70,38 +70,20 @@ test("every dashboard page, as an admin and as a district's portal, has no serio
   const run = Date.now().toString(36);
   const tenant = `a11y_${run}`;
   expect((await api(request, "POST", "/api/v1/tenants", { id: tenant, name: `Alder ${run} Schools` })).status).toBe(201);
-  const sub = await api(request, "POST", "/api/v1/subscriptions", {
-    name: `Alder SIS ${run}`,
-    url: "http://127.0.0.1:9/webhooks",
-    eventTypes: ["assignment.graded"],
+  const { ids, subscriptionId } = await seedDetailPages(request, {
     tenant,
+    name: `Alder SIS ${run}`,
+    eventId: `evt_a11y_${run}`,
+    studentId: `stu_a${run}`,
+    attempts: [
+      { minutesAgo: 9, status: 503, errorClass: "http_5xx", outcome: "retry", ms: 40 },
+      { minutesAgo: 2, status: 410, errorClass: "http_410", outcome: "dead_letter", ms: 12 },
+    ],
+    reason: "gone",
+    incident: "INC-7 a11y",
   });
-  expect(sub.status, JSON.stringify(sub.json)).toBe(201);
-  let delivery = "";
-  await whilePaused(request, sub.json.id, async () => {
-    const published = await api(
-      request,
-      "POST",
-      "/api/v1/events",
-      { id: `evt_a11y_${run}`, type: "assignment.graded", data: { score: 9 }, subject: { tenant, studentId: `stu_a${run}` } },
-      "producer",
-    );
-    expect(published.status).toBe(202);
-    delivery = deliveryFor(published, sub.json.id);
-    await settleDelivery(
-      delivery,
-      [
-        { minutesAgo: 9, status: 503, errorClass: "http_5xx", outcome: "retry", ms: 40 },
-        { minutesAgo: 2, status: 410, errorClass: "http_410", outcome: "dead_letter", ms: 12 },
-      ],
-      { reason: "gone" },
-    );
-  });
-  const batch = await api(request, "POST", "/api/v1/redrives", { filter: { subscriptionId: sub.json.id }, reason: "INC-7 a11y", ratePerSecond: 1 }, "admin");
-  expect(batch.status, JSON.stringify(batch.json)).toBe(201);
-  const ids: Record<string, string> = { "/deliveries/[id]": delivery, "/subscriptions/[id]": sub.json.id, "/redrives/[id]": batch.json.id };
   const pathOf = (route: string) => route.replace("[id]", ids[route] ?? "");
-  const narrow = [`/?q=stu_a${run}`, "/subscriptions", `/subscriptions/${sub.json.id}`, "/dlq"];
+  const narrow = [`/?q=stu_a${run}`, "/subscriptions", `/subscriptions/${subscriptionId}`, "/dlq"];
 
   const found: string[] = [];
   async function walk(p: Page, who: string, routes: string[]) {

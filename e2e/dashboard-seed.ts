@@ -4,7 +4,7 @@
 // DLQ samples for the charts.
 import pg from "pg";
 import { expect, type APIRequestContext, type Page } from "@playwright/test";
-import { api, revealed } from "./helpers";
+import { api, deliveryFor, revealed } from "./helpers";
 import { findRunningEmbedded } from "../lib/db/embedded";
 import { E2E_DATA_DIR } from "../playwright.config";
 
@@ -132,4 +132,44 @@ export async function settleAllDelivered(subscriptionId: string, minutesAgo: num
      WHERE subscription_id = $1 AND state = 'pending'`,
     [subscriptionId, minutesAgo],
   );
+}
+
+/**
+ * One of each thing the route list's detail pages show, for the walks of every page: a subscription of `tenant` named
+ * `name`, one delivery of it (event `eventId`, for student `studentId`) settled by `attempts` into the dead-letter
+ * queue as `reason`, and a redrive batch of it (an admin's, at 1/s, `incident` its reason). The ids come back by the
+ * route each fills in ("/deliveries/[id]", "/subscriptions/[id]", "/redrives/[id]").
+ */
+export async function seedDetailPages(
+  request: APIRequestContext,
+  o: { tenant: string; name: string; eventId: string; studentId: string; attempts: Attempt[]; reason: string; incident: string },
+): Promise<{ subscriptionId: string; deliveryId: string; batchId: string; ids: Record<string, string> }> {
+  const sub = await api(request, "POST", "/api/v1/subscriptions", {
+    name: o.name,
+    url: "http://127.0.0.1:9/webhooks",
+    eventTypes: ["assignment.graded"],
+    tenant: o.tenant,
+  });
+  expect(sub.status, JSON.stringify(sub.json)).toBe(201);
+  let deliveryId = "";
+  await whilePaused(request, sub.json.id, async () => {
+    const published = await api(
+      request,
+      "POST",
+      "/api/v1/events",
+      { id: o.eventId, type: "assignment.graded", data: { score: 9 }, subject: { tenant: o.tenant, studentId: o.studentId } },
+      "producer",
+    );
+    expect(published.status).toBe(202);
+    deliveryId = deliveryFor(published, sub.json.id);
+    await settleDelivery(deliveryId, o.attempts, { reason: o.reason });
+  });
+  const batch = await api(request, "POST", "/api/v1/redrives", { filter: { subscriptionId: sub.json.id }, reason: o.incident, ratePerSecond: 1 }, "admin");
+  expect(batch.status, JSON.stringify(batch.json)).toBe(201);
+  return {
+    subscriptionId: sub.json.id,
+    deliveryId,
+    batchId: batch.json.id,
+    ids: { "/deliveries/[id]": deliveryId, "/subscriptions/[id]": sub.json.id, "/redrives/[id]": batch.json.id },
+  };
 }

@@ -3,38 +3,23 @@
 // by what they show, and the lookup by its question, which a search changes.
 import { expect, test } from "@playwright/test";
 import { PAGE_PERMISSIONS } from "../components/dashboard/page-access";
-import { api, deliveryFor, signIn } from "./helpers";
-import { closeE2eDb, settleDelivery, whilePaused } from "./dashboard-seed";
+import { signIn } from "./helpers";
+import { closeE2eDb, seedDetailPages } from "./dashboard-seed";
 
 test.afterAll(closeE2eDb);
 
 test("every dashboard page has a title of its own; a delivery, subscription and redrive are named by what they are", async ({ page, request }) => {
   const run = Date.now().toString(36);
   const tenant = `birch_${run}`;
-  const sub = await api(request, "POST", "/api/v1/subscriptions", {
-    name: `Birch Hill Schools ${run}`,
-    url: "http://127.0.0.1:9/webhooks",
-    eventTypes: ["assignment.graded"],
+  const { ids } = await seedDetailPages(request, {
     tenant,
+    name: `Birch Hill Schools ${run}`,
+    eventId: `evt_title_${run}`,
+    studentId: `stu_t${run}`,
+    attempts: [{ minutesAgo: 2, status: 410, errorClass: "http_410", outcome: "dead_letter", ms: 12 }],
+    reason: "gone",
+    incident: "INC-9 titles",
   });
-  expect(sub.status).toBe(201);
-  let delivery = "";
-  await whilePaused(request, sub.json.id, async () => {
-    const published = await api(
-      request,
-      "POST",
-      "/api/v1/events",
-      { id: `evt_title_${run}`, type: "assignment.graded", data: { score: 9 }, subject: { tenant, studentId: `stu_t${run}` } },
-      "producer",
-    );
-    expect(published.status).toBe(202);
-    delivery = deliveryFor(published, sub.json.id);
-    await settleDelivery(delivery, [{ minutesAgo: 2, status: 410, errorClass: "http_410", outcome: "dead_letter", ms: 12 }], { reason: "gone" });
-  });
-  const batch = await api(request, "POST", "/api/v1/redrives", { filter: { subscriptionId: sub.json.id }, reason: "INC-9 titles", ratePerSecond: 1 }, "admin");
-  expect(batch.status, JSON.stringify(batch.json)).toBe(201);
-
-  const ids: Record<string, string> = { "/deliveries/[id]": delivery, "/subscriptions/[id]": sub.json.id, "/redrives/[id]": batch.json.id };
   const expected: Record<string, string> = {
     "/deliveries/[id]": `Assignment graded for student stu_t${run} · Birch Hill Schools ${run} · hookledger`,
     "/subscriptions/[id]": `Birch Hill Schools ${run} · hookledger`,

@@ -10,6 +10,7 @@ import type pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "../helpers/db";
 import { findDlqHistoryRows } from "../../lib/ledger/sql/dead-letters";
+import { rowsRead, type PlanNode } from "../helpers/plan-rows";
 
 let db: TestDb;
 const SAMPLES = 60;
@@ -59,14 +60,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.close();
 });
-
-type PlanNode = { "Relation Name"?: string; "Actual Rows": number; "Actual Loops": number; "Rows Removed by Filter"?: number; Plans?: PlanNode[] };
-
-/** Rows a plan read from one table: those its scans of it returned plus those they filtered out. */
-function rowsRead(n: PlanNode, table: string): number {
-  const own = n["Relation Name"] === table ? (n["Actual Rows"] + (n["Rows Removed by Filter"] ?? 0)) * n["Actual Loops"] : 0;
-  return own + (n.Plans ?? []).reduce((s, c) => s + rowsRead(c, table), 0);
-}
 
 /** What the district's chart must say at sample i (one sample a bucket). */
 function expected(i: number) {

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "../helpers/db";
 import { getDlqSummary, type DlqSummary } from "../../lib/dashboard/dead-letters";
 import type { Scope } from "../../lib/tenants/scope";
+import { rowsRead, type PlanNode } from "../helpers/plan-rows";
 
 let db: TestDb;
 const SUBS = 1000;
@@ -50,14 +51,6 @@ afterAll(async () => {
   await db?.close();
 });
 
-type PlanNode = { "Relation Name"?: string; "Actual Rows": number; "Actual Loops": number; "Rows Removed by Filter"?: number; Plans?: PlanNode[] };
-
-/** Rows a plan read from the deliveries partitions: those its scans of them returned plus those they filtered out. */
-function deliveryRowsRead(n: PlanNode): number {
-  const own = n["Relation Name"]?.startsWith("deliveries") ? (n["Actual Rows"] + (n["Rows Removed by Filter"] ?? 0)) * n["Actual Loops"] : 0;
-  return own + (n.Plans ?? []).reduce((s, c) => s + deliveryRowsRead(c), 0);
-}
-
 /** The call's answer, and the dead-letter rows all its statements read (each EXPLAIN ANALYZEd as it ran). */
 async function measured(opts: Parameters<typeof getDlqSummary>[0]): Promise<{ summary: DlqSummary; rowsRead: number }> {
   const c = await db.pool.connect();
@@ -65,12 +58,12 @@ async function measured(opts: Parameters<typeof getDlqSummary>[0]): Promise<{ su
     const seen: { text: string; values: unknown[] }[] = [];
     const capturing = { query: (text: string, values: unknown[]) => (seen.push({ text, values }), c.query(text, values)) } as unknown as pg.PoolClient;
     const summary = await getDlqSummary(opts, capturing);
-    let rowsRead = 0;
+    let read = 0;
     for (const q of seen) {
       const { rows } = await c.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${q.text}`, q.values);
-      rowsRead += deliveryRowsRead(rows[0]["QUERY PLAN"][0].Plan as PlanNode);
+      read += rowsRead(rows[0]["QUERY PLAN"][0].Plan as PlanNode, (r) => r.startsWith("deliveries"));
     }
-    return { summary, rowsRead };
+    return { summary, rowsRead: read };
   } finally {
     c.release();
   }
