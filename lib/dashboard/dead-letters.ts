@@ -66,6 +66,8 @@ const FRESH_MS = 2 * 60_000;
 const SEEK_ROWS = 4;
 
 const pairKey = (subscriptionId: string, reason: string | null) => `${subscriptionId}\u0000${reason ?? ""}`;
+/** Ids in code-point order, as the listing's ties are broken (not the locale's). */
+const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const older = (a: Date | null, b: Date | null) => (!a ? b : !b ? a : a < b ? a : b);
 
 /**
@@ -88,7 +90,7 @@ export async function getDlqSummary(
   const subDepth = new Map<string, number>();
   for (const p of depths) subDepth.set(p.subscriptionId, (subDepth.get(p.subscriptionId) ?? 0) + p.depth);
   // Deepest first, then by id, as bySubscription lists them.
-  const ranked = [...subDepth].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([id]) => id);
+  const ranked = [...subDepth].sort((a, b) => b[1] - a[1] || byId(a[0], b[0])).map(([id]) => id);
 
   // Names and tenants: for `q`, of the subscriptions whose id, name or tenant contains it (matched in SQL); else of
   // the listed ones only.
@@ -116,7 +118,7 @@ export async function getDlqSummary(
   let budget = opts.liveGroupLimit ?? LIVE_GROUP_LIMIT;
   const live: string[] = [];
   const large: string[] = [];
-  for (const id of [...shown].sort((a, b) => subDepth.get(a)! - subDepth.get(b)! || (a < b ? -1 : a > b ? 1 : 0))) {
+  for (const id of [...shown].sort((a, b) => subDepth.get(a)! - subDepth.get(b)! || byId(a, b))) {
     const depth = subDepth.get(id)!;
     if (depth <= budget) {
       live.push(id);
@@ -183,9 +185,9 @@ export async function getDlqSummary(
   }
 
   const age = (at: Date | null) => (at ? Math.max(0, Math.round((now.getTime() - at.getTime()) / 1000)) : null);
-  const roll = <K extends string | null>(key: (p: (typeof pairs)[number]) => K, extra: Map<K, Date | null> = new Map()) => {
+  const roll = <K extends string | null>(of: typeof pairs, key: (p: (typeof pairs)[number]) => K, extra: Map<K, Date | null> = new Map()) => {
     const m = new Map<K, { depth: number; oldestAt: Date | null }>();
-    for (const p of pairs) {
+    for (const p of of) {
       const k = key(p);
       const cur = m.get(k) ?? { depth: 0, oldestAt: null };
       m.set(k, { depth: cur.depth + p.depth, oldestAt: older(cur.oldestAt, p.oldestAt) });
@@ -193,16 +195,11 @@ export async function getDlqSummary(
     for (const [k, v] of m) m.set(k, { ...v, oldestAt: older(v.oldestAt, extra.get(k) ?? null) });
     return [...m.entries()].sort((a, b) => b[1].depth - a[1].depth);
   };
-  const byReason = roll((p) => p.reason, reasonOldest);
+  const byReason = roll(pairs, (p) => p.reason, reasonOldest);
   const listedPairs = pairs.filter((p) => shown.has(p.subscriptionId));
-  const perSub = new Map<string, { depth: number; oldestAt: Date | null }>();
-  for (const p of listedPairs) {
-    const cur = perSub.get(p.subscriptionId) ?? { depth: 0, oldestAt: null };
-    perSub.set(p.subscriptionId, { depth: cur.depth + p.depth, oldestAt: older(cur.oldestAt, p.oldestAt) });
-  }
-  const bySubscription = [...perSub]
+  const bySubscription = roll(listedPairs, (p) => p.subscriptionId)
     .map(([id, v]) => ({ subscriptionId: id, subscriptionName: names.get(id) ?? null, depth: v.depth, oldestAgeSeconds: age(v.oldestAt) }))
-    .sort((a, b) => b.depth - a.depth || (a.subscriptionId < b.subscriptionId ? -1 : 1));
+    .sort((a, b) => b.depth - a.depth || byId(a.subscriptionId, b.subscriptionId));
   return {
     depth: pairs.reduce((s, p) => s + p.depth, 0),
     oldestAgeSeconds: age(byReason.reduce<Date | null>((o, [, v]) => older(o, v.oldestAt), null)),
