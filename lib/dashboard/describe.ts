@@ -2,7 +2,7 @@
 // paste into a ticket. Pure and client-safe: times are formatted by the caller's
 // formatter so the browser shows them in the viewer's own time zone.
 import type { DeliveryWithAttempts } from "../ledger/read/types";
-import { count } from "../words";
+import { actorInWords, count } from "../words";
 import { ERROR_CLASS_WORDS, INTERRUPTED_ERROR_CLASSES, type ErrorClass } from "../ledger/states";
 import { errorDetail } from "./error-words";
 
@@ -174,7 +174,7 @@ export function describeDelivery(d: DeliveryLite, fmt: TimeFmt): { tone: "ok" | 
     case "resolved": {
       // An operator's decision, in the words a support agent can paste: which, by whom, why.
       const r = d.resolution;
-      const by = r?.by ? r.by.replace(/^(user|token):/, "") : "an operator";
+      const by = r?.by ? actorInWords(r.by) : "an operator";
       const what = r ? r.resolution.replace(/_/g, " ") : "resolved";
       const was = d.deadLetterReason ? ` (dead-lettered: ${REASON_WORDS[d.deadLetterReason] ?? d.deadLetterReason})` : "";
       const fixed = d.correctedEventId ? `; corrected as ${d.correctedEventId}` : "";

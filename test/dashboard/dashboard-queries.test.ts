@@ -174,6 +174,17 @@ describe("plain words and the receipt", () => {
     expect(describeDelivery(dl, utc).text).toMatch(
       /^Not delivered: Jefferson SIS answered HTTP 422 “missing field term_id \(request 1000\)” \(permanent\) at \d\d:\d\d:\d\d$/,
     );
+    // Who resolved it, in the words the timeline and the Audit page use for that actor (lib/words.ts actorInWords).
+    const at = new Date().toISOString();
+    for (const [by, words] of [
+      ["user:ana@district.example", "by ana@district.example because"],
+      ["token:deploy", "by API token “deploy” because"],
+      ["portal:lincoln", "by the district portal of lincoln because"],
+      ["cli:ops@host", "by the command line (ops@host) because"],
+    ] as const)
+      expect(describeDelivery({ ...dl, state: "resolved", resolution: { resolution: "discarded", at, by, reason: "SIS replaced" } }, utc).text).toContain(
+        `resolved — discarded ${words} SIS replaced`,
+      );
   });
 
   it("the receipt holds identity and every attempt, never the payload", async () => {
