@@ -80,7 +80,7 @@ describe("correctedEventId on a single resolve", () => {
     expect(resolved.correctedEventId).toBe("evt_fixed");
     // The receipt and the one-line answer name it too.
     expect(deliveryReceipt(resolved, (t) => t)).toContain("the data was corrected at the source and sent again as a new event (evt_fixed)");
-    expect(describeDelivery(resolved, (t) => t).text).toContain("fixed at source by lincoln-eng");
+    expect(describeDelivery(resolved, (t) => t).text).toContain("fixed at source by API token “lincoln-eng”");
     expect(describeDelivery(resolved, (t) => t).text).toContain("; corrected as evt_fixed");
     const corrected = await getDeliveryDetail({ id: fixedDelivery }, db.pool);
     expect(corrected.corrections).toEqual([
