@@ -2,6 +2,7 @@
 import Link from "next/link";
 import type { AlertCondition } from "@/lib/metrics/alerts";
 import { count, num } from "@/lib/words";
+import { textLink } from "@/components/ui/kit";
 
 /** Where the subscriptions a condition does not list can be found (Dead letters lists and searches every one with dead letters). */
 const MORE: Partial<Record<AlertCondition["id"], { href: string; page: string }>> = {
@@ -61,7 +62,7 @@ export function AlertList({ conditions }: { conditions: AlertCondition[] }) {
               {MORE[c.id] && (
                 <>
                   ; find the others on{" "}
-                  <Link href={MORE[c.id]!.href} className="font-medium text-blue-700 hover:underline">
+                  <Link href={MORE[c.id]!.href} className={textLink}>
                     {MORE[c.id]!.page}
                   </Link>
                 </>

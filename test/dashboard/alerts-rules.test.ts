@@ -11,6 +11,7 @@ import { createTestDatabase, type TestDb } from "../helpers/db";
 import { createElement } from "react";
 import { renderToString } from "react-dom/server";
 import { AlertList } from "../../components/alerts/AlertList";
+import { textLink } from "../../components/ui/kit";
 
 const DIR = path.resolve("deploy/prometheus");
 
@@ -200,9 +201,7 @@ describe("the dashboard's alerts page conditions (same thresholds, from the data
     const listed = conditions.reduce((n, c) => n + c.offenders.filter((o) => o.subscriptionId).length, 0);
     expect(listed).toBeLessThan(3 * OFFENDERS_SHOWN);
     expect(html.match(/href="\/subscriptions\//g)).toHaveLength(listed);
-    expect(html).toContain(
-      `Showing the worst ${OFFENDERS_SHOWN} of 3,001 subscriptions; find the others on <a class="font-medium text-blue-700 hover:underline" href="/dlq">Dead letters</a>.`,
-    );
+    expect(html).toContain(`Showing the worst ${OFFENDERS_SHOWN} of 3,001 subscriptions; find the others on <a class="${textLink}" href="/dlq">Dead letters</a>.`);
     expect(html).toContain(`Showing the worst ${OFFENDERS_SHOWN} of 3,000 subscriptions.`);
     expect(html.length).toBeLessThan(100_000);
   });
