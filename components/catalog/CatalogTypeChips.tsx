@@ -18,7 +18,8 @@ export function CatalogTypeChips({ value, onChange }: { value: string; onChange:
   const offered = (catalog.data?.items ?? []).filter((t) => !t.deprecated && !present.has(t.type));
   if (offered.length === 0) return null;
   return (
-    <div className="flex flex-wrap items-center gap-1 sm:col-span-2" aria-label="Add a catalogued event type">
+    // A group, so that its name is read (a plain <div> may not be named): the buttons are what it names.
+    <div role="group" className="flex flex-wrap items-center gap-1 sm:col-span-2" aria-label="Add a catalogued event type">
       <span className="text-xs text-slate-600">From the catalog:</span>
       {offered.map((t) => (
         <LiveButton

@@ -18,7 +18,8 @@ export function SecretOnce({ secret, note }: { secret: string; note?: React.Reac
     <div className="space-y-3 rounded-md border border-amber-300 bg-amber-50 p-3 text-sm text-slate-900" data-testid="secret-once">
       <p className="font-medium text-amber-950">Copy the signing secret now: it is shown this once and never again.</p>
       <div className="flex flex-col gap-2 sm:flex-row sm:items-center">
-        <code className="min-w-0 flex-1 break-all rounded bg-white px-2 py-1.5 font-mono text-xs ring-1 ring-slate-300" aria-label="Signing secret">
+        {/* A group: a <code> or <pre> may not be named (ARIA), and a screen reader drops a name given to one. */}
+        <code role="group" className="min-w-0 flex-1 break-all rounded bg-white px-2 py-1.5 font-mono text-xs ring-1 ring-slate-300" aria-label="Signing secret">
           {secret}
         </code>
         <CopyButton text={secret} label="Copy secret" />
@@ -29,7 +30,11 @@ export function SecretOnce({ secret, note }: { secret: string; note?: React.Reac
           {district ? "Your endpoint verifies" : "The district verifies"} each delivery with the <code className="font-mono text-xs">standardwebhooks</code> package (npm)
           and this secret, on the raw request body:
         </p>
-        <pre className="mt-1 overflow-x-auto whitespace-pre-wrap break-words rounded bg-slate-900 p-2 font-mono text-xs text-slate-100" aria-label="Verification code">
+        <pre
+          role="group"
+          className="mt-1 overflow-x-auto whitespace-pre-wrap break-words rounded bg-slate-900 p-2 font-mono text-xs text-slate-100"
+          aria-label="Verification code"
+        >
           {VERIFY_SNIPPET}
         </pre>
         <div className="mt-1">
