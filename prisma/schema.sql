@@ -363,6 +363,7 @@ CREATE TABLE redrive_batches (
   finished_at timestamp with time zone,
   kind text DEFAULT 'redrive'::text NOT NULL,
   tenant_id text,
+  settled_at timestamp with time zone,
   CONSTRAINT redrive_batches_kind_check CHECK ((kind = ANY (ARRAY['redrive'::text, 'recover'::text, 'backfill'::text]))) NOT VALID,
   CONSTRAINT redrive_batches_rate_per_second_check CHECK ((rate_per_second > 0)),
   CONSTRAINT redrive_batches_reason_check CHECK ((length(btrim(reason)) > 0)),
@@ -372,6 +373,7 @@ CREATE TABLE redrive_batches (
 CREATE INDEX redrive_batches_created ON public.redrive_batches USING btree (created_at DESC);
 CREATE INDEX redrive_batches_kind_created ON public.redrive_batches USING btree (kind, created_at DESC);
 CREATE INDEX redrive_batches_running ON public.redrive_batches USING btree (created_at) WHERE (status = 'running'::text);
+CREATE INDEX redrive_batches_unsettled ON public.redrive_batches USING btree (finished_at, id) WHERE ((status = 'done'::text) AND (settled_at IS NULL));
 
 CREATE TABLE retention_policies (
   tenant text NOT NULL,

@@ -4,12 +4,18 @@
 // state is in redrive_batches, so it survives restarts of the dashboard and
 // the worker, and any number of worker processes may run it at once.
 //
+// Every few seconds it also settles a few done batches (settleDoneBatches): a
+// batch is done once every item is back in the queue, settled once none of its
+// deliveries is still on its way, so the Redrives list counts what is still on
+// its way only for the done batches not yet settled.
+//
 //   const pacer = startRedrivePacer({ databaseUrl });   // in the worker
 //   await pacer.stop();                                 // on shutdown
 import pg from "pg";
 import type { Logger } from "pino";
 import { createPool } from "../lib/db/pool";
 import { advanceBatch, listRunningBatchIds, type StepResult } from "../lib/redrive/pacer";
+import { settleDoneBatches, type SettleCursor } from "../lib/ledger/sql/recover";
 import { logger } from "../lib/log";
 import { connectGuarded, releaseGuarded } from "../lib/db/client";
 import { startTimedLoop } from "./timed-loop";
@@ -18,6 +24,14 @@ import { isDatabaseUnavailable } from "../lib/db/unavailable";
 
 /** A tick of 200 ms moves a 10/s batch two rows at a time: smooth for the receiver, cheap for Postgres. */
 export const DEFAULT_PACER_INTERVAL_MS = 200;
+
+/**
+ * A round of settling every 5 s looks at 5 done batches: each look stops at the first delivery still on its way, and
+ * reads a batch's every item only when it settles it (50,000 items: tens of milliseconds, once). Batches with
+ * deliveries on their way for long (retrying for days) are looked at in turn, so they do not hold back newer ones.
+ */
+export const SETTLE_INTERVAL_MS = 5_000;
+const SETTLE_PER_ROUND = 5;
 
 export type RedrivePacer = { stop: () => Promise<void>; tick: () => Promise<StepResult[]> };
 
@@ -29,6 +43,8 @@ export function startRedrivePacer(
   const interval = opts.intervalMs ?? DEFAULT_PACER_INTERVAL_MS;
   const log = (opts.log ?? logger).child({ component: "redrive-pacer" });
   let stopped = false;
+  let settleAfter: SettleCursor | null = null;
+  let settledAt = -Infinity;
 
   async function tick(): Promise<StepResult[]> {
     const results: StepResult[] = [];
@@ -42,6 +58,13 @@ export function startRedrivePacer(
         opts.onStep?.(r);
         log.debug({ batch: id, redriven: r.redriven, skipped: r.skipped }, "redrive step");
         if (r.done) log.info({ batch: id }, "redrive batch done");
+      }
+      if (!stopped && Date.now() - settledAt >= SETTLE_INTERVAL_MS) {
+        settledAt = Date.now();
+        const { looked } = await settleDoneBatches(client, { after: settleAfter, limit: SETTLE_PER_ROUND });
+        const last = looked.at(-1);
+        settleAfter = looked.length < SETTLE_PER_ROUND || !last ? null : { at: last.at, id: last.id };
+        for (const b of looked) if (b.settled) log.debug({ batch: b.id }, "redrive batch settled: none of its deliveries is on its way");
       }
     } finally {
       releaseGuarded(client);

@@ -1995,6 +1995,8 @@ export interface operations {
                         /** @description ISO 8601, UTC */
                         updatedAt: string;
                         finishedAt: string | null;
+                        /** @description when none of a done batch's deliveries was still on its way any more (null until then, and for a running or cancelled batch) */
+                        settledAt: string | null;
                     };
                 };
             };
@@ -2112,6 +2114,8 @@ export interface operations {
                         /** @description ISO 8601, UTC */
                         updatedAt: string;
                         finishedAt: string | null;
+                        /** @description when none of a done batch's deliveries was still on its way any more (null until then, and for a running or cancelled batch) */
+                        settledAt: string | null;
                     };
                 };
             };
@@ -3696,6 +3700,10 @@ export interface operations {
                             /** @description ISO 8601, UTC */
                             updatedAt: string;
                             finishedAt: string | null;
+                            /** @description when none of a done batch's deliveries was still on its way any more (null until then, and for a running or cancelled batch) */
+                            settledAt: string | null;
+                            /** @description a done batch's deliveries still on their way (queued, being sent or retrying): counted until it is settled, then 0; null for a running or cancelled batch */
+                            inProgress: number | null;
                         }[];
                         nextCursor: string | null;
                         prevCursor: string | null;
@@ -3842,6 +3850,8 @@ export interface operations {
                         /** @description ISO 8601, UTC */
                         updatedAt: string;
                         finishedAt: string | null;
+                        /** @description when none of a done batch's deliveries was still on its way any more (null until then, and for a running or cancelled batch) */
+                        settledAt: string | null;
                     };
                 };
             };
@@ -3914,6 +3924,8 @@ export interface operations {
                         /** @description ISO 8601, UTC */
                         updatedAt: string;
                         finishedAt: string | null;
+                        /** @description when none of a done batch's deliveries was still on its way any more (null until then, and for a running or cancelled batch) */
+                        settledAt: string | null;
                         deliveredSince: number;
                         failedAgain: number;
                         inProgress: number;
@@ -4004,6 +4016,8 @@ export interface operations {
                         /** @description ISO 8601, UTC */
                         updatedAt: string;
                         finishedAt: string | null;
+                        /** @description when none of a done batch's deliveries was still on its way any more (null until then, and for a running or cancelled batch) */
+                        settledAt: string | null;
                     };
                 };
             };

@@ -155,8 +155,18 @@ export const ZRedriveBatchView = z.object({
   createdAt: time,
   updatedAt: time,
   finishedAt: maybeTime,
+  settledAt: maybeTime.describe("when none of a done batch's deliveries was still on its way any more (null until then, and for a running or cancelled batch)"),
 });
-export const ZRedriveBatchList = z.object({ items: z.array(ZRedriveBatchView), nextCursor: z.string().nullable(), prevCursor: z.string().nullable() });
+export const ZRedriveBatchListItem = ZRedriveBatchView.extend({
+  inProgress: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      "a done batch's deliveries still on their way (queued, being sent or retrying): counted until it is settled, then 0; null for a running or cancelled batch",
+    ),
+});
+export const ZRedriveBatchList = z.object({ items: z.array(ZRedriveBatchListItem), nextCursor: z.string().nullable(), prevCursor: z.string().nullable() });
 export const ZRedriveBatchProgress = ZRedriveBatchView.extend({
   deliveredSince: z.number().int(),
   failedAgain: z.number().int(),

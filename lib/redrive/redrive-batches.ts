@@ -18,7 +18,7 @@ import type { RedriveSample } from "../ledger/read/types";
 import { DELIVERIES_CHANNEL, REDRIVES_CHANNEL } from "./sql";
 import { getDelivery } from "../ledger/sql/get-delivery";
 import { retryNow } from "../ledger/sql/retry-now";
-import { countBatchProgress } from "../ledger/sql/recover";
+import { countBatchProgress, countInProgress } from "../ledger/sql/recover";
 import { countHeldMatches, countRedriveMatches, redriveDeliveries, sampleRedriveMatches, snapshotRedriveItems } from "../ledger/sql/redrive";
 import { findPermanentMatches } from "../ledger/sql/permanent-matches";
 import { findAttempts } from "../ledger/sql/find-deliveries";
@@ -243,6 +243,17 @@ export type RedriveBatchView = {
   createdAt: string;
   updatedAt: string;
   finishedAt: string | null;
+  /** When the pacer found none of a done batch's deliveries still on its way; null until then (and for a running or cancelled batch). */
+  settledAt: string | null;
+};
+
+/** A batch as the list shows it. */
+export type RedriveBatchListItem = RedriveBatchView & {
+  /**
+   * A done batch not yet settled: its deliveries still on their way (queued, being sent or retrying), as its page
+   * counts them. 0 for a settled batch, null for a running or cancelled one (its page counts them).
+   */
+  inProgress: number | null;
 };
 
 export type RedriveBatchProgress = RedriveBatchView & {
@@ -276,6 +287,7 @@ export function toBatchView(b: RedriveBatch): RedriveBatchView {
     createdAt: b.createdAt.toISOString(),
     updatedAt: b.updatedAt.toISOString(),
     finishedAt: b.finishedAt ? b.finishedAt.toISOString() : null,
+    settledAt: b.settledAt ? b.settledAt.toISOString() : null,
   };
 }
 
@@ -377,7 +389,7 @@ function decodeCursor(cursor: string): { dir: Direction; at: string; id: string 
 }
 
 /** A page of batches and the cursors next to it: `nextCursor` null on the last (oldest) page, `prevCursor` null on the first. */
-export type RedriveBatchPage = { items: RedriveBatchView[]; nextCursor: string | null; prevCursor: string | null };
+export type RedriveBatchPage = { items: RedriveBatchListItem[]; nextCursor: string | null; prevCursor: string | null };
 
 /**
  * GET /api/v1/redrives and the Redrives page: one page of batches, newest first (by created_at, then id), of one
@@ -403,7 +415,16 @@ export async function listRedriveBatchPage(prisma: PrismaClient, input: TListRed
   const page = rows.slice(0, o.limit);
   if (back) page.reverse();
   // The full rows by primary key, in scope again.
-  const full = new Map((await prisma.redriveBatch.findMany({ where: { id: { in: page.map((r) => r.id) }, ...batchWhere(scope) } })).map((b) => [b.id, toBatchView(b)]));
+  const found = await prisma.redriveBatch.findMany({ where: { id: { in: page.map((r) => r.id) }, ...batchWhere(scope) } });
+  // What is still on its way, counted for the done batches the pacer has not settled yet only: counting it for every
+  // listed batch would join each one's items (up to 50,000) to deliveries on every poll.
+  const inProgress = await countInProgress(
+    ledgerDb(),
+    found.filter((b) => b.status === "done" && !b.settledAt).map((b) => b.id),
+  );
+  const full = new Map(
+    found.map((b): [string, RedriveBatchListItem] => [b.id, { ...toBatchView(b), inProgress: b.status === "done" ? (inProgress.get(b.id) ?? 0) : null }]),
+  );
   // An empty page (a cursor past the end) has no batch to stand next to: no cursors.
   const first = page[0];
   const last = page[page.length - 1];

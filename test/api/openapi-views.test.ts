@@ -22,7 +22,7 @@ import type { rotateSecret, SecretMeta } from "../../lib/subscriptions/rotation"
 import type { TestSendView } from "../../lib/net/test-send";
 import type { ArchiveResult } from "../../lib/subscriptions/archive";
 import type { DeliveryView } from "../../lib/api/views";
-import type { redriveDelivery, RedriveBatchProgress, RedriveBatchView, RedrivePreview } from "../../lib/redrive/redrive-batches";
+import type { redriveDelivery, RedriveBatchListItem, RedriveBatchProgress, RedriveBatchView, RedrivePreview } from "../../lib/redrive/redrive-batches";
 import type { BackfillPreview, RecoverPreview } from "../../lib/recover/recover-and-backfill";
 import type { BulkResolveResult, ResolvePreview } from "../../lib/resolve/resolve-and-resend";
 import type { DlqSummary, findDlqHistory } from "../../lib/dashboard/dead-letters";
@@ -90,6 +90,7 @@ narrows<Out<typeof v.ZDeliveryRedriven>, Awaited<ReturnType<typeof redriveDelive
 // A batch's stored filter is typed by the service as any string states; the document names the states a recover takes.
 agrees<Omit<Out<typeof v.ZRedriveBatchView>, "filter">, Omit<RedriveBatchView, "filter">>();
 agrees<Omit<Out<typeof v.ZRedriveBatchProgress>, "filter">, Omit<RedriveBatchProgress, "filter">>();
+agrees<Omit<Out<typeof v.ZRedriveBatchListItem>, "filter">, Omit<RedriveBatchListItem, "filter">>();
 narrows<Out<typeof v.ZRedriveBatchView>["filter"], RedriveBatchView["filter"]>();
 agrees<Out<typeof v.ZRedrivePreview>, Preview & RedrivePreview>();
 agrees<Out<typeof v.ZRecoverPreview>, Preview & RecoverPreview>();

@@ -11,7 +11,7 @@
 // already on its way (pending, in flight, scheduled) is never sent twice and
 // two pacers stepping the same items move each row once.
 import "server-only";
-import { iso, join, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
+import { empty, iso, join, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
 import type { RecoverSample } from "../read/types";
 
 /** The states a recover re-sends unless told otherwise. */
@@ -163,6 +163,66 @@ export type BatchProgressCounts = {
   skipped: Record<string, number>;
 };
 
+/** An item whose delivery the batch sent (redriven, resent or created). */
+const SENT_OUTCOMES = ["redriven", "resent", "created"];
+/** A sent delivery in one of these states is still on its way: queued, being sent, or waiting for its next attempt. */
+const ON_THEIR_WAY = ["pending", "in_flight", "scheduled"];
+
+/** The batches' sent items whose delivery is still on its way, as a condition over items i joined to deliveries d. */
+const onTheirWay = sql`i.outcome = ANY(${SENT_OUTCOMES}::text[]) AND d.state = ANY(${ON_THEIR_WAY}::text[])`;
+
+/**
+ * Of the given batches, how many of each one's sent deliveries are still on their way (a batch with none is absent).
+ * It joins every item of the given batches to its delivery: the Redrives list asks it only for its done batches not
+ * yet settled (settleDoneBatches), normally few and recent.
+ */
+export async function countInProgress(db: LedgerDb, batchIds: string[]): Promise<Map<string, number>> {
+  if (batchIds.length === 0) return new Map();
+  const rows = await queryRows<{ batch_id: string; n: number }>(
+    db,
+    sql`SELECT i.batch_id, count(*)::int AS n
+          FROM redrive_batch_items i JOIN deliveries d ON d.id = i.delivery_id
+         WHERE i.batch_id = ANY(${batchIds}::text[]) AND ${onTheirWay}
+         GROUP BY i.batch_id`,
+  );
+  return new Map(rows.map((r) => [r.batch_id, r.n]));
+}
+
+/** Where a round of settleDoneBatches stopped: the last batch it looked at, by (finished_at, id). */
+export type SettleCursor = { at: string; id: string };
+
+/**
+ * Settles done batches: of up to `limit` done batches not yet settled, after `after` in (finished_at, id) order,
+ * those none of whose sent deliveries is still on its way get settled_at. Each look is one EXISTS over the batch's
+ * items, which stops at the first delivery on its way. Returns the batches it looked at, in order, and which it
+ * settled; fewer than `limit` means it reached the end, and the next round starts again from the first.
+ */
+export async function settleDoneBatches(
+  db: LedgerDb,
+  opts: { after: SettleCursor | null; limit: number },
+): Promise<{ looked: { id: string; at: string; settled: boolean }[] }> {
+  const after = opts.after ? sql`AND (b.finished_at, b.id) > (${opts.after.at}::timestamptz, ${opts.after.id}::text)` : empty;
+  const looked = await queryRows<{ id: string; at: string; settled: boolean }>(
+    db,
+    sql`WITH cand AS (
+          SELECT b.id, b.finished_at FROM redrive_batches b
+           WHERE b.status = 'done' AND b.settled_at IS NULL ${after}
+           ORDER BY b.finished_at, b.id LIMIT ${opts.limit}::int
+        ), settled AS (
+          UPDATE redrive_batches b SET settled_at = now()
+            FROM cand
+           WHERE b.id = cand.id AND b.settled_at IS NULL
+             AND NOT EXISTS (SELECT 1 FROM redrive_batch_items i JOIN deliveries d ON d.id = i.delivery_id
+                              WHERE i.batch_id = b.id AND ${onTheirWay})
+          RETURNING b.id
+        )
+        SELECT cand.id, cand.finished_at::text AS at, (settled.id IS NOT NULL) AS settled
+          FROM cand LEFT JOIN settled ON settled.id = cand.id
+         ORDER BY cand.finished_at, cand.id`,
+  );
+  return { looked };
+}
+
 /** Any batch's handled items: the sent ones by where their delivery is now, the skipped ones by outcome. */
 export async function countBatchProgress(db: LedgerDb, batchId: string): Promise<BatchProgressCounts> {
   const rows = await queryRows<{ outcome: string; state: string | null; n: number }>(
@@ -174,10 +234,10 @@ export async function countBatchProgress(db: LedgerDb, batchId: string): Promise
   );
   const out: BatchProgressCounts = { delivered: 0, failed: 0, inProgress: 0, skipped: {} };
   for (const r of rows) {
-    if (r.outcome === "redriven" || r.outcome === "resent" || r.outcome === "created") {
+    if (SENT_OUTCOMES.includes(r.outcome)) {
       if (r.state === "delivered") out.delivered += r.n;
       else if (r.state === "dead_letter") out.failed += r.n;
-      else if (r.state === "pending" || r.state === "in_flight" || r.state === "scheduled") out.inProgress += r.n;
+      else if (r.state && ON_THEIR_WAY.includes(r.state)) out.inProgress += r.n;
     } else out.skipped[r.outcome] = (out.skipped[r.outcome] ?? 0) + r.n;
   }
   return out;

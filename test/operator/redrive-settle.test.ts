@@ -1,0 +1,130 @@
+// A done batch whose deliveries are still on their way: the Redrives list says so (as the batch's page does), and the
+// pacer settles the batch once none is, after which the list no longer counts its items. The settle rounds look at a
+// few done batches at a time, in turn, and never at a running or cancelled one.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDb } from "../helpers/db";
+import { call, tokenFor } from "../helpers/api";
+import { seedDeadLetters, seedSubscription } from "../helpers/redrive-helpers";
+import * as redrives from "../../app/api/v1/redrives/route";
+import * as dashboardRedrives from "../../app/api/v1/dashboard/redrives/route";
+import * as redriveOne from "../../app/api/v1/redrives/[id]/route";
+import { startRedrivePacer, type RedrivePacer } from "../../worker/redrive-pacer";
+import { settleDoneBatches } from "../../lib/ledger/sql/recover";
+
+let db: TestDb;
+let engineer: string;
+let support: string;
+const pacers: RedrivePacer[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  engineer = await tokenFor(db.prisma, "engineer");
+  support = await tokenFor(db.prisma, "support");
+  for (const id of ["sub_settle", "sub_turn"]) await seedSubscription(db, id);
+});
+afterAll(async () => {
+  for (const p of pacers) await p.stop();
+  await db?.close();
+});
+
+/** A pacer whose loop never ticks by itself: the test ticks it. */
+function pacer(): RedrivePacer {
+  const p = startRedrivePacer({ pool: db.pool, intervalMs: 3_600_000 });
+  pacers.push(p);
+  return p;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A batch of the subscription's dead letters, stepped by `p` until it is done (every item back in the queue). */
+async function doneBatch(p: RedrivePacer, subscriptionId: string, prefix: string, n: number): Promise<{ id: string; deliveries: string[] }> {
+  const deliveries = await seedDeadLetters(db, { subscriptionId, n, prefix });
+  const r = await call(redrives.POST, { token: engineer, body: { reason: `INC-${prefix}`, ratePerSecond: 5_000, filter: { subscriptionId } } });
+  expect(r.status, r.text).toBe(201);
+  for (let i = 0; i < 100; i++) {
+    await p.tick();
+    if ((await db.pool.query("SELECT status FROM redrive_batches WHERE id = $1", [r.json.id])).rows[0].status === "done") break;
+    await sleep(20);
+  }
+  return { id: r.json.id, deliveries };
+}
+
+const listed = async (id: string, route = redrives.GET) => {
+  const r = await call(route, { token: support, path: "/api/v1/redrives?limit=100" });
+  expect(r.status, r.text).toBe(200);
+  return r.json.items.find((b: { id: string }) => b.id === id);
+};
+
+describe("a done batch whose deliveries are still on their way", () => {
+  it("is listed with what is still on its way, as its page counts it, until the pacer settles it", async () => {
+    const p = pacer();
+    const b = await doneBatch(p, "sub_settle", "evt_settle_", 6);
+    // Every item is back in the queue and no worker sends here: all six are pending.
+    const page = (await call(redriveOne.GET, { token: support, params: { id: b.id } })).json;
+    expect(page).toMatchObject({ status: "done", inProgress: 6, settledAt: null });
+    expect(await listed(b.id)).toMatchObject({ status: "done", inProgress: 6, settledAt: null });
+    expect(await listed(b.id, dashboardRedrives.GET)).toMatchObject({ status: "done", inProgress: 6, settledAt: null });
+
+    // Two answered, one dead-lettered again, three still on their way (one retrying, one being sent, one queued).
+    await db.pool.query(
+      `UPDATE deliveries d SET state = x.state, delivered_at = CASE WHEN x.state = 'delivered' THEN now() END,
+              dead_letter_reason = CASE WHEN x.state = 'dead_letter' THEN 'permanent' END,
+              dead_lettered_at = CASE WHEN x.state = 'dead_letter' THEN now() END
+         FROM unnest($1::text[], $2::text[]) x(id, state) WHERE d.id = x.id`,
+      [b.deliveries, ["delivered", "delivered", "dead_letter", "scheduled", "in_flight", "pending"]],
+    );
+    expect(await listed(b.id)).toMatchObject({ inProgress: 3, settledAt: null });
+    // A new pacer's first tick is a settle round: three still on their way, so not settled.
+    await pacer().tick();
+    expect((await db.pool.query("SELECT settled_at FROM redrive_batches WHERE id = $1", [b.id])).rows[0].settled_at).toBeNull();
+
+    await db.pool.query(
+      `UPDATE deliveries SET state = 'delivered', delivered_at = now(), lease_owner = NULL, lease_until = NULL WHERE id = ANY($1::text[]) AND state <> 'dead_letter'`,
+      [b.deliveries],
+    );
+    expect(await listed(b.id)).toMatchObject({ inProgress: 0, settledAt: null });
+    await pacer().tick();
+    const settled = await listed(b.id);
+    expect(settled).toMatchObject({ status: "done", inProgress: 0, settledAt: expect.any(String) });
+
+    // Settled, the list no longer counts it, though one of its deliveries was since sent again by someone else: its page does.
+    await db.pool.query(`UPDATE deliveries SET state = 'pending', delivered_at = NULL WHERE id = $1`, [b.deliveries[0]]);
+    expect(await listed(b.id)).toMatchObject({ inProgress: 0, settledAt: settled.settledAt });
+    expect((await call(redriveOne.GET, { token: support, params: { id: b.id } })).json).toMatchObject({ inProgress: 1 });
+  });
+
+  it("a running or cancelled batch is listed with inProgress null and is never settled", async () => {
+    const deliveries = await seedDeadLetters(db, { subscriptionId: "sub_turn", n: 3, prefix: "evt_run_" });
+    expect(deliveries).toHaveLength(3);
+    const r = await call(redrives.POST, { token: engineer, body: { reason: "INC-run", ratePerSecond: 1, filter: { subscriptionId: "sub_turn" } } });
+    expect(r.status, r.text).toBe(201);
+    expect(await listed(r.json.id)).toMatchObject({ status: "running", inProgress: null, settledAt: null });
+    await db.pool.query(`UPDATE redrive_batches SET status = 'cancelled', finished_at = now() WHERE id = $1`, [r.json.id]);
+    expect(await listed(r.json.id)).toMatchObject({ status: "cancelled", inProgress: null, settledAt: null });
+    const { looked } = await settleDoneBatches(db.pool, { after: null, limit: 100 });
+    expect(looked.map((l) => l.id)).not.toContain(r.json.id);
+  });
+
+  it("settle rounds look at a few done batches at a time, in turn from where the last stopped, then from the first again", async () => {
+    const p = pacer();
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await doneBatch(p, "sub_turn", `evt_turn${i}_`, 2)).id);
+    // None settles: their deliveries are all pending. Only these three are done and unsettled.
+    const first = await settleDoneBatches(db.pool, { after: null, limit: 2 });
+    expect(first.looked.map((l) => [l.id, l.settled])).toEqual([
+      [ids[0], false],
+      [ids[1], false],
+    ]);
+    const last = first.looked[1];
+    const second = await settleDoneBatches(db.pool, { after: { at: last.at, id: last.id }, limit: 2 });
+    expect(second.looked.map((l) => [l.id, l.settled])).toEqual([[ids[2], false]]);
+    // The third's deliveries all answered: it settles on its turn, and the first round again looks at the other two.
+    await db.pool.query(`UPDATE deliveries d SET state = 'delivered', delivered_at = now() FROM redrive_batch_items i WHERE i.batch_id = $1 AND d.id = i.delivery_id`, [
+      ids[2],
+    ]);
+    expect((await settleDoneBatches(db.pool, { after: { at: last.at, id: last.id }, limit: 2 })).looked).toEqual([
+      expect.objectContaining({ id: ids[2], settled: true }),
+    ]);
+    expect((await settleDoneBatches(db.pool, { after: null, limit: 5 })).looked.map((l) => l.id)).toEqual([ids[0], ids[1]]);
+  });
+});
