@@ -236,6 +236,11 @@ test("a redrive that queued everything faster than the endpoint takes it says wh
     await expect(page.getByTestId("batch-status")).toHaveText("Done: 4 still on their way");
     await expect(page.getByText("100% handled at")).toContainText("4 still on their way (queued, being sent or retrying");
     await shot(page, "redrive-done-sending");
+    // The list says the same of it, in a running batch's colours, not a plain Done.
+    await page.goto("/redrives");
+    const row = page.getByTestId("batch-row").filter({ hasText: b.json.id });
+    await expect(row.getByTestId("batch-status")).toHaveText("Done: 4 still on their way");
+    await expect(row.getByTestId("batch-status")).toHaveClass(/bg-sky-100/);
     await expect.poll(() => held.length, { timeout: 15_000 }).toBeGreaterThan(0);
     // The endpoint answers now, and every later request at once.
     const answer = (res: http.ServerResponse) => {
@@ -244,6 +249,9 @@ test("a redrive that queued everything faster than the endpoint takes it says wh
     };
     held.splice(0).forEach(answer);
     held.push = (...rs: http.ServerResponse[]) => (rs.forEach(answer), 0);
+    // The open list keeps polling while it is on its way, and says Done once all are delivered.
+    await expect(row.getByTestId("batch-status")).toHaveText("Done", { timeout: 30_000 });
+    await page.goto(`/redrives/${b.json.id}`);
     await expect(page.getByTestId("stat-delivered-since")).toHaveText("4", { timeout: 30_000 });
     await expect(page.getByTestId("batch-status")).toHaveText("Done");
   } finally {

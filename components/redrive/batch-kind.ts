@@ -24,16 +24,31 @@ export function statusInWords(status: string, opts: { district?: boolean } = {})
 }
 
 /**
- * A batch's status on its own page, with what it is doing. The pacer is done once every item is back in the queue,
+ * A done batch whose deliveries are still on their way: the pacer is done once every item is back in the queue, which
+ * at a rate above what the endpoint takes (its maxConcurrency, its latency) is well before the last one is sent. Its
+ * page and the list say so, and show it as a running batch. `inProgress` null: not counted (the list's running and
+ * cancelled batches).
+ */
+export function stillOnTheirWay(b: { status: string; inProgress: number | null }): boolean {
+  return b.status === "done" && (b.inProgress ?? 0) > 0;
+}
+
+/** The status whose style a batch's pill (and its page's bar) takes: a done batch still on its way looks running. */
+export function statusStyleKey(b: { status: string; inProgress: number | null }): string {
+  return stillOnTheirWay(b) ? "running" : b.status;
+}
+
+/**
+ * A batch's status on its own page and in the list, with what it is doing. The pacer is done once every item is back in the queue,
  * which at a rate above what the endpoint takes (its maxConcurrency, its latency) is well before the last one is
  * sent: until then "Done" alone, or a district's "Finished", would say the deliveries had gone out.
  */
 export function batchStatusText(
-  b: { status: string; matched: number; redriven: number; skipped: number; inProgress: number },
+  b: { status: string; matched: number; redriven: number; skipped: number; inProgress: number | null },
   opts: { district?: boolean } = {},
 ): string {
   if (b.status === "running") return `${statusInWords("running", opts)}: ${num(b.redriven + b.skipped)} of ${num(b.matched)} handled`;
-  if (b.status === "done" && b.inProgress > 0) return `${statusInWords(opts.district ? "running" : "done", opts)}: ${num(b.inProgress)} still on their way`;
+  if (stillOnTheirWay(b)) return `${statusInWords(opts.district ? "running" : "done", opts)}: ${num(b.inProgress!)} still on their way`;
   return statusInWords(b.status, opts);
 }
 export const KIND_STYLE: Record<string, string> = {

@@ -2,7 +2,7 @@
 // words, never "subscription sub_…" or the ledger's reason; an engineer keeps the filter's own terms. Its status in
 // words too: "Sending", "Finished", never the stored "running" or "done".
 import { describe, expect, it } from "vitest";
-import { batchStatusText, describeBatch, statusInWords } from "@/components/redrive/batch-kind";
+import { batchStatusText, describeBatch, statusInWords, statusStyleKey, stillOnTheirWay } from "@/components/redrive/batch-kind";
 
 const fmt = (iso: string) => iso.slice(0, 16).replace("T", " ");
 const names = { sub_hayes: "Hayes SIS" };
@@ -50,5 +50,24 @@ describe("a batch's status on its page", () => {
     expect(batchStatusText({ ...b, status: "done", inProgress: 0 }, { district: true })).toBe("Finished");
     expect(batchStatusText({ ...b, redriven: 3_372, status: "running", inProgress: 2_052 })).toBe("Running: 3,372 of 30,000 handled");
     expect(batchStatusText({ ...b, redriven: 832, status: "cancelled", inProgress: 5 })).toBe("Cancelled");
+  });
+});
+
+describe("a done batch still on its way, on its page and in the list", () => {
+  const b = { matched: 30_000, redriven: 30_000, skipped: 0 };
+  it("is one test for both: still on its way while any of its deliveries is, and looks like a running batch", () => {
+    expect(stillOnTheirWay({ status: "done", inProgress: 4 })).toBe(true);
+    expect(statusStyleKey({ status: "done", inProgress: 4 })).toBe("running");
+    expect(stillOnTheirWay({ status: "done", inProgress: 0 })).toBe(false);
+    expect(statusStyleKey({ status: "done", inProgress: 0 })).toBe("done");
+    // A cancelled batch's deliveries on their way are its page's line, not its status.
+    expect(statusStyleKey({ status: "cancelled", inProgress: 5 })).toBe("cancelled");
+  });
+
+  it("reads the list's answer, where a running or cancelled batch's inProgress is not counted (null)", () => {
+    expect(batchStatusText({ ...b, status: "done", inProgress: 4 })).toBe("Done: 4 still on their way");
+    expect(batchStatusText({ ...b, status: "done", inProgress: 4 }, { district: true })).toBe("Sending: 4 still on their way");
+    expect(batchStatusText({ ...b, status: "cancelled", inProgress: null })).toBe("Cancelled");
+    expect(stillOnTheirWay({ status: "running", inProgress: null })).toBe(false);
   });
 });

@@ -5,7 +5,19 @@ import { apiFetch } from "@/lib/client/api";
 import type { NamedRedriveBatchPage } from "@/lib/redrive/named-batches";
 import { DataTable, EmptyState, PageHeader, STATUS_STYLE, btn, btnPrimary, stackedCell, stackedRow } from "@/components/ui/kit";
 import { Time, useFormatTime } from "@/components/ui/time";
-import { BATCHES_SHOWN, KIND_LABEL, KIND_STYLE, KIND_VERB, KIND_VERB_WORDS, KIND_WORDS, describeBatch, statusInWords } from "@/components/redrive/batch-kind";
+import {
+  BATCHES_SHOWN,
+  KIND_LABEL,
+  KIND_STYLE,
+  KIND_VERB,
+  KIND_VERB_WORDS,
+  KIND_WORDS,
+  batchStatusText,
+  describeBatch,
+  statusInWords,
+  statusStyleKey,
+  stillOnTheirWay,
+} from "@/components/redrive/batch-kind";
 import { actorInWords, num } from "@/lib/words";
 
 const KINDS = ["redrive", "recover", "backfill"] as const;
@@ -46,7 +58,8 @@ export function RedriveBatchesClient({
     queryFn: ({ signal }) => apiFetch(url, { signal }),
     initialData: initial,
     initialDataUpdatedAt: initialAt,
-    refetchInterval: (query) => (query.state.data?.items.some((b) => b.status === "running") ? 2_000 : 15_000),
+    // Every 2 s while a batch runs or a done one's deliveries are still on their way (what it says changes as they go).
+    refetchInterval: (query) => (query.state.data?.items.some((b) => b.status === "running" || stillOnTheirWay(b)) ? 2_000 : 15_000),
     refetchIntervalInBackground: false,
   });
   const data = q.data ?? initial;
@@ -100,10 +113,11 @@ export function RedriveBatchesClient({
               </td>
               <td className={`${stackedCell(true)} sm:px-3 sm:py-2`}>
                 <span
-                  className={`whitespace-nowrap rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${STATUS_STYLE[b.status] ?? ""}`}
+                  className={`whitespace-nowrap rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${STATUS_STYLE[statusStyleKey(b)] ?? ""}`}
                   data-testid="batch-status"
                 >
-                  {statusInWords(b.status, { district })}
+                  {/* A running batch's count is the Progress column's; a done one says what is still on its way, as its page does. */}
+                  {b.status === "running" ? statusInWords(b.status, { district }) : batchStatusText(b, { district })}
                 </span>
               </td>
               <td className={`${stackedCell()} mt-1 tabular-nums sm:mt-0 sm:whitespace-nowrap sm:px-3 sm:py-2`}>

@@ -7,7 +7,7 @@ import { apiFetch, ApiError } from "@/lib/client/api";
 import type { RedriveBatchProgress } from "@/lib/redrive/redrive-batches";
 import { STATUS_STYLE, btn, btnDanger, card, input, label, textLink } from "@/components/ui/kit";
 import { Time, useFormatTime } from "@/components/ui/time";
-import { KIND_VERB, KIND_VERB_WORDS, batchHeading, batchStatusText, describeBatch } from "@/components/redrive/batch-kind";
+import { KIND_VERB, KIND_VERB_WORDS, batchHeading, batchStatusText, describeBatch, statusStyleKey, stillOnTheirWay } from "@/components/redrive/batch-kind";
 import { BusySubmit, LiveButton } from "@/components/ui/LiveButton";
 import { actorInWords, num } from "@/lib/words";
 
@@ -131,9 +131,9 @@ export function RedriveBatchClient({
   const handled = b.redriven + b.skipped;
   const verb = (district ? KIND_VERB_WORDS : KIND_VERB)[b.kind] ?? "redriven";
   const pct = b.matched ? Math.round((handled / b.matched) * 100) : 100;
-  // The list's pill words ("Sending" and "Finished" for a district), with what is still on its way.
+  // The list's pill words ("Sending" and "Finished" for a district), with what is still on its way, as the list says them.
   const statusText = batchStatusText(b, { district });
-  const sending = b.status === "done" && b.inProgress > 0;
+  const sending = stillOnTheirWay(b);
 
   return (
     <section className="space-y-4">
@@ -165,7 +165,7 @@ export function RedriveBatchClient({
           tabIndex={-1}
           role="status"
           aria-live="polite"
-          className={`rounded-full px-3 py-1 text-sm font-medium ring-1 ring-inset ${STATUS_STYLE[sending ? "running" : b.status] ?? ""}`}
+          className={`rounded-full px-3 py-1 text-sm font-medium ring-1 ring-inset ${STATUS_STYLE[statusStyleKey(b)] ?? ""}`}
           data-testid="batch-status"
         >
           {statusText}
