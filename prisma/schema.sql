@@ -364,6 +364,7 @@ CREATE TABLE redrive_batches (
   kind text DEFAULT 'redrive'::text NOT NULL,
   tenant_id text,
   settled_at timestamp with time zone,
+  settle_seq integer,
   CONSTRAINT redrive_batches_kind_check CHECK ((kind = ANY (ARRAY['redrive'::text, 'recover'::text, 'backfill'::text]))) NOT VALID,
   CONSTRAINT redrive_batches_rate_per_second_check CHECK ((rate_per_second > 0)),
   CONSTRAINT redrive_batches_reason_check CHECK ((length(btrim(reason)) > 0)),

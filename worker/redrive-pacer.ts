@@ -26,11 +26,12 @@ import { isDatabaseUnavailable } from "../lib/db/unavailable";
 export const DEFAULT_PACER_INTERVAL_MS = 200;
 
 /**
- * A round of settling every 5 s looks at 5 done batches: each look stops at the first delivery still on its way, and
- * reads a batch's every item only when it settles it (50,000 items: tens of milliseconds, once). Batches with
- * deliveries on their way for long (retrying for days) are looked at in turn, so they do not hold back newer ones.
+ * A round of settling every 5 s looks at 5 done batches (settleDoneBatches): each look reads the batch's items last
+ * first and stops at the first delivery still on its way, where the next look starts, so a batch's items are read about
+ * once in all (10,000 items: 0.1 to 0.2 s on a laptop's database, once). Batches with deliveries on their way for long
+ * (retrying for days) are looked at in turn, so they do not hold back newer ones.
  */
-export const SETTLE_INTERVAL_MS = 5_000;
+const SETTLE_INTERVAL_MS = 5_000;
 const SETTLE_PER_ROUND = 5;
 
 export type RedrivePacer = { stop: () => Promise<void>; tick: () => Promise<StepResult[]> };

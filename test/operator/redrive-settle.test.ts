@@ -76,7 +76,16 @@ describe("a done batch whose deliveries are still on their way", () => {
     expect(await listed(b.id)).toMatchObject({ inProgress: 3, settledAt: null });
     // A new pacer's first tick is a settle round: three still on their way, so not settled.
     await pacer().tick();
-    expect((await db.pool.query("SELECT settled_at FROM redrive_batches WHERE id = $1", [b.id])).rows[0].settled_at).toBeNull();
+    // Not settled; the next look starts at the last item whose delivery it found on its way (those after it are done with).
+    const { rows } = await db.pool.query(
+      `SELECT b.settled_at, b.settle_seq,
+              (SELECT max(i.seq) FROM redrive_batch_items i JOIN deliveries d ON d.id = i.delivery_id
+                WHERE i.batch_id = b.id AND d.state IN ('pending', 'in_flight', 'scheduled')) AS last_on_way
+         FROM redrive_batches b WHERE b.id = $1`,
+      [b.id],
+    );
+    expect(rows[0]).toMatchObject({ settled_at: null, settle_seq: rows[0].last_on_way });
+    expect(rows[0].last_on_way).toBeGreaterThan(0);
 
     await db.pool.query(
       `UPDATE deliveries SET state = 'delivered', delivered_at = now(), lease_owner = NULL, lease_until = NULL WHERE id = ANY($1::text[]) AND state <> 'dead_letter'`,

@@ -12,7 +12,7 @@
 -- lazily, a few per round (a batch finished long ago settles on its first
 -- check), and until then the list counts them as it would a new one.
 --
--- Locks: ADD COLUMN without a default takes ACCESS EXCLUSIVE on
+-- Locks: each ADD COLUMN without a default takes ACCESS EXCLUSIVE on
 -- redrive_batches for a catalog change only, no rewrite (a pacer step or a
 -- list read waits a moment). CREATE INDEX holds SHARE on redrive_batches
 -- while it reads the table (milliseconds at thousands of batches): a pacer
@@ -21,4 +21,6 @@
 -- pacer looks through. The migration runner applies a migration in a
 -- transaction, so CONCURRENTLY is not available.
 ALTER TABLE redrive_batches ADD COLUMN settled_at timestamptz;
+-- Where the pacer's last look found a delivery still on its way (its item's seq): the next look starts there.
+ALTER TABLE redrive_batches ADD COLUMN settle_seq integer;
 CREATE INDEX redrive_batches_unsettled ON redrive_batches (finished_at, id) WHERE status = 'done' AND settled_at IS NULL;
