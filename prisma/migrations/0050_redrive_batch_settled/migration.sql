@@ -4,7 +4,8 @@
 -- and the Redrives list says so ("Done: N still on their way") as the batch's
 -- page does. Counting that for every listed batch would join every listed
 -- batch's items (up to 50,000 each) to deliveries on every poll. settled_at
--- is set by the pacer (lib/redrive/settle.ts) once none of a done batch's sent
+-- is set by the pacer (worker/redrive-pacer.ts, settleDoneBatches in
+-- lib/ledger/sql/recover.ts) once none of a done batch's sent
 -- deliveries is pending, in flight or scheduled, so the list counts only its
 -- done rows not yet settled, normally few and recent.
 --
