@@ -59,7 +59,12 @@ export function RedriveBatchesClient({
     initialData: initial,
     initialDataUpdatedAt: initialAt,
     // Every 2 s while a batch runs or a done one's deliveries are still on their way (what it says changes as they go).
-    refetchInterval: (query) => (query.state.data?.items.some((b) => b.status === "running" || stillOnTheirWay(b)) ? 2_000 : 15_000),
+    // Running: 2 s, as its handled count moves. Done with deliveries still on their way: 5 s, as its page polls (each poll
+    // counts those batches' items, settleDoneBatches).
+    refetchInterval: (query) => {
+      const items = query.state.data?.items ?? [];
+      return items.some((b) => b.status === "running") ? 2_000 : items.some(stillOnTheirWay) ? 5_000 : 15_000;
+    },
     refetchIntervalInBackground: false,
   });
   const data = q.data ?? initial;
