@@ -39,7 +39,7 @@ process.env.LOG_LEVEL ??= "warn";
 
 const { abandonLeases } = await import("../lib/ledger/sql/abandon-leases");
 const { claimDueProbes } = await import("../lib/ledger/sql/probe");
-const { sampleDlq, rollupAttemptStats } = await import("../lib/rollups/sampler");
+const { sampleDlq, rollupAttemptStats, NOTIFIER_DLQ_SAMPLE_MINUTES } = await import("../lib/rollups/sampler");
 const { startRedrivePacer } = await import("../worker/redrive-pacer");
 const { heartbeat } = await import("../worker/heartbeat");
 const { loadFreezes } = await import("../lib/ledger/sql/freeze");
@@ -52,7 +52,6 @@ const { createRedriveBatch } = await import("../lib/redrive/redrive-batches");
 const { SYSTEM } = await import("../lib/auth/principal");
 const { ingestRound } = await import("../lib/notify/ingest");
 const { claimDueNotifications } = await import("../lib/ledger/sql/notifications");
-const { NOTIFIER_DLQ_SAMPLE_MINUTES } = await import("../worker/notifier");
 const { findDlqHistory } = await import("../lib/dashboard/dead-letters");
 
 const quiet = pino({ level: "silent" });

@@ -38,9 +38,14 @@ test("DLQ charts render with data; depth by subscription and reason; redrive lin
       );
     }
   });
-  // What the sampler recorded over the last six hours (it samples every 15 s while the dashboard runs).
+  // What the samplers recorded over the last six hours: every 5 min, as workers without a dashboard take them (a
+  // dashboard takes one every 15 s). Sparser would be a gap (nothing running), drawn as a break.
   await seedDlqHistory(
-    Array.from({ length: 24 }, (_, k) => ({ minutesAgo: 360 - k * 15, depth: Math.max(0, Math.round(8 * Math.sin(k / 4)) + 4), oldestMinutes: 30 + k * 10 })),
+    Array.from({ length: 72 }, (_, k) => ({
+      minutesAgo: 360 - k * 5,
+      depth: Math.max(0, Math.round(8 * Math.sin(k / 12)) + 4),
+      oldestMinutes: 30 + Math.round((k * 10) / 3),
+    })),
   );
 
   await signIn(page, "engineer");
@@ -90,7 +95,8 @@ test("DLQ charts render with data; depth by subscription and reason; redrive lin
  */
 async function seedDrain(subscriptionId: string) {
   const db = e2eDb();
-  for (let m = 24 * 60; m >= 0; m -= m > 40 ? 30 : 3) {
+  // Every 5 min (workers alone), every 3 min over the drain: never a stretch long enough to be a gap.
+  for (let m = 24 * 60; m >= 0; m -= m > 40 ? 5 : 3) {
     // A sub-second offset: the sampler's own rows fall on whole seconds, the sampled_at key must not collide.
     await db.query(
       "INSERT INTO dlq_samples (sampled_at, depth, oldest_at) VALUES (now() - make_interval(mins => $1) + interval '0.4 s', 0, NULL) ON CONFLICT DO NOTHING",
@@ -155,4 +161,25 @@ test("the chart opens on the hour that holds a drain, and the range chosen stays
   await expect(ranges.getByRole("button", { name: "6 h" })).toHaveAttribute("aria-pressed", "true");
   await ranges.getByRole("button", { name: "1 h" }).click();
   await expect(page).toHaveURL(/\?range=1h&reason=permanent$|\?reason=permanent&range=1h$/);
+});
+
+test("a stretch with no sample (nothing was running) is a break in both lines, said in words under them", async ({ page, request }) => {
+  // Two evenings of samples, 80 to 72 and 60 to 52 hours ago, and none in the twelve hours between.
+  const evening = (fromHoursAgo: number) => Array.from({ length: 97 }, (_, k) => ({ minutesAgo: fromHoursAgo * 60 - k * 5, depth: 6, oldestMinutes: 90 + k * 5 }));
+  await seedDlqHistory([...evening(80), ...evening(60)]);
+  // The API names the twelve hours (42 min buckets over a week: each end within one of the seeded times).
+  const h = await api(request, "GET", "/api/v1/dlq/history?hours=168", undefined, "support");
+  expect(h.status).toBe(200);
+  const hoursAgo = (iso: string) => (Date.now() - Date.parse(iso)) / 3600_000;
+  expect(
+    (h.json.gaps as { from: string; to: string }[]).some((g) => Math.abs(hoursAgo(g.from) - 72) < 0.75 && Math.abs(hoursAgo(g.to) - 60) < 0.75),
+    JSON.stringify(h.json.gaps),
+  ).toBe(true);
+  await signIn(page, "engineer");
+  await page.goto("/dlq?range=7d");
+  await expect(page.getByTestId("dlq-gaps")).toContainText(
+    /^Nothing recorded from .+ UTC.*: hookledger was not running \(or could not reach its database\), so the lines break there\.$/,
+  );
+  await expect(page.getByTestId("chart-depth").locator("svg.recharts-surface")).toBeVisible();
+  await shot(page, "dlq-gap-1280");
 });

@@ -14,7 +14,7 @@ import { createPool } from "../lib/db/pool";
 import { logger } from "../lib/log";
 import { claimDueNotifications, recordSendOutcome, type DueNotification } from "../lib/ledger/sql/notifications";
 import { ingestRound } from "../lib/notify/ingest";
-import { sampleDlq } from "../lib/rollups/sampler";
+import { NOTIFIER_DLQ_SAMPLE_MINUTES, sampleDlq } from "../lib/rollups/sampler";
 import { createMailer, mailConfigFromEnv, postWebhook, type MailConfig, type Mailer } from "../lib/notify/channels";
 import { digestSubject } from "../lib/notify/messages";
 import { Sender } from "../lib/net/sender";
@@ -25,12 +25,6 @@ import { startTimedLoop } from "./timed-loop";
 export const DEFAULT_RETRY_DELAYS_MS = [2 * 60_000, 5 * 60_000, 10 * 60_000, 15 * 60_000];
 const DEFAULT_INTERVAL_MS = 5_000;
 const NOTICES_PER_TICK = 20;
-/**
- * The notices of dead letters waiting a day read the newest DLQ sample (lib/notify/ingest.ts), which the dashboard
- * takes every HOOKLEDGER_SAMPLE_INTERVAL_MS. With no dashboard running (workers alone), the notifier takes one
- * itself when none is this recent; with a dashboard, its samples are always more recent and this costs one read.
- */
-export const NOTIFIER_DLQ_SAMPLE_MINUTES = 5;
 
 export type NotifierOptions = {
   databaseUrl?: string;

@@ -3626,6 +3626,13 @@ export interface operations {
                             depth: number;
                             oldestAgeSeconds: number | null;
                         }[];
+                        /** @description stretches with no sample (nothing was running to take one): from the last point before to the first after; depth and age there are unknown */
+                        gaps: {
+                            /** @description ISO 8601, UTC */
+                            from: string;
+                            /** @description ISO 8601, UTC */
+                            to: string;
+                        }[];
                     };
                 };
             };

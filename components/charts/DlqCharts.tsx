@@ -1,14 +1,17 @@
 "use client";
 // DLQ depth and oldest age over time, from the sampler's dlq_samples, across the whole window asked for (an empty
-// stretch shows as empty, not squeezed away), with even ticks on both axes.
+// stretch shows as empty, not squeezed away), with even ticks on both axes. A stretch with no sample (nothing was
+// running to take one: the API's gaps) is a break in both lines, said in words under them, never the last sample
+// drawn across it.
 import { Area, AreaChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { formatAge } from "@/lib/dashboard/describe";
 import { formatClock, formatTime, tzLabel, useTimeZone } from "../ui/time";
-import { ageTicks, countTicks, seriesInWords, ticksNameDays, timeTicks } from "./axes";
+import { ageTicks, countTicks, gapsInWords, seriesInWords, ticksNameDays, timeTicks, type SampleGap } from "./axes";
 import { num } from "@/lib/words";
 
 export type DlqPoint = { at: string; depth: number; oldestAgeSeconds: number | null };
-type Row = { t: number; depth: number; oldestAgeSeconds: number | null };
+type Row = { t: number; depth: number | null; oldestAgeSeconds: number | null };
+export type { SampleGap };
 type Window = { from: number; to: number };
 
 function Chart({
@@ -70,7 +73,7 @@ function Chart({
               allowDecimals={false}
             />
             <Tooltip labelFormatter={(v) => formatTime(new Date(Number(v)).toISOString(), tz)} formatter={(v) => [format(Number(v)), label]} />
-            <Area type="stepAfter" dataKey={dataKey} stroke={color} fill={color} fillOpacity={0.15} isAnimationActive={false} connectNulls />
+            <Area type="stepAfter" dataKey={dataKey} stroke={color} fill={color} fillOpacity={0.15} isAnimationActive={false} connectNulls={false} />
           </AreaChart>
         </ResponsiveContainer>
       </div>
@@ -78,25 +81,46 @@ function Chart({
   );
 }
 
-/** Both charts over the window [from, to] (epoch ms). */
-export function DlqCharts({ points, from, to }: { points: DlqPoint[]; from: number; to: number }) {
-  const rows = points.map((p) => ({ t: Date.parse(p.at), depth: p.depth, oldestAgeSeconds: p.oldestAgeSeconds }));
-  const maxDepth = Math.max(0, ...rows.map((r) => r.depth));
+/** The rows to draw: the points, with an empty row just after each gap's last point, so both lines break there. */
+function chartRows(points: DlqPoint[], gaps: SampleGap[]): Row[] {
+  const breaks = new Set(gaps.map((g) => g.from));
+  return points.flatMap((p) => {
+    const t = Date.parse(p.at);
+    const row: Row = { t, depth: p.depth, oldestAgeSeconds: p.oldestAgeSeconds };
+    return breaks.has(p.at) ? [row, { t: t + 1, depth: null, oldestAgeSeconds: null }] : [row];
+  });
+}
+
+/** Both charts over the window [from, to] (epoch ms); `gaps`, the stretches with no sample, as breaks. */
+export function DlqCharts({ points, gaps = [], from, to }: { points: DlqPoint[]; gaps?: SampleGap[]; from: number; to: number }) {
+  const tz = useTimeZone();
+  const rows = chartRows(points, gaps);
+  const maxDepth = Math.max(0, ...rows.map((r) => r.depth ?? 0));
   const maxAge = Math.max(0, ...rows.map((r) => r.oldestAgeSeconds ?? 0));
   const w = { from, to: Math.max(to, ...rows.map((r) => r.t)) };
   const depthTicks = countTicks(maxDepth);
+  // Over days, each end with its day ("4 Dec, 01:36"); the zone once, at the end.
+  const dayAndClock = new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", hour12: false, timeZone: tz });
+  const note = gapsInWords(gaps, (iso) => (ticksNameDays(w.from, w.to) ? dayAndClock.format(new Date(iso)) : formatClock(iso, tz)), tzLabel(tz));
   return (
-    <div className="flex flex-col gap-6 md:flex-row">
-      <Chart
-        rows={rows}
-        window={w}
-        dataKey="depth"
-        color="#dc2626"
-        label="Depth (dead-lettered deliveries)"
-        format={(v) => num(v)}
-        y={{ ticks: depthTicks, label: (v) => num(v) }}
-      />
-      <Chart rows={rows} window={w} dataKey="oldestAgeSeconds" color="#7c3aed" label="Oldest dead letter's age" format={(v) => formatAge(v)} y={ageTicks(maxAge)} />
+    <div>
+      <div className="flex flex-col gap-6 md:flex-row">
+        <Chart
+          rows={rows}
+          window={w}
+          dataKey="depth"
+          color="#dc2626"
+          label="Depth (dead-lettered deliveries)"
+          format={(v) => num(v)}
+          y={{ ticks: depthTicks, label: (v) => num(v) }}
+        />
+        <Chart rows={rows} window={w} dataKey="oldestAgeSeconds" color="#7c3aed" label="Oldest dead letter's age" format={(v) => formatAge(v)} y={ageTicks(maxAge)} />
+      </div>
+      {note && (
+        <p className="mt-2 text-xs text-slate-600" data-testid="dlq-gaps">
+          {note}
+        </p>
+      )}
     </div>
   );
 }

@@ -123,3 +123,19 @@ export function seriesInWords(points: readonly { t: number; v: number | null }[]
   if (known.length === 1) return now;
   return `${now}, from ${value(first.v)} at ${clock(first.t)}; highest ${value(top.v)} at ${clock(top.t)}`;
 }
+
+/** A stretch of a sampled series with no sample: from the last point before it to the first after. */
+export type SampleGap = { from: string; to: string };
+
+/**
+ * Under the charts: when nothing was recorded, so a break in the lines is read as what it is. The latest three
+ * stretches by their times ("from 00:47 to 01:31 and from 02:10 to 02:40 UTC"), any earlier ones counted.
+ */
+export function gapsInWords(gaps: SampleGap[], clock: (iso: string) => string, zone: string): string | null {
+  if (gaps.length === 0) return null;
+  const shown = gaps.slice(-3).map((g) => `from ${clock(g.from)} to ${clock(g.to)}`);
+  const list = shown.length === 1 ? shown[0] : `${shown.slice(0, -1).join(", ")} and ${shown[shown.length - 1]}`;
+  const earlier = gaps.length - shown.length;
+  const more = earlier > 0 ? `, and ${earlier} earlier ${earlier === 1 ? "stretch" : "stretches"}` : "";
+  return `Nothing recorded ${list} ${zone}${more}: hookledger was not running (or could not reach its database), so the lines break there.`;
+}

@@ -271,6 +271,9 @@ export const ZDlqSummary = z.object({
 export const ZDlqHistoryView = z.object({
   bucketSeconds: z.number().int(),
   points: z.array(z.object({ at: time, depth: z.number().int(), oldestAgeSeconds: z.number().nullable() })),
+  gaps: z
+    .array(z.object({ from: time, to: time }))
+    .describe("stretches with no sample (nothing was running to take one): from the last point before to the first after; depth and age there are unknown"),
 });
 
 export const ZTenantView = z.object({ id: z.string(), name: z.string(), createdAt: time });

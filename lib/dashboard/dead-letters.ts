@@ -28,6 +28,7 @@ import {
   type DlqPairRow,
 } from "../ledger/sql/dead-letters";
 import { GLOBAL_SCOPE, isScoped, type Scope } from "../tenants/scope";
+import { DLQ_SAMPLE_MAX_GAP_SECONDS } from "../rollups/sampler";
 
 export type DlqGroup = {
   subscriptionId: string;
@@ -239,14 +240,25 @@ export type DlqPoint = { at: string; depth: number; oldestAgeSeconds: number | n
 export async function findDlqHistory(
   opts: { hours?: number; now?: Date; scope?: Scope } = {},
   db: LedgerDb = ledgerDb(),
-): Promise<{ points: DlqPoint[]; bucketSeconds: number }> {
+): Promise<{ points: DlqPoint[]; bucketSeconds: number; gaps: { from: string; to: string }[] }> {
   const { hours } = ZDlqHistory.parse({ hours: opts.hours });
   const now = opts.now ?? new Date();
   const since = new Date(now.getTime() - hours * 3600_000);
   const bucketSeconds = Math.max(15, Math.ceil((hours * 3600) / 240 / 15) * 15);
   const rows = await findDlqHistoryRows(db, since, now, bucketSeconds, opts.scope ?? GLOBAL_SCOPE);
-  return {
-    bucketSeconds,
-    points: rows.map((r) => ({ at: iso(r.at)!, depth: r.depth, oldestAgeSeconds: r.oldestAgeSeconds === null ? null : Math.round(r.oldestAgeSeconds) })),
-  };
+  const points = rows.map((r) => ({ at: iso(r.at)!, depth: r.depth, oldestAgeSeconds: r.oldestAgeSeconds === null ? null : Math.round(r.oldestAgeSeconds) }));
+  return { bucketSeconds, points, gaps: sampleGaps(points, bucketSeconds) };
+}
+
+/**
+ * The stretches between two points with no sample in them for longer than anything running takes between samples
+ * (DLQ_SAMPLE_MAX_GAP_SECONDS, or three buckets on a long range): nothing was running to take one, so the depth and
+ * age there are unknown, and a chart that drew the earlier sample across it would say they held (an oldest age of
+ * 0 min for the whole night). `from` is the last point before, `to` the first after.
+ */
+function sampleGaps(points: readonly { at: string }[], bucketSeconds: number): { from: string; to: string }[] {
+  const longest = Math.max(DLQ_SAMPLE_MAX_GAP_SECONDS, 3 * bucketSeconds) * 1000;
+  const gaps: { from: string; to: string }[] = [];
+  for (let i = 1; i < points.length; i++) if (Date.parse(points[i].at) - Date.parse(points[i - 1].at) > longest) gaps.push({ from: points[i - 1].at, to: points[i].at });
+  return gaps;
 }

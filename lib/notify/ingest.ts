@@ -30,7 +30,7 @@ const SECRET_WARNING_HOURS = 24;
 const DEAD_LETTER_AGE_HOURS = 24;
 /**
  * The newest DLQ sample is read for that only while it is this recent. The dashboard samples every
- * HOOKLEDGER_SAMPLE_INTERVAL_MS; without a dashboard, the worker's notifier every NOTIFIER_DLQ_SAMPLE_MINUTES.
+ * HOOKLEDGER_SAMPLE_INTERVAL_MS; without a dashboard, the worker's notifier every NOTIFIER_DLQ_SAMPLE_MINUTES (lib/rollups/sampler.ts).
  */
 const DLQ_SAMPLE_MAX_AGE_MINUTES = 15;
 

@@ -38,6 +38,21 @@ const DLQ_RETENTION = "7 days";
 const GROUP_RETENTION = "2 days";
 const STATS_RETENTION = "30 days";
 
+/**
+ * The notices of dead letters waiting a day read the newest DLQ sample (lib/notify/ingest.ts), which the dashboard
+ * takes every HOOKLEDGER_SAMPLE_INTERVAL_MS. With no dashboard running (workers alone), the worker's notifier takes one
+ * itself when none is this recent; with a dashboard, its samples are always more recent and this costs one read.
+ */
+export const NOTIFIER_DLQ_SAMPLE_MINUTES = 5;
+
+/**
+ * The longest wait between two samples while any of hookledger runs: a dashboard samples every
+ * HOOKLEDGER_SAMPLE_INTERVAL_MS, workers alone every NOTIFIER_DLQ_SAMPLE_MINUTES, each tick a moment late under load.
+ * A longer stretch without one means nothing was running (or the database could not be reached): the DLQ charts show
+ * it as a gap rather than draw the last sample across it.
+ */
+export const DLQ_SAMPLE_MAX_GAP_SECONDS = 2 * Math.max(SAMPLE_INTERVAL_MS / 1000, NOTIFIER_DLQ_SAMPLE_MINUTES * 60);
+
 export type DlqSampleResult = { sampled: boolean; depth?: number };
 
 /** Takes one DLQ sample unless another instance took one within minGapMs. */

@@ -1,7 +1,7 @@
 // The charts' axes: the window chosen from the data, ranges named in the URL, and even ticks whose labels never repeat.
 import { describe, expect, it } from "vitest";
 import { fittingRange } from "../../components/subscriptions/outcome-ranges";
-import { ageTicks, countTicks, defaultRangeHours, rangeFromParam, rangeParam, seriesInWords, timeTicks } from "../../components/charts/axes";
+import { ageTicks, countTicks, defaultRangeHours, gapsInWords, rangeFromParam, rangeParam, seriesInWords, timeTicks } from "../../components/charts/axes";
 
 const NOW = Date.parse("2026-12-03T15:00:00Z");
 const at = (minutesAgo: number) => new Date(NOW - minutesAgo * 60_000).toISOString();
@@ -115,5 +115,24 @@ describe("seriesInWords (a chart's text alternative)", () => {
   it("one sample, or none", () => {
     expect(seriesInWords([{ t: at("08:00"), v: 3 }], String, clock)).toBe("3 at 08:00");
     expect(seriesInWords([], String, clock)).toBe("no samples in this range");
+  });
+});
+
+describe("the charts' gaps in words", () => {
+  const clock = (iso: string) => iso.slice(11, 16);
+  const gap = (from: number, to: number) => ({ from: at(from), to: at(to) });
+  it("says nothing when every stretch has its samples", () => {
+    expect(gapsInWords([], clock, "UTC")).toBeNull();
+  });
+  it("names each stretch with no sample by its times, the latest three, and counts the earlier ones", () => {
+    expect(gapsInWords([gap(133, 89)], clock, "UTC")).toBe(
+      "Nothing recorded from 12:47 to 13:31 UTC: hookledger was not running (or could not reach its database), so the lines break there.",
+    );
+    expect(gapsInWords([gap(600, 540), gap(300, 240), gap(133, 89)], clock, "UTC")).toMatch(
+      /^Nothing recorded from 05:00 to 06:00, from 10:00 to 11:00 and from 12:47 to 13:31 UTC: /,
+    );
+    expect(gapsInWords([gap(900, 840), gap(800, 700), gap(600, 540), gap(300, 240), gap(133, 89)], clock, "UTC")).toMatch(
+      /^Nothing recorded from 05:00 to 06:00, from 10:00 to 11:00 and from 12:47 to 13:31 UTC, and 2 earlier stretches: /,
+    );
   });
 });

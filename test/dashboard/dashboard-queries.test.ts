@@ -338,4 +338,22 @@ describe("the DLQ sampler and summary", () => {
     expect(h.points[1].oldestAgeSeconds).toBeGreaterThan(h.points[0].oldestAgeSeconds!);
     await runSamplerOnce(db.pool, { settleSeconds: 0, minGapMs: 0 });
   });
+
+  it("history names the stretches with no sample as gaps, not the 5 min between a worker's own samples", async () => {
+    // An hour ahead of the samples above, so only these fall in its window: every 15 s for 2 min (a dashboard), 40
+    // min with none (nothing running), then every 5 min (workers alone, whose notifier samples that often).
+    const base = Date.now() + 2 * 3600_000;
+    const at = (min: number) => new Date(base + min * 60_000);
+    const minutes = [0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2, 42, 47, 52, 57];
+    for (const m of minutes) await sampleDlq(db.pool, { minGapMs: 0, now: at(m) });
+    const h = await findDlqHistory({ hours: 1, now: at(58) });
+    expect(h.bucketSeconds).toBe(15);
+    // Each point is its 15 s bucket's start.
+    const bucket = (d: Date) => new Date(Math.floor(d.getTime() / 15_000) * 15_000).toISOString();
+    expect(h.gaps).toEqual([{ from: bucket(at(2)), to: bucket(at(42)) }]);
+    expect(h.points.map((p) => p.at)).toEqual(minutes.map((m) => bucket(at(m))));
+    // Over a week, a bucket is 42 min: three of them (126 min) without a sample make a gap, 40 min do not.
+    expect((await findDlqHistory({ hours: 168, now: at(58) })).gaps).toEqual([]);
+    await db.pool.query("DELETE FROM dlq_samples WHERE sampled_at >= $1", [at(0)]);
+  });
 });

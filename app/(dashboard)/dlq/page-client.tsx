@@ -24,14 +24,14 @@ import {
   stackedRow,
 } from "@/components/ui/kit";
 import { OptionSelect } from "@/components/ui/form";
-import { DlqCharts } from "@/components/charts/DlqCharts";
+import { DlqCharts, type SampleGap } from "@/components/charts/DlqCharts";
 import { CHART_RANGES, rangeFromParam, rangeParam } from "@/components/charts/axes";
 import { DEAD_LETTER_REASON_LABELS, DEAD_LETTER_REASON_TITLE, DEAD_LETTER_REASON_WORDS, ERROR_CLASS_LABELS, labelOf } from "@/components/ui/labels";
 import { LiveButton, LiveFieldset } from "@/components/ui/LiveButton";
 import { num, count, noun } from "@/lib/words";
 import { useViewerTenant } from "@/components/dashboard/ViewerTenant";
 
-type History = { points: DlqPoint[]; bucketSeconds: number };
+type History = { points: DlqPoint[]; bucketSeconds: number; gaps: SampleGap[] };
 const RANGES = CHART_RANGES.map(({ value, label }) => ({ value, label }));
 /** `district`: in its words ("sending was interrupted every time"), not of the worker that died mid-send. */
 const reasonLabel = (r: string | null, district = false) => labelOf(district ? DEAD_LETTER_REASON_WORDS : DEAD_LETTER_REASON_LABELS, r, "unknown");
@@ -305,7 +305,7 @@ function HistoryCard({ initial, initialAt, chosen }: { initial: History & { hour
             {district ? "Depth and age are recorded every 15 seconds." : "The sampler records depth and age every 15 seconds while the dashboard runs."}
           </EmptyState>
         ) : (
-          <DlqCharts points={history.data.points} from={to - hours * 3600_000} to={to} />
+          <DlqCharts points={history.data.points} gaps={history.data.gaps} from={to - hours * 3600_000} to={to} />
         ))}
     </Card>
   );
