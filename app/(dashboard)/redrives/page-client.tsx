@@ -58,8 +58,7 @@ export function RedriveBatchesClient({
     queryFn: ({ signal }) => apiFetch(url, { signal }),
     initialData: initial,
     initialDataUpdatedAt: initialAt,
-    // Every 2 s while a batch runs or a done one's deliveries are still on their way (what it says changes as they go).
-    // Running: 2 s, as its handled count moves. Done with deliveries still on their way: 5 s, as its page polls (each poll
+    // What a row says changes as its batch goes. Running: 2 s, as its handled count moves. Done with deliveries still on their way: 5 s, as its page polls (each poll
     // counts those batches' items, settleDoneBatches).
     refetchInterval: (query) => {
       const items = query.state.data?.items ?? [];
