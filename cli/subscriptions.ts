@@ -34,6 +34,8 @@ export function registerSubscriptionsCommands(program: Command) {
         const { createPool } = await import("../lib/db/pool");
         const { findSubscriptionPage } = await import("../lib/subscriptions/list");
         const { renderTable } = await import("../lib/redrive/dead-letter-summary");
+        // The URL as the dashboard and the API show it, a credential in it masked: what a terminal prints is copied into tickets.
+        const { displayUrl } = await import("../lib/display-url");
         const pool = createPool({ url, max: 1, statementTimeoutMs: 10_000 });
         const rows: (string | number)[][] = [];
         let printed = 0;
@@ -52,8 +54,10 @@ export function registerSubscriptionsCommands(program: Command) {
             });
             for (const s of page.items) {
               if (opts.json)
-                console.log(JSON.stringify({ id: s.id, name: s.name, tenant: s.tenant, url: s.url, state: s.state, archivedAt: s.archived_at?.toISOString() ?? null }));
-              else rows.push([s.id, s.name, s.tenant ?? "-", s.archived_at ? "archived" : s.state, s.url]);
+                console.log(
+                  JSON.stringify({ id: s.id, name: s.name, tenant: s.tenant, url: displayUrl(s.url), state: s.state, archivedAt: s.archived_at?.toISOString() ?? null }),
+                );
+              else rows.push([s.id, s.name, s.tenant ?? "-", s.archived_at ? "archived" : s.state, displayUrl(s.url)]);
             }
             printed += page.items.length;
             cursor = page.nextCursor ?? undefined;

@@ -298,4 +298,24 @@ describe("hookledger subscriptions list", () => {
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/--sort/);
   });
+
+  it("prints an endpoint URL's credentials masked, as the dashboard and the API show it (a terminal's output ends up in tickets)", async () => {
+    await db.pool.query(
+      `INSERT INTO subscriptions (id, name, tenant, url, event_types)
+       VALUES ('sub_keyed', 'Keyed SIS', 'oak', 'https://sis:pa55word@keyed.example.test/in?code=s3cr3t&district=7', ARRAY['assignment.graded'])`,
+    );
+    try {
+      for (const args of [
+        ["--q", "keyed"],
+        ["--q", "keyed", "--json"],
+      ]) {
+        const r = await runCli(["subscriptions", "list", ...args], { DATABASE_URL: db.url });
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stdout).toContain("keyed.example.test/in?code=****&district=7");
+        expect(r.stdout).not.toMatch(/s3cr3t|pa55word/);
+      }
+    } finally {
+      await db.pool.query("DELETE FROM subscriptions WHERE id = 'sub_keyed'");
+    }
+  });
 });
