@@ -20,6 +20,16 @@ export function count(n: number, one: string, many = `${one}s`): string {
   return `${num(n)} ${noun(n, one, many)}`;
 }
 
+/**
+ * "a, b and c" / "a, b or c": a list as a sentence says it. en-GB, whose lists have no comma before the last "and"
+ * (en-US writes "a, b, and c"), as every sentence here is written.
+ */
+export function listInWords(xs: readonly string[], word: "and" | "or"): string {
+  return (word === "and" ? AND_LIST : OR_LIST).format(xs);
+}
+const AND_LIST = new Intl.ListFormat("en-GB", { type: "conjunction" });
+const OR_LIST = new Intl.ListFormat("en-GB", { type: "disjunction" });
+
 /** "Lincoln USD's", "Jefferson County Schools'": a name that ends in s takes the apostrophe alone. */
 export function possessive(name: string): string {
   return /s$/i.test(name) ? `${name}'` : `${name}'s`;

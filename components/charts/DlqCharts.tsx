@@ -3,6 +3,7 @@
 // stretch shows as empty, not squeezed away), with even ticks on both axes. A stretch with no sample (nothing was
 // running to take one: the API's gaps) is a break in both lines, said in words under them, never the last sample
 // drawn across it.
+import { useMemo } from "react";
 import { Area, AreaChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { formatAge } from "@/lib/dashboard/describe";
 import { formatClock, formatTime, tzLabel, useTimeZone } from "../ui/time";
@@ -22,9 +23,11 @@ function Chart({
   label,
   format,
   y,
+  xLabel,
 }: {
   rows: Row[];
   window: Window;
+  xLabel: (t: number) => string;
   dataKey: "depth" | "oldestAgeSeconds";
   color: string;
   label: string;
@@ -32,9 +35,6 @@ function Chart({
   y: { ticks: number[]; label: (v: number) => string };
 }) {
   const tz = useTimeZone();
-  const days = ticksNameDays(w.from, w.to);
-  const xLabel = (t: number) =>
-    days ? new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "short", timeZone: tz }).format(new Date(t)) : formatClock(new Date(t).toISOString(), tz);
   return (
     <figure className="min-w-0 flex-1" data-testid={`chart-${dataKey}`}>
       <figcaption className="mb-1 text-sm font-medium text-slate-800">
@@ -99,9 +99,17 @@ export function DlqCharts({ points, gaps = [], from, to }: { points: DlqPoint[];
   const maxAge = Math.max(0, ...rows.map((r) => r.oldestAgeSeconds ?? 0));
   const w = { from, to: Math.max(to, ...rows.map((r) => r.t)) };
   const depthTicks = countTicks(maxDepth);
-  // Over days, each end with its day ("4 Dec, 01:36"); the zone once, at the end.
-  const dayAndClock = new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", hour12: false, timeZone: tz });
-  const note = gapsInWords(gaps, (iso) => (ticksNameDays(w.from, w.to) ? dayAndClock.format(new Date(iso)) : formatClock(iso, tz)), tzLabel(tz));
+  const formats = useMemo(
+    () => ({
+      day: new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "short", timeZone: tz }),
+      dayAndClock: new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", hour12: false, timeZone: tz }),
+    }),
+    [tz],
+  );
+  // Over days, the x-axis names days ("4 Dec") and each end of a gap its day and clock ("4 Dec, 01:36"); the zone once, at the end.
+  const days = ticksNameDays(w.from, w.to);
+  const xLabel = (t: number) => (days ? formats.day.format(new Date(t)) : formatClock(new Date(t).toISOString(), tz));
+  const note = gapsInWords(gaps, (iso) => (days ? formats.dayAndClock.format(new Date(iso)) : formatClock(iso, tz)), tzLabel(tz));
   return (
     <div>
       <div className="flex flex-col gap-6 md:flex-row">
@@ -113,8 +121,18 @@ export function DlqCharts({ points, gaps = [], from, to }: { points: DlqPoint[];
           label="Depth (dead-lettered deliveries)"
           format={(v) => num(v)}
           y={{ ticks: depthTicks, label: (v) => num(v) }}
+          xLabel={xLabel}
         />
-        <Chart rows={rows} window={w} dataKey="oldestAgeSeconds" color="#7c3aed" label="Oldest dead letter's age" format={(v) => formatAge(v)} y={ageTicks(maxAge)} />
+        <Chart
+          rows={rows}
+          window={w}
+          dataKey="oldestAgeSeconds"
+          color="#7c3aed"
+          label="Oldest dead letter's age"
+          format={(v) => formatAge(v)}
+          y={ageTicks(maxAge)}
+          xLabel={xLabel}
+        />
       </div>
       {note && (
         <p className="mt-2 text-xs text-slate-600" data-testid="dlq-gaps">

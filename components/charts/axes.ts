@@ -3,6 +3,8 @@
 // ticks whose labels never repeat. Plain functions: the server page picks the
 // window, the client draws it, and test/dashboard/chart-axes.test.ts checks them.
 
+import { listInWords } from "@/lib/words";
+
 /** The ranges a chart offers, as the URL names them (?range=1h). */
 export const CHART_RANGES = [
   { value: 1, key: "1h", label: "1 h" },
@@ -134,8 +136,7 @@ export type SampleGap = { from: string; to: string };
 export function gapsInWords(gaps: SampleGap[], clock: (iso: string) => string, zone: string): string | null {
   if (gaps.length === 0) return null;
   const shown = gaps.slice(-3).map((g) => `from ${clock(g.from)} to ${clock(g.to)}`);
-  const list = shown.length === 1 ? shown[0] : `${shown.slice(0, -1).join(", ")} and ${shown[shown.length - 1]}`;
   const earlier = gaps.length - shown.length;
   const more = earlier > 0 ? `, and ${earlier} earlier ${earlier === 1 ? "stretch" : "stretches"}` : "";
-  return `Nothing recorded ${list} ${zone}${more}: hookledger was not running (or could not reach its database), so the lines break there.`;
+  return `Nothing recorded ${listInWords(shown, "and")} ${zone}${more}: hookledger was not running (or could not reach its database), so the lines break there.`;
 }

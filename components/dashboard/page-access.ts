@@ -3,6 +3,7 @@
 // requireViewer calls name the same permissions (test/dashboard/page-access.test.ts
 // holds the two equal), so the navigation never links to a page that answers 403.
 import { ROLE_PERMISSIONS, ROLES, can, canAs, type Permission, type Role } from "@/lib/auth/permissions";
+import { listInWords } from "@/lib/words";
 
 /** Each page's route (as its app/(dashboard) folder names it) and the permission its requireViewer asks for. */
 export const PAGE_PERMISSIONS: Record<string, Permission> = {
@@ -88,7 +89,6 @@ const ROLE_NAMES: Record<Role, string> = {
   admin: "admin",
   portal: "portal link issuer",
 };
-const join = (xs: string[], word: string) => (xs.length <= 1 ? (xs[0] ?? "") : `${xs.slice(0, -1).join(", ")} ${word} ${xs[xs.length - 1]}`);
 const article = (w: string) => (/^[aeiou]/i.test(w) ? `an ${w}` : `a ${w}`);
 
 /**
@@ -106,10 +106,10 @@ export function whyRefused(pathname: string, viewer: { role: Role; tenantId?: st
     const holders = permission
       ? ROLES.filter((r) => r !== "producer" && r !== "portal" && (ROLE_PERMISSIONS[permission] as readonly Role[]).includes(r))
       : (["admin"] as Role[]);
-    return `${what} is for ${join(
+    return `${what} is for ${listInWords(
       holders.map((r) => `${ROLE_NAMES[r]}s`),
       "and",
-    )}, and you are signed in as ${article(ROLE_NAMES[viewer.role])}: ask ${join(
+    )}, and you are signed in as ${article(ROLE_NAMES[viewer.role])}: ask ${listInWords(
       holders.map((r) => article(ROLE_NAMES[r])),
       "or",
     )}.`;

@@ -1,3 +1,5 @@
+import { listInWords } from "@/lib/words";
+
 // The one permission table (docs/STYLE.md #4): the server enforces it, the UI uses
 // it to hide what a role cannot do. A route or action with no entry here is a
 // bug, and the permission matrix test fails on it.
@@ -101,11 +103,9 @@ const TASKS = {
   "notifications.manage": "change the default notification settings",
 } as const satisfies Record<Permission, string>;
 
-const orList = (xs: readonly string[]) => (xs.length < 2 ? xs.join("") : `${xs.slice(0, -1).join(", ")} or ${xs[xs.length - 1]}`);
-
 /** A 403's words for a role without the permission: the task, and which roles have it (whom to ask). */
 export function roleRefusal(role: Role | undefined | null, permission: Permission): string {
-  return `The ${role ?? "anonymous"} role may not ${TASKS[permission]}; that takes the ${orList(ROLE_PERMISSIONS[permission])} role.`;
+  return `The ${role ?? "anonymous"} role may not ${TASKS[permission]}; that takes the ${listInWords(ROLE_PERMISSIONS[permission], "or")} role.`;
 }
 
 /** A 403's words for a principal confined to one tenant asking for a global-only permission. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { actorFromWords, actorInWords, count, noun, num, possessive } from "@/lib/words";
+import { actorFromWords, actorInWords, count, listInWords, noun, num, possessive } from "@/lib/words";
 
 describe("numbers in words", () => {
   it("groups thousands the same way whatever the process's locale", () => {
@@ -14,6 +14,16 @@ describe("numbers in words", () => {
     expect(count(1234, "delivery", "deliveries")).toBe("1,234 deliveries");
     expect(noun(2, "delivery is", "deliveries are")).toBe("deliveries are");
     expect(noun(1, "address", "addresses")).toBe("address");
+  });
+});
+
+describe("a list in a sentence", () => {
+  it("joins with commas and the last with and/or, no comma before it", () => {
+    expect(listInWords([], "and")).toBe("");
+    expect(listInWords(["admins"], "and")).toBe("admins");
+    expect(listInWords(["engineers", "admins"], "and")).toBe("engineers and admins");
+    expect(listInWords(["a manager", "an engineer", "an admin"], "or")).toBe("a manager, an engineer or an admin");
+    expect(listInWords(["a", "b", "c", "d"], "and")).toBe("a, b, c and d");
   });
 });
 
