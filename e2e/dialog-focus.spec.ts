@@ -47,7 +47,8 @@ test("the New subscription dialog keeps focus inside and gives it back on Escape
 test("a reason dialog (archive) keeps focus inside and gives it back on Escape", async ({ page, request }) => {
   const id = `sub_focus_${run}`;
   expect(
-    (await api(request, "POST", "/api/v1/subscriptions", { id, name: `Focus ${run}`, url: "https://focus.k12.example/hooks", eventTypes: ["assignment.graded"] })).status,
+    (await api(request, "POST", "/api/v1/subscriptions", { id, name: `Focus ${run}`, url: "https://focus.k12.example/hooks", eventTypes: [`focus.graded_${run}`] }))
+      .status,
   ).toBe(201);
   await signIn(page, "admin");
   await page.goto(`/subscriptions/${id}`);
@@ -74,7 +75,7 @@ test("once a subscription is created, Escape does not close the one-time secret;
   const dialog = page.getByRole("dialog");
   await dialog.getByLabel("Name").fill(`Secret kb ${run}`);
   await dialog.getByLabel("Endpoint URL").fill("https://secretkb.k12.example/hooks");
-  await dialog.getByLabel("Other types, not listed above (comma-separated)").fill("assignment.graded");
+  await dialog.getByLabel("Other types, not listed above (comma-separated)").fill(`focus.graded_${run}`);
   await dialog.getByLabel("Other types, not listed above (comma-separated)").press("Enter");
   const secret = dialog.getByTestId("secret-once");
   await expect(secret).toBeVisible();

@@ -37,7 +37,7 @@ test.afterAll(async () => new Promise<void>((resolve) => server.close(() => reso
 test("manager adds a bearer header, sends a test and sees 200", async ({ page, request }) => {
   const run = Date.now().toString(36);
   const name = `Lincoln gateway ${run}`;
-  const sub = await api(request, "POST", "/api/v1/subscriptions", { id: `sub_gw_${run}`, name, url, eventTypes: ["assignment.graded"] });
+  const sub = await api(request, "POST", "/api/v1/subscriptions", { id: `sub_gw_${run}`, name, url, eventTypes: [`gateway.graded_${run}`] });
   expect(sub.status).toBe(201);
 
   await signIn(page, "manager");
@@ -88,7 +88,7 @@ test("manager trusts a district's self-signed certificate with a CA bundle alone
     const run = Date.now().toString(36);
     const name = `Cedar Falls private CA ${run}`;
     const tlsUrl = `https://127.0.0.1:${(tlsServer.address() as AddressInfo).port}/webhooks`;
-    const sub = await api(request, "POST", "/api/v1/subscriptions", { id: `sub_ca_${run}`, name, url: tlsUrl, eventTypes: ["assignment.graded"] });
+    const sub = await api(request, "POST", "/api/v1/subscriptions", { id: `sub_ca_${run}`, name, url: tlsUrl, eventTypes: [`gateway.graded_${run}`] });
     expect(sub.status).toBe(201);
 
     await signIn(page, "manager");

@@ -174,7 +174,7 @@ test("the outcomes chart's range stays in the address: a reload or a pasted link
   const run = Date.now().toString(36);
   const id = `sub_range_${run}`;
   expect(
-    (await api(request, "POST", "/api/v1/subscriptions", { id, name: `Range ${run}`, url: "http://127.0.0.1:9/hooks", eventTypes: ["assignment.graded"] })).status,
+    (await api(request, "POST", "/api/v1/subscriptions", { id, name: `Range ${run}`, url: "http://127.0.0.1:9/hooks", eventTypes: [`range.graded_${run}`] })).status,
   ).toBe(201);
   await signIn(page, "admin");
   await page.goto(`/subscriptions/${id}`);

@@ -33,7 +33,21 @@ export async function tokenFor(role: Role): Promise<string> {
   return token;
 }
 
+/**
+ * Event types every spec publishes. A subscription for every district (no tenant) to one of them would catch every later
+ * spec's events on the shared e2e server: one spec's 1,200 events became 11,000 deliveries to nine dead endpoints from
+ * earlier specs, and the worker's retries of them took half a core for the rest of the run. Such a subscription takes
+ * a type of its spec's own (`focus.graded_${run}`); a district's (with a tenant) only ever gets its district's events.
+ */
+const SHARED_TYPES = ["assignment.graded", "*"];
+
 export async function api(request: APIRequestContext, method: "GET" | "POST" | "PATCH", path: string, body?: unknown, role: Role = "admin") {
+  if (method === "POST" && path.split("?")[0] === "/api/v1/subscriptions") {
+    const b = body as { tenant?: unknown; eventTypes?: unknown };
+    const shared = Array.isArray(b?.eventTypes) ? b.eventTypes.filter((t) => SHARED_TYPES.includes(String(t))) : [];
+    if (!b?.tenant && shared.length > 0)
+      throw new Error(`A subscription for every district to ${shared.join(", ")} catches other specs' events: give it a type of this spec's own, or a tenant.`);
+  }
   const token = await tokenFor(role);
   const res = await request.fetch(path, {
     method,

@@ -13,7 +13,7 @@ async function newSubscription(page: Page, request: Parameters<typeof api>[0], t
     id,
     name: `Inline ${tag} ${run}`,
     url: "https://inline.k12.example/hooks",
-    eventTypes: ["assignment.graded"],
+    eventTypes: [`inline.graded_${run}`],
   });
   expect(created.status).toBe(201);
   await signIn(page, "admin");

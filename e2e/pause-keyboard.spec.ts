@@ -12,7 +12,7 @@ test("pause and resume from the keyboard: announced, and focus stays on the butt
     id,
     name: `Pause kb ${run}`,
     url: "https://pausekb.k12.example/hooks",
-    eventTypes: ["assignment.graded"],
+    eventTypes: [`pausekb.graded_${run}`],
   });
   expect(made.status).toBe(201);
   await signIn(page, "manager");

@@ -33,7 +33,8 @@ test("a search says how many subscriptions it shows, in a status a screen reader
   const tag = `Announce ${run}`;
   for (const i of [1, 2])
     expect(
-      (await api(request, "POST", "/api/v1/subscriptions", { name: `${tag} ${i}`, url: `https://an${i}.k12.example/hooks`, eventTypes: ["assignment.graded"] })).status,
+      (await api(request, "POST", "/api/v1/subscriptions", { name: `${tag} ${i}`, url: `https://an${i}.k12.example/hooks`, eventTypes: [`announce.graded_${run}`] }))
+        .status,
     ).toBe(201);
   await signIn(page, "admin");
   await page.goto("/subscriptions");

@@ -105,7 +105,7 @@ test("the Subscriptions page follows its URL: back and forward step through the 
         api(request, "POST", "/api/v1/subscriptions", {
           name: `${tag} ${String(i + k).padStart(2, "0")}`,
           url: `https://bf${i + k}.k12.example/hooks`,
-          eventTypes: ["assignment.graded"],
+          eventTypes: [`backfwd.graded_${run}`],
         }),
       ),
     );
@@ -113,9 +113,9 @@ test("the Subscriptions page follows its URL: back and forward step through the 
   }
   // One the search leaves out, first by name in the unfiltered list.
   const other = `Aaa other ${run}`;
-  expect((await api(request, "POST", "/api/v1/subscriptions", { name: other, url: "https://other.k12.example/hooks", eventTypes: ["assignment.graded"] })).status).toBe(
-    201,
-  );
+  expect(
+    (await api(request, "POST", "/api/v1/subscriptions", { name: other, url: "https://other.k12.example/hooks", eventTypes: [`backfwd.graded_${run}`] })).status,
+  ).toBe(201);
   const nameAt = (i: number) => `${tag} ${String(i).padStart(2, "0")}`;
   await page.setViewportSize({ width: 1280, height: 900 });
   await signIn(page, "admin");

@@ -41,7 +41,7 @@ test("support sees the URL's code as ****; an admin's edit form shows it on Show
   const run = Date.now().toString(36);
   const name = `Lincoln Azure function ${run}`;
   const id = `sub_fn_${run}`;
-  const created = await api(request, "POST", "/api/v1/subscriptions", { id, name, url: stored, eventTypes: ["assignment.graded"] });
+  const created = await api(request, "POST", "/api/v1/subscriptions", { id, name, url: stored, eventTypes: [`fn.graded_${run}`] });
   expect(created.status).toBe(201);
 
   await signIn(page, "support");
