@@ -1,4 +1,4 @@
-import { listInWords } from "@/lib/words";
+import { listInWords } from "../words";
 
 // The one permission table (docs/STYLE.md #4): the server enforces it, the UI uses
 // it to hide what a role cannot do. A route or action with no entry here is a
