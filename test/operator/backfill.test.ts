@@ -84,7 +84,7 @@ describe("backfill a new endpoint", () => {
     expect(await tableCounts(db.pool)).toEqual(before);
 
     let w = startWorkerProcess();
-    const r = await call(backfill.POST, { token: engineer, params: { id: "sub_new" }, body: { since, until, reason: "ONBOARD-88", ratePerSecond: 30 } });
+    const r = await call(backfill.POST, { token: engineer, params: { id: "sub_new" }, body: { since, until, reason: "ONBOARD-88", ratePerSecond: 10 } });
     expect(r.status, r.text).toBe(201);
     expect(r.json).toMatchObject({ kind: "backfill", status: "running", matched: 40, redriven: 0 });
     // Paced: nothing created at once.
@@ -95,7 +95,8 @@ describe("backfill a new endpoint", () => {
         )
       ).rows[0].n,
     ).toBe(0);
-    // Stop the worker once the pacer has moved some (a fixed sleep raced a slow worker start on a loaded machine).
+    // Stop the worker once the pacer has moved some (a fixed sleep raced a slow worker start on a loaded machine). At
+    // 10/s the 40 take 4 s, time enough for the stop to land mid-batch on a loaded machine (at 30/s, 1.3 s was not).
     await waitFor(async () => ((await progress(r.json.id)).redriven > 0 ? true : null), 30_000, "the pacer to move the first rows");
     await w.stop(); // SIGTERM mid-batch
     const mid = await progress(r.json.id);
@@ -150,7 +151,7 @@ describe("backfill a new endpoint", () => {
         action: "backfill.create",
         actor: "token:test-engineer",
         reason: "ONBOARD-88",
-        details: { subscriptionId: "sub_new", since, until, count: 40, ratePerSecond: 30 },
+        details: { subscriptionId: "sub_new", since, until, count: 40, ratePerSecond: 10 },
       },
     ]);
   });
