@@ -374,7 +374,7 @@ CREATE TABLE redrive_batches (
 CREATE INDEX redrive_batches_created ON public.redrive_batches USING btree (created_at DESC);
 CREATE INDEX redrive_batches_kind_created ON public.redrive_batches USING btree (kind, created_at DESC);
 CREATE INDEX redrive_batches_running ON public.redrive_batches USING btree (created_at) WHERE (status = 'running'::text);
-CREATE INDEX redrive_batches_unsettled ON public.redrive_batches USING btree (finished_at, id) WHERE ((status = 'done'::text) AND (settled_at IS NULL));
+CREATE INDEX redrive_batches_unsettled ON public.redrive_batches USING btree (finished_at, id) WHERE ((status = ANY (ARRAY['done'::text, 'cancelled'::text])) AND (settled_at IS NULL));
 
 CREATE TABLE retention_policies (
   tenant text NOT NULL,

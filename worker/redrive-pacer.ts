@@ -4,10 +4,11 @@
 // state is in redrive_batches, so it survives restarts of the dashboard and
 // the worker, and any number of worker processes may run it at once.
 //
-// Every few seconds it also settles a few done batches (settleDoneBatches): a
-// batch is done once every item is back in the queue, settled once none of its
-// deliveries is still on its way, so the Redrives list counts what is still on
-// its way only for the done batches not yet settled.
+// Every few seconds it also settles a few finished batches (settleFinishedBatches):
+// a batch is done once every item is back in the queue (or cancelled, when the
+// items already moved still go out), settled once none of its deliveries is
+// still on its way, so the Redrives list counts what is still on its way only
+// for the done and cancelled batches not yet settled.
 //
 //   const pacer = startRedrivePacer({ databaseUrl });   // in the worker
 //   await pacer.stop();                                 // on shutdown
@@ -15,7 +16,7 @@ import pg from "pg";
 import type { Logger } from "pino";
 import { createPool } from "../lib/db/pool";
 import { advanceBatch, listRunningBatchIds, type StepResult } from "../lib/redrive/pacer";
-import { settleDoneBatches, type SettleCursor } from "../lib/ledger/sql/recover";
+import { settleFinishedBatches, type SettleCursor } from "../lib/ledger/sql/recover";
 import { logger } from "../lib/log";
 import { connectGuarded, releaseGuarded } from "../lib/db/client";
 import { startTimedLoop } from "./timed-loop";
@@ -26,7 +27,7 @@ import { isDatabaseUnavailable } from "../lib/db/unavailable";
 export const DEFAULT_PACER_INTERVAL_MS = 200;
 
 /**
- * A round of settling every 5 s looks at 5 done batches (settleDoneBatches): each look reads the batch's items last
+ * A round of settling every 5 s looks at 5 done or cancelled batches (settleFinishedBatches): each look reads the batch's items last
  * first and stops at the first delivery still on its way, where the next look starts, so a batch's items are read about
  * once in all (10,000 items: 0.1 to 0.2 s on a laptop's database, once). Batches with deliveries on their way for long
  * (retrying for days) are looked at in turn, so they do not hold back newer ones.
@@ -62,7 +63,7 @@ export function startRedrivePacer(
       }
       if (!stopped && Date.now() - settledAt >= SETTLE_INTERVAL_MS) {
         settledAt = Date.now();
-        const { looked } = await settleDoneBatches(client, { after: settleAfter, limit: SETTLE_PER_ROUND });
+        const { looked } = await settleFinishedBatches(client, { after: settleAfter, limit: SETTLE_PER_ROUND });
         const last = looked.at(-1);
         settleAfter = looked.length < SETTLE_PER_ROUND || !last ? null : { at: last.at, id: last.id };
         for (const b of looked) if (b.settled) log.debug({ batch: b.id }, "redrive batch settled: none of its deliveries is on its way");

@@ -1995,7 +1995,7 @@ export interface operations {
                         /** @description ISO 8601, UTC */
                         updatedAt: string;
                         finishedAt: string | null;
-                        /** @description when none of a done batch's deliveries was still on its way any more (null until then, and for a running or cancelled batch) */
+                        /** @description when none of a done or cancelled batch's deliveries was still on its way any more (null until then, and for a running batch) */
                         settledAt: string | null;
                     };
                 };
@@ -2114,7 +2114,7 @@ export interface operations {
                         /** @description ISO 8601, UTC */
                         updatedAt: string;
                         finishedAt: string | null;
-                        /** @description when none of a done batch's deliveries was still on its way any more (null until then, and for a running or cancelled batch) */
+                        /** @description when none of a done or cancelled batch's deliveries was still on its way any more (null until then, and for a running batch) */
                         settledAt: string | null;
                     };
                 };
@@ -3707,9 +3707,9 @@ export interface operations {
                             /** @description ISO 8601, UTC */
                             updatedAt: string;
                             finishedAt: string | null;
-                            /** @description when none of a done batch's deliveries was still on its way any more (null until then, and for a running or cancelled batch) */
+                            /** @description when none of a done or cancelled batch's deliveries was still on its way any more (null until then, and for a running batch) */
                             settledAt: string | null;
-                            /** @description a done batch's deliveries still on their way (queued, being sent or retrying): counted until it is settled, then 0; null for a running or cancelled batch */
+                            /** @description a done or cancelled batch's deliveries still on their way (queued, being sent or retrying; a cancel stops moving items, not those already moved): counted until it is settled, then 0; null for a running batch */
                             inProgress: number | null;
                         }[];
                         nextCursor: string | null;
@@ -3857,7 +3857,7 @@ export interface operations {
                         /** @description ISO 8601, UTC */
                         updatedAt: string;
                         finishedAt: string | null;
-                        /** @description when none of a done batch's deliveries was still on its way any more (null until then, and for a running or cancelled batch) */
+                        /** @description when none of a done or cancelled batch's deliveries was still on its way any more (null until then, and for a running batch) */
                         settledAt: string | null;
                     };
                 };
@@ -3931,7 +3931,7 @@ export interface operations {
                         /** @description ISO 8601, UTC */
                         updatedAt: string;
                         finishedAt: string | null;
-                        /** @description when none of a done batch's deliveries was still on its way any more (null until then, and for a running or cancelled batch) */
+                        /** @description when none of a done or cancelled batch's deliveries was still on its way any more (null until then, and for a running batch) */
                         settledAt: string | null;
                         deliveredSince: number;
                         failedAgain: number;
@@ -4023,7 +4023,7 @@ export interface operations {
                         /** @description ISO 8601, UTC */
                         updatedAt: string;
                         finishedAt: string | null;
-                        /** @description when none of a done batch's deliveries was still on its way any more (null until then, and for a running or cancelled batch) */
+                        /** @description when none of a done or cancelled batch's deliveries was still on its way any more (null until then, and for a running batch) */
                         settledAt: string | null;
                     };
                 };

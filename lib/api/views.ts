@@ -155,7 +155,7 @@ export const ZRedriveBatchView = z.object({
   createdAt: time,
   updatedAt: time,
   finishedAt: maybeTime,
-  settledAt: maybeTime.describe("when none of a done batch's deliveries was still on its way any more (null until then, and for a running or cancelled batch)"),
+  settledAt: maybeTime.describe("when none of a done or cancelled batch's deliveries was still on its way any more (null until then, and for a running batch)"),
 });
 export const ZRedriveBatchListItem = ZRedriveBatchView.extend({
   inProgress: z
@@ -163,7 +163,7 @@ export const ZRedriveBatchListItem = ZRedriveBatchView.extend({
     .int()
     .nullable()
     .describe(
-      "a done batch's deliveries still on their way (queued, being sent or retrying): counted until it is settled, then 0; null for a running or cancelled batch",
+      "a done or cancelled batch's deliveries still on their way (queued, being sent or retrying; a cancel stops moving items, not those already moved): counted until it is settled, then 0; null for a running batch",
     ),
 });
 export const ZRedriveBatchList = z.object({ items: z.array(ZRedriveBatchListItem), nextCursor: z.string().nullable(), prevCursor: z.string().nullable() });

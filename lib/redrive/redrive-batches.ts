@@ -243,15 +243,15 @@ export type RedriveBatchView = {
   createdAt: string;
   updatedAt: string;
   finishedAt: string | null;
-  /** When the pacer found none of a done batch's deliveries still on its way; null until then (and for a running or cancelled batch). */
+  /** When the pacer found none of a done or cancelled batch's deliveries still on its way; null until then (and for a running batch). */
   settledAt: string | null;
 };
 
 /** A batch as the list shows it. */
 export type RedriveBatchListItem = RedriveBatchView & {
   /**
-   * A done batch not yet settled: its deliveries still on their way (queued, being sent or retrying), as its page
-   * counts them. 0 for a settled batch, null for a running or cancelled one (its page counts them).
+   * A done or cancelled batch not yet settled: its deliveries still on their way (queued, being sent or retrying), as
+   * its page counts them. 0 for a settled batch, null for a running one (its page counts them).
    */
   inProgress: number | null;
 };
@@ -416,15 +416,15 @@ export async function listRedriveBatchPage(prisma: PrismaClient, input: TListRed
   if (back) page.reverse();
   // The full rows by primary key, in scope again.
   const found = await prisma.redriveBatch.findMany({ where: { id: { in: page.map((r) => r.id) }, ...batchWhere(scope) } });
-  // What is still on its way, counted for the done batches the pacer has not settled yet only: counting it for every
-  // listed batch would join each one's items (up to 50,000) to deliveries on every poll.
+  // What is still on its way, counted for the done and cancelled batches the pacer has not settled yet only (a cancel
+  // stops the pacer, not the deliveries it already moved): counting it for every listed batch would join each one's
+  // items (up to 50,000) to deliveries on every poll.
+  const finished = (b: RedriveBatch) => b.status === "done" || b.status === "cancelled";
   const inProgress = await countInProgress(
     ledgerDb(),
-    found.filter((b) => b.status === "done" && !b.settledAt).map((b) => b.id),
+    found.filter((b) => finished(b) && !b.settledAt).map((b) => b.id),
   );
-  const full = new Map(
-    found.map((b): [string, RedriveBatchListItem] => [b.id, { ...toBatchView(b), inProgress: b.status === "done" ? (inProgress.get(b.id) ?? 0) : null }]),
-  );
+  const full = new Map(found.map((b): [string, RedriveBatchListItem] => [b.id, { ...toBatchView(b), inProgress: finished(b) ? (inProgress.get(b.id) ?? 0) : null }]));
   // An empty page (a cursor past the end) has no batch to stand next to: no cursors.
   const first = page[0];
   const last = page[page.length - 1];

@@ -4,7 +4,7 @@
 import { afterAll, expect, it } from "vitest";
 import type pg from "pg";
 import { asBefore, databaseBefore, type MigrationDb } from "../helpers/migration-db";
-import { settleDoneBatches } from "../../lib/ledger/sql/recover";
+import { settleFinishedBatches } from "../../lib/ledger/sql/recover";
 
 let mdb: MigrationDb | undefined;
 
@@ -56,7 +56,7 @@ it("migration 0050_redrive_batch_settled keeps every batch and item; done batche
   const db = c as unknown as pg.Pool;
   let after: { at: string; id: string } | null = null;
   for (let round = 0; round < 10; round++) {
-    const { looked } = await settleDoneBatches(db, { after, limit: 50 });
+    const { looked } = await settleFinishedBatches(db, { after, limit: 50 });
     const last = looked.at(-1);
     if (looked.length < 50 || !last) break;
     after = { at: last.at, id: last.id };
@@ -64,6 +64,8 @@ it("migration 0050_redrive_batch_settled keeps every batch and item; done batche
   const { rows } = await c.query(`SELECT id, status, settled_at IS NOT NULL AS settled FROM redrive_batches`);
   const unsettledDone = rows.filter((r) => r.status === "done" && !r.settled).map((r) => r.id);
   expect(unsettledDone.sort()).toEqual(["rdb_m1", "rdb_m298"]);
-  expect(rows.filter((r) => r.status !== "done" && r.settled)).toEqual([]);
+  // A later migration (0051) has the rounds settle cancelled batches too (here none has a delivery on its way); never a running one.
+  expect(rows.filter((r) => r.status === "running" && r.settled)).toEqual([]);
+  expect(rows.filter((r) => r.status === "cancelled" && !r.settled)).toEqual([]);
   expect(rows.filter((r) => r.status === "done" && r.settled)).toHaveLength(98);
 });

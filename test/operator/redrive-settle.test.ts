@@ -1,6 +1,7 @@
 // A done batch whose deliveries are still on their way: the Redrives list says so (as the batch's page does), and the
-// pacer settles the batch once none is, after which the list no longer counts its items. The settle rounds look at a
-// few done batches at a time, in turn, and never at a running or cancelled one.
+// pacer settles the batch once none is, after which the list no longer counts its items. A cancelled batch too: the
+// cancel stops the pacer moving more items, not the deliveries it already moved. The settle rounds look at a few done
+// or cancelled batches at a time, in turn, and never at a running one.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "../helpers/db";
 import { call, tokenFor } from "../helpers/api";
@@ -8,8 +9,9 @@ import { seedDeadLetters, seedSubscription } from "../helpers/redrive-helpers";
 import * as redrives from "../../app/api/v1/redrives/route";
 import * as dashboardRedrives from "../../app/api/v1/dashboard/redrives/route";
 import * as redriveOne from "../../app/api/v1/redrives/[id]/route";
+import * as cancel from "../../app/api/v1/redrives/[id]/cancel/route";
 import { startRedrivePacer, type RedrivePacer } from "../../worker/redrive-pacer";
-import { settleDoneBatches } from "../../lib/ledger/sql/recover";
+import { settleFinishedBatches } from "../../lib/ledger/sql/recover";
 
 let db: TestDb;
 let engineer: string;
@@ -20,7 +22,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   engineer = await tokenFor(db.prisma, "engineer");
   support = await tokenFor(db.prisma, "support");
-  for (const id of ["sub_settle", "sub_turn"]) await seedSubscription(db, id);
+  for (const id of ["sub_settle", "sub_turn", "sub_cancel"]) await seedSubscription(db, id);
 });
 afterAll(async () => {
   for (const p of pacers) await p.stop();
@@ -102,16 +104,54 @@ describe("a done batch whose deliveries are still on their way", () => {
     expect((await call(redriveOne.GET, { token: support, params: { id: b.id } })).json).toMatchObject({ inProgress: 1 });
   });
 
-  it("a running or cancelled batch is listed with inProgress null and is never settled", async () => {
+  it("a running batch is listed with inProgress null and is never settled", async () => {
     const deliveries = await seedDeadLetters(db, { subscriptionId: "sub_turn", n: 3, prefix: "evt_run_" });
     expect(deliveries).toHaveLength(3);
     const r = await call(redrives.POST, { token: engineer, body: { reason: "INC-run", ratePerSecond: 1, filter: { subscriptionId: "sub_turn" } } });
     expect(r.status, r.text).toBe(201);
     expect(await listed(r.json.id)).toMatchObject({ status: "running", inProgress: null, settledAt: null });
-    await db.pool.query(`UPDATE redrive_batches SET status = 'cancelled', finished_at = now() WHERE id = $1`, [r.json.id]);
-    expect(await listed(r.json.id)).toMatchObject({ status: "cancelled", inProgress: null, settledAt: null });
-    const { looked } = await settleDoneBatches(db.pool, { after: null, limit: 100 });
-    expect(looked.map((l) => l.id)).not.toContain(r.json.id);
+    expect((await settleFinishedBatches(db.pool, { after: null, limit: 100 })).looked.map((l) => l.id)).not.toContain(r.json.id);
+    // Cancelled before it moved anything (nothing here ticks a pacer), it has nothing on its way and settles at its
+    // first look, so it is not in the later rounds below.
+    expect((await call(cancel.POST, { token: engineer, params: { id: r.json.id } })).status).toBe(200);
+    expect(await listed(r.json.id)).toMatchObject({ status: "cancelled", redriven: 0, inProgress: 0, settledAt: null });
+    expect((await settleFinishedBatches(db.pool, { after: null, limit: 100 })).looked).toContainEqual(expect.objectContaining({ id: r.json.id, settled: true }));
+  });
+
+  it("a cancelled batch is listed with the deliveries it moved before the cancel still on their way, and settled once they are done", async () => {
+    const deliveries = await seedDeadLetters(db, { subscriptionId: "sub_cancel", n: 6, prefix: "evt_cancel_" });
+    const r = await call(redrives.POST, { token: engineer, body: { reason: "INC-cancel", ratePerSecond: 2, filter: { subscriptionId: "sub_cancel" } } });
+    expect(r.status, r.text).toBe(201);
+    // At 2 a second, the first tick with budget moves one or two of the six; then the engineer cancels it.
+    const p = pacer();
+    for (let i = 0; i < 50; i++) {
+      await sleep(100);
+      await p.tick();
+      if ((await db.pool.query("SELECT redriven FROM redrive_batches WHERE id = $1", [r.json.id])).rows[0].redriven > 0) break;
+    }
+    const c = await call(cancel.POST, { token: engineer, params: { id: r.json.id }, body: { reason: "the district's endpoint is struggling" } });
+    expect(c.status, c.text).toBe(200);
+    const moved: number = c.json.redriven;
+    expect(moved).toBeGreaterThan(0);
+    expect(moved).toBeLessThan(6);
+    // No worker sends here: every moved delivery is still queued, and the list counts them as the batch's page does.
+    expect(await listed(r.json.id)).toMatchObject({ status: "cancelled", inProgress: moved, settledAt: null });
+    expect(await listed(r.json.id, dashboardRedrives.GET)).toMatchObject({ status: "cancelled", inProgress: moved, settledAt: null });
+    expect((await call(redriveOne.GET, { token: support, params: { id: r.json.id } })).json).toMatchObject({ status: "cancelled", inProgress: moved });
+    await pacer().tick();
+    expect(await listed(r.json.id)).toMatchObject({ inProgress: moved, settledAt: null });
+
+    // The moved ones answered (one dead-lettered again); those the cancel left dead-lettered never were on their way.
+    const { rows } = await db.pool.query<{ id: string }>(
+      `SELECT d.id FROM redrive_batch_items i JOIN deliveries d ON d.id = i.delivery_id WHERE i.batch_id = $1 AND d.state = 'pending' ORDER BY i.seq`,
+      [r.json.id],
+    );
+    expect(rows).toHaveLength(moved);
+    expect(deliveries).toEqual(expect.arrayContaining(rows.map((x) => x.id)));
+    await db.pool.query(`UPDATE deliveries SET state = 'delivered', delivered_at = now() WHERE id = ANY($1::text[])`, [rows.slice(1).map((x) => x.id)]);
+    await db.pool.query(`UPDATE deliveries SET state = 'dead_letter', dead_letter_reason = 'permanent', dead_lettered_at = now() WHERE id = $1`, [rows[0].id]);
+    await pacer().tick();
+    expect(await listed(r.json.id)).toMatchObject({ status: "cancelled", inProgress: 0, settledAt: expect.any(String) });
   });
 
   it("settle rounds look at a few done batches at a time, in turn from where the last stopped, then from the first again", async () => {
@@ -119,21 +159,21 @@ describe("a done batch whose deliveries are still on their way", () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await doneBatch(p, "sub_turn", `evt_turn${i}_`, 2)).id);
     // None settles: their deliveries are all pending. Only these three are done and unsettled.
-    const first = await settleDoneBatches(db.pool, { after: null, limit: 2 });
+    const first = await settleFinishedBatches(db.pool, { after: null, limit: 2 });
     expect(first.looked.map((l) => [l.id, l.settled])).toEqual([
       [ids[0], false],
       [ids[1], false],
     ]);
     const last = first.looked[1];
-    const second = await settleDoneBatches(db.pool, { after: { at: last.at, id: last.id }, limit: 2 });
+    const second = await settleFinishedBatches(db.pool, { after: { at: last.at, id: last.id }, limit: 2 });
     expect(second.looked.map((l) => [l.id, l.settled])).toEqual([[ids[2], false]]);
     // The third's deliveries all answered: it settles on its turn, and the first round again looks at the other two.
     await db.pool.query(`UPDATE deliveries d SET state = 'delivered', delivered_at = now() FROM redrive_batch_items i WHERE i.batch_id = $1 AND d.id = i.delivery_id`, [
       ids[2],
     ]);
-    expect((await settleDoneBatches(db.pool, { after: { at: last.at, id: last.id }, limit: 2 })).looked).toEqual([
+    expect((await settleFinishedBatches(db.pool, { after: { at: last.at, id: last.id }, limit: 2 })).looked).toEqual([
       expect.objectContaining({ id: ids[2], settled: true }),
     ]);
-    expect((await settleDoneBatches(db.pool, { after: null, limit: 5 })).looked.map((l) => l.id)).toEqual([ids[0], ids[1]]);
+    expect((await settleFinishedBatches(db.pool, { after: null, limit: 5 })).looked.map((l) => l.id)).toEqual([ids[0], ids[1]]);
   });
 });

@@ -173,8 +173,8 @@ const onTheirWay = sql`i.outcome = ANY(${SENT_OUTCOMES}::text[]) AND d.state = A
 
 /**
  * Of the given batches, how many of each one's sent deliveries are still on their way (a batch with none is absent).
- * It joins every item of the given batches to its delivery: the Redrives list asks it only for its done batches not
- * yet settled (settleDoneBatches), normally few and recent.
+ * It joins every item of the given batches to its delivery: the Redrives list asks it only for its done and cancelled
+ * batches not yet settled (settleFinishedBatches), normally few and recent.
  */
 export async function countInProgress(db: LedgerDb, batchIds: string[]): Promise<Map<string, number>> {
   if (batchIds.length === 0) return new Map();
@@ -188,11 +188,12 @@ export async function countInProgress(db: LedgerDb, batchIds: string[]): Promise
   return new Map(rows.map((r) => [r.batch_id, r.n]));
 }
 
-/** Where a round of settleDoneBatches stopped: the last batch it looked at, by (finished_at, id). */
+/** Where a round of settleFinishedBatches stopped: the last batch it looked at, by (finished_at, id). */
 export type SettleCursor = { at: string; id: string };
 
 /**
- * Settles done batches: of up to `limit` done batches not yet settled, after `after` in (finished_at, id) order,
+ * Settles finished batches, done or cancelled (cancelling stops the pacer, not the deliveries it already moved back
+ * into the queue): of up to `limit` finished batches not yet settled, after `after` in (finished_at, id) order,
  * those none of whose sent deliveries is still on its way get settled_at. Each look reads the batch's items last
  * first (the last queued are the last sent) and stops at the first delivery still on its way; the batch keeps that
  * item's seq (settle_seq), and the next look starts there: the items after it were sent and done with, and a delivery
@@ -201,7 +202,7 @@ export type SettleCursor = { at: string; id: string };
  * batches it looked at, in order, and which it settled; fewer than `limit` means it reached the end, and the next round
  * starts again from the first.
  */
-export async function settleDoneBatches(
+export async function settleFinishedBatches(
   db: LedgerDb,
   opts: { after: SettleCursor | null; limit: number },
 ): Promise<{ looked: { id: string; at: string; settled: boolean }[] }> {
@@ -209,8 +210,9 @@ export async function settleDoneBatches(
   const looked = await queryRows<{ id: string; at: string; settled: boolean }>(
     db,
     sql`WITH cand AS (
+          -- Written as the partial index redrive_batches_unsettled's predicate, so the planner sees it covers it.
           SELECT b.id, b.finished_at, b.settle_seq FROM redrive_batches b
-           WHERE b.status = 'done' AND b.settled_at IS NULL ${after}
+           WHERE b.status IN ('done', 'cancelled') AND b.settled_at IS NULL ${after}
            ORDER BY b.finished_at, b.id LIMIT ${opts.limit}::int
         ), look AS (
           -- A scalar subquery, not EXISTS: PostgreSQL drops an EXISTS's ORDER BY and LIMIT, and would read first to last.

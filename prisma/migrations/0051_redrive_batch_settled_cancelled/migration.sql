@@ -1,0 +1,22 @@
+-- A cancelled batch settles too. Cancelling stops the pacer moving more items,
+-- but the items it had already moved back into the queue still go out; the
+-- Redrives list says so ("Cancelled: N still on their way") as it does for a
+-- done batch, and counts that only for the batches not yet settled. The pacer
+-- (settleFinishedBatches in lib/ledger/sql/recover.ts) now settles done and
+-- cancelled batches alike, through this index.
+--
+-- Every row is kept. Existing cancelled batches have settled_at NULL (0050
+-- never set it on one): the pacer settles them lazily, a few per round, as it
+-- did the done ones after 0050; one cancelled long ago settles on its first
+-- look.
+--
+-- Locks: DROP INDEX takes ACCESS EXCLUSIVE on redrive_batches, held until
+-- the migration's transaction commits (the migration runner applies a
+-- migration in a transaction, so CONCURRENTLY is not available). Every
+-- statement on redrive_batches (a list or page read, a pacer step, a cancel,
+-- a new batch) waits that long: while CREATE INDEX reads the table, which at
+-- thousands of batches is milliseconds. The index holds the done and
+-- cancelled batches not yet settled (at first every cancelled one), which the
+-- pacer looks through.
+DROP INDEX redrive_batches_unsettled;
+CREATE INDEX redrive_batches_unsettled ON redrive_batches (finished_at, id) WHERE status IN ('done', 'cancelled') AND settled_at IS NULL;
