@@ -24,31 +24,37 @@ export function statusInWords(status: string, opts: { district?: boolean } = {})
 }
 
 /**
- * A done batch whose deliveries are still on their way: the pacer is done once every item is back in the queue, which
- * at a rate above what the endpoint takes (its maxConcurrency, its latency) is well before the last one is sent. Its
- * page and the list say so, and show it as a running batch. `inProgress` null: not counted (the list's running and
- * cancelled batches).
+ * A done or cancelled batch whose deliveries are still on their way: the pacer is done once every item is back in the
+ * queue, which at a rate above what the endpoint takes (its maxConcurrency, its latency) is well before the last one is
+ * sent; a cancel stops it moving more, and those it already moved still go out. Its page and the list say so. `inProgress`
+ * null: not counted (the list's running batches).
  */
 export function stillOnTheirWay(b: { status: string; inProgress: number | null }): boolean {
-  return b.status === "done" && (b.inProgress ?? 0) > 0;
+  return (b.status === "done" || b.status === "cancelled") && (b.inProgress ?? 0) > 0;
 }
 
-/** The status whose style a batch's pill (and its page's bar) takes: a done batch still on its way looks running. */
+/**
+ * The status whose style a batch's pill (and its page's bar) takes: a done batch still on its way looks running; a
+ * cancelled one keeps its own, as nothing more of it is being moved.
+ */
 export function statusStyleKey(b: { status: string; inProgress: number | null }): string {
-  return stillOnTheirWay(b) ? "running" : b.status;
+  return stillOnTheirWay(b) && b.status === "done" ? "running" : b.status;
 }
 
 /**
  * A batch's status on its own page and in the list, with what it is doing. The pacer is done once every item is back in the queue,
  * which at a rate above what the endpoint takes (its maxConcurrency, its latency) is well before the last one is
- * sent: until then "Done" alone, or a district's "Finished", would say the deliveries had gone out.
+ * sent: until then "Done" alone, or a district's "Finished", would say the deliveries had gone out. A cancelled batch's
+ * already moved deliveries still go out too, and "Cancelled" alone would say nothing is being sent.
  */
 export function batchStatusText(
   b: { status: string; matched: number; redriven: number; skipped: number; inProgress: number | null },
   opts: { district?: boolean } = {},
 ): string {
   if (b.status === "running") return `${statusInWords("running", opts)}: ${num(b.redriven + b.skipped)} of ${num(b.matched)} handled`;
-  if (stillOnTheirWay(b)) return `${statusInWords(opts.district ? "running" : "done", opts)}: ${num(b.inProgress!)} still on their way`;
+  // A cancelled batch still says Cancelled (for a district too): "Sending" would say it goes on.
+  const word = b.status === "done" && opts.district ? "running" : b.status;
+  if (stillOnTheirWay(b)) return `${statusInWords(word, opts)}: ${num(b.inProgress!)} still on their way`;
   return statusInWords(b.status, opts);
 }
 export const KIND_STYLE: Record<string, string> = {

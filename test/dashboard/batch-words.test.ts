@@ -49,7 +49,14 @@ describe("a batch's status on its page", () => {
     expect(batchStatusText({ ...b, status: "done", inProgress: 0 })).toBe("Done");
     expect(batchStatusText({ ...b, status: "done", inProgress: 0 }, { district: true })).toBe("Finished");
     expect(batchStatusText({ ...b, redriven: 3_372, status: "running", inProgress: 2_052 })).toBe("Running: 3,372 of 30,000 handled");
-    expect(batchStatusText({ ...b, redriven: 832, status: "cancelled", inProgress: 5 })).toBe("Cancelled");
+    expect(batchStatusText({ ...b, redriven: 832, status: "cancelled", inProgress: 0 })).toBe("Cancelled");
+    expect(batchStatusText({ ...b, redriven: 832, status: "cancelled", inProgress: 0 }, { district: true })).toBe("Cancelled");
+  });
+
+  it("says a cancelled batch whose already moved deliveries are still being sent is still on its way, not just Cancelled", () => {
+    expect(batchStatusText({ ...b, redriven: 832, status: "cancelled", inProgress: 5 })).toBe("Cancelled: 5 still on their way");
+    // Not "Sending" for a district: nothing more of it is being sent again, only what already was.
+    expect(batchStatusText({ ...b, redriven: 832, status: "cancelled", inProgress: 5 }, { district: true })).toBe("Cancelled: 5 still on their way");
   });
 });
 
@@ -60,14 +67,17 @@ describe("a done batch still on its way, on its page and in the list", () => {
     expect(statusStyleKey({ status: "done", inProgress: 4 })).toBe("running");
     expect(stillOnTheirWay({ status: "done", inProgress: 0 })).toBe(false);
     expect(statusStyleKey({ status: "done", inProgress: 0 })).toBe("done");
-    // A cancelled batch's deliveries on their way are its page's line, not its status.
+    // A cancelled batch still on its way keeps the cancelled pill: it is not running.
+    expect(stillOnTheirWay({ status: "cancelled", inProgress: 5 })).toBe(true);
     expect(statusStyleKey({ status: "cancelled", inProgress: 5 })).toBe("cancelled");
+    expect(stillOnTheirWay({ status: "cancelled", inProgress: 0 })).toBe(false);
   });
 
-  it("reads the list's answer, where a running or cancelled batch's inProgress is not counted (null)", () => {
+  it("reads the list's answer, where a running batch's inProgress is not counted (null)", () => {
     expect(batchStatusText({ ...b, status: "done", inProgress: 4 })).toBe("Done: 4 still on their way");
     expect(batchStatusText({ ...b, status: "done", inProgress: 4 }, { district: true })).toBe("Sending: 4 still on their way");
-    expect(batchStatusText({ ...b, status: "cancelled", inProgress: null })).toBe("Cancelled");
+    expect(batchStatusText({ ...b, status: "cancelled", inProgress: 3 })).toBe("Cancelled: 3 still on their way");
+    expect(batchStatusText({ ...b, status: "cancelled", inProgress: 0 })).toBe("Cancelled");
     expect(stillOnTheirWay({ status: "running", inProgress: null })).toBe(false);
   });
 });

@@ -58,8 +58,8 @@ export function RedriveBatchesClient({
     queryFn: ({ signal }) => apiFetch(url, { signal }),
     initialData: initial,
     initialDataUpdatedAt: initialAt,
-    // What a row says changes as its batch goes. Running: 2 s, as its handled count moves. Done with deliveries still on their way: 5 s, as its page polls (each poll
-    // counts those batches' items, settleDoneBatches).
+    // What a row says changes as its batch goes. Running: 2 s, as its handled count moves. Done or cancelled with deliveries still on their way: 5 s, as its
+    // page polls (each poll counts those batches' items until the pacer settles them, settleFinishedBatches).
     refetchInterval: (query) => {
       const items = query.state.data?.items ?? [];
       return items.some((b) => b.status === "running") ? 2_000 : items.some(stillOnTheirWay) ? 5_000 : 15_000;
@@ -120,7 +120,7 @@ export function RedriveBatchesClient({
                   className={`whitespace-nowrap rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${STATUS_STYLE[statusStyleKey(b)] ?? ""}`}
                   data-testid="batch-status"
                 >
-                  {/* A running batch's count is the Progress column's; a done one says what is still on its way, as its page does. */}
+                  {/* A running batch's count is the Progress column's; a done or cancelled one says what is still on its way, as its page does. */}
                   {b.status === "running" ? statusInWords(b.status, { district }) : batchStatusText(b, { district })}
                 </span>
               </td>
