@@ -174,12 +174,14 @@ test("an engineer cancels a running redrive part-way from its page", async ({ pa
   // A second press while busy sends nothing more.
   await page.keyboard.press("Enter");
   release();
-  await expect(page.getByTestId("batch-status")).toHaveText("Cancelled");
+  // Nothing listens on port 9: what the batch moved before the cancel keeps retrying, and the status says so.
+  await expect(page.getByTestId("batch-status")).toHaveText(/^Cancelled(: \d+ still on their way)?$/);
   // The card is gone; focus is on the status that says the batch is cancelled, not back at the top of the page.
   await expect(page.getByTestId("batch-status")).toBeFocused();
   await page.unroute("**/api/v1/redrives/*/cancel");
   const redriven = Number(await page.getByTestId("stat-redriven").innerText());
   expect(redriven).toBeLessThan(30);
+  await expect(page.getByTestId("batch-status")).toHaveText(redriven > 0 ? `Cancelled: ${redriven} still on their way` : "Cancelled");
   await expect(page.getByTestId("stat-remaining")).toHaveText(String(30 - redriven));
   await expect(page.getByRole("button", { name: "Cancel this redrive…" })).toHaveCount(0);
 });
@@ -254,6 +256,90 @@ test("a redrive that queued everything faster than the endpoint takes it says wh
     await page.goto(`/redrives/${b.json.id}`);
     await expect(page.getByTestId("stat-delivered-since")).toHaveText("4", { timeout: 30_000 });
     await expect(page.getByTestId("batch-status")).toHaveText("Done");
+  } finally {
+    slow.closeAllConnections();
+    await new Promise((r) => slow.close(r));
+  }
+});
+
+test("a cancelled redrive whose moved deliveries the endpoint has not answered yet says they are still on their way, then Cancelled", async ({ page, request }) => {
+  test.setTimeout(120_000);
+  const run = Date.now().toString(36);
+  // A receiver of its own: 422 until the district fixes it, then it holds every request until the test lets it answer
+  // (a struggling endpoint the engineer stops the redrive against).
+  let fixed = false;
+  const held: http.ServerResponse[] = [];
+  const slow = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      if (!fixed) {
+        res.statusCode = 422;
+        res.end('{"error":"term_id is required"}');
+      } else held.push(res);
+    });
+  });
+  await new Promise<void>((r) => slow.listen(0, "127.0.0.1", r));
+  try {
+    const sub = await api(request, "POST", "/api/v1/subscriptions", {
+      id: `sub_cxslow_${run}`,
+      name: `Hamilton SIS ${run}`,
+      url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hooks`,
+      eventTypes: ["assignment.graded"],
+      tenant: `hamilton_${run}`,
+    });
+    expect(sub.status, JSON.stringify(sub.json)).toBe(201);
+    for (let i = 0; i < 10; i++)
+      expect(
+        (
+          await api(
+            request,
+            "POST",
+            "/api/v1/events",
+            { id: `evt_cxslow_${run}_${i}`, type: "assignment.graded", data: { n: i }, subject: { tenant: `hamilton_${run}` } },
+            "producer",
+          )
+        ).status,
+      ).toBe(202);
+    await expect(async () => {
+      const r = await api(request, "GET", `/api/v1/deliveries?subscriptionId=${sub.json.id}&state=dead_letter`, undefined, "support");
+      expect(r.json.items).toHaveLength(10);
+    }).toPass({ timeout: 30_000 });
+    fixed = true;
+    const b = await api(request, "POST", "/api/v1/redrives", { reason: `INC-${run} runaway`, ratePerSecond: 1, filter: { subscriptionId: sub.json.id } }, "engineer");
+    expect(b.status).toBe(201);
+    // A few are back in the queue, and the endpoint holds them: the engineer cancels the rest.
+    await expect(async () => {
+      const r = await api(request, "GET", `/api/v1/redrives/${b.json.id}`, undefined, "support");
+      expect(r.json.redriven).toBeGreaterThanOrEqual(2);
+    }).toPass({ timeout: 15_000 });
+    const c = await api(request, "POST", `/api/v1/redrives/${b.json.id}/cancel`, { reason: "the endpoint is struggling" }, "engineer");
+    expect(c.status, JSON.stringify(c.json)).toBe(200);
+    const moved: number = c.json.redriven;
+    expect(moved).toBeLessThan(10);
+
+    // Its page and the list say the moved ones are still being sent, in a cancelled batch's colours: it is not running.
+    await signIn(page, "engineer");
+    await page.goto(`/redrives/${b.json.id}`);
+    await expect(page.getByTestId("batch-status")).toHaveText(`Cancelled: ${moved} still on their way`);
+    await expect(page.getByTestId("batch-status")).toHaveClass(/bg-amber-100/);
+    await expect(page.getByTestId("stat-remaining")).toHaveText(String(10 - moved));
+    await page.goto("/redrives");
+    const row = page.getByTestId("batch-row").filter({ hasText: b.json.id });
+    await expect(row.getByTestId("batch-status")).toHaveText(`Cancelled: ${moved} still on their way`);
+    await expect(row.getByTestId("batch-status")).toHaveClass(/bg-amber-100/);
+    await expect.poll(() => held.length, { timeout: 15_000 }).toBeGreaterThan(0);
+    // The endpoint answers now, and every later request at once.
+    const answer = (res: http.ServerResponse) => {
+      res.statusCode = 204;
+      res.end();
+    };
+    held.splice(0).forEach(answer);
+    held.push = (...rs: http.ServerResponse[]) => (rs.forEach(answer), 0);
+    // The open list keeps polling while they are on their way, and says Cancelled once all are delivered.
+    await expect(row.getByTestId("batch-status")).toHaveText("Cancelled", { timeout: 30_000 });
+    await page.goto(`/redrives/${b.json.id}`);
+    await expect(page.getByTestId("stat-delivered-since")).toHaveText(String(moved), { timeout: 30_000 });
+    await expect(page.getByTestId("batch-status")).toHaveText("Cancelled");
   } finally {
     slow.closeAllConnections();
     await new Promise((r) => slow.close(r));
