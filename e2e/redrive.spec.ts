@@ -323,6 +323,7 @@ test("a cancelled redrive whose moved deliveries the endpoint has not answered y
     await expect(page.getByTestId("batch-status")).toHaveText(`Cancelled: ${moved} still on their way`);
     await expect(page.getByTestId("batch-status")).toHaveClass(/bg-amber-100/);
     await expect(page.getByTestId("stat-remaining")).toHaveText(String(10 - moved));
+    await shot(page, "redrive-cancelled-on-their-way-1280");
     await page.goto("/redrives");
     const row = page.getByTestId("batch-row").filter({ hasText: b.json.id });
     await expect(row.getByTestId("batch-status")).toHaveText(`Cancelled: ${moved} still on their way`);
