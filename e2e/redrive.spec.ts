@@ -5,7 +5,7 @@
 // worker (`start --workers 1`) delivers.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { expect, test } from "@playwright/test";
+import { expect, test, type APIRequestContext } from "@playwright/test";
 import { api, deliveryFor, revealed, signIn, tokenFor, turnPage } from "./helpers";
 import { closeE2eDb, e2eDb, settleDelivery, shot, whilePaused } from "./dashboard-seed";
 
@@ -186,49 +186,82 @@ test("an engineer cancels a running redrive part-way from its page", async ({ pa
   await expect(page.getByRole("button", { name: "Cancel this redrive…" })).toHaveCount(0);
 });
 
-test("a redrive that queued everything faster than the endpoint takes it says what is still on its way, then Done", async ({ page, request }) => {
-  test.setTimeout(120_000);
+/**
+ * A district's endpoint that answers 422 until the district fixes it, then holds every request until the test answers:
+ * `count` of its deliveries dead-lettered (the 422s), fixed, so what a redrive moves back is on its way until `answerAll`.
+ */
+async function heldEndpoint(request: APIRequestContext, o: { key: string; name: string; count: number }) {
   const run = Date.now().toString(36);
-  // A receiver of its own: 422 until the district fixes it, then it holds every request until the test lets it answer.
+  const tenant = `${o.key}_${run}`;
   let fixed = false;
+  let answering = false;
   const held: http.ServerResponse[] = [];
-  const slow = http.createServer((req, res) => {
+  const answer = (res: http.ServerResponse) => {
+    res.statusCode = 204;
+    res.end();
+  };
+  const server = http.createServer((req, res) => {
     req.resume();
     req.on("end", () => {
       if (!fixed) {
         res.statusCode = 422;
         res.end('{"error":"term_id is required"}');
-      } else held.push(res);
+      } else if (answering) answer(res);
+      else held.push(res);
     });
   });
-  await new Promise<void>((r) => slow.listen(0, "127.0.0.1", r));
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const close = async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  };
   try {
     const sub = await api(request, "POST", "/api/v1/subscriptions", {
-      id: `sub_slowrd_${run}`,
-      name: `Polk SIS ${run}`,
-      url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hooks`,
+      id: `sub_${o.key}_${run}`,
+      name: `${o.name} ${run}`,
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
       eventTypes: ["assignment.graded"],
-      tenant: `polk_${run}`,
+      tenant,
     });
     expect(sub.status, JSON.stringify(sub.json)).toBe(201);
-    for (let i = 0; i < 4; i++)
+    for (let i = 0; i < o.count; i++)
       expect(
-        (
-          await api(
-            request,
-            "POST",
-            "/api/v1/events",
-            { id: `evt_slowrd_${run}_${i}`, type: "assignment.graded", data: { n: i }, subject: { tenant: `polk_${run}` } },
-            "producer",
-          )
-        ).status,
+        (await api(request, "POST", "/api/v1/events", { id: `evt_${o.key}_${run}_${i}`, type: "assignment.graded", data: { n: i }, subject: { tenant } }, "producer"))
+          .status,
       ).toBe(202);
     await expect(async () => {
       const r = await api(request, "GET", `/api/v1/deliveries?subscriptionId=${sub.json.id}&state=dead_letter`, undefined, "support");
-      expect(r.json.items).toHaveLength(4);
+      expect(r.json.items).toHaveLength(o.count);
     }).toPass({ timeout: 30_000 });
     fixed = true;
-    const b = await api(request, "POST", "/api/v1/redrives", { reason: `INC-${run} fast`, ratePerSecond: 100, filter: { subscriptionId: sub.json.id } }, "engineer");
+    return {
+      run,
+      subscriptionId: sub.json.id as string,
+      held: () => held.length,
+      /** The endpoint answers what it holds now, and every later request at once. */
+      answerAll: () => {
+        answering = true;
+        held.splice(0).forEach(answer);
+      },
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+test("a redrive that queued everything faster than the endpoint takes it says what is still on its way, then Done", async ({ page, request }) => {
+  test.setTimeout(120_000);
+  const endpoint = await heldEndpoint(request, { key: "slowrd", name: "Polk SIS", count: 4 });
+  try {
+    const b = await api(
+      request,
+      "POST",
+      "/api/v1/redrives",
+      { reason: `INC-${endpoint.run} fast`, ratePerSecond: 100, filter: { subscriptionId: endpoint.subscriptionId } },
+      "engineer",
+    );
     expect(b.status).toBe(201);
 
     await signIn(page, "engineer");
@@ -243,69 +276,30 @@ test("a redrive that queued everything faster than the endpoint takes it says wh
     const row = page.getByTestId("batch-row").filter({ hasText: b.json.id });
     await expect(row.getByTestId("batch-status")).toHaveText("Done: 4 still on their way");
     await expect(row.getByTestId("batch-status")).toHaveClass(/bg-sky-100/);
-    await expect.poll(() => held.length, { timeout: 15_000 }).toBeGreaterThan(0);
-    // The endpoint answers now, and every later request at once.
-    const answer = (res: http.ServerResponse) => {
-      res.statusCode = 204;
-      res.end();
-    };
-    held.splice(0).forEach(answer);
-    held.push = (...rs: http.ServerResponse[]) => (rs.forEach(answer), 0);
+    await expect.poll(endpoint.held, { timeout: 15_000 }).toBeGreaterThan(0);
+    endpoint.answerAll();
     // The open list keeps polling while it is on its way, and says Done once all are delivered.
     await expect(row.getByTestId("batch-status")).toHaveText("Done", { timeout: 30_000 });
     await page.goto(`/redrives/${b.json.id}`);
     await expect(page.getByTestId("stat-delivered-since")).toHaveText("4", { timeout: 30_000 });
     await expect(page.getByTestId("batch-status")).toHaveText("Done");
   } finally {
-    slow.closeAllConnections();
-    await new Promise((r) => slow.close(r));
+    await endpoint.close();
   }
 });
 
 test("a cancelled redrive whose moved deliveries the endpoint has not answered yet says they are still on their way, then Cancelled", async ({ page, request }) => {
   test.setTimeout(120_000);
-  const run = Date.now().toString(36);
-  // A receiver of its own: 422 until the district fixes it, then it holds every request until the test lets it answer
-  // (a struggling endpoint the engineer stops the redrive against).
-  let fixed = false;
-  const held: http.ServerResponse[] = [];
-  const slow = http.createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
-      if (!fixed) {
-        res.statusCode = 422;
-        res.end('{"error":"term_id is required"}');
-      } else held.push(res);
-    });
-  });
-  await new Promise<void>((r) => slow.listen(0, "127.0.0.1", r));
+  // A struggling endpoint the engineer stops the redrive against.
+  const endpoint = await heldEndpoint(request, { key: "cxslow", name: "Hamilton SIS", count: 10 });
   try {
-    const sub = await api(request, "POST", "/api/v1/subscriptions", {
-      id: `sub_cxslow_${run}`,
-      name: `Hamilton SIS ${run}`,
-      url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hooks`,
-      eventTypes: ["assignment.graded"],
-      tenant: `hamilton_${run}`,
-    });
-    expect(sub.status, JSON.stringify(sub.json)).toBe(201);
-    for (let i = 0; i < 10; i++)
-      expect(
-        (
-          await api(
-            request,
-            "POST",
-            "/api/v1/events",
-            { id: `evt_cxslow_${run}_${i}`, type: "assignment.graded", data: { n: i }, subject: { tenant: `hamilton_${run}` } },
-            "producer",
-          )
-        ).status,
-      ).toBe(202);
-    await expect(async () => {
-      const r = await api(request, "GET", `/api/v1/deliveries?subscriptionId=${sub.json.id}&state=dead_letter`, undefined, "support");
-      expect(r.json.items).toHaveLength(10);
-    }).toPass({ timeout: 30_000 });
-    fixed = true;
-    const b = await api(request, "POST", "/api/v1/redrives", { reason: `INC-${run} runaway`, ratePerSecond: 1, filter: { subscriptionId: sub.json.id } }, "engineer");
+    const b = await api(
+      request,
+      "POST",
+      "/api/v1/redrives",
+      { reason: `INC-${endpoint.run} runaway`, ratePerSecond: 1, filter: { subscriptionId: endpoint.subscriptionId } },
+      "engineer",
+    );
     expect(b.status).toBe(201);
     // A few are back in the queue, and the endpoint holds them: the engineer cancels the rest.
     await expect(async () => {
@@ -328,22 +322,15 @@ test("a cancelled redrive whose moved deliveries the endpoint has not answered y
     const row = page.getByTestId("batch-row").filter({ hasText: b.json.id });
     await expect(row.getByTestId("batch-status")).toHaveText(`Cancelled: ${moved} still on their way`);
     await expect(row.getByTestId("batch-status")).toHaveClass(/bg-amber-100/);
-    await expect.poll(() => held.length, { timeout: 15_000 }).toBeGreaterThan(0);
-    // The endpoint answers now, and every later request at once.
-    const answer = (res: http.ServerResponse) => {
-      res.statusCode = 204;
-      res.end();
-    };
-    held.splice(0).forEach(answer);
-    held.push = (...rs: http.ServerResponse[]) => (rs.forEach(answer), 0);
+    await expect.poll(endpoint.held, { timeout: 15_000 }).toBeGreaterThan(0);
+    endpoint.answerAll();
     // The open list keeps polling while they are on their way, and says Cancelled once all are delivered.
     await expect(row.getByTestId("batch-status")).toHaveText("Cancelled", { timeout: 30_000 });
     await page.goto(`/redrives/${b.json.id}`);
     await expect(page.getByTestId("stat-delivered-since")).toHaveText(String(moved), { timeout: 30_000 });
     await expect(page.getByTestId("batch-status")).toHaveText("Cancelled");
   } finally {
-    slow.closeAllConnections();
-    await new Promise((r) => slow.close(r));
+    await endpoint.close();
   }
 });
 
