@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "../helpers/db";
 import { createSub, seedEvents, startDbRelay, startReceiver, waitFor, type Receiver } from "../helpers/worker-helpers";
 
@@ -30,6 +30,9 @@ beforeAll(async () => {
     res.writeHead(204).end();
   });
 });
+// A test's slow receiver ends with it. What a test leaves due (a delivery released at shutdown) is claimed by the next
+// test's worker, which would otherwise wait on it for its whole grace period (20 s of the SIGINT-then-SIGTERM test).
+afterEach(() => delays.clear());
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
   await r?.close();
