@@ -2,6 +2,7 @@
 // vocabulary: what the batch does to each item, and its window or filter.
 import { describeFilter } from "./describe-filter";
 import { noun, num } from "@/lib/words";
+import { isFinishedBatch } from "@/lib/ledger/states";
 
 /** Batches a page of the Redrives page lists; Next and Previous page through the rest. */
 export const BATCHES_SHOWN = 100;
@@ -30,7 +31,7 @@ export function statusInWords(status: string, opts: { district?: boolean } = {})
  * null: not counted (the list's running batches).
  */
 export function stillOnTheirWay(b: { status: string; inProgress: number | null }): boolean {
-  return (b.status === "done" || b.status === "cancelled") && (b.inProgress ?? 0) > 0;
+  return isFinishedBatch(b.status) && (b.inProgress ?? 0) > 0;
 }
 
 /**

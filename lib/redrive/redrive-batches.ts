@@ -17,6 +17,7 @@ import type { DeliveryView } from "../api/views";
 import type { RedriveSample } from "../ledger/read/types";
 import { DELIVERIES_CHANNEL, REDRIVES_CHANNEL } from "./sql";
 import { getDelivery } from "../ledger/sql/get-delivery";
+import { isFinishedBatch } from "../ledger/states";
 import { retryNow } from "../ledger/sql/retry-now";
 import { countBatchProgress, countInProgress } from "../ledger/sql/recover";
 import { countHeldMatches, countRedriveMatches, redriveDeliveries, sampleRedriveMatches, snapshotRedriveItems } from "../ledger/sql/redrive";
@@ -419,12 +420,13 @@ export async function listRedriveBatchPage(prisma: PrismaClient, input: TListRed
   // What is still on its way, counted for the done and cancelled batches the pacer has not settled yet only (a cancel
   // stops the pacer, not the deliveries it already moved): counting it for every listed batch would join each one's
   // items (up to 50,000) to deliveries on every poll.
-  const finished = (b: RedriveBatch) => b.status === "done" || b.status === "cancelled";
   const inProgress = await countInProgress(
     ledgerDb(),
-    found.filter((b) => finished(b) && !b.settledAt).map((b) => b.id),
+    found.filter((b) => isFinishedBatch(b.status) && !b.settledAt).map((b) => b.id),
   );
-  const full = new Map(found.map((b): [string, RedriveBatchListItem] => [b.id, { ...toBatchView(b), inProgress: finished(b) ? (inProgress.get(b.id) ?? 0) : null }]));
+  const full = new Map(
+    found.map((b): [string, RedriveBatchListItem] => [b.id, { ...toBatchView(b), inProgress: isFinishedBatch(b.status) ? (inProgress.get(b.id) ?? 0) : null }]),
+  );
   // An empty page (a cursor past the end) has no batch to stand next to: no cursors.
   const first = page[0];
   const last = page[page.length - 1];

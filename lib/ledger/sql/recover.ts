@@ -210,7 +210,8 @@ export async function settleFinishedBatches(
   const looked = await queryRows<{ id: string; at: string; settled: boolean }>(
     db,
     sql`WITH cand AS (
-          -- Written as the partial index redrive_batches_unsettled's predicate, so the planner sees it covers it.
+          -- Written as the partial index redrive_batches_unsettled's predicate, so the planner sees it covers it, with
+          -- the statuses of FINISHED_BATCH_STATUSES (lib/ledger/states.ts); test/codebase/finished-batch-statuses.test.ts holds the three together.
           SELECT b.id, b.finished_at, b.settle_seq FROM redrive_batches b
            WHERE b.status IN ('done', 'cancelled') AND b.settled_at IS NULL ${after}
            ORDER BY b.finished_at, b.id LIMIT ${opts.limit}::int
