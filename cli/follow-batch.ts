@@ -22,6 +22,8 @@ export async function followBatch(
   text: FollowText,
 ): Promise<number> {
   const { getRedriveBatch } = await import("../lib/redrive/redrive-batches");
+  // The batch's page's words (no React in them), so the terminal and the page say the same.
+  const { batchStatusText, stillOnTheirWay } = await import("../components/redrive/batch-kind");
   console.log(
     `Batch ${batch.id}${text.kind ? ` (${batch.kind})` : ""}: ${batch.matched} at ${batch.ratePerSecond}/s (about ${Math.ceil(batch.matched / batch.ratePerSecond)} s), by ${actor}, reason "${batch.reason}".`,
   );
@@ -56,7 +58,12 @@ export async function followBatch(
         ` | delivered since ${p.deliveredSince}, ${text.failed} ${p.failedAgain}`;
       if (line !== last) console.log(line);
       last = line;
-      if (p.status !== "running") return p.status === "done" ? 0 : 1;
+      if (p.status !== "running") {
+        // Done or cancelled once the pacer stops moving items, not once they are sent: what it moved may still be queued
+        // or waiting for the endpoint's answer, and "done" or "cancelled" alone would say otherwise.
+        if (stillOnTheirWay(p)) console.log(`${batchStatusText(p)} (they are sent as usual; follow them on /redrives/${batch.id})`);
+        return p.status === "done" ? 0 : 1;
+      }
       if (interrupted) {
         console.log(`Stopped following. Batch ${batch.id} goes on in the workers; cancel it on /redrives/${batch.id} or POST /api/v1/redrives/${batch.id}/cancel.`);
         return 130;

@@ -55,6 +55,8 @@ describe("hookledger recover", () => {
     expect(r.code, r.stderr + r.stdout).toBe(0);
     expect(r.stdout).toMatch(/Batch rdb_\w+ \(recover\): 12 at 50\/s/);
     expect(r.stdout).toMatch(/done\s+sent again 12\/12, skipped 0, remaining 0/);
+    // Every one back in the queue and none sent (no worker here): the CLI says so in the batch page's words.
+    expect(r.stdout).toMatch(/^Done: 12 still on their way \(they are sent as usual; follow them on \/redrives\/rdb_\w+\)$/m);
     const { rows } = await db.pool.query("SELECT state, next_trigger, count(*)::int AS n FROM deliveries GROUP BY 1, 2");
     expect(rows).toEqual([{ state: "pending", next_trigger: "resend", n: 12 }]);
     const audit = await db.pool.query("SELECT actor FROM audit_entries WHERE action = 'recover.create'");
@@ -73,6 +75,7 @@ describe("hookledger backfill", () => {
     const r = await cli("backfill", "--subscription", "sub_new", "--since", "1h", "--reason", "ONBOARD-88", "--rate", "100");
     expect(r.code, r.stderr + r.stdout).toBe(0);
     expect(r.stdout).toMatch(/done\s+created 12\/12/);
+    expect(r.stdout).toMatch(/^Done: 12 still on their way \(they are sent as usual; follow them on \/redrives\/rdb_\w+\)$/m);
     const n = async () => (await db.pool.query("SELECT count(*)::int AS n FROM deliveries WHERE subscription_id = 'sub_new'")).rows[0].n;
     expect(await n()).toBe(12);
     const before = await tableCounts(db.pool);

@@ -5,6 +5,9 @@ import { runCli } from "../helpers/cli-run";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "../helpers/db";
 import { seedDeadLetters, seedSubscription } from "../helpers/redrive-helpers";
+import { createSub, startReceiver, waitFor, worker } from "../helpers/worker-helpers";
+import { cancelRedriveBatch } from "../../lib/redrive/redrive-batches";
+import { SYSTEM } from "../../lib/auth/principal";
 
 let db: TestDb;
 
@@ -74,7 +77,7 @@ describe("hookledger redrive", () => {
     expect(typo.stderr).toMatch(/--dead-letter-reason.*exhaustd.*exhausted/s);
   });
 
-  it("redrives the matched set, printing the count then progress until done; audited as the CLI user", async () => {
+  it("redrives the matched set, printing the count then progress until done, and that what it moved is still on its way; audited as the CLI user", async () => {
     const r = await cli(
       "redrive",
       "--subscription",
@@ -92,7 +95,10 @@ describe("hookledger redrive", () => {
     const lines = r.stdout.trim().split("\n");
     expect(lines[0]).toBe("Matched 4 dead-lettered deliveries.");
     expect(r.stdout).toMatch(/Batch rdb_\w+: 4 at 50\/s/);
-    expect(lines[lines.length - 1]).toMatch(/^done\s+redriven 4\/4, skipped 0, remaining 0/);
+    // Done means every item is back in the queue, not sent: no worker sends here, so all four are still queued.
+    const id = /Batch (rdb_\w+)/.exec(r.stdout)![1];
+    expect(lines[lines.length - 1]).toBe(`Done: 4 still on their way (they are sent as usual; follow them on /redrives/${id})`);
+    expect(lines[lines.length - 2]).toMatch(/^done\s+redriven 4\/4, skipped 0, remaining 0/);
     expect(
       Number(
         (await db.pool.query("SELECT count(*) FROM deliveries WHERE subscription_id = 'sub_lincoln' AND state = 'pending' AND next_trigger = 'redrive'")).rows[0].count,
@@ -134,5 +140,40 @@ describe("hookledger redrive", () => {
     const r = await cli("redrive", "--subscription", "sub_jefferson", "--reason", "INC-1");
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/paused.*Resume it first/);
+  });
+});
+
+describe("hookledger redrive, cancelled while the endpoint holds what it moved", () => {
+  it("ends with the batch page's words: Cancelled, and how many of its deliveries are still on their way", async () => {
+    // The endpoint takes what the batch moves and answers nothing until the test lets it.
+    let answer = () => {};
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const receiver = await startReceiver(async (_req, res) => {
+      await answered;
+      res.statusCode = 204;
+      res.end();
+    });
+    await createSub(db.pool, { id: "sub_held", url: receiver.url });
+    await seedDeadLetters(db, { subscriptionId: "sub_held", n: 5, prefix: "evt_held_" });
+    const w = worker(db.url);
+    try {
+      // At 1 a second the CLI's pacer moves one item at a time; the worker sends it and the endpoint holds it.
+      const run = cli("redrive", "--subscription", "sub_held", "--reason", "INC-2233 held", "--rate", "1");
+      await waitFor(async () => receiver.received.length > 0, 30_000, "the endpoint to hold a moved delivery");
+      const { id } = await db.prisma.redriveBatch.findFirstOrThrow({ where: { reason: "INC-2233 held" } });
+      await cancelRedriveBatch(db.prisma, { id, principal: SYSTEM, reason: "INC-2233 wrong filter" });
+      const r = await run;
+      expect(r.code, r.stderr + r.stdout).toBe(1);
+      // Everything it moved is held (being sent) or queued behind it: none was answered.
+      const { redriven } = await db.prisma.redriveBatch.findUniqueOrThrow({ where: { id } });
+      expect(redriven).toBeGreaterThan(0);
+      const lines = r.stdout.trim().split("\n");
+      expect(lines[lines.length - 1]).toBe(`Cancelled: ${redriven} still on their way (they are sent as usual; follow them on /redrives/${id})`);
+      expect(lines[lines.length - 2]).toMatch(new RegExp(`^cancelled\\s+redriven ${redriven}/5`));
+    } finally {
+      answer();
+      await w.stop();
+      await receiver.close();
+    }
   });
 });
