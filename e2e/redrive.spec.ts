@@ -7,7 +7,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect, test, type APIRequestContext } from "@playwright/test";
 import { api, deliveryFor, revealed, signIn, tokenFor, turnPage } from "./helpers";
-import { closeE2eDb, e2eDb, settleDelivery, shot, whilePaused } from "./dashboard-seed";
+import { bothWidths, closeE2eDb, e2eDb, settleDelivery, shot, whilePaused } from "./dashboard-seed";
 
 let answer = 422;
 const seen = new Map<string, number>();
@@ -317,7 +317,9 @@ test("a cancelled redrive whose moved deliveries the endpoint has not answered y
     await expect(page.getByTestId("batch-status")).toHaveText(`Cancelled: ${moved} still on their way`);
     await expect(page.getByTestId("batch-status")).toHaveClass(/bg-amber-100/);
     await expect(page.getByTestId("stat-remaining")).toHaveText(String(10 - moved));
-    await shot(page, "redrive-cancelled-on-their-way-1280");
+    // At a phone's width too, with no sideways scroll, while they are still on their way (the endpoint holds them).
+    await bothWidths(page, "redrive-cancelled-on-their-way");
+    await expect(page.getByTestId("batch-status")).toHaveText(`Cancelled: ${moved} still on their way`);
     await page.goto("/redrives");
     const row = page.getByTestId("batch-row").filter({ hasText: b.json.id });
     await expect(row.getByTestId("batch-status")).toHaveText(`Cancelled: ${moved} still on their way`);
