@@ -317,6 +317,8 @@ test("a cancelled redrive whose moved deliveries the endpoint has not answered y
     await expect(page.getByTestId("batch-status")).toHaveText(`Cancelled: ${moved} still on their way`);
     await expect(page.getByTestId("batch-status")).toHaveClass(/bg-amber-100/);
     await expect(page.getByTestId("stat-remaining")).toHaveText(String(10 - moved));
+    // The count's caption names the case in sight: held by the endpoint, they are being sent.
+    await expect(page.getByTestId("stat-in-progress").locator("..")).toContainText("queued, being sent or retrying");
     // At a phone's width too, with no sideways scroll, while they are still on their way (the endpoint holds them).
     await bothWidths(page, "redrive-cancelled-on-their-way");
     await expect(page.getByTestId("batch-status")).toHaveText(`Cancelled: ${moved} still on their way`);

@@ -207,7 +207,7 @@ export function RedriveBatchClient({
           <Stat name="Skipped" value={b.skipped} hint={skippedHint(b)} />
           <Stat name="Remaining" value={b.remaining} />
           <Stat name="Delivered since" value={b.deliveredSince} tone="text-emerald-800" />
-          <Stat name="In progress" value={b.inProgress} hint="queued or retrying" />
+          <Stat name="In progress" value={b.inProgress} hint="queued, being sent or retrying" />
           <Stat
             name="Failed again"
             value={b.failedAgain}
