@@ -39,7 +39,7 @@ export async function tokenFor(role: Role): Promise<string> {
  * earlier specs, and the worker's retries of them took half a core for the rest of the run. Such a subscription takes
  * a type of its spec's own (`focus.graded_${run}`); a district's (with a tenant) only ever gets its district's events.
  */
-const SHARED_TYPES = ["assignment.graded", "*"];
+export const SHARED_TYPES = ["assignment.graded", "*"];
 
 export async function api(request: APIRequestContext, method: "GET" | "POST" | "PATCH", path: string, body?: unknown, role: Role = "admin") {
   if (method === "POST" && path.split("?")[0] === "/api/v1/subscriptions") {

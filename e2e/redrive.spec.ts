@@ -149,6 +149,8 @@ test("an engineer cancels a running redrive part-way from its page", async ({ pa
   await expect(page.getByTestId("batch-status")).toContainText("Running");
   // By keyboard: the question takes focus as it opens, and the pressed button keeps it while the cancel is on its way
   // (held for a second here), busy rather than disabled.
+  // Live once React has hydrated the page (disabled until then): a focus before that lands nowhere.
+  await expect(page.getByRole("button", { name: "Cancel this redrive…" })).toBeEnabled();
   await page.getByRole("button", { name: "Cancel this redrive…" }).focus();
   await page.keyboard.press("Enter");
   await expect(page.getByRole("alertdialog")).toBeFocused();
@@ -504,6 +506,7 @@ test("Resume deliveries on a paused subscription's note keeps the keyboard's foc
   });
   const pressResume = async (note: ReturnType<typeof page.getByTestId>) => {
     const resume = note.getByRole("button", { name: /^(Resume deliveries|Resuming…)$/ });
+    await expect(resume).toBeEnabled();
     await resume.focus();
     await page.keyboard.press("Enter");
     await expect(resume).toHaveText("Resuming…");
