@@ -5,7 +5,7 @@
 import { afterAll, expect, it } from "vitest";
 import type pg from "pg";
 import { asBefore, databaseBefore, type MigrationDb } from "../helpers/migration-db";
-import { settleFinishedBatches } from "../../lib/ledger/sql/recover";
+import { settleEveryFinishedBatch } from "../helpers/redrive-helpers";
 
 let mdb: MigrationDb | undefined;
 
@@ -67,15 +67,8 @@ it("migration 0051_redrive_batch_settled_cancelled keeps every batch and item; c
   expect(plan, plan).toMatch(/Index (Only )?Scan using redrive_batches_unsettled/);
 
   // Rounds of 50 until every finished batch not yet settled has been looked at.
-  const db = c as unknown as pg.Pool;
   const settledBefore = (await c.query(`SELECT id, settled_at::text FROM redrive_batches WHERE settled_at IS NOT NULL ORDER BY id`)).rows;
-  let after: { at: string; id: string } | null = null;
-  for (let round = 0; round < 10; round++) {
-    const { looked } = await settleFinishedBatches(db, { after, limit: 50 });
-    const last = looked.at(-1);
-    if (looked.length < 50 || !last) break;
-    after = { at: last.at, id: last.id };
-  }
+  await settleEveryFinishedBatch(c as unknown as pg.Pool, 50);
   const { rows } = await c.query(`SELECT id, status, settled_at IS NOT NULL AS settled FROM redrive_batches`);
   // Every cancelled batch settles but 2 (its moved delivery pending) and 299 (retrying); the done ones all settle.
   const unsettled = (status: string) => rows.filter((r) => r.status === status && !r.settled).map((r) => r.id);

@@ -4,7 +4,7 @@
 import { afterAll, expect, it } from "vitest";
 import type pg from "pg";
 import { asBefore, databaseBefore, type MigrationDb } from "../helpers/migration-db";
-import { settleFinishedBatches } from "../../lib/ledger/sql/recover";
+import { settleEveryFinishedBatch } from "../helpers/redrive-helpers";
 
 let mdb: MigrationDb | undefined;
 
@@ -53,14 +53,7 @@ it("migration 0050_redrive_batch_settled keeps every batch and item; done batche
   expect(plan, plan).toMatch(/Index (Only )?Scan using redrive_batches_unsettled/);
 
   // Rounds of 50 until every done batch has been looked at: all settle but 1 (pending) and 298 (retrying).
-  const db = c as unknown as pg.Pool;
-  let after: { at: string; id: string } | null = null;
-  for (let round = 0; round < 10; round++) {
-    const { looked } = await settleFinishedBatches(db, { after, limit: 50 });
-    const last = looked.at(-1);
-    if (looked.length < 50 || !last) break;
-    after = { at: last.at, id: last.id };
-  }
+  await settleEveryFinishedBatch(c as unknown as pg.Pool, 50);
   const { rows } = await c.query(`SELECT id, status, settled_at IS NOT NULL AS settled FROM redrive_batches`);
   const unsettledDone = rows.filter((r) => r.status === "done" && !r.settled).map((r) => r.id);
   expect(unsettledDone.sort()).toEqual(["rdb_m1", "rdb_m298"]);

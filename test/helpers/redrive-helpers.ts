@@ -4,6 +4,8 @@
 import type { TestDb } from "./db";
 import { SYSTEM } from "../../lib/auth/principal";
 import { createSubscription } from "../../lib/subscriptions/manage-subscriptions";
+import type { LedgerDb } from "../../lib/ledger/read/db";
+import { settleFinishedBatches, type SettleCursor } from "../../lib/ledger/sql/recover";
 
 export async function seedSubscription(db: TestDb, id: string, url = `https://${id}.example.test/hooks`, state: "active" | "paused" | "disabled" = "active") {
   await createSubscription(db.prisma, { id, name: `${id} SIS`, url, eventTypes: ["assignment.graded"] }, SYSTEM);
@@ -54,4 +56,19 @@ export async function seedDeadLetters(
     [ids, opts.subscriptionId, opts.statusCode ?? 422, opts.errorClass ?? "http_4xx", opts.reason ?? "permanent", at.toISOString()],
   );
   return rows.map((r) => r.id);
+}
+
+/**
+ * The pacer's settle rounds, `perRound` batches each, from the oldest finished batch not yet settled until every one has
+ * been looked at once (a round that looks at fewer than `perRound` is the last), in at most 10 rounds: a cursor that did
+ * not move on would otherwise loop for ever, and the caller's assertions say what was left.
+ */
+export async function settleEveryFinishedBatch(db: LedgerDb, perRound: number): Promise<void> {
+  let after: SettleCursor | null = null;
+  for (let round = 0; round < 10; round++) {
+    const { looked } = await settleFinishedBatches(db, { after, limit: perRound });
+    const last = looked.at(-1);
+    if (looked.length < perRound || !last) return;
+    after = { at: last.at, id: last.id };
+  }
 }
