@@ -5,7 +5,7 @@
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { createSub, seedEvents } from "../helpers/worker-helpers";
-import { databaseBefore, type MigrationDb } from "../helpers/migration-db";
+import { databaseBefore, tableRows, type MigrationDb } from "../helpers/migration-db";
 
 let mdb: MigrationDb | undefined;
 let pool: pg.Pool | undefined;
@@ -22,15 +22,12 @@ describe("migration 0017_endpoint_auth", () => {
     await createSub(pool, { id: "sub_old_a", url: "https://a.example.test/h" });
     await createSub(pool, { id: "sub_old_b", url: "https://b.example.test/h", state: "paused" });
     await seedEvents(pool, "evt_old_", 50, ["sub_old_a", "sub_old_b"]);
-    const snapshot = async () =>
-      (
-        await pool!.query(
-          `SELECT (SELECT json_agg(s ORDER BY id) FROM (SELECT id, name, url, state, event_types, retry_policy, created_at FROM subscriptions) s) AS subs,
-                  (SELECT json_agg(x ORDER BY id) FROM (SELECT id, subscription_id, secret FROM subscription_secrets) x) AS secrets,
-                  (SELECT count(*) FROM events)::int AS events,
-                  (SELECT json_agg(d ORDER BY id) FROM (SELECT id, state, delivery_key, subscription_id, event_id FROM deliveries) d) AS deliveries`,
-        )
-      ).rows[0];
+    const snapshot = async () => ({
+      subs: await tableRows(pool!, "subscriptions", ["id"], ["id", "name", "url", "state", "event_types", "retry_policy", "created_at"]),
+      secrets: await tableRows(pool!, "subscription_secrets", ["id"], ["id", "subscription_id", "secret"]),
+      events: (await pool!.query("SELECT count(*)::int AS n FROM events")).rows[0].n,
+      deliveries: await tableRows(pool!, "deliveries", ["id"], ["id", "state", "delivery_key", "subscription_id", "event_id"]),
+    });
     const before = await snapshot();
     expect(before.events).toBe(50);
     expect(before.deliveries).toHaveLength(100);

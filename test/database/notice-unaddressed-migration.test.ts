@@ -2,7 +2,7 @@
 // pending digest): every row keeps its values, and the new checks hold a notice
 // to nobody to the 'unaddressed' status and the reverse.
 import { afterAll, describe, expect, it } from "vitest";
-import { databaseBefore, type MigrationDb } from "../helpers/migration-db";
+import { databaseBefore, tableRows, type MigrationDb } from "../helpers/migration-db";
 
 let mdb: MigrationDb | undefined;
 
@@ -23,7 +23,7 @@ describe("migration 0048_notice_without_contacts", () => {
               CASE WHEN g % 4 = 2 THEN 'refused' END, CASE WHEN g % 4 = 1 THEN now() END, NULL, 0
          FROM generate_series(1, 400) g`,
     );
-    const rows = async () => (await c.query(`SELECT json_agg(n ORDER BY id) AS rows FROM notifications n`)).rows[0].rows;
+    const rows = () => tableRows(c, "notifications", ["id"]);
     const before = await rows();
     expect(before).toHaveLength(400);
 

@@ -4,7 +4,7 @@
 // never look at a running one.
 import { afterAll, expect, it } from "vitest";
 import type pg from "pg";
-import { asBefore, databaseBefore, type MigrationDb } from "../helpers/migration-db";
+import { asBefore, databaseBefore, tableRows, type MigrationDb } from "../helpers/migration-db";
 import { settleEveryFinishedBatch } from "../helpers/redrive-helpers";
 
 let mdb: MigrationDb | undefined;
@@ -47,8 +47,8 @@ it("migration 0051_redrive_batch_settled_cancelled keeps every batch and item; c
       CROSS JOIN LATERAL (SELECT CASE WHEN (g, s) = (2, 1) THEN 'pending' WHEN (g, s) = (299, 1) THEN 'scheduled'
                                       WHEN g % 3 = 2 AND s = 2 THEN 'dead_letter' ELSE 'delivered' END AS state) x`,
   );
-  const batches = async () => (await c.query(`SELECT json_agg(b ORDER BY id) AS rows FROM redrive_batches b`)).rows[0].rows;
-  const items = async () => (await c.query(`SELECT json_agg(i ORDER BY batch_id, seq) AS rows FROM redrive_batch_items i`)).rows[0].rows;
+  const batches = () => tableRows(c, "redrive_batches", ["id"]);
+  const items = () => tableRows(c, "redrive_batch_items", ["batch_id", "seq"]);
   const before = { batches: await batches(), items: await items() };
   expect(before.batches).toHaveLength(300);
   expect(before.items).toHaveLength(600);

@@ -3,7 +3,7 @@
 // settle the done batches none of whose deliveries is on its way, through the new index, and leave the others.
 import { afterAll, expect, it } from "vitest";
 import type pg from "pg";
-import { asBefore, databaseBefore, type MigrationDb } from "../helpers/migration-db";
+import { asBefore, databaseBefore, tableRows, type MigrationDb } from "../helpers/migration-db";
 import { settleEveryFinishedBatch } from "../helpers/redrive-helpers";
 
 let mdb: MigrationDb | undefined;
@@ -35,8 +35,8 @@ it("migration 0050_redrive_batch_settled keeps every batch and item; done batche
             CASE WHEN (g, s) IN ((298, 2), (1, 1)) THEN NULL ELSE now() END, now()
        FROM generate_series(1, 300) g, generate_series(1, 2) s`,
   );
-  const batches = async () => (await c.query(`SELECT json_agg(b ORDER BY id) AS rows FROM redrive_batches b`)).rows[0].rows;
-  const items = async () => (await c.query(`SELECT json_agg(i ORDER BY batch_id, seq) AS rows FROM redrive_batch_items i`)).rows[0].rows;
+  const batches = () => tableRows(c, "redrive_batches", ["id"]);
+  const items = () => tableRows(c, "redrive_batch_items", ["batch_id", "seq"]);
   const before = { batches: await batches(), items: await items() };
   expect(before.batches).toHaveLength(300);
   expect(before.items).toHaveLength(600);

@@ -3,7 +3,7 @@
 // and the notifier's look for overlaps ending within the day then reads them
 // through the new index.
 import { afterAll, expect, it } from "vitest";
-import { asBefore, databaseBefore, type MigrationDb } from "../helpers/migration-db";
+import { asBefore, databaseBefore, tableRows, type MigrationDb } from "../helpers/migration-db";
 
 let mdb: MigrationDb | undefined;
 
@@ -24,7 +24,7 @@ it("migration 0049_secret_overlap_ending keeps every secret, and overlaps ending
      UNION ALL SELECT 'sec_old_' || g, 'sub_' || g, 'sealed', now() - interval '30 days' FROM generate_series(1, 2000, 10) g
      UNION ALL SELECT 'sec_ending_' || g, 'sub_' || g, 'sealed', now() + make_interval(hours => g) FROM generate_series(1, 3) g`,
   );
-  const snapshot = async () => (await c.query(`SELECT json_agg(s ORDER BY id) AS rows FROM subscription_secrets s`)).rows[0].rows;
+  const snapshot = () => tableRows(c, "subscription_secrets", ["id"]);
   const before = await snapshot();
   expect(before).toHaveLength(2203);
 

@@ -4,7 +4,7 @@
 // order the list's own statement gives them.
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { asBefore, databaseBefore, type MigrationDb } from "../helpers/migration-db";
+import { asBefore, databaseBefore, tableRows, type MigrationDb } from "../helpers/migration-db";
 
 let mdb: MigrationDb | undefined;
 let pool: pg.Pool | undefined;
@@ -26,7 +26,7 @@ describe("migration 0038_subscription_list_orders", () => {
               now() - make_interval(days => g), CASE WHEN g % 10 = 0 THEN now() END, CASE WHEN g % 10 = 0 THEN 'old' END, CASE WHEN g % 10 = 0 THEN 'test' END
          FROM generate_series(1, 3000) g`,
     );
-    const snapshot = async () => (await pool!.query(`SELECT json_agg(s ORDER BY id) AS rows FROM subscriptions s`)).rows[0].rows;
+    const snapshot = () => tableRows(pool!, "subscriptions", ["id"]);
     const before = await snapshot();
     expect(before).toHaveLength(3000);
 

@@ -77,3 +77,21 @@ export function asBefore(before: Record<string, unknown>[], after: Record<string
     return Object.fromEntries(Object.entries(r).filter(([k]) => kept.has(k)));
   });
 }
+
+/**
+ * Every row of `table` as JSON, ordered by `orderBy` (the table's key, so two reads line up row for row), with
+ * `columns` only when given: what a migration test reads before `applyRest()` and compares after. An empty table
+ * reads as []. The names are quoted as identifiers.
+ */
+export async function tableRows(
+  client: pg.ClientBase | pg.Pool,
+  table: string,
+  orderBy: readonly [string, ...string[]],
+  columns?: readonly string[],
+): Promise<Record<string, unknown>[]> {
+  const id = (name: string) => pg.escapeIdentifier(name);
+  const select = columns ? columns.map(id).join(", ") : "*";
+  const order = orderBy.map((c) => `r.${id(c)}`).join(", ");
+  const { rows } = await client.query(`SELECT coalesce(json_agg(r ORDER BY ${order}), '[]') AS rows FROM (SELECT ${select} FROM ${id(table)}) r`);
+  return rows[0].rows;
+}
