@@ -2,7 +2,7 @@
 // vocabulary: what the batch does to each item, and its window or filter.
 import { describeFilter } from "./describe-filter";
 import { noun, num } from "@/lib/words";
-import { isFinishedBatch } from "@/lib/ledger/states";
+import { isFinishedBatch, type BatchStatus } from "@/lib/ledger/states";
 
 /** Batches a page of the Redrives page lists; Next and Previous page through the rest. */
 export const BATCHES_SHOWN = 100;
@@ -14,10 +14,10 @@ export const KIND_VERB: Record<string, string> = { redrive: "redriven", recover:
 export const KIND_WORDS: Record<string, string> = { redrive: "Dead letters", recover: "A period's deliveries", backfill: "Earlier events" };
 /** What a moved item is called in each kind, in a district's words. */
 export const KIND_VERB_WORDS: Record<string, string> = { redrive: "sent again", recover: "sent again", backfill: "created" };
-/** A batch's status as the batch's page says it (its API's running, done or cancelled). */
-const STATUS_LABEL: Record<string, string> = { running: "Running", done: "Done", cancelled: "Cancelled" };
+/** A batch's status as the batch's page says it (its API's running, done or cancelled); a status without words is a type error. */
+const STATUS_LABEL: Record<string, string> = { running: "Running", done: "Done", cancelled: "Cancelled" } satisfies Record<BatchStatus, string>;
 /** The same in a district's words: what is happening to what was sent for it. */
-const STATUS_WORDS: Record<string, string> = { running: "Sending", done: "Finished", cancelled: "Cancelled" };
+const STATUS_WORDS: Record<string, string> = { running: "Sending", done: "Finished", cancelled: "Cancelled" } satisfies Record<BatchStatus, string>;
 
 /** A batch's status in the viewer's words; a status this list does not know yet shows as it is stored rather than not at all. */
 export function statusInWords(status: string, opts: { district?: boolean } = {}): string {

@@ -4,6 +4,7 @@
 import Link from "next/link";
 import { ATTEMPT_OUTCOME_LABELS, DELIVERY_STATE_LABELS, SUBSCRIPTION_STATE_LABELS, labelOf } from "./labels";
 import { LiveButton } from "./LiveButton";
+import type { BatchStatus } from "@/lib/ledger/states";
 
 export function Card({
   title,
@@ -258,12 +259,12 @@ export const btnDanger =
 export const card = "min-w-0 rounded-lg border border-slate-200 bg-white p-4 shadow-sm";
 export const label = "flex flex-col gap-1 text-sm font-medium text-slate-800";
 
-/** Redrive batch statuses. */
+/** Redrive batch statuses (a status without a style is a type error). */
 export const STATUS_STYLE: Record<string, string> = {
   running: "bg-sky-100 text-sky-900 ring-sky-300",
   done: "bg-emerald-100 text-emerald-900 ring-emerald-300",
   cancelled: "bg-amber-100 text-amber-900 ring-amber-300",
-};
+} satisfies Record<BatchStatus, string>;
 
 /** min-w-0 max-w-full: a select is as wide as its longest option; capped, it fits a phone's column (the text is cut, the list shows it whole). */
 export const input =

@@ -26,13 +26,20 @@ export const SUBSCRIPTION_STATES = ["active", "paused", "disabled"] as const;
 export type SubscriptionState = (typeof SUBSCRIPTION_STATES)[number];
 
 /**
+ * redrive_batches.status (the CHECK of migration 0005, in its order): running while the pacer moves its items, then
+ * done or cancelled. For the Redrives list's status filter and the words and styles the dashboard keys by status.
+ */
+export const BATCH_STATUSES = ["running", "cancelled", "done"] as const;
+export type BatchStatus = (typeof BATCH_STATUSES)[number];
+
+/**
  * redrive_batches.status of a finished batch (a redrive's, recover's or backfill's): done, every item handled, or
  * cancelled. The pacer moves none of its items any more, but those it moved may still be queued or being sent. The
  * settle rounds (settleFinishedBatches in lib/ledger/sql/recover.ts) and the partial index redrive_batches_unsettled
  * spell this list in SQL, where it cannot be a parameter (the planner must see the index's own predicate);
  * test/codebase/finished-batch-statuses.test.ts holds both to it.
  */
-export const FINISHED_BATCH_STATUSES: readonly string[] = ["done", "cancelled"];
+export const FINISHED_BATCH_STATUSES: readonly string[] = ["done", "cancelled"] satisfies BatchStatus[];
 /** Whether a batch of this status is finished: done or cancelled, not running (nor a status this list does not know). */
 export function isFinishedBatch(status: string): boolean {
   return FINISHED_BATCH_STATUSES.includes(status);

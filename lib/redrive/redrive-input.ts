@@ -1,6 +1,6 @@
 // Inputs of redrive, validated at every edge (API, CLI, dashboard) with the same schemas.
 import { z } from "zod";
-import { DEAD_LETTER_REASON_LIST, ERROR_CLASSES } from "../ledger/states";
+import { BATCH_STATUSES, DEAD_LETTER_REASON_LIST, ERROR_CLASSES } from "../ledger/states";
 import { zPageLimit } from "../api/page-input";
 
 /** A conservative default: a district that has just fixed its importer can take 10/s. */
@@ -54,7 +54,7 @@ const REDRIVE_PAGE_DEFAULT = 100;
 /** GET /api/v1/redrives: a page of batches, newest first; `cursor` is the previous page's `nextCursor` (or `prevCursor`). */
 export const ZListRedrives = z
   .object({
-    status: z.enum(["running", "cancelled", "done"]).optional(),
+    status: z.enum(BATCH_STATUSES).optional(),
     kind: z.enum(BATCH_KINDS).optional(),
     cursor: z.string().min(1).max(1000).optional(),
     limit: zPageLimit(REDRIVE_PAGE_MAX, REDRIVE_PAGE_DEFAULT),

@@ -1,6 +1,6 @@
 // GET /api/v1/redrives and the typed client at more batches than a page: every batch is reached exactly once, newest
 // first, across pages (none is cut off past a fixed number), including batches started in the same instant or within
-// one millisecond; prevCursor pages back exactly; kind and status narrow the pages; limit and cursor are checked (400
+// one millisecond; prevCursor pages back exactly; kind and status narrow the pages; limit, cursor and status are checked (400
 // naming the field, nothing answered); a principal confined to a tenant pages through its own batches only.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "../helpers/db";
@@ -110,7 +110,7 @@ describe("GET /api/v1/redrives pages", () => {
     expect([...p1.items, ...p2.items].map((b) => b.id)).toEqual(one);
   });
 
-  it("a bad cursor or limit is a 400 naming the field", async () => {
+  it("a bad cursor, limit or status is a 400 naming the field", async () => {
     const b64 = (x: unknown) => Buffer.from(JSON.stringify(x)).toString("base64url");
     for (const [query, field] of [
       ["cursor=nonsense", "query.cursor"],
@@ -121,6 +121,7 @@ describe("GET /api/v1/redrives pages", () => {
       ["limit=501", "query.limit"],
       ["limit=ten", "query.limit"],
       ["sort=name", "query"],
+      ["status=canceled", "query.status"],
     ]) {
       const r = await call(redrives.GET, { token: support, path: `/api/v1/redrives?${query}` });
       expect(r.status, `${query}: ${r.text}`).toBe(400);

@@ -2,11 +2,11 @@
 // cannot be a parameter: the settle rounds' candidates (settleFinishedBatches) and the partial index
 // redrive_batches_unsettled they are read through. The planner uses the index only if the statement spells its
 // predicate, so both must say the same as the constant, word for word. This reads the migration that last made the
-// index and the statement's text.
+// index and the statement's text. Every status, BATCH_STATUSES, is the table's CHECK, read from prisma/schema.sql.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { FINISHED_BATCH_STATUSES, isFinishedBatch } from "@/lib/ledger/states";
+import { BATCH_STATUSES, FINISHED_BATCH_STATUSES, isFinishedBatch } from "@/lib/ledger/states";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const MIGRATIONS = path.join(ROOT, "prisma/migrations");
@@ -52,6 +52,13 @@ describe("the finished batches, in TypeScript and in SQL", () => {
       expect(list, where).not.toBeNull();
       expect(words(list![1]).sort(), where).toEqual(statuses);
     }
+  });
+
+  it("BATCH_STATUSES are the statuses redrive_batches' CHECK allows", () => {
+    const schema = readFileSync(path.join(ROOT, "prisma/schema.sql"), "utf8");
+    const check = /CONSTRAINT redrive_batches_status_check CHECK \(\(status = ANY \(ARRAY\[([^\]]*)\]\)\)\)/.exec(schema);
+    expect(check, "redrive_batches_status_check not found in prisma/schema.sql").not.toBeNull();
+    expect(words(check![1]).sort()).toEqual([...BATCH_STATUSES].sort());
   });
 
   it("isFinishedBatch is done or cancelled, and not running or a status it does not know", () => {
