@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { randomBytes } from "node:crypto";
-import { expect, type APIRequestContext, type Locator, type Page } from "@playwright/test";
+import { expect, type APIRequestContext, type Cookie, type Locator, type Page } from "@playwright/test";
 import { E2E_DATA_DIR } from "../playwright.config";
 
 type Role = "admin" | "producer" | "support" | "manager" | "engineer";
@@ -71,14 +71,38 @@ export async function userFor(role: E2EUser["role"]): Promise<E2EUser> {
   return u;
 }
 
+/** Each role's session cookies from its last sign-in through the form, reused by later `signIn`s of the run. */
+const sessions = new Map<string, Cookie[]>();
+
 /**
- * Signs `page` in as a user of `role` through the sign-in form, and waits for
- * the dashboard. The page's context then carries the session cookie and the
- * readable hl_csrf cookie (so `page.request` calls are authenticated as that user).
+ * Signs `page` in as a user of `role` and opens `next` (default the dashboard's home). The page's context then carries
+ * the session cookie and the readable hl_csrf cookie (so `page.request` calls are authenticated as that user).
+ *
+ * The first time for a role it signs in through the form; later it gives the context that session's cookies, as
+ * Playwright's own guide does (authenticate once, reuse the state): a sign-in verifies the password on purpose slowly,
+ * about a second of the server's CPU each, and most specs sign in only to reach a page. A session some test has ended
+ * since (signed out, replaced) is refused by /api/auth/session; then it signs in through the form again. Specs with
+ * accounts of their own use `signInWith`, which always fills the form.
  */
 export async function signIn(page: Page, role: E2EUser["role"] = "admin", opts: { next?: string } = {}): Promise<E2EUser> {
   const user = await userFor(role);
+  const kept = sessions.get(role);
+  if (kept) {
+    await page.context().addCookies(kept);
+    // Asked of the API, not read from the page: a page streams before it finds the session ended, and only then
+    // moves to the sign-in page.
+    if ((await page.request.get("/api/auth/session")).ok()) {
+      await page.goto(opts.next ?? "/");
+      return user;
+    }
+    sessions.delete(role);
+    await page.context().clearCookies();
+  }
   await signInWith(page, user, opts);
+  sessions.set(
+    role,
+    (await page.context().cookies()).filter((c) => c.name === "hl_session" || c.name === "hl_csrf"),
+  );
   return user;
 }
 
