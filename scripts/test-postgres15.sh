@@ -35,6 +35,7 @@ excluded=(
   api-bodies auth-headers backoff classify database-tls client-coverage client-options exit-code ledger-boundary lint-boundaries live-button
   metrics-worker outcome readme-commands install-scripts repo-stands-alone sender server-only client-bundle signing ui-filters embedded-platforms
   redrive-pacer-outage interrupted-words notice-words display-url session-cookie-reader error-words batch-words window-hint finished-batch-statuses
+  pg-error-listeners
   start-supervise start-quiet start-port-taken start-orphans start-wait start-database-restart start-slow-checkpoint start-first-admin cli-data-dir database-down
   worker-processes chaos-scenario retention-load batch-cli redrive-cli resolve-cli retention-cli recover-cli
   client-package auth-signin auth-sessions auth-burst auth-redirect auth-demo auth-limits sec-trusted-proxies

@@ -269,6 +269,7 @@ export async function startEmbedded(opts: { dir?: string; log?: (m: string) => v
   const server = await startDetached(dir, info, log);
   if (fresh) {
     const client = pg.getPgClient("postgres", "127.0.0.1");
+    client.on("error", () => {}); // a server that stops meanwhile fails the statement instead
     await client.connect();
     await client.query(`CREATE DATABASE ${client.escapeIdentifier(info.database)}`);
     await client.end();

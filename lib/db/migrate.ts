@@ -90,6 +90,9 @@ const LOCK_ID = 7_431_001; // advisory lock: concurrent starters migrate one at 
 
 export async function migrate(url: string, opts: { dir?: string } = {}): Promise<string[]> {
   const client = new pg.Client({ connectionString: url });
+  // The server going away mid-migration rejects the statement under way; without a listener it would also be an
+  // unhandled 'error' event that ends the process before that error is reported.
+  client.on("error", () => {});
   await client.connect().catch((err: unknown) => {
     throw explainConnectError(err);
   });

@@ -6,6 +6,7 @@
 // advisory lock), in one transaction: the notices and the cursor move together.
 import "server-only";
 import type pg from "pg";
+import { connectGuarded, releaseGuarded } from "../db/client";
 import { publicUrl } from "../auth/host";
 import {
   advanceCursor,
@@ -60,7 +61,7 @@ async function noticesFor(db: pg.PoolClient, kind: NotifyKind, c: NoticeContext,
 
 /** One round; null when another worker holds the lock. */
 export async function ingestRound(pool: pg.Pool): Promise<IngestResult | null> {
-  const db = await pool.connect();
+  const db = await connectGuarded(pool);
   const out: IngestResult = { events: 0, due: 0, folded: 0, unaddressed: 0 };
   try {
     await db.query("BEGIN");
@@ -91,6 +92,6 @@ export async function ingestRound(pool: pg.Pool): Promise<IngestResult | null> {
     await db.query("ROLLBACK").catch(() => {});
     throw err;
   } finally {
-    db.release();
+    releaseGuarded(db);
   }
 }

@@ -11,6 +11,7 @@
 import "server-only";
 import type pg from "pg";
 import type { Logger } from "pino";
+import { connectGuarded, releaseGuarded } from "../../db/client";
 import { execute, raw, queryRows, sql, type Sql } from "../read/db";
 import { withFrozenMonth } from "./freeze";
 
@@ -347,17 +348,17 @@ export function ident(name: string): string {
 }
 
 async function inTransaction<T>(pool: pg.Pool, lockTimeoutMs: number, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-  const c = await pool.connect();
+  const c = await connectGuarded(pool);
   try {
     await c.query("BEGIN");
     await c.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`);
     const out = await fn(c);
     await c.query("COMMIT");
-    c.release();
     return out;
   } catch (err) {
     await c.query("ROLLBACK").catch(() => {});
-    c.release();
     throw err;
+  } finally {
+    releaseGuarded(c);
   }
 }
