@@ -1958,8 +1958,11 @@ export interface operations {
                         id: string;
                         /** @enum {string} */
                         kind: "redrive" | "recover" | "backfill";
-                        /** @description running, done or cancelled */
-                        status: string;
+                        /**
+                         * @description running, then done or cancelled
+                         * @enum {string}
+                         */
+                        status: "running" | "cancelled" | "done";
                         /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
                         filter: {
                             subscriptionId?: string;
@@ -2077,8 +2080,11 @@ export interface operations {
                         id: string;
                         /** @enum {string} */
                         kind: "redrive" | "recover" | "backfill";
-                        /** @description running, done or cancelled */
-                        status: string;
+                        /**
+                         * @description running, then done or cancelled
+                         * @enum {string}
+                         */
+                        status: "running" | "cancelled" | "done";
                         /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
                         filter: {
                             subscriptionId?: string;
@@ -3670,8 +3676,11 @@ export interface operations {
                             id: string;
                             /** @enum {string} */
                             kind: "redrive" | "recover" | "backfill";
-                            /** @description running, done or cancelled */
-                            status: string;
+                            /**
+                             * @description running, then done or cancelled
+                             * @enum {string}
+                             */
+                            status: "running" | "cancelled" | "done";
                             /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
                             filter: {
                                 subscriptionId?: string;
@@ -3820,8 +3829,11 @@ export interface operations {
                         id: string;
                         /** @enum {string} */
                         kind: "redrive" | "recover" | "backfill";
-                        /** @description running, done or cancelled */
-                        status: string;
+                        /**
+                         * @description running, then done or cancelled
+                         * @enum {string}
+                         */
+                        status: "running" | "cancelled" | "done";
                         /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
                         filter: {
                             subscriptionId?: string;
@@ -3894,8 +3906,11 @@ export interface operations {
                         id: string;
                         /** @enum {string} */
                         kind: "redrive" | "recover" | "backfill";
-                        /** @description running, done or cancelled */
-                        status: string;
+                        /**
+                         * @description running, then done or cancelled
+                         * @enum {string}
+                         */
+                        status: "running" | "cancelled" | "done";
                         /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
                         filter: {
                             subscriptionId?: string;
@@ -3986,8 +4001,11 @@ export interface operations {
                         id: string;
                         /** @enum {string} */
                         kind: "redrive" | "recover" | "backfill";
-                        /** @description running, done or cancelled */
-                        status: string;
+                        /**
+                         * @description running, then done or cancelled
+                         * @enum {string}
+                         */
+                        status: "running" | "cancelled" | "done";
                         /** @description a redrive's dead-letter filter, or a recover's or backfill's window */
                         filter: {
                             subscriptionId?: string;

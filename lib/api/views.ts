@@ -11,7 +11,7 @@
 // the services the routes call) fails there until this file says so too.
 import "server-only";
 import { z } from "zod";
-import { RESOLUTIONS, SUBSCRIPTION_STATES } from "../ledger/states";
+import { BATCH_STATUSES, RESOLUTIONS, SUBSCRIPTION_STATES } from "../ledger/states";
 import { ZAttemptRecord, ZDeadLetterSample, ZDeliveryRecord, ZRecoverSample, ZRedriveSample } from "../ledger/read/types";
 import { ZFailurePolicy, ZRetryPolicy } from "../subscriptions/subscription-input";
 import { BATCH_KINDS, RECOVER_STATES, ZRedriveFilter } from "../redrive/redrive-input";
@@ -141,7 +141,7 @@ const ZWindowFilter = z.strictObject({ subscriptionId: z.string(), since: time, 
 export const ZRedriveBatchView = z.object({
   id: z.string(),
   kind: z.enum(BATCH_KINDS),
-  status: z.string().describe("running, done or cancelled"),
+  status: z.enum(BATCH_STATUSES).describe("running, then done or cancelled"),
   filter: z.union([ZRedriveFilter, ZWindowFilter]).describe("a redrive's dead-letter filter, or a recover's or backfill's window"),
   reason: z.string(),
   actor: z.string(),

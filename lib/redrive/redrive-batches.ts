@@ -17,7 +17,7 @@ import type { DeliveryView } from "../api/views";
 import type { RedriveSample } from "../ledger/read/types";
 import { DELIVERIES_CHANNEL, REDRIVES_CHANNEL } from "./sql";
 import { getDelivery } from "../ledger/sql/get-delivery";
-import { isFinishedBatch } from "../ledger/states";
+import { isFinishedBatch, type BatchStatus } from "../ledger/states";
 import { retryNow } from "../ledger/sql/retry-now";
 import { countBatchProgress, countInProgress } from "../ledger/sql/recover";
 import { countHeldMatches, countRedriveMatches, redriveDeliveries, sampleRedriveMatches, snapshotRedriveItems } from "../ledger/sql/redrive";
@@ -229,7 +229,8 @@ export type RedriveBatchView = {
   id: string;
   /** redrive (dead letters), recover (a subscription's window sent again) or backfill (deliveries created for past events). */
   kind: BatchKind;
-  status: string;
+  /** running, then done or cancelled (redrive_batches' CHECK holds it to these). */
+  status: BatchStatus;
   /** A redrive's dead-letter filter, or a recover's or backfill's {subscriptionId, since, until, states?}. */
   filter: TRedriveFilter | BatchWindowFilter;
   reason: string;
@@ -274,7 +275,7 @@ export function toBatchView(b: RedriveBatch): RedriveBatchView {
   return {
     id: b.id,
     kind: b.kind as BatchKind,
-    status: b.status,
+    status: b.status as BatchStatus,
     filter: b.filter as TRedriveFilter | BatchWindowFilter,
     reason: b.reason,
     actor: b.actor,
