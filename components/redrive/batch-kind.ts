@@ -3,17 +3,22 @@
 import { describeFilter } from "./describe-filter";
 import { noun, num } from "@/lib/words";
 import { isFinishedBatch, type BatchStatus } from "@/lib/ledger/states";
+// Its type only: the module (zod schemas) stays out of the browser bundle.
+import type { BatchKind } from "@/lib/redrive/redrive-input";
 
 /** Batches a page of the Redrives page lists; Next and Previous page through the rest. */
 export const BATCHES_SHOWN = 100;
 
-export const KIND_LABEL: Record<string, string> = { redrive: "Redrive", recover: "Recover", backfill: "Backfill" };
+export const KIND_LABEL: Record<string, string> = { redrive: "Redrive", recover: "Recover", backfill: "Backfill" } satisfies Record<BatchKind, string>;
 /** What a moved item is called in each kind. */
-export const KIND_VERB: Record<string, string> = { redrive: "redriven", recover: "resent", backfill: "created" };
+export const KIND_VERB: Record<string, string> = { redrive: "redriven", recover: "resent", backfill: "created" } satisfies Record<BatchKind, string>;
 /** The kinds in a district's words, which has never heard of a redrive, a recover or a backfill: what was sent again. */
-export const KIND_WORDS: Record<string, string> = { redrive: "Dead letters", recover: "A period's deliveries", backfill: "Earlier events" };
+export const KIND_WORDS: Record<string, string> = { redrive: "Dead letters", recover: "A period's deliveries", backfill: "Earlier events" } satisfies Record<
+  BatchKind,
+  string
+>;
 /** What a moved item is called in each kind, in a district's words. */
-export const KIND_VERB_WORDS: Record<string, string> = { redrive: "sent again", recover: "sent again", backfill: "created" };
+export const KIND_VERB_WORDS: Record<string, string> = { redrive: "sent again", recover: "sent again", backfill: "created" } satisfies Record<BatchKind, string>;
 /** A batch's status as the batch's page says it (its API's running, done or cancelled); a status without words is a type error. */
 const STATUS_LABEL: Record<string, string> = { running: "Running", done: "Done", cancelled: "Cancelled" } satisfies Record<BatchStatus, string>;
 /** The same in a district's words: what is happening to what was sent for it. */
