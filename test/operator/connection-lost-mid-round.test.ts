@@ -52,36 +52,31 @@ function poolThatLosesItsClient(pool: pg.Pool): { pool: pg.Pool; killed: () => n
 }
 
 describe("a connection ended between two statements of a background round", () => {
-  it("the notification ingest's round fails, the process lives on, and the next round runs", async () => {
+  /** Runs `round` on a pool that loses its client mid-round: it must fail, and nothing may reach uncaughtException. */
+  async function failsAlive(round: (pool: pg.Pool) => Promise<unknown>): Promise<void> {
     const uncaught: unknown[] = [];
     const onUncaught = (e: unknown) => uncaught.push(e);
     process.on("uncaughtException", onUncaught);
     try {
       const lossy = poolThatLosesItsClient(db.pool);
-      await expect(ingestRound(lossy.pool)).rejects.toThrow();
+      await expect(round(lossy.pool)).rejects.toThrow();
       expect(lossy.killed()).toBe(1);
       expect(uncaught).toEqual([]);
-      // The broken client was not handed back to the pool: the next round gets a working one.
-      expect(await ingestRound(db.pool)).toMatchObject({ events: expect.any(Number) });
     } finally {
       process.off("uncaughtException", onUncaught);
     }
+  }
+
+  it("the notification ingest's round fails, the process lives on, and the next round runs", async () => {
+    await failsAlive(ingestRound);
+    // The broken client was not handed back to the pool: the next round gets a working one.
+    expect(await ingestRound(db.pool)).toMatchObject({ events: expect.any(Number) });
   });
 
   it("so does the partition keeper's", async () => {
-    const uncaught: unknown[] = [];
-    const onUncaught = (e: unknown) => uncaught.push(e);
-    process.on("uncaughtException", onUncaught);
-    try {
-      const lossy = poolThatLosesItsClient(db.pool);
-      // A month far ahead, so there is a partition to make (each in its own transaction on a checked-out client).
-      const month = { now: new Date("2031-03-01T00:00:00Z"), from: new Date("2031-03-01T00:00:00Z"), ahead: 0 };
-      await expect(ensurePartitions(lossy.pool, month)).rejects.toThrow();
-      expect(lossy.killed()).toBe(1);
-      expect(uncaught).toEqual([]);
-      expect(await ensurePartitions(db.pool, month)).toContain("events_p2031_03");
-    } finally {
-      process.off("uncaughtException", onUncaught);
-    }
+    // A month far ahead, so there is a partition to make (each in its own transaction on a checked-out client).
+    const month = { now: new Date("2031-03-01T00:00:00Z"), from: new Date("2031-03-01T00:00:00Z"), ahead: 0 };
+    await failsAlive((pool) => ensurePartitions(pool, month));
+    expect(await ensurePartitions(db.pool, month)).toContain("events_p2031_03");
   });
 });
