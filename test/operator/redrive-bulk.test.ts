@@ -8,6 +8,7 @@ import * as redrives from "../../app/api/v1/redrives/route";
 import * as redriveOne from "../../app/api/v1/redrives/[id]/route";
 import * as cancel from "../../app/api/v1/redrives/[id]/cancel/route";
 import { startRedrivePacer, type RedrivePacer } from "../../worker/redrive-pacer";
+import { findNextBatchItems } from "../../lib/ledger/sql/redrive";
 
 let db: TestDb;
 let engineer: string;
@@ -282,5 +283,89 @@ describe("safety", () => {
     expect(r.status).toBe(200);
     expect(r.json.items).toHaveLength(3);
     expect(r.json.items[0].createdAt >= r.json.items[1].createdAt).toBe(true);
+  });
+});
+
+describe("latest state wins: the preview's count and the pacer's per-item decision", () => {
+  const day = 86_400_000;
+  let n = 0;
+  /** One event (its month's partition made if need be) and its delivery to `sub` in `state`. */
+  async function put(o: { sub: string; subject: Record<string, string>; ageMs: number; state: "dead_letter" | "delivered" | "pending"; type?: string }) {
+    const id = `evt_lsw_${++n}`;
+    const at = new Date(Date.now() - o.ageMs).toISOString();
+    await db.pool.query("SELECT hl_ensure_partition(t, $1::timestamptz) FROM unnest(ARRAY['events','deliveries','attempts']) t", [at]);
+    await db.pool.query(
+      `INSERT INTO events (id, type, payload, occurred_at, tenant, subject, subject_values, created_at)
+       SELECT $1, $2, '\\x7b7d'::bytea, $3::timestamptz, $4::jsonb->>'tenant', $4::jsonb,
+              ARRAY(SELECT v FROM jsonb_each_text($4::jsonb) kv, LATERAL (VALUES (kv.value), (kv.key || ':' || kv.value)) x(v)), $3::timestamptz`,
+      [id, o.type ?? "assignment.graded", at, JSON.stringify(o.subject)],
+    );
+    await db.pool.query(
+      `INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, attempt_count, total_attempts,
+                               dead_letter_reason, dead_lettered_at, delivered_at, event_at)
+       VALUES (hl_delivery_key($2, $1), $1, $2, $3, $4, 1, 1,
+               CASE WHEN $4 = 'dead_letter' THEN 'exhausted' END, CASE WHEN $4 = 'dead_letter' THEN now() END,
+               CASE WHEN $4 = 'delivered' THEN now() END, $5::timestamptz)`,
+      [id, o.sub, o.type ?? "assignment.graded", o.state, at],
+    );
+    return id;
+  }
+
+  it("agree on every case, and say superseded exactly for a newer event of the same type and subject delivered to the same subscription", async () => {
+    await seedSubscription(db, "sub_lsw");
+    await seedSubscription(db, "sub_lsw_other");
+    const subj = (stu: string, extra: Record<string, string> = {}) => ({ tenant: "lincoln", studentId: stu, assignmentId: "asg_1", ...extra });
+    const expected = new Map<string, boolean>();
+    const dead = async (name: string, superseded: boolean, o: Partial<Parameters<typeof put>[0]> = {}) =>
+      expected.set(await put({ sub: "sub_lsw", subject: subj(name), ageMs: 2 * 3600_000, state: "dead_letter", ...o }), superseded);
+
+    // A newer event of the same type and subject delivered to the same subscription: superseded.
+    await dead("s_newer", true);
+    await put({ sub: "sub_lsw", subject: subj("s_newer"), ageMs: 60_000, state: "delivered" });
+    // Same subject, another type.
+    await dead("s_type", false);
+    await put({ sub: "sub_lsw", subject: subj("s_type"), ageMs: 60_000, state: "delivered", type: "assignment.submitted" });
+    // Delivered to another subscription only.
+    await dead("s_othersub", false);
+    await put({ sub: "sub_lsw_other", subject: subj("s_othersub"), ageMs: 60_000, state: "delivered" });
+    // Only an older event was delivered.
+    await dead("s_older", false);
+    await put({ sub: "sub_lsw", subject: subj("s_older"), ageMs: 5 * 3600_000, state: "delivered" });
+    // The newer event is itself a dead letter (both match; neither is superseded), or still pending.
+    await dead("s_newer_dead", false);
+    await dead("s_newer_dead", false, { ageMs: 60_000 });
+    await dead("s_newer_pending", false);
+    await put({ sub: "sub_lsw", subject: subj("s_newer_pending"), ageMs: 60_000, state: "pending" });
+    // No subject: never superseded, even by a newer subjectless event delivered.
+    expected.set(await put({ sub: "sub_lsw", subject: {}, ageMs: 2 * 3600_000, state: "dead_letter" }), false);
+    await put({ sub: "sub_lsw", subject: {}, ageMs: 60_000, state: "delivered" });
+    // A newer event whose subject has one more key (its subject_values a superset): another subject.
+    await dead("s_superset", false);
+    await put({ sub: "sub_lsw", subject: subj("s_superset", { term: "fall" }), ageMs: 60_000, state: "delivered" });
+    // The dead letter's event two months back (another partition), the newer one delivered this month: superseded;
+    // and one whose newer event, delivered, is in the month between.
+    await dead("s_months", true, { ageMs: 62 * day });
+    await put({ sub: "sub_lsw", subject: subj("s_months"), ageMs: 60_000, state: "delivered" });
+    await dead("s_months_mid", true, { ageMs: 62 * day });
+    await put({ sub: "sub_lsw", subject: subj("s_months_mid"), ageMs: 31 * day, state: "delivered" });
+    // A newer delivered event of the same subject in an older month (created earlier, occurred later): superseded.
+    await dead("s_created_earlier", true);
+    await put({ sub: "sub_lsw", subject: subj("s_created_earlier"), ageMs: 33 * day, state: "delivered" });
+    await db.pool.query("UPDATE events SET occurred_at = now() WHERE id = $1", [`evt_lsw_${n}`]);
+
+    const preview = await create({ dryRun: true, latestStateWins: true, filter: { subscriptionId: "sub_lsw" } });
+    expect(preview.status, preview.text).toBe(200);
+    const want = [...expected.values()].filter(Boolean).length;
+    expect(preview.json).toMatchObject({ matched: expected.size, superseded: want });
+
+    // The pacer's per-item decision on the same rows, from a batch that is never paced.
+    const r = await create({ reason: "INC-LSW", latestStateWins: true, filter: { subscriptionId: "sub_lsw" } });
+    expect(r.status, r.text).toBe(201);
+    await call(cancel.POST, { token: engineer, params: { id: r.json.id } });
+    const items = await findNextBatchItems(db.pool, r.json.id, 0, 1000, true);
+    const byDelivery = new Map((await db.pool.query("SELECT id, event_id FROM deliveries WHERE subscription_id = 'sub_lsw'")).rows.map((x) => [x.id, x.event_id]));
+    const decided = Object.fromEntries(items.map((i) => [byDelivery.get(i.delivery_id), i.superseded]));
+    expect(decided).toEqual(Object.fromEntries(expected));
+    expect(items.filter((i) => i.superseded)).toHaveLength(preview.json.superseded);
   });
 });
