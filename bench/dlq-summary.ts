@@ -10,19 +10,16 @@
 //   node bin/run-ts.mjs bench/dlq-summary.ts [--subs 10000] [--dead 4000] [--calls 30] [--plans]
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { numberArg } from "./lib/args";
 
 process.env.HOOKLEDGER_SECRET_KEY ??= randomBytes(32).toString("base64");
 const { openBenchPg } = await import("./lib/pg");
 const { getDlqSummary } = await import("../lib/dashboard/dead-letters");
 const { sampleDlq } = await import("../lib/rollups/sampler");
 
-const arg = (name: string, def: number) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
-const SUBS = arg("--subs", 10_000);
-const DEAD = arg("--dead", 4_000);
-const CALLS = arg("--calls", 30);
+const SUBS = numberArg("--subs", 10_000);
+const DEAD = numberArg("--dead", 4_000);
+const CALLS = numberArg("--calls", 30);
 const plans = process.argv.includes("--plans");
 
 const benchPg = await openBenchPg({});

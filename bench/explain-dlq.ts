@@ -12,6 +12,7 @@
 //   node bin/run-ts.mjs bench/explain-dlq.ts [--events 1800000] [--dead 300000] [--calls 30] [--full-plans]
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { numberArg } from "./lib/args";
 
 process.env.HOOKLEDGER_SECRET_KEY ??= randomBytes(32).toString("base64");
 const { openBenchPg } = await import("./lib/pg");
@@ -20,13 +21,9 @@ const { getDlqSummary } = await import("../lib/dashboard/dead-letters");
 const { findDlqGroupsLive, findDlqSampleGroups, findLatestDlqSampleAt } = await import("../lib/ledger/sql/dead-letters");
 const { sampleDlq } = await import("../lib/rollups/sampler");
 
-const arg = (name: string, def: number) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
-const EVENTS = arg("--events", 1_800_000);
-const DEAD = arg("--dead", 300_000);
-const CALLS = arg("--calls", 30);
+const EVENTS = numberArg("--events", 1_800_000);
+const DEAD = numberArg("--dead", 300_000);
+const CALLS = numberArg("--calls", 30);
 const fullPlans = process.argv.includes("--full-plans");
 const log = (m: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${m}`);
 

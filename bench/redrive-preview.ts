@@ -14,20 +14,17 @@
 //   node bin/run-ts.mjs bench/redrive-preview.ts [--events 550000] [--dead 50000] [--subjects 250000] [--calls 5] [--full-plans]
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { numberArg } from "./lib/args";
 
 process.env.HOOKLEDGER_SECRET_KEY ??= randomBytes(32).toString("base64");
 const { openBenchPg } = await import("./lib/pg");
 const { summary } = await import("./lib/stats");
 const { countRedriveMatches } = await import("../lib/ledger/sql/redrive");
 
-const arg = (name: string, def: number) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
-const EVENTS = arg("--events", 550_000);
-const DEAD = arg("--dead", 50_000);
-const SUBJECTS = arg("--subjects", 250_000);
-const CALLS = arg("--calls", 5);
+const EVENTS = numberArg("--events", 550_000);
+const DEAD = numberArg("--dead", 50_000);
+const SUBJECTS = numberArg("--subjects", 250_000);
+const CALLS = numberArg("--calls", 5);
 const fullPlans = process.argv.includes("--full-plans");
 const log = (m: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${m}`);
 
