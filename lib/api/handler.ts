@@ -10,7 +10,7 @@ import { logger } from "../log";
 import { withHttpMetrics } from "../metrics/http";
 import { envInt } from "../env";
 import { readBodyOf, withAnswerBytes, type ApiRequest } from "./bodies";
-import { isDatabaseUnavailable } from "../db/unavailable";
+import { isDatabaseUnavailable, isStatementTimeout } from "../db/unavailable";
 
 /** Seconds a caller is asked to wait when the database is not answering: about a restart's length. */
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
@@ -61,6 +61,17 @@ export function toErrorResponse(err: unknown): Response {
       new AppError("unavailable", `hookledger cannot reach its database right now (it may be restarting); try again in ${DATABASE_RETRY_AFTER_SECONDS} seconds.`, {
         retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS,
       }),
+    );
+  }
+  // A statement the database stopped at a request's time limit: the request asked for more than it can do in that time.
+  if (isStatementTimeout(err)) {
+    logger.warn({ err: (err as Error).message }, "request refused: a statement ran past the statement timeout");
+    return errorResponse(
+      new AppError(
+        "unavailable",
+        "The database did not finish this request in the time a request has (10 seconds), so it was stopped. Ask for less (one subscription, a shorter time window) or try again when the database is less busy.",
+        { statementTimeoutSeconds: 10 },
+      ),
     );
   }
   logger.error({ err }, "unhandled error in API route");

@@ -37,3 +37,16 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   // pg reports a socket closed under a query, or a connect that timed out, without a code.
   return typeof e.message === "string" && /^(Connection terminated|timeout expired)/.test(e.message);
 }
+
+/**
+ * Whether an error is a statement the server stopped at its statement_timeout (SQLSTATE 57014 "canceling statement due
+ * to statement timeout"), from pg or through Prisma: a request asked for more than the database did in the time a
+ * request has (lib/db/pool.ts, lib/db/prisma.ts: 10 s). Not a fault in the code, nor a database that is down.
+ */
+export function isStatementTimeout(err: unknown): boolean {
+  if (!err || typeof err !== "object") return false;
+  const e = err as Loose;
+  if (e.code === "57014") return typeof e.message === "string" && /statement timeout/.test(e.message);
+  const adapter = e.meta?.driverAdapterError?.cause ?? ((err as Error).name === "DriverAdapterError" ? e.cause : undefined);
+  return adapter?.originalCode === "57014";
+}
