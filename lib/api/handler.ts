@@ -11,6 +11,7 @@ import { withHttpMetrics } from "../metrics/http";
 import { envInt } from "../env";
 import { readBodyOf, withAnswerBytes, type ApiRequest } from "./bodies";
 import { isDatabaseUnavailable, isStatementTimeout } from "../db/unavailable";
+import { REQUEST_STATEMENT_TIMEOUT_MS } from "../db/pool";
 
 /** Seconds a caller is asked to wait when the database is not answering: about a restart's length. */
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
@@ -69,8 +70,8 @@ export function toErrorResponse(err: unknown): Response {
     return errorResponse(
       new AppError(
         "unavailable",
-        "The database did not finish this request in the time a request has (10 seconds), so it was stopped. Ask for less (one subscription, a shorter time window) or try again when the database is less busy.",
-        { statementTimeoutSeconds: 10 },
+        `The database did not finish this request in the time a request has (${REQUEST_STATEMENT_TIMEOUT_MS / 1000} seconds), so it was stopped. Ask for less (one subscription, a shorter time window) or try again when the database is less busy.`,
+        { statementTimeoutSeconds: REQUEST_STATEMENT_TIMEOUT_MS / 1000 },
       ),
     );
   }

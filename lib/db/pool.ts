@@ -35,7 +35,13 @@ export async function resetPool(): Promise<void> {
   await pool?.end().catch(() => {});
 }
 
+/**
+ * How long one statement of a request may run before the server stops it (SQLSTATE 57014): the dashboard's and the
+ * API's pool and Prisma client (docs/DESIGN.md, Scale). The API answers such a request with a 503 naming this limit.
+ */
+export const REQUEST_STATEMENT_TIMEOUT_MS = 10_000;
+
 export function getPool(): pg.Pool {
-  if (!g.__hookledgerPool) g.__hookledgerPool = createPool({ statementTimeoutMs: 10_000 });
+  if (!g.__hookledgerPool) g.__hookledgerPool = createPool({ statementTimeoutMs: REQUEST_STATEMENT_TIMEOUT_MS });
   return g.__hookledgerPool;
 }

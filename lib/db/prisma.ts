@@ -2,6 +2,7 @@ import "server-only";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "../generated/prisma/client";
 import { databaseUrl } from "./url";
+import { REQUEST_STATEMENT_TIMEOUT_MS } from "./pool";
 
 export type { PrismaClient };
 export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
@@ -10,7 +11,7 @@ const g = globalThis as unknown as { __hookledgerPrisma?: PrismaClient };
 
 export function createPrisma(url = databaseUrl()): PrismaClient {
   // Dashboard queries carry a statement timeout (docs/DESIGN.md, Scale).
-  const adapter = new PrismaPg({ connectionString: url, statement_timeout: 10_000, max: 10 });
+  const adapter = new PrismaPg({ connectionString: url, statement_timeout: REQUEST_STATEMENT_TIMEOUT_MS, max: 10 });
   return new PrismaClient({ adapter });
 }
 

@@ -41,7 +41,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 /**
  * Whether an error is a statement the server stopped at its statement_timeout (SQLSTATE 57014 "canceling statement due
  * to statement timeout"), from pg or through Prisma: a request asked for more than the database did in the time a
- * request has (lib/db/pool.ts, lib/db/prisma.ts: 10 s). Not a fault in the code, nor a database that is down.
+ * request has (REQUEST_STATEMENT_TIMEOUT_MS, lib/db/pool.ts). Not a fault in the code, nor a database that is down.
  */
 export function isStatementTimeout(err: unknown): boolean {
   if (!err || typeof err !== "object") return false;
