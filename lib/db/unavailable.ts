@@ -27,8 +27,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   const e = err as Loose;
   const code = typeof e.code === "string" ? e.code : undefined;
   if (code && (NETWORK.has(code) || SERVER_GOING.has(code) || PRISMA.has(code))) return true;
-  // A DriverAdapterError itself, or one wrapped by Prisma.
-  const adapter = e.meta?.driverAdapterError?.cause ?? ((err as Error).name === "DriverAdapterError" ? e.cause : undefined);
+  const adapter = adapterCause(err);
   if (adapter) {
     if (typeof adapter.kind === "string" && ADAPTER_KINDS.has(adapter.kind)) return true;
     const sqlState = adapter.originalCode ?? adapter.code;
@@ -47,6 +46,11 @@ export function isStatementTimeout(err: unknown): boolean {
   if (!err || typeof err !== "object") return false;
   const e = err as Loose;
   if (e.code === "57014") return typeof e.message === "string" && /statement timeout/.test(e.message);
-  const adapter = e.meta?.driverAdapterError?.cause ?? ((err as Error).name === "DriverAdapterError" ? e.cause : undefined);
-  return adapter?.originalCode === "57014";
+  return adapterCause(err)?.originalCode === "57014";
+}
+
+/** The pg adapter's error under a Prisma error: a DriverAdapterError itself, or one wrapped by Prisma. */
+function adapterCause(err: object): Loose | undefined {
+  const e = err as Loose;
+  return e.meta?.driverAdapterError?.cause ?? ((err as Error).name === "DriverAdapterError" ? e.cause : undefined);
 }
