@@ -7,10 +7,11 @@
 // (four), --dead of them dead letters and the rest delivered, so a dead letter
 // whose subject has a newer delivered event is superseded. Then the preview
 // statement's EXPLAIN (ANALYZE, BUFFERS) (captured from the real call) and the
-// wall time of the preview over every subscription and over one, alternated
-// call by call with the per-item statement written out here ("old": one EXISTS
-// per dead letter, the pacer's definition), after checking both give the same
-// counts: the reference any other form of the preview is measured against.
+// wall time of the preview ("now": one pass over the whole set) over every
+// subscription and over one, alternated call by call with the per-item
+// statement written out here ("old": one EXISTS per dead letter, the pacer's
+// definition), after checking both give the same counts: the reference any
+// form of the preview is checked and measured against.
 //   node bin/run-ts.mjs bench/redrive-preview.ts [--events 550000] [--dead 50000] [--subjects 250000] [--calls 5] [--full-plans]
 import { randomBytes } from "node:crypto";
 import pg from "pg";

@@ -302,9 +302,10 @@ describe("latest state wins: the preview's count and the pacer's per-item decisi
     );
     await db.pool.query(
       `INSERT INTO deliveries (delivery_key, event_id, subscription_id, event_type, state, attempt_count, total_attempts,
-                               dead_letter_reason, dead_lettered_at, delivered_at, event_at)
+                               dead_letter_reason, dead_lettered_at, last_status_code, delivered_at, event_at)
        VALUES (hl_delivery_key($2, $1), $1, $2, $3, $4, 1, 1,
                CASE WHEN $4 = 'dead_letter' THEN 'exhausted' END, CASE WHEN $4 = 'dead_letter' THEN now() END,
+               CASE WHEN $4 = 'dead_letter' THEN 418 END,
                CASE WHEN $4 = 'delivered' THEN now() END, $5::timestamptz)`,
       [id, o.sub, o.type ?? "assignment.graded", o.state, at],
     );
@@ -353,19 +354,30 @@ describe("latest state wins: the preview's count and the pacer's per-item decisi
     await put({ sub: "sub_lsw", subject: subj("s_created_earlier"), ageMs: 33 * day, state: "delivered" });
     await db.pool.query("UPDATE events SET occurred_at = now() WHERE id = $1", [`evt_lsw_${n}`]);
 
-    const preview = await create({ dryRun: true, latestStateWins: true, filter: { subscriptionId: "sub_lsw" } });
-    expect(preview.status, preview.text).toBe(200);
-    const want = [...expected.values()].filter(Boolean).length;
-    expect(preview.json).toMatchObject({ matched: expected.size, superseded: want });
+    /** The preview's counts and the pacer's per-item decisions over `filter`'s matches, which must be `want`'s. */
+    const agree = async (filter: Record<string, string | number>, want: Map<string, boolean>) => {
+      const preview = await create({ dryRun: true, latestStateWins: true, filter });
+      expect(preview.status, preview.text).toBe(200);
+      expect(preview.json).toMatchObject({ matched: want.size, superseded: [...want.values()].filter(Boolean).length });
 
-    // The pacer's per-item decision on the same rows, from a batch that is never paced.
-    const r = await create({ reason: "INC-LSW", latestStateWins: true, filter: { subscriptionId: "sub_lsw" } });
-    expect(r.status, r.text).toBe(201);
-    await call(cancel.POST, { token: engineer, params: { id: r.json.id } });
-    const items = await findNextBatchItems(db.pool, r.json.id, 0, 1000, true);
-    const byDelivery = new Map((await db.pool.query("SELECT id, event_id FROM deliveries WHERE subscription_id = 'sub_lsw'")).rows.map((x) => [x.id, x.event_id]));
-    const decided = Object.fromEntries(items.map((i) => [byDelivery.get(i.delivery_id), i.superseded]));
-    expect(decided).toEqual(Object.fromEntries(expected));
-    expect(items.filter((i) => i.superseded)).toHaveLength(preview.json.superseded);
+      // The pacer's per-item decision on the same rows, from a batch that is never paced.
+      const r = await create({ reason: "INC-LSW", latestStateWins: true, filter });
+      expect(r.status, r.text).toBe(201);
+      await call(cancel.POST, { token: engineer, params: { id: r.json.id } });
+      const items = await findNextBatchItems(db.pool, r.json.id, 0, 1000, true);
+      const byDelivery = new Map((await db.pool.query("SELECT id, event_id FROM deliveries WHERE subscription_id LIKE 'sub_lsw%'")).rows.map((x) => [x.id, x.event_id]));
+      const decided = Object.fromEntries(items.map((i) => [byDelivery.get(i.delivery_id), i.superseded]));
+      expect(decided).toEqual(Object.fromEntries(want));
+      expect(items.filter((i) => i.superseded)).toHaveLength(preview.json.superseded);
+    };
+    await agree({ subscriptionId: "sub_lsw" }, expected);
+
+    // Over two subscriptions at once (a filter without one): each dead letter is judged by its own subscription's
+    // deliveries. The other subscription's dead letter of s_newer is not superseded by sub_lsw's delivery; its older
+    // s_othersub one is superseded by its own.
+    const both = new Map(expected);
+    both.set(await put({ sub: "sub_lsw_other", subject: subj("s_newer"), ageMs: 2 * 3600_000, state: "dead_letter" }), false);
+    both.set(await put({ sub: "sub_lsw_other", subject: subj("s_othersub"), ageMs: 2 * 3600_000, state: "dead_letter" }), true);
+    await agree({ statusCode: 418 }, both);
   });
 });
