@@ -289,7 +289,8 @@ describe("safety", () => {
 describe("latest state wins: the preview's count and the pacer's per-item decision", () => {
   const day = 86_400_000;
   let n = 0;
-  /** One event (its month's partition made if need be) and its delivery to `sub` in `state`. */
+  /** One event (its month's partition made if need be) and its delivery to `sub` in `state`; a dead letter's last answer is
+   *  HTTP 418, which no other dead letter here has, so a filter on it spans this test's subscriptions and nothing else. */
   async function put(o: { sub: string; subject: Record<string, string>; ageMs: number; state: "dead_letter" | "delivered" | "pending"; type?: string }) {
     const id = `evt_lsw_${++n}`;
     const at = new Date(Date.now() - o.ageMs).toISOString();
