@@ -7,7 +7,7 @@
 // re-checks state = 'dead_letter' and finds nothing to do). Identity
 // (delivery_key, event, bytes) is never written.
 import "server-only";
-import { empty, execute, iso, join, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
+import { execute, iso, join, queryRows, sql, type LedgerDb, type Sql } from "../read/db";
 import type { RedriveSample } from "../read/types";
 import { AppError } from "../../errors";
 import { findDeliveryTombstone, tombstoneSentence } from "./erase";
