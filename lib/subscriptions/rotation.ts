@@ -67,9 +67,10 @@ export async function rotateSecret(
   const overlap = input.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS;
   const secret = input.secret ?? generateSecret();
   return prisma.$transaction(async (tx) => {
-    // One rotation at a time per subscription.
+    // One rotation at a time per subscription. FOR NO KEY UPDATE, not FOR UPDATE, so a rotation does not wait for the
+    // producers publishing to it (Row locks, lib/ledger/sql/subscription-state.ts).
     type Locked = { id: string; name: string; tenant: string | null };
-    const locked = await tx.$queryRaw<Locked[]>`SELECT id, name, tenant FROM subscriptions WHERE id = ${subscriptionId} FOR UPDATE`;
+    const locked = await tx.$queryRaw<Locked[]>`SELECT id, name, tenant FROM subscriptions WHERE id = ${subscriptionId} FOR NO KEY UPDATE`;
     if (locked.length === 0) throw notFound("Subscription", subscriptionId);
     const now = new Date();
     const retireAt = new Date(now.getTime() + overlap * 1000);
@@ -140,7 +141,7 @@ export async function rotateSecret(
  */
 export async function expireSecret(prisma: PrismaClient, subscriptionId: string, secretId: string, principal: Principal): Promise<SecretMeta> {
   return prisma.$transaction(async (tx) => {
-    const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM subscriptions WHERE id = ${subscriptionId} FOR UPDATE`;
+    const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM subscriptions WHERE id = ${subscriptionId} FOR NO KEY UPDATE`;
     if (locked.length === 0) throw notFound("Subscription", subscriptionId);
     const all = await tx.subscriptionSecret.findMany({ where: { subscriptionId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
     const s = all.find((x) => x.id === secretId);

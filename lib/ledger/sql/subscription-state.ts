@@ -18,6 +18,18 @@
 // of lib/audit.ts (a test holds both to its list); their tenant is set by the
 // audit_entries trigger from the subscription. test/codebase checks that no
 // other file writes a subscription's state, pause or archive columns.
+//
+// Row locks. A producer's transaction that has published an event holds KEY
+// SHARE on each matched subscription's row until it commits (the enqueue
+// takes it, so that an archive waits for it), and a steady producer always
+// has one open.
+// PostgreSQL lets each new KEY SHARE in ahead of a waiting FOR UPDATE, so a
+// change locking the row FOR UPDATE can wait as long as the traffic lasts:
+// a pause during an incident answered 503 after the statement timeout. The
+// pause, the resume and the probe's resume therefore lock FOR NO KEY UPDATE
+// (what an UPDATE takes), which KEY SHARE does not block; so does a secret's
+// rotation (lib/subscriptions/rotation.ts). Archive and a tenant move lock
+// FOR UPDATE on purpose: they must see the deliveries those producers insert.
 import "server-only";
 import type pg from "pg";
 import { DELIVERIES_CHANNEL } from "../notify";
@@ -142,7 +154,7 @@ export async function resumeAfterProbe(
   const { rows } = await db.query<{ held: string }>(
     `WITH was AS (
        SELECT id, name, tenant, paused_at, failing_since FROM subscriptions
-        WHERE id = $1 AND state = 'paused' AND paused_reason = 'failing' FOR UPDATE
+        WHERE id = $1 AND state = 'paused' AND paused_reason = 'failing' FOR NO KEY UPDATE
      ),
      up AS (
        UPDATE subscriptions s
@@ -202,7 +214,7 @@ export async function changeStateByOperator(
   const stateReason = c.to === "active" ? null : (c.reason ?? "paused by an operator");
   const [row] = await queryRows<{ from: string }>(
     db,
-    sql`WITH was AS (SELECT id, state FROM subscriptions WHERE id = ${id} AND state <> ${c.to}::text FOR UPDATE),
+    sql`WITH was AS (SELECT id, state FROM subscriptions WHERE id = ${id} AND state <> ${c.to}::text FOR NO KEY UPDATE),
         up AS (
           UPDATE subscriptions s
              SET state = ${c.to}::text, state_reason = ${stateReason}::text,

@@ -1,0 +1,87 @@
+// An operator's change to a subscription does not wait for the producers publishing to it. A producer's transaction
+// that has published an event holds KEY SHARE on each matched subscription's row until it commits (the enqueue takes
+// it, so that an archive waits for it), and a steady producer always has one open. A lock that conflicts with KEY
+// SHARE (FOR UPDATE) waits for the open ones, and PostgreSQL lets each new KEY SHARE in ahead of it, so under steady
+// traffic a pause could wait past the statement timeout: the fault-injection run at full size hit exactly that (its
+// pause ran into the timeout while 350 events a second were published). Pause, resume, a probe's resume, a secret's
+// rotation and its early end lock the row as an UPDATE does (FOR NO KEY UPDATE), which KEY SHARE does not block.
+// Here one producer's transaction stays open across each change: the change must be answered meanwhile.
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDb } from "../helpers/db";
+import { call, tokenFor } from "../helpers/api";
+import * as subRoute from "../../app/api/v1/subscriptions/[id]/route";
+import * as secretsRoute from "../../app/api/v1/subscriptions/[id]/secrets/route";
+import * as secretRoute from "../../app/api/v1/subscriptions/[id]/secrets/[secretId]/route";
+import { createSubscription } from "../../lib/subscriptions/manage-subscriptions";
+import { publishEvent } from "../../lib/events/publish";
+import { resumeAfterProbe } from "../../lib/ledger/sql/subscription-state";
+import { SYSTEM } from "../../lib/auth/principal";
+
+let db: TestDb;
+let manager: string;
+let admin: string;
+let n = 0;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  manager = await tokenFor(db.prisma, "manager");
+  admin = await tokenFor(db.prisma, "admin");
+  await createSubscription(db.prisma, { id: "sub_busy", name: "Busy SIS", url: "https://busy.example.test/hooks", eventTypes: ["assignment.graded"] }, SYSTEM);
+});
+afterAll(async () => db?.close());
+
+/** A producer's transaction with one event published to sub_busy, left open (the KEY SHARE it holds with it). */
+async function openPublish(): Promise<pg.PoolClient> {
+  const client = await db.pool.connect();
+  await client.query("BEGIN");
+  const r = await publishEvent(client, { id: `evt_busy_${++n}`, type: "assignment.graded", data: { score: n } });
+  expect(r.deliveries.map((d) => d.subscriptionId)).toEqual(["sub_busy"]);
+  return client;
+}
+
+/**
+ * `change` run while a publish to the subscription is open: its answer, or "waited" when it had none within 3 s (it
+ * was waiting for the producer). The producer commits afterwards either way, so a waiting change ends too.
+ */
+async function whilePublishing<T>(change: () => Promise<T>): Promise<T | "waited"> {
+  const producer = await openPublish();
+  const pending = change();
+  try {
+    return await Promise.race([pending, new Promise<"waited">((r) => setTimeout(() => r("waited"), 3_000))]);
+  } finally {
+    await producer.query("COMMIT");
+    producer.release();
+    await pending;
+  }
+}
+
+const state = async () => (await db.pool.query("SELECT state, paused_reason FROM subscriptions WHERE id = 'sub_busy'")).rows[0];
+
+describe("a subscription's changes while a producer publishes to it", () => {
+  it("a pause and a resume are answered while a publish to the subscription is open", async () => {
+    const paused = await whilePublishing(() => call(subRoute.PATCH, { token: manager, params: { id: "sub_busy" }, body: { state: "paused", reason: "incident" } }));
+    expect(paused === "waited" ? paused : paused.status).toBe(200);
+    expect(await state()).toEqual({ state: "paused", paused_reason: "manual" });
+    const resumed = await whilePublishing(() => call(subRoute.PATCH, { token: manager, params: { id: "sub_busy" }, body: { state: "active" } }));
+    expect(resumed === "waited" ? resumed : resumed.status).toBe(200);
+    expect(await state()).toEqual({ state: "active", paused_reason: null });
+    // The events published meanwhile got their deliveries: nothing was refused or lost to the change.
+    expect((await db.pool.query("SELECT count(*)::int AS n FROM deliveries WHERE subscription_id = 'sub_busy'")).rows[0].n).toBe(n);
+  });
+
+  it("a probe's answer resumes a subscription paused for failing while a publish is open", async () => {
+    await db.pool.query("UPDATE subscriptions SET state = 'paused', paused_reason = 'failing', paused_at = now(), failing_since = now() WHERE id = 'sub_busy'");
+    const resumed = await whilePublishing(() => resumeAfterProbe(db.pool, { subscriptionId: "sub_busy", status: 204, latencyMs: 12, at: new Date() }));
+    expect(resumed).toBe("resumed");
+    expect(await state()).toEqual({ state: "active", paused_reason: null });
+  });
+
+  it("a secret's rotation and the early end of the old one are answered while a publish is open", async () => {
+    const rotated = await whilePublishing(() => call(secretsRoute.POST, { token: manager, params: { id: "sub_busy" }, body: { reason: "leaked in a ticket" } }));
+    expect(rotated === "waited" ? rotated : rotated.status).toBe(201);
+    const old = (await db.pool.query("SELECT id FROM subscription_secrets WHERE subscription_id = 'sub_busy' ORDER BY created_at LIMIT 1")).rows[0].id;
+    const ended = await whilePublishing(() => call(secretRoute.DELETE, { token: admin, params: { id: "sub_busy", secretId: old } }));
+    expect(ended === "waited" ? ended : ended.status).toBe(200);
+  });
+});
