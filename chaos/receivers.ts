@@ -18,7 +18,7 @@ export const BEHAVIORS: Record<Behavior, string> = {
   drop: "applies, then drops 5% of connections without answering (committed, but the sender sees a reset)",
   flaky503: "answers 503 to 10% of requests (nothing applied)",
   reject422: "answers 422 to 2% of requests (permanent: nothing applied)",
-  throttle429: "answers 429 with Retry-After: 1 to 15% of requests (nothing applied)",
+  throttle429: "a rate limit: past its requests per second, answers 429 with Retry-After: 1 until the next second (nothing applied)",
 };
 
 export { rng, type Rng } from "../lib/random";
@@ -43,6 +43,9 @@ export class ChaosReceiver {
   /** Requests that came back sooner than the Retry-After: 1 of a 429 to the same key (informational: a reaped lease legitimately retries at once). */
   earlyAfter429 = 0;
   private last429 = new Map<string, number>();
+  /** throttle429's limit, and the requests counted in the current second. */
+  private readonly perSecond: number;
+  private window = { second: 0, count: 0 };
   private server: http.Server | null = null;
   private readonly random: Rng;
   private readonly keys: Buffer[];
@@ -56,12 +59,28 @@ export class ChaosReceiver {
     seed: number;
     /** Most answers take 0..fastMs; slowShare of them take slowMs: long enough to be mid-send when a lease is expired under them. */
     latency?: { slowShare: number; fastMs: number; slowMs: [number, number] };
+    /** throttle429: requests per second it takes before answering 429 (a district's rate limit). */
+    perSecond?: number;
   }) {
     this.behavior = opts.behavior;
     this.subscriptionId = opts.subscriptionId;
     this.keys = opts.secrets.map(secretKey);
     this.random = rng(opts.seed);
     this.latency = opts.latency ?? { slowShare: 0.05, fastMs: 15, slowMs: [200, 800] };
+    this.perSecond = opts.perSecond ?? Infinity;
+  }
+
+  /**
+   * throttle429's decision, as a rate limiter makes it on arrival: over the limit within this second. A limit, not a
+   * share of requests refused at random: the sender holds the whole endpoint for a 429's Retry-After (docs/DESIGN.md
+   * invariant 6), so a 429 to every seventh request would cap the endpoint near seven requests a second, which no
+   * district's limiter does and no backlog drains at.
+   */
+  private overLimit(): boolean {
+    if (this.behavior !== "throttle429") return false;
+    const second = Math.floor(Date.now() / 1000);
+    if (second !== this.window.second) this.window = { second, count: 0 };
+    return ++this.window.count > this.perSecond;
   }
 
   /** Every request seen, duplicates included. */
@@ -136,12 +155,13 @@ export class ChaosReceiver {
     const l = this.latency;
     const delay = r() < l.slowShare ? l.slowMs[0] + r() * (l.slowMs[1] - l.slowMs[0]) : r() * l.fastMs;
     const roll = r();
+    const throttled = this.overLimit();
     setTimeout(() => {
       if (res.destroyed) return;
       // Refusals happen before anything is applied.
       if (this.behavior === "flaky503" && roll < 0.1) return this.answer(res, 503, "s503", "try again later");
       if (this.behavior === "reject422" && roll < 0.02) return this.answer(res, 422, "s422", '{"error":"grade rejected by importer"}');
-      if (this.behavior === "throttle429" && roll < 0.15) {
+      if (throttled) {
         this.last429.set(key, Date.now());
         return this.answer(res, 429, "s429", "slow down", { "retry-after": "1" });
       }
@@ -177,7 +197,7 @@ export type ReceiverRecord = {
   earlyAfter429: number;
 };
 
-export type ReceiverSpec = { behavior: Behavior; subscriptionId: string; secrets: string[]; seed: number };
+export type ReceiverSpec = { behavior: Behavior; subscriptionId: string; secrets: string[]; seed: number; perSecond?: number };
 
 type Wire =
   | { type: "started"; urls: string[] }

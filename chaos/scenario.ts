@@ -360,6 +360,9 @@ async function setUp(run: Run, opened: { fleet: WorkerFleet | null; prisma: Pris
     subscriptionId: `chaos_${behavior}`,
     secrets: [`whsec_${randomBytes(24).toString("base64")}`],
     seed: o.seed + i + 1,
+    // The rate limit: the steady traffic's own rate, so the limiter answers 429 when a second's deliveries run above it
+    // (the backlog after a fault, a killed worker's leases coming back) and most of the steady traffic passes.
+    perSecond: o.publishRate,
   }));
   const urls = await host.start(specs);
   const subs: { id: string; behavior: Behavior }[] = [];
@@ -594,16 +597,30 @@ async function killWorker(run: Run, s: Setup, details: Record<string, unknown>):
 }
 
 async function expireLeases(run: Run, s: Setup, state: FaultState, details: Record<string, unknown>): Promise<void> {
-  const { rows } = await s.db.query<{ id: string; delivery_key: string; lease_owner: string }>(
-    `UPDATE deliveries SET lease_until = now() - interval '1 second'
-      WHERE id IN (SELECT id FROM deliveries WHERE state = 'in_flight' AND subscription_id = ANY($1) ORDER BY random() LIMIT $2)
-        AND state = 'in_flight'
-     RETURNING id, delivery_key, lease_owner`,
-    [s.subIds, run.o.leaseExpiryRows],
-  );
+  // A hundred rows in random order against the workers' result writes: PostgreSQL may end either side of a lock cycle
+  // as a deadlock. A worker retries its write; this fault tries again too, a few times, rather than not happen.
+  const expire = () =>
+    s.db.query<{ id: string; delivery_key: string; lease_owner: string }>(
+      `UPDATE deliveries SET lease_until = now() - interval '1 second'
+        WHERE id IN (SELECT id FROM deliveries WHERE state = 'in_flight' AND subscription_id = ANY($1) ORDER BY random() LIMIT $2)
+          AND state = 'in_flight'
+       RETURNING id, delivery_key, lease_owner`,
+      [s.subIds, run.o.leaseExpiryRows],
+    );
+  const { rows } = await retryDeadlocks(expire, 3);
   for (const r of rows) state.expiredKeys.add(r.delivery_key);
   Object.assign(details, { leasesExpired: rows.length, owners: [...new Set(rows.map((r) => r.lease_owner))].length });
   run.log(`fault: expired ${rows.length} leases early under ${details.owners} worker(s) mid-send`);
+}
+
+async function retryDeadlocks<T>(f: () => Promise<T>, tries: number): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await f();
+    } catch (err) {
+      if ((err as { code?: string }).code !== "40P01" || i >= tries) throw err;
+    }
+  }
 }
 
 async function pauseOrResume(run: Run, s: Setup, state: FaultState, kind: "pause" | "resume", details: Record<string, unknown>): Promise<void> {
