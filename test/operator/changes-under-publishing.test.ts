@@ -4,8 +4,9 @@
 // SHARE (FOR UPDATE) waits for the open ones, and PostgreSQL lets each new KEY SHARE in ahead of it, so under steady
 // traffic a pause could wait past the statement timeout: the fault-injection run at full size hit exactly that (its
 // pause ran into the timeout while 350 events a second were published). Pause, resume, a probe's resume, a secret's
-// rotation and its early end lock the row as an UPDATE does (FOR NO KEY UPDATE), which KEY SHARE does not block.
-// Here one producer's transaction stays open across each change: the change must be answered meanwhile.
+// rotation and its early end lock the row as an UPDATE does (FOR NO KEY UPDATE), which KEY SHARE does not block; so
+// does the claim of a due probe, whose SKIP LOCKED passed over such a row. Here one producer's transaction stays open
+// across each change: the change must be answered meanwhile.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDb } from "../helpers/db";
@@ -16,6 +17,7 @@ import * as secretRoute from "../../app/api/v1/subscriptions/[id]/secrets/[secre
 import { createSubscription } from "../../lib/subscriptions/manage-subscriptions";
 import { publishEvent } from "../../lib/events/publish";
 import { resumeAfterProbe } from "../../lib/ledger/sql/subscription-state";
+import { claimDueProbes } from "../../lib/ledger/sql/probe";
 import { SYSTEM } from "../../lib/auth/principal";
 
 let db: TestDb;
@@ -75,6 +77,18 @@ describe("a subscription's changes while a producer publishes to it", () => {
     const resumed = await whilePublishing(() => resumeAfterProbe(db.pool, { subscriptionId: "sub_busy", status: 204, latencyMs: 12, at: new Date() }));
     expect(resumed).toBe("resumed");
     expect(await state()).toEqual({ state: "active", paused_reason: null });
+  });
+
+  it("a probe that is due is claimed while a publish is open, so a failing endpoint under steady traffic is still probed", async () => {
+    await db.pool.query(
+      "UPDATE subscriptions SET state = 'paused', paused_reason = 'failing', paused_at = now(), failing_since = now(), next_probe_at = now() - interval '1 second' WHERE id = 'sub_busy'",
+    );
+    // SKIP LOCKED passes over a row whose lock conflicts: with FOR UPDATE, every row a producer held KEY SHARE on.
+    const claimed = await whilePublishing(() => claimDueProbes(db.pool, { limit: 10, leaseSeconds: 30 }));
+    expect(claimed === "waited" ? claimed : claimed.map((p) => p.id)).toEqual(["sub_busy"]);
+    await db.pool.query(
+      "UPDATE subscriptions SET state = 'active', paused_reason = NULL, paused_at = NULL, failing_since = NULL, next_probe_at = NULL WHERE id = 'sub_busy'",
+    );
   });
 
   it("a secret's rotation and the early end of the old one are answered while a publish is open", async () => {

@@ -22,14 +22,19 @@ export type DueProbe = {
  * next_probe_at has come. Moving next_probe_at forward by `leaseSeconds` is
  * the claim: one worker probes a subscription at a time (SKIP LOCKED against
  * a concurrent claim, the moved time against a later one), and a worker that
- * dies mid-probe leaves the probe due again when the lease runs out.
+ * dies mid-probe leaves the probe due again when the lease runs out. FOR NO
+ * KEY UPDATE, not FOR UPDATE: SKIP LOCKED passes over a row whose lock
+ * conflicts, and FOR UPDATE conflicts with the KEY SHARE every producer
+ * publishing to the subscription holds (held deliveries are still enqueued),
+ * so under steady traffic a failing endpoint was never probed and never
+ * resumed (Row locks, ./subscription-state.ts).
  */
 export async function claimDueProbes(db: pg.Pool | pg.PoolClient, opts: { limit: number; leaseSeconds: number }): Promise<DueProbe[]> {
   const { rows } = await db.query<DueProbe>(
     `UPDATE subscriptions s SET next_probe_at = now() + make_interval(secs => $2)
        FROM (SELECT id FROM subscriptions
               WHERE next_probe_at <= now() AND state = 'paused' AND paused_reason = 'failing' AND archived_at IS NULL
-              ORDER BY next_probe_at LIMIT $1 FOR UPDATE SKIP LOCKED) due
+              ORDER BY next_probe_at LIMIT $1 FOR NO KEY UPDATE SKIP LOCKED) due
       WHERE s.id = due.id
      RETURNING s.id, s.url, s.retry_policy::text AS "retryPolicy", s.endpoint_headers AS "endpointHeaders", s.endpoint_tls AS "endpointTls",
                s.probe_count AS "probeCount"`,

@@ -27,8 +27,9 @@
 // change locking the row FOR UPDATE can wait as long as the traffic lasts:
 // a pause during an incident answered 503 after the statement timeout. The
 // pause, the resume and the probe's resume therefore lock FOR NO KEY UPDATE
-// (what an UPDATE takes), which KEY SHARE does not block; so does a secret's
-// rotation (lib/subscriptions/rotation.ts). Archive and a tenant move lock
+// (what an UPDATE takes), which KEY SHARE does not block; so do a secret's
+// rotation (lib/subscriptions/rotation.ts) and the probe's claim (./probe.ts,
+// whose SKIP LOCKED passed over every row a producer held). Archive and a tenant move lock
 // FOR UPDATE on purpose: they must see the deliveries those producers insert.
 import "server-only";
 import type pg from "pg";
