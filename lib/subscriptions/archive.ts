@@ -7,7 +7,7 @@ import { z } from "zod";
 import type { PrismaClient } from "../db/prisma";
 import { AppError, notFound } from "../errors";
 import type { Principal } from "../auth/principal";
-import { archive, unarchive } from "../ledger/sql/subscription-state";
+import { archive, supersedeAfterArchive, unarchive } from "../ledger/sql/subscription-state";
 import { toSubscriptionView, type SubscriptionView } from "./manage-subscriptions";
 
 export const ZArchiveSubscription = z.object({ reason: z.string().trim().min(3, "say why, in at least 3 characters").max(500) }).strict();
@@ -15,9 +15,15 @@ export type TArchiveSubscription = z.infer<typeof ZArchiveSubscription>;
 
 export type ArchiveResult = SubscriptionView & { superseded: number; inFlight: number };
 
+/**
+ * Two transactions (Row locks, lib/ledger/sql/subscription-state.ts): the archive with its audit row, which does not
+ * wait for the producers publishing to the subscription, then the deliveries those that had already written for it
+ * insert, superseded once they commit. `superseded` counts both.
+ */
 export async function archiveSubscription(prisma: PrismaClient, id: string, input: TArchiveSubscription, principal: Principal): Promise<ArchiveResult> {
-  return prisma.$transaction(async (tx) => {
-    const r = await archive(tx, id, { actor: principal.actor, reason: input.reason });
+  const c = { actor: principal.actor, reason: input.reason };
+  const archived = await prisma.$transaction(async (tx) => {
+    const r = await archive(tx, id, c);
     if (!r) throw notFound("Subscription", id);
     if ("alreadyArchivedAt" in r)
       throw new AppError("conflict", `Subscription ${id} is already archived (since ${r.alreadyArchivedAt.toISOString()}); unarchive it first to change anything.`, {
@@ -26,6 +32,8 @@ export async function archiveSubscription(prisma: PrismaClient, id: string, inpu
     const sub = await tx.subscription.findUniqueOrThrow({ where: { id } });
     return { ...toSubscriptionView(sub), superseded: r.superseded, inFlight: r.inFlight };
   });
+  const late = await prisma.$transaction((tx) => supersedeAfterArchive(tx, id, c));
+  return { ...archived, superseded: archived.superseded + late };
 }
 
 export async function unarchiveSubscription(prisma: PrismaClient, id: string, input: TArchiveSubscription, principal: Principal): Promise<SubscriptionView> {

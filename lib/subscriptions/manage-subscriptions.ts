@@ -221,13 +221,17 @@ export async function findSubscriptionNames(prisma: PrismaClient, ids: string[],
  * and a lookup by subject value is confined by the subscription's current tenant, so moving one that carried
  * another tenant's events (a tenant-less endpoint, say) would hand that history, and the means to resend it, to the
  * new tenant. Refusing the move closes that for every reader at once, where confining each of them by the event's
- * tenant as well would need the condition in every finder and bulk operation. The row is locked FOR UPDATE first,
- * which waits for an enqueue or a backfill that has inserted deliveries for it and not yet committed (each holds
- * KEY SHARE on the row until it does: migration 0024), so the check sees them.
+ * tenant as well would need the condition in every finder and bulk operation. History already committed refuses the
+ * move at once: a subscription producers keep publishing to has some, and the lock below would wait as long as they
+ * publish (Row locks, lib/ledger/sql/subscription-state.ts). Otherwise the row is locked FOR UPDATE, which waits for
+ * an enqueue or a backfill that has inserted deliveries for it and not yet committed (each holds KEY SHARE on the row
+ * until it does: migration 0024), and the check runs again, seeing them.
  */
 async function assertNoHistory(tx: Tx, id: string, from: string | null, to: string | null): Promise<void> {
-  await tx.$queryRaw`SELECT id FROM subscriptions WHERE id = ${id} FOR UPDATE`;
-  if (!(await subscriptionHasHistory(tx, id))) return;
+  if (!(await subscriptionHasHistory(tx, id))) {
+    await tx.$queryRaw`SELECT id FROM subscriptions WHERE id = ${id} FOR UPDATE`;
+    if (!(await subscriptionHasHistory(tx, id))) return;
+  }
   const name = (t: string | null) => (t === null ? "no tenant" : `tenant ${t}`);
   throw new AppError(
     "conflict",

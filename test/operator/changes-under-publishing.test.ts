@@ -14,6 +14,7 @@ import { call, tokenFor } from "../helpers/api";
 import * as subRoute from "../../app/api/v1/subscriptions/[id]/route";
 import * as secretsRoute from "../../app/api/v1/subscriptions/[id]/secrets/route";
 import * as secretRoute from "../../app/api/v1/subscriptions/[id]/secrets/[secretId]/route";
+import * as archiveRoute from "../../app/api/v1/subscriptions/[id]/archive/route";
 import { createSubscription } from "../../lib/subscriptions/manage-subscriptions";
 import { publishEvent } from "../../lib/events/publish";
 import { resumeAfterProbe } from "../../lib/ledger/sql/subscription-state";
@@ -33,14 +34,16 @@ beforeAll(async () => {
 });
 afterAll(async () => db?.close());
 
-/** A producer's transaction with one event published to sub_busy, left open (the KEY SHARE it holds with it). */
-async function openPublish(): Promise<pg.PoolClient> {
+/** A producer's transaction with one event of `type` published, left open (with the KEY SHARE it holds), and the subscriptions it matched. */
+async function openPublish(type = "assignment.graded"): Promise<{ client: pg.PoolClient; subscriptions: string[] }> {
   const client = await db.pool.connect();
   await client.query("BEGIN");
-  const r = await publishEvent(client, { id: `evt_busy_${++n}`, type: "assignment.graded", data: { score: n } });
-  expect(r.deliveries.map((d) => d.subscriptionId)).toEqual(["sub_busy"]);
-  return client;
+  const r = await publishEvent(client, { id: `evt_busy_${++n}`, type, data: { score: n } });
+  return { client, subscriptions: r.deliveries.map((d) => d.subscriptionId) };
 }
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const within3s = <T>(p: Promise<T>) => Promise.race([p, sleep(3_000).then(() => "waited" as const)]);
 
 /**
  * `change` run while a publish to the subscription is open: its answer, or "waited" when it had none within 3 s (it
@@ -48,12 +51,13 @@ async function openPublish(): Promise<pg.PoolClient> {
  */
 async function whilePublishing<T>(change: () => Promise<T>): Promise<T | "waited"> {
   const producer = await openPublish();
+  expect(producer.subscriptions).toEqual(["sub_busy"]);
   const pending = change();
   try {
-    return await Promise.race([pending, new Promise<"waited">((r) => setTimeout(() => r("waited"), 3_000))]);
+    return await within3s(pending);
   } finally {
-    await producer.query("COMMIT");
-    producer.release();
+    await producer.client.query("COMMIT");
+    producer.client.release();
     await pending;
   }
 }
@@ -97,5 +101,41 @@ describe("a subscription's changes while a producer publishes to it", () => {
     const old = (await db.pool.query("SELECT id FROM subscription_secrets WHERE subscription_id = 'sub_busy' ORDER BY created_at LIMIT 1")).rows[0].id;
     const ended = await whilePublishing(() => call(secretRoute.DELETE, { token: admin, params: { id: "sub_busy", secretId: old } }));
     expect(ended === "waited" ? ended : ended.status).toBe(200);
+  });
+
+  it("an archive is answered while producers keep publishing to it; what the ones before it wrote is superseded", async () => {
+    await createSubscription(db.prisma, { id: "sub_moving", name: "Moving SIS", url: "https://moving.example.test/hooks", eventTypes: ["roster.updated"] }, SYSTEM);
+    const before = await openPublish("roster.updated");
+    expect(before.subscriptions).toEqual(["sub_moving"]);
+    const archiving = call(archiveRoute.POST, { token: manager, params: { id: "sub_moving" }, body: { reason: "district moved to a new SIS" } });
+    // The archive commits without waiting for `before`; a producer that publishes after that matches nothing to it.
+    await expect
+      .poll(async () => (await db.pool.query("SELECT archived_at IS NOT NULL AS done FROM subscriptions WHERE id = 'sub_moving'")).rows[0].done, { timeout: 3_000 })
+      .toBe(true);
+    const after = await openPublish("roster.updated");
+    await before.client.query("COMMIT");
+    before.client.release();
+    const answer = await within3s(archiving);
+    await after.client.query("COMMIT");
+    after.client.release();
+    const done = await archiving;
+    expect(answer === "waited" ? answer : answer.status).toBe(200);
+    expect(after.subscriptions).toEqual([]);
+    // `before`'s delivery, invisible to the archive's own statement, was superseded once `before` committed.
+    expect(done.json.superseded).toBe(1);
+    const rows = (await db.pool.query("SELECT state, resolution FROM deliveries WHERE subscription_id = 'sub_moving'")).rows;
+    expect(rows).toEqual([{ state: "resolved", resolution: "superseded" }]);
+    const audit = (
+      await db.pool.query(
+        "SELECT action FROM audit_entries WHERE target_id IN ('sub_moving') OR (action = 'delivery.resolve' AND details->>'subscriptionId' = 'sub_moving') ORDER BY id",
+      )
+    ).rows;
+    expect(audit.map((r) => r.action)).toEqual(["subscription.create", "subscription.archive", "delivery.resolve"]);
+  });
+
+  it("a tenant move of a subscription producers publish to is refused at once (409), not after waiting for them", async () => {
+    await db.prisma.tenant.create({ data: { id: "lincoln", name: "Lincoln USD" } });
+    const moved = await whilePublishing(() => call(subRoute.PATCH, { token: admin, params: { id: "sub_busy" }, body: { tenant: "lincoln" } }));
+    expect(moved === "waited" ? moved : moved.status).toBe(409);
   });
 });

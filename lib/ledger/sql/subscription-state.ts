@@ -29,8 +29,10 @@
 // pause, the resume and the probe's resume therefore lock FOR NO KEY UPDATE
 // (what an UPDATE takes), which KEY SHARE does not block; so do a secret's
 // rotation (lib/subscriptions/rotation.ts) and the probe's claim (./probe.ts,
-// whose SKIP LOCKED passed over every row a producer held). Archive and a tenant move lock
-// FOR UPDATE on purpose: they must see the deliveries those producers insert.
+// whose SKIP LOCKED passed over every row a producer held). An archive must
+// see what those producers insert: it commits first, so that later ones leave
+// the subscription alone, and only then waits FOR UPDATE for the earlier ones
+// (supersedeAfterArchive). A tenant move checks for history before it waits.
 import "server-only";
 import type pg from "pg";
 import { DELIVERIES_CHANNEL } from "../notify";
@@ -244,18 +246,20 @@ export async function changeStateByOperator(
 /**
  * Archives a subscription (docs/DESIGN.md, Archived subscriptions): records
  * who and why, resolves its queued deliveries as `superseded` (./archive.ts)
- * and writes `subscription.archive`. The row is locked FOR UPDATE first, which
- * also waits for an enqueue or backfill that already inserted deliveries for
- * it (each holds KEY SHARE on the row until it commits: migration 0024), so
- * the supersede sees them. null when there is no such subscription; the
- * archive time when it was already archived (nothing changes).
+ * and writes `subscription.archive`. The row is locked FOR NO KEY UPDATE, so
+ * the archive does not wait for the producers publishing to it (Row locks,
+ * above); once it commits they match no event to it, and
+ * supersedeAfterArchive, in a transaction of its own, waits for those that
+ * wrote for it before (their rows are not visible here) and supersedes what
+ * they wrote. null when there is no such subscription; the archive time when
+ * it was already archived (nothing changes).
  */
 export async function archive(
   db: LedgerDb,
   id: string,
   c: { actor: string; reason: string },
 ): Promise<null | { alreadyArchivedAt: Date } | { superseded: number; inFlight: number; previousState: string }> {
-  const [row] = await queryRows<{ archived_at: Date | null; state: string }>(db, sql`SELECT archived_at, state FROM subscriptions WHERE id = ${id} FOR UPDATE`);
+  const [row] = await queryRows<{ archived_at: Date | null; state: string }>(db, sql`SELECT archived_at, state FROM subscriptions WHERE id = ${id} FOR NO KEY UPDATE`);
   if (!row) return null;
   if (row.archived_at) return { alreadyArchivedAt: row.archived_at };
   await execute(db, sql`UPDATE subscriptions SET archived_at = now(), archive_reason = ${c.reason}, archived_by = ${c.actor}, updated_at = now() WHERE id = ${id}`);
@@ -268,6 +272,20 @@ export async function archive(
                 jsonb_build_object('superseded', ${superseded}::int, 'inFlight', ${inFlight}::int, 'previousState', ${row.state}::text))`,
   );
   return { superseded, inFlight, previousState: row.state };
+}
+
+/**
+ * The second half of an archive, after its commit: waits for the enqueues and
+ * backfills that wrote deliveries for the subscription before it (each holds
+ * KEY SHARE on the row until its commit; later ones match nothing to an
+ * archived subscription, so the wait ends) and supersedes what they wrote,
+ * one `delivery.resolve` audit row each. Returns how many. Should it never
+ * run, those deliveries wait on the archived subscription like a retry of one
+ * that was in flight: visible, and due again on an unarchive.
+ */
+export async function supersedeAfterArchive(db: LedgerDb, id: string, c: { actor: string; reason: string }): Promise<number> {
+  const [row] = await queryRows<{ id: string }>(db, sql`SELECT id FROM subscriptions WHERE id = ${id} AND archived_at IS NOT NULL FOR UPDATE`);
+  return row ? supersedeQueuedDeliveries(db, id, c) : 0;
 }
 
 /**
