@@ -22,10 +22,10 @@
 // Row locks. A producer's transaction that has published an event holds KEY
 // SHARE on each matched subscription's row until it commits (the enqueue
 // takes it, so that an archive waits for it), and a steady producer always
-// has one open.
-// PostgreSQL lets each new KEY SHARE in ahead of a waiting FOR UPDATE, so a
-// change locking the row FOR UPDATE can wait as long as the traffic lasts:
-// a pause during an incident answered 503 after the statement timeout. The
+// has one open. PostgreSQL lets each new KEY SHARE in ahead of a waiting FOR
+// UPDATE, so a change locking the row FOR UPDATE can wait as long as the
+// traffic lasts: a pause during an incident answered 503 after the statement
+// timeout. The
 // pause, the resume and the probe's resume therefore lock FOR NO KEY UPDATE
 // (what an UPDATE takes), which KEY SHARE does not block; so do a secret's
 // rotation (lib/subscriptions/rotation.ts) and the probe's claim (./probe.ts,
