@@ -73,7 +73,13 @@ describe("hookledger start", () => {
       await until("the killed worker's deliveries taken back", async () => !(await stuck()).some((r) => r.state === "in_flight") && (await stuck()), 10_000, s.output);
       const attempts = (await db.query(`SELECT outcome, error_class, ambiguous FROM attempts WHERE subscription_id = 'sub_hangs' AND outcome = 'abandoned'`)).rows;
       expect(attempts).toEqual([0, 1, 2].map(() => ({ outcome: "abandoned", error_class: "lease_expired", ambiguous: true })));
-      expect(s.output.join("")).toMatch(/worker 1 \(pid \d+\) had 3 deliveries in flight; each is recorded as possibly received and will be sent again/);
+      // Printed by start once its taking back has committed (the rows above): wait for it to come through the pipe.
+      await until(
+        "start saying it took the deliveries back",
+        () => /worker 1 \(pid \d+\) had 3 deliveries in flight; each is recorded as possibly received and will be sent again/.test(s.output.join("")),
+        5_000,
+        s.output,
+      );
       await checkReplaced(s, before, oldPid!, watching, () => dashboardDown);
     } finally {
       hanging.closeAllConnections();
