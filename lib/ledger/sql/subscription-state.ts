@@ -25,14 +25,14 @@
 // has one open. PostgreSQL lets each new KEY SHARE in ahead of a waiting FOR
 // UPDATE, so a change locking the row FOR UPDATE can wait as long as the
 // traffic lasts: a pause during an incident answered 503 after the statement
-// timeout. The
-// pause, the resume and the probe's resume therefore lock FOR NO KEY UPDATE
-// (what an UPDATE takes), which KEY SHARE does not block; so do a secret's
-// rotation (lib/subscriptions/rotation.ts) and the probe's claim (./probe.ts,
-// whose SKIP LOCKED passed over every row a producer held). An archive must
-// see what those producers insert: it commits first, so that later ones leave
-// the subscription alone, and only then waits FOR UPDATE for the earlier ones
-// (supersedeAfterArchive). A tenant move checks for history before it waits.
+// timeout. The pause, the resume and the probe's resume therefore lock FOR
+// NO KEY UPDATE (what an UPDATE takes), which KEY SHARE does not block; so do
+// a secret's rotation (lib/subscriptions/rotation.ts) and the probe's claim
+// (./probe.ts, whose SKIP LOCKED passed over every row a producer held). An
+// archive must see what those producers insert: it commits first, so that
+// later ones leave the subscription alone, and only then waits FOR UPDATE for
+// the earlier ones (supersedeAfterArchive). A tenant move checks for history
+// before it waits.
 import "server-only";
 import type pg from "pg";
 import { DELIVERIES_CHANNEL } from "../notify";
