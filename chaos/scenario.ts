@@ -11,6 +11,7 @@ import pg from "pg";
 import { migrate } from "../lib/db/migrate";
 import { createPrisma, type PrismaClient } from "../lib/db/prisma";
 import { publishEvent } from "../lib/events/publish";
+import { retryTransaction } from "../lib/db/retry";
 import { createSubscription, updateSubscription } from "../lib/subscriptions/manage-subscriptions";
 import { createRedriveBatch } from "../lib/redrive/redrive-batches";
 import { createApiToken } from "../lib/auth/tokens";
@@ -607,20 +608,10 @@ async function expireLeases(run: Run, s: Setup, state: FaultState, details: Reco
        RETURNING id, delivery_key, lease_owner`,
       [s.subIds, run.o.leaseExpiryRows],
     );
-  const { rows } = await retryDeadlocks(expire, 3);
+  const { rows } = await retryTransaction(expire, 3);
   for (const r of rows) state.expiredKeys.add(r.delivery_key);
   Object.assign(details, { leasesExpired: rows.length, owners: [...new Set(rows.map((r) => r.lease_owner))].length });
   run.log(`fault: expired ${rows.length} leases early under ${details.owners} worker(s) mid-send`);
-}
-
-async function retryDeadlocks<T>(f: () => Promise<T>, tries: number): Promise<T> {
-  for (let i = 1; ; i++) {
-    try {
-      return await f();
-    } catch (err) {
-      if ((err as { code?: string }).code !== "40P01" || i >= tries) throw err;
-    }
-  }
 }
 
 async function pauseOrResume(run: Run, s: Setup, state: FaultState, kind: "pause" | "resume", details: Record<string, unknown>): Promise<void> {

@@ -50,7 +50,7 @@ export function isStatementTimeout(err: unknown): boolean {
 }
 
 /** The pg adapter's error under a Prisma error: a DriverAdapterError itself, or one wrapped by Prisma. */
-function adapterCause(err: object): Loose | undefined {
+export function adapterCause(err: object): Loose | undefined {
   const e = err as Loose;
   return e.meta?.driverAdapterError?.cause ?? ((err as Error).name === "DriverAdapterError" ? e.cause : undefined);
 }

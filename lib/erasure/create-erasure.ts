@@ -14,6 +14,7 @@
 import "server-only";
 import { randomBytes } from "node:crypto";
 import type { PrismaClient } from "../db/prisma";
+import { retryTransaction } from "../db/retry";
 import { ledgerDb } from "../ledger/read/db";
 import { AppError, fromZod } from "../errors";
 import { writeAudit } from "../audit";
@@ -54,8 +55,6 @@ export type ErasureReceipt = {
 
 /** A pass re-reads the subject's events after the chunks, for events published meanwhile; a few passes catch a producer that is still publishing. */
 const MAX_PASSES = 3;
-// Deadlock (against a worker's result write on the same rows), serialization failure, and Prisma's code for either.
-const RETRYABLE = new Set(["40P01", "40001", "P2034"]);
 
 async function validated(prisma: PrismaClient, input: TCreateErasure) {
   const parsed = ZCreateErasure.safeParse(input);
@@ -179,9 +178,10 @@ export async function createErasure(prisma: PrismaClient, input: TCreateErasure,
 }
 
 /** One chunk in one transaction: its events, the operational events about their deliveries, and the counts on the erasure's row. */
-async function eraseChunk(prisma: PrismaClient, id: string, chunk: string[], tomb: Parameters<typeof tombstoneEvents>[2], attempt = 0): Promise<ErasureCounts> {
-  try {
-    return await prisma.$transaction(
+/** Run again when it loses a deadlock against a worker's result write on the same rows. */
+function eraseChunk(prisma: PrismaClient, id: string, chunk: string[], tomb: Parameters<typeof tombstoneEvents>[2]): Promise<ErasureCounts> {
+  return retryTransaction(() =>
+    prisma.$transaction(
       async (tx) => {
         const ops = await findOpsEventIds(tx, chunk);
         const c = await tombstoneEvents(tx, [...chunk, ...ops], tomb);
@@ -189,10 +189,6 @@ async function eraseChunk(prisma: PrismaClient, id: string, chunk: string[], tom
         return c;
       },
       { timeout: 60_000, maxWait: 10_000 },
-    );
-  } catch (err) {
-    const code = (err as { code?: string; meta?: { code?: string } }).meta?.code ?? (err as { code?: string }).code ?? "";
-    if ((RETRYABLE.has(code) || /deadlock detected/.test(String((err as Error).message))) && attempt < 3) return eraseChunk(prisma, id, chunk, tomb, attempt + 1);
-    throw err;
-  }
+    ),
+  );
 }

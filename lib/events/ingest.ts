@@ -24,6 +24,7 @@ import "server-only";
 import type pg from "pg";
 import { getPool } from "../db/pool";
 import { AppError } from "../errors";
+import { isRetryableTransactionError } from "../db/retry";
 import { enqueueEventsWithTenants, existingDeliveries, wakeWorkers, type EventRow, type ExistingEvent, type SubscriptionTenants } from "../ledger/sql/enqueue";
 import { logger } from "../log";
 import { eventConflict, eventRow, isChangedRepublish, republishRefusal, type PublishedDelivery, type PublishResult } from "./publish";
@@ -53,8 +54,6 @@ const MAX_GROUP = 256;
 /** `tenants`: the caller is a scoped producer, whose answer needs each delivery's subscription tenant (publish.ts visibleDeliveries). */
 type Waiter = { row: EventRow; tenants: boolean; resolve: (r: PublishResult) => void; reject: (e: unknown) => void };
 
-const RETRYABLE = new Set(["40P01", "40001"]); // deadlock, serialization failure
-
 /**
  * Writes a group and answers each waiter. Events with the same id in one group:
  * the first is written, the others answer as a republish of it would.
@@ -79,7 +78,8 @@ async function writeGroup(pool: pg.Pool, waiters: Waiter[], wake: () => void, at
       await Promise.all([...leaders.values()].map((ws) => writeGroup(pool, ws, wake, attempt)));
       return;
     }
-    if (RETRYABLE.has(code) && attempt < 3) return writeGroup(pool, waiters, wake, attempt + 1);
+    // A lost deadlock (against a worker's write on the same subscription rows) left nothing: the event again.
+    if (isRetryableTransactionError(err) && attempt < 3) return writeGroup(pool, waiters, wake, attempt + 1);
     // A data exception (SQLSTATE class 22) on input that passed validation is still the caller's input.
     const failure = code.startsWith("22") ? new AppError("validation_failed", `The event could not be stored: ${(err as Error).message}`) : err;
     for (const w of waiters) w.reject(failure);

@@ -16,6 +16,7 @@ import type pg from "pg";
 import type { PrismaClient } from "../db/prisma";
 import { ledgerDb } from "../ledger/read/db";
 import { connectGuarded, releaseGuarded } from "../db/client";
+import { retryTransaction } from "../db/retry";
 import { AppError, fromZod } from "../errors";
 import type { Principal } from "../auth/principal";
 import { writeAudit } from "../audit";
@@ -118,12 +119,9 @@ export async function beginTrackedRetention(pool: pg.Pool, prisma: PrismaClient,
   return started;
 }
 
-// Deadlock and serialization failure: the batch is retried (nothing of it committed).
-const RETRYABLE = new Set(["40P01", "40001"]);
-
-/** One batch in its own transaction, retried a few times on a deadlock. */
-async function inTx<T>(client: pg.PoolClient, fn: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
+/** One batch in its own transaction, run again when it loses a deadlock (nothing of it committed). */
+function inTx<T>(client: pg.PoolClient, fn: () => Promise<T>): Promise<T> {
+  return retryTransaction(async () => {
     await client.query("BEGIN");
     try {
       const out = await fn();
@@ -131,10 +129,9 @@ async function inTx<T>(client: pg.PoolClient, fn: () => Promise<T>): Promise<T> 
       return out;
     } catch (err) {
       await client.query("ROLLBACK").catch(() => {});
-      if (attempt < 3 && RETRYABLE.has((err as { code?: string }).code ?? "")) continue;
       throw err;
     }
-  }
+  });
 }
 
 /**
