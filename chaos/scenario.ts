@@ -105,6 +105,7 @@ export type ChaosReport = {
   ok: boolean;
   runId: string;
   seed: number;
+  postgresVersion: string;
   startedAt: string;
   finishedAt: string;
   options: Omit<ChaosOptions, "log">;
@@ -241,6 +242,8 @@ type Setup = {
   pauseTarget: { id: string; behavior: Behavior };
   fleet: WorkerFleet;
   workerIdOf: (pid: number) => Promise<string | null>;
+  /** The server's version (SHOW server_version): HOOKLEDGER_POSTGRES_BIN runs the suite on another major. */
+  postgresVersion: string;
 };
 
 type Traffic = {
@@ -346,10 +349,11 @@ async function setUp(run: Run, opened: { fleet: WorkerFleet | null; prisma: Pris
   const url = await postgres.start();
   process.env.DATABASE_URL = url;
   await migrate(url);
-  log(`postgres ${new URL(url).host}, data in ${runDir}`);
   const prisma = (opened.prisma = createPrisma(url));
   const db = (opened.pool = new pg.Pool({ connectionString: url, max: 4 }));
   db.on("error", () => {});
+  const postgresVersion = (await db.query<{ server_version: string }>("SHOW server_version")).rows[0].server_version;
+  log(`PostgreSQL ${postgresVersion} at ${new URL(url).host}, data in ${runDir}`);
 
   const op = await createApiToken(prisma, { role: "admin", name: `chaos-operator-${runId}` });
   const principal: Principal = { kind: "token", id: op.id, role: "admin", actor: `token:${op.name}` };
@@ -418,6 +422,7 @@ async function setUp(run: Run, opened: { fleet: WorkerFleet | null; prisma: Pris
     return rows[0]?.worker_id ?? null;
   };
   return {
+    postgresVersion,
     prisma,
     db,
     principal,
@@ -874,6 +879,7 @@ async function buildReport(
     ok: invariants.every((i) => i.ok),
     runId: run.runId,
     seed: o.seed,
+    postgresVersion: s.postgresVersion,
     startedAt: new Date(run.started).toISOString(),
     finishedAt: new Date().toISOString(),
     options: { ...o, log: undefined } as unknown as Omit<ChaosOptions, "log">,
@@ -923,7 +929,7 @@ function workerCheck(name: string, description: string, offenders: Offender[]): 
 /** The report as text: the numbers, then every broken invariant with the deliveries that broke it. */
 export function formatReport(r: ChaosReport, maxOffenders = 20): string {
   const out: string[] = [];
-  out.push(`chaos run ${r.runId} (seed ${r.seed}): ${r.ok ? "PASS" : "FAIL"}`);
+  out.push(`chaos run ${r.runId} (seed ${r.seed}, PostgreSQL ${r.postgresVersion}): ${r.ok ? "PASS" : "FAIL"}`);
   out.push(
     `  traffic: ${r.traffic.eventsPublished} events × ${r.subscriptions.length} subscriptions in ${r.traffic.publishSeconds} s; deliveries ${JSON.stringify(r.traffic.deliveries)}; dead letters ${JSON.stringify(r.traffic.deadLetterReasons)}`,
   );

