@@ -13,7 +13,7 @@ export async function openDatabase(opts: { quiet?: boolean } = {}): Promise<CliD
   if (process.env.DATABASE_URL) return { url: checkDatabaseUrl(process.env.DATABASE_URL), embedded: false, owned: false, created: false, stop: async () => {} };
   const log = opts.quiet ? undefined : (m: string) => process.env.LOG_LEVEL === "debug" && console.error(`[postgres] ${m}`);
   const pg = await startEmbedded({ log });
-  if (pg.owned && !opts.quiet) console.error(`Embedded PostgreSQL started (data in ${dataDir()}/postgres, port ${pg.info.port}).`);
+  if (pg.owned && !opts.quiet) console.error(`Embedded ${pg.label} started (data in ${dataDir()}/postgres, port ${pg.info.port}).`);
   process.env.DATABASE_URL = pg.url;
   return { url: pg.url, embedded: true, owned: pg.owned, created: pg.created, server: pg, stop: pg.stop };
 }

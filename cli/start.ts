@@ -221,7 +221,7 @@ export async function start(opts: StartOptions) {
   try {
     log.detail(
       db.embedded
-        ? `Embedded PostgreSQL ${db.owned ? "started" : "already running"} (data in ${path.join(dataDir(), "postgres")}, ${new URL(db.url).host}).`
+        ? `Embedded ${db.server?.label ?? "PostgreSQL"} ${db.owned ? "started" : "already running"} (data in ${path.join(dataDir(), "postgres")}, ${new URL(db.url).host}).`
         : "Database: DATABASE_URL.",
     );
     const applied = await migrate(db.url).catch((err: Error) => {

