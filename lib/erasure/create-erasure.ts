@@ -177,8 +177,10 @@ export async function createErasure(prisma: PrismaClient, input: TCreateErasure,
   };
 }
 
-/** One chunk in one transaction: its events, the operational events about their deliveries, and the counts on the erasure's row. */
-/** Run again when it loses a deadlock against a worker's result write on the same rows. */
+/**
+ * One chunk in one transaction: its events, the operational events about their deliveries, and the counts on the
+ * erasure's row; run again when it loses a deadlock against a worker's result write on the same rows.
+ */
 function eraseChunk(prisma: PrismaClient, id: string, chunk: string[], tomb: Parameters<typeof tombstoneEvents>[2]): Promise<ErasureCounts> {
   return retryTransaction(() =>
     prisma.$transaction(
