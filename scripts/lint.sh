@@ -7,7 +7,11 @@ cd "$(dirname "$0")/.."
 
 names=(eslint prettier knip)
 # --max-warnings 0: a warning (an unused import, say) fails the run too; otherwise it scrolls past in a passing one.
-cmds=("npx eslint . --max-warnings 0" "npx prettier --check ." "npx knip --no-progress")
+# Prettier keeps a cache (node_modules/.cache/prettier) keyed on each file's content and Prettier's options: a file's
+# formatting depends on nothing else, so a file unchanged since a passing check is not formatted again (about 20 s of
+# CPU beside ESLint's on two cores). ESLint keeps none: the layering rule judges other files too (where an import
+# resolves), which its cache would not see change. A fresh clone (CI) has no cache and checks every file.
+cmds=("npx eslint . --max-warnings 0" "npx prettier --check --cache --cache-strategy content ." "npx knip --no-progress")
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
