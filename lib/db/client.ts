@@ -25,3 +25,31 @@ export function releaseGuarded(client: pg.PoolClient): void {
   }
   client.release(state?.err);
 }
+
+/**
+ * Runs fn between BEGIN and COMMIT on a client already checked out. A throw rolls the transaction back and is
+ * rethrown; a ROLLBACK that fails too (the connection is gone) is not what the caller needs to hear, so the first
+ * error is kept. A caller with nothing to write returns early: committing a transaction that wrote nothing ends it as
+ * a rollback would, and lets go of its transaction-level locks the same way.
+ */
+export async function inTransaction<T>(client: pg.ClientBase, fn: () => Promise<T>): Promise<T> {
+  await client.query("BEGIN");
+  try {
+    const out = await fn();
+    await client.query("COMMIT");
+    return out;
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw err;
+  }
+}
+
+/** inTransaction on a client of its own from the pool (connectGuarded), released when the transaction ends. */
+export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await connectGuarded(pool);
+  try {
+    return await inTransaction(client, () => fn(client));
+  } finally {
+    releaseGuarded(client);
+  }
+}

@@ -9,6 +9,7 @@ import path from "node:path";
 import crypto from "node:crypto";
 import pg from "pg";
 import { explainConnectError } from "./check-url";
+import { inTransaction } from "./client";
 
 export function migrationsDir(): string {
   return path.resolve(/*turbopackIgnore: true*/ process.cwd(), "prisma", "migrations");
@@ -112,15 +113,12 @@ export async function migrate(url: string, opts: { dir?: string } = {}): Promise
           throw new Error(`Migration ${m.name} was changed after it was applied. Add a new migration instead of editing an applied one.`);
         continue;
       }
-      try {
-        await client.query("BEGIN");
+      await inTransaction(client, async () => {
         await client.query(m.sql);
         await client.query("INSERT INTO _hookledger_migrations (name, checksum) VALUES ($1, $2)", [m.name, m.checksum]);
-        await client.query("COMMIT");
-      } catch (err) {
-        await client.query("ROLLBACK").catch(() => {});
-        throw new Error(`Migration ${m.name} failed: ${(err as Error).message}`);
-      }
+      }).catch((err: Error) => {
+        throw new Error(`Migration ${m.name} failed: ${err.message}`);
+      });
       applied.push(m.name);
     }
     return applied;

@@ -6,7 +6,7 @@
 // advisory lock), in one transaction: the notices and the cursor move together.
 import "server-only";
 import type pg from "pg";
-import { connectGuarded, releaseGuarded } from "../db/client";
+import { withTransaction } from "../db/client";
 import { publicUrl } from "../auth/host";
 import {
   advanceCursor,
@@ -61,14 +61,9 @@ async function noticesFor(db: pg.PoolClient, kind: NotifyKind, c: NoticeContext,
 
 /** One round; null when another worker holds the lock. */
 export async function ingestRound(pool: pg.Pool): Promise<IngestResult | null> {
-  const db = await connectGuarded(pool);
-  const out: IngestResult = { events: 0, due: 0, folded: 0, unaddressed: 0 };
-  try {
-    await db.query("BEGIN");
-    if (!(await tryIngestLock(db))) {
-      await db.query("ROLLBACK");
-      return null;
-    }
+  return withTransaction(pool, async (db) => {
+    if (!(await tryIngestLock(db))) return null;
+    const out: IngestResult = { events: 0, due: 0, folded: 0, unaddressed: 0 };
     const events = await readNewOpsEvents(db, EVENTS_PER_ROUND);
     for (const e of events) {
       const subscriptionId = typeof e.data?.subscriptionId === "string" ? e.data.subscriptionId : null;
@@ -86,12 +81,6 @@ export async function ingestRound(pool: pg.Pool): Promise<IngestResult | null> {
       const c = await noticeContext(db, d.subscriptionId);
       if (c) await noticesFor(db, "dlq_old", c, { depth: d.depth, oldestAt: d.oldestAt.toISOString() }, d.source, out);
     }
-    await db.query("COMMIT");
     return out;
-  } catch (err) {
-    await db.query("ROLLBACK").catch(() => {});
-    throw err;
-  } finally {
-    releaseGuarded(db);
-  }
+  });
 }

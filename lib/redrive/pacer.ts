@@ -15,6 +15,7 @@ import { DELIVERIES_CHANNEL, RECORD_ITEMS_SQL } from "./sql";
 import { findNextBatchItems, redriveDeliveries } from "../ledger/sql/redrive";
 import { findNextRecoverItems, recoverDeliveries, RECOVER_DEFAULT_STATES, type RecoverableState } from "../ledger/sql/recover";
 import { createBackfillDeliveries, findNextBackfillItems } from "../ledger/sql/backfill";
+import { inTransaction } from "../db/client";
 
 /** Unused budget never accrues past this: after a pause or restart the batch resumes at its rate, not in a burst. */
 const MAX_BURST_SECONDS = 1;
@@ -30,8 +31,7 @@ export async function listRunningBatchIds(pool: pg.Pool | pg.PoolClient): Promis
 
 /** One step of one batch; null when another pacer holds it or it is no longer running. */
 export async function advanceBatch(client: pg.PoolClient, batchId: string): Promise<StepResult | null> {
-  await client.query("BEGIN");
-  try {
+  return inTransaction(client, async () => {
     const { rows } = await client.query<{
       rate: number;
       kind: BatchKind;
@@ -55,10 +55,7 @@ export async function advanceBatch(client: pg.PoolClient, batchId: string): Prom
       [batchId, MAX_BURST_SECONDS],
     );
     const b = rows[0];
-    if (!b || b.allowance <= 0) {
-      await client.query("ROLLBACK");
-      return b ? { batchId, handled: 0, redriven: 0, skipped: 0, done: false } : null;
-    }
+    if (!b || b.allowance <= 0) return b ? { batchId, handled: 0, redriven: 0, skipped: 0, done: false } : null;
     const n = Math.min(b.allowance, MAX_ITEMS_PER_STEP);
     const { handled, redriven, lastSeq } = await stepItems(client, batchId, b, n);
     const position = handled ? lastSeq : b.position;
@@ -74,12 +71,8 @@ export async function advanceBatch(client: pg.PoolClient, batchId: string): Prom
       [batchId, position, redriven, handled - redriven, b.base, handled, done],
     );
     if (redriven > 0) await client.query("SELECT pg_notify($1, '')", [DELIVERIES_CHANNEL]);
-    await client.query("COMMIT");
     return { batchId, handled, redriven, skipped: handled - redriven, done };
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw err;
-  }
+  });
 }
 
 type BatchKind = "redrive" | "recover" | "backfill";

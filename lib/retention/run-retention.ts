@@ -15,7 +15,7 @@ import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import type { PrismaClient } from "../db/prisma";
 import { ledgerDb } from "../ledger/read/db";
-import { connectGuarded, releaseGuarded } from "../db/client";
+import { connectGuarded, inTransaction, releaseGuarded } from "../db/client";
 import { retryTransaction } from "../db/retry";
 import { AppError, fromZod } from "../errors";
 import type { Principal } from "../auth/principal";
@@ -121,17 +121,7 @@ export async function beginTrackedRetention(pool: pg.Pool, prisma: PrismaClient,
 
 /** One batch in its own transaction, run again when it loses a deadlock (nothing of it committed). */
 function inTx<T>(client: pg.PoolClient, fn: () => Promise<T>): Promise<T> {
-  return retryTransaction(async () => {
-    await client.query("BEGIN");
-    try {
-      const out = await fn();
-      await client.query("COMMIT");
-      return out;
-    } catch (err) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw err;
-    }
-  });
+  return retryTransaction(() => inTransaction(client, fn));
 }
 
 /**

@@ -19,7 +19,7 @@ import { getPool } from "../db/pool";
 import { logger } from "../log";
 import { envInt } from "../env";
 import { latencyBucket, LATENCY_BUCKETS, STATS_HOUR_MS } from "../ledger/read/latency";
-import { connectGuarded, releaseGuarded } from "../db/client";
+import { withTransaction } from "../db/client";
 import { hasFreshDlqSample, pruneDlqSamples, takeDlqSample } from "../ledger/sql/dead-letters";
 import { addMinuteStats, countAttemptOutcomes, findSettledAttemptId, pruneAttemptStats, refreshHourlyStats, type MinuteStats } from "../ledger/read/attempt-stats";
 
@@ -58,31 +58,17 @@ export type DlqSampleResult = { sampled: boolean; depth?: number };
 /** Takes one DLQ sample unless another instance took one within minGapMs. */
 export async function sampleDlq(pool: pg.Pool = getPool(), opts: { minGapMs?: number; now?: Date } = {}): Promise<DlqSampleResult> {
   const minGapMs = opts.minGapMs ?? SAMPLE_INTERVAL_MS / 2;
-  const client = await connectGuarded(pool);
-  try {
-    await client.query("BEGIN");
+  return withTransaction(pool, async (client) => {
     const { rows: lock } = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_xact_lock($1) AS ok", [DLQ_LOCK]);
-    if (!lock[0].ok) {
-      await client.query("ROLLBACK");
-      return { sampled: false };
-    }
+    if (!lock[0].ok) return { sampled: false };
     const at = opts.now ?? new Date();
-    if (await hasFreshDlqSample(client, at, minGapMs)) {
-      await client.query("ROLLBACK");
-      return { sampled: false };
-    }
+    if (await hasFreshDlqSample(client, at, minGapMs)) return { sampled: false };
     // One pass over the dead-letter rows (the deliveries_dlq partial index);
     // grouped the way a redrive filters.
     const depth = await takeDlqSample(client, at);
     await pruneDlqSamples(client, at, DLQ_RETENTION, GROUP_RETENTION);
-    await client.query("COMMIT");
     return { sampled: true, depth };
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw err;
-  } finally {
-    releaseGuarded(client);
-  }
+  });
 }
 
 type Agg = MinuteStats;
@@ -98,26 +84,19 @@ export async function rollupAttemptStats(pool: pg.Pool = getPool(), opts: { sett
   const chunk = opts.chunk ?? ROLLUP_CHUNK;
   let total = 0;
   for (let i = 0; i < (opts.maxChunks ?? 20); i++) {
-    const client = await connectGuarded(pool);
-    let folded = 0;
-    try {
-      await client.query("BEGIN");
+    // null: another instance holds the lock, or nothing new has settled.
+    const folded = await withTransaction(pool, async (client): Promise<number | null> => {
       const { rows: lock } = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_xact_lock($1) AS ok", [ROLLUP_LOCK]);
-      if (!lock[0].ok) {
-        await client.query("ROLLBACK");
-        return total;
-      }
+      if (!lock[0].ok) return null;
       await client.query("INSERT INTO dashboard_rollups (name) VALUES ('attempt_stats') ON CONFLICT DO NOTHING");
       const { rows: wm } = await client.query<{ last_id: number }>("SELECT last_id FROM dashboard_rollups WHERE name = 'attempt_stats' FOR UPDATE");
       const from = Number(wm[0].last_id);
       // The highest id such that every attempt up to it is settled (see SETTLE_SECONDS).
       const settled = await findSettledAttemptId(client, from, chunk, settle);
       const hi = settled === null ? from : settled;
-      if (hi <= from) {
-        await client.query("ROLLBACK");
-        return total;
-      }
+      if (hi <= from) return null;
       const rows = await countAttemptOutcomes(client, from, hi);
+      let n = 0;
       const aggs = new Map<string, Agg>();
       for (const row of rows) {
         const bucket = row.bucket.toISOString();
@@ -130,7 +109,7 @@ export async function rollupAttemptStats(pool: pg.Pool = getPool(), opts: { sett
         else if (row.outcome === "dead_letter") a.dead += row.n;
         else if (row.outcome === "abandoned") a.abandoned += row.n;
         if (row.duration_ms !== null && row.outcome !== "abandoned") a.hist[latencyBucket(row.duration_ms)] += row.n;
-        folded += row.n;
+        n += row.n;
       }
       const list = [...aggs.values()];
       if (list.length) {
@@ -145,15 +124,10 @@ export async function rollupAttemptStats(pool: pg.Pool = getPool(), opts: { sett
       }
       await client.query("UPDATE dashboard_rollups SET last_id = $1, updated_at = now() WHERE name = 'attempt_stats'", [hi]);
       await pruneAttemptStats(client, STATS_RETENTION);
-      await client.query("COMMIT");
-    } catch (err) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw err;
-    } finally {
-      releaseGuarded(client);
-    }
-    total += folded;
-    if (folded === 0) break;
+      return n;
+    });
+    total += folded ?? 0;
+    if (!folded) break;
   }
   return total;
 }

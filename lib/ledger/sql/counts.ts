@@ -9,7 +9,7 @@
 // probe on deliveries_sub_due per active subscription that has a queue.
 import "server-only";
 import type pg from "pg";
-import { connectGuarded, releaseGuarded } from "../../db/client";
+import { withTransaction } from "../../db/client";
 import { queryRows, sql, type LedgerDb } from "../read/db";
 
 const FOLD_LOCK = 7_431_801;
@@ -21,19 +21,11 @@ const FOLD_LOCK = 7_431_801;
  * since the last fold (delivery_state_counts_unfolded), not every counter.
  */
 export async function foldDeliveryCounts(pool: pg.Pool): Promise<boolean> {
-  const client = await connectGuarded(pool);
-  try {
-    await client.query("BEGIN");
+  return withTransaction(pool, async (client) => {
     const { rows } = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_xact_lock($1) AS ok", [FOLD_LOCK]);
     if (rows[0].ok) await client.query("SELECT hl_fold_delivery_state_counts()");
-    await client.query("COMMIT");
     return rows[0].ok;
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw err;
-  } finally {
-    releaseGuarded(client);
-  }
+  });
 }
 
 export type StateCount = { subscriptionId: string; state: string; reason: string; n: number };

@@ -11,7 +11,7 @@
 import "server-only";
 import type pg from "pg";
 import type { Logger } from "pino";
-import { connectGuarded, releaseGuarded } from "../../db/client";
+import { withTransaction } from "../../db/client";
 import { execute, raw, queryRows, sql, type Sql } from "../read/db";
 import { withFrozenMonth } from "./freeze";
 
@@ -95,7 +95,7 @@ export async function ensurePartitions(pool: pg.Pool, opts: { now?: Date; from?:
     for (const table of PARTITIONED_TABLES) {
       const name = partitionName(table, m);
       if (existing.has(name)) continue;
-      const made = await inTransaction(pool, opts.lockTimeoutMs ?? PARTITION_LOCK_TIMEOUT_MS, async (c) => {
+      const made = await withLockTimeout(pool, opts.lockTimeoutMs ?? PARTITION_LOCK_TIMEOUT_MS, async (c) => {
         const { rows } = await c.query<{ made: boolean }>("SELECT hl_ensure_partition($1, $2) AS made", [table, m]);
         return rows[0].made;
       });
@@ -157,7 +157,7 @@ export async function swapPartition(
   const [from, to] = [p.from, p.to];
   const copy = `${name}_keep`;
   if (copy.length > 63) throw new PartitionDropRefused(`${name}: name too long for its copy`);
-  const swap = inTransaction(pool, opts.lockTimeoutMs ?? PARTITION_LOCK_TIMEOUT_MS, async (c): Promise<SwapResult> => {
+  const swap = withLockTimeout(pool, opts.lockTimeoutMs ?? PARTITION_LOCK_TIMEOUT_MS, async (c): Promise<SwapResult> => {
     await c.query(`SELECT pg_advisory_xact_lock(${PARTITION_LOCK})`);
     await c.query(`LOCK TABLE ${ident(name)} IN SHARE MODE`);
     // The copy and its checks read the whole month: no statement timeout (the lock timeout still holds).
@@ -276,7 +276,7 @@ export async function compactPartition(
     pool,
     { name, quoted: ident(name), from: p.from, to: p.to },
     () =>
-      inTransaction(pool, opts.lockTimeoutMs ?? PARTITION_LOCK_TIMEOUT_MS, async (c): Promise<SwapResult> => {
+      withLockTimeout(pool, opts.lockTimeoutMs ?? PARTITION_LOCK_TIMEOUT_MS, async (c): Promise<SwapResult> => {
         await c.query(`SELECT pg_advisory_xact_lock(${PARTITION_LOCK})`);
         await c.query(`LOCK TABLE ${ident(name)} IN ACCESS EXCLUSIVE MODE`);
         if (opts.locked) await opts.locked(c);
@@ -347,18 +347,10 @@ export function ident(name: string): string {
   return `"${name}"`;
 }
 
-async function inTransaction<T>(pool: pg.Pool, lockTimeoutMs: number, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-  const c = await connectGuarded(pool);
-  try {
-    await c.query("BEGIN");
+/** A transaction whose lock waits give up after lockTimeoutMs (SET LOCAL: the setting ends with it). */
+function withLockTimeout<T>(pool: pg.Pool, lockTimeoutMs: number, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  return withTransaction(pool, async (c) => {
     await c.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`);
-    const out = await fn(c);
-    await c.query("COMMIT");
-    return out;
-  } catch (err) {
-    await c.query("ROLLBACK").catch(() => {});
-    throw err;
-  } finally {
-    releaseGuarded(c);
-  }
+    return fn(c);
+  });
 }
