@@ -7,8 +7,8 @@
 // and spread over thousands of endpoints, through the API (bench/scenarios/endpoints.ts), then the dashboard at 10,000 subscriptions
 // (not in a default full or quick run).
 // `--peers-systems hookledger,pg-boss,pg-boss-4x50,…` runs other shapes beside them, `--peers-rounds N` sets the rounds.
-// Writes <out>/latest.json (default bench/results) and, for a full run, the
-// figures section of BENCHMARKS.md.
+// Writes bench/results/latest.json and the figures section of BENCHMARKS.md (a full run), bench/results/latest-<steps or
+// mode>.json (any other run), or <out>/latest.json (--out DIR).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -37,7 +37,7 @@ const { runPeers } = await import("./peers/run");
 const { runLoops } = await import("./loops");
 const { sizesFor } = await import("./sizes");
 const { medianBy } = await import("./lib/stats");
-const { renderMarkdown, writeBenchmarksMd } = await import("./report");
+const { renderMarkdown, resultsBaseName, writeBenchmarksMd } = await import("./report");
 
 const argv = process.argv.slice(2);
 const flag = (f: string) => argv.includes(f);
@@ -48,6 +48,7 @@ const arg = (f: string) => {
 const mode = flag("--tiny") ? "tiny" : flag("--quick") ? "quick" : "full";
 const only = arg("--only")?.split(",");
 const outDir = path.resolve(arg("--out") ?? path.join(ROOT, "bench", "results"));
+const outBase = resultsBaseName({ mode, only, out: arg("--out") });
 const S = sizesFor(mode);
 if (arg("--time-limit")) S.hardLimitSeconds = Number(arg("--time-limit"));
 if (arg("--dashboard-events")) S.dashboard.events = Number(arg("--dashboard-events"));
@@ -87,9 +88,9 @@ function writeReport(final: boolean) {
     errors,
   };
   fs.mkdirSync(outDir, { recursive: true });
-  fs.writeFileSync(path.join(outDir, "latest.json"), JSON.stringify(report, null, 2) + "\n");
+  fs.writeFileSync(path.join(outDir, `${outBase}.json`), JSON.stringify(report, null, 2) + "\n");
   if (final) {
-    fs.writeFileSync(path.join(outDir, "latest.md"), renderMarkdown(report));
+    fs.writeFileSync(path.join(outDir, `${outBase}.md`), renderMarkdown(report));
     if (mode === "full" && !only && !arg("--out")) writeBenchmarksMd(path.join(ROOT, "BENCHMARKS.md"), renderMarkdown(report));
   }
 }
@@ -222,7 +223,7 @@ try {
     );
 
   writeReport(true);
-  log(`wrote ${path.join(outDir, "latest.json")}${Object.keys(errors).length ? `; failed: ${Object.keys(errors).join(", ")}` : ""}`);
+  log(`wrote ${path.join(outDir, `${outBase}.json`)}${Object.keys(errors).length ? `; failed: ${Object.keys(errors).join(", ")}` : ""}`);
   process.exitCode = Object.keys(errors).length ? 1 : 0;
 } finally {
   await receiver?.child.stop(2000).catch(() => {});

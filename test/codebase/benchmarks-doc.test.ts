@@ -8,7 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { writeBenchmarksMd } from "../../bench/report";
+import { resultsBaseName, writeBenchmarksMd } from "../../bench/report";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const doc = fs.readFileSync(path.join(ROOT, "BENCHMARKS.md"), "utf8");
@@ -89,5 +89,18 @@ describe("writeBenchmarksMd", () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("only a full run writes bench/results/latest.json, the run the figures come from; any other run a file of its own", () => {
+    expect(resultsBaseName({ mode: "full" })).toBe("latest");
+    expect(resultsBaseName({ mode: "full", only: ["peers"] })).toBe("latest-peers");
+    expect(resultsBaseName({ mode: "full", only: ["drain_1w", "dashboard"] })).toBe("latest-drain_1w+dashboard");
+    expect(resultsBaseName({ mode: "quick" })).toBe("latest-quick");
+    expect(resultsBaseName({ mode: "tiny", only: ["endpoints"] })).toBe("latest-endpoints");
+    // A folder of its own (the smoke tests) keeps the one name.
+    expect(resultsBaseName({ mode: "tiny", out: "/tmp/x" })).toBe("latest");
+    // What those other runs write stays out of git.
+    const ignored = execFileSync("git", ["check-ignore", "bench/results/latest-peers.json", "bench/results/latest-quick.md"], { cwd: ROOT, encoding: "utf8" });
+    expect(ignored.trim().split("\n")).toHaveLength(2);
   });
 });
