@@ -683,6 +683,7 @@ END $function$;
 CREATE OR REPLACE FUNCTION public.hl_event_keys_from_events()
  RETURNS trigger
  LANGUAGE plpgsql
+ SET enable_seqscan TO 'off'
 AS $function$
 BEGIN
   INSERT INTO event_keys (id, created_at)

@@ -1,0 +1,26 @@
+-- The statement trigger that gives keys to events written other than by the
+-- enqueue (hl_event_keys_from_events, 0026) probes event_keys through its
+-- primary key whatever the table's statistics said when a connection first
+-- planned it.
+--
+-- Why: PL/pgSQL plans the trigger's INSERT once per connection and keeps the
+-- plan (it has no parameters, so it is never planned again until something
+-- invalidates it: DDL on event_keys, or an ANALYZE of it). A connection that
+-- first ran it while event_keys had been analyzed as empty (a new ledger after
+-- VACUUM ANALYZE, or one whose autovacuum had just analyzed a few rows) kept a
+-- plan that scans event_keys whole once per event written. The table then
+-- grows under that plan until autovacuum analyzes it again (at most a minute
+-- apart, and at 10% growth): measured on a long-lived connection, 150 events
+-- took 305 ms at 50,000 keys against 8-19 ms on a new connection or after an
+-- ANALYZE, and the bench's fresh traffic (2,000 events/s) waited up to 35 s
+-- to be delivered (bench/HISTORY.md, 7 Dec 2026). With sequential scans off
+-- for this function alone, the only plan left for the probe is the primary
+-- key's index, at any size and whatever the statistics. The transition table
+-- is read by its own scan node, which the setting does not touch; nothing else
+-- runs inside the function.
+--
+-- Every row is kept; nothing is read or rewritten.
+--
+-- Locks: ALTER FUNCTION updates the function's catalog row; no table is
+-- locked. Connections plan the trigger again at their next use.
+ALTER FUNCTION hl_event_keys_from_events() SET enable_seqscan = off;
