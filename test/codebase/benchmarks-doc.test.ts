@@ -8,7 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { resultsBaseName, writeBenchmarksMd } from "../../bench/report";
+import { checkoutCommit, resultsBaseName, writeBenchmarksMd } from "../../bench/report";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const doc = fs.readFileSync(path.join(ROOT, "BENCHMARKS.md"), "utf8");
@@ -102,5 +102,26 @@ describe("writeBenchmarksMd", () => {
     // What those other runs write stays out of git.
     const ignored = execFileSync("git", ["check-ignore", "bench/results/latest-peers.json", "bench/results/latest-quick.md"], { cwd: ROOT, encoding: "utf8" });
     expect(ignored.trim().split("\n")).toHaveLength(2);
+  });
+
+  it("stamps the commit as clean when only the run's own outputs changed, and says so when anything else did", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hl-bench-stamp-"));
+    try {
+      const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: dir, encoding: "utf8" }).trim();
+      git("init", "-q");
+      fs.mkdirSync(path.join(dir, "bench/results"), { recursive: true });
+      for (const f of ["bench/results/latest.json", "BENCHMARKS.md", "lib.ts"]) fs.writeFileSync(path.join(dir, f), "a\n");
+      git("add", ".");
+      git("commit", "-q", "-m", "x");
+      const head = git("rev-parse", "--short", "HEAD");
+      // A run writes latest.json after every step, and a full one BENCHMARKS.md: the code it measured is HEAD's.
+      fs.writeFileSync(path.join(dir, "bench/results/latest.json"), "b\n");
+      fs.writeFileSync(path.join(dir, "BENCHMARKS.md"), "b\n");
+      expect(checkoutCommit(dir)).toBe(`\`${head}\``);
+      fs.writeFileSync(path.join(dir, "lib.ts"), "b\n");
+      expect(checkoutCommit(dir)).toBe(`\`${head}\` with uncommitted changes`);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
