@@ -4,7 +4,7 @@
 // sender, so the SSRF guard stands between a district's URL and the network.
 import "server-only";
 import { randomBytes } from "node:crypto";
-import nodemailer from "nodemailer";
+import type { Transporter } from "nodemailer";
 import type { Sender } from "../net/sender";
 import { webhookText, type Message } from "./messages";
 
@@ -46,13 +46,16 @@ function smtpOptions(raw: string) {
 
 export type Mailer = { send: (to: string, m: Message) => Promise<void>; close: () => void };
 
+/** The transport (and nodemailer, about 9 MB a process) is loaded at the first notice sent, not by every worker at start. */
 export function createMailer(cfg: MailConfig): Mailer {
-  const transport = nodemailer.createTransport(smtpOptions(cfg.url));
+  const options = smtpOptions(cfg.url);
+  let transport: Promise<Transporter> | null = null;
   return {
     async send(to, m) {
-      await transport.sendMail({ from: cfg.from, to, subject: m.subject, text: m.body });
+      transport ??= import("nodemailer").then((n) => n.default.createTransport(options));
+      await (await transport).sendMail({ from: cfg.from, to, subject: m.subject, text: m.body });
     },
-    close: () => transport.close(),
+    close: () => void transport?.then((t) => t.close()),
   };
 }
 

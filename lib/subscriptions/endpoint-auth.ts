@@ -7,9 +7,8 @@
 import "server-only";
 import { X509Certificate, createHash, createPrivateKey, type KeyObject } from "node:crypto";
 import { z } from "zod";
-import { Prisma } from "../generated/prisma/client";
 import { AppError } from "../errors";
-import { openEndpointValue, sealEndpointValue } from "./secrets";
+import { openEndpointValue } from "./secrets";
 import { maskCredentials } from "../net/redact";
 
 /** RFC 7230 token: what a header name may be. */
@@ -209,7 +208,7 @@ export function maskHeaders(h: TEndpointHeaders): HeaderView {
 /** What a read shows for the client certificate (its fields null when only a CA is set). */
 export type TlsView = { set: true; subject: string | null; issuer: string | null; expiresAt: string | null; fingerprint256: string | null; ca: boolean };
 
-function tlsView(t: TEndpointTls): TlsView {
+export function tlsView(t: TEndpointTls): TlsView {
   if (t.clientCertificate === undefined) return { set: true, subject: null, issuer: null, expiresAt: null, fingerprint256: null, ca: true };
   const cert = new X509Certificate(t.clientCertificate);
   return {
@@ -220,29 +219,6 @@ function tlsView(t: TEndpointTls): TlsView {
     fingerprint256: cert.fingerprint256,
     ca: t.ca !== undefined,
   };
-}
-
-/** The subscription columns for `headers` / `tls` as given on create or update (undefined: unchanged; null: cleared). */
-export function endpointAuthColumns(
-  subscriptionId: string,
-  input: { headers?: TEndpointHeaders | null; tls?: TEndpointTls | null },
-): {
-  endpointHeaders?: string | null;
-  endpointHeaderView?: HeaderView | typeof Prisma.DbNull;
-  endpointTls?: string | null;
-  endpointTlsView?: TlsView | typeof Prisma.DbNull;
-} {
-  const out: ReturnType<typeof endpointAuthColumns> = {};
-  if (input.headers !== undefined) {
-    const h = input.headers && Object.keys(input.headers).length > 0 ? input.headers : null;
-    out.endpointHeaders = h ? sealEndpointValue(JSON.stringify(h), { subscriptionId, column: "headers" }) : null;
-    out.endpointHeaderView = h ? maskHeaders(h) : Prisma.DbNull;
-  }
-  if (input.tls !== undefined) {
-    out.endpointTls = input.tls ? sealEndpointValue(JSON.stringify(input.tls), { subscriptionId, column: "tls" }) : null;
-    out.endpointTlsView = input.tls ? tlsView(input.tls) : Prisma.DbNull;
-  }
-  return out;
 }
 
 /** The endpoint authentication a request to the subscription carries, opened from its sealed columns. */

@@ -1,13 +1,22 @@
 import "server-only";
 import { randomBytes } from "node:crypto";
 import type { PrismaClient, Tx } from "../db/prisma";
-import type { Subscription } from "../generated/prisma/client";
+import { Prisma, type Subscription } from "../generated/prisma/client";
 import { AppError, notFound } from "../errors";
 import { writeAudit } from "../audit";
 import type { Principal } from "../auth/principal";
 import { validateTargetUrl } from "../net/target";
-import { generateSecret, sealSecret } from "./secrets";
-import { assertEndpointAuthRestated, assertTlsHasHttps, endpointAuthColumns, type HeaderView, type TlsView } from "./endpoint-auth";
+import {
+  assertEndpointAuthRestated,
+  assertTlsHasHttps,
+  maskHeaders,
+  tlsView,
+  type HeaderView,
+  type TEndpointHeaders,
+  type TEndpointTls,
+  type TlsView,
+} from "./endpoint-auth";
+import { generateSecret, sealEndpointValue, sealSecret } from "./secrets";
 import type { TCreateSubscription, TUpdateSubscription } from "./subscription-input";
 import { failurePolicyColumns, failurePolicyOf, pauseView } from "./failure-policy";
 import { GLOBAL_SCOPE, isGlobalAdmin, scopeOf, subscriptionWhere, type Scope } from "../tenants/scope";
@@ -16,6 +25,33 @@ import { subscriptionHasHistory } from "../ledger/sql/find-deliveries";
 import { changeStateByOperator } from "../ledger/sql/subscription-state";
 import { canAs } from "../auth/permissions";
 import { displayUrl, hasMaskedCredential, URL_MASK } from "../display-url";
+
+/**
+ * The subscription columns for `headers` / `tls` as given on create or update (undefined: unchanged; null: cleared).
+ * Here rather than beside the sealing in endpoint-auth.ts: Prisma.DbNull is the Prisma client, which the worker
+ * (importing endpoint-auth to open the sealed values) would otherwise load for nothing (about 20 MB a process).
+ */
+function endpointAuthColumns(
+  subscriptionId: string,
+  input: { headers?: TEndpointHeaders | null; tls?: TEndpointTls | null },
+): {
+  endpointHeaders?: string | null;
+  endpointHeaderView?: HeaderView | typeof Prisma.DbNull;
+  endpointTls?: string | null;
+  endpointTlsView?: TlsView | typeof Prisma.DbNull;
+} {
+  const out: ReturnType<typeof endpointAuthColumns> = {};
+  if (input.headers !== undefined) {
+    const h = input.headers && Object.keys(input.headers).length > 0 ? input.headers : null;
+    out.endpointHeaders = h ? sealEndpointValue(JSON.stringify(h), { subscriptionId, column: "headers" }) : null;
+    out.endpointHeaderView = h ? maskHeaders(h) : Prisma.DbNull;
+  }
+  if (input.tls !== undefined) {
+    out.endpointTls = input.tls ? sealEndpointValue(JSON.stringify(input.tls), { subscriptionId, column: "tls" }) : null;
+    out.endpointTlsView = input.tls ? tlsView(input.tls) : Prisma.DbNull;
+  }
+  return out;
+}
 
 export type SubscriptionView = {
   id: string;
