@@ -8,6 +8,8 @@
 //   --variant "name=SQL"  run once more on a database the SQL was applied to first (repeatable)
 //   --subs N   the backlog spread over N subscriptions (default 20)
 //   --idle N   N more active subscriptions with nothing queued beside them (default 0): the claim must not pay for them
+//   --answer-status S   what the sender answers (default 204); a 4xx other than 408/429 dead-letters each delivery at
+//              its first attempt, so the run writes failed attempts instead (the drain then waits for dead letters)
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 
@@ -27,6 +29,8 @@ const runs = Number(arg("--runs", "2"));
 const variants = variantsOf();
 const subCount = Number(arg("--subs", "20"));
 const idle = Number(arg("--idle", "0"));
+const answerStatus = Number(arg("--answer-status", "204"));
+const doneState = answerStatus >= 200 && answerStatus < 300 ? "delivered" : "dead_letter";
 
 const benchPg = await openBenchPg({});
 try {
@@ -58,7 +62,7 @@ try {
             () =>
               resolve({
                 outcome: "response",
-                statusCode: 204,
+                statusCode: answerStatus,
                 errorClass: null,
                 errorMessage: null,
                 retryAfter: null,
@@ -78,7 +82,7 @@ try {
       const t0 = performance.now();
       await db.query("UPDATE subscriptions SET state = 'active'");
       await wakeWorkers(db); // fixtures do not NOTIFY
-      const done = await pollUntil(async () => (await countState(db, "delivered")) >= deliveries, 120_000, 50);
+      const done = await pollUntil(async () => (await countState(db, doneState)) >= deliveries, 120_000, 50);
       const secs = (performance.now() - t0) / 1000;
       const cpu = meter();
       const top = await topStatements(db, benchPg.statStatements);

@@ -75,6 +75,7 @@ CREATE TABLE attempts (
   CONSTRAINT attempts_pkey PRIMARY KEY (id, created_at)
 ) PARTITION BY RANGE (created_at);
 CREATE INDEX attempts_delivery ON ONLY public.attempts USING btree (delivery_id, attempt_number);
+CREATE INDEX attempts_sub_failed ON ONLY public.attempts USING btree (subscription_id, started_at DESC) WHERE (outcome <> 'delivered'::text);
 CREATE INDEX attempts_sub_started ON ONLY public.attempts USING btree (subscription_id, started_at DESC);
 
 CREATE TABLE attempts_default PARTITION OF attempts DEFAULT;

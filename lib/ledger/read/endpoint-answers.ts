@@ -1,12 +1,13 @@
-// What an endpoint has been answering, from its newest attempts
-// (attempts_sub_started: subscription_id, started_at DESC): the last failure
-// of each subscription and the failures grouped by answer.
+// What an endpoint has been answering, from its attempts: the last failure of
+// each subscription (attempts_sub_failed: its failed attempts, newest first),
+// the run of failures since its last success (attempts_sub_started:
+// subscription_id, started_at DESC), and the failures grouped by answer.
 import "server-only";
 import { queryRows, sql, type LedgerDb, type Sql } from "./db";
 
 export type RecentAnswers = {
   subscription_id: string;
-  /** The newest failed attempt (null: none among the recent attempts). */
+  /** The newest failed attempt in the last LAST_ERROR_DAYS days (null: none). */
   started_at: Date | null;
   status_code: number | null;
   error_class: string | null;
@@ -14,7 +15,7 @@ export type RecentAnswers = {
   message: string | null;
   /** The answer's stored excerpt, whole. */
   excerpt: string | null;
-  /** The newest delivered attempt among the recent ones. */
+  /** The newest delivered attempt among the newest RUN_WINDOW. */
   last_ok_at: Date | null;
   /** The failed attempts after it (the newest ones, all failed): how many, and when the first was. */
   run_attempts: number;
@@ -23,34 +24,47 @@ export type RecentAnswers = {
 
 /** How far back the health list looks for a subscription's last error. */
 const LAST_ERROR_DAYS = 30;
+/** How many of a subscription's newest attempts the run of failures is counted in. */
+const RUN_WINDOW = 500;
 
 /**
- * Per subscription, from its last 500 attempts of the last LAST_ERROR_DAYS days: the newest failure (with its whole
- * excerpt), the newest success, and the run of failures since that success. The window is what keeps this one query
- * per page: attempts are partitioned by month, and without a bound on created_at every subscription's lookup opens
- * every month (9x slower at 200 subscriptions). The 500 are read once (the CTE) for the three answers.
+ * Per subscription, within the last LAST_ERROR_DAYS days: the newest failure (with its whole excerpt), the newest
+ * success among the newest RUN_WINDOW attempts, and the run of failures since that success. Each costs what the
+ * answer holds, not the subscription's traffic: the failure is one probe of attempts_sub_failed (migration 0053),
+ * and the success and the run are walks of the newest attempts that stop at the first success, so a subscription
+ * whose deliveries succeed reads a row or two (a walk of its newest RUN_WINDOW attempts on each poll read 500 rows a
+ * subscription: 97 ms for 200 against 6.7 ms, BENCHMARKS.md F3). The window is what keeps this one query per page:
+ * attempts are partitioned by month, and without a bound on created_at every subscription's lookup opens every month
+ * (9x slower at 200 subscriptions).
  */
 export async function findRecentAnswers(db: LedgerDb, ids: string[], now = new Date()): Promise<RecentAnswers[]> {
   const since = new Date(now.getTime() - LAST_ERROR_DAYS * 86_400_000);
   return queryRows<RecentAnswers>(
     db,
-    sql`SELECT s.id AS subscription_id, x.*
+    sql`SELECT s.id AS subscription_id, e.started_at, e.status_code, e.error_class, e.message, e.excerpt,
+               ok.at AS last_ok_at, run.n AS run_attempts, run.since AS run_since
           FROM unnest(${ids}::text[]) AS s(id)
+          LEFT JOIN LATERAL (
+            SELECT r.started_at AS at
+              FROM (SELECT started_at, outcome FROM attempts a
+                     WHERE a.subscription_id = s.id AND a.created_at >= ${since}::timestamptz
+                     ORDER BY started_at DESC LIMIT ${RUN_WINDOW}) r
+             WHERE r.outcome = 'delivered' LIMIT 1
+          ) ok ON true
          CROSS JOIN LATERAL (
-           WITH recent AS MATERIALIZED (
-             SELECT started_at, status_code, error_class, error_message, response_excerpt, outcome
-               FROM attempts a WHERE a.subscription_id = s.id AND a.created_at >= ${since}::timestamptz
-              ORDER BY started_at DESC LIMIT 500
-           ), ok AS (SELECT max(started_at) AS at FROM recent WHERE outcome = 'delivered')
-           SELECT e.started_at, e.status_code, e.error_class, e.message, e.excerpt, ok.at AS last_ok_at,
-                  run.n AS run_attempts, run.since AS run_since
-             FROM ok
-            CROSS JOIN LATERAL (SELECT count(*)::int AS n, min(started_at) AS since FROM recent
-                                 WHERE outcome <> 'delivered' AND started_at > coalesce(ok.at, '-infinity')) run
-             LEFT JOIN LATERAL (SELECT started_at, status_code, error_class, coalesce(error_message, left(response_excerpt, 120)) AS message,
-                                       response_excerpt AS excerpt
-                                  FROM recent WHERE outcome <> 'delivered' ORDER BY started_at DESC LIMIT 1) e ON true
-         ) x`,
+            SELECT count(*)::int AS n, min(f.started_at) AS since
+              FROM (SELECT started_at FROM attempts a
+                     WHERE a.subscription_id = s.id AND a.created_at >= ${since}::timestamptz AND a.outcome <> 'delivered'
+                       AND a.started_at > coalesce(ok.at, '-infinity')
+                     ORDER BY started_at DESC LIMIT ${RUN_WINDOW}) f
+          ) run
+          LEFT JOIN LATERAL (
+            SELECT started_at, status_code, error_class, coalesce(error_message, left(response_excerpt, 120)) AS message,
+                   response_excerpt AS excerpt
+              FROM attempts a
+             WHERE a.subscription_id = s.id AND a.created_at >= ${since}::timestamptz AND a.outcome <> 'delivered'
+             ORDER BY started_at DESC LIMIT 1
+          ) e ON true`,
   );
 }
 

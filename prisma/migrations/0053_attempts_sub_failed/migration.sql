@@ -1,0 +1,27 @@
+-- Each subscription's failed attempts, newest first: the health list's last
+-- error (lib/ledger/read/endpoint-answers.ts findRecentAnswers) is one probe
+-- of this index instead of a walk of the subscription's newest attempts.
+--
+-- Why: the list read each subscription's newest 500 attempts on every poll to
+-- find the newest failure among them, so a subscription whose deliveries
+-- succeed (the common case) cost 500 heap rows a poll, each on a page of its
+-- own once attempts of many subscriptions interleave: 200 subscriptions read
+-- 90,976 buffers and took 97 ms (bench dashboard ledger, 2.9 M attempts), and
+-- a page of 100 on a cold cache is 50,000 random reads every 5 s. With this
+-- index the newest failure is one probe, and the newest success and the run of
+-- failures since it are walks that stop at the first success: 6.7 ms and
+-- 7,031 buffers for the same 200 (BENCHMARKS.md F3).
+--
+-- Partial: a delivered attempt, nearly every attempt of a healthy ledger, is
+-- not in it, so the drain's inserts do not pay for it; each failed attempt
+-- (a retry, a dead letter, an abandoned lease) adds one entry.
+--
+-- Every row is kept; nothing is rewritten. Locks: CREATE INDEX holds SHARE on
+-- attempts and each of its month partitions while it reads them (1.4 s for
+-- 2.9 M attempts on the bench machine, about half a second a million): the
+-- workers' result writes, which insert attempts, wait that long; reads, the
+-- ingest and the sends do not. The migration runner applies a migration in a
+-- transaction, so CONCURRENTLY is not available. Partitions created later
+-- (hl_ensure_partition, retention's month copies) get the index from the
+-- parent, as they get every other.
+CREATE INDEX attempts_sub_failed ON attempts (subscription_id, started_at DESC) WHERE outcome <> 'delivered';
